@@ -1,0 +1,49 @@
+"""graphflow: a static-graph, deferred-execution deep-learning framework with TF1 names.
+
+    import graphflow as tf
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.reduce_sum(x * 2.0)
+    with tf.Session() as sess:
+        print(sess.run(y, feed_dict={x: [[1, 2, 3]]}))
+
+This module is the public face: it re-exports each op family's `__all__` under TF1 names.
+"""
+
+from graphflow import errors  # noqa: F401
+from graphflow.dtypes import (  # noqa: F401
+                              DType,
+                              as_dtype,
+                              double,
+                              float16,
+                              float32,
+                              float64,
+                              half,
+                              int8,
+                              int16,
+                              int32,
+                              int64,
+                              uint8,
+)
+from graphflow.dtypes import bool_ as bool
+from graphflow.graph import (  # noqa: F401
+                              Graph,
+                              GraphKeys,
+                              Operation,
+                              Tensor,
+                              add_to_collection,
+                              control_dependencies,
+                              device,
+                              get_collection,
+                              get_collection_ref,
+                              get_default_graph,
+                              name_scope,
+                              reset_default_graph,
+                              set_random_seed,
+)
+from graphflow.ops.core_ops import *  # noqa: F401,F403
+from graphflow.ops.math_ops import *  # noqa: F401,F403
+from graphflow.ops.state_ops import *  # noqa: F401,F403
+from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401
+from graphflow.tensor_shape import TensorShape  # noqa: F401
+
+__version__ = "0.1.0"

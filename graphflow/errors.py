@@ -1,0 +1,46 @@
+"""Exception types (TF1's `tf.errors` names). Every run-time error names the op and the user's line."""
+
+
+class OpError(Exception):
+    """An error raised while running an op. `op` is the failing Operation (or None)."""
+
+    def __init__(self, node_def=None, op=None, message=""):
+        super().__init__(message)
+        self.node_def = node_def
+        self.op = op
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+class InvalidArgumentError(OpError):
+    """Bad feed, bad shape or a kernel that failed on its inputs."""
+
+
+class FailedPreconditionError(OpError):
+    """E.g. reading a variable that was never initialized."""
+
+
+class NotFoundError(OpError):
+    """A name or file that does not exist."""
+
+
+class UnimplementedError(OpError):
+    """An op has no kernel for the requested device."""
+
+
+class InternalError(OpError):
+    """A bug in graphflow itself."""
+
+
+class UninitializedVariableError(RuntimeError):
+    """Raised by the variable-read kernel; the session turns it into FailedPreconditionError."""
+
+    def __init__(self, variable_name):
+        super().__init__(f"Attempting to use uninitialized value {variable_name}")
+        self.variable_name = variable_name
+
+
+class GraphFormatError(ValueError):
+    """A saved graph file is truncated, corrupted, hostile or of an unknown version."""

@@ -1,0 +1,103 @@
+"""Kernels: HOW each op runs on a device. One kernel table per device (`kernels.cpu`, `kernels.cuda`).
+
+A kernel *builder* is registered under an op type. The session calls it once per plan step with a
+`KernelNode` (attrs, dtypes, per-session state) and gets back a plain function of arrays:
+
+    @cpu_kernel("Transpose")
+    def transpose(node):
+        perm = node.attrs["perm"]
+        return lambda x: np.transpose(x, perm)
+
+so the executor's hot loop only calls prebuilt closures. Kernels never see Graph objects.
+"""
+
+import threading
+
+import numpy as np
+
+from graphflow.errors import UninitializedVariableError
+
+
+class KernelNode:
+    """What a kernel builder may know about the op it runs: a read-only description, no graph."""
+
+    __slots__ = ("name", "type", "attrs", "in_dtypes", "out_dtypes", "out_shapes", "state")
+
+    def __init__(self, name, op_type, attrs, in_dtypes, out_dtypes, out_shapes, state):
+        self.name = name
+        self.type = op_type
+        self.attrs = attrs
+        self.in_dtypes = in_dtypes      # numpy dtypes
+        self.out_dtypes = out_dtypes    # numpy dtypes
+        self.out_shapes = out_shapes    # tuples with None for unknown dims, or None
+        self.state = state              # SessionState
+
+
+class VariableStore:
+    """Variable values of one session. Writes during a run go to a per-thread pending dict and are
+    committed only when the run succeeds, so a failed run changes no variable."""
+
+    def __init__(self):
+        self.values = {}
+        self.lock = threading.Lock()
+        self._local = threading.local()
+
+    def begin(self):
+        self._local.pending = {}
+
+    def read(self, name):
+        pending = getattr(self._local, "pending", None)
+        if pending:
+            value = pending.get(name)
+            if value is not None:
+                return value
+        value = self.values.get(name)
+        if value is None:
+            raise UninitializedVariableError(name)
+        return value
+
+    def write(self, name, value):
+        value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
+        value.flags.writeable = False  # stored arrays are never mutated in place
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            with self.lock:
+                self.values[name] = value
+        else:
+            pending[name] = value
+        return value
+
+    def is_initialized(self, name):
+        return name in self.values
+
+    def commit(self):
+        pending = self._local.pending
+        self._local.pending = None
+        if pending:
+            with self.lock:
+                self.values.update(pending)
+
+    def abort(self):
+        self._local.pending = None
+
+
+class SessionState:
+    """Everything a session's kernels share across runs: variables and random generators."""
+
+    def __init__(self):
+        self.variables = VariableStore()
+        self._rngs = {}
+        self._rng_lock = threading.Lock()
+
+    def rng(self, key, seed):
+        """A numpy Generator for one random op, created once per session from its seed."""
+        with self._rng_lock:
+            gen = self._rngs.get(key)
+            if gen is None:
+                gen = np.random.default_rng(seed)
+                self._rngs[key] = gen
+            return gen
+
+    def clear(self):
+        self.variables = VariableStore()
+        self._rngs.clear()

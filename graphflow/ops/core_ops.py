@@ -1,0 +1,197 @@
+"""Core ops: constants, placeholders, identity, no_op/group, and `convert_to_tensor`."""
+
+import numbers
+
+import numpy as np
+
+from graphflow import dtypes
+from graphflow.graph import Operation, Tensor, get_default_graph
+from graphflow.ops.registry import define, make_op, make_tensor
+from graphflow.tensor_shape import TensorShape, as_shape
+
+
+def _const_infer(inputs, attrs):
+    value = attrs["value"]
+    return [(dtypes.as_dtype(value.dtype), TensorShape(value.shape))]
+
+
+def _placeholder_infer(inputs, attrs):
+    return [(dtypes.as_dtype(attrs["dtype"]), as_shape(attrs["shape"]))]
+
+
+def _placeholder_with_default_infer(inputs, attrs):
+    (default,) = inputs
+    shape = as_shape(attrs["shape"])
+    if not shape.is_compatible_with(default.shape):
+        raise ValueError(f"default value of shape {default.shape} is not compatible with {shape}")
+    return [(default.dtype, shape)]
+
+
+def _same_as_input(inputs, attrs):
+    return [(inputs[0].dtype, inputs[0].shape)]
+
+
+def _no_outputs(inputs, attrs):
+    return []
+
+
+define("Const", _const_infer, returns_state=True, attr_names=("value",))
+define("Placeholder", _placeholder_infer, attr_names=("dtype", "shape"))
+define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
+       attr_names=("shape",))
+define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
+define("NoOp", _no_outputs)
+
+
+def _to_numpy(value, dtype):
+    """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does)."""
+    if dtype is None:
+        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+            arr = np.asarray(value)
+            return arr, dtypes.as_dtype(arr.dtype)
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f":
+            return arr.astype(np.float32), dtypes.float32
+        if arr.dtype.kind in "iu":
+            target = np.int32 if arr.size == 0 or (np.abs(arr).max() < 2**31) else np.int64
+            return arr.astype(target), dtypes.as_dtype(target)
+        if arr.dtype.kind == "b":
+            return arr, dtypes.bool_
+        raise TypeError(f"Cannot convert {value!r} to a graphflow constant (unsupported type "
+                        f"{arr.dtype})")
+    dtype = dtypes.as_dtype(dtype)
+    arr = np.asarray(value)
+    if arr.dtype.kind in "OUS":
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}")
+    if dtype.is_integer and arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name} "
+                            "without losing its fractional part")
+    if dtype.is_bool and arr.dtype.kind != "b":
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype bool")
+    return arr.astype(dtype.as_numpy_dtype), dtype
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """`tf.constant`: a tensor holding `value` (broadcast/reshaped to `shape` when given)."""
+    arr, dt = _to_numpy(value, dtype)
+    if shape is not None:
+        shape = as_shape(shape).as_list()
+        if arr.size == 1:
+            arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+        elif arr.size == int(np.prod(shape)):
+            arr = arr.reshape(shape)
+        else:
+            raise ValueError(f"tf.constant: value of {arr.size} elements cannot have shape {shape}")
+    arr = np.ascontiguousarray(arr)
+    arr.flags.writeable = False
+    return make_tensor("Const", (), {"value": arr}, name=name)
+
+
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
+    """A Tensor for `value`: Tensors pass through (dtype-checked), other data becomes a Const."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != dtypes.as_dtype(dtype):
+            raise TypeError(f"Tensor {value.name} has dtype {value.dtype.name}, expected "
+                            f"{dtypes.as_dtype(dtype).name}; use tf.cast")
+        return value
+    as_element = getattr(value, "_as_graph_element", None)
+    if as_element is not None:
+        return convert_to_tensor(as_element(), dtype=dtype, name=name)
+    if isinstance(value, Operation):
+        raise TypeError(f"Cannot use the Operation {value.name} as a tensor; it has no value")
+    if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
+        from graphflow.ops import array_ops
+        return array_ops.stack(list(value), name=name or "packed")
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return constant(value, dtype=preferred_dtype, name=name or "Const")
+        except TypeError:
+            pass
+    return constant(value, dtype=dtype, name=name or "Const")
+
+
+def _contains_tensor(value):
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return False
+
+
+def convert_pair(x, y):
+    """Convert binary-op operands: a Python/numpy value adopts the other operand's dtype."""
+    x_is = isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
+    y_is = isinstance(y, Tensor) or hasattr(y, "_as_graph_element")
+    if x_is:
+        x = convert_to_tensor(x)
+        y = y if y_is else convert_to_tensor(y, dtype=x.dtype, name="y")
+        y = convert_to_tensor(y)
+    elif y_is:
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype=y.dtype, name="x")
+    else:
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype=x.dtype if isinstance(y, numbers.Number) else None,
+                              name="y")
+    return x, y
+
+
+def placeholder(dtype, shape=None, name=None):
+    """`tf.placeholder`: an input that must be fed (shape may be partial: `[None, 784]`)."""
+    dt = dtypes.as_dtype(dtype)
+    dims = None if shape is None else as_shape(shape).dims
+    return make_tensor("Placeholder", (), {"dtype": dt.name, "shape": dims},
+                       name=name or "Placeholder")
+
+
+def placeholder_with_default(input, shape, name=None):
+    """A placeholder that evaluates to `input` when it is not fed."""
+    default = convert_to_tensor(input)
+    return make_tensor("PlaceholderWithDefault", (default,), {"shape": as_shape(shape).dims},
+                       name=name or "PlaceholderWithDefault")
+
+
+def identity(input, name=None):
+    return make_tensor("Identity", (convert_to_tensor(input),), name=name or "Identity")
+
+
+def no_op(name=None):
+    return make_op("NoOp", (), name=name or "NoOp", graph=get_default_graph())
+
+
+def group(*inputs, name=None):
+    """An op that runs all `inputs` (ops or tensors) and produces nothing."""
+    flat = []
+    for x in inputs:
+        if isinstance(x, (list, tuple, set)):
+            flat.extend(x)
+        else:
+            flat.append(x)
+    graph = get_default_graph()
+    ops = []
+    for x in flat:
+        if isinstance(x, Tensor):
+            ops.append(x.op)
+        elif isinstance(x, Operation):
+            ops.append(x)
+        elif hasattr(x, "op"):
+            ops.append(x.op)
+        else:
+            raise TypeError(f"tf.group expects Operations or Tensors, got {x!r}")
+    if ops:
+        graph = ops[0].graph
+    with graph.control_dependencies(ops):
+        return make_op("NoOp", (), name=name or "group_deps", graph=graph)
+
+
+def tuple_(tensors, name=None, control_inputs=None):
+    """`tf.tuple`: identities of `tensors` that only become available once all of them are."""
+    tensors = [convert_to_tensor(t) for t in tensors]
+    gate = group(*tensors, *(control_inputs or []))
+    with gate.graph.control_dependencies([gate]):
+        return [identity(t) for t in tensors]
+
+
+__all__ = ["constant", "convert_to_tensor", "placeholder", "placeholder_with_default", "identity",
+           "no_op", "group"]

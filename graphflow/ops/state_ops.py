@@ -1,0 +1,279 @@
+"""Variables: `tf.Variable`, assign ops, initializers and the variable collections.
+
+A variable is a `VariableV2` op whose output reads the session's stored value (its tensor is
+named like TF1's: 'w:0'). Assign ops name the variable by the `shared_name` attr, not by a data input,
+so assigning never needs the old value.
+"""
+
+from graphflow import dtypes
+from graphflow.graph import GraphKeys, Tensor, get_default_graph
+from graphflow.ops.core_ops import convert_to_tensor, group
+from graphflow.ops.registry import define, make_op, make_tensor
+from graphflow.tensor_shape import TensorShape, as_shape
+
+
+def _variable_infer(inputs, attrs):
+    return [(dtypes.as_dtype(attrs["dtype"]), as_shape(attrs["shape"]))]
+
+
+def _assign_infer(inputs, attrs):
+    (value,) = inputs
+    var_dtype = dtypes.as_dtype(attrs["dtype"])
+    if value.dtype != var_dtype:
+        raise TypeError(f"cannot assign a value of dtype {value.dtype.name} to variable "
+                        f"'{attrs['shared_name']}' of dtype {var_dtype.name}")
+    var_shape = as_shape(attrs["shape"])
+    if attrs.get("validate_shape", True) and not var_shape.is_compatible_with(value.shape):
+        raise ValueError(f"cannot assign a value of shape {value.shape} to variable "
+                         f"'{attrs['shared_name']}' of shape {var_shape}")
+    return [(var_dtype, var_shape if attrs.get("validate_shape", True) else value.shape)]
+
+
+def _is_initialized_infer(inputs, attrs):
+    return [(dtypes.bool_, TensorShape([]))]
+
+
+_VAR_ATTRS = ("shared_name", "dtype", "shape")
+define("VariableV2", _variable_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+define("Assign", _assign_infer, stateful=True, returns_state=True,
+       attr_names=_VAR_ATTRS + ("validate_shape",))
+define("AssignAdd", _assign_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+define("AssignSub", _assign_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+define("IsVariableInitialized", _is_initialized_infer, stateful=True, attr_names=_VAR_ATTRS)
+
+
+def _var_attrs(var):
+    return {"shared_name": var.op.attrs["shared_name"], "dtype": var.dtype.name,
+            "shape": var.op.attrs["shape"]}
+
+
+class Variable:
+    """`tf.Variable(initial_value, trainable=True, name=None, dtype=None, ...)`.
+
+    Usable wherever a Tensor is (it converts to its read tensor). `initializer` assigns the
+    initial value; `assign`, `assign_add`, `assign_sub` build update ops.
+    """
+
+    def __init__(self, initial_value=None, trainable=True, collections=None, validate_shape=True,
+                 name=None, dtype=None, expected_shape=None, import_scope=None, constraint=None,
+                 use_resource=None, shape=None, _from_op=None):
+        if _from_op is not None:  # rebuilding a Python Variable around an existing op (loading)
+            self._init_from_op(*_from_op)
+            return
+        if initial_value is None:
+            raise ValueError("tf.Variable needs an initial_value")
+        graph = get_default_graph()
+        with graph.name_scope(name or "Variable") as scope:
+            var_name = scope[:-1]
+            if callable(initial_value):
+                initial_value = initial_value()
+            init = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
+            static = init.shape if validate_shape else TensorShape(None)
+            if shape is not None:
+                static = as_shape(shape)
+            attrs = {"shared_name": var_name, "dtype": init.dtype.name, "shape": static.dims}
+            with graph.control_dependencies(None):
+                self._variable_op = make_op("VariableV2", (), attrs, name=var_name + "/",
+                                            graph=graph)
+            self._tensor = self._variable_op.outputs[0]
+            init_attrs = dict(attrs, validate_shape=bool(validate_shape))
+            self._initializer_op = make_op("Assign", (init,), init_attrs, name="Assign")
+            self._initial_value = init
+            self._snapshot = self._tensor
+        self._trainable = trainable
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections = list(collections) + [GraphKeys.TRAINABLE_VARIABLES]
+        graph.add_to_collections(collections, self)
+
+    def _init_from_op(self, variable_op, initializer_op, trainable):
+        self._variable_op = variable_op
+        self._tensor = variable_op.outputs[0]
+        self._initializer_op = initializer_op
+        self._initial_value = initializer_op.inputs[0] if initializer_op is not None else None
+        self._snapshot = self._tensor
+        self._trainable = trainable
+
+    @classmethod
+    def from_ops(cls, variable_op, initializer_op=None, trainable=True):
+        """A Variable object around existing ops (used when importing a saved graph)."""
+        return cls(_from_op=(variable_op, initializer_op, trainable))
+
+    # --- tensor-like properties -------------------------------------------------------------
+    def _as_graph_element(self):
+        return self._tensor
+
+    @property
+    def name(self):
+        return self._tensor.name
+
+    @property
+    def op(self):
+        return self._variable_op
+
+    @property
+    def dtype(self):
+        return self._tensor.dtype
+
+    @property
+    def shape(self):
+        return self._tensor.shape
+
+    def get_shape(self):
+        return self._tensor.shape
+
+    @property
+    def graph(self):
+        return self._tensor.graph
+
+    @property
+    def device(self):
+        return self._variable_op.device
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def initializer(self):
+        return self._initializer_op
+
+    @property
+    def initial_value(self):
+        return self._initial_value
+
+    def value(self):
+        return self._tensor
+
+    def read_value(self):
+        return self._tensor
+
+    def eval(self, session=None):
+        return self._tensor.eval(session=session)
+
+    def load(self, value, session=None):
+        """Write `value` into the variable in `session` without adding ops to the graph."""
+        from graphflow.session import get_default_session_or_error
+        session = session or get_default_session_or_error()
+        session._load_variable(self, value)
+
+    # --- updates --------------------------------------------------------------------------------
+    def _update(self, op_type, value, name, use_locking=False, read_value=True):
+        value = convert_to_tensor(value, dtype=self.dtype)
+        return make_tensor(op_type, (value,), _var_attrs(self), name=name or op_type)
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        return self._update("Assign", value, name)
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        return self._update("AssignAdd", delta, name)
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        return self._update("AssignSub", delta, name)
+
+    def initialized_value(self):
+        from graphflow.ops.core_ops import identity
+        with self.graph.control_dependencies([self._initializer_op]):
+            return identity(self._tensor)
+
+    def __repr__(self):
+        return f"<graphflow.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+def _delegate(method_name):
+    def method(self, *args):
+        return getattr(self._tensor, method_name)(*args)
+    method.__name__ = method_name
+    return method
+
+
+for _m in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+           "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+           "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__",
+           "__gt__", "__ge__", "__getitem__", "__and__", "__or__", "__invert__"):
+    setattr(Variable, _m, _delegate(_m))
+Variable.__array_priority__ = 100
+
+
+def _variable_of(ref):
+    if isinstance(ref, Variable):
+        return ref
+    if isinstance(ref, Tensor) and ref.op.type == "VariableV2":
+        return _VariableView(ref)
+    raise TypeError(f"Expected a tf.Variable, got {ref!r}")
+
+
+class _VariableView:
+    """Minimal adapter so tf.assign & co accept a variable's read tensor ('w:0') as TF1 does."""
+
+    def __init__(self, tensor):
+        self.op = tensor.op
+        self.dtype = tensor.dtype
+
+    def _update(self, op_type, value, name):
+        value = convert_to_tensor(value, dtype=self.dtype)
+        return make_tensor(op_type, (value,), _var_attrs(self), name=name or op_type)
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    return Variable._update(_variable_of(ref), "Assign", value, name)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    return Variable._update(_variable_of(ref), "AssignAdd", value, name)
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    return Variable._update(_variable_of(ref), "AssignSub", value, name)
+
+
+def global_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    """An op that runs the initializers of `var_list`."""
+    ops = [v.initializer for v in var_list]
+    if not ops:
+        return group(name=name)
+    return group(*ops, name=name)
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables(), name="init")
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables(), name="init_local")
+
+
+def is_variable_initialized(variable):
+    return make_tensor("IsVariableInitialized", (), _var_attrs(_variable_of(variable)),
+                       name="IsVariableInitialized")
+
+
+__all__ = ["Variable", "assign", "assign_add", "assign_sub", "global_variables", "all_variables",
+           "trainable_variables", "local_variables", "variables_initializer",
+           "global_variables_initializer", "initialize_all_variables",
+           "local_variables_initializer", "is_variable_initialized"]
