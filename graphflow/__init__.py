@@ -43,6 +43,7 @@ from graphflow.graph import (  # noqa: F401
 from graphflow.ops.core_ops import *  # noqa: F401,F403
 from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403
+from graphflow import nn
 from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from graphflow.tensor_shape import TensorShape  # noqa: F401
 

@@ -243,7 +243,7 @@ def _where_indices_infer(inputs, attrs):
     return [(dtypes.int64, TensorShape([None, cond.shape.ndims]))]
 
 
-define("Where", _where_indices_infer)
+define("Where", _where_indices_infer, extra={"value_dependent_shape": True})
 
 
 def where(condition, x=None, y=None, name=None):
