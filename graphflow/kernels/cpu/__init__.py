@@ -34,8 +34,11 @@ def lookup(op_type):
 
 
 def _load_all():
-    # Importing the kernel modules fills KERNELS.
-    from graphflow.kernels.cpu import core_kernels, math_kernels  # noqa: F401
+    """Import every module of this package: each one fills KERNELS for its op family."""
+    import importlib
+    import pkgutil
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        importlib.import_module(f"{__name__}.{info.name}")
 
 
 _load_all()
