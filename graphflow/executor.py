@@ -66,7 +66,7 @@ def may_alias_external(tensor, fed):
 class FeedSpec:
     """How one fed tensor's value is checked and converted before a run."""
 
-    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims")
+    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape")
 
     def __init__(self, tensor):
         self.tensor = tensor
@@ -76,6 +76,7 @@ class FeedSpec:
         self.rank = None if dims is None else len(dims)
         self.fixed_dims = () if dims is None else tuple((i, d) for i, d in enumerate(dims)
                                                          if d is not None)
+        self.exact_shape = dims if tensor.shape.is_fully_defined() else None
 
     def convert(self, value):
         arr = value if type(value) is np.ndarray else np.asarray(value)
@@ -87,6 +88,8 @@ class FeedSpec:
             arr = arr.astype(self.np_dtype)
         if self.rank is not None:
             shape = arr.shape
+            if shape == self.exact_shape:
+                return arr
             if len(shape) != self.rank or any(shape[i] != d for i, d in self.fixed_dims):
                 raise ValueError(self._message(f"cannot feed a value of shape {shape} to a tensor "
                                                f"of shape {self.tensor.shape}"))

@@ -119,25 +119,43 @@ class Session:
         """Evaluate `fetches` (any nesting of Tensors/Operations/names) with `feed_dict` values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        single = isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches,
-                                                                          "_as_graph_element")
-        if single:
-            leaves, rebuild = [fetches], None
+        kind = type(fetches)
+        if kind is Tensor or kind is Operation:
+            leaves, rebuild = (fetches,), _first
+        elif (kind is list or kind is tuple) and all(type(f) is Tensor for f in fetches):
+            leaves, rebuild = fetches, kind
+        elif isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches, "_as_graph_element"):
+            leaves, rebuild = (fetches,), _first
         else:
             leaves, rebuild = flatten_fetches(fetches)
-        elements = tuple(self.graph.as_graph_element(f) for f in leaves)
         if feed_dict:
-            feed_tensors = tuple(self._feed_key(k) for k in feed_dict)
-            feed_values = tuple(feed_dict.values())
+            plan = self._plan_for(leaves, feed_dict)
+            out = plan.run(tuple(feed_dict.values()))
         else:
-            feed_tensors, feed_values = (), ()
-        plan = self._plan_for(elements, feed_tensors)
-        out = plan.run(feed_values)
+            plan = self._plan_for(leaves, ())
+            out = plan.run(())
         if run_metadata is not None:
             run_metadata.plan = plan
-        if single:
-            return out[0]
         return rebuild(out)
+
+    def _plan_for(self, leaves, feed_keys):
+        """The cached plan for these fetch leaves and feed keys (compiled on first use).
+
+        The key uses object ids for Tensors/Operations (kept alive by the graph, so ids are stable)
+        and values for names; anything else is resolved to its graph element first."""
+        key = (self.graph.version, tuple(map(_cache_key, leaves)), tuple(map(_cache_key, feed_keys)))
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._compile_lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    elements = [self.graph.as_graph_element(f) for f in leaves]
+                    feed_tensors = [self._feed_key(k) for k in feed_keys]
+                    if len(set(map(id, feed_tensors))) != len(feed_tensors):
+                        raise ValueError("The same tensor is fed twice in feed_dict")
+                    plan = self._compile(elements, feed_tensors)
+                    self._plans[key] = plan
+        return plan
 
     def _feed_key(self, key):
         element = self.graph.as_graph_element(key)
@@ -145,17 +163,6 @@ class Session:
             raise TypeError(f"Cannot feed the Operation '{element.name}': feed_dict keys must be "
                             "Tensors (or tensor names like 'x:0').")
         return element
-
-    def _plan_for(self, elements, feed_tensors):
-        key = (self.graph.version, tuple(map(id, elements)), tuple(map(id, feed_tensors)))
-        plan = self._plans.get(key)
-        if plan is None:
-            with self._compile_lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = self._compile(list(elements), list(feed_tensors))
-                    self._plans[key] = plan
-        return plan
 
     def _compile(self, elements, feed_tensors):
         return Plan(elements, feed_tensors, self._state)
@@ -166,9 +173,7 @@ class Session:
         single = isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches,
                                                                           "_as_graph_element")
         leaves, rebuild = ([fetches], None) if single else flatten_fetches(fetches)
-        elements = tuple(self.graph.as_graph_element(f) for f in leaves)
-        feed_tensors = tuple(self._feed_key(k) for k in feed_list)
-        plan = self._plan_for(elements, feed_tensors)
+        plan = self._plan_for(leaves, feed_list)
         run = plan.run
 
         if single:
@@ -189,6 +194,23 @@ class Session:
 
     def list_devices(self):
         return ["/cpu:0"]
+
+
+def _first(values):
+    return values[0]
+
+
+def _cache_key(x):
+    """Plan-cache key of a fetch or feed: ids for graph objects, values for names."""
+    kind = type(x)
+    if kind is Tensor or kind is Operation:
+        return id(x)
+    if kind is str:
+        return x
+    element = getattr(x, "_as_graph_element", None)
+    if element is not None:
+        return id(element())
+    return id(x)
 
 
 class _SessionDefault:

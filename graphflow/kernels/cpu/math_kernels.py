@@ -130,25 +130,24 @@ def _axis(attrs):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-_NUMPY_REDUCTIONS = {"Sum": np.sum, "Max": np.max, "Min": np.min, "Prod": np.prod,
-                     "All": np.all, "Any": np.any}
+# Reductions call the ufunc's reduce directly (cheaper than np.sum & co on small arrays).
+_UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min": np.minimum,
+                     "All": np.logical_and, "Any": np.logical_or}
 
 
-def _make_reduction(reduce_fn):
+def _make_reduction(ufunc):
     def build(node):
         axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
-
-        def reduce(x):
-            return np.asarray(reduce_fn(x, axis=axis, keepdims=keepdims)).astype(out_dtype,
-                                                                                  copy=False)
-        return reduce
+        if ufunc in (np.add, np.multiply):  # accumulate in the output dtype, as TF does
+            return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
+        return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
     return build
 
 
-for _type, _fn in _NUMPY_REDUCTIONS.items():
-    cpu_kernel(_type)(_make_reduction(_fn))
+for _type, _ufunc in _UFUNC_REDUCTIONS.items():
+    cpu_kernel(_type)(_make_reduction(_ufunc))
 
 
 @cpu_kernel("Mean")
