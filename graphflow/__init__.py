@@ -40,6 +40,7 @@ from graphflow.graph import (  # noqa: F401
                               reset_default_graph,
                               set_random_seed,
 )
+from graphflow.ops.array_ops import *  # noqa: F401,F403
 from graphflow.ops.core_ops import *  # noqa: F401,F403
 from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403

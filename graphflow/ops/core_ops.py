@@ -83,7 +83,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
             arr = arr.reshape(shape)
         else:
             raise ValueError(f"tf.constant: value of {arr.size} elements cannot have shape {shape}")
-    arr = np.ascontiguousarray(arr)
+    arr = np.array(arr, order="C")  # not np.ascontiguousarray: it turns scalars into 1-D arrays
     arr.flags.writeable = False
     return make_tensor("Const", (), {"value": arr}, name=name)
 

@@ -1,0 +1,511 @@
+"""Shape ops: shape/size/rank queries, reshape, fill/zeros/ones(_like), broadcast_to, expand_dims,
+squeeze, concat, stack/unstack and range.
+
+Shape-like arguments (`shape`, `dims`) are int32/int64 tensors, so they may be computed by the graph
+(`tf.reshape(x, [tf.shape(x)[0], -1])`); static shape inference reads whatever of them is known at
+build time through `graphflow.ops.static_value`. Axes are static Python ints (attrs).
+"""
+
+import numbers
+
+import numpy as np
+
+from graphflow import dtypes
+from graphflow.graph import Tensor
+from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.registry import define, make_op, make_tensor, same_dtype
+from graphflow.ops.static_value import constant_value, shape_vector
+from graphflow.tensor_shape import TensorShape
+
+INT_INDEX = (dtypes.int32, dtypes.int64)
+
+
+# ---------------------------------------------------------------- argument helpers
+def is_tensor_like(x):
+    return isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
+
+
+def _contains_tensor(value):
+    if is_tensor_like(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return False
+
+
+def shape_tensor(shape, name="shape"):
+    """A 1-D int tensor from a shape argument: list/tuple (may contain scalar tensors), TensorShape,
+    numpy array or int tensor."""
+    if isinstance(shape, TensorShape):
+        if not shape.is_fully_defined():
+            raise ValueError(f"shape {shape} is not fully defined; pass tf.shape(x) instead")
+        shape = shape.as_list()
+    if is_tensor_like(shape):
+        t = convert_to_tensor(shape)
+    elif isinstance(shape, (list, tuple)) and _contains_tensor(shape):
+        t = stack([convert_to_tensor(s, dtype=dtypes.int32) if not is_tensor_like(s) else s
+                   for s in shape], name=name)
+    else:
+        arr = np.asarray(shape)
+        if arr.dtype.kind not in "iu" and arr.size:
+            raise TypeError(f"a shape must hold integers, got {shape!r}")
+        t = constant(arr.astype(np.int64 if arr.size and np.abs(arr).max() >= 2**31 else np.int32),
+                     name=name)
+    if t.dtype not in INT_INDEX:
+        raise TypeError(f"a shape must be an int32 or int64 tensor, got {t.name} of dtype "
+                        f"{t.dtype.name}")
+    return t
+
+
+def static_int(value, what):
+    """A Python int from an int, numpy integer or a tensor whose value is known at build time."""
+    if is_tensor_like(value):
+        known = constant_value(convert_to_tensor(value))
+        if known is None or np.ndim(known) != 0:
+            raise TypeError(f"{what} must be a static integer (a Python int or a constant), got "
+                            f"the tensor {convert_to_tensor(value).name}")
+        return int(known)
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"{what} must be an integer, got {value!r}")
+
+
+def static_ints(value, what):
+    """A list of Python ints (for perm/axis lists), from a list, array or constant tensor."""
+    if is_tensor_like(value):
+        known = constant_value(convert_to_tensor(value))
+        if known is None:
+            raise TypeError(f"{what} must be static (Python ints or a constant tensor), got the "
+                            f"tensor {convert_to_tensor(value).name}")
+        value = np.asarray(known).reshape(-1).tolist()
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return [int(value)]
+    return [static_int(v, what) for v in value]
+
+
+def normalize_axis(axis, ndims, what="axis"):
+    """`axis` in [-ndims, ndims) -> non-negative axis; ValueError naming the bounds otherwise."""
+    if not -ndims <= axis < ndims:
+        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndims} (expected "
+                         f"[{-ndims}, {ndims}))")
+    return axis % ndims
+
+
+def require_shape_input(t, what="shape"):
+    if t.dtype not in INT_INDEX:
+        raise TypeError(f"{what} must be int32 or int64, got {t.name} of dtype {t.dtype.name}")
+    if t.shape.ndims not in (None, 1):
+        raise ValueError(f"{what} must be a 1-D tensor, got {t.name} of shape {t.shape}")
+
+
+def _num_elements(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+# ---------------------------------------------------------------- shape, size, rank
+def _shape_infer(inputs, attrs):
+    (x,) = inputs
+    return [(dtypes.as_dtype(attrs["out_type"]), TensorShape([x.shape.ndims]))]
+
+
+def _size_infer(inputs, attrs):
+    return [(dtypes.as_dtype(attrs["out_type"]), TensorShape([]))]
+
+
+def _rank_infer(inputs, attrs):
+    return [(dtypes.int32, TensorShape([]))]
+
+
+define("Shape", _shape_infer, attr_names=("out_type",))
+define("Size", _size_infer, attr_names=("out_type",))
+define("Rank", _rank_infer)
+
+
+def shape(input, name=None, out_type=dtypes.int32):
+    """`tf.shape`: the run-time shape of `input` as a 1-D int tensor (works with unknown dims)."""
+    x = convert_to_tensor(input)
+    return make_tensor("Shape", (x,), {"out_type": dtypes.as_dtype(out_type).name},
+                       name=name or "Shape")
+
+
+def size(input, name=None, out_type=dtypes.int32):
+    """`tf.size`: the number of elements of `input` as an int scalar."""
+    x = convert_to_tensor(input)
+    return make_tensor("Size", (x,), {"out_type": dtypes.as_dtype(out_type).name},
+                       name=name or "Size")
+
+
+def rank(input, name=None):
+    """`tf.rank`: the number of dimensions of `input` as an int32 scalar."""
+    return make_tensor("Rank", (convert_to_tensor(input),), name=name or "Rank")
+
+
+# ---------------------------------------------------------------- reshape
+def _reshape_infer(inputs, attrs):
+    x, s = inputs
+    require_shape_input(s)
+    target = shape_vector(s)
+    if target is None:
+        return [(x.dtype, TensorShape(None))]
+    if sum(1 for d in target if d == -1) > 1:
+        raise ValueError(f"can only infer one dimension of the new shape (one -1), got {target}")
+    bad = [d for d in target if d is not None and d < -1]
+    if bad:
+        raise ValueError(f"new shape {target} has a negative dimension {bad[0]}")
+    dims = [None if d is None or d == -1 else d for d in target]
+    unknown = [i for i, d in enumerate(dims) if d is None]
+    known = _num_elements(d for d in dims if d is not None)
+    n = x.shape.num_elements()
+    shown = [("-1" if d == -1 else "?" if d is None else str(d)) for d in target]
+    if n is not None:
+        if not unknown and known != n:
+            raise ValueError(f"Cannot reshape a tensor with {n} elements to shape "
+                             f"[{', '.join(shown)}] ({known} elements)")
+        if len(unknown) == 1 and known > 0:
+            if n % known:
+                raise ValueError(f"Cannot reshape a tensor with {n} elements to shape "
+                                 f"[{', '.join(shown)}]: {n} is not a multiple of {known}")
+            dims[unknown[0]] = n // known
+    return [(x.dtype, TensorShape(dims))]
+
+
+define("Reshape", _reshape_infer, may_alias_input=True)
+
+
+def reshape(tensor, shape, name=None):
+    """`tf.reshape`: same elements, new shape; one entry may be -1 (inferred). `shape` may be a
+    list (entries may be scalar tensors) or an int tensor such as `tf.shape(y)`."""
+    x = convert_to_tensor(tensor)
+    return make_tensor("Reshape", (x, shape_tensor(shape)), name=name or "Reshape")
+
+
+# ---------------------------------------------------------------- fill, zeros, ones
+def _dims_from_vector(s, what="dims"):
+    require_shape_input(s, what)
+    vector = shape_vector(s)
+    if vector is None:
+        return TensorShape(None)
+    for d in vector:
+        if d is not None and d < 0:
+            raise ValueError(f"{what} {vector} has a negative dimension {d}")
+    return TensorShape(vector)
+
+
+def _fill_infer(inputs, attrs):
+    dims, value = inputs
+    if value.shape.ndims not in (None, 0):
+        raise ValueError(f"value must be a scalar, got {value.name} of shape {value.shape}")
+    return [(value.dtype, _dims_from_vector(dims))]
+
+
+def _like_infer(inputs, attrs):
+    return [(inputs[0].dtype, inputs[0].shape)]
+
+
+define("Fill", _fill_infer)
+define("ZerosLike", _like_infer, elementwise=True)
+define("OnesLike", _like_infer, elementwise=True)
+
+
+def fill(dims, value, name=None):
+    """`tf.fill`: a tensor of shape `dims` with every element equal to the scalar `value`."""
+    value = convert_to_tensor(value)
+    return make_tensor("Fill", (shape_tensor(dims), value), name=name or "Fill")
+
+
+def _filled(shape, dtype, scalar, name):
+    dt = dtypes.as_dtype(dtype)
+    value = constant(np.array(scalar, dtype=dt.as_numpy_dtype), name="value" if name else "Const")
+    return make_tensor("Fill", (shape_tensor(shape), value), name=name)
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    """`tf.zeros`: `shape` may be a list (entries may be scalar tensors) or an int tensor."""
+    return _filled(shape, dtype, 0, name or "zeros")
+
+
+def ones(shape, dtype=dtypes.float32, name=None):
+    """`tf.ones`: `shape` may be a list (entries may be scalar tensors) or an int tensor."""
+    return _filled(shape, dtype, 1, name or "ones")
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """`tf.zeros_like`: zeros with the (run-time) shape of `tensor`, same dtype unless given."""
+    x = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) != x.dtype:
+        return zeros(shape(x), dtype=dtype, name=name or "zeros_like")
+    return make_tensor("ZerosLike", (x,), name=name or "zeros_like")
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    """`tf.ones_like`: ones with the (run-time) shape of `tensor`, same dtype unless given."""
+    x = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) != x.dtype:
+        return ones(shape(x), dtype=dtype, name=name or "ones_like")
+    return make_tensor("OnesLike", (x,), name=name or "ones_like")
+
+
+# ---------------------------------------------------------------- broadcast_to
+def _broadcast_to_infer(inputs, attrs):
+    x, s = inputs
+    target = _dims_from_vector(s, "shape")
+    if target.dims is None or x.shape.dims is None:
+        return [(x.dtype, target)]
+    xd, td = list(x.shape.dims), list(target.dims)
+    if len(xd) > len(td):
+        raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to the lower-rank shape "
+                         f"{target}")
+    out = list(td)
+    offset = len(td) - len(xd)
+    for i, d in enumerate(xd):
+        t = td[offset + i]
+        if d is not None and t is not None and d != t and d != 1:
+            raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {target}: "
+                             f"dimension {i} is {d}, target is {t}")
+        if t is None and d is not None and d != 1:
+            out[offset + i] = d
+    return [(x.dtype, TensorShape(out))]
+
+
+define("BroadcastTo", _broadcast_to_infer)
+
+
+def broadcast_to(input, shape, name=None):
+    """`tf.broadcast_to`: numpy broadcasting of `input` to `shape`."""
+    x = convert_to_tensor(input)
+    return make_tensor("BroadcastTo", (x, shape_tensor(shape)), name=name or "BroadcastTo")
+
+
+# ---------------------------------------------------------------- expand_dims, squeeze
+def _expand_dims_infer(inputs, attrs):
+    (x,) = inputs
+    axis = attrs["axis"]
+    r = x.shape.ndims
+    if r is None:
+        return [(x.dtype, TensorShape(None))]
+    axis = normalize_axis(axis, r + 1)
+    dims = list(x.shape.dims)
+    dims.insert(axis, 1)
+    return [(x.dtype, TensorShape(dims))]
+
+
+define("ExpandDims", _expand_dims_infer, may_alias_input=True, attr_names=("axis",))
+
+
+def expand_dims(input, axis=None, name=None, dim=None):
+    """`tf.expand_dims`: insert a dimension of size 1 at `axis` (negative counts from the end)."""
+    if axis is None:
+        if dim is None:
+            raise ValueError("tf.expand_dims needs `axis`")
+        axis = dim
+    x = convert_to_tensor(input)
+    return make_tensor("ExpandDims", (x,), {"axis": static_int(axis, "axis")},
+                       name=name or "ExpandDims")
+
+
+def _squeeze_infer(inputs, attrs):
+    (x,) = inputs
+    axes = attrs["axis"]
+    dims = x.shape.dims
+    if dims is None:
+        return [(x.dtype, TensorShape(None))]
+    if not axes:
+        if any(d is None for d in dims):
+            return [(x.dtype, TensorShape(None))]
+        return [(x.dtype, TensorShape([d for d in dims if d != 1]))]
+    axes = {normalize_axis(a, len(dims)) for a in axes}
+    for a in sorted(axes):
+        if dims[a] is not None and dims[a] != 1:
+            raise ValueError(f"cannot squeeze dimension {a} of shape {x.shape}: expected a "
+                             f"dimension of 1, got {dims[a]}")
+    return [(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in axes]))]
+
+
+define("Squeeze", _squeeze_infer, may_alias_input=True, attr_names=("axis",))
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):
+    """`tf.squeeze`: drop dimensions of size 1 (all of them, or those in `axis`)."""
+    if axis is None:
+        axis = squeeze_dims
+    axes = [] if axis is None else static_ints(axis, "axis")
+    return make_tensor("Squeeze", (convert_to_tensor(input),), {"axis": axes},
+                       name=name or "Squeeze")
+
+
+# ---------------------------------------------------------------- concat, stack, unstack
+def _concat_infer(inputs, attrs):
+    if not inputs:
+        raise ValueError("concat needs at least one tensor")
+    dt = same_dtype(inputs, "concat inputs")
+    ranks = {t.shape.ndims for t in inputs if t.shape.ndims is not None}
+    if len(ranks) > 1:
+        shapes = ", ".join(str(t.shape) for t in inputs)
+        raise ValueError(f"all inputs must have the same rank, got shapes {shapes}")
+    if not ranks:
+        return [(dt, TensorShape(None))]
+    r = ranks.pop()
+    if r == 0:
+        raise ValueError("cannot concatenate scalars (use tf.stack)")
+    axis = normalize_axis(attrs["axis"], r)
+    out = [None] * r
+    total = 0
+    for t in inputs:
+        if t.shape.dims is None:
+            total = None
+            continue
+        for i, d in enumerate(t.shape.dims):
+            if i == axis:
+                total = None if total is None or d is None else total + d
+            elif d is not None:
+                if out[i] is not None and out[i] != d:
+                    shapes = ", ".join(str(t.shape) for t in inputs)
+                    raise ValueError(f"dimension {i} of the inputs must match (except on axis "
+                                     f"{axis}), got shapes {shapes}")
+                out[i] = d
+    out[axis] = total
+    return [(dt, TensorShape(out))]
+
+
+define("ConcatV2", _concat_infer, attr_names=("axis",))
+
+
+def concat(values, axis, name="concat"):
+    """`tf.concat`: join tensors along an existing `axis` (negative counts from the end)."""
+    if is_tensor_like(values):
+        values = [values]
+    tensors = [convert_to_tensor(v) for v in values]
+    return make_tensor("ConcatV2", tuple(tensors), {"axis": static_int(axis, "axis")}, name=name)
+
+
+def _pack_infer(inputs, attrs):
+    if not inputs:
+        raise ValueError("stack needs at least one tensor")
+    dt = same_dtype(inputs, "stack inputs")
+    merged = TensorShape(None)
+    for t in inputs:
+        if not merged.is_compatible_with(t.shape):
+            shapes = ", ".join(str(t.shape) for t in inputs)
+            raise ValueError(f"all inputs must have the same shape, got {shapes}")
+        merged = merged.merge_with(t.shape)
+    if merged.dims is None:
+        return [(dt, TensorShape(None))]
+    axis = normalize_axis(attrs["axis"], len(merged.dims) + 1)
+    dims = list(merged.dims)
+    dims.insert(axis, len(inputs))
+    return [(dt, TensorShape(dims))]
+
+
+define("Pack", _pack_infer, attr_names=("axis",))
+
+
+def _pack_leaf_dtype(values):
+    """The dtype of the first tensor among nested `values` (Python numbers adopt it)."""
+    stack_ = [values]
+    while stack_:
+        v = stack_.pop()
+        if is_tensor_like(v):
+            return convert_to_tensor(v).dtype
+        if isinstance(v, (list, tuple)):
+            stack_.extend(reversed(v))
+    return None
+
+
+def stack(values, axis=0, name="stack"):
+    """`tf.stack`: join same-shape tensors along a new `axis`. Nested lists of tensors and Python
+    numbers are stacked level by level (what `convert_to_tensor([[t, 1.0]])` uses)."""
+    dtype = _pack_leaf_dtype(values)
+    tensors = []
+    for v in values:
+        if isinstance(v, (list, tuple)) and _contains_tensor(v):
+            tensors.append(stack(v, axis=0, name="stack"))
+        else:
+            tensors.append(convert_to_tensor(v, dtype=None if is_tensor_like(v) else dtype))
+    return make_tensor("Pack", tuple(tensors), {"axis": static_int(axis, "axis")}, name=name)
+
+
+def _unpack_infer(inputs, attrs):
+    (x,) = inputs
+    num, axis = attrs["num"], attrs["axis"]
+    if x.shape.dims is None:
+        return [(x.dtype, TensorShape(None))] * num
+    r = len(x.shape.dims)
+    if r == 0:
+        raise ValueError("cannot unstack a scalar")
+    axis = normalize_axis(axis, r)
+    if x.shape.dims[axis] is not None and x.shape.dims[axis] != num:
+        raise ValueError(f"num={num} does not match dimension {axis} of shape {x.shape}")
+    dims = [d for i, d in enumerate(x.shape.dims) if i != axis]
+    return [(x.dtype, TensorShape(dims))] * num
+
+
+define("Unpack", _unpack_infer, may_alias_input=True, attr_names=("num", "axis"))
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    """`tf.unstack`: split along `axis` into a list of tensors of one rank less."""
+    x = convert_to_tensor(value)
+    axis = static_int(axis, "axis")
+    if num is None:
+        dims = x.shape.dims
+        d = None
+        if dims is not None and -len(dims) <= axis < len(dims):
+            d = dims[axis]
+        if d is None:
+            raise ValueError(f"Cannot infer num from shape {x.shape} of {x.name}: pass num=")
+        num = d
+    return make_op("Unpack", (x,), {"num": int(num), "axis": axis}, name=name).outputs
+
+
+# ---------------------------------------------------------------- range
+def _range_infer(inputs, attrs):
+    start, limit, delta = inputs
+    dt = same_dtype(inputs, "range arguments")
+    for t in inputs:
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"range arguments must be scalars, got {t.name} of shape {t.shape}")
+    values = [constant_value(t) for t in inputs]
+    if any(v is None for v in values):
+        return [(dt, TensorShape([None]))]
+    s, lim, d = (np.asarray(v).item() for v in values)
+    if d == 0:
+        raise ValueError("delta must not be 0")
+    n = max(0, int(np.ceil((lim - s) / d)))
+    return [(dt, TensorShape([n]))]
+
+
+define("Range", _range_infer, extra={"value_dependent_shape": True})
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 name
+    """`tf.range(start, limit, delta)` / `tf.range(limit)`: like numpy's arange."""
+    if limit is None:
+        start, limit = 0, start
+    args = (start, limit, delta)
+    if dtype is None:
+        found = [convert_to_tensor(a).dtype for a in args if is_tensor_like(a)]
+        if found:
+            dtype = found[0]
+        elif any(isinstance(a, (float, np.floating)) for a in args):
+            dtype = dtypes.float32
+        else:
+            dtype = dtypes.int32
+    dtype = dtypes.as_dtype(dtype)
+    tensors = []
+    for a, label in zip(args, ("start", "limit", "delta")):
+        if is_tensor_like(a):
+            t = convert_to_tensor(a)
+            if t.dtype != dtype:
+                from graphflow.ops.math_ops import cast
+                t = cast(t, dtype)
+        else:
+            t = constant(a, dtype=dtype, name=label)
+        tensors.append(t)
+    return make_tensor("Range", tuple(tensors), name=name)
+
+
+__all__ = ["shape", "size", "rank", "reshape", "fill", "zeros", "ones", "zeros_like", "ones_like",
+           "broadcast_to", "expand_dims", "squeeze", "concat", "stack", "unstack", "range"]

@@ -1,0 +1,123 @@
+"""Build-time values of small integer tensors (shapes, begins, axes) for static shape inference.
+
+Ops such as Reshape, Fill, Tile or StridedSlice take their shape-like arguments as tensors, so a
+graph can compute them (`tf.reshape(x, [tf.shape(x)[0], -1])`). Shape inference still wants to know
+as much as it can: `constant_value` gives the full value when it is known without running the graph,
+`shape_vector` gives a partial one (a list with `None` for entries only known at run time).
+Evaluation follows a bounded number of producer ops; anything else is "unknown", never a guess.
+"""
+
+import numpy as np
+
+_MAX_DEPTH = 12
+
+
+def constant_value(tensor, _depth=0):
+    """The numpy value of `tensor` if it is known at graph-build time, else None."""
+    if _depth > _MAX_DEPTH:
+        return None
+    op = tensor.op
+    kind = op.type
+    dtype = tensor.dtype.as_numpy_dtype
+    if kind == "Const":
+        return op.attrs["value"]
+    if kind == "Identity":
+        return constant_value(op.inputs[0], _depth + 1)
+    if kind == "Shape":
+        shape = op.inputs[0].shape
+        return np.array(shape.dims, dtype=dtype) if shape.is_fully_defined() else None
+    if kind == "Size":
+        n = op.inputs[0].shape.num_elements()
+        return None if n is None else np.array(n, dtype=dtype)
+    if kind == "Rank":
+        r = op.inputs[0].shape.ndims
+        return None if r is None else np.array(r, dtype=dtype)
+    if kind in ("Pack", "ConcatV2"):
+        values = [constant_value(t, _depth + 1) for t in op.inputs]
+        if any(v is None for v in values):
+            return None
+        join = np.stack if kind == "Pack" else np.concatenate
+        return join(values, axis=op.attrs["axis"]).astype(dtype)
+    if kind == "Cast":
+        value = constant_value(op.inputs[0], _depth + 1)
+        return None if value is None else np.asarray(value).astype(dtype)
+    return None
+
+
+def scalar_value(tensor, _depth=0):
+    """An int for a scalar tensor known at build time (including `tf.shape(x)[i]` when dim i of x
+    is static), else None."""
+    value = constant_value(tensor, _depth)
+    if value is not None:
+        value = np.asarray(value)
+        return int(value) if value.ndim == 0 else None
+    op = tensor.op
+    if op.type == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 1:
+        vector = shape_vector(op.inputs[0], _depth + 1)
+        index = _simple_slice_spec(op)
+        if vector is not None and index is not None:
+            i = index[0]
+            if -len(vector) <= i < len(vector):
+                d = vector[i]
+                return None if d is None or d < 0 else d
+    return None
+
+
+def shape_vector(tensor, _depth=0):
+    """A 1-D int tensor's entries as a list (ints, `None` for entries unknown at build time), or
+    None when even its length is unknown. Understands Const, Shape, Pack/stack, ConcatV2 and
+    1-D slices of those."""
+    if _depth > _MAX_DEPTH:
+        return None
+    value = constant_value(tensor, _depth)
+    if value is not None:
+        value = np.asarray(value)
+        return [int(v) for v in value.reshape(-1)] if value.ndim == 1 else None
+    op = tensor.op
+    kind = op.type
+    if kind == "Shape":
+        dims = op.inputs[0].shape.dims
+        return None if dims is None else list(dims)
+    if kind == "Identity":
+        return shape_vector(op.inputs[0], _depth + 1)
+    if kind == "Pack" and op.attrs.get("axis") == 0:
+        if all(t.shape.ndims == 0 for t in op.inputs):
+            return [scalar_value(t, _depth + 1) for t in op.inputs]
+    elif kind == "ConcatV2" and op.attrs.get("axis") in (0, -1):
+        out = []
+        for t in op.inputs:
+            part = shape_vector(t, _depth + 1)
+            if part is None:
+                return _unknown_entries(tensor)
+            out.extend(part)
+        return out
+    elif kind == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 0:
+        vector = shape_vector(op.inputs[0], _depth + 1)
+        spec = _simple_slice_spec(op)
+        if vector is not None and spec is not None:
+            return vector[slice(*spec)]
+    return _unknown_entries(tensor)
+
+
+def _unknown_entries(tensor):
+    dims = tensor.shape.dims
+    if dims is None or len(dims) != 1 or dims[0] is None:
+        return None
+    return [None] * dims[0]
+
+
+def _simple_slice_spec(op):
+    """(begin, end, stride) of a 1-D StridedSlice with constant arguments and no ellipsis/new
+    axis; begin/end are None where masked (so Python slicing gives numpy's answer)."""
+    attrs = op.attrs
+    if attrs.get("ellipsis_mask") or attrs.get("new_axis_mask"):
+        return None
+    values = [constant_value(t) for t in op.inputs[1:4]]
+    if any(v is None or np.asarray(v).shape != (1,) for v in values):
+        return None
+    begin, end, stride = (int(np.asarray(v)[0]) for v in values)
+    if attrs.get("shrink_axis_mask") == 1:
+        return (begin, begin + 1 if begin != -1 else None, 1)
+    begin = None if attrs.get("begin_mask", 0) & 1 else begin
+    end = None if attrs.get("end_mask", 0) & 1 else end
+    return (begin, end, stride)
