@@ -35,6 +35,8 @@ def _is_initialized_infer(inputs, attrs):
 
 _VAR_ATTRS = ("shared_name", "dtype", "shape")
 define("VariableV2", _variable_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+# A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
+define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
 define("Assign", _assign_infer, stateful=True, returns_state=True,
        attr_names=_VAR_ATTRS + ("validate_shape",))
 define("AssignAdd", _assign_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
@@ -147,7 +149,8 @@ class Variable:
         return self._tensor
 
     def read_value(self):
-        return self._tensor
+        """A new read op: created inside `control_dependencies`, it sees the updated value."""
+        return make_tensor("ReadVariableOp", (), _var_attrs(self), name="read")
 
     def eval(self, session=None):
         return self._tensor.eval(session=session)

@@ -16,7 +16,7 @@ def _identity(node):
     return lambda x: x
 
 
-@cpu_kernel("VariableV2")
+@cpu_kernel("VariableV2", "ReadVariableOp")
 def _variable_read(node):
     store = node.state.variables
     name = node.attrs["shared_name"]

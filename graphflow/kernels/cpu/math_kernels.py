@@ -113,10 +113,10 @@ simple("ClipByValue", np.clip)
 def _matmul(node):
     ta = node.attrs.get("transpose_a", False)
     tb = node.attrs.get("transpose_b", False)
-    if not ta and not tb:
-        return np.matmul
 
     def matmul(a, b):
+        if a.ndim < 2 or b.ndim < 2:
+            raise ValueError(f"matmul needs inputs of rank >= 2, got shapes {a.shape} and {b.shape}")
         if ta:
             a = np.swapaxes(a, -1, -2)
         if tb:
