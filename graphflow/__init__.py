@@ -25,6 +25,7 @@ from graphflow.dtypes import (  # noqa: F401
                               uint8,
 )
 from graphflow.dtypes import bool_ as bool
+from graphflow.gradients import UnconnectedGradients, gradients, hessians  # noqa: F401
 from graphflow.graph import (  # noqa: F401
                               Graph,
                               GraphKeys,
@@ -42,6 +43,7 @@ from graphflow.graph import (  # noqa: F401
 )
 from graphflow.ops.array_ops import *  # noqa: F401,F403
 from graphflow.ops.core_ops import *  # noqa: F401,F403
+from graphflow.ops.gradient_ops import stop_gradient  # noqa: F401
 from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403
 from graphflow import nn
