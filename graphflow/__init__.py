@@ -45,6 +45,7 @@ from graphflow.ops.array_ops import *  # noqa: F401,F403
 from graphflow.ops.core_ops import *  # noqa: F401,F403
 from graphflow.ops.gradient_ops import stop_gradient  # noqa: F401
 from graphflow.ops.math_ops import *  # noqa: F401,F403
+from graphflow.ops.random_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403
 from graphflow import nn
 from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401

@@ -1,0 +1,332 @@
+"""numpy kernels for convolution and pooling (NHWC internally; NCHW is transposed in and out).
+
+conv2d is im2col + one matmul: a zero-copy strided view of the padded input as
+[n, oh, ow, kh, kw, c] windows, reshaped to a [n*oh*ow, kh*kw*c] matrix times the [kh*kw*c, out]
+filter. The backprop ops reuse the same geometry: the filter gradient is cols^T @ grad, the input
+gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
+Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch.
+"""
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from graphflow.kernels.cpu import cpu_kernel
+
+
+class Geometry:
+    """Output size and padding of one 2-D window op, for one input height/width."""
+
+    __slots__ = ("h", "w", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "pt", "pb", "pl", "pr")
+
+    def __init__(self, h, w, kh, kw, sh, sw, dh, dw, padding):
+        self.h, self.w, self.kh, self.kw = h, w, kh, kw
+        self.sh, self.sw, self.dh, self.dw = sh, sw, dh, dw
+        self.oh, self.pt, self.pb = _axis(h, kh, sh, dh, padding)
+        self.ow, self.pl, self.pr = _axis(w, kw, sw, dw, padding)
+
+    @property
+    def padded(self):
+        return self.pt or self.pb or self.pl or self.pr
+
+    def pad(self, x, value=0):
+        if not self.padded:
+            return x
+        return np.pad(x, ((0, 0), (self.pt, self.pb), (self.pl, self.pr), (0, 0)),
+                      constant_values=value)
+
+    def padded_shape(self, n, c):
+        return (n, self.h + self.pt + self.pb, self.w + self.pl + self.pr, c)
+
+    def crop(self, xp):
+        return xp[:, self.pt:self.pt + self.h, self.pl:self.pl + self.w, :]
+
+    def tap(self, i, j):
+        """Index of the padded input read by filter tap (i, j) at every output position."""
+        top, left = i * self.dh, j * self.dw
+        return (slice(None), slice(top, top + self.sh * (self.oh - 1) + 1, self.sh),
+                slice(left, left + self.sw * (self.ow - 1) + 1, self.sw), slice(None))
+
+    def taps(self):
+        return [self.tap(i, j) for i in range(self.kh) for j in range(self.kw)]
+
+    def windows(self, xp):
+        """Read-only [n, oh, ow, kh, kw, c] view of the padded input (no copy)."""
+        n, _, _, c = xp.shape
+        s0, s1, s2, s3 = xp.strides
+        return as_strided(xp, (n, self.oh, self.ow, self.kh, self.kw, c),
+                          (s0, s1 * self.sh, s2 * self.sw, s1 * self.dh, s2 * self.dw, s3),
+                          writeable=False)
+
+
+def _axis(size, k, s, d, padding):
+    effective = (k - 1) * d + 1
+    if padding == "SAME":
+        out = -(-size // s)
+        total = max((out - 1) * s + effective - size, 0)
+        return out, total // 2, total - total // 2
+    if size < effective:
+        raise ValueError(f"the window ({effective}) is larger than the input ({size}) with VALID "
+                         "padding")
+    return (size - effective) // s + 1, 0, 0
+
+
+def _hw(values, data_format):
+    return (values[1], values[2]) if data_format == "NHWC" else (values[2], values[3])
+
+
+def _to_nhwc(x, data_format):
+    return x if data_format == "NHWC" else x.transpose(0, 2, 3, 1)
+
+
+def _from_nhwc(x, data_format):
+    return x if data_format == "NHWC" else np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
+def _check4(x, what):
+    if x.ndim != 4:
+        raise ValueError(f"{what} must be 4-D, got shape {x.shape}")
+
+
+def _sizes(value, what):
+    sizes = tuple(int(v) for v in np.asarray(value).reshape(-1))
+    if len(sizes) != 4:
+        raise ValueError(f"{what} must have 4 elements, got {list(sizes)}")
+    return sizes
+
+
+# ---------------------------------------------------------------- convolution
+class _Conv:
+    """Attributes of one conv node and the geometry for a given input/filter shape."""
+
+    def __init__(self, node):
+        a = node.attrs
+        self.fmt = a.get("data_format", "NHWC")
+        self.strides = _hw(a["strides"], self.fmt)
+        self.dilations = _hw(a.get("dilations", [1, 1, 1, 1]), self.fmt)
+        self.padding = a["padding"]
+        self._cache = {}
+
+    def geometry(self, x_shape, f_shape):
+        key = (x_shape, f_shape)
+        geo = self._cache.get(key)
+        if geo is None:
+            _, h, w, c = x_shape
+            kh, kw, ki, _ = f_shape
+            if c != ki:
+                raise ValueError(f"input has {c} channels but the filter expects {ki} "
+                                 f"(filter shape {list(f_shape)})")
+            geo = Geometry(h, w, kh, kw, *self.strides, *self.dilations, self.padding)
+            self._cache[key] = geo
+        return geo
+
+    def check_grad(self, g, geo, n, out_channels):
+        want = (n, geo.oh, geo.ow, out_channels)
+        if g.shape != want:
+            raise ValueError(f"out_backprop has shape {g.shape}, expected {want} (NHWC)")
+
+
+def _im2col(xp, geo):
+    cols = geo.windows(xp)
+    n = xp.shape[0]
+    return cols.reshape(n * geo.oh * geo.ow, geo.kh * geo.kw * xp.shape[3])
+
+
+@cpu_kernel("Conv2D")
+def _conv2d(node):
+    conv = _Conv(node)
+
+    def conv2d(x, f):
+        _check4(x, "input")
+        _check4(f, "filter")
+        x = _to_nhwc(x, conv.fmt)
+        geo = conv.geometry(x.shape, f.shape)
+        cols = _im2col(geo.pad(x), geo)
+        out = cols @ f.reshape(-1, f.shape[3])
+        return _from_nhwc(out.reshape(x.shape[0], geo.oh, geo.ow, f.shape[3]), conv.fmt)
+    return conv2d
+
+
+def _col2im(gcols, geo, n, c, dtype):
+    """Adjoint of im2col: sum each tap's [n, oh, ow, c] slab back into the padded input."""
+    dxp = np.zeros(geo.padded_shape(n, c), dtype=dtype)
+    gcols = gcols.reshape(n, geo.oh, geo.ow, geo.kh, geo.kw, c)
+    for i in range(geo.kh):
+        for j in range(geo.kw):
+            dxp[geo.tap(i, j)] += gcols[:, :, :, i, j, :]
+    return geo.crop(dxp)
+
+
+@cpu_kernel("Conv2DBackpropInput")
+def _conv2d_backprop_input(node):
+    conv = _Conv(node)
+
+    def conv2d_backprop_input(input_sizes, f, g):
+        _check4(f, "filter")
+        _check4(g, "out_backprop")
+        sizes = _sizes(input_sizes, "input_sizes")
+        n, h, w, c = sizes if conv.fmt == "NHWC" else (sizes[0], sizes[2], sizes[3], sizes[1])
+        g = _to_nhwc(g, conv.fmt)
+        geo = conv.geometry((n, h, w, c), f.shape)
+        conv.check_grad(g, geo, n, f.shape[3])
+        gcols = g.reshape(-1, f.shape[3]) @ f.reshape(-1, f.shape[3]).T
+        return _from_nhwc(np.ascontiguousarray(_col2im(gcols, geo, n, c, g.dtype)), conv.fmt)
+    return conv2d_backprop_input
+
+
+@cpu_kernel("Conv2DBackpropFilter")
+def _conv2d_backprop_filter(node):
+    conv = _Conv(node)
+
+    def conv2d_backprop_filter(x, filter_sizes, g):
+        _check4(x, "input")
+        _check4(g, "out_backprop")
+        f_shape = _sizes(filter_sizes, "filter_sizes")
+        x = _to_nhwc(x, conv.fmt)
+        g = _to_nhwc(g, conv.fmt)
+        geo = conv.geometry(x.shape, f_shape)
+        conv.check_grad(g, geo, x.shape[0], f_shape[3])
+        cols = _im2col(geo.pad(x), geo)
+        return (cols.T @ g.reshape(-1, f_shape[3])).reshape(f_shape)
+    return conv2d_backprop_filter
+
+
+# ---------------------------------------------------------------- pooling
+class _Pool:
+    def __init__(self, node):
+        a = node.attrs
+        self.fmt = a.get("data_format", "NHWC")
+        self.ksize = _hw(a["ksize"], self.fmt)
+        self.strides = _hw(a["strides"], self.fmt)
+        self.padding = a["padding"]
+        self._cache = {}
+
+    def geometry(self, shape):
+        key = shape[1:3]
+        geo = self._cache.get(key)
+        if geo is None:
+            geo = Geometry(shape[1], shape[2], *self.ksize, *self.strides, 1, 1, self.padding)
+            self._cache[key] = geo
+        return geo
+
+    def check_grad(self, g, geo, n, c, what="grad"):
+        want = (n, geo.oh, geo.ow, c)
+        if g.shape != want:
+            raise ValueError(f"{what} has shape {g.shape}, expected {want} (NHWC)")
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _argmax_taps(xp, geo):
+    """For each output position, the index (row-major over taps) of the first window maximum."""
+    taps = geo.taps()
+    best = np.array(xp[taps[0]])
+    index = np.zeros(best.shape, dtype=np.int32)
+    for k, tap in enumerate(taps[1:], start=1):
+        candidate = xp[tap]
+        better = candidate > best
+        np.copyto(best, candidate, where=better)
+        index[better] = k
+    return index
+
+
+@cpu_kernel("MaxPool")
+def _max_pool(node):
+    pool = _Pool(node)
+
+    def max_pool(x):
+        _check4(x, "input")
+        x = _to_nhwc(x, pool.fmt)
+        geo = pool.geometry(x.shape)
+        xp = geo.pad(x, _lowest(x.dtype))
+        taps = geo.taps()
+        out = np.array(xp[taps[0]])
+        for tap in taps[1:]:
+            np.maximum(out, xp[tap], out=out)
+        return _from_nhwc(out, pool.fmt)
+    return max_pool
+
+
+@cpu_kernel("MaxPoolGrad")
+def _max_pool_grad(node):
+    pool = _Pool(node)
+
+    def max_pool_grad(x, y, g):
+        _check4(x, "orig_input")
+        x, g = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
+        geo = pool.geometry(x.shape)
+        pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+        dxp = np.zeros(geo.padded_shape(x.shape[0], x.shape[3]), dtype=g.dtype)
+        for k, tap in enumerate(geo.taps()):
+            dxp[tap] += np.where(index == k, g, 0)
+        return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), pool.fmt)
+    return max_pool_grad
+
+
+@cpu_kernel("MaxPoolGradGrad")
+def _max_pool_grad_grad(node):
+    pool = _Pool(node)
+
+    def max_pool_grad_grad(x, y, g):
+        _check4(x, "orig_input")
+        x, g = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
+        if g.shape != x.shape:
+            raise ValueError(f"grad has shape {g.shape}, expected the input shape {x.shape}")
+        geo = pool.geometry(x.shape)
+        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+        gp = geo.pad(g)
+        out = np.zeros(index.shape, dtype=g.dtype)
+        for k, tap in enumerate(geo.taps()):
+            np.copyto(out, gp[tap], where=index == k)
+        return _from_nhwc(out, pool.fmt)
+    return max_pool_grad_grad
+
+
+def _window_counts(geo, dtype):
+    """[oh, ow, 1] number of real (non-padding) elements in each window."""
+    def counts(out, k, s, pad, size):
+        start = np.arange(out) * s - pad
+        return np.minimum(start + k, size) - np.maximum(start, 0)
+    ch = counts(geo.oh, geo.kh, geo.sh, geo.pt, geo.h)
+    cw = counts(geo.ow, geo.kw, geo.sw, geo.pl, geo.w)
+    return np.multiply.outer(ch, cw).astype(dtype)[:, :, None]
+
+
+@cpu_kernel("AvgPool")
+def _avg_pool(node):
+    pool = _Pool(node)
+
+    def avg_pool(x):
+        _check4(x, "input")
+        x = _to_nhwc(x, pool.fmt)
+        geo = pool.geometry(x.shape)
+        xp = geo.pad(x)
+        taps = geo.taps()
+        out = np.array(xp[taps[0]])
+        for tap in taps[1:]:
+            out += xp[tap]
+        out /= _window_counts(geo, x.dtype)
+        return _from_nhwc(out, pool.fmt)
+    return avg_pool
+
+
+@cpu_kernel("AvgPoolGrad")
+def _avg_pool_grad(node):
+    pool = _Pool(node)
+
+    def avg_pool_grad(orig_input_shape, g):
+        _check4(g, "grad")
+        sizes = _sizes(orig_input_shape, "orig_input_shape")
+        n, h, w, c = sizes if pool.fmt == "NHWC" else (sizes[0], sizes[2], sizes[3], sizes[1])
+        g = _to_nhwc(g, pool.fmt)
+        geo = pool.geometry((n, h, w, c))
+        pool.check_grad(g, geo, n, c)
+        share = g / _window_counts(geo, g.dtype)
+        dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
+        for tap in geo.taps():
+            dxp[tap] += share
+        return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), pool.fmt)
+    return avg_pool_grad
