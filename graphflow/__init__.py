@@ -48,6 +48,18 @@ from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.random_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403
 from graphflow import nn
+from graphflow import layers, train  # noqa: F401
+from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm  # noqa: F401
+from graphflow.layers import (  # noqa: F401
+    constant_initializer,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal_initializer,
+    zeros_initializer,
+)
 from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from graphflow.tensor_shape import TensorShape  # noqa: F401
 
