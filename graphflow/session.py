@@ -192,6 +192,24 @@ class Session:
                              f"{variable.name} of shape {variable.shape}")
         self._state.variables.write(variable.op.attrs["shared_name"], arr)
 
+    def variable_values(self):
+        """A snapshot {shared_name: read-only array} of the variables initialized in this session
+        (what `graphflow.save` and `train.Saver` write to disk)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        store = self._state.variables
+        with store.lock:
+            return dict(store.values)
+
+    def set_variable_values(self, values):
+        """Store {shared_name: array} as variable values (restoring a saved model or checkpoint);
+        the caller has checked dtypes and shapes against the variables."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        store = self._state.variables
+        for name, value in values.items():
+            store.write(name, value)
+
     def list_devices(self):
         return ["/cpu:0"]
 
