@@ -4,8 +4,12 @@ and `slice_ops` (slice, strided_slice, `Tensor.__getitem__`)."""
 
 import builtins
 
-from graphflow.ops.core_ops import convert_to_tensor
-from graphflow.ops.registry import define, make_tensor
+import numpy as np
+
+from graphflow import dtypes
+from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.math_ops import cast
+from graphflow.ops.registry import define, make_tensor, same_dtype
 from graphflow.ops.shape_ops import (
     INT_INDEX,
     _dims_from_vector,
@@ -17,8 +21,8 @@ from graphflow.ops.shape_ops import (
     normalize_axis,
     ones,
     ones_like,
-    range,
     rank,
+    require_shape_input,
     reshape,
     shape,
     shape_tensor,
@@ -31,8 +35,55 @@ from graphflow.ops.shape_ops import (
     zeros,
     zeros_like,
 )
-from graphflow.ops.static_value import scalar_value
+from graphflow.ops.slice_ops import getitem, newaxis, slice, split, strided_slice  # noqa: F401
+from graphflow.ops.static_value import constant_value, scalar_value, shape_vector
 from graphflow.tensor_shape import TensorShape
+
+
+# ---------------------------------------------------------------- range
+def _range_infer(inputs, attrs):
+    start, limit, delta = inputs
+    dt = same_dtype(inputs, "range arguments")
+    for t in inputs:
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"range arguments must be scalars, got {t.name} of shape {t.shape}")
+    values = [constant_value(t) for t in inputs]
+    if any(v is None for v in values):
+        return [(dt, TensorShape([None]))]
+    s, lim, d = (np.asarray(v).item() for v in values)
+    if d == 0:
+        raise ValueError("delta must not be 0")
+    n = max(0, int(np.ceil((lim - s) / d)))
+    return [(dt, TensorShape([n]))]
+
+
+define("Range", _range_infer, extra={"value_dependent_shape": True})
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 name
+    """`tf.range(start, limit, delta)` / `tf.range(limit)`: like numpy's arange."""
+    if limit is None:
+        start, limit = 0, start
+    args = (start, limit, delta)
+    if dtype is None:
+        found = [convert_to_tensor(a).dtype for a in args if is_tensor_like(a)]
+        if found:
+            dtype = found[0]
+        elif any(isinstance(a, (float, np.floating)) for a in args):
+            dtype = dtypes.float32
+        else:
+            dtype = dtypes.int32
+    dtype = dtypes.as_dtype(dtype)
+    tensors = []
+    for a, label in zip(args, ("start", "limit", "delta")):
+        if is_tensor_like(a):
+            t = convert_to_tensor(a)
+            if t.dtype != dtype:
+                t = cast(t, dtype)
+        else:
+            t = constant(a, dtype=dtype, name=label)
+        tensors.append(t)
+    return make_tensor("Range", tuple(tensors), name=name)
 
 
 # ---------------------------------------------------------------- transpose
@@ -154,8 +205,211 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     return make_tensor("UnsortedSegmentSum", (data, ids, num), name=name or "UnsortedSegmentSum")
 
 
+# ---------------------------------------------------------------- one_hot
+def _one_hot_infer(inputs, attrs):
+    indices, on, off = inputs
+    if indices.dtype not in INT_INDEX + (dtypes.uint8,):
+        raise TypeError(f"indices must be an integer tensor, got {indices.dtype.name}")
+    dt = same_dtype([on, off], "on_value and off_value")
+    for t in (on, off):
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"on_value and off_value must be scalars, got shape {t.shape}")
+    depth = attrs["depth"]
+    if depth < 0:
+        raise ValueError(f"depth must be non-negative, got {depth}")
+    dims = indices.shape.dims
+    if dims is None:
+        return [(dt, TensorShape(None))]
+    axis = attrs["axis"]
+    axis = len(dims) if axis == -1 else normalize_axis(axis, len(dims) + 1)
+    out = list(dims)
+    out.insert(axis, depth)
+    return [(dt, TensorShape(out))]
+
+
+define("OneHot", _one_hot_infer, attr_names=("depth", "axis"))
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """`tf.one_hot`: `on_value` where the new `axis` (default last) equals the index, `off_value`
+    elsewhere; indices outside [0, depth) give a row of `off_value`."""
+    idx = convert_to_tensor(indices)
+    if dtype is None:
+        given = [v for v in (on_value, off_value) if v is not None]
+        dtype = convert_to_tensor(given[0]).dtype if given else dtypes.float32
+    dtype = dtypes.as_dtype(dtype)
+    on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype)
+    off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype)
+    attrs = {"depth": static_int(depth, "depth"), "axis": -1 if axis is None else int(axis)}
+    return make_tensor("OneHot", (idx, on, off), attrs, name=name or "one_hot")
+
+
+# ---------------------------------------------------------------- tile
+def _tile_infer(inputs, attrs):
+    x, multiples = inputs
+    require_shape_input(multiples, "multiples")
+    m = shape_vector(multiples)
+    dims = x.shape.dims
+    if m is None:
+        return [(x.dtype, TensorShape(None if dims is None else [None] * len(dims)))]
+    if dims is None:
+        return [(x.dtype, TensorShape([None] * len(m)))]
+    if len(m) != len(dims):
+        raise ValueError(f"multiples has {len(m)} entries but the input has rank {len(dims)} "
+                         f"(shape {x.shape})")
+    if any(k is not None and k < 0 for k in m):
+        raise ValueError(f"multiples {m} must not be negative")
+    return [(x.dtype, TensorShape([None if d is None or k is None else d * k
+                                   for d, k in zip(dims, m)]))]
+
+
+define("Tile", _tile_infer)
+
+
+def tile(input, multiples, name=None):
+    """`tf.tile`: repeat `input` `multiples[i]` times along dimension i."""
+    x = convert_to_tensor(input)
+    return make_tensor("Tile", (x, shape_tensor(multiples, "multiples")), name=name or "Tile")
+
+
+def _tile_grad_infer(inputs, attrs):
+    grad, multiples = inputs
+    require_shape_input(multiples, "multiples")
+    m = shape_vector(multiples)
+    dims = grad.shape.dims
+    if dims is None or m is None:
+        return [(grad.dtype, TensorShape(None if dims is None else [None] * len(dims)))]
+    return [(grad.dtype, TensorShape([None if d is None or not k else d // k
+                                      for d, k in zip(dims, m)]))]
+
+
+define("TileGrad", _tile_grad_infer)
+
+
+def tile_grad(grad, multiples, name=None):
+    """The gradient of `tile`: the sum of the `multiples` tiles of `grad`."""
+    return make_tensor("TileGrad", (convert_to_tensor(grad), shape_tensor(multiples)),
+                       name=name or "TileGrad")
+
+
+# ---------------------------------------------------------------- pad
+def _pad_shape(x, paddings, mode):
+    if paddings.dtype not in INT_INDEX:
+        raise TypeError(f"paddings must be int32 or int64, got {paddings.dtype.name}")
+    pshape = paddings.shape
+    if pshape.ndims not in (None, 2) or (pshape.ndims == 2 and pshape.dims[1] not in (None, 2)):
+        raise ValueError(f"paddings must have shape [rank, 2], got {pshape}")
+    dims = x.shape.dims
+    n = pshape.dims[0] if pshape.ndims == 2 else None
+    if dims is not None and n is not None and n != len(dims):
+        raise ValueError(f"paddings has {n} rows but the input has rank {len(dims)}")
+    value = constant_value(paddings)
+    if dims is None:
+        return TensorShape(None if n is None else [None] * n)
+    if value is None:
+        return TensorShape([None] * len(dims))
+    value = np.asarray(value)
+    if value.min(initial=0) < 0:
+        raise ValueError(f"paddings must not be negative, got {value.tolist()}")
+    out = []
+    for i, (d, (before, after)) in enumerate(zip(dims, value.tolist())):
+        limit = {"REFLECT": (d or 1) - 1, "SYMMETRIC": d}.get(mode)
+        if d is not None and limit is not None and max(before, after) > limit:
+            raise ValueError(f"{mode} paddings {before, after} of dimension {i} must be at most "
+                             f"{limit} for shape {x.shape}")
+        out.append(None if d is None else d + before + after)
+    return TensorShape(out)
+
+
+def _pad_infer(inputs, attrs):
+    x, paddings, constant_values = inputs
+    same_dtype([x, constant_values], "tensor and constant_values")
+    if constant_values.shape.ndims not in (None, 0):
+        raise ValueError(f"constant_values must be a scalar, got shape {constant_values.shape}")
+    return [(x.dtype, _pad_shape(x, paddings, "CONSTANT"))]
+
+
+def _mirror_pad_infer(inputs, attrs):
+    x, paddings = inputs
+    return [(x.dtype, _pad_shape(x, paddings, attrs["mode"]))]
+
+
+def _mirror_pad_grad_infer(inputs, attrs):
+    grad, paddings = inputs
+    value = constant_value(paddings)
+    dims = grad.shape.dims
+    if dims is None or value is None:
+        return [(grad.dtype, TensorShape(None if dims is None else [None] * len(dims)))]
+    value = np.asarray(value).tolist()
+    return [(grad.dtype, TensorShape([None if d is None else d - b - a
+                                      for d, (b, a) in zip(dims, value)]))]
+
+
+define("Pad", _pad_infer)
+define("MirrorPad", _mirror_pad_infer, attr_names=("mode",))
+define("MirrorPadGrad", _mirror_pad_grad_infer, attr_names=("mode",))
+
+
+def _paddings_tensor(paddings):
+    if is_tensor_like(paddings):
+        return convert_to_tensor(paddings)
+    if isinstance(paddings, (list, tuple)) and any(is_tensor_like(p) or (
+            isinstance(p, (list, tuple)) and any(is_tensor_like(q) for q in p)) for p in paddings):
+        return stack([stack(list(p)) if isinstance(p, (list, tuple)) else p for p in paddings])
+    arr = np.asarray(paddings)
+    if arr.size == 0:
+        arr = arr.reshape(0, 2)
+    return constant(arr.astype(np.int32), name="paddings")
+
+
+def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+    """`tf.pad`: paddings[i] = [before, after] for dimension i; mode CONSTANT (with
+    `constant_values`), REFLECT (edge not repeated) or SYMMETRIC (edge repeated)."""
+    x = convert_to_tensor(tensor)
+    p = _paddings_tensor(paddings)
+    mode = str(mode).upper()
+    if mode == "CONSTANT":
+        cv = convert_to_tensor(constant_values, dtype=None if is_tensor_like(constant_values)
+                               else x.dtype)
+        return make_tensor("Pad", (x, p, cv), name=name or "Pad")
+    if mode not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"pad mode must be CONSTANT, REFLECT or SYMMETRIC, got {mode!r}")
+    return make_tensor("MirrorPad", (x, p), {"mode": mode}, name=name or "MirrorPad")
+
+
+def mirror_pad_grad(grad, paddings, mode, name=None):
+    """The gradient of a REFLECT/SYMMETRIC pad: each padded element's gradient is added back to
+    the element it mirrors."""
+    return make_tensor("MirrorPadGrad", (convert_to_tensor(grad), _paddings_tensor(paddings)),
+                       {"mode": mode}, name=name or "MirrorPadGrad")
+
+
+# ---------------------------------------------------------------- reverse
+def _reverse_infer(inputs, attrs):
+    (x,) = inputs
+    if x.shape.ndims is not None:
+        axes = [normalize_axis(a, x.shape.ndims) for a in attrs["axis"]]
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"axis {attrs['axis']} names a dimension twice")
+    return [(x.dtype, x.shape)]
+
+
+define("ReverseV2", _reverse_infer, may_alias_input=True, attr_names=("axis",))
+
+
+def reverse(tensor, axis, name=None):
+    """`tf.reverse`: reverse the order of elements along the dimensions in `axis`."""
+    x = convert_to_tensor(tensor)
+    return make_tensor("ReverseV2", (x,), {"axis": static_ints(axis, "axis")},
+                       name=name or "ReverseV2")
+
+
+reverse_v2 = reverse
+
+
 __all__ = [
     "shape", "size", "rank", "reshape", "fill", "zeros", "ones", "zeros_like", "ones_like",
     "broadcast_to", "expand_dims", "squeeze", "concat", "stack", "unstack", "range",
-    "transpose", "gather", "unsorted_segment_sum",
+    "transpose", "gather", "unsorted_segment_sum", "one_hot", "tile", "pad", "reverse",
+    "reverse_v2", "slice", "strided_slice", "split", "newaxis",
 ]

@@ -460,52 +460,5 @@ def unstack(value, num=None, axis=0, name="unstack"):
     return make_op("Unpack", (x,), {"num": int(num), "axis": axis}, name=name).outputs
 
 
-# ---------------------------------------------------------------- range
-def _range_infer(inputs, attrs):
-    start, limit, delta = inputs
-    dt = same_dtype(inputs, "range arguments")
-    for t in inputs:
-        if t.shape.ndims not in (None, 0):
-            raise ValueError(f"range arguments must be scalars, got {t.name} of shape {t.shape}")
-    values = [constant_value(t) for t in inputs]
-    if any(v is None for v in values):
-        return [(dt, TensorShape([None]))]
-    s, lim, d = (np.asarray(v).item() for v in values)
-    if d == 0:
-        raise ValueError("delta must not be 0")
-    n = max(0, int(np.ceil((lim - s) / d)))
-    return [(dt, TensorShape([n]))]
-
-
-define("Range", _range_infer, extra={"value_dependent_shape": True})
-
-
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 name
-    """`tf.range(start, limit, delta)` / `tf.range(limit)`: like numpy's arange."""
-    if limit is None:
-        start, limit = 0, start
-    args = (start, limit, delta)
-    if dtype is None:
-        found = [convert_to_tensor(a).dtype for a in args if is_tensor_like(a)]
-        if found:
-            dtype = found[0]
-        elif any(isinstance(a, (float, np.floating)) for a in args):
-            dtype = dtypes.float32
-        else:
-            dtype = dtypes.int32
-    dtype = dtypes.as_dtype(dtype)
-    tensors = []
-    for a, label in zip(args, ("start", "limit", "delta")):
-        if is_tensor_like(a):
-            t = convert_to_tensor(a)
-            if t.dtype != dtype:
-                from graphflow.ops.math_ops import cast
-                t = cast(t, dtype)
-        else:
-            t = constant(a, dtype=dtype, name=label)
-        tensors.append(t)
-    return make_tensor("Range", tuple(tensors), name=name)
-
-
 __all__ = ["shape", "size", "rank", "reshape", "fill", "zeros", "ones", "zeros_like", "ones_like",
-           "broadcast_to", "expand_dims", "squeeze", "concat", "stack", "unstack", "range"]
+           "broadcast_to", "expand_dims", "squeeze", "concat", "stack", "unstack"]

@@ -10,6 +10,9 @@ Evaluation follows a bounded number of producer ops; anything else is "unknown",
 import numpy as np
 
 _MAX_DEPTH = 12
+# integer arithmetic commonly used to compute shapes (`tf.shape(x)[0] * 2`, `n - 1`)
+_ARITHMETIC = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "FloorDiv": np.floor_divide,
+               "Maximum": np.maximum, "Minimum": np.minimum, "Neg": np.negative}
 
 
 def constant_value(tensor, _depth=0):
@@ -38,6 +41,19 @@ def constant_value(tensor, _depth=0):
             return None
         join = np.stack if kind == "Pack" else np.concatenate
         return join(values, axis=op.attrs["axis"]).astype(dtype)
+    if kind in _ARITHMETIC and tensor.dtype.is_integer:
+        values = [constant_value(t, _depth + 1) for t in op.inputs]
+        if any(v is None for v in values):
+            return None
+        return np.asarray(_ARITHMETIC[kind](*values)).astype(dtype)
+    if kind == "StridedSlice":
+        value = constant_value(op.inputs[0], _depth + 1)
+        spec = _simple_slice_spec(op)
+        if value is None or np.ndim(value) != 1 or spec is None:
+            return None
+        if op.attrs.get("shrink_axis_mask") == 1:
+            return np.asarray(value[spec[0]]) if -len(value) <= spec[0] < len(value) else None
+        return np.asarray(value[slice(*spec)])
     if kind == "Cast":
         value = constant_value(op.inputs[0], _depth + 1)
         return None if value is None else np.asarray(value).astype(dtype)

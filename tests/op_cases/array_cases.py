@@ -4,7 +4,8 @@ tile, pad, reverse, split, one_hot...)."""
 import numpy as np
 
 import graphflow as tf
-from graphflow.ops.array_ops import gather_grad
+from graphflow.ops.array_ops import gather_grad, mirror_pad_grad, tile_grad
+from graphflow.ops.slice_ops import strided_slice_grad
 from tests.op_cases import OpCase, rand
 
 i32 = np.int32
@@ -20,6 +21,22 @@ def _scatter_add(grad, indices, shape, axis):
     g = np.moveaxis(grad.reshape(shape[:axis] + (indices.size,) + shape[axis + 1:]), axis, 0)
     for k, i in enumerate(indices.reshape(-1)):
         moved[i] += g[k]
+    return out
+
+
+def _strided_grad_ref(dy):
+    out = np.zeros((4, 3))
+    out[1:4:2, 2:0:-1] = dy
+    return out
+
+
+def _mirror_grad_ref(g, before, after, mode):
+    """Fold the padded gradient back by brute force over the mirror map."""
+    d = g.shape[-1] - before - after
+    source = np.pad(np.arange(d), (before, after), mode=mode)
+    out = np.zeros(g.shape[:-1] + (d,))
+    for pos, src in enumerate(source):
+        out[..., src] += g[..., pos]
     return out
 
 
@@ -93,4 +110,61 @@ INDEX_CASES = [
            lambda d, s: np.stack([d[s == k].sum(0) for k in range(4)])),
 ]
 
-CASES = SHAPE_CASES + INDEX_CASES
+SLICE_CASES = [
+    OpCase("Slice", lambda x: tf.slice(x, [1, 0, 2], [2, -1, 1]), [rand(3, 2, 4)],
+           lambda x: x[1:3, :, 2:3]),
+    OpCase("Slice", lambda x: tf.slice(x, tf.constant([0, 1]), [-1, 0]), [rand(2, 3)],
+           lambda x: x[:, 1:1]),
+    OpCase("StridedSlice", lambda x: x[1], [rand(3, 4)], lambda x: x[1]),
+    OpCase("StridedSlice", lambda x: x[:, ::-2], [rand(3, 5)], lambda x: x[:, ::-2]),
+    OpCase("StridedSlice", lambda x: x[-1, ..., None, 1:3], [rand(2, 3, 4)],
+           lambda x: x[-1, ..., None, 1:3]),
+    OpCase("StridedSlice", lambda x: x[::-1, 3:0:-1, -1], [rand(3, 5, 2)],
+           lambda x: x[::-1, 3:0:-1, -1]),
+    OpCase("StridedSlice", lambda x: x[tf.shape(x)[0] - 2:, tf.constant(1)], [rand(4, 3)],
+           lambda x: x[2:, 1]),
+    OpCase("StridedSlice", lambda x: tf.strided_slice(x, [0, 1], [3, 0], [2, -1], end_mask=1),
+           [rand(5, 3)], lambda x: x[0::2, 1:0:-1]),
+    OpCase("StridedSliceGrad", lambda dy: strided_slice_grad([4, 3], [1, 2], [4, 0], [2, -1], dy),
+           [rand(2, 2)], _strided_grad_ref),
+    OpCase("StridedSliceGrad", lambda dy: strided_slice_grad([3, 4], [1, 0], [2, 0], [1, 1], dy,
+                                                            end_mask=2, shrink_axis_mask=1),
+           [rand(4)], lambda dy: np.stack([np.zeros(4), dy, np.zeros(4)])),
+    OpCase("Split", lambda x: tuple(tf.split(x, 3, axis=1)), [rand(2, 6)],
+           lambda x: tuple(np.split(x, 3, axis=1))),
+    OpCase("Split", lambda x: tuple(tf.split(x, [1, -1, 2], axis=-1)), [rand(3, 6)],
+           lambda x: (x[:, :1], x[:, 1:4], x[:, 4:])),
+]
+
+ARRAY_CASES = [
+    OpCase("OneHot", lambda i: tf.one_hot(i, 4), [np.array([0, 3, -1, 5, 2], i32)],
+           lambda i: np.eye(4, dtype=np.float32)[np.clip(i, 0, 3)] * ((i >= 0) & (i < 4))[:, None],
+           grad=False),
+    OpCase("OneHot", lambda i: tf.one_hot(i, 3, on_value=5, off_value=-1, axis=0),
+           [np.array([[0, 2], [1, 1]], i32)],
+           lambda i: np.where(np.arange(3)[:, None, None] == i[None], 5, -1).astype(i32),
+           grad=False),
+    OpCase("Tile", lambda x: tf.tile(x, [2, 1, 3]), [rand(2, 3, 1)],
+           lambda x: np.tile(x, (2, 1, 3))),
+    OpCase("Tile", lambda x, y: tf.tile(x, tf.shape(y)), [rand(2, 2), rand(3, 1)],
+           lambda x, y: np.tile(x, (3, 1)), grad_inputs=[0]),
+    OpCase("TileGrad", lambda g: tile_grad(g, [2, 3]), [rand(4, 6)],
+           lambda g: g.reshape(2, 2, 3, 2).sum(axis=(0, 2))),
+    OpCase("Pad", lambda x: tf.pad(x, [[1, 0], [2, 3]]), [rand(2, 3)],
+           lambda x: np.pad(x, [[1, 0], [2, 3]])),
+    OpCase("Pad", lambda x, c: tf.pad(x, [[0, 2]], constant_values=c), [rand(3), np.array(1.5)],
+           lambda x, c: np.pad(x, [[0, 2]], constant_values=c)),
+    OpCase("MirrorPad", lambda x: tf.pad(x, [[1, 2], [2, 2]], mode="REFLECT"), [rand(3, 4)],
+           lambda x: np.pad(x, [[1, 2], [2, 2]], mode="reflect")),
+    OpCase("MirrorPad", lambda x: tf.pad(x, [[2, 3], [0, 1]], mode="symmetric"), [rand(3, 2)],
+           lambda x: np.pad(x, [[2, 3], [0, 1]], mode="symmetric")),
+    OpCase("MirrorPadGrad", lambda g: mirror_pad_grad(g, [[1, 2]], "REFLECT"), [rand(6)],
+           lambda g: _mirror_grad_ref(g, 1, 2, "reflect")),
+    OpCase("MirrorPadGrad", lambda g: mirror_pad_grad(g, [[0, 0], [3, 1]], "SYMMETRIC"),
+           [rand(2, 7)], lambda g: _mirror_grad_ref(g, 3, 1, "symmetric")),
+    OpCase("ReverseV2", lambda x: tf.reverse(x, [0, -1]), [rand(2, 3, 4)],
+           lambda x: x[::-1, :, ::-1]),
+]
+
+
+CASES = SHAPE_CASES + INDEX_CASES + SLICE_CASES + ARRAY_CASES

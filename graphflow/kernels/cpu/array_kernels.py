@@ -9,6 +9,7 @@ their OpDef, so the session copies their value before handing it out when the ba
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+from graphflow.ops.slice_ops import strided_slice_index
 
 
 # ---------------------------------------------------------------- shape queries
@@ -231,3 +232,168 @@ def _unsorted_segment_sum(node):
         np.add.at(out, flat_ids[keep], rows[keep])
         return out
     return segment_sum
+
+
+# ---------------------------------------------------------------- slice, strided slice, split
+@cpu_kernel("Slice")
+def _slice(node):
+    def slice_(x, begin, size):
+        index = []
+        for d, (b, s) in enumerate(zip(begin.tolist(), size.tolist())):
+            stop = x.shape[d] if s == -1 else b + s
+            if b < 0 or s < -1 or stop > x.shape[d]:
+                raise ValueError(f"slice of dimension {d} (begin {b}, size {s}) is out of bounds "
+                                 f"for shape {x.shape}")
+            index.append(slice(b, stop))
+        if len(index) != x.ndim:
+            raise ValueError(f"begin and size need {x.ndim} entries, got {len(index)}")
+        return x[tuple(index)]
+    return slice_
+
+
+@cpu_kernel("StridedSlice")
+def _strided_slice(node):
+    attrs = node.attrs
+
+    def strided_slice(x, begin, end, strides):
+        index, dims = strided_slice_index(x.ndim, begin.tolist(), end.tolist(),
+                                          strides.tolist(), attrs)
+        _check_shrink_bounds(index, dims, x.shape)
+        return x[index]
+    return strided_slice
+
+
+def _check_shrink_bounds(index, dims, shape):
+    for item, d in zip(index, dims):
+        if type(item) is int and not -shape[d] <= item < shape[d]:
+            raise IndexError(f"index {item} is out of bounds for dimension {d} with size "
+                             f"{shape[d]}")
+
+
+@cpu_kernel("StridedSliceGrad")
+def _strided_slice_grad(node):
+    attrs = node.attrs
+
+    def strided_slice_grad(shape, begin, end, strides, dy):
+        out = np.zeros(_dims(shape), dtype=dy.dtype)
+        index, dims = strided_slice_index(out.ndim, begin.tolist(), end.tolist(),
+                                          strides.tolist(), attrs)
+        _check_shrink_bounds(index, dims, out.shape)
+        out[index] = dy
+        return out
+    return strided_slice_grad
+
+
+@cpu_kernel("Split")
+def _split(node):
+    num, sizes, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
+
+    def split(x):
+        d = x.shape[axis]
+        if sizes is None:
+            if d % num:
+                raise ValueError(f"dimension {axis % x.ndim} of shape {x.shape} is not divisible "
+                                 f"into {num} equal splits")
+            return tuple(np.split(x, num, axis=axis))
+        parts = list(sizes)
+        rest = sum(s for s in parts if s != -1)
+        if -1 in parts:
+            parts[parts.index(-1)] = d - rest
+        if sum(parts) != d or min(parts) < 0:
+            raise ValueError(f"size_splits {sizes} do not add up to dimension {axis % x.ndim} of "
+                             f"shape {x.shape}")
+        return tuple(np.split(x, np.cumsum(parts)[:-1], axis=axis))
+    return split
+
+
+# ---------------------------------------------------------------- one_hot, tile, pad, reverse
+@cpu_kernel("OneHot")
+def _one_hot(node):
+    depth, axis = node.attrs["depth"], node.attrs["axis"]
+
+    def one_hot(indices, on, off):
+        hot = indices[..., None] == np.arange(depth)
+        out = np.where(hot, on, off)
+        if axis != -1:
+            out = np.moveaxis(out, -1, axis)
+        return out
+    return one_hot
+
+
+def _check_multiples(x, multiples):
+    m = _dims(multiples)
+    if len(m) != x.ndim or min(m, default=0) < 0:
+        raise ValueError(f"multiples {list(m)} must have one non-negative entry per dimension of "
+                         f"shape {x.shape}")
+    return m
+
+
+@cpu_kernel("Tile")
+def _tile(node):
+    return lambda x, multiples: np.tile(x, _check_multiples(x, multiples))
+
+
+@cpu_kernel("TileGrad")
+def _tile_grad(node):
+    def tile_grad(grad, multiples):
+        m = _check_multiples(grad, multiples)
+        split = []
+        for d, k in zip(grad.shape, m):
+            split.extend([k, d // k if k else 0])
+        return grad.reshape(split).sum(axis=tuple(range(0, 2 * grad.ndim, 2)))
+    return tile_grad
+
+
+def _paddings(paddings, x):
+    p = np.asarray(paddings).reshape(-1, 2).tolist() if np.size(paddings) else []
+    if len(p) != x.ndim or any(a < 0 or b < 0 for a, b in p):
+        raise ValueError(f"paddings {p} must have one non-negative [before, after] row per "
+                         f"dimension of shape {x.shape}")
+    return p
+
+
+@cpu_kernel("Pad")
+def _pad(node):
+    def pad(x, paddings, constant_values):
+        return np.pad(x, _paddings(paddings, x), mode="constant",
+                      constant_values=constant_values)
+    return pad
+
+
+@cpu_kernel("MirrorPad")
+def _mirror_pad(node):
+    mode = node.attrs["mode"].lower()
+
+    def mirror_pad(x, paddings):
+        p = _paddings(paddings, x)
+        for i, (before, after) in enumerate(p):
+            limit = x.shape[i] - (1 if mode == "reflect" else 0)
+            if max(before, after) > limit:
+                raise ValueError(f"{mode.upper()} paddings {before, after} of dimension {i} "
+                                 f"must be at most {limit} for shape {x.shape}")
+        return np.pad(x, p, mode=mode)
+    return mirror_pad
+
+
+@cpu_kernel("MirrorPadGrad")
+def _mirror_pad_grad(node):
+    mode = node.attrs["mode"].lower()
+
+    def mirror_pad_grad(grad, paddings):
+        out = grad
+        for axis, (before, after) in enumerate(_paddings(paddings, grad)):
+            if not before and not after:
+                continue
+            d = out.shape[axis] - before - after
+            source = np.pad(np.arange(d), (before, after), mode=mode)  # padded pos -> source pos
+            folded = np.zeros(out.shape[:axis] + (d,) + out.shape[axis + 1:], dtype=grad.dtype)
+            np.add.at(np.moveaxis(folded, axis, 0), source, np.moveaxis(out, axis, 0))
+            out = folded
+        return out if out is not grad else np.array(grad)
+    return mirror_pad_grad
+
+
+@cpu_kernel("ReverseV2")
+def _reverse(node):
+    axes = tuple(node.attrs["axis"])
+    return lambda x: np.flip(x, axis=axes) if axes else x
