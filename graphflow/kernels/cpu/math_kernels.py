@@ -89,7 +89,7 @@ def _leaky_relu(node):
 @cpu_kernel("AddN")
 def _add_n(node):
     def add_n(*xs):
-        out = np.add(xs[0], xs[1])
+        out = np.asarray(np.add(xs[0], xs[1]))  # 0-d inputs give a numpy scalar: out= needs an array
         for x in xs[2:]:
             np.add(out, x, out=out)
         return out
