@@ -4,9 +4,14 @@ built as compositions of ordinary ops, so they run on any device and have gradie
 
 import numbers
 
-from graphflow.graph import name_scope
+from graphflow.graph import Tensor, name_scope
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
+
+
+def _check_sequence(t_list):
+    if isinstance(t_list, (str, bytes, Tensor)) or not hasattr(t_list, "__iter__"):
+        raise TypeError(f"t_list should be a sequence of tensors, got {t_list!r}")
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
@@ -25,8 +30,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 def global_norm(t_list, name=None):
     """sqrt(sum of squares of every element of every tensor in `t_list`); None entries are ignored."""
-    if isinstance(t_list, (str, bytes)) or not hasattr(t_list, "__iter__"):
-        raise TypeError("t_list should be a sequence")
+    _check_sequence(t_list)
     tensors = [convert_to_tensor(t) for t in t_list if t is not None]
     with name_scope(name, "global_norm", tensors) as scope:
         if not tensors:
@@ -43,8 +47,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns
     (list_clipped, global_norm). None entries stay None. If the norm is inf or NaN, every
     result is NaN, as in TF1."""
-    if isinstance(t_list, (str, bytes)) or not hasattr(t_list, "__iter__"):
-        raise TypeError("t_list should be a sequence")
+    _check_sequence(t_list)
     t_list = list(t_list)
     present = [convert_to_tensor(t) for t in t_list if t is not None]
     with name_scope(name, "clip_by_global_norm", present):
