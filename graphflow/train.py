@@ -5,6 +5,13 @@ this module is the TF1-shaped namespace users reach as `tf.train.AdamOptimizer(.
 """
 
 from graphflow import dtypes
+from graphflow.checkpoint import (  # noqa: F401
+    CheckpointState,
+    Saver,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
+)
 from graphflow.graph import GraphKeys, get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
@@ -84,4 +91,5 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
            "RMSPropOptimizer", "get_global_step", "create_global_step",
-           "get_or_create_global_step", "global_step", "exponential_decay"]
+           "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
+           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState"]
