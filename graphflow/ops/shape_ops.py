@@ -14,7 +14,7 @@ from graphflow import dtypes
 from graphflow.graph import Tensor
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, same_dtype
-from graphflow.ops.static_value import constant_value, shape_vector
+from graphflow.ops.static_value import SymbolicDim, constant_value, shape_vector
 from graphflow.tensor_shape import TensorShape
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
@@ -147,29 +147,49 @@ def rank(input, name=None):
 def _reshape_infer(inputs, attrs):
     x, s = inputs
     require_shape_input(s)
-    target = shape_vector(s)
+    target = shape_vector(s, symbolic=True)
     if target is None:
         return [(x.dtype, TensorShape(None))]
     if sum(1 for d in target if d == -1) > 1:
-        raise ValueError(f"can only infer one dimension of the new shape (one -1), got {target}")
-    bad = [d for d in target if d is not None and d < -1]
+        raise ValueError(f"can only infer one dimension of the new shape (one -1), got "
+                         f"{_show(target)}")
+    bad = [d for d in target if isinstance(d, int) and d < -1]
     if bad:
-        raise ValueError(f"new shape {target} has a negative dimension {bad[0]}")
-    dims = [None if d is None or d == -1 else d for d in target]
-    unknown = [i for i, d in enumerate(dims) if d is None]
-    known = _num_elements(d for d in dims if d is not None)
-    n = x.shape.num_elements()
-    shown = [("-1" if d == -1 else "?" if d is None else str(d)) for d in target]
-    if n is not None:
-        if not unknown and known != n:
-            raise ValueError(f"Cannot reshape a tensor with {n} elements to shape "
-                             f"[{', '.join(shown)}] ({known} elements)")
+        raise ValueError(f"new shape {_show(target)} has a negative dimension {bad[0]}")
+    # Entries that are x's own unknown dims (`tf.shape(x)[0]`) cancel against them.
+    xdims = x.shape.dims
+    matched = set()
+    for d in target:
+        if isinstance(d, SymbolicDim) and d.tensor is x and d.index not in matched:
+            matched.add(d.index)
+    rest = None
+    if xdims is not None:
+        rest_dims = [d for i, d in enumerate(xdims) if i not in matched]
+        rest = None if None in rest_dims else _num_elements(rest_dims)
+    dims, unknown, known = [], [], 1
+    for i, d in enumerate(target):
+        if isinstance(d, int) and d >= 0:
+            dims.append(d)
+            known *= d
+        else:
+            dims.append(None)
+            if not (isinstance(d, SymbolicDim) and d.tensor is x and d.index in matched):
+                unknown.append(i)
+    if rest is not None:
+        what = f"{rest} elements" + (" besides the dimensions kept" if matched else "")
+        if not unknown and known != rest:
+            raise ValueError(f"Cannot reshape a tensor of shape {x.shape} ({what}) to shape "
+                             f"{_show(target)} ({known} elements)")
         if len(unknown) == 1 and known > 0:
-            if n % known:
-                raise ValueError(f"Cannot reshape a tensor with {n} elements to shape "
-                                 f"[{', '.join(shown)}]: {n} is not a multiple of {known}")
-            dims[unknown[0]] = n // known
+            if rest % known:
+                raise ValueError(f"Cannot reshape a tensor of shape {x.shape} ({what}) to shape "
+                                 f"{_show(target)}: {rest} is not a multiple of {known}")
+            dims[unknown[0]] = rest // known
     return [(x.dtype, TensorShape(dims))]
+
+
+def _show(target):
+    return "[" + ", ".join("?" if d is None else str(d) for d in target) + "]"
 
 
 define("Reshape", _reshape_infer, may_alias_input=True)

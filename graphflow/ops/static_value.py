@@ -46,14 +46,17 @@ def constant_value(tensor, _depth=0):
         if any(v is None for v in values):
             return None
         return np.asarray(_ARITHMETIC[kind](*values)).astype(dtype)
-    if kind == "StridedSlice":
-        value = constant_value(op.inputs[0], _depth + 1)
+    if kind == "StridedSlice":  # e.g. tf.shape(x)[1] where dim 1 of x is static
         spec = _simple_slice_spec(op)
-        if value is None or np.ndim(value) != 1 or spec is None:
+        vector = None if spec is None else shape_vector(op.inputs[0], _depth + 1)
+        if vector is None:
             return None
         if op.attrs.get("shrink_axis_mask") == 1:
-            return np.asarray(value[spec[0]]) if -len(value) <= spec[0] < len(value) else None
-        return np.asarray(value[slice(*spec)])
+            if not -len(vector) <= spec[0] < len(vector) or vector[spec[0]] is None:
+                return None
+            return np.array(vector[spec[0]], dtype=dtype)
+        part = vector[slice(*spec)]
+        return None if None in part else np.array(part, dtype=dtype)
     if kind == "Cast":
         value = constant_value(op.inputs[0], _depth + 1)
         return None if value is None else np.asarray(value).astype(dtype)
@@ -62,27 +65,50 @@ def constant_value(tensor, _depth=0):
 
 def scalar_value(tensor, _depth=0):
     """An int for a scalar tensor known at build time (including `tf.shape(x)[i]` when dim i of x
-    is static), else None."""
+    is static, and integer arithmetic on such values), else None."""
     value = constant_value(tensor, _depth)
     if value is not None:
         value = np.asarray(value)
         return int(value) if value.ndim == 0 else None
-    op = tensor.op
-    if op.type == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 1:
-        vector = shape_vector(op.inputs[0], _depth + 1)
-        index = _simple_slice_spec(op)
-        if vector is not None and index is not None:
-            i = index[0]
-            if -len(vector) <= i < len(vector):
-                d = vector[i]
-                return None if d is None or d < 0 else d
     return None
 
 
-def shape_vector(tensor, _depth=0):
+class SymbolicDim:
+    """An entry of a shape vector known to equal dimension `index` of `tensor` (whose value is only
+    known at run time): `tf.shape(x)[0]`. Lets reshape see that `[tf.shape(x)[0], -1]` keeps x's
+    first dimension, so the -1 is static when x's other dimensions are."""
+
+    __slots__ = ("tensor", "index")
+
+    def __init__(self, tensor, index):
+        self.tensor = tensor
+        self.index = index
+
+    def __repr__(self):
+        return f"{self.tensor.name}.shape[{self.index}]"
+
+
+def _symbolic_scalar(tensor, depth):
+    """scalar_value, or the SymbolicDim a scalar `tf.shape(x)[i]` stands for, else None."""
+    value = scalar_value(tensor, depth)
+    if value is not None:
+        return value
+    op = tensor.op
+    if op.type == "Identity":
+        return _symbolic_scalar(op.inputs[0], depth + 1)
+    if op.type == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 1:
+        spec = _simple_slice_spec(op)
+        vector = None if spec is None else shape_vector(op.inputs[0], depth + 1, symbolic=True)
+        if vector is not None and -len(vector) <= spec[0] < len(vector):
+            return vector[spec[0]]
+    return None
+
+
+def shape_vector(tensor, _depth=0, symbolic=False):
     """A 1-D int tensor's entries as a list (ints, `None` for entries unknown at build time), or
-    None when even its length is unknown. Understands Const, Shape, Pack/stack, ConcatV2 and
-    1-D slices of those."""
+    None when even its length is unknown. Understands Const, Shape, Pack/stack, ConcatV2, 1-D
+    slices of those and integer arithmetic. With `symbolic`, unknown entries that are dimensions
+    of some tensor (`tf.shape(x)[0]`) are `SymbolicDim`s instead of None."""
     if _depth > _MAX_DEPTH:
         return None
     value = constant_value(tensor, _depth)
@@ -92,23 +118,28 @@ def shape_vector(tensor, _depth=0):
     op = tensor.op
     kind = op.type
     if kind == "Shape":
-        dims = op.inputs[0].shape.dims
-        return None if dims is None else list(dims)
+        x = op.inputs[0]
+        dims = x.shape.dims
+        if dims is None:
+            return None
+        return [SymbolicDim(x, i) if d is None and symbolic else d for i, d in enumerate(dims)]
     if kind == "Identity":
-        return shape_vector(op.inputs[0], _depth + 1)
+        return shape_vector(op.inputs[0], _depth + 1, symbolic)
     if kind == "Pack" and op.attrs.get("axis") == 0:
         if all(t.shape.ndims == 0 for t in op.inputs):
+            if symbolic:
+                return [_symbolic_scalar(t, _depth + 1) for t in op.inputs]
             return [scalar_value(t, _depth + 1) for t in op.inputs]
     elif kind == "ConcatV2" and op.attrs.get("axis") in (0, -1):
         out = []
         for t in op.inputs:
-            part = shape_vector(t, _depth + 1)
+            part = shape_vector(t, _depth + 1, symbolic)
             if part is None:
                 return _unknown_entries(tensor)
             out.extend(part)
         return out
     elif kind == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 0:
-        vector = shape_vector(op.inputs[0], _depth + 1)
+        vector = shape_vector(op.inputs[0], _depth + 1, symbolic)
         spec = _simple_slice_spec(op)
         if vector is not None and spec is not None:
             return vector[slice(*spec)]
