@@ -60,6 +60,18 @@ def _as_tensors(values, what):
     return out
 
 
+def _variable_reads(xs, graph):
+    """{x: [tensors]} for xs that are variables: the outputs of `v.read_value()` ops are values of
+    the same variable (as TF1's identity reads are), so d/dv also collects what they receive."""
+    by_name = {x.op.attrs["shared_name"]: x for x in xs if x.op.type == "VariableV2"}
+    reads = {}
+    if by_name:
+        for op in graph.get_operations():
+            if op.type == "ReadVariableOp" and op.attrs.get("shared_name") in by_name:
+                reads.setdefault(by_name[op.attrs["shared_name"]], []).append(op.outputs[0])
+    return reads
+
+
 def _differentiable(t):
     return t.dtype.is_floating
 
@@ -207,7 +219,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             raise ValueError(f"tf.gradients: {t.name} is from a different graph than {ys[0].name}")
 
     stop_ops = {t.op for t in stop_tensors}
-    reached, reached_ops = _reachable_from(xs, stop_ops)
+    reads = _variable_reads(xs, graph)
+    sources = xs + [r for rs in reads.values() for r in rs]
+    reached, reached_ops = _reachable_from(sources, stop_ops)
     between = _between(ys, reached, reached_ops)
 
     with graph.as_default(), graph.name_scope(name):
@@ -215,7 +229,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         for i, (y, grad_y) in enumerate(zip(ys, grad_ys)):
             if y in reached:
                 pending.setdefault(y, []).append(_seed(y, grad_y, i))
-        x_set = set(xs)
+        x_set = set(sources)
         x_grads = {}
         for op in sorted(between, key=lambda o: o._id, reverse=True):
             for t in op.outputs:  # an x produced by an op on the path: keep its total
@@ -234,17 +248,18 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             for t, g in zip(op.inputs, in_grads):
                 if g is not None and t in reached:
                     pending.setdefault(t, []).append(g)
-        results = []
+        for t in sources:  # xs no op on the path produces: sum what they received
+            if t not in x_grads:
+                x_grads[t] = _sum(pending.pop(t, None))
+        results = {}
         for x in xs:
-            g = x_grads.get(x)
-            if g is None:
-                g = _sum(pending.get(x))
-                if g is not None:
-                    pending[x] = [g]
-            if g is None and mode == UnconnectedGradients.ZERO:
-                g = shape_ops.zeros_like(x)
-            results.append(g)
-    return results
+            if x not in results:
+                parts = [x_grads[t] for t in [x] + reads.get(x, []) if x_grads[t] is not None]
+                g = _sum(parts)
+                if g is None and mode == UnconnectedGradients.ZERO:
+                    g = shape_ops.zeros_like(x)
+                results[x] = g
+    return [results[x] for x in xs]
 
 
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,

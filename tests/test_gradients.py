@@ -202,6 +202,16 @@ def test_paths_are_summed_and_variables_are_xs():
         np.testing.assert_allclose(sess.run(gw, {x: x0}), x0 + np.cos([1.0, 2.0, 3.0]) + 1)
 
 
+def test_variable_reads_count_as_the_variable():
+    w = tf.Variable(np.array([1.0, -2.0]), name="w")
+    loss = tf.reduce_sum(w * w) + tf.reduce_sum(w.read_value() * 3.0)
+    gw, gw_again = tf.gradients(loss, [w, w])
+    assert gw is gw_again
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(gw), [2.0 + 3.0, -4.0 + 3.0])
+
+
 def test_stop_gradient_op():
     x = tf.placeholder(tf.float64, [3])
     y = tf.stop_gradient(x * x) * x
