@@ -74,7 +74,8 @@ def _softmax_xent_infer(inputs, attrs):
     return [(dt, _drop_axis(shape, axis)), (dt, shape)]
 
 
-define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer, attr_names=("axis",))
+define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer,
+       attr_names=("axis", "labels_stop_gradient"))
 
 
 def _sparse_xent_infer(inputs, attrs):
