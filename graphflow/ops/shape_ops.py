@@ -237,6 +237,8 @@ def fill(dims, value, name=None):
 
 
 def _filled(shape, dtype, scalar, name):
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        shape = [shape]  # tf.zeros(3) is tf.zeros([3])
     dt = dtypes.as_dtype(dtype)
     value = constant(np.array(scalar, dtype=dt.as_numpy_dtype), name="value" if name else "Const")
     return make_tensor("Fill", (shape_tensor(shape), value), name=name)
