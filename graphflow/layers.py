@@ -138,6 +138,7 @@ class _LayerScope:
         if self.reuse and name is None:
             raise ValueError(f"reuse=True needs the name of the {default_name} layer to reuse")
         self.name = name or default_name
+        self.explicit = name is not None
         prefix = self.graph.get_name_scope()
         self.existing_prefix = f"{prefix}/{self.name}" if prefix else self.name
         self._ctx = None
@@ -155,6 +156,10 @@ class _LayerScope:
     def variable(self, name, shape, dtype, initializer, trainable, regularizer=None):
         full = f"{self.var_prefix}/{name}"
         existing = _find_variable(self.graph, full)
+        if self.explicit and not self.reuse and existing is None:
+            # a named layer's variables are 'name/kernel': a second call needs reuse=True
+            full = f"{self.existing_prefix}/{name}"
+            existing = _find_variable(self.graph, full)
         if self.reuse:
             if existing is None:
                 raise ValueError(f"Variable {full} does not exist: reuse=True shares the "
