@@ -27,7 +27,8 @@ def shape_of(x, name="Shape"):
 def unbroadcast(grad, like):
     """Reduce `grad` (shaped like a broadcast result) back to the shape of the tensor `like`."""
     gs, ls = grad.shape, like.shape
-    if gs.is_fully_defined() and ls.is_fully_defined():
+    if gs.ndims is not None and ls.is_fully_defined():
+        # static: like's shape says exactly which axes were added (leading) or stretched (1s)
         gd, ld = gs.dims, ls.dims
         if gd == ld:
             return grad
@@ -35,12 +36,13 @@ def unbroadcast(grad, like):
         if lead < 0:
             raise ValueError(f"cannot unbroadcast a gradient of shape {gs} to the higher-rank "
                              f"shape {ls} of {like.name}")
-        if lead:
-            grad = math_ops.reduce_sum(grad, axis=list(range(lead)))
         stretched = [i for i, (g, d) in enumerate(zip(gd[lead:], ld)) if g != d]
-        if any(ld[i] != 1 for i in stretched):
+        if any(ld[i] != 1 for i in stretched if gd[lead + i] is not None):
             raise ValueError(f"a gradient of shape {gs} does not broadcast from the shape {ls} of "
                              f"{like.name}")
+        stretched = [i for i in stretched if ld[i] == 1]  # unknown grad dims: like's dim is known
+        if lead:
+            grad = math_ops.reduce_sum(grad, axis=list(range(lead)))
         if stretched:
             grad = math_ops.reduce_sum(grad, axis=stretched, keepdims=True)
         return grad

@@ -272,12 +272,14 @@ def _mean_grad(op, grad):
     y = op.outputs[0]
     n_in, n_out = x.shape.num_elements(), y.shape.num_elements()
     if n_in is not None and n_out is not None:
-        count = n_in // max(n_out, 1)
-        grad = grad / float(max(count, 1))
-    else:
-        n_in = m.reduce_prod(shape_ops.shape(x))
-        n_out = m.maximum(m.reduce_prod(shape_ops.shape(y)), 1)
-        grad = grad / m.cast(m.maximum(m.floordiv(n_in, n_out), 1), grad.dtype)
+        grad = grad / float(max(n_in // max(n_out, 1), 1))
+    else:  # count = size(x) / size(y), computed at run time where a shape is not static
+        if n_in is None:
+            n_in = m.reduce_prod(shape_ops.shape(x))
+        if n_out is None:
+            n_out = m.reduce_prod(shape_ops.shape(y))
+        count = m.maximum(m.floordiv(n_in, m.maximum(n_out, 1)), 1)
+        grad = grad / m.cast(count, grad.dtype)
     return (shape_ops.broadcast_to(grad, shape_of(x)),)
 
 
