@@ -101,6 +101,23 @@ def test_moments_l2_normalize_xw_plus_b():
     np.testing.assert_allclose(got[5], x[0] @ w + b)
 
 
+def test_batch_normalization_and_embedding_lookup():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(6, 3))
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    offset, scale = rng.normal(size=3), rng.normal(size=3)
+    table, ids = rng.normal(size=(5, 2)), np.array([[4, 0], [4, 2]])
+    got = _run([tf.nn.batch_normalization(x, mean, var, offset, scale, 1e-3),
+                tf.nn.batch_normalization(x, mean, var, None, None, 1e-3),
+                tf.nn.embedding_lookup(table, ids), tf.nn.embedding_lookup([table], ids[0])])
+    np.testing.assert_allclose(got[0], scale * (x - mean) / np.sqrt(var + 1e-3) + offset)
+    np.testing.assert_allclose(got[1], (x - mean) / np.sqrt(var + 1e-3))
+    np.testing.assert_array_equal(got[2], table[ids])
+    np.testing.assert_array_equal(got[3], table[ids[0]])
+    with pytest.raises(ValueError, match="shards"):
+        tf.nn.embedding_lookup([table, table], ids)
+
+
 def test_bias_add_checks_channels():
     with pytest.raises(OpBuildError, match="channel dimension"):
         tf.nn.bias_add(tf.zeros([2, 3]), tf.zeros([4]))

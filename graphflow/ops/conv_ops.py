@@ -6,7 +6,8 @@ VALID: ceil((in - (k - 1) * d) / s), SAME: ceil(in / s), SAME padding split with
 """
 
 from graphflow import dtypes
-from graphflow.graph import Tensor
+from graphflow.graph import Tensor, name_scope
+from graphflow.ops import shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
@@ -208,6 +209,30 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, p
                                  name=name or "conv2d_transpose")
 
 
+def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu=None,
+           data_format=None, name=None, input=None, dilations=None):
+    """`tf.nn.conv1d`: a [batch, width, in] (NWC) or [batch, in, width] (NCW) signal convolved with
+    [kw, in, out] `filters`, as conv2d over a height-1 image."""
+    value = input if value is None else value
+    if value is None or filters is None or stride is None:
+        raise ValueError("conv1d needs value, filters and stride")
+    data_format = data_format or "NWC"
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    stride = stride[-1 if data_format == "NWC" else 2] if isinstance(stride, (list, tuple)) else stride
+    if isinstance(dilations, (list, tuple)):
+        dilations = dilations[-1 if data_format == "NWC" else 2]
+    x = convert_to_tensor(value)
+    f = convert_to_tensor(filters, dtype=x.dtype)
+    spatial_axis = 1 if data_format == "NWC" else 2
+    fmt = "NHWC" if data_format == "NWC" else "NCHW"
+    with name_scope(name, "conv1d", [x, f]):
+        image = shape_ops.expand_dims(x, spatial_axis)
+        out = conv2d(image, shape_ops.expand_dims(f, 0), strides=[1, int(stride)], padding=padding,
+                     data_format=fmt, dilations=[1, int(dilations or 1)])
+        return shape_ops.squeeze(out, [spatial_axis])
+
+
 # ---------------------------------------------------------------- pooling
 _POOL_ATTRS = ("ksize", "strides", "padding", "data_format")
 
@@ -313,5 +338,8 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="
                        _pool_attrs(ksize, strides, padding, data_format), name=name or "AvgPoolGrad")
 
 
-__all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose",
-           "max_pool", "avg_pool"]
+max_pool2d = max_pool
+avg_pool2d = avg_pool
+
+__all__ = ["conv1d", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose",
+           "max_pool", "avg_pool", "max_pool2d", "avg_pool2d"]

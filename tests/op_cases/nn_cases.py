@@ -299,6 +299,30 @@ CASES += [
 ]
 
 
+def _conv1d_ref(x, f, s, padding):
+    n, w, c = x.shape
+    k, _, o = f.shape
+    ow, pl = _pads(w, k, s, 1, padding)
+    out = np.zeros((n, ow, o))
+    for j in range(ow):
+        for b in range(k):
+            q = j * s + b - pl
+            if 0 <= q < w:
+                out[:, j, :] += x[:, q, :] @ f[b]
+    return out
+
+
+CASES += [
+    OpCase("Conv2D", lambda x, f: tf.nn.conv1d(x, f, stride=2, padding="SAME"),
+           [rand(2, 7, 3), rand(3, 3, 2, seed=16)], lambda x, f: _conv1d_ref(x, f, 2, "SAME"),
+           name="Conv2D[conv1d NWC]"),
+    OpCase("Conv2D", lambda x, f: tf.nn.conv1d(x, f, 1, "VALID", data_format="NCW"),
+           [rand(1, 2, 6), rand(2, 2, 3, seed=17)],
+           lambda x, f: np.transpose(_conv1d_ref(np.transpose(x, (0, 2, 1)), f, 1, "VALID"),
+                                     (0, 2, 1)), name="Conv2D[conv1d NCW]"),
+]
+
+
 # ---------------------------------------------------------------- pooling
 def _pool_cases(k, s, padding, shape, data_format="NHWC"):
     ks = [1, 1, *k] if data_format == "NCHW" else [1, *k, 1]
