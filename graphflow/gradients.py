@@ -213,6 +213,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         grad_ys = [grad_ys]
     if len(grad_ys) != len(ys):
         raise ValueError(f"tf.gradients: got {len(grad_ys)} grad_ys for {len(ys)} ys")
+    if not xs:
+        return []
     graph = (ys + xs)[0].graph
     for t in ys + xs + stop_tensors:
         if t.graph is not graph:

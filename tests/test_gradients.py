@@ -212,6 +212,18 @@ def test_variable_reads_count_as_the_variable():
         np.testing.assert_allclose(sess.run(gw), [2.0 + 3.0, -4.0 + 3.0])
 
 
+def test_multi_output_op_gets_zeros_for_outputs_without_gradient():
+    x = tf.placeholder(tf.float64, [3, 2])
+    first, _, third = tf.unstack(x)
+    (g,) = tf.gradients(tf.reduce_sum(first * 2.0 + third), x)
+    unpack_grad_ops = [op for op in tf.get_default_graph().get_operations()
+                       if op.name.startswith("gradients/unstack_grad/")]
+    assert [op.type for op in unpack_grad_ops].count("ZerosLike") == 1
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(g, {x: np.ones((3, 2))}),
+                                      [[2.0, 2.0], [0.0, 0.0], [1.0, 1.0]])
+
+
 def test_stop_gradient_op():
     x = tf.placeholder(tf.float64, [3])
     y = tf.stop_gradient(x * x) * x
