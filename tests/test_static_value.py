@@ -1,0 +1,32 @@
+"""Build-time evaluation of small integer tensors (graphflow/ops/static_value.py)."""
+
+import numpy as np
+
+import graphflow as tf
+from graphflow.ops.static_value import SymbolicDim, constant_value, scalar_value, shape_vector
+
+
+def test_constant_value_follows_shape_arithmetic():
+    x = tf.placeholder(tf.float32, [2, 3, 4])
+    s = tf.shape(x)
+    assert constant_value(s).tolist() == [2, 3, 4]
+    assert scalar_value(s[1] * s[2] - 1) == 11
+    assert constant_value(tf.stack([s[0], tf.size(x), tf.rank(x)])).tolist() == [2, 24, 3]
+    assert constant_value(tf.concat([s[:1], [5]], 0)).tolist() == [2, 5]
+    assert constant_value(tf.placeholder(tf.int32, [2])) is None
+
+
+def test_shape_vector_is_partial_where_dims_are_unknown():
+    x = tf.placeholder(tf.float32, [None, 3])
+    s = tf.shape(x)
+    assert constant_value(s) is None
+    assert shape_vector(s) == [None, 3]
+    assert shape_vector(tf.stack([s[0] * 2, s[1] + 1])) == [None, 4]
+    assert shape_vector(tf.placeholder(tf.int32, [2])) == [None, None]
+    assert shape_vector(tf.placeholder(tf.int32, None)) is None
+    entry = shape_vector(tf.stack([s[0], 5]), symbolic=True)[0]
+    assert isinstance(entry, SymbolicDim) and entry.tensor is x and entry.index == 0
+
+
+def test_shape_vector_of_constants_keeps_minus_one():
+    assert shape_vector(tf.constant(np.array([-1, 4], np.int32))) == [-1, 4]
