@@ -71,6 +71,8 @@ def test_sparse_xent_rejects_mismatched_label_rank():
     with pytest.raises(OpBuildError, match="labels must have rank 1"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.zeros([2, 1], tf.int32),
                                                        logits=tf.ones([2, 3]))
+    with pytest.raises(TypeError, match="labels must be one of"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.zeros([2]), logits=tf.ones([2, 3]))
 
 
 def test_weighted_cross_entropy_reduces_to_sigmoid_xent_with_unit_weight():

@@ -5,7 +5,7 @@ l2_loss, dropout and small compositions of them (moments, l2_normalize, xw_plus_
 import numbers
 
 from graphflow import dtypes
-from graphflow.graph import Tensor, name_scope
+from graphflow.graph import name_scope
 from graphflow.ops import array_ops, math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
@@ -163,8 +163,6 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
         raise ValueError("sparse_softmax_cross_entropy_with_logits needs both labels= and logits=")
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels)
-    if not isinstance(labels, Tensor) or labels.dtype not in (dtypes.int32, dtypes.int64):
-        labels = math_ops.cast(labels, dtypes.int64)
     loss, _ = sparse_softmax_cross_entropy_with_logits_op(
         logits, labels, name=name or "SparseSoftmaxCrossEntropyWithLogits")
     return loss
