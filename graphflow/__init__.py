@@ -49,6 +49,7 @@ from graphflow.ops.random_ops import *  # noqa: F401,F403
 from graphflow.ops.state_ops import *  # noqa: F401,F403
 from graphflow import nn
 from graphflow import layers, train  # noqa: F401
+from graphflow import viz  # noqa: F401
 from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm  # noqa: F401
 from graphflow.layers import (  # noqa: F401
     constant_initializer,
