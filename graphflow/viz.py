@@ -243,24 +243,25 @@ def to_networkx(graph=None, fetches=None):
     import networkx as nx
     ops = select_ops(graph, fetches)
     selected = set(ops)
-    g = nx.DiGraph()
-    for op in ops:
-        g.add_node(op.name, type=op.type, device=op.device,
-                   outputs=[(t.dtype.name, t.shape.dims) for t in op.outputs],
-                   attrs={k: _attr_summary(v) for k, v in op.attrs.items()},
-                   source=str(op.source) if op.source is not None else None)
+    edges = {}
     for op in ops:
         for i, t in enumerate(op.inputs):
             if t.op in selected:
-                if not g.has_edge(t.op.name, op.name):
-                    g.add_edge(t.op.name, op.name, tensors=[], control=False)
-                g.edges[t.op.name, op.name]["tensors"].append((t.value_index, i))
+                edge = edges.get((t.op.name, op.name))
+                if edge is None:
+                    edge = edges[t.op.name, op.name] = {"tensors": [], "control": False}
+                edge["tensors"].append((t.value_index, i))
         for c in op.control_inputs:
             if c in selected:
-                if g.has_edge(c.name, op.name):
-                    g.edges[c.name, op.name]["control"] = True
-                else:
-                    g.add_edge(c.name, op.name, tensors=[], control=True)
+                edges.setdefault((c.name, op.name), {"tensors": [], "control": False})[
+                    "control"] = True
+    g = nx.DiGraph()
+    g.add_nodes_from((op.name, {"type": op.type, "device": op.device,
+                                "outputs": [(t.dtype.name, t.shape.dims) for t in op.outputs],
+                                "attrs": {k: _attr_summary(v) for k, v in op.attrs.items()},
+                                "source": str(op.source) if op.source is not None else None})
+                     for op in ops)
+    g.add_edges_from((u, v, data) for (u, v), data in edges.items())
     return g
 
 
