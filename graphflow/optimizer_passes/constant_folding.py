@@ -1,0 +1,132 @@
+"""Constant folding: ops whose inputs are all constants are evaluated once, at plan-compile time, with
+the CPU kernels, and replaced by a `Const` holding the result.
+
+Never folded: stateful or random ops and placeholders (`OpDef.foldable`), ops with control inputs
+(their ordering would be lost), and ops whose result would be much bigger than their inputs
+(`max(FOLD_MIN_BYTES, FOLD_GROWTH * input bytes)`), so folding never turns a small `fill` into a
+huge constant. An op whose kernel fails, or returns something other than what its static dtype and
+shape promise, is left for the run to report. Only the frontier is materialized: a folded value
+becomes a `Const` when a non-folded op, a fetch or a control edge uses it; folded values used only by
+other folded ops disappear.
+"""
+
+import warnings
+
+import numpy as np
+
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.ops import registry
+from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
+from graphflow.optimizer_passes.stats import PassStats, Timer
+from graphflow.tensor_shape import TensorShape
+
+NAME = "constant_folding"
+
+# A folded result may always take this many bytes ...
+FOLD_MIN_BYTES = 1 << 20
+# ... or this multiple of the bytes of the op's inputs, whichever is larger.
+FOLD_GROWTH = 2
+
+
+def run(graph, preserve):
+    stats = PassStats(NAME)
+    with Timer(stats, graph):
+        values = {}
+        folded = []
+        state = SessionState()
+        for op in graph.get_operations():
+            if op.type == "Const":
+                values[op.outputs[0]] = op.attrs["value"]
+                continue
+            if not _candidate(op, values):
+                continue
+            results = _evaluate(op, [values[t] for t in op.inputs], state)
+            if results is None:
+                continue
+            for t, v in zip(op.outputs, results):
+                values[t] = v
+            folded.append(op)
+        stats.rewrites = _materialize(graph, preserve, folded, values)
+    stats.details["folded_ops"] = len(folded)
+    return stats
+
+
+def _candidate(op, values):
+    if not op.outputs or op.control_inputs:
+        return False
+    if not registry.lookup(op.type).foldable:
+        return False
+    return all(t in values for t in op.inputs)
+
+
+def _byte_cap(inputs):
+    return max(FOLD_MIN_BYTES, FOLD_GROWTH * sum(v.nbytes for v in inputs))
+
+
+def _evaluate(op, inputs, state):
+    """The op's outputs as read-only numpy arrays, or None when it must not be folded."""
+    cap = _byte_cap(inputs)
+    static_bytes = 0
+    for t in op.outputs:
+        n = t.shape.num_elements()
+        if n is not None:
+            static_bytes += n * t.dtype.size
+    if static_bytes > cap:
+        return None
+    try:
+        build = cpu_kernels.lookup(op.type)
+        node = KernelNode(op.name, op.type, op.attrs,
+                          tuple(t.dtype.as_numpy_dtype for t in op.inputs),
+                          tuple(t.dtype.as_numpy_dtype for t in op.outputs),
+                          tuple(t.shape.dims for t in op.outputs), state)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = build(node)(*inputs)
+    except Exception:  # the run will raise it with the op's name and the user's line
+        return None
+    results = (result,) if len(op.outputs) == 1 else tuple(result)
+    if len(results) != len(op.outputs):
+        return None
+    out = []
+    total = 0
+    for t, v in zip(op.outputs, results):
+        if not isinstance(v, (np.ndarray, np.generic)):
+            return None
+        v = np.asarray(v)
+        if v.dtype != t.dtype.as_numpy_dtype or not t.shape.is_compatible_with(v.shape):
+            return None
+        total += v.nbytes
+        out.append(v)
+    if total > cap:
+        return None
+    return out
+
+
+def _materialize(graph, preserve, folded, values):
+    """Replace each folded output that something outside the folded set uses by a Const."""
+    folded_set = set(folded)
+    editor = Editor(graph, preserve)
+    replaced = 0
+    for op in folded:
+        needed_outside = bool(op._control_outputs)
+        for t in op.outputs:
+            if t in preserve or any(c not in folded_set for c in t._consumers):
+                needed_outside = True
+        if not needed_outside:
+            continue
+        consts = []
+        for t in list(op.outputs):
+            value = np.array(values[t], copy=True, order="C")
+            value.flags.writeable = False
+            name = op.name if len(op.outputs) == 1 else f"{op.name}/folded_{t.value_index}"
+            const = editor.add_op("Const", [], {"value": value},
+                                  [(t.dtype, TensorShape(value.shape))], anchor=op, name=name,
+                                  source=op.source, device=op.device)
+            move_output(t, const)
+            t._shape = t.shape.merge_with(value.shape)
+            consts.append(const)
+        move_control_outputs(op, consts[0])  # the op had no control inputs: ordering is moot
+        replaced += 1
+    editor.commit()
+    return replaced

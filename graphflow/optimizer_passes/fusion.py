@@ -1,0 +1,250 @@
+"""Fusion: several ops become one, so a run makes fewer kernel calls and fewer passes over memory.
+
+1. Remapping (TF's `_FusedMatMul`): `matmul(a, b)` followed by `+ bias` (`Add` with a bias that
+   broadcasts without growing the product, or `BiasAdd` in NHWC) and optionally by an activation
+   (`fused_ops.MATMUL_ACTIVATIONS`) becomes one `FusedMatMul`, when the intermediate results have no
+   other reader.
+2. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
+   `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
+   root (the one member whose value leaves the group) towards its inputs; an op joins when every
+   reader of its output is already in the group, its static output shape equals the root's, and it
+   has no control edges and is not fetched. So values never leave the group except through the root,
+   which also means fusing cannot create a cycle. Groups hold at most `MAX_GROUP_OPS` ops.
+
+The fused op takes the root's name, device and output Tensor (so fetches and readers are unchanged),
+the root's source line, and records the members in attrs (`members`, `member_types`,
+`member_sources`).
+
+FusedElementwise program format (attr `program`, plain JSON)
+--------------------------------------------------------------
+    {
+      "version": 1,
+      "inputs": ["float32", "float32"],            # dtype of each fused-op input, in input order
+      "instructions": [                            # evaluated in order, each defines one value
+        [op_type, [operand, ...], attrs, dtype],
+        ...
+      ],
+      "output": 7                                  # the value the fused op returns
+    }
+
+Values are numbered in one sequence: values 0 .. n-1 are the fused op's n inputs, value n + j is the
+result of instruction j. An operand is such a number and always names an input or an *earlier*
+instruction; `output` names an instruction.
+
+An instruction is a 4-element list:
+  - op_type: "Const" or one of `fused_ops.ELEMENTWISE_INSTRUCTIONS` (the graph's elementwise op types:
+    "Add", "Mul", "Tanh", "Relu", "Select", "Cast", ...). It means exactly what that op means in
+    the graph, with the same operand order: "Sub" [a, b] is a - b; "Select" [cond, x, y];
+    "AddN" takes two or more operands; "Cast" converts to `dtype`.
+  - operands: list of value numbers; "Const" has none.
+  - attrs: that op type's attrs (e.g. {"alpha": 0.2} for "LeakyRelu", {"DstT": "int32"} for
+    "Cast"); for "Const", {"value": number} is a scalar (Python int/float/bool) of type `dtype`.
+  - dtype: the result's dtype name ("float32", "int32", "bool", ...).
+
+Shapes follow numpy broadcasting, instruction by instruction; the fused op's output shape is the
+broadcast of all its input shapes, and constants are scalars. Because elementwise ops commute with
+broadcasting, a backend may evaluate the whole program once per output element, reading input k at
+that element's broadcast index. The pass only fuses ops whose static shapes equal the output's.
+"""
+
+import numpy as np
+
+from graphflow.ops import fused_ops, registry
+from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
+from graphflow.optimizer_passes.stats import PassStats, Timer
+
+NAME = "fusion"
+
+# Upper bound on the ops one FusedElementwise replaces (keeps generated device kernels small).
+MAX_GROUP_OPS = 64
+# Elementwise activations FusedMatMul applies in place after the bias.
+_ACTIVATIONS = frozenset(a for a in fused_ops.MATMUL_ACTIVATIONS if a)
+
+
+def run(graph, preserve):
+    stats = PassStats(NAME)
+    with Timer(stats, graph):
+        matmuls = _fuse_matmul_bias_activation(graph, preserve)
+        groups, fused_ops_count = _fuse_elementwise(graph, preserve)
+        stats.rewrites = matmuls + groups
+        stats.details.update(fused_matmuls=matmuls, elementwise_groups=groups,
+                             elementwise_ops_fused=fused_ops_count)
+    return stats
+
+
+def _plain(op, preserve):
+    """No control edges and no fetched/fed output: an op that may disappear into a fused op."""
+    if op.control_inputs or op._control_outputs or op in preserve:
+        return False
+    return not any(t in preserve for t in op.outputs)
+
+
+def _sole_reader(t):
+    readers = t._consumers
+    if len(readers) != 1:
+        return None
+    return readers[0]
+
+
+# ------------------------------------------------------------------ matmul + bias + activation
+def _fuse_matmul_bias_activation(graph, preserve):
+    editor = Editor(graph, preserve)
+    count = 0
+    for mm in graph.get_operations():
+        if mm.type != "MatMul" or not _plain(mm, preserve):
+            continue
+        product = mm.outputs[0]
+        add = _sole_reader(product)
+        if (add is None or add.control_inputs or add in preserve or add.device != mm.device
+                or len(add.outputs) != 1):
+            continue
+        bias = _bias_operand(add, product)
+        if bias is None:
+            continue
+        members = [mm, add]
+        root = add
+        act = _sole_reader(add.outputs[0])
+        if (act is not None and act.type in _ACTIVATIONS and act.device == mm.device
+                and not act.control_inputs and act not in preserve and _plain(add, preserve)):
+            members.append(act)
+            root = act
+        attrs = {"transpose_a": bool(mm.attrs.get("transpose_a", False)),
+                 "transpose_b": bool(mm.attrs.get("transpose_b", False)),
+                 "activation": root.type if root is not add else "",
+                 "activation_attrs": dict(root.attrs) if root is not add else {},
+                 **fused_ops._provenance(members)}
+        out = root.outputs[0]
+        fused = editor.add_op("FusedMatMul", [mm.inputs[0], mm.inputs[1], bias], attrs,
+                              [(out.dtype, out.shape)], anchor=root, name=root.name,
+                              source=root.source, device=root.device)
+        move_output(out, fused)
+        move_control_outputs(root, fused)
+        count += 1
+    editor.commit()
+    return count
+
+
+def _bias_operand(add, product):
+    if add.type == "BiasAdd":
+        fmt = add.attrs.get("data_format") or "NHWC"
+        channels_last = not fmt.startswith("NC") or product.shape.ndims == 2
+        if add.inputs[0] is product and channels_last:
+            return add.inputs[1]
+        return None
+    if add.type != "Add" or len(add.inputs) != 2:
+        return None
+    a, b = add.inputs
+    bias = b if a is product else a if b is product else None
+    if bias is None or bias is product:
+        return None
+    bd, pd = bias.shape.dims, product.shape.dims
+    if bd is None or pd is None or len(bd) > len(pd) or bias.dtype != product.dtype:
+        return None
+    for p, q in zip(pd[len(pd) - len(bd):], bd):
+        if q != 1 and (p is None or q is None or p != q):
+            return None
+    return bias
+
+
+# ------------------------------------------------------------------ elementwise groups
+def _fusible(op):
+    if op.type not in fused_ops.ELEMENTWISE_INSTRUCTIONS or len(op.outputs) != 1:
+        return False
+    op_def = registry.lookup(op.type)
+    return op_def.elementwise and not op_def.stateful and not op_def.random
+
+
+def _fuse_elementwise(graph, preserve):
+    ops = graph.get_operations()
+    group_of = {}
+    groups = []
+    for root in reversed(ops):
+        if root in group_of or not _fusible(root) or root.control_inputs or root in preserve:
+            continue
+        members = {root}
+        group_of[root] = root
+        shape = root.outputs[0].shape
+        stack = [t.op for t in root.inputs]
+        while stack and len(members) < MAX_GROUP_OPS:
+            p = stack.pop()
+            if (p in group_of or not _fusible(p) or not _plain(p, preserve)
+                    or p.device != root.device or p.outputs[0].shape.dims != shape.dims):
+                continue
+            if any(group_of.get(c) is not root for c in p.outputs[0]._consumers):
+                continue  # read outside the group (for now: a later member may still claim it)
+            members.add(p)
+            group_of[p] = root
+            stack.extend(t.op for t in p.inputs)
+        if len(members) < 2:
+            del group_of[root]
+            continue
+        groups.append((root, sorted(members, key=lambda o: o._id)))
+    editor = Editor(graph, preserve)
+    fused_count = 0
+    made = 0
+    for root, members in groups:
+        built = _build_program(members, root)
+        if built is None:
+            continue
+        inputs, program = built
+        out = root.outputs[0]
+        attrs = {"program": program, **fused_ops._provenance(members)}
+        fused = editor.add_op("FusedElementwise", inputs, attrs, [(out.dtype, out.shape)],
+                              anchor=root, name=root.name, source=root.source, device=root.device)
+        move_output(out, fused)
+        move_control_outputs(root, fused)
+        fused_count += len(members)
+        made += 1
+    editor.commit()
+    return made, fused_count
+
+
+def _inlinable(t, other_ranks):
+    """A size-1 constant that can become a "Const" instruction without changing the output shape."""
+    if t.op.type != "Const":
+        return False
+    value = t.op.attrs["value"]
+    if value.size != 1:
+        return False
+    return value.ndim == 0 or (other_ranks is not None and value.ndim <= other_ranks)
+
+
+def _build_program(members, root):
+    """(fused-op inputs, program) for a group, members in schedule order."""
+    member_set = set(members)
+    external = []
+    for op in members:
+        for t in op.inputs:
+            if t.op not in member_set and t not in external:
+                external.append(t)
+    tensor_inputs = [t for t in external if not (t.op.type == "Const" and t.op.attrs["value"].size == 1)]
+    ranks = [t.shape.ndims for t in tensor_inputs]
+    max_rank = None if not ranks or any(r is None for r in ranks) else max(ranks)
+    inputs, const_inputs = [], []
+    for t in external:
+        if _inlinable(t, max_rank) and tensor_inputs:
+            const_inputs.append(t)
+        else:
+            inputs.append(t)
+    if not inputs:
+        return None
+    number = {t: i for i, t in enumerate(inputs)}
+    instructions = []
+    for t in const_inputs:
+        value = t.op.attrs["value"].reshape(())
+        number[t] = len(inputs) + len(instructions)
+        instructions.append(["Const", [], {"value": value.item()}, t.dtype.name])
+    for op in members:
+        refs = [number[t] for t in op.inputs]
+        attrs = {k: _jsonable(v) for k, v in op.attrs.items()}
+        number[op.outputs[0]] = len(inputs) + len(instructions)
+        instructions.append([op.type, refs, attrs, op.outputs[0].dtype.name])
+    program = {"version": fused_ops.PROGRAM_VERSION, "inputs": [t.dtype.name for t in inputs],
+               "instructions": instructions, "output": number[root.outputs[0]]}
+    return inputs, program
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

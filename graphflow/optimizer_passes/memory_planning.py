@@ -1,0 +1,270 @@
+"""Memory planning: from the schedule, when each value dies and which outputs can be written into
+the buffer of a dead input (in place), plus the planned peak of the bytes the plan allocates.
+
+The executor already drops every value right after its last reader. On top of that, an op listed in
+`OpDef.inplace_inputs` (or a fused op, any input) whose CPU kernel takes an `out=` buffer may write
+its result over input `p` when all of this holds:
+  - the input's buffer is owned by the plan: produced by an op known to return a fresh array (an
+    elementwise op, a matmul, a fused op), never a fed array, a constant, a variable value or a
+    view of one (the rule of `executor.may_alias_external`);
+  - every value sharing that buffer (views made by `may_alias_input` ops) is dead after this op,
+    none is fetched, and every reader of them is known not to keep a reference (so never a buffer
+    that flowed into a stateful op);
+  - no other input of the op is a view of the same buffer;
+  - the input has the output's dtype and, statically, its exact shape (broadcasting cannot grow it).
+The executor emits such steps explicitly as `v7 = k3(v2, v5, out=v2)` and re-checks the conditions
+it knows (last use, fetched/fed, the kernel's `accepts_out`).
+
+The planned peak counts plan-owned buffers only (not feeds, constants or variables, nor a kernel's
+internal temporaries), from static shapes; it is None when a shape is not fully known.
+"""
+
+import numpy as np
+
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.ops import registry
+from graphflow.optimizer_passes.stats import PassStats, Timer
+
+NAME = "memory_planning"
+
+# Non-elementwise op types whose CPU kernels always return a fresh array.
+FRESH_OUTPUT_TYPES = frozenset(["MatMul", "FusedMatMul", "FusedElementwise", "BiasAdd"])
+# Non-elementwise op types that read inputs without keeping a reference to them.
+NON_RETAINING_TYPES = FRESH_OUTPUT_TYPES | frozenset(
+    ["Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ArgMax", "ArgMin", "Softmax",
+     "LogSoftmax", "BiasAddGrad", "L2Loss", "SoftmaxCrossEntropyWithLogits",
+     "SparseSoftmaxCrossEntropyWithLogits"])
+
+
+def kernel_accepts_out(kernel):
+    """True when a built kernel can be called as `kernel(*inputs, out=buffer)`."""
+    if isinstance(kernel, np.ufunc):
+        return kernel.nout == 1
+    return bool(getattr(kernel, "accepts_out", False))
+
+
+class MemoryPlan:
+    """`inplace`: {op: input position whose buffer the op's output reuses}; peaks in bytes."""
+
+    def __init__(self, inplace, peak_bytes, peak_bytes_without_reuse, num_buffers, unknown):
+        self.inplace = inplace
+        self.peak_bytes = peak_bytes
+        self.peak_bytes_without_reuse = peak_bytes_without_reuse
+        self.num_buffers = num_buffers
+        self.unknown_sizes = unknown
+
+    def summary(self):
+        if self.peak_bytes is None:
+            peak = f"peak unknown ({self.unknown_sizes} values of unknown size)"
+        else:
+            peak = (f"planned peak {_fmt(self.peak_bytes)} "
+                    f"({_fmt(self.peak_bytes_without_reuse)} without in-place reuse)")
+        return f"{len(self.inplace)} in-place steps, {self.num_buffers} buffers, {peak}"
+
+    def __repr__(self):
+        return f"<MemoryPlan {self.summary()}>"
+
+
+def _fmt(n):
+    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+def run(graph, preserve):
+    stats = PassStats(NAME)
+    with Timer(stats, graph):
+        plan = plan_memory(graph.get_operations(), preserve)
+        stats.rewrites = len(plan.inplace)
+        stats.details["memory_plan"] = plan
+    return stats
+
+
+# ------------------------------------------------------------------ analysis
+class _Buffer:
+    __slots__ = ("bytes", "members", "fresh", "end", "pinned", "start")
+
+    def __init__(self, nbytes, fresh, start):
+        self.bytes = nbytes
+        self.members = []
+        self.fresh = fresh
+        self.start = start
+        self.end = start
+        self.pinned = False
+
+
+def _nbytes(t):
+    n = t.shape.num_elements()
+    return None if n is None else n * t.dtype.size
+
+
+def _external(t, preserve):
+    """The `executor.may_alias_external` rule: fed, constant, variable, or a view of one."""
+    while True:
+        op_def = registry.lookup(t.op.type)
+        if op_def.returns_state or t.op.type == "Placeholder":
+            return True
+        if not op_def.may_alias_input or not t.op.inputs:
+            return False
+        t = t.op.inputs[0]
+
+
+def _fresh_producer(op):
+    op_def = registry.lookup(op.type)
+    if op_def.may_alias_input or op_def.returns_state or op_def.stateful:
+        return False
+    return op_def.elementwise or op.type in FRESH_OUTPUT_TYPES
+
+
+def _non_retaining(op):
+    op_def = registry.lookup(op.type)
+    if op_def.stateful:
+        return False
+    if op_def.may_alias_input:
+        return True  # its output joins the buffer's members and is tracked
+    return op_def.elementwise or op.type in NON_RETAINING_TYPES
+
+
+def _inplace_positions(op):
+    op_def = registry.lookup(op.type)
+    if op_def.stateful or len(op.outputs) != 1:
+        return ()
+    if op_def.extra.get("inplace_any_input"):
+        return tuple(range(len(op.inputs)))
+    return op_def.inplace_inputs
+
+
+def _shape_kept(v, op):
+    """Statically, op's output has exactly v's shape: same rank, and every dim of v is known or
+    is the only contribution to that output dim (other inputs are 1 or absent there)."""
+    out = op.outputs[0]
+    vd, od = v.shape.dims, out.shape.dims
+    if vd is None or od is None or len(vd) != len(od):
+        return False
+    for i, (a, b) in enumerate(zip(vd, od)):
+        if a is not None:
+            if a != b:
+                return False
+            continue
+        for t in op.inputs:
+            if t is v:
+                continue
+            td = t.shape.dims
+            if td is None:
+                return False
+            j = i - (len(od) - len(td))
+            if j >= 0 and td[j] != 1:
+                return False
+    return True
+
+
+def _accepts_out(op, state):
+    try:
+        build = cpu_kernels.lookup(op.type)
+        node = KernelNode(op.name, op.type, op.attrs,
+                          tuple(t.dtype.as_numpy_dtype for t in op.inputs),
+                          tuple(t.dtype.as_numpy_dtype for t in op.outputs),
+                          tuple(t.shape.dims for t in op.outputs), state)
+        return kernel_accepts_out(build(node))
+    except Exception:
+        return False
+
+
+def plan_memory(ops, preserve):
+    """The MemoryPlan of running `ops` (a schedule in topological order)."""
+    ops = [op for op in ops if op.type not in ("Placeholder", "NoOp")]
+    last = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            last[t] = i
+    buffer_of = {}
+    buffers = []
+    inplace = {}
+    state = SessionState()
+    for i, op in enumerate(ops):
+        reuse = _choose_inplace(op, i, last, buffer_of, preserve, state)
+        if reuse is not None:
+            inplace[op] = reuse
+        op_def = registry.lookup(op.type)
+        for t in op.outputs:
+            if _external(t, preserve):
+                buf = None
+            elif reuse is not None:
+                buf = buffer_of[op.inputs[reuse]]
+            elif op_def.may_alias_input and op.inputs:
+                buf = buffer_of.get(op.inputs[0])
+                if buf is None:  # a view of something external
+                    buffer_of[t] = None
+                    continue
+            else:
+                buf = _Buffer(_nbytes(t), _fresh_producer(op), i)
+                buffers.append(buf)
+            buffer_of[t] = buf
+            if buf is None:
+                continue
+            buf.members.append(t)
+            buf.end = max(buf.end, last.get(t, i))
+            if t in preserve:
+                buf.pinned = True
+    with_reuse = _peak(buffers, len(ops))
+    without = _peak_without_reuse(ops, last, preserve)
+    unknown = sum(1 for b in buffers if b.bytes is None)
+    return MemoryPlan(inplace, with_reuse, without, len(buffers), unknown)
+
+
+def _choose_inplace(op, step, last, buffer_of, preserve, state):
+    positions = _inplace_positions(op)
+    if not positions:
+        return None
+    out = op.outputs[0]
+    for p in positions:
+        v = op.inputs[p]
+        buf = buffer_of.get(v)
+        if buf is None or not buf.fresh or buf.pinned or v.dtype != out.dtype:
+            continue
+        if any(last.get(m, -1) > step or m in preserve for m in buf.members):
+            continue
+        if any(t is not v and buffer_of.get(t) is buf for t in op.inputs):
+            continue
+        if not all(_non_retaining(c) for m in buf.members for c in m._consumers):
+            continue
+        if not _shape_kept(v, op) or not _accepts_out(op, state):
+            continue
+        return p
+    return None
+
+
+def _peak(buffers, num_steps):
+    """Max over steps of the bytes of buffers alive (allocated at `start`, freed after `end`)."""
+    if any(b.bytes is None for b in buffers):
+        return None
+    delta = [0] * (num_steps + 2)
+    for b in buffers:
+        delta[b.start] += b.bytes
+        if not b.pinned:
+            delta[b.end + 1] -= b.bytes
+    peak = live = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak
+
+
+def _peak_without_reuse(ops, last, preserve):
+    buffers = []
+    buffer_of = {}
+    for i, op in enumerate(ops):
+        op_def = registry.lookup(op.type)
+        for t in op.outputs:
+            if _external(t, preserve):
+                continue
+            if op_def.may_alias_input and op.inputs:
+                buf = buffer_of.get(op.inputs[0])
+                if buf is None:
+                    continue
+            else:
+                buf = _Buffer(_nbytes(t), True, i)
+                buffers.append(buf)
+            buffer_of[t] = buf
+            buf.end = max(buf.end, last.get(t, i))
+            buf.pinned = buf.pinned or t in preserve
+    return _peak(buffers, len(ops))

@@ -1,0 +1,96 @@
+"""The optimizer's input: the part of the user's graph a plan needs, copied into a fresh Graph.
+
+`copy_for_plan(fetches, feeds)` prunes the user's graph to the ancestors of the fetches (data and
+control edges, cut at fed tensors) and copies those ops, in order, into a new Graph: same names,
+types, attrs, devices and user source lines (so errors in an optimized plan still point at the
+user's code). Every fed tensor becomes the output of a `Placeholder` in the copy, so passes see fed
+values as opaque inputs. The user's graph is never modified.
+"""
+
+from graphflow.graph import Graph, Tensor
+
+
+def needed_ops(fetch_ops, fed):
+    """Ancestors of `fetch_ops` over data and control edges, cut at fed tensors, in graph order."""
+    needed = set()
+    stack = list(fetch_ops)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return sorted(needed, key=lambda o: o._id)
+
+
+class PlanGraph:
+    """A copy of what a plan needs. `fetches`/`feeds` are the copy's counterparts of the user's
+    fetch elements and fed tensors (same order); `origin` maps each copied op and each stand-in
+    fed tensor back to the user's; `preserve` is the set passes must keep."""
+
+    def __init__(self, graph, fetches, feeds, origin):
+        self.graph = graph
+        self.fetches = fetches
+        self.feeds = feeds
+        self.origin = origin
+        self.preserve = {e for e in fetches} | set(feeds)
+
+
+def copy_for_plan(fetch_elements, feed_tensors):
+    """Prune and copy the user's graph for one (fetches, feeds) signature; returns a PlanGraph."""
+    fed = set(feed_tensors)
+    fetch_ops = [e.op if isinstance(e, Tensor) else e for e in fetch_elements
+                 if not (isinstance(e, Tensor) and e in fed)]
+    ops = needed_ops(fetch_ops, fed)
+    source_graph = (fetch_elements[0].graph if fetch_elements else
+                    feed_tensors[0].graph if feed_tensors else None)
+    copy = Graph()
+    copy.seed = getattr(source_graph, "seed", None)
+    tmap, omap, origin = {}, {}, {}
+    in_copy = set(ops)
+
+    # Stand-ins first (no inputs, so any position is topological): one Placeholder per user op
+    # with fed outputs, with all of that op's outputs so tensor names stay the same. A fed output
+    # of an op that is itself copied (needed through a control edge) gets a stand-in of its own.
+    stand_ins = {}
+    for t in dict.fromkeys(feed_tensors):
+        if t.op in in_copy:
+            if t.op.type == "Placeholder":
+                continue
+            stand_in = _stand_in(copy, t.op, f"{t.op.name}/fed_{t.value_index}", [t])
+            tmap[t] = stand_in.outputs[0]
+        else:
+            stand_in = stand_ins.get(t.op)
+            if stand_in is None:
+                stand_in = stand_ins[t.op] = _stand_in(copy, t.op, t.op.name, t.op.outputs)
+            tmap[t] = stand_in.outputs[t.value_index]
+        origin[stand_in] = t.op
+        origin[tmap[t]] = t
+    for op in ops:
+        new = copy.add_op(op.type, [tmap[t] for t in op.inputs],
+                          dict(op.attrs), [(t.dtype, t.shape) for t in op.outputs], name=op.name,
+                          control_inputs=[omap[c] for c in op.control_inputs], source=op.source,
+                          device=op.device, use_scopes=False)
+        new.source = op.source
+        omap[op] = new
+        origin[new] = op
+        for t, nt in zip(op.outputs, new.outputs):
+            if t not in tmap:
+                tmap[t] = nt
+    fetches = [tmap[e] if isinstance(e, Tensor) else omap[e] for e in fetch_elements]
+    feeds = [tmap[t] for t in feed_tensors]
+    return PlanGraph(copy, fetches, feeds, origin)
+
+
+def _stand_in(copy, op, name, outputs):
+    t = outputs[0]
+    stand_in = copy.add_op("Placeholder", [], {"dtype": t.dtype.name, "shape": t.shape.dims},
+                           [(o.dtype, o.shape) for o in outputs], name=name, source=op.source,
+                           use_scopes=False)
+    stand_in.source = op.source
+    return stand_in

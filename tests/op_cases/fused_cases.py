@@ -1,0 +1,132 @@
+"""Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul). They have no
+gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
+
+The FusedElementwise cases cover both evaluation modes of the CPU kernel: whole arrays (small) and
+chunked (at least `CHUNKED_MIN_ELEMENTS` output elements), with broadcasting inputs.
+"""
+
+import numpy as np
+
+from graphflow.kernels.cpu.fused_kernels import CHUNKED_MIN_ELEMENTS
+from graphflow.ops import fused_ops
+from tests.op_cases import OpCase, rand
+
+f32 = np.float32
+
+
+def _program(inputs, instructions, output=None):
+    n = len(inputs)
+    return {"version": 1, "inputs": inputs, "instructions": instructions,
+            "output": n + len(instructions) - 1 if output is None else output}
+
+
+# tanh(x * 1.5 + 0.25) * 0.5 + relu(x) - exp(-x * x): the benchmark expression
+BENCH_PROGRAM = _program(["float32"], [
+    ["Const", [], {"value": 1.5}, "float32"],   # 1
+    ["Mul", [0, 1], {}, "float32"],              # 2
+    ["Const", [], {"value": 0.25}, "float32"],  # 3
+    ["Add", [2, 3], {}, "float32"],              # 4
+    ["Tanh", [4], {}, "float32"],                # 5
+    ["Const", [], {"value": 0.5}, "float32"],   # 6
+    ["Mul", [5, 6], {}, "float32"],              # 7
+    ["Relu", [0], {}, "float32"],                # 8
+    ["Add", [7, 8], {}, "float32"],              # 9
+    ["Mul", [0, 0], {}, "float32"],              # 10
+    ["Neg", [10], {}, "float32"],                # 11
+    ["Exp", [11], {}, "float32"],                # 12
+    ["Sub", [9, 12], {}, "float32"],             # 13
+])
+
+
+def bench_reference(x):
+    x = x.astype(f32)
+    return np.tanh(x * f32(1.5) + f32(0.25)) * f32(0.5) + np.maximum(x, 0) - np.exp(-x * x)
+
+
+# where(a > b, sigmoid(a) * b, relu6(a - b) + cast(a > 0, float)), with b broadcast along rows
+MIXED_PROGRAM = _program(["float64", "float64"], [
+    ["Greater", [0, 1], {}, "bool"],             # 2
+    ["Sigmoid", [0], {}, "float64"],             # 3
+    ["Mul", [3, 1], {}, "float64"],              # 4
+    ["Sub", [0, 1], {}, "float64"],              # 5
+    ["Relu6", [5], {}, "float64"],               # 6
+    ["Const", [], {"value": 0.0}, "float64"],   # 7
+    ["Greater", [0, 7], {}, "bool"],             # 8
+    ["Cast", [8], {"DstT": "float64"}, "float64"],  # 9
+    ["Add", [6, 9], {}, "float64"],              # 10
+    ["Select", [2, 4, 10], {}, "float64"],       # 11
+])
+
+
+def mixed_reference(a, b):
+    sig = 1 / (1 + np.exp(-a))
+    return np.where(a > b, sig * b, np.minimum(np.maximum(a - b, 0), 6) + (a > 0))
+
+
+# (x mod 7) * y + 3 over int32, with an outer-product broadcast (rows x 1) * (1 x cols)
+INT_PROGRAM = _program(["int32", "int32"], [
+    ["Const", [], {"value": 7}, "int32"],        # 2
+    ["FloorMod", [0, 2], {}, "int32"],           # 3
+    ["Mul", [3, 1], {}, "int32"],                # 4
+    ["Const", [], {"value": 3}, "int32"],        # 5
+    ["Add", [4, 5], {}, "int32"],                # 6
+])
+
+# leaky_relu(softsign(x), 0.1) - elu(x) * selu(x): activations that cannot write over their input
+ACTIVATIONS_PROGRAM = _program(["float32"], [
+    ["Softsign", [0], {}, "float32"],            # 1
+    ["LeakyRelu", [1], {"alpha": 0.1}, "float32"],  # 2
+    ["Elu", [0], {}, "float32"],                 # 3
+    ["Selu", [0], {}, "float32"],                # 4
+    ["Mul", [3, 4], {}, "float32"],              # 5
+    ["Sub", [2, 5], {}, "float32"],              # 6
+])
+
+
+def activations_reference(x):
+    s = x / (1 + np.abs(x))
+    leaky = np.where(s > 0, s, s * f32(0.1))
+    elu = np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    selu = scale * np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+    return leaky - elu * selu
+
+
+def _fused(program):
+    return lambda *xs: fused_ops.fused_elementwise(list(xs), program)
+
+
+_BIG_ROWS = CHUNKED_MIN_ELEMENTS // 500 + 3  # chunked mode, with a partial last chunk
+
+
+def _relu_ref(a, b, bias):
+    return np.maximum(a @ b + bias, 0)
+
+
+CASES = [
+    OpCase("FusedElementwise", _fused(BENCH_PROGRAM), [rand(3, 4, dtype=f32)], bench_reference,
+           grad=False, name="FusedElementwise[bench,small]"),
+    OpCase("FusedElementwise", _fused(BENCH_PROGRAM), [rand(_BIG_ROWS, 500, dtype=f32)],
+           bench_reference, grad=False, rtol=2e-6, name="FusedElementwise[bench,chunked]"),
+    OpCase("FusedElementwise", _fused(MIXED_PROGRAM), [rand(4, 5), rand(5)], mixed_reference,
+           grad=False, name="FusedElementwise[mixed,small]"),
+    OpCase("FusedElementwise", _fused(MIXED_PROGRAM), [rand(_BIG_ROWS, 500), rand(500, seed=1)],
+           mixed_reference, grad=False, name="FusedElementwise[mixed,chunked]"),
+    OpCase("FusedElementwise", _fused(INT_PROGRAM),
+           [rand(_BIG_ROWS, 1, dtype=np.int32, low=-50, high=50),
+            rand(1, 500, dtype=np.int32, low=-9, high=9)],
+           lambda x, y: np.mod(x, 7) * y + 3, grad=False, name="FusedElementwise[int,outer]"),
+    OpCase("FusedElementwise", _fused(ACTIVATIONS_PROGRAM), [rand(_BIG_ROWS, 500, dtype=f32)],
+           activations_reference, grad=False, rtol=2e-6, atol=1e-6,
+           name="FusedElementwise[activations,chunked]"),
+    OpCase("FusedMatMul", lambda a, b, c: fused_ops.fused_matmul(a, b, c, "Relu"),
+           [rand(4, 3), rand(3, 5), rand(5)], _relu_ref, grad=False),
+    OpCase("FusedMatMul", lambda a, b, c: fused_ops.fused_matmul(a, b, c, "", transpose_b=True),
+           [rand(4, 3), rand(5, 3), rand(1, 5)], lambda a, b, c: a @ b.T + c, grad=False),
+    OpCase("FusedMatMul",
+           lambda a, b, c: fused_ops.fused_matmul(a, b, c, "LeakyRelu", transpose_a=True,
+                                                  activation_attrs={"alpha": 0.3}),
+           [rand(3, 4, dtype=f32), rand(3, 6, dtype=f32), rand(6, dtype=f32)],
+           lambda a, b, c: np.where(a.T @ b + c > 0, a.T @ b + c, (a.T @ b + c) * f32(0.3)),
+           grad=False, rtol=1e-5),
+]
