@@ -1,0 +1,48 @@
+"""The main job end to end: `python examples/train_digits.py --quick` in a fresh process trains the
+MLP and the CNN on the digits, saves each graph with its weights, reloads it and evaluates again.
+Quick mode runs a few epochs; with its fixed seeds it reaches MLP 0.975 and CNN 0.958 test
+accuracy, and the thresholds below leave room for numeric differences between machines."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "examples", "train_digits.py")
+QUICK_THRESHOLDS = {"mlp": 0.95, "cnn": 0.92}
+
+pytest.importorskip("sklearn", reason="the digits example needs scikit-learn")
+pytest.importorskip("tqdm", reason="the digits example shows a tqdm progress bar")
+
+
+def test_train_digits_quick(tmp_path):
+    out = subprocess.run([sys.executable, SCRIPT, "--quick", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "1437 training and 360 test images" in text
+    for model, threshold in QUICK_THRESHOLDS.items():
+        found = re.search(rf"^{model}: test accuracy ([0-9.]+)", text, re.M)
+        assert found, text
+        accuracy = float(found.group(1))
+        assert accuracy >= threshold, f"{model} reached only {accuracy}:\n{text}"
+        reloaded = re.search(rf"^{model}: saved to (\S+); reloaded test accuracy ([0-9.]+)",
+                             text, re.M)
+        assert reloaded, text
+        assert os.path.isfile(reloaded.group(1))
+        assert os.path.dirname(reloaded.group(1)) == str(tmp_path)
+        assert float(reloaded.group(2)) == accuracy
+    assert "loss=" in text and "acc=" in text  # the progress bar reports both
+
+
+def test_train_digits_single_model_flags(tmp_path):
+    out = subprocess.run([sys.executable, SCRIPT, "--model", "mlp", "--epochs", "2", "--quiet",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "mlp: test accuracy" in out.stdout and "cnn:" not in out.stdout
+    assert "trained 2 epochs" in out.stdout
+    assert os.listdir(tmp_path) == ["digits_mlp.gfz"]
