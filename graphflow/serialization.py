@@ -26,7 +26,8 @@ TENSORS_MEMBER = "tensors.npz"
 
 
 # ------------------------------------------------------------------------------------ saving
-def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source=False):
+def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source=False,
+         variable_values=None):
     """Write the graph, its named input/output signatures and variable values to one file.
 
     inputs: {name: Tensor} fed at run time (a list of Tensors is named by op name).
@@ -35,6 +36,7 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
         values and must be initialized after loading).
     graph: the graph to save (default: the outputs' graph, else the default graph).
     strip_source: leave out the source file/line of each op.
+    variable_values: {shared_name: array} to store instead of reading them from `session`.
     Returns `path`.
     """
     inputs = _named(inputs, "inputs")
@@ -48,7 +50,10 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
                              "being saved")
     if session is not None and session.graph is not graph:
         raise ValueError("The session runs a different graph than the one being saved")
-    values = session.variable_values() if session is not None else {}
+    if variable_values is not None:
+        values = dict(variable_values)
+    else:
+        values = session.variable_values() if session is not None else {}
     doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source)
     text = fmt.dumps_document(doc).encode("utf-8")
     tensors = file_io.npz_bytes(arrays)
