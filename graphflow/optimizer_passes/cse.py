@@ -96,9 +96,9 @@ class ArrayKey:
     __slots__ = ("array", "_hash")
 
     def __init__(self, array):
-        self.array = np.ascontiguousarray(array)
-        raw = self.array.reshape(-1).view(np.uint8)
-        self._hash = hash((self.array.dtype.str, self.array.shape, zlib.crc32(raw)))
+        self.array = array
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)  # (makes 0-d arrays 1-d)
+        self._hash = hash((array.dtype.str, array.shape, zlib.crc32(raw)))
 
     def __hash__(self):
         return self._hash
