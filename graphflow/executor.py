@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from graphflow import dtypes
+from graphflow import dtypes, placement
 from graphflow.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -102,7 +102,7 @@ class FeedSpec:
 class Plan:
     """A compiled, reusable execution plan for one (fetches, feeds) signature."""
 
-    def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None):
+    def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
         self.feed_specs = [FeedSpec(t) for t in feed_tensors]
@@ -114,6 +114,8 @@ class Plan:
         self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
                                     for op in self.ops)
         self._state = state
+        # device of each step, value locations, host<->device copies (graphflow/placement.py)
+        self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
 
     def _check_feeds_cover_placeholders(self, fed):
@@ -144,7 +146,7 @@ class Plan:
             if op.type in ("NoOp", "Placeholder"):
                 continue
             try:
-                builder = kernel_table.lookup(op.type)
+                builder = self.placement.lookup(op)
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
             node = KernelNode(op.name, op.type, op.attrs,
@@ -164,8 +166,11 @@ class Plan:
                     counter += 1
                     var_of[t] = name
                     outs.append(name)
-            args = ", ".join(var_of[t] for t in op.inputs)
-            call = f"{kname}({args})"
+            copies, arg_names = self.placement.args(op, var_of)
+            for line in copies:
+                lines.append(f"    {line}")
+                self.line_to_op[len(lines)] = op
+            call = f"{kname}({', '.join(arg_names)})"
             if not op.outputs:
                 lines.append(f"    {call}")
             elif len(op.outputs) == 1:
@@ -175,6 +180,7 @@ class Plan:
             self.line_to_op[len(lines)] = op
             dead = [var_of[t] for t in dict.fromkeys(op.inputs)
                     if last_use.get(t) == step and t not in fetched and t not in fed]
+            dead += [c for v in dead for c in self.placement.copies_of(v)]
             if dead:
                 lines.append(f"    del {', '.join(dead)}")
         self.fetch_slots = []
@@ -182,8 +188,9 @@ class Plan:
         returns = []
         for e in fetch_elements:
             if hasattr(e, "value_index"):
-                returns.append(var_of[e])
-                self.copy_fetch.append(may_alias_external(e, fed) and e not in fed)
+                returns.append(self.placement.fetch(e, var_of[e]))
+                self.copy_fetch.append(may_alias_external(e, fed) and e not in fed
+                                       and self.placement.on_host(e))
             else:
                 returns.append("None")
                 self.copy_fetch.append(False)
@@ -192,8 +199,9 @@ class Plan:
         self.source = "\n".join(lines) + "\n"
         code = compile(self.source, f"<graphflow plan {self.plan_id}>", "exec")
         self._code_filename = code.co_filename
+        namespace.update(self.placement.namespace)
         exec(code, namespace)  # our own generated code, never data from a file
-        self.fn = namespace[f"plan_{self.plan_id}"]
+        self.fn = self.placement.wrap(namespace[f"plan_{self.plan_id}"])
         self.num_steps = len(self.kernels)
 
     # ------------------------------------------------------------------ running

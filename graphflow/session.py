@@ -8,6 +8,7 @@ default-session stack. `run` is safe to call from several threads on one session
 import collections
 import threading
 
+from graphflow import placement
 from graphflow.executor import Plan
 from graphflow.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
@@ -77,12 +78,16 @@ class Session:
     """`tf.Session(graph=None)`: a context manager that runs ops of `graph` (default graph if None).
 
     Options beyond TF1: `optimize` (default True) and `passes` choose graph-optimization passes
-    applied to each compiled plan.
+    applied to each compiled plan; `device` (e.g. "/gpu:0") is the default device of ops built
+    without `tf.device`: every op with a kernel for it runs there, the others fall back to the CPU
+    (see `graphflow.placement`; a missing GPU is reported here, when the session is created).
     """
 
-    def __init__(self, target="", graph=None, config=None, optimize=True, passes=None):
+    def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
         self.graph = graph if graph is not None else get_default_graph()
         self._state = SessionState()
+        self.default_device = placement.check_device(device)
+        self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
         self._plans = {}
         self._compile_lock = threading.Lock()
         self._closed = False
@@ -165,7 +170,7 @@ class Session:
         return element
 
     def _compile(self, elements, feed_tensors):
-        return Plan(elements, feed_tensors, self._state)
+        return Plan(elements, feed_tensors, self._state, device=self.default_device)
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function `f(*feed_values)` running `fetches` with the lowest per-call overhead."""
@@ -197,9 +202,7 @@ class Session:
         (what `graphflow.save` and `train.Saver` write to disk)."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        store = self._state.variables
-        with store.lock:
-            return dict(store.values)
+        return self._state.variables.host_values()
 
     def set_variable_values(self, values):
         """Store {shared_name: array} as variable values (restoring a saved model or checkpoint);
@@ -211,7 +214,7 @@ class Session:
             store.write(name, value)
 
     def list_devices(self):
-        return ["/cpu:0"]
+        return placement.list_devices()
 
 
 def _first(values):

@@ -1,0 +1,237 @@
+"""Convolution and pooling on the GPU (conv.cu, pool.cu, GEMMs of matmul.cu), NHWC layout.
+
+Conv2D is im2col + GEMM: col [N*OH*OW, KH*KW*C] @ filter [KH*KW*C, OC] is the NHWC output (a 1x1,
+stride-1, unpadded convolution skips im2col: the input already is col). Its backprops are
+dcol = dout @ filter^T then col2im (a gather, no atomics), and dfilter = col^T @ dout accumulated
+over batch chunks (beta = 1). The batch is processed in chunks so that the col buffer stays under
+`COL_BYTES`. NCHW graphs run these ops on the CPU (the placement report says so).
+"""
+
+import numpy as np
+
+from graphflow.kernels.cuda import cuda_kernel, runtime
+from graphflow.kernels.cuda.launch import launch_1d
+from graphflow.kernels.cuda.matmul import gemm
+
+COL_BYTES = 256 << 20
+_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+def axis_geometry(size, k, s, d, padding):
+    """(output size, padding before) along one spatial dim, TF's SAME/VALID rules."""
+    effective = (k - 1) * d + 1
+    if padding == "SAME":
+        out = -(-size // s)
+        total = max((out - 1) * s + effective - size, 0)
+        return out, total // 2
+    if size < effective:
+        raise ValueError(f"the window ({effective}) is larger than the input ({size}) with VALID "
+                         "padding")
+    return (size - effective) // s + 1, 0
+
+
+def _nhwc_only(in_dtypes, out_dtypes, attrs):
+    if attrs.get("data_format", "NHWC") != "NHWC":
+        return "the CUDA kernels take NHWC data (data_format NCHW runs on the CPU)"
+    return None
+
+
+class ConvGeometry:
+    def __init__(self, attrs, x_shape, f_shape):
+        n, h, w, c = x_shape
+        kh, kw, ki, oc = f_shape
+        if c != ki:
+            raise ValueError(f"input has {c} channels but the filter expects {ki} "
+                             f"(filter shape {list(f_shape)})")
+        sh, sw = attrs["strides"][1:3]
+        dh, dw = (attrs.get("dilations") or [1, 1, 1, 1])[1:3]
+        oh, pt = axis_geometry(h, kh, sh, dh, attrs["padding"])
+        ow, pl = axis_geometry(w, kw, sw, dw, attrs["padding"])
+        self.n, self.h, self.w, self.c, self.oc = n, h, w, c, oc
+        self.oh, self.ow, self.kh, self.kw = oh, ow, kh, kw
+        self.sh, self.sw, self.dh, self.dw, self.pt, self.pl = sh, sw, dh, dw, pt, pl
+        self.kkc = kh * kw * c
+        self.trivial = kh == kw == 1 and sh == sw == 1 and pt == pl == 0
+
+    def packed(self, n):
+        return np.array([n, self.h, self.w, self.c, self.oh, self.ow, self.kh, self.kw, self.sh,
+                         self.sw, self.dh, self.dw, self.pt, self.pl, 0, 0], np.int64).tobytes()
+
+    def chunk(self, itemsize):
+        per_image = self.oh * self.ow * self.kkc * itemsize
+        return max(1, min(self.n, COL_BYTES // max(per_image, 1)))
+
+
+def _dims(shape_array):
+    return tuple(int(d) for d in np.asarray(shape_array).reshape(-1))
+
+
+@cuda_kernel("Conv2D", dtypes=(np.float32, np.float64), supports=_nhwc_only)
+def _conv2d(node):
+    rt, attrs = runtime(), node.attrs
+    t = _T[np.dtype(node.out_dtypes[0])]
+
+    def conv2d(x, f):
+        g = ConvGeometry(attrs, x.shape, f.shape)
+        out = rt.empty((g.n, g.oh, g.ow, g.oc), x.dtype)
+        if out.size == 0:
+            return out
+        if g.kkc == 0:
+            return rt.fill(out, 0)
+        size = x.dtype.itemsize
+        step = g.chunk(size)
+        col = None if g.trivial else rt.empty((step * g.oh * g.ow, g.kkc), x.dtype)
+        im2col = rt.kernel("conv.cu", f"gf_im2col_{t}", "PP128s")
+        for n0 in range(0, g.n, step):
+            n = min(step, g.n - n0)
+            pix = n * g.oh * g.ow
+            x_addr = int(x.gpudata) + n0 * g.h * g.w * g.c * size
+            if g.trivial:
+                a_addr = x_addr
+            else:
+                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), col.gpudata, g.packed(n))
+                a_addr = int(col.gpudata)
+            gemm(rt, x.dtype, a_addr, int(f.gpudata), int(out.gpudata) + n0 * g.oh * g.ow * g.oc * size,
+                 pix, g.oc, g.kkc)
+        return out
+    return conv2d
+
+
+@cuda_kernel("Conv2DBackpropInput", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
+             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
+                                                              f"no CUDA kernel for {o[0].name}"))
+def _conv2d_backprop_input(node):
+    rt, attrs = runtime(), node.attrs
+    t = _T[np.dtype(node.out_dtypes[0])]
+
+    def conv2d_backprop_input(input_sizes, f, dy):
+        x_shape = _dims(input_sizes)
+        g = ConvGeometry(attrs, x_shape, f.shape)
+        if dy.shape != (g.n, g.oh, g.ow, g.oc):
+            raise ValueError(f"out_backprop has shape {dy.shape}, expected "
+                             f"{(g.n, g.oh, g.ow, g.oc)} (NHWC)")
+        dx = rt.empty(x_shape, dy.dtype)
+        if dx.size == 0:
+            return dx
+        if dy.size == 0 or g.oc == 0:
+            return rt.fill(dx, 0)
+        size = dy.dtype.itemsize
+        step = g.chunk(size)
+        dcol = None if g.trivial else rt.empty((step * g.oh * g.ow, g.kkc), dy.dtype)
+        col2im = rt.kernel("conv.cu", f"gf_col2im_{t}", "PP128s")
+        for n0 in range(0, g.n, step):
+            n = min(step, g.n - n0)
+            pix = n * g.oh * g.ow
+            dx_addr = int(dx.gpudata) + n0 * g.h * g.w * g.c * size
+            dy_addr = int(dy.gpudata) + n0 * g.oh * g.ow * g.oc * size
+            target = dx_addr if g.trivial else int(dcol.gpudata)
+            gemm(rt, dy.dtype, dy_addr, int(f.gpudata), target, pix, g.kkc, g.oc, tb=True)
+            if not g.trivial:
+                launch_1d(rt, col2im, n * g.h * g.w * g.c, dcol.gpudata, np.uintp(dx_addr),
+                          g.packed(n))
+        return dx
+    return conv2d_backprop_input
+
+
+@cuda_kernel("Conv2DBackpropFilter", dtypes=(np.float32, np.float64, np.int32), host_inputs=(1,),
+             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
+                                                              f"no CUDA kernel for {o[0].name}"))
+def _conv2d_backprop_filter(node):
+    rt, attrs = runtime(), node.attrs
+    t = _T[np.dtype(node.out_dtypes[0])]
+
+    def conv2d_backprop_filter(x, filter_sizes, dy):
+        f_shape = _dims(filter_sizes)
+        g = ConvGeometry(attrs, x.shape, f_shape)
+        if dy.shape != (g.n, g.oh, g.ow, g.oc):
+            raise ValueError(f"out_backprop has shape {dy.shape}, expected "
+                             f"{(g.n, g.oh, g.ow, g.oc)} (NHWC)")
+        df = rt.empty(f_shape, x.dtype)
+        if df.size == 0:
+            return df
+        if dy.size == 0:
+            return rt.fill(df, 0)
+        size = x.dtype.itemsize
+        step = g.chunk(size)
+        col = None if g.trivial else rt.empty((step * g.oh * g.ow, g.kkc), x.dtype)
+        im2col = rt.kernel("conv.cu", f"gf_im2col_{t}", "PP128s")
+        for i, n0 in enumerate(range(0, g.n, step)):
+            n = min(step, g.n - n0)
+            pix = n * g.oh * g.ow
+            x_addr = int(x.gpudata) + n0 * g.h * g.w * g.c * size
+            if g.trivial:
+                a_addr = x_addr
+            else:
+                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), col.gpudata, g.packed(n))
+                a_addr = int(col.gpudata)
+            gemm(rt, x.dtype, a_addr, int(dy.gpudata) + n0 * g.oh * g.ow * g.oc * size,
+                 int(df.gpudata), g.kkc, g.oc, pix, ta=True, beta=0.0 if i == 0 else 1.0)
+        return df
+    return conv2d_backprop_filter
+
+
+# ---------------------------------------------------------------- pooling
+class PoolGeometry:
+    def __init__(self, attrs, shape):
+        n, h, w, c = shape
+        kh, kw = attrs["ksize"][1:3]
+        sh, sw = attrs["strides"][1:3]
+        oh, pt = axis_geometry(h, kh, sh, 1, attrs["padding"])
+        ow, pl = axis_geometry(w, kw, sw, 1, attrs["padding"])
+        self.out_shape = (n, oh, ow, c)
+        self.bytes = np.array([n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, 0, 0, 0, 0],
+                              np.int64).tobytes()
+
+
+@cuda_kernel("MaxPool", "AvgPool", dtypes=(np.float32, np.float64), supports=_nhwc_only)
+def _pool(node):
+    rt, attrs = runtime(), node.attrs
+    name = f"gf_{'max' if node.type == 'MaxPool' else 'avg'}_pool_{_T[np.dtype(node.out_dtypes[0])]}"
+
+    def pool(x):
+        if len(x.shape) != 4:
+            raise ValueError(f"input must be 4-D, got shape {x.shape}")
+        g = PoolGeometry(attrs, x.shape)
+        out = rt.empty(g.out_shape, x.dtype)
+        if out.size:
+            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), out.size, x.gpudata, out.gpudata,
+                      g.bytes)
+        return out
+    return pool
+
+
+@cuda_kernel("MaxPoolGrad", dtypes=(np.float32, np.float64), supports=_nhwc_only)
+def _max_pool_grad(node):
+    rt, attrs = runtime(), node.attrs
+    name = f"gf_max_pool_grad_{_T[np.dtype(node.out_dtypes[0])]}"
+
+    def max_pool_grad(x, y, dy):
+        g = PoolGeometry(attrs, x.shape)
+        if dy.shape != g.out_shape:
+            raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
+        dx = rt.fill(rt.empty(x.shape, dy.dtype), 0)
+        if dy.size:
+            launch_1d(rt, rt.kernel("pool.cu", name, "PPP128s"), dy.size, x.gpudata, dy.gpudata,
+                      dx.gpudata, g.bytes)
+        return dx
+    return max_pool_grad
+
+
+@cuda_kernel("AvgPoolGrad", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
+             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
+                                                              f"no CUDA kernel for {o[0].name}"))
+def _avg_pool_grad(node):
+    rt, attrs = runtime(), node.attrs
+    name = f"gf_avg_pool_grad_{_T[np.dtype(node.out_dtypes[0])]}"
+
+    def avg_pool_grad(orig_input_shape, dy):
+        shape = _dims(orig_input_shape)
+        g = PoolGeometry(attrs, shape)
+        if dy.shape != g.out_shape:
+            raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
+        dx = rt.empty(shape, dy.dtype)
+        if dx.size:
+            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), dx.size, dy.gpudata, dx.gpudata,
+                      g.bytes)
+        return dx
+    return avg_pool_grad

@@ -1,0 +1,139 @@
+"""Elementwise ops on the GPU: every op of `codegen.SUPPORTED_OPS` runs as a one-node expression
+program through the code generator (numpy broadcasting, strided indexing, any rank up to 8), and
+`FusedElementwise` ops of the fusion pass run the same way: their whole program is one kernel.
+
+`ElementwiseKernel` is shared by all plans using the same program; it keeps one launch closure per
+tuple of input shapes (layout, collapsed strides, grid and compiled function decided once).
+"""
+
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
+
+_BLOCK = 256
+_kernels = {}
+_kernels_lock = threading.Lock()
+
+
+class ElementwiseKernel:
+    """A compiled-on-demand kernel for one (normalized) expression program."""
+
+    def __init__(self, program):
+        self.program = codegen.normalize(program)
+        self.out_dtypes = codegen.output_dtypes(self.program)
+        self.num_inputs = len(self.program["inputs"])
+        self._launches = {}
+
+    def __call__(self, *arrays):
+        key = tuple(a.shape for a in arrays)
+        launch = self._launches.get(key)
+        if launch is None:
+            launch = self._plan(key)
+            self._launches[key] = launch
+        return launch(arrays)
+
+    def _plan(self, shapes):
+        rt = runtime()
+        try:
+            out_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+        except ValueError:
+            raise ValueError(f"shapes {', '.join(str(s) for s in shapes)} cannot be broadcast "
+                             "together") from None
+        n = int(np.prod(out_shape)) if out_shape else 1
+        out_dtypes = self.out_dtypes
+        empty = rt.empty
+        if n == 0:
+            return lambda arrays: [empty(out_shape, dt) for dt in out_dtypes]
+        layouts, cshape, strides = codegen.plan_layout(shapes, out_shape)
+        source, name, fmt = codegen.generate(self.program, layouts, len(cshape), n < 2**31)
+        fn = rt.function(source, name, fmt)
+        grid = rt.grid_for(n, _BLOCK)
+        block = (_BLOCK, 1, 1)
+        head = (np.int64(n), codegen.pack_shape(cshape))
+        stride_bytes = iter([codegen.pack_strides(s) for s in strides])
+        extra = [next(stride_bytes) if lay == "b" else None for lay in layouts]
+        call = fn.prepared_call
+
+        def launch(arrays):
+            outs = [empty(out_shape, dt) for dt in out_dtypes]
+            args = list(head)
+            for a, st in zip(arrays, extra):
+                args.append(a.gpudata)
+                if st is not None:
+                    args.append(st)
+            for o in outs:
+                args.append(o.gpudata)
+            call(grid, block, *args)
+            return outs
+        return launch
+
+
+def kernel_for(program):
+    """The shared ElementwiseKernel of `program` (one per distinct canonical program)."""
+    norm = codegen.normalize(program)
+    key = codegen.program_key(norm)
+    k = _kernels.get(key)
+    if k is None:
+        with _kernels_lock:
+            k = _kernels.get(key)
+            if k is None:
+                k = ElementwiseKernel(norm)
+                _kernels[key] = k
+    return k
+
+
+def single_op_program(op_type, in_dtypes, out_dtype, attrs):
+    node = {"op": op_type, "args": [f"i{k}" for k in range(len(in_dtypes))],
+            "dtype": np.dtype(out_dtype).name}
+    if op_type in ("LeakyRelu", "LeakyReluGrad"):
+        node["attrs"] = {"alpha": float(attrs.get("alpha", 0.2))}
+    if op_type == "Cast":
+        node["attrs"] = {"DstT": np.dtype(out_dtype).name}
+    return {"inputs": [np.dtype(d).name for d in in_dtypes], "nodes": [node], "outputs": ["n0"]}
+
+
+def _supports(op_type):
+    def check(in_dtypes, out_dtypes, attrs):
+        try:
+            codegen.normalize(single_op_program(op_type, in_dtypes, out_dtypes[0], attrs))
+        except codegen.ProgramError as exc:
+            return str(exc)
+        return None
+    return check
+
+
+def _build_single(node):
+    k = kernel_for(single_op_program(node.type, node.in_dtypes, node.out_dtypes[0], node.attrs))
+    if node.type == "BiasAdd" and node.attrs.get("data_format", "NHWC") in ("NCHW", "NCW", "NCDHW"):
+        rt = runtime()
+
+        def bias_add_nchw(x, bias):
+            return k(x, rt.reshape(bias, bias.shape + (1,) * (len(x.shape) - 2)))[0]
+        return bias_add_nchw
+    if k.num_inputs == 1:
+        return lambda x: k(x)[0]
+    if k.num_inputs == 2:
+        return lambda x, y: k(x, y)[0]
+    return lambda *xs: k(*xs)[0]
+
+
+_ELEMENTWISE = sorted((codegen.SUPPORTED_OPS - {"Identity", "StopGradient"}))
+for _op in _ELEMENTWISE:
+    cuda_kernel(_op, supports=_supports(_op))(_build_single)
+
+
+def _fused_supported(in_dtypes, out_dtypes, attrs):
+    try:
+        codegen.normalize(codegen.from_fusion_program(attrs["program"]))
+    except (codegen.ProgramError, KeyError, TypeError, ValueError) as exc:
+        return f"the fused program has no CUDA form: {exc}"
+    return None
+
+
+@cuda_kernel("FusedElementwise", supports=_fused_supported)
+def _fused_elementwise(node):
+    """A FusedElementwise op of the fusion pass: its whole program is one generated kernel."""
+    k = kernel_for(codegen.from_fusion_program(node.attrs["program"]))
+    return lambda *xs: k(*xs)[0]

@@ -1,0 +1,166 @@
+"""The PyCUDA runtime of one process: device context, module cache, device memory pool, copies.
+
+Imported only when a GPU is actually used (`graphflow.kernels.cuda.runtime()`); importing it without
+PyCUDA raises ImportError, which the package turns into NoCudaDeviceError with the reason.
+
+- Context: the device's *primary* context, pushed around each plan run (`wrap_run`) and around kernel
+  building (`active()`), so any thread may run a session.
+- Modules: `sources.ModuleCache` over PyCUDA `SourceModule` with a persistent `cache_dir`: each source
+  is compiled once per process, and once per machine while the cache directory lives.
+- Memory: every device array comes from one `pycuda.tools.DeviceMemoryPool`; a freed array returns
+  its block to the pool, so steady-state runs make no cudaMalloc/cudaFree calls.
+- Kernels run on the default stream in launch order; `to_host` synchronizes.
+"""
+
+import contextlib
+import os
+import threading
+
+import numpy as np
+import pycuda.driver as drv
+
+from graphflow.kernels.cuda import NoCudaDeviceError, sources
+
+_BLOCK = 256
+
+
+class CudaRuntime:
+    def __init__(self, device_index=None):
+        if device_index is None:
+            device_index = int(os.environ.get("GRAPHFLOW_CUDA_DEVICE", "0"))
+        try:
+            drv.init()
+            count = drv.Device.count()
+        except drv.Error as exc:
+            raise NoCudaDeviceError(f"the CUDA driver could not be initialised ({exc})") from None
+        if count == 0:
+            raise NoCudaDeviceError("the CUDA driver reports no devices")
+        if not 0 <= device_index < count:
+            raise NoCudaDeviceError(f"device {device_index} requested, the driver reports {count}")
+        from pycuda import compiler, gpuarray, tools
+        self._gpuarray = gpuarray
+        self.array_type = gpuarray.GPUArray
+        self.device_index = device_index
+        self.device = drv.Device(device_index)
+        self.context = self.device.retain_primary_context()
+        self.compute_capability = self.device.compute_capability()
+        self.sm_count = self.device.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+        self.max_shared = self.device.get_attribute(
+            drv.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK)
+        self.description = (f"/gpu:{device_index}: {self.device.name()} "
+                            f"(sm_{self.compute_capability[0]}{self.compute_capability[1]}, "
+                            f"{self.device.total_memory() / 2**30:.1f} GiB)")
+        self.cache_dir = sources.default_cache_dir()
+        os.makedirs(self.cache_dir, exist_ok=True)
+        self._source_module = compiler.SourceModule
+        self.modules = sources.ModuleCache(self._compile)
+        self._functions = {}
+        self._functions_lock = threading.Lock()
+        with self.active():
+            self.pool = tools.DeviceMemoryPool()
+        self._allocate = self.pool.allocate
+
+    # ---- context --------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def active(self):
+        """Make this device's context current in the calling thread."""
+        self.context.push()
+        try:
+            yield self
+        finally:
+            drv.Context.pop()
+
+    def wrap_run(self, fn):
+        """`fn(feeds)` with the context current for its duration (plan functions)."""
+        ctx = self.context
+        pop = drv.Context.pop
+
+        def run_on_device(feeds):
+            ctx.push()
+            try:
+                return fn(feeds)
+            finally:
+                pop()
+        return run_on_device
+
+    def synchronize(self):
+        with self.active():
+            drv.Context.synchronize()
+
+    # ---- modules -------------------------------------------------------------------------------
+    def _compile(self, text):
+        return self._source_module(text, no_extern_c=True, cache_dir=self.cache_dir,
+                                   options=["-O3"])
+
+    def function(self, text, name, arg_format):
+        """A prepared kernel `name` of source `text` (compiled once per process)."""
+        key = (sources.digest(text), name)
+        fn = self._functions.get(key)
+        if fn is None:
+            with self._functions_lock:
+                fn = self._functions.get(key)
+                if fn is None:
+                    fn = self.modules.function(text, name)
+                    fn.prepare(arg_format)
+                    self._functions[key] = fn
+        return fn
+
+    def kernel(self, source_name, name, arg_format):
+        """A prepared kernel `name` from the package source file `source_name`."""
+        return self.function(sources.load(source_name), name, arg_format)
+
+    # ---- memory ------------------------------------------------------------------------------
+    def is_device_array(self, value):
+        return isinstance(value, self.array_type)
+
+    def empty(self, shape, dtype):
+        return self.array_type(tuple(int(d) for d in shape), np.dtype(dtype),
+                               allocator=self._allocate)
+
+    def to_device(self, value):
+        host = np.ascontiguousarray(value)
+        out = self.array_type(host.shape, host.dtype, allocator=self._allocate)
+        if host.size:
+            drv.memcpy_htod(out.gpudata, host)
+        return out
+
+    def to_host(self, array):
+        out = np.empty(array.shape, array.dtype)
+        if array.size:
+            drv.memcpy_dtoh(out, array.gpudata)
+        return out
+
+    def copy(self, array):
+        out = self.array_type(array.shape, array.dtype, allocator=self._allocate)
+        if array.size:
+            drv.memcpy_dtod(out.gpudata, array.gpudata, array.nbytes)
+        return out
+
+    def fill(self, array, value):
+        """Set every element of `array` to `value` (one kernel, any dtype)."""
+        from graphflow.kernels.cuda import array_kernels
+        array_kernels.fill(self, array, value)
+        return array
+
+    def reshape(self, array, shape):
+        """A view of contiguous `array` with another shape (no copy)."""
+        shape = tuple(int(d) for d in shape)
+        if shape == array.shape:
+            return array
+        return self.array_type(shape, array.dtype, gpudata=array.gpudata, base=array)
+
+    def pool_stats(self):
+        return {"active_blocks": self.pool.active_blocks, "held_blocks": self.pool.held_blocks,
+                "managed_bytes": getattr(self.pool, "managed_bytes", None),
+                "active_bytes": getattr(self.pool, "active_bytes", None)}
+
+    # ---- launch geometry ------------------------------------------------------------------------
+    def grid_for(self, n, block=_BLOCK, per_thread=1):
+        """A 1-D grid covering `n` items with grid-stride loops (at most 32 blocks per SM)."""
+        blocks = (int(n) + block * per_thread - 1) // (block * per_thread)
+        return (max(1, min(blocks, self.sm_count * 32)), 1, 1)
+
+
+def ptr(array):
+    """The device address of an array (0 for an empty one)."""
+    return int(array.gpudata) if array.size else 0

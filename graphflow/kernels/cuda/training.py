@@ -1,0 +1,135 @@
+"""Fused optimizer updates on the GPU (optim.cu): ApplyGradientDescent, ApplyMomentum, ApplyAdam,
+ApplyRMSProp, ApplyCenteredRMSProp.
+
+Like the CPU kernels, each one reads the variable and its slots from the session's variable store
+(as device arrays: they stay on the GPU between runs), writes every new value into a fresh buffer
+from the memory pool with one launch, and hands them to the store, which commits them only when the
+whole run succeeds. The scalar hyper-parameters are device scalars read by the kernel itself.
+"""
+
+import numpy as np
+
+from graphflow.kernels.cuda import cuda_kernel, runtime
+from graphflow.kernels.cuda.launch import launch_1d
+
+_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+_FLOATS = (np.float32, np.float64)
+
+
+def _check(node, var, grad, slots=()):
+    if grad.shape != var.shape:
+        raise ValueError(f"gradient of shape {grad.shape} does not match variable "
+                         f"'{node.attrs['shared_name']}' of shape {var.shape}")
+    for slot in slots:
+        if slot.shape != var.shape:
+            raise ValueError(f"slot of shape {slot.shape} does not match variable "
+                             f"'{node.attrs['shared_name']}' of shape {var.shape}")
+
+
+def _setup(node, *slot_attrs):
+    rt = runtime()
+    store = node.state.variables
+    names = [node.attrs["shared_name"]] + [node.attrs[a] for a in slot_attrs]
+    t = _T[np.dtype(node.out_dtypes[0])]
+    return rt, store, names, t
+
+
+def _read(store, names, rt):
+    return [store.read_device(n, rt) for n in names]
+
+
+@cuda_kernel("ApplyGradientDescent", dtypes=_FLOATS)
+def _apply_gradient_descent(node):
+    rt, store, (name,), t = _setup(node)
+    fn = None
+
+    def run(alpha, delta):
+        nonlocal fn
+        (var,) = _read(store, [name], rt)
+        _check(node, var, delta)
+        out = rt.empty(var.shape, var.dtype)
+        if var.size:
+            fn = fn or rt.kernel("optim.cu", f"gf_apply_sgd_{t}", "qPPPP")
+            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, alpha.gpudata,
+                      delta.gpudata, out.gpudata)
+        return store.write(name, out)
+    return run
+
+
+@cuda_kernel("ApplyMomentum", dtypes=_FLOATS)
+def _apply_momentum(node):
+    rt, store, names, t = _setup(node, "accum_name")
+    nesterov = int(bool(node.attrs.get("use_nesterov", False)))
+
+    def run(lr, grad, momentum):
+        var, accum = _read(store, names, rt)
+        _check(node, var, grad, (accum,))
+        var_new, accum_new = rt.empty(var.shape, var.dtype), rt.empty(var.shape, var.dtype)
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_momentum_{t}", "qPPPPPPPq")
+            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, accum.gpudata, lr.gpudata,
+                      grad.gpudata, momentum.gpudata, var_new.gpudata, accum_new.gpudata,
+                      np.int64(nesterov))
+        store.write(names[1], accum_new)
+        return store.write(names[0], var_new)
+    return run
+
+
+@cuda_kernel("ApplyAdam", dtypes=_FLOATS)
+def _apply_adam(node):
+    rt, store, names, t = _setup(node, "m_name", "v_name")
+    nesterov = int(bool(node.attrs.get("use_nesterov", False)))
+
+    def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
+        var, m, v = _read(store, names, rt)
+        _check(node, var, grad, (m, v))
+        outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_adam_{t}", "qPPPPPPPPPPPPPq")
+            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, m.gpudata, v.gpudata,
+                      beta1_power.gpudata, beta2_power.gpudata, lr.gpudata, beta1.gpudata,
+                      beta2.gpudata, epsilon.gpudata, grad.gpudata, outs[0].gpudata,
+                      outs[1].gpudata, outs[2].gpudata, np.int64(nesterov))
+        store.write(names[1], outs[1])
+        store.write(names[2], outs[2])
+        return store.write(names[0], outs[0])
+    return run
+
+
+@cuda_kernel("ApplyRMSProp", dtypes=_FLOATS)
+def _apply_rms_prop(node):
+    rt, store, names, t = _setup(node, "ms_name", "mom_name")
+
+    def run(lr, rho, momentum, epsilon, grad):
+        var, ms, mom = _read(store, names, rt)
+        _check(node, var, grad, (ms, mom))
+        outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_rms_prop_{t}", "qPPPPPPPPPPP")
+            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, ms.gpudata, mom.gpudata,
+                      lr.gpudata, rho.gpudata, momentum.gpudata, epsilon.gpudata, grad.gpudata,
+                      outs[0].gpudata, outs[1].gpudata, outs[2].gpudata)
+        store.write(names[1], outs[1])
+        store.write(names[2], outs[2])
+        return store.write(names[0], outs[0])
+    return run
+
+
+@cuda_kernel("ApplyCenteredRMSProp", dtypes=_FLOATS)
+def _apply_centered_rms_prop(node):
+    rt, store, names, t = _setup(node, "mg_name", "ms_name", "mom_name")
+
+    def run(lr, rho, momentum, epsilon, grad):
+        var, mg, ms, mom = _read(store, names, rt)
+        _check(node, var, grad, (mg, ms, mom))
+        outs = [rt.empty(var.shape, var.dtype) for _ in range(4)]
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_centered_rms_prop_{t}", "qPPPPPPPPPPPPP")
+            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, mg.gpudata, ms.gpudata,
+                      mom.gpudata, lr.gpudata, rho.gpudata, momentum.gpudata, epsilon.gpudata,
+                      grad.gpudata, outs[0].gpudata, outs[1].gpudata, outs[2].gpudata,
+                      outs[3].gpudata)
+        for name, value in zip(names[1:], outs[1:]):
+            store.write(name, value)
+        return store.write(names[0], outs[0])
+    return run
