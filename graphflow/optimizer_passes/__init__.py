@@ -11,6 +11,8 @@ False)` turns them off, `Session(passes=[...])` picks some); `optimize(fetches)`
     print(report)        # ops before/after, rewrites and time per pass
 """
 
+import gc
+
 from graphflow.graph import Operation, Tensor
 from graphflow.optimizer_passes import (
     arithmetic,
@@ -51,21 +53,29 @@ def resolve_passes(names=None):
 
 
 def run_pipeline(graph, preserve, passes=None):
-    """Run the passes on `graph` (a plan's copy, modified in place); returns an OptimizationReport."""
-    return OptimizationReport(p.run(graph, preserve) for p in resolve_passes_or_modules(passes))
-
-
-def resolve_passes_or_modules(passes):
-    if passes is not None and all(hasattr(p, "run") and hasattr(p, "NAME") for p in passes):
-        return tuple(passes)
-    return resolve_passes(passes)
+    """Run the passes (names, pass modules, or None for all) on `graph`, a plan's copy that they
+    modify in place; returns an OptimizationReport."""
+    if passes is not None and not isinstance(passes, str) and all(
+            hasattr(p, "run") and hasattr(p, "NAME") for p in passes):
+        modules = tuple(passes)
+    else:
+        modules = resolve_passes(passes)
+    return OptimizationReport(p.run(graph, preserve) for p in modules)
 
 
 def optimize_for_plan(fetch_elements, feed_tensors, passes=None):
     """Copy what a plan needs from the user's graph and optimize the copy; the session's hook.
     Returns a PlanGraph with its `report`."""
-    plan_graph = copy_for_plan(list(fetch_elements), list(feed_tensors))
-    plan_graph.report = run_pipeline(plan_graph.graph, plan_graph.preserve, passes)
+    # The passes allocate many small objects and free none until the end: the cyclic garbage
+    # collector would scan the whole (large) graph again and again for nothing.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        plan_graph = copy_for_plan(list(fetch_elements), list(feed_tensors))
+        plan_graph.report = run_pipeline(plan_graph.graph, plan_graph.preserve, passes)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return plan_graph
 
 

@@ -52,19 +52,24 @@ def run(graph, preserve):
     return stats
 
 
+_ELIGIBLE = {}
+
+
 def _eligible(op):
-    op_def = registry.lookup(op.type)
-    return op_def.foldable and op.type != "Placeholder"
+    flag = _ELIGIBLE.get(op.type)
+    if flag is None:
+        flag = _ELIGIBLE[op.type] = registry.lookup(op.type).foldable and op.type != "Placeholder"
+    return flag
 
 
 def _key(op):
     inputs = op.inputs
-    if op.type in COMMUTATIVE and len(inputs) == 2:
-        inputs = tuple(sorted(inputs, key=id))
+    if len(inputs) == 2 and op.type in COMMUTATIVE and id(inputs[1]) < id(inputs[0]):
+        inputs = (inputs[1], inputs[0])
     try:
-        attrs = freeze(op.attrs)
-        key = (op.type, tuple(map(id, inputs)), attrs,
-               tuple(sorted(map(id, op.control_inputs))), op.device,
+        attrs = freeze(op.attrs) if op.attrs else ()
+        controls = tuple(sorted(map(id, op.control_inputs))) if op.control_inputs else ()
+        key = (op.type, tuple(map(id, inputs)), attrs, controls, op.device,
                tuple(t.dtype.name for t in op.outputs))
         hash(key)
     except TypeError:  # an attr we cannot compare: never merged

@@ -79,11 +79,26 @@ def _plain(op, preserve):
     return not any(t in preserve for t in op.outputs)
 
 
-def _sole_reader(t):
-    readers = t._consumers
-    if len(readers) != 1:
+# Ops that read only the shape (and dtype) of their input, never its values. The gradient of a
+# broadcasting `Add` reads `Shape(matmul(...))`; it can read the shape of the fused result instead.
+SHAPE_READERS = frozenset(["Shape", "Size", "Rank", "ZerosLike", "OnesLike"])
+
+
+def _sole_value_reader(t):
+    """The one op reading `t`'s values, when all its other readers only read its shape."""
+    readers = [c for c in dict.fromkeys(t._consumers) if c.type not in SHAPE_READERS]
+    if len(readers) != 1 or t._consumers.count(readers[0]) != 1:
         return None
     return readers[0]
+
+
+def _move_shape_readers(old, new):
+    """Shape readers of `old` read `new` (same shape and dtype, guaranteed by the caller)."""
+    for c in [c for c in dict.fromkeys(old._consumers) if c.type in SHAPE_READERS]:
+        c.inputs = tuple(new if t is old else t for t in c.inputs)
+        n = old._consumers.count(c)
+        old._consumers = [x for x in old._consumers if x is not c]
+        new._consumers.extend([c] * n)
 
 
 # ------------------------------------------------------------------ matmul + bias + activation
@@ -94,7 +109,7 @@ def _fuse_matmul_bias_activation(graph, preserve):
         if mm.type != "MatMul" or not _plain(mm, preserve):
             continue
         product = mm.outputs[0]
-        add = _sole_reader(product)
+        add = _sole_value_reader(product)
         if (add is None or add.control_inputs or add in preserve or add.device != mm.device
                 or len(add.outputs) != 1):
             continue
@@ -103,11 +118,13 @@ def _fuse_matmul_bias_activation(graph, preserve):
             continue
         members = [mm, add]
         root = add
-        act = _sole_reader(add.outputs[0])
+        act = _sole_value_reader(add.outputs[0])
         if (act is not None and act.type in _ACTIVATIONS and act.device == mm.device
                 and not act.control_inputs and act not in preserve and _plain(add, preserve)):
             members.append(act)
             root = act
+            _move_shape_readers(add.outputs[0], act.outputs[0])
+        _move_shape_readers(product, root.outputs[0])
         attrs = {"transpose_a": bool(mm.attrs.get("transpose_a", False)),
                  "transpose_b": bool(mm.attrs.get("transpose_b", False)),
                  "activation": root.type if root is not add else "",
@@ -212,11 +229,11 @@ def _inlinable(t, other_ranks):
 def _build_program(members, root):
     """(fused-op inputs, program) for a group, members in schedule order."""
     member_set = set(members)
-    external = []
+    external = {}
     for op in members:
         for t in op.inputs:
-            if t.op not in member_set and t not in external:
-                external.append(t)
+            if t.op not in member_set:
+                external[t] = None
     tensor_inputs = [t for t in external if not (t.op.type == "Const" and t.op.attrs["value"].size == 1)]
     ranks = [t.shape.ndims for t in tensor_inputs]
     max_rank = None if not ranks or any(r is None for r in ranks) else max(ranks)

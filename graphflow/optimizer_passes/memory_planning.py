@@ -11,7 +11,9 @@ its result over input `p` when all of this holds:
     none is fetched, and every reader of them is known not to keep a reference (so never a buffer
     that flowed into a stateful op);
   - no other input of the op is a view of the same buffer;
-  - the input has the output's dtype and, statically, its exact shape (broadcasting cannot grow it).
+  - the input has the output's dtype and, statically, its exact shape (broadcasting cannot grow
+    it) -- or merely a compatible one, for kernels that check the buffer at run time and allocate
+    when it does not fit (the fused kernels: `checks_out_shape`).
 The executor emits such steps explicitly as `v7 = k3(v2, v5, out=v2)` and re-checks the conditions
 it knows (last use, fetched/fed, the kernel's `accepts_out`).
 
@@ -67,7 +69,9 @@ class MemoryPlan:
 
 
 def _fmt(n):
-    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+    if n >= 2**20:
+        return f"{n / 2**20:.2f} MiB"
+    return f"{n / 2**10:.1f} KiB" if n >= 2**10 else f"{n} B"
 
 
 def run(graph, preserve):
@@ -81,15 +85,24 @@ def run(graph, preserve):
 
 # ------------------------------------------------------------------ analysis
 class _Buffer:
-    __slots__ = ("bytes", "members", "fresh", "end", "pinned", "start")
+    """One allocation: the values sharing it (its producer's output, views, in-place results)."""
+
+    __slots__ = ("bytes", "fresh", "end", "pinned", "start", "retained")
 
     def __init__(self, nbytes, fresh, start):
         self.bytes = nbytes
-        self.members = []
-        self.fresh = fresh
-        self.start = start
-        self.end = start
-        self.pinned = False
+        self.fresh = fresh        # produced by an op known to return a new array
+        self.start = start        # step that allocates it
+        self.end = start          # last step reading any of its values
+        self.pinned = False       # holds a fetched value
+        self.retained = False     # some reader may keep a reference (stateful, unknown op)
+
+    def add(self, t, last_step, preserve):
+        self.end = max(self.end, last_step)
+        if t in preserve:
+            self.pinned = True
+        if not self.retained and not all(_non_retaining(c) for c in t._consumers):
+            self.retained = True
 
 
 def _nbytes(t):
@@ -157,16 +170,24 @@ def _shape_kept(v, op):
     return True
 
 
-def _accepts_out(op, state):
+def _out_support(op, state):
+    """(accepts out=, checks the buffer's shape itself) for op's CPU kernel."""
     try:
         build = cpu_kernels.lookup(op.type)
         node = KernelNode(op.name, op.type, op.attrs,
                           tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                           tuple(t.dtype.as_numpy_dtype for t in op.outputs),
                           tuple(t.shape.dims for t in op.outputs), state)
-        return kernel_accepts_out(build(node))
+        kernel = build(node)
     except Exception:
-        return False
+        return False, False
+    return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))
+
+
+def _shape_compatible(v, op):
+    vd, od = v.shape.dims, op.outputs[0].shape.dims
+    return vd is not None and od is not None and len(vd) == len(od) and all(
+        a is None or b is None or a == b for a, b in zip(vd, od))
 
 
 def plan_memory(ops, preserve):
@@ -199,12 +220,8 @@ def plan_memory(ops, preserve):
                 buf = _Buffer(_nbytes(t), _fresh_producer(op), i)
                 buffers.append(buf)
             buffer_of[t] = buf
-            if buf is None:
-                continue
-            buf.members.append(t)
-            buf.end = max(buf.end, last.get(t, i))
-            if t in preserve:
-                buf.pinned = True
+            if buf is not None:
+                buf.add(t, last.get(t, i), preserve)
     with_reuse = _peak(buffers, len(ops))
     without = _peak_without_reuse(ops, last, preserve)
     unknown = sum(1 for b in buffers if b.bytes is None)
@@ -219,17 +236,18 @@ def _choose_inplace(op, step, last, buffer_of, preserve, state):
     for p in positions:
         v = op.inputs[p]
         buf = buffer_of.get(v)
-        if buf is None or not buf.fresh or buf.pinned or v.dtype != out.dtype:
-            continue
-        if any(last.get(m, -1) > step or m in preserve for m in buf.members):
+        if (buf is None or not buf.fresh or buf.pinned or buf.retained or buf.end > step
+                or v.dtype != out.dtype):
             continue
         if any(t is not v and buffer_of.get(t) is buf for t in op.inputs):
             continue
-        if not all(_non_retaining(c) for m in buf.members for c in m._consumers):
+        if not _shape_compatible(v, op):
             continue
-        if not _shape_kept(v, op) or not _accepts_out(op, state):
-            continue
-        return p
+        accepts, checks = _out_support(op, state)
+        # A kernel that checks the buffer's shape itself falls back to a new array when the shapes
+        # differ at run time; for the others the static shapes must prove it.
+        if accepts and (checks or _shape_kept(v, op)):
+            return p
     return None
 
 
@@ -265,6 +283,5 @@ def _peak_without_reuse(ops, last, preserve):
                 buf = _Buffer(_nbytes(t), True, i)
                 buffers.append(buf)
             buffer_of[t] = buf
-            buf.end = max(buf.end, last.get(t, i))
-            buf.pinned = buf.pinned or t in preserve
+            buf.add(t, last.get(t, i), preserve)
     return _peak(buffers, len(ops))

@@ -10,20 +10,22 @@ linear or n log n in the number of ops.
 
 import heapq
 
+from graphflow.graph import Operation, Tensor
 from graphflow.ops import registry
 
 
 def roots(graph, preserve):
     """The ops a plan must keep: producers of preserved tensors, preserved ops, and stateful ops."""
+    stateful = {}
     out = []
     for op in graph._ops:
-        if op in preserve or registry.lookup(op.type).stateful:
+        flag = stateful.get(op.type)
+        if flag is None:
+            flag = stateful[op.type] = registry.lookup(op.type).stateful
+        if flag or op in preserve:
             out.append(op)
-        else:
-            for t in op.outputs:
-                if t in preserve:
-                    out.append(op)
-                    break
+    for x in preserve:
+        out.append(x if isinstance(x, Operation) else x.op)
     return out
 
 
@@ -82,8 +84,25 @@ def move_output(tensor, new_op, index=0):
 
 
 def _orphan(op, t):
-    from graphflow.graph import Tensor
     return Tensor(op, t.value_index, t.dtype, t.shape)
+
+
+def append_op(graph, op_type, inputs, attrs, specs, name, control_inputs=(), device="",
+              source=None):
+    """`Graph.add_op(..., use_scopes=False)` without its checks, for ops copied or rebuilt from ops
+    that were already validated: the name must be unused, inputs from `graph`."""
+    op = Operation(graph, op_type, name, inputs, control_inputs, attrs, device, source)
+    op.outputs = [Tensor(op, i, dt, sh) for i, (dt, sh) in enumerate(specs)]
+    op._id = len(graph._ops)
+    graph._ops.append(op)
+    graph._ops_by_name[name] = op
+    graph._names_in_use[name.lower()] = 1
+    for t in op.inputs:
+        t._consumers.append(op)
+    for c in op.control_inputs:
+        c._control_outputs.append(op)
+    graph.version += 1
+    return op
 
 
 class Editor:
@@ -101,10 +120,8 @@ class Editor:
         """A new op that will sit at `anchor`'s position in the schedule. It gets a temporary name;
         `name` (usually the replaced op's) is taken over at commit once that op is gone."""
         tmp = self.graph.unique_name(f"{name or op_type}/_new")
-        op = self.graph.add_op(op_type, list(inputs), attrs, specs, name=tmp,
-                               control_inputs=list(control_inputs), source=source or anchor.source,
-                               device=device, use_scopes=False)
-        op.source = source if source is not None else anchor.source
+        op = append_op(self.graph, op_type, list(inputs), attrs, specs, tmp,
+                       list(control_inputs), device, source if source is not None else anchor.source)
         self.anchors[op] = anchor
         if name:
             self.renames.append((op, name))

@@ -8,6 +8,7 @@ values as opaque inputs. The user's graph is never modified.
 """
 
 from graphflow.graph import Graph, Tensor
+from graphflow.optimizer_passes.rewrite import append_op
 
 
 def needed_ops(fetch_ops, fed):
@@ -72,11 +73,9 @@ def copy_for_plan(fetch_elements, feed_tensors):
         origin[stand_in] = t.op
         origin[tmap[t]] = t
     for op in ops:
-        new = copy.add_op(op.type, [tmap[t] for t in op.inputs],
-                          dict(op.attrs), [(t.dtype, t.shape) for t in op.outputs], name=op.name,
-                          control_inputs=[omap[c] for c in op.control_inputs], source=op.source,
-                          device=op.device, use_scopes=False)
-        new.source = op.source
+        new = append_op(copy, op.type, [tmap[t] for t in op.inputs], dict(op.attrs),
+                        [(t.dtype, t.shape) for t in op.outputs], op.name,
+                        [omap[c] for c in op.control_inputs], op.device, op.source)
         omap[op] = new
         origin[new] = op
         for t, nt in zip(op.outputs, new.outputs):
@@ -89,8 +88,5 @@ def copy_for_plan(fetch_elements, feed_tensors):
 
 def _stand_in(copy, op, name, outputs):
     t = outputs[0]
-    stand_in = copy.add_op("Placeholder", [], {"dtype": t.dtype.name, "shape": t.shape.dims},
-                           [(o.dtype, o.shape) for o in outputs], name=name, source=op.source,
-                           use_scopes=False)
-    stand_in.source = op.source
-    return stand_in
+    return append_op(copy, "Placeholder", [], {"dtype": t.dtype.name, "shape": t.shape.dims},
+                     [(o.dtype, o.shape) for o in outputs], name, source=op.source)

@@ -185,6 +185,7 @@ class FusedProgram:
     """A compiled FusedElementwise program: `program(*inputs, out=None)` evaluates it."""
 
     accepts_out = True
+    checks_out_shape = True  # an `out` of the wrong shape or dtype is ignored, not an error
 
     def __init__(self, program, in_dtypes, name="FusedElementwise"):
         self.name = name

@@ -1,0 +1,125 @@
+"""Arithmetic simplification rules: each rewrite, and the cases each rule must leave alone
+(broadcasting that grows the result, dtype changes, control edges, fetched tensors)."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.optimizer_passes import arithmetic
+
+RULE = ["arithmetic"]
+
+
+def _feed(*shapes, seed=0):
+    r = np.random.default_rng(seed)
+    return [r.uniform(-2, 2, size=s) for s in shapes]
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: x * 1.0, lambda x: 1.0 * x, lambda x: x * tf.constant(np.ones(3)),
+    lambda x: x + 0.0, lambda x: 0.0 + x, lambda x: x - tf.constant(np.zeros((1, 3))),
+    lambda x: x / 1.0, lambda x: x ** 1.0, lambda x: tf.negative(tf.negative(x)),
+    lambda x: tf.identity(tf.identity(x)),
+    lambda x: tf.stop_gradient(x), lambda x: tf.cast(x, tf.float64),
+    lambda x: tf.reshape(x, [2, 3]), lambda x: tf.transpose(tf.transpose(x)),
+    lambda x: tf.transpose(x, [0, 1]),
+], ids=["x*1", "1*x", "x*ones", "x+0", "0+x", "x-zeros", "x/1", "x**1", "--x", "identities",
+        "stop_gradient", "cast-same", "reshape-same", "transpose2", "transpose-id"])
+def test_rewrites_to_the_operand(build, optimized, both, same):
+    x = tf.placeholder(tf.float64, [2, 3], name="x")
+    y = tf.tanh(build(x), name="out")
+    opt = optimized(y, [x], passes=RULE)
+    assert opt.op("out").inputs[0].op.type == "Placeholder", opt.types()
+    assert set(opt.types()) == {"Placeholder", "Tanh"}
+    same(*both(y, {x: _feed((2, 3))[0]}, passes=RULE))
+
+
+@pytest.mark.parametrize("build, shape", [
+    (lambda x: x * tf.constant(np.ones((2, 3))), [3]),       # ones make the result bigger
+    (lambda x: x * tf.constant(np.ones((2, 3))), [None, 3]),  # ... or may (batch may be 1)
+    (lambda x: x + tf.constant(np.zeros((2, 1))), [3]),
+    (lambda x: x * 2.0, [2, 3]),
+    (lambda x: x * tf.constant([1.0, 2.0, 1.0], tf.float64), [2, 3]),
+    (lambda x: 0.0 - x, [2, 3]),
+    (lambda x: tf.reshape(x, [3, 2]), [2, 3]),
+    (lambda x: tf.reshape(x, [-1, 3]), [None, 3]),            # static shape not fully known
+    (lambda x: tf.transpose(x), [2, 3]),
+], ids=["grow", "maybe-grow", "grow-add", "x*2", "not-all-ones", "0-x", "reshape", "reshape-?",
+        "transpose"])
+def test_leaves_alone(build, shape, optimized, both, same):
+    x = tf.placeholder(tf.float64, shape, name="x")
+    y = build(x)
+    before = optimized(y, [x], passes=[])
+    opt = optimized(y, [x], passes=RULE)
+    assert opt.types() == before.types()
+    assert opt.report["arithmetic"].rewrites == 0
+    concrete = [2 if d is None else d for d in shape]
+    same(*both(y, {x: _feed(concrete)[0]}, passes=RULE))
+
+
+def test_dtypes_are_respected(optimized, both, same):
+    i = tf.placeholder(tf.int32, [3], name="i")
+    q = i / 1          # int32 / int32 -> float64: not i
+    c = tf.cast(i, tf.float32)
+    opt = optimized([q, c], [i], passes=RULE)
+    assert opt.count("RealDiv") == 1 and opt.count("Cast") == 1
+    same(*both([q, c], {i: [1, 2, 3]}, passes=RULE))
+
+
+def test_triple_negation_and_composed_transposes(optimized, both, same):
+    x = tf.placeholder(tf.float64, [2, 3, 4], name="x")
+    n = tf.negative(tf.negative(tf.negative(x)))
+    t = tf.transpose(tf.transpose(x, [1, 0, 2]), [0, 2, 1])
+    opt = optimized([n, t], [x], passes=RULE)
+    assert opt.count("Neg") == 1 and opt.count("Transpose") == 1
+    (transpose,) = [op for op in opt.ops() if op.type == "Transpose"]
+    assert transpose.attrs["perm"] == [1, 2, 0]
+    same(*both([n, t], {x: _feed((2, 3, 4))[0]}, passes=RULE))
+
+
+def test_log_of_softmax_becomes_log_softmax(optimized, both, same):
+    x = tf.placeholder(tf.float64, [3, 5], name="x")
+    y = tf.log(tf.nn.softmax(x), name="logp")
+    opt = optimized(y, [x], passes=RULE)
+    assert opt.count("LogSoftmax") == 1 and opt.count("Log") == 0
+    assert opt.op("logp").type == "LogSoftmax"  # takes the replaced op's name (and line)
+    same(*both(y, {x: _feed((3, 5))[0] * 3}, passes=RULE), rtol=1e-12, atol=1e-14)
+    # where softmax underflows to 0, log(0) = -inf while log_softmax stays finite
+    with tf.Session() as sess:
+        assert np.isfinite(sess.run(y, {x: [[0, 800, 0, 0, 0]] * 3})).all()
+
+
+def test_control_edges_block_rules(optimized):
+    x = tf.placeholder(tf.float64, [3], name="x")
+    v = tf.Variable(0.0)
+    with tf.control_dependencies([tf.assign_add(v, 1.0)]):
+        a = tf.identity(x, name="gated")   # has a control input
+    b = x * 1.0
+    with tf.control_dependencies([b.op]):  # b has a control output
+        c = tf.identity(a + b, name="c")
+    opt = optimized(c, [x], passes=RULE)
+    assert opt.op("gated").type == "Identity"
+    assert opt.count("Mul") == 1
+    assert opt.report["arithmetic"].rewrites == 0
+
+
+def test_fetched_tensor_keeps_its_producer(optimized, both, same):
+    x = tf.placeholder(tf.float64, [3], name="x")
+    m = tf.multiply(x, 1.0, name="m")
+    y = tf.exp(m, name="e")
+    opt = optimized([m, y], [x], passes=RULE)
+    assert opt.op("m").type == "Mul"                    # fetched: still computed
+    assert opt.op("e").inputs[0].op.type == "Placeholder"  # its reader moved to x
+    same(*both([m, y], {x: [1.0, 2.0, 3.0]}, passes=RULE))
+
+
+def test_rules_are_small_functions_returning_none_when_they_do_not_match():
+    x = tf.placeholder(tf.float32, [3])
+    y = x * 2.0
+    assert arithmetic.mul_by_one(y.op) is None
+    assert arithmetic.mul_by_one((x * 1.0).op) is x
+    for rules in arithmetic.RULES.values():
+        for rule in rules:  # each rule's algebra is in the comment above it
+            assert "->" in (inspect.getcomments(rule) or ""), rule.__name__

@@ -1,0 +1,211 @@
+"""Fusion: elementwise groups and matmul+bias+activation, what must stay out of a group, and the
+fused CPU kernel against each op's own kernel for every instruction type."""
+
+import json
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels import KernelNode
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.kernels.cpu import fused_kernels
+from graphflow.ops import fused_ops, registry
+from graphflow.optimizer_passes import fusion
+
+PASS = ["fusion"]
+
+
+def _x(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(-2, 2, size=shape).astype(dtype)
+
+
+def test_elementwise_chain_becomes_one_op_with_provenance(optimized, both, same):
+    x = tf.placeholder(tf.float32, [None, 8], name="x")
+    y = tf.add(tf.tanh(x * 1.5 + 0.25) * 0.5, tf.nn.relu(x) - tf.exp(-x * x), name="expr")
+    out = tf.reduce_sum(y)
+    opt = optimized(out, [x], passes=PASS)
+    assert opt.types() == {"Placeholder": 1, "FusedElementwise": 1, "Sum": 1}
+    fused = opt.op("expr")  # takes the root's name, line and output tensor
+    assert fused.type == "FusedElementwise" and fused.source is y.op.source
+    assert len(fused.attrs["members"]) == 10 and fused.attrs["members"][-1] == "expr"
+    assert all(s.startswith(__file__) for s in fused.attrs["member_sources"])
+    program = fused.attrs["program"]
+    assert json.loads(json.dumps(program)) == program  # plain JSON
+    assert [t.name for t in fused.inputs] == ["x:0"]  # scalar constants are inlined
+    assert fused_ops.validate_program(program).name == "float32"
+    same(*both(out, {x: _x(5, 8)}, passes=PASS), rtol=1e-6)
+
+
+def test_values_read_outside_the_group_stay_outside(optimized, both, same):
+    x = tf.placeholder(tf.float64, [4], name="x")
+    h = tf.sigmoid(x * 2.0, name="h")     # read by the group and by the reduction
+    y = tf.square(h + 1.0) * 3.0
+    out = [y, tf.reduce_sum(h)]
+    opt = optimized(out, [x], passes=PASS)
+    fused = [op for op in opt.ops() if op.type == "FusedElementwise"]
+    assert len(fused) == 2
+    assert any(t.name == "h:0" for t in fused[1].inputs)
+    same(*both(out, {x: _x(4, dtype=np.float64)}, passes=PASS))
+
+
+def test_fetched_controlled_and_differently_shaped_ops_are_not_absorbed(optimized, both, same):
+    x = tf.placeholder(tf.float64, [3, 4], name="x")
+    b = tf.placeholder(tf.float64, [4], name="b")
+    fetched = tf.exp(x, name="fetched")
+    bias = tf.abs(b) * 2.0                    # shape [4]: not in the [3, 4] group
+    v = tf.Variable(0.0)
+    with tf.control_dependencies([tf.assign_add(v, 1.0)]):
+        gated = tf.negative(x, name="gated")  # has a control input
+    y = tf.tanh(fetched + bias) * gated
+    opt = optimized([y, fetched], [x, b], passes=PASS)
+    assert opt.op("fetched").type == "Exp" and opt.op("gated").type == "Neg"
+    root = opt.op(y.op.name)
+    assert root.type == "FusedElementwise"
+    assert set(root.attrs["member_types"]) == {"Add", "Tanh", "Mul"}
+    bias_group = [op for op in opt.ops() if op.type == "FusedElementwise" and op is not root]
+    assert bias_group and set(bias_group[0].attrs["member_types"]) == {"Abs", "Mul"}
+    with tf.Session(optimize=False) as sess:
+        sess.run(v.initializer)
+        want = sess.run([y, fetched], {x: _x(3, 4, dtype=np.float64), b: _x(4, dtype=np.float64)})
+    with tf.Session(passes=PASS) as sess:
+        sess.run(v.initializer)
+        got = sess.run([y, fetched], {x: _x(3, 4, dtype=np.float64), b: _x(4, dtype=np.float64)})
+        assert sess.run(v) == 1.0
+    same(want, got)
+
+
+def test_group_size_is_bounded(optimized, both, same):
+    x = tf.placeholder(tf.float32, [16], name="x")
+    y = x
+    for _ in range(fusion.MAX_GROUP_OPS * 2 + 5):
+        y = tf.sin(y)
+    opt = optimized(y, [x], passes=PASS)
+    assert opt.count("FusedElementwise") == 3 and opt.count("Sin") == 0
+    same(*both(y, {x: _x(16)}, passes=PASS), rtol=1e-6)
+
+
+def test_matmul_bias_activation_remapping(optimized, both, same):
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    w1 = tf.constant(_x(6, 5, seed=1))
+    w2 = tf.constant(_x(5, 3, seed=2))
+    b1 = tf.constant(_x(5, seed=3))
+    h = tf.nn.relu(tf.matmul(x, w1) + b1, name="h")
+    logits = tf.nn.bias_add(tf.matmul(h, w2, transpose_b=False), tf.constant(_x(3, seed=4)))
+    opt = optimized(logits, [x], passes=PASS)
+    assert opt.count("FusedMatMul") == 2 and opt.count("MatMul") == 0
+    assert opt.op("h").attrs["activation"] == "Relu"
+    assert opt.op("h").attrs["members"] == ["MatMul", "Add", "h"]
+    assert opt.op(logits.op.name).attrs["activation"] == ""
+    same(*both(logits, {x: _x(7, 6)}, passes=PASS), rtol=1e-5)
+
+
+def test_matmul_not_remapped_when_the_bias_grows_the_product_or_it_is_read_elsewhere(optimized):
+    x = tf.placeholder(tf.float32, [4, 3], name="x")
+    w = tf.constant(_x(3, 2))
+    grows = tf.matmul(x, w) + tf.constant(_x(5, 4, 2))   # result [5, 4, 2]
+    mm = tf.matmul(x, w, name="shared")
+    read_twice = [mm + tf.constant(_x(2)), tf.reduce_sum(mm)]
+    opt = optimized([grows] + read_twice, [x], passes=PASS)
+    assert opt.count("FusedMatMul") == 0 and opt.count("MatMul") == 2
+
+
+def test_pre_activation_read_elsewhere_fuses_matmul_and_bias_only(optimized, both, same):
+    x = tf.placeholder(tf.float32, [4, 3], name="x")
+    pre = tf.matmul(x, tf.constant(_x(3, 2))) + tf.constant(_x(2))
+    out = [tf.nn.relu(pre), tf.reduce_sum(pre)]
+    opt = optimized(out, [x], passes=PASS)
+    (fm,) = [op for op in opt.ops() if op.type == "FusedMatMul"]
+    assert fm.attrs["activation"] == ""
+    same(*both(out, {x: _x(4, 3)}, passes=PASS), rtol=1e-6)
+
+
+def test_runtime_errors_in_fused_ops_name_the_users_line():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    z = tf.tanh(x + y) * 2.0  # the failing line
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(z, {x: np.ones((2, 3)), y: np.ones((4, 3))})
+    assert "test_fusion.py" in str(info.value) and "FusedElementwise" in str(info.value)
+
+
+# ------------------------------------------------------------------ the fused CPU kernel
+def _operands(op_type, shape, seed):
+    """Inputs for one instruction of `op_type` (dtypes and domains it accepts)."""
+    r = np.random.default_rng(seed)
+    x = r.uniform(-3, 3, size=shape)
+    if op_type in ("Log", "Sqrt", "Rsqrt", "Log1p", "Reciprocal"):
+        return [np.abs(x) + 0.5], "float32"
+    if op_type in ("LogicalNot",):
+        return [x > 0], "bool"
+    if op_type in ("LogicalAnd", "LogicalOr", "LogicalXor"):
+        return [x > 0, r.uniform(-1, 1, size=shape[-1:]) > 0], "bool"
+    if op_type in ("FloorDiv", "FloorMod"):
+        return [np.round(x * 10).astype(np.int32),
+                r.integers(1, 5, size=shape[-1:]).astype(np.int32)], "int32"
+    if op_type == "Pow":
+        return [np.abs(x) + 0.5, r.uniform(-2, 2, size=shape[-1:])], "float32"
+    if op_type == "Select":
+        return [x > 0, x, r.uniform(-1, 1, size=shape[-1:])], "float32"
+    if op_type == "ClipByValue":
+        return [x, np.full(shape[-1:], -1.0), np.array(1.5)], "float32"
+    if op_type == "AddN":
+        return [x, x * 2, r.uniform(-1, 1, size=shape)], "float32"
+    arity = 1 if op_type in fused_ops.UNARY_OPS or op_type == "Cast" else 2
+    return [x, r.uniform(-2, 2, size=shape[-1:])][:arity], "float32"
+
+
+@pytest.mark.parametrize("op_type", sorted(fused_ops.ELEMENTWISE_INSTRUCTIONS))
+@pytest.mark.parametrize("rows", [3, fused_kernels.CHUNKED_MIN_ELEMENTS // 64 + 7],
+                         ids=["whole", "chunked"])
+def test_every_instruction_matches_the_ops_own_kernel(op_type, rows):
+    ops, dtype = _operands(op_type, (rows, 64), seed=len(op_type))
+    np_dtype = np.dtype(dtype)
+    ops = [o.astype(np_dtype) if o.dtype.kind == "f" and dtype == "float32" else o for o in ops]
+    attrs = {"alpha": 0.1} if op_type == "LeakyRelu" else {}
+    if op_type == "Cast":
+        attrs = {"DstT": "int32"}
+    in_dtypes = tuple(o.dtype for o in ops)
+    node = KernelNode("k", op_type, attrs, in_dtypes, (None,), (None,), None)
+    want = np.asarray(cpu_kernels.lookup(op_type)(node)(*ops))
+    refs = list(range(len(ops)))
+    program = {"version": 1, "inputs": [o.dtype.name for o in ops],
+               "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}
+    got = fused_kernels.FusedProgram(program, in_dtypes)(*ops)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    out = np.empty_like(want)
+    assert fused_kernels.FusedProgram(program, in_dtypes)(*ops, out=out) is out
+    np.testing.assert_array_equal(out, want)
+
+
+def test_every_instruction_type_is_elementwise_and_implemented():
+    for op_type in fused_ops.ELEMENTWISE_INSTRUCTIONS:
+        assert registry.lookup(op_type).elementwise
+        fused_kernels.instruction(op_type, {}, [np.dtype(np.float32)] * 3, np.dtype(np.float32))
+
+
+def test_out_may_alias_an_input_even_for_non_aliasing_instructions():
+    x = _x(fused_kernels.CHUNKED_MIN_ELEMENTS // 50 + 3, 50)
+    program = {"version": 1, "inputs": ["float32"], "output": 2, "instructions": [
+        ["Sin", [0], {}, "float32"], ["Elu", [1], {}, "float32"]]}
+    f = fused_kernels.FusedProgram(program, [np.dtype(np.float32)])
+    want = f(x)
+    for rows in (x.shape[0], 4):  # chunked, then whole-array evaluation
+        buf = x[:rows].copy()
+        assert f(buf, out=buf) is buf
+        np.testing.assert_array_equal(buf, want[:rows])
+
+
+def test_malformed_programs_are_rejected():
+    x = tf.placeholder(tf.float32, [3])
+    good = {"version": 1, "inputs": ["float32"], "output": 1,
+            "instructions": [["Tanh", [0], {}, "float32"]]}
+    fused_ops.fused_elementwise([x], good)
+    for bad in ({**good, "version": 2}, {**good, "output": 0},
+                {**good, "instructions": [["Tanh", [1], {}, "float32"]]},
+                {**good, "instructions": [["MatMul", [0, 0], {}, "float32"]]},
+                {**good, "inputs": ["float64"]}):
+        with pytest.raises((ValueError, TypeError)):
+            fused_ops.fused_elementwise([x], bad)

@@ -1,0 +1,121 @@
+"""Memory planning: in-place steps where they are safe, never over fed arrays, constants, variable
+values, fetched values, views that are still alive or buffers a stateful op received; and the
+planned peak."""
+
+import numpy as np
+
+import graphflow as tf
+from graphflow.optimizer_passes import memory_planning
+
+PASS = ["memory_planning"]
+
+
+def _plan(sess):
+    return list(sess._plans.values())[-1]  # the plan compiled last
+
+
+def test_elementwise_chain_runs_in_place(optimized):
+    x = tf.placeholder(tf.float64, [1000], name="x")
+    y = tf.tanh(tf.sin(tf.exp(x)) * 2.0)
+    xv = np.linspace(-1, 1, 1000)
+    keep = xv.copy()
+    with tf.Session(optimize=False) as sess:
+        want = sess.run(y, {x: xv})
+    with tf.Session(passes=PASS) as sess:
+        got = sess.run(y, {x: xv})
+        plan = _plan(sess)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xv, keep)        # the fed array is never written
+    assert plan.inplace_steps == 3                 # sin, mul, tanh reuse their input's buffer
+    assert "out=" in plan.source and "k0(f0, out" not in plan.source
+    report = plan.optimization["memory_planning"].details["memory_plan"]
+    assert report.peak_bytes == 8000 and report.peak_bytes_without_reuse == 16000
+
+
+def test_constants_variables_and_fetched_values_are_never_overwritten():
+    x = tf.placeholder(tf.float64, [4], name="x")
+    c = tf.constant([1.0, 2.0, 3.0, 4.0], tf.float64)
+    v = tf.Variable(np.arange(4.0))
+    fetched = tf.exp(x)
+    a = tf.sin(c)  # a fresh result of a constant: may be reused
+    out = tf.tanh(v * 1.0) + tf.cos(fetched) + tf.negative(c) + a
+    with tf.Session(passes=PASS) as sess:
+        sess.run(v.initializer)
+        for _ in range(2):
+            values = sess.run([out, fetched], {x: np.zeros(4)})
+        np.testing.assert_array_equal(values[1], np.ones(4))
+        np.testing.assert_array_equal(sess.run(v), np.arange(4.0))
+        np.testing.assert_array_equal(sess.run(c), [1.0, 2.0, 3.0, 4.0])
+        expect = np.tanh(np.arange(4.0)) + np.cos(1.0) - np.arange(1.0, 5.0) + np.sin(np.arange(1.0, 5.0))
+        np.testing.assert_allclose(values[0], expect)
+
+
+def test_buffers_that_flow_into_stateful_ops_are_not_reused():
+    x = tf.placeholder(tf.float64, [3], name="x")
+    v = tf.Variable(np.zeros(3))
+    h = tf.exp(x)
+    store = tf.assign(v, h)
+    y = tf.sin(h)  # h dies here, but the variable store may hold it
+    with tf.Session(passes=PASS) as sess:
+        sess.run(v.initializer)
+        sess.run([y, store], {x: np.zeros(3)})
+        plan_graph_ops = _plan(sess).memory_plan.inplace
+        np.testing.assert_array_equal(sess.run(v), np.ones(3))
+    assert all(op.name != y.op.name for op in plan_graph_ops)
+
+
+def test_live_views_and_broadcasting_block_reuse(optimized):
+    x = tf.placeholder(tf.float64, [2, 3], name="x")
+    row = tf.placeholder(tf.float64, [3], name="row")
+    h = tf.exp(x)
+    view = tf.reshape(h, [6])           # a view of h's buffer, alive after h's last reader
+    s = tf.sin(h)                       # h's last reader: must not overwrite it
+    small = tf.exp(row)
+    grown = small + tf.sin(x)           # [3] + [2, 3]: the output is bigger than `small`
+    out = [tf.reduce_sum(view * 2.0) + tf.reduce_sum(s), grown]
+    opt = optimized(out, [x, row], passes=PASS)
+    plan = opt.report["memory_planning"].details["memory_plan"]
+    names = {op.name for op in plan.inplace}
+    assert s.op.name not in names
+    assert grown.op.name in names  # reuses sin(x), which has the output's shape
+    xv = np.arange(6.0).reshape(2, 3)
+    with tf.Session(optimize=False) as sess:
+        want = sess.run(out, {x: xv, row: [1.0, 2.0, 3.0]})
+    with tf.Session(passes=PASS) as sess:
+        got = sess.run(out, {x: xv, row: [1.0, 2.0, 3.0]})
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_unknown_dims_reuse_only_when_the_shape_cannot_grow(optimized):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    b = tf.placeholder(tf.float32, [3], name="b")
+    ok = tf.exp(x) + b            # [?, 3] + [3]: the output is exactly exp(x)'s shape
+    risky = tf.exp(y) * tf.sin(x)  # [?, 3] * [?, 3]: either side could have one row
+    opt = optimized([ok, risky], [x, y, b], passes=PASS)
+    names = {op.name for op in opt.report["memory_planning"].details["memory_plan"].inplace}
+    assert ok.op.name in names and risky.op.name not in names
+    plan = opt.report.memory_plan
+    assert plan.peak_bytes is None and "unknown" in plan.summary()
+
+
+def test_fused_ops_write_into_a_dead_input():
+    x = tf.placeholder(tf.float32, [300, 500], name="x")
+    h = tf.matmul(x, tf.constant(np.eye(500, dtype=np.float32)))
+    y = tf.tanh(h * 1.5 + 0.25) * 0.5 + tf.nn.relu(h) - tf.exp(-h * h)
+    xv = np.random.default_rng(0).uniform(-2, 2, (300, 500)).astype(np.float32)
+    with tf.Session(optimize=False) as sess:
+        want = sess.run(y, {x: xv})
+    with tf.Session() as sess:
+        got = sess.run(y, {x: xv})
+        plan = _plan(sess)
+    fused = [op for op in plan.memory_plan.inplace if op.type == "FusedElementwise"]
+    assert plan.inplace_steps == 1 and len(fused) == 1  # writes over the matmul's result
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_kernel_accepts_out():
+    assert memory_planning.kernel_accepts_out(np.add)
+    assert not memory_planning.kernel_accepts_out(np.divmod)
+    assert not memory_planning.kernel_accepts_out(lambda x: x)
