@@ -61,6 +61,7 @@ from graphflow.layers import (  # noqa: F401
     truncated_normal_initializer,
     zeros_initializer,
 )
+from graphflow.optimizer_passes import optimize  # noqa: F401
 from graphflow.serialization import import_graph, load, save  # noqa: F401
 from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from graphflow.tensor_shape import TensorShape  # noqa: F401

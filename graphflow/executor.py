@@ -25,6 +25,7 @@ from graphflow.graph import describe_op
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
+from graphflow.optimizer_passes.memory_planning import kernel_accepts_out
 
 _PLAN_IDS = itertools.count()
 
@@ -102,10 +103,19 @@ class FeedSpec:
 class Plan:
     """A compiled, reusable execution plan for one (fetches, feeds) signature."""
 
-    def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None):
+    optimization = None  # the optimizer's report when the session optimized this plan's graph
+
+    def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
+                 origin=None, memory_plan=None):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
-        self.feed_specs = [FeedSpec(t) for t in feed_tensors]
+        # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
+        # maps its ops and fed tensors back to the user's for errors; `memory_plan` names the steps
+        # that may write into a dead input's buffer (emitted below as `k3(v2, v5, out=v2)`).
+        self._origin = origin or {}
+        self.memory_plan = memory_plan
+        self.inplace_steps = 0
+        self.feed_specs = [FeedSpec(self._origin.get(t, t)) for t in feed_tensors]
         fed = set(feed_tensors)
         fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
@@ -123,8 +133,9 @@ class Plan:
             if op.type == "Placeholder" and op.outputs[0] not in fed:
                 t = op.outputs[0]
                 raise InvalidArgumentError(
-                    None, op, f"You must feed a value for placeholder tensor '{t.name}' with "
-                    f"dtype {t.dtype.name} and shape {t.shape}: {describe_op(op)}")
+                    None, self._origin.get(op, op), f"You must feed a value for placeholder "
+                    f"tensor '{t.name}' with dtype {t.dtype.name} and shape {t.shape}: "
+                    f"{describe_op(op)}")
 
     def _build(self, fetch_elements, feed_tensors, fed, kernel_table):
         var_of = {}
@@ -169,15 +180,16 @@ class Plan:
             copies, arg_names = self.placement.args(op, var_of)
             for line in copies:
                 lines.append(f"    {line}")
-                self.line_to_op[len(lines)] = op
-            call = f"{kname}({', '.join(arg_names)})"
+                self.line_to_op[len(lines)] = self._origin.get(op, op)
+            reuse = self._reuse(op, step, kernel, arg_names, var_of, last_use, fetched, fed)
+            call = f"{kname}({', '.join(arg_names + reuse)})"
             if not op.outputs:
                 lines.append(f"    {call}")
             elif len(op.outputs) == 1:
                 lines.append(f"    {outs[0]} = {call}")
             else:
                 lines.append(f"    {', '.join(outs)}, = {call}")
-            self.line_to_op[len(lines)] = op
+            self.line_to_op[len(lines)] = self._origin.get(op, op)
             dead = [var_of[t] for t in dict.fromkeys(op.inputs)
                     if last_use.get(t) == step and t not in fetched and t not in fed]
             dead += [c for v in dead for c in self.placement.copies_of(v)]
@@ -203,6 +215,19 @@ class Plan:
         exec(code, namespace)  # our own generated code, never data from a file
         self.fn = self.placement.wrap(namespace[f"plan_{self.plan_id}"])
         self.num_steps = len(self.kernels)
+
+    def _reuse(self, op, step, kernel, arg_names, var_of, last_use, fetched, fed):
+        """`["out=v2"]` when the memory plan lets this step write into its dead input v2."""
+        pos = None if self.memory_plan is None else self.memory_plan.inplace.get(op)
+        if pos is None:
+            return []
+        t = op.inputs[pos]
+        var = var_of.get(t, "")
+        if (last_use.get(t) != step or t in fetched or t in fed or arg_names[pos] != var
+                or not var.startswith("v") or not kernel_accepts_out(kernel)):
+            return []
+        self.inplace_steps += 1
+        return [f"out={var}"]
 
     # ------------------------------------------------------------------ running
     def run(self, feed_values):

@@ -8,7 +8,7 @@ default-session stack. `run` is safe to call from several threads on one session
 import collections
 import threading
 
-from graphflow import placement
+from graphflow import optimizer_passes, placement
 from graphflow.executor import Plan
 from graphflow.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
@@ -92,7 +92,7 @@ class Session:
         self._compile_lock = threading.Lock()
         self._closed = False
         self._optimize = optimize
-        self._passes = passes
+        self._passes = optimizer_passes.resolve_passes(passes)  # unknown names fail here
         self._context_stack = []
 
     # --- context management ------------------------------------------------------------------
@@ -170,7 +170,14 @@ class Session:
         return element
 
     def _compile(self, elements, feed_tensors):
-        return Plan(elements, feed_tensors, self._state, device=self.default_device)
+        if not self._optimize:
+            return Plan(elements, feed_tensors, self._state, device=self.default_device)
+        # optimize a copy of what the plan needs (the user's graph is never modified)
+        opt = optimizer_passes.optimize_for_plan(elements, feed_tensors, self._passes)
+        plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
+                    origin=opt.origin, memory_plan=opt.report.memory_plan)
+        plan.optimization = opt.report
+        return plan
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function `f(*feed_values)` running `fetches` with the lowest per-call overhead."""
