@@ -12,6 +12,7 @@ the session restores.
 import heapq
 import importlib.metadata
 
+from graphflow import dtypes
 from graphflow import graph_format as fmt
 from graphflow.errors import GraphFormatError
 from graphflow.graph import Operation, SourceLocation, Tensor, canonical_device, describe_op
@@ -184,7 +185,8 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
     them. Returns a `DecodedGraph`."""
     check_document(doc, limits)
     raw_ops = doc["ops"]
-    ops_meta = [_check_op(entry, i, limits) for i, entry in enumerate(raw_ops)]
+    shapes = {}
+    ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
     index = {}
     for i, meta in enumerate(ops_meta):
         if meta["name"] in index:
@@ -214,55 +216,90 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
     return DecodedGraph(built, inputs, outputs, list(variables.values()), values)
 
 
-def _check_op(entry, i, limits):
-    where = f"op #{i}"
-    expect(entry, (dict,), where)
-    unknown = sorted(set(entry) - _OP_KEYS)
-    if unknown:
-        fail(f"{where}: unknown fields {unknown}")
-    name = expect(entry.get("name"), (str,), f"{where} field 'name'")
-    if not name or len(name) > 1024 or ":" in name or not name.isprintable() or name[0] == "^":
-        fail(f"{where}: invalid op name {fmt._short(name)}")
+def _check_op(entry, i, limits, shapes):
+    """Structure of one op entry (cheap checks first; messages are only built on failure).
+    `shapes` caches decoded output shapes: big graphs repeat a few shapes many times."""
+    if type(entry) is not dict:
+        expect(entry, (dict,), f"op #{i}")
+    if not entry.keys() <= _OP_KEYS:
+        fail(f"op #{i}: unknown fields {sorted(set(entry) - _OP_KEYS)}")
+    name = entry.get("name")
+    if type(name) is not str:
+        expect(name, (str,), f"op #{i} field 'name'")
+    if not name or len(name) > 1024 or ":" in name or name[0] == "^" or not name.isprintable():
+        fail(f"op #{i}: invalid op name {fmt._short(name)}")
     where = f"op '{name}'"
-    op_type = expect(entry.get("type"), (str,), f"{where} field 'type'")
+    op_type = entry.get("type")
+    if type(op_type) is not str:
+        expect(op_type, (str,), f"{where} field 'type'")
     try:
         op_def = registry.lookup(op_type)
     except KeyError:
         fail(f"{where} has the unknown op type {fmt._short(op_type)}: no OpDef is registered under "
              "that name (the file may need a newer graphflow)")
-    inputs = expect(entry.get("inputs", []), (list,), f"{where} field 'inputs'")
-    controls = expect(entry.get("control_inputs", []), (list,), f"{where} field 'control_inputs'")
-    for x in inputs + controls:
-        expect(x, (str,), f"{where} input")
-    attrs = expect(entry.get("attrs", {}), (dict,), f"{where} field 'attrs'")
-    undeclared = sorted(set(attrs) - set(op_def.attr_names))
-    if undeclared:
+    inputs = entry.get("inputs", [])
+    controls = entry.get("control_inputs", [])
+    if type(inputs) is not list or type(controls) is not list:
+        expect(inputs, (list,), f"{where} field 'inputs'")
+        expect(controls, (list,), f"{where} field 'control_inputs'")
+    for x in inputs:
+        if type(x) is not str:
+            expect(x, (str,), f"{where} input")
+    for x in controls:
+        if type(x) is not str:
+            expect(x, (str,), f"{where} control input")
+    attrs = entry.get("attrs", {})
+    if type(attrs) is not dict:
+        expect(attrs, (dict,), f"{where} field 'attrs'")
+    if attrs and not attrs.keys() <= set(op_def.attr_names):
+        undeclared = sorted(set(attrs) - set(op_def.attr_names))
         fail(f"{where}: attr(s) {undeclared} are not attrs of op type '{op_type}' (it declares "
              f"{list(op_def.attr_names)})")
-    outputs = expect(entry.get("outputs", []), (list,), f"{where} field 'outputs'")
+    outputs = entry.get("outputs", [])
+    if type(outputs) is not list:
+        expect(outputs, (list,), f"{where} field 'outputs'")
     specs = []
     for k, out in enumerate(outputs):
-        expect(out, (list,), f"{where} output {k}")
-        if len(out) != 2:
+        if type(out) is not list or len(out) != 2:
             fail(f"{where} output {k}: expected [dtype, shape], found {fmt._short(out)}")
-        specs.append((fmt.decode_dtype(out[0], f"{where} output {k} dtype"),
-                      fmt.decode_shape(out[1], f"{where} output {k} shape", limits)))
-    device = expect(entry.get("device", ""), (str,), f"{where} field 'device'")
-    try:
-        device = canonical_device(device)
-    except ValueError as exc:
-        fail(f"{where}: {exc}")
+        dt = _DTYPES.get(out[0]) if type(out[0]) is str else None
+        if dt is None:
+            dt = fmt.decode_dtype(out[0], f"{where} output {k} dtype")  # fails with a message
+        specs.append((dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes)))
+    device = entry.get("device", "")
+    if device:
+        if type(device) is not str:
+            expect(device, (str,), f"{where} field 'device'")
+        try:
+            device = canonical_device(device)
+        except ValueError as exc:
+            fail(f"{where}: {exc}")
     source = entry.get("source")
     if source is not None:
-        expect(source, (list,), f"{where} field 'source'")
-        if len(source) != 3 or type(source[0]) is not str or type(source[1]) is not int \
-                or type(source[2]) is not str:
+        if type(source) is not list or len(source) != 3 or type(source[0]) is not str \
+                or type(source[1]) is not int or type(source[2]) is not str:
             fail(f"{where} field 'source': expected [filename, line, function], found "
                  f"{fmt._short(source)}")
         source = SourceLocation(source[0], source[1], source[2])
     return {"name": name, "type": op_type, "op_def": op_def, "inputs": inputs,
             "controls": controls, "attrs": attrs, "specs": specs, "device": device,
             "source": source, "where": where}
+
+
+_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
+
+
+def _output_shape(value, where, limits, cache):
+    shape = fmt.decode_shape(value, where, limits) if value is None or type(value) is not list \
+        else None
+    if shape is not None:
+        return shape
+    key = tuple(value) if all(d is None or type(d) is int for d in value) else None
+    shape = cache.get(key) if key is not None else None
+    if shape is None:
+        shape = fmt.decode_shape(value, where, limits)
+        cache[key] = shape
+    return shape
 
 
 def _parse_tensor_name(text, where, index, ops_meta):
@@ -379,7 +416,11 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
              f"{len(specs)}")
     merged = []
     for k, ((dt, shape), (ddt, dshape)) in enumerate(zip(specs, declared)):
-        shape = TensorShape(shape)
+        if type(shape) is not TensorShape:
+            shape = TensorShape(shape)
+        if shape.dims == dshape.dims and dt == ddt:
+            merged.append((dt, dshape))
+            continue
         if dt != ddt or not shape.is_compatible_with(dshape):
             fail(f"{where} ({meta['type']}) output {k}: the file declares {ddt.name} {dshape} but "
                  f"the op computes {dt.name} {shape}")

@@ -85,6 +85,8 @@ def _inline_values(array):
         return flat.tolist()
     if np.isnan(flat).any():
         return None  # NaN payloads survive only in the binary .npz
+    if array.dtype == np.float64:  # Python's float repr is already the shortest exact form
+        return [v if math.isfinite(v) else repr(v) for v in flat.tolist()]
     short = [float(str(x)) for x in flat]
     if np.array(short, dtype=array.dtype).tobytes() != flat.tobytes():
         short = flat.tolist()  # float64 values of the exact elements: always read back exactly
@@ -99,8 +101,7 @@ def shape_json(shape):
 def dumps_document(doc, one_per_line=("variables", "ops")):
     """The document as JSON text: header fields first, then one op (or variable) per line, so a
     saved graph reads well in an editor and diffs line by line."""
-    def dump(value):
-        return json.dumps(value, separators=(", ", ": "), allow_nan=False, ensure_ascii=False)
+    dump = json.JSONEncoder(separators=(", ", ": "), allow_nan=False, ensure_ascii=False).encode
 
     parts = []
     for key, value in doc.items():

@@ -54,8 +54,10 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
         values = dict(variable_values)
     else:
         values = session.variable_values() if session is not None else {}
-    doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source)
-    text = fmt.dumps_document(doc).encode("utf-8")
+    with file_io.gc_paused():
+        doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source)
+        text = fmt.dumps_document(doc).encode("utf-8")
+        del doc
     tensors = file_io.npz_bytes(arrays)
     with file_io.atomic_write(path) as f:
         with zipfile.ZipFile(f, "w", allowZip64=True) as zf:
@@ -97,7 +99,7 @@ def read_file(path, limits=None):
     """(document, {npz key: array}) from a graph file, checked for structure, sizes and version."""
     limits = limits or file_io.DEFAULT_LIMITS
     what = f"graph file '{os.fspath(path)}'"
-    with file_io.Archive(path, what, limits) as archive:
+    with file_io.Archive(path, what, limits) as archive, file_io.gc_paused():
         names = set(archive.members)
         if GRAPH_MEMBER not in names:
             raise GraphFormatError(f"{what} has no {GRAPH_MEMBER}: not a graphflow graph file")
@@ -115,7 +117,8 @@ def read_file(path, limits=None):
 
 def _decode(doc, tensors, graph, limits, prefix="", input_map=None, what="graph file"):
     try:
-        return decode_graph(doc, tensors, graph, limits, prefix=prefix, input_map=input_map)
+        with file_io.gc_paused():
+            return decode_graph(doc, tensors, graph, limits, prefix=prefix, input_map=input_map)
     except GraphFormatError as exc:
         raise GraphFormatError(f"{what}: {exc}") from None
     except RecursionError:
