@@ -9,7 +9,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu import fused_kernels
+from graphflow.kernels.cpu import fused_instructions, fused_kernels
 from graphflow.ops import fused_ops, registry
 from graphflow.optimizer_passes import fusion
 
@@ -183,7 +183,7 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows):
 def test_every_instruction_type_is_elementwise_and_implemented():
     for op_type in fused_ops.ELEMENTWISE_INSTRUCTIONS:
         assert registry.lookup(op_type).elementwise
-        fused_kernels.instruction(op_type, {}, [np.dtype(np.float32)] * 3, np.dtype(np.float32))
+        fused_instructions.instruction(op_type, {}, [np.dtype(np.float32)] * 3, np.dtype(np.float32))
 
 
 def test_out_may_alias_an_input_even_for_non_aliasing_instructions():

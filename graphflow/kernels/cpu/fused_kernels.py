@@ -11,13 +11,13 @@ allocates one full-size temporary per op and streams every array through memory 
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
 
+import linecache
 import math
 
 import numpy as np
-from scipy import special as _special
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.math_kernels import _SELU_ALPHA, _SELU_SCALE, BINARY_KERNELS, UNARY_KERNELS
+from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
 # while the few live registers (4 bytes x 64K = 256 KiB each for float32) stay in the L2 cache;
@@ -27,132 +27,6 @@ CHUNK_ELEMENTS = 1 << 16
 CHUNKED_MIN_ELEMENTS = 2 * CHUNK_ELEMENTS
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
-
-
-# ------------------------------------------------------------------ instruction implementations
-# Each is `fn(*operands, out=buffer)` writing the result into the buffer (numpy ufuncs have exactly
-# this calling convention). `alias_ok`: out may be the buffer of one of the operands.
-def _sigmoid(x, *, out):
-    np.multiply(x, 0.5, out=out)
-    np.tanh(out, out=out)
-    np.add(out, 1, out=out)
-    np.multiply(out, 0.5, out=out)
-
-
-def _relu(x, *, out):
-    np.maximum(x, 0, out=out)
-
-
-def _relu6(x, *, out):
-    np.maximum(x, 0, out=out)
-    np.minimum(out, 6, out=out)
-
-
-def _elu(x, *, out):
-    positive = np.greater(x, 0)
-    np.minimum(x, 0, out=out)
-    np.expm1(out, out=out)
-    np.copyto(out, x, where=positive)
-
-
-def _selu(x, *, out):
-    positive = np.greater(x, 0)
-    np.minimum(x, 0, out=out)
-    np.expm1(out, out=out)
-    np.multiply(out, _SELU_ALPHA, out=out)
-    np.copyto(out, x, where=positive)
-    np.multiply(out, _SELU_SCALE, out=out)
-
-
-def _softplus(x, *, out):
-    np.logaddexp(x, 0, out=out)
-
-
-def _softsign(x, *, out):
-    np.abs(x, out=out)
-    np.add(1, out, out=out)
-    np.true_divide(x, out, out=out)
-
-
-def _rsqrt(x, *, out):
-    np.sqrt(x, out=out)
-    np.reciprocal(out, out=out)
-
-
-def _erf(x, *, out):
-    _special.erf(x, out=out)
-
-
-def _squared_difference(x, y, *, out):
-    np.subtract(x, y, out=out)
-    np.square(out, out=out)
-
-
-def _add_n(*xs, out):
-    np.add(xs[0], xs[1], out=out)
-    for x in xs[2:]:
-        np.add(out, x, out=out)
-
-
-def _select(cond, x, y, *, out):
-    np.copyto(out, y)
-    np.copyto(out, x, where=cond)
-
-
-def _cast(x, *, out):
-    np.copyto(out, x, casting="unsafe")
-
-
-def _clip(t, lo, hi, *, out):
-    np.clip(t, lo, hi, out=out)
-
-
-# Clamping activations the compiled program lowers to Maximum/Minimum against constant bounds.
-_CLAMPS = {"Relu": (0,), "Relu6": (0, 6)}
-
-# op type -> (fn, alias_ok) for the ops whose unfused kernel is not a plain ufunc.
-_COMPOSITE = {
-    "Sigmoid": (_sigmoid, True), "Relu": (_relu, True), "Relu6": (_relu6, True),
-    "Elu": (_elu, False), "Selu": (_selu, False), "Softplus": (_softplus, True),
-    "Softsign": (_softsign, False), "Rsqrt": (_rsqrt, True), "Erf": (_erf, True),
-    "SquaredDifference": (_squared_difference, True), "AddN": (_add_n, False),
-    "Select": (_select, False), "Cast": (_cast, True), "ClipByValue": (_clip, True),
-    "Round": (np.rint, True),  # np.round with no decimals is the rint ufunc
-}
-
-
-def _leaky_relu(attrs, dtype):
-    alpha = np.asarray(attrs.get("alpha", 0.2), dtype=dtype)
-
-    def leaky_relu(x, *, out):
-        positive = np.greater(x, 0)
-        np.multiply(x, alpha, out=out)
-        np.copyto(out, x, where=positive)
-    return leaky_relu
-
-
-def _real_div(in_dtype, out_dtype):
-    if np.dtype(in_dtype).kind == "f":
-        return np.true_divide
-
-    def int_div(x, y, *, out):
-        np.true_divide(x, y, out=out, dtype=out_dtype)
-    return int_div
-
-
-def instruction(op_type, attrs, in_dtypes, out_dtype):
-    """(fn(*operands, out), alias_ok) computing one program instruction exactly like the op's
-    unfused CPU kernel. Raises KeyError for op types no fused kernel implements."""
-    if op_type == "LeakyRelu":
-        return _leaky_relu(attrs, out_dtype), False
-    if op_type == "RealDiv":
-        return _real_div(in_dtypes[0], out_dtype), True
-    if op_type in _COMPOSITE:
-        return _COMPOSITE[op_type]
-    fn = UNARY_KERNELS.get(op_type, BINARY_KERNELS.get(op_type))
-    if isinstance(fn, np.ufunc) and fn.nout == 1:
-        return fn, True
-    raise KeyError(f"No fused CPU implementation for elementwise op type '{op_type}'")
 
 
 def _broadcast(shapes):
@@ -174,11 +48,12 @@ def _alloc_call(fn, operands, dtype):
 
 
 class _Instr:
-    __slots__ = ("id", "op", "refs", "fn", "alias_ok", "dtype", "value")
+    __slots__ = ("id", "op", "refs", "fn", "alias_ok", "dtype", "value", "member")
 
-    def __init__(self, id_, op, refs, fn, alias_ok, dtype, value=None):
+    def __init__(self, id_, op, refs, fn, alias_ok, dtype, value=None, member=None):
         self.id, self.op, self.refs, self.fn = id_, op, refs, fn
         self.alias_ok, self.dtype, self.value = alias_ok, dtype, value
+        self.member = member  # index of the replaced op (attrs "members") it computes
 
 
 class FusedProgram:
@@ -187,8 +62,10 @@ class FusedProgram:
     accepts_out = True
     checks_out_shape = True  # an `out` of the wrong shape or dtype is ignored, not an error
 
-    def __init__(self, program, in_dtypes, name="FusedElementwise"):
+    def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None):
         self.name = name
+        self.provenance = provenance or {}
+        member = 0
         n_in = len(program["inputs"])
         self.num_inputs = n_in
         value_dtypes = [np.dtype(d) for d in in_dtypes]
@@ -204,6 +81,9 @@ class FusedProgram:
             else:
                 fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
+            if op_type != "Const":
+                ins.member = member
+                member += 1
             value_dtypes.append(dt)
             self.instrs.append(ins)
         self._dtypes = value_dtypes + [ins.dtype for ins in self._extra]
@@ -236,6 +116,26 @@ class FusedProgram:
     # ---------------------------------------------------------------- running
     def __call__(self, *inputs, out=None):
         arrays = [x if type(x) is np.ndarray else np.asarray(x) for x in inputs]
+        try:
+            return self._evaluate(arrays, out)
+        except Exception as exc:
+            raise self._diagnose(arrays, exc) from exc
+
+    def _diagnose(self, arrays, exc):
+        """The error of the first instruction that fails on whole arrays, naming the user's op it
+        replaced; `exc` itself when whole-array evaluation does not fail."""
+        vals = arrays + [None] * (self.num_values - len(arrays))
+        for ins in self.instrs:
+            if ins.fn is None:
+                vals[ins.id] = ins.value
+                continue
+            try:
+                vals[ins.id] = _alloc_call(ins.fn, [vals[r] for r in ins.refs], ins.dtype)
+            except Exception as failed:
+                return member_error(failed, self.provenance, ins.member)
+        return exc
+
+    def _evaluate(self, arrays, out):
         shape = arrays[0].shape
         for a in arrays[1:]:
             if a.shape != shape:
@@ -420,6 +320,25 @@ class _Layout:
         self.loop = namespace["loop"]
 
 
+def member_error(exc, provenance, index):
+    """`exc` with the replaced user op that failed named first: "in 'add' (Add) created at f:3: ..."
+    (same exception type), or `exc` itself when that cannot be built."""
+    names = provenance.get("members") or []
+    if index is None or index >= len(names):
+        return exc
+    source = (provenance.get("member_sources") or [""] * len(names))[index]
+    where = ""
+    if source:
+        filename, _, lineno = source.rpartition(":")
+        text = linecache.getline(filename, int(lineno)).strip() if lineno.isdigit() else ""
+        where = f" created at {source}" + (f": {text}" if text else "")
+    kind = (provenance.get("member_types") or ["?"] * len(names))[index]
+    try:
+        return type(exc)(f"in '{names[index]}' ({kind}){where}: {exc}")
+    except Exception:
+        return exc
+
+
 def _release(value_ids, owner, free):
     for v in value_ids:
         dtype, shape, reg = owner.pop(v)
@@ -444,7 +363,7 @@ def _collapse_depth(shape, aligned):
 
 @cpu_kernel("FusedElementwise")
 def _fused_elementwise(node):
-    return FusedProgram(node.attrs["program"], node.in_dtypes, node.name)
+    return FusedProgram(node.attrs["program"], node.in_dtypes, node.name, node.attrs)
 
 
 @cpu_kernel("FusedMatMul")
@@ -459,18 +378,27 @@ def _fused_matmul(node):
                                         [dtype], dtype)
 
     def fused_matmul(a, b, bias):
-        if ta:
-            a = np.swapaxes(a, -1, -2)
-        if tb:
-            b = np.swapaxes(b, -1, -2)
-        out = np.matmul(a, b)
-        np.add(out, bias, out=out)
-        if act is None:
-            return out
-        if act_alias_ok:
-            act(out, out=out)
-            return out
-        result = np.empty_like(out)
-        act(out, out=result)
-        return result
+        stage = 0  # the member being computed: matmul, bias, activation
+        try:
+            if ta:
+                a = np.swapaxes(a, -1, -2)
+            if tb:
+                b = np.swapaxes(b, -1, -2)
+            out = np.matmul(a, b)
+            stage = 1
+            if np.broadcast_shapes(out.shape, np.shape(bias)) != out.shape:
+                raise ValueError(f"bias of shape {np.shape(bias)} does not match the matmul result "
+                                 f"of shape {out.shape}")
+            np.add(out, bias, out=out)
+            if act is None:
+                return out
+            stage = 2
+            if act_alias_ok:
+                act(out, out=out)
+                return out
+            result = np.empty_like(out)
+            act(out, out=result)
+            return result
+        except Exception as exc:
+            raise member_error(exc, node.attrs, stage) from exc
     return fused_matmul
