@@ -211,7 +211,12 @@ class Placement:
 
     Built by `place`; the executor asks it for each step's kernel builder (`lookup`), the argument
     expressions of each step (`args`, which also emits copy steps), the expression of each fetch
-    (`fetch`), copies to drop with a dead value (`copies_of`) and a wrapper for the plan function."""
+    (`fetch`), copies to drop with a dead value (`copies_of`) and a wrapper for the plan function.
+
+    `host_int_arithmetic` (default True) keeps integer ops of host values on the CPU; with False
+    every op with a kernel goes to the requested GPU (tests use it to run each kernel there)."""
+
+    host_int_arithmetic = True
 
     def __init__(self, ops, fed, default_device, state, cpu_table=None):
         self.cpu_table = cpu_table or cpu_kernels
@@ -256,6 +261,10 @@ class Placement:
             self.namespace["_to_host"] = self.backend.to_host
 
     def _gpu_choice(self, op, requested, state):
+        if op.type == "Const":
+            self.kept_on_host.append((op, "constants stay on the host; GPU consumers get a copy "
+                                          "uploaded once when the plan is built"))
+            return CPU
         if self.backend is None:
             try:
                 self.backend = gpu_backend(requested)
@@ -268,10 +277,6 @@ class Placement:
         elif canonical_device(requested) != self.backend.device:
             raise ValueError(f"op {describe_op(op)} is placed on {requested} but this plan already "
                              f"runs on {self.backend.device}: one GPU per plan")
-        if op.type == "Const":
-            self.kept_on_host.append((op, "constants stay on the host; GPU consumers get a copy "
-                                          "uploaded once when the plan is built"))
-            return CPU
         spec = self.backend.table.spec(op.type)
         if spec is None:
             self.fallbacks.append((op, requested, f"no CUDA kernel for op type '{op.type}'"))
@@ -281,7 +286,8 @@ class Placement:
         if reason is not None:
             self.fallbacks.append((op, requested, reason))
             return CPU
-        if (op.outputs and all(np.dtype(t.dtype.as_numpy_dtype) in _INT_DTYPES for t in op.outputs)
+        if (self.host_int_arithmetic and op.outputs
+                and all(np.dtype(t.dtype.as_numpy_dtype) in _INT_DTYPES for t in op.outputs)
                 and all(self._loc.get(t) == "host" for t in op.inputs)):
             self.kept_on_host.append((op, "integer result of host values (shape arithmetic)"))
             return CPU

@@ -11,9 +11,9 @@ give a `supports(in_dtypes, out_dtypes, attrs)` check returning None or the reas
 placement then keeps that op on the CPU and lists the reason in the plan's placement report.
 
 Layout: `.cu`/`.cuh` sources sit next to the small launchers that call them (`reduce.cu` +
-`reduce.py`, ...); `sources.py` loads them and caches compiled modules, `runtime.py` owns the PyCUDA
-context, module cache and device memory pool, `codegen.py` turns elementwise expression programs
-(single ops and fused chains) into kernels.
+`reduction.py`, `matmul.cu` + `matmul.py`, ...); `sources.py` loads them and caches compiled
+modules, `device.py` owns the PyCUDA context, module cache and device memory pool, `codegen.py`
+turns elementwise expression programs (single ops and fused chains) into kernels.
 """
 
 import threading
@@ -125,8 +125,8 @@ def runtime():
             if _runtime_error is not None:
                 raise NoCudaDeviceError(_runtime_error)
             try:
-                from graphflow.kernels.cuda import runtime as runtime_module
-                _runtime = runtime_module.CudaRuntime()
+                from graphflow.kernels.cuda import device as device_module
+                _runtime = device_module.CudaRuntime()
             except NoCudaDeviceError as exc:
                 _runtime_error = exc.reason
                 raise
@@ -149,7 +149,7 @@ def _load_all():
     """Import every launcher module: each one fills KERNELS for its op family (no PyCUDA needed)."""
     import importlib
     import pkgutil
-    skip = {"runtime", "sources", "codegen"}
+    skip = {"device", "sources", "codegen", "launch"}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name not in skip:
             importlib.import_module(f"{__name__}.{info.name}")

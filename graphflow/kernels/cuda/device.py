@@ -118,7 +118,7 @@ class CudaRuntime:
                                allocator=self._allocate)
 
     def to_device(self, value):
-        host = np.ascontiguousarray(value)
+        host = np.asarray(value, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         out = self.array_type(host.shape, host.dtype, allocator=self._allocate)
         if host.size:
             drv.memcpy_htod(out.gpudata, host)

@@ -1,0 +1,490 @@
+"""CUDA kernels against the CPU kernels.
+
+Two layers:
+1. Host side, everywhere: every op case of tests/op_cases runs through the *real* CUDA launchers with
+   a recording runtime instead of PyCUDA. Each launch is checked against the kernel's parameter list
+   in the PTX that nvcc produced (names, count and size of every argument, grid/block limits, no
+   empty buffers passed), and every output's shape and dtype against the CPU kernel's output. This
+   catches launcher bugs without a device; values need the device.
+2. On a GPU (skipped here when no CUDA device is usable, with the reason): the same cases compared
+   value by value with the CPU kernels, odd sizes, broadcasting, empty tensors, gradients computed
+   on the GPU vs the CPU, the memory pool (no new device allocations in steady state), the module
+   cache (each source compiled once) and device-resident variables.
+"""
+
+import contextlib
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow import placement
+from graphflow.kernels import cuda as cuda_table
+from graphflow.kernels.cuda import sources
+from graphflow.ops import registry
+from tests.op_cases import all_cases
+from tests.test_cuda_compile import NVCC, check_compiles, format_sizes, ptx_entries
+
+CASES = all_cases()
+GPU_OK, GPU_REASON = cuda_table.availability()
+needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"no CUDA device: {GPU_REASON}")
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+class _Meta:
+    plan = None
+
+
+# ================================================================ 1. host side, recording runtime
+class MockArray:
+    """Stands for a device array: shape, dtype and an address; no data (unless uploaded)."""
+
+    _next = itertools.count(1)
+
+    def __init__(self, shape, dtype, host=None, address=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.size = int(np.prod(self.shape)) if self.shape else 1
+        self.nbytes = self.size * self.dtype.itemsize
+        self.host = host
+        if self.size == 0:
+            self.gpudata = None  # like PyCUDA: an empty array owns no memory
+        else:
+            self.gpudata = address if address is not None else (next(self._next) << 32)
+
+
+_SIG = re.compile(r'extern "C" __global__ void (\w+)\(\s*(.*?)\)\s*\{', re.S)
+
+
+def _generated_param_sizes(text, name):
+    for found, params in _SIG.findall(text):
+        if found == name:
+            sizes = []
+            for p in params.split(","):
+                p = p.strip()
+                sizes.append(72 if "gf_shape" in p else 64 if "gf_strides" in p else 8)
+            return sizes
+    raise AssertionError(f"generated source has no kernel {name}")
+
+
+class MockFunction:
+    def __init__(self, rt, name, fmt, param_sizes):
+        self.rt, self.name, self.fmt = rt, name, fmt
+        self.sizes = format_sizes(fmt)
+        if param_sizes is not None:
+            assert self.sizes == param_sizes, (
+                f"{name}: launcher format {fmt} ({self.sizes}) != kernel parameters {param_sizes}")
+
+    def prepared_call(self, grid, block, *args, shared_size=0):
+        name = self.name
+        assert len(grid) == 3 and len(block) == 3, f"{name}: grid {grid}, block {block}"
+        assert 1 <= grid[0] < 2**31 and 1 <= grid[1] <= 65535 and 1 <= grid[2] <= 65535, \
+            f"{name}: grid {grid} out of range"
+        assert 1 <= block[0] * block[1] * block[2] <= 1024, f"{name}: block {block}"
+        assert len(args) == len(self.sizes), f"{name}: {len(args)} args for format {self.fmt}"
+        codes = re.findall(r"\d*[a-zA-Z]", self.fmt)
+        for i, (code, arg) in enumerate(zip(codes, args)):
+            if code.endswith("s"):
+                assert isinstance(arg, bytes) and len(arg) == int(code[:-1]), \
+                    f"{name}: argument {i} must be {code[:-1]} bytes"
+            elif code == "P":
+                assert arg is not None and int(arg) > 0, f"{name}: argument {i} is a null pointer"
+            elif code == "d":
+                assert isinstance(arg, (float, np.floating)), f"{name}: argument {i} not a double"
+            else:
+                assert isinstance(arg, (int, np.integer)) and not isinstance(arg, bool), \
+                    f"{name}: argument {i} ({type(arg).__name__}) is not an integer"
+        self.rt.launches.append(name)
+
+
+GENERATED = {}  # every generated kernel the recording runs asked for: name -> source text
+
+
+class RecordingRuntime:
+    """The interface of `graphflow.kernels.cuda.device.CudaRuntime`, recording launches."""
+
+    array_type = MockArray
+    sm_count = 132
+    device_index = 0
+    description = "recording runtime (no device)"
+
+    def __init__(self):
+        self.launches = []
+        self.generated = {}
+
+    def kernel(self, source_name, name, fmt):
+        sizes = ptx_entries(source_name).get(name, "missing") if NVCC else None
+        assert sizes != "missing", f"{source_name} has no kernel {name}"
+        return MockFunction(self, name, fmt, sizes)
+
+    def function(self, text, name, fmt):
+        self.generated[name] = text
+        GENERATED[name] = text
+        return MockFunction(self, name, fmt, _generated_param_sizes(text, name))
+
+    def is_device_array(self, value):
+        return isinstance(value, MockArray)
+
+    def empty(self, shape, dtype):
+        return MockArray(shape, dtype)
+
+    def to_device(self, value):
+        host = np.asarray(value, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+        return MockArray(host.shape, host.dtype, host=host)
+
+    def to_host(self, array):
+        if array.host is not None:
+            return np.array(array.host, copy=True)
+        return np.zeros(array.shape, array.dtype)
+
+    def copy(self, array):
+        return MockArray(array.shape, array.dtype, host=array.host)
+
+    def fill(self, array, value):
+        from graphflow.kernels.cuda import array_kernels
+        array_kernels.fill(self, array, value)
+        array.host = np.full(array.shape, value, array.dtype)
+        return array
+
+    def reshape(self, array, shape):
+        shape = tuple(int(d) for d in shape)
+        assert int(np.prod(shape)) == array.size, f"reshape {array.shape} -> {shape}"
+        host = None if array.host is None else array.host.reshape(shape)
+        return MockArray(shape, array.dtype, host=host, address=array.gpudata)
+
+    def grid_for(self, n, block=256, per_thread=1):
+        blocks = (int(n) + block * per_thread - 1) // (block * per_thread)
+        return (max(1, min(blocks, self.sm_count * 32)), 1, 1)
+
+    @contextlib.contextmanager
+    def active(self):
+        yield self
+
+    def wrap_run(self, fn):
+        return fn
+
+
+class RecordingBackend(placement.CudaBackend):
+    def __init__(self, rt):
+        super().__init__("/gpu:0", rt, cuda_table)
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    rt = RecordingRuntime()
+    monkeypatch.setattr(cuda_table, "_runtime", rt)
+    with placement.use_backend(RecordingBackend(rt)):
+        yield rt
+
+
+@pytest.mark.parametrize("all_on_gpu", [False, True], ids=["host_int", "all_gpu"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_launchers_match_kernel_signatures_and_output_shapes(case, all_on_gpu, recording,
+                                                             monkeypatch):
+    """all_gpu also puts integer shape arithmetic on the GPU, so integer kernels launch too."""
+    monkeypatch.setattr(placement.Placement, "host_int_arithmetic", not all_on_gpu)
+    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape, name=f"in{i}")
+                    for i, x in enumerate(case.inputs)]
+    outs = _as_list(case.build(*placeholders))
+    with tf.Session(optimize=False) as sess:
+        want = sess.run(outs, dict(zip(placeholders, case.inputs)))
+    with tf.Session(device="/gpu:0", optimize=False) as sess:
+        plan = sess._plan_for(outs, placeholders)
+        pl = plan.placement
+        if all_on_gpu and any(c is not None and to == "host" for _, _, to, c in pl.copies):
+            pytest.skip("a host input is computed on the device: its value needs a real device")
+        got = plan.run(tuple(case.inputs))
+    for g, w in zip(got, want):
+        assert g.shape == np.shape(w) and g.dtype == np.asarray(w).dtype, case.name
+    on_gpu = {op.type for op, d in pl.device_of.items() if d == "/gpu:0"}
+    if cuda_table.spec(case.op_type) is not None and case.op_type != "Const":
+        elsewhere = [op for op, _, _ in pl.fallbacks] + [op for op, _ in pl.kept_on_host]
+        assert case.op_type in on_gpu or any(op.type == case.op_type for op in elsewhere), \
+            f"{case.op_type} was not placed on the GPU"
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_kernels_generated_by_the_launchers_compile(recording):
+    """The generated kernels the op cases asked for (their layouts and ranks) compile with nvcc."""
+    if len(GENERATED) < 20:  # run on its own: produce them
+        for case in CASES[:120]:
+            tf.reset_default_graph()
+            ph = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape) for x in case.inputs]
+            with tf.Session(device="/gpu:0", optimize=False) as sess:
+                sess.run(_as_list(case.build(*ph)), dict(zip(ph, case.inputs)))
+    from graphflow.kernels.cuda import codegen
+    header = sources.expand(codegen.HEADER)
+    bodies = [text[len(header):] for text in GENERATED.values()]
+    assert len(bodies) >= 20 and all(t.startswith(header) for t in GENERATED.values())
+    ptx = check_compiles(header + "\n".join(bodies), "sm_90", tag="launcher_generated")
+    assert set(re.findall(r"\.entry\s+(\w+)", ptx)) == set(GENERATED)
+
+
+def test_every_table_entry_is_a_registered_op_type():
+    unknown = set(cuda_table.registered_types()) - set(registry.registered_types())
+    assert not unknown, f"CUDA kernels for op types nobody registered: {sorted(unknown)}"
+
+
+def test_optimized_training_step_launches(recording):
+    """A whole Adam training step of an MLP (fusion on) goes through the launchers."""
+    x = tf.placeholder(tf.float32, [None, 20])
+    y = tf.placeholder(tf.int64, [None])
+    h = tf.layers.dense(x, 16, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 4)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.train.AdamOptimizer(0.01).minimize(loss)
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(tf.global_variables_initializer())
+        meta = _Meta()
+        sess.run([loss, train], {x: np.ones((8, 20), np.float32), y: np.zeros(8, np.int64)},
+                 run_metadata=meta)
+    launched = set(recording.launches)
+    assert {"gf_apply_adam_f32", "gf_sparse_xent_warp_f32_i64"} <= launched
+    assert any(n.startswith("gf_gemm_f32s_") for n in launched)
+    assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
+
+
+def test_module_cache_compiles_each_source_once():
+    compiled = []
+
+    def compile_fn(text):
+        compiled.append(text)
+        return type("Module", (), {"get_function": staticmethod(lambda name: name)})()
+    cache = sources.ModuleCache(compile_fn)
+    text = sources.load("reduce.cu")
+    assert cache.function(text, "a") == "a" and cache.function(text, "b") == "b"
+    cache.get(sources.load("matmul.cu"))
+    assert len(compiled) == 2 and cache.compiles == 2 and len(cache) == 2
+
+
+# ================================================================ 2. on a GPU
+def _compare(got, want, rtol, atol, name):
+    want = np.asarray(want)
+    assert isinstance(got, np.ndarray) and got.shape == want.shape and got.dtype == want.dtype, name
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=name)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def _run_both(fetches, feed, optimize=False):
+    with tf.Session(optimize=optimize) as sess:
+        want = sess.run(fetches, feed)
+    with tf.Session(device="/gpu:0", optimize=optimize) as sess:
+        meta = _Meta()
+        got = sess.run(fetches, feed, run_metadata=meta)
+    return got, want, meta.plan.placement
+
+
+def _tolerances(case, dtype):
+    if np.dtype(dtype) == np.float32:
+        return max(case.rtol, 2e-5), max(case.atol, 1e-5)
+    return case.rtol, case.atol
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_op_cases_on_the_gpu_match_the_cpu(case):
+    if registry.lookup(case.op_type).random:
+        pytest.skip("random ops draw different numbers in another session (and run on the CPU)")
+    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape, name=f"in{i}")
+                    for i, x in enumerate(case.inputs)]
+    outs = _as_list(case.build(*placeholders))
+    got, want, _ = _run_both(outs, dict(zip(placeholders, case.inputs)))
+    for g, w in zip(got, want):
+        _compare(g, w, *_tolerances(case, np.asarray(w).dtype), case.name)
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=[c.name for c in CASES if c.grad])
+def test_gradients_on_the_gpu_match_the_cpu(case):
+    """The backward graph of each differentiable case, run on the GPU, equals the CPU's (whose
+    gradients tests/test_gradients.py checks against finite differences)."""
+    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape, name=f"in{i}")
+                    for i, x in enumerate(case.inputs)]
+    outs = [o for o in _as_list(case.build(*placeholders)) if o.dtype.is_floating]
+    positions = case.grad_inputs if case.grad_inputs is not None else [
+        i for i, x in enumerate(case.inputs) if x.dtype.kind == "f"]
+    xs = [placeholders[i] for i in positions]
+    if not outs or not xs:
+        pytest.skip("no floating outputs or inputs")
+    total = tf.add_n([tf.reduce_sum(o * (k + 1.0)) for k, o in enumerate(outs)])
+    grads = [g for g in tf.gradients(total, xs) if g is not None]
+    got, want, _ = _run_both(grads, dict(zip(placeholders, case.inputs)))
+    for g, w in zip(got, want):
+        _compare(g, w, *_tolerances(case, w.dtype), case.name)
+
+
+def _rand(rng, shape, dtype=np.float32):
+    return rng.uniform(-2, 2, size=shape).astype(dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("shapes", [((3, 1, 5), (1, 4, 1)), ((7,), (2, 3, 7)), ((), (5, 3)),
+                                    ((0, 3), (1, 3)), ((2, 1, 3, 1, 5), (4, 1, 5)),
+                                    ((1000003,), (1,))])
+def test_broadcasting_odd_and_empty_shapes(shapes):
+    rng = np.random.default_rng(1)
+    a, b = (_rand(rng, s) for s in shapes)
+    pa, pb = tf.placeholder(tf.float32, a.shape), tf.placeholder(tf.float32, b.shape)
+    outs = [pa + pb, pa * pb - pb, tf.maximum(pa, pb), tf.where(pa > pb, pa, pb), tf.tanh(pa) * pb]
+    got, want, _ = _run_both(outs, {pa: a, pb: b})
+    for g, w in zip(got, want):
+        _compare(g, w, 1e-5, 1e-6, str(shapes))
+
+
+@needs_gpu
+@pytest.mark.parametrize("shape", [(5, 7, 9, 3), (1, 70000), (70001, 3), (3, 0, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_over_every_axis_combination(shape, dtype):
+    rng = np.random.default_rng(2)
+    x = (rng.uniform(-3, 3, size=shape) * 10).astype(dtype)
+    p = tf.placeholder(tf.as_dtype(dtype), shape)
+    axes_list = [None] + [list(c) for r in range(1, len(shape) + 1)
+                          for c in itertools.combinations(range(len(shape)), r)]
+    outs = []
+    for axes in axes_list:
+        outs += [tf.reduce_sum(p, axes), tf.reduce_mean(p, axes, keepdims=True)]
+        if x.size:
+            outs += [tf.reduce_max(p, axes), tf.reduce_min(p, axes)]
+    if x.size:
+        outs += [tf.argmax(p, axis=a) for a in range(len(shape))]
+    got, want, _ = _run_both(outs, {p: x})
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    for g, w in zip(got, want):
+        _compare(g, w, rtol, 1e-3 if dtype == np.float32 else 1e-9, f"{shape} {dtype}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (7, 13, 5), (129, 255, 67), (512, 10, 784),
+                                   (64, 64, 0), (0, 4, 3), (300, 300, 300)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_odd_sizes_and_transposes(m, n, k, ta, tb):
+    rng = np.random.default_rng(3)
+    a = _rand(rng, (k, m) if ta else (m, k))
+    b = _rand(rng, (n, k) if tb else (k, n))
+    pa, pb = tf.placeholder(tf.float32, a.shape), tf.placeholder(tf.float32, b.shape)
+    got, want, _ = _run_both([tf.matmul(pa, pb, transpose_a=ta, transpose_b=tb)], {pa: a, pb: b})
+    _compare(got[0], want[0], 1e-4, 1e-4, f"{m}x{n}x{k}")
+
+
+@needs_gpu
+def test_batched_matmul_with_broadcast_batch_dims():
+    rng = np.random.default_rng(4)
+    a, b = _rand(rng, (3, 1, 17, 9)), _rand(rng, (1, 4, 9, 33))
+    pa, pb = tf.placeholder(tf.float32, a.shape), tf.placeholder(tf.float32, b.shape)
+    got, want, _ = _run_both([tf.matmul(pa, pb), tf.matmul(pb, pa, transpose_a=True,
+                                                             transpose_b=True)], {pa: a, pb: b})
+    for g, w in zip(got, want):
+        _compare(g, w, 1e-4, 1e-4, "batched")
+
+
+@needs_gpu
+@pytest.mark.parametrize("classes", [1, 10, 33, 1025, 5000])
+def test_softmax_family_across_row_lengths(classes):
+    rng = np.random.default_rng(5)
+    x = _rand(rng, (37, classes)) * 5
+    labels = rng.integers(0, classes, 37)
+    dense = np.eye(classes, dtype=np.float32)[labels]
+    px, pl = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.int64, [37])
+    pd = tf.placeholder(tf.float32, x.shape)
+    outs = [tf.nn.softmax(px), tf.nn.log_softmax(px), tf.nn.softmax(px, axis=0),
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=pl, logits=px),
+            tf.nn.softmax_cross_entropy_with_logits(labels=pd, logits=px)]
+    got, want, _ = _run_both(outs, {px: x, pl: labels, pd: dense})
+    for g, w in zip(got, want):
+        _compare(g, w, 1e-5, 1e-5, f"{classes} classes")
+
+
+@needs_gpu
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize("stride,dilation,ksize", [(1, 1, 3), (2, 1, 3), (1, 2, 3), (2, 1, 1)])
+def test_conv_and_pool_forward_and_backward(padding, stride, dilation, ksize):
+    rng = np.random.default_rng(6)
+    x = _rand(rng, (3, 11, 10, 4))
+    f = _rand(rng, (ksize, ksize, 4, 5))
+    px, pf = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, f.shape)
+    y = tf.nn.conv2d(px, pf, strides=[1, stride, stride, 1], padding=padding,
+                     dilations=[1, dilation, dilation, 1])
+    mp = tf.nn.max_pool(px, [1, 3, 3, 1], [1, stride, stride, 1], padding)
+    ap = tf.nn.avg_pool(px, [1, 2, 3, 1], [1, stride, stride, 1], padding)
+    loss = tf.reduce_sum(y * y) + tf.reduce_sum(mp * 3.0) + tf.reduce_sum(ap * ap)
+    outs = [y, mp, ap] + tf.gradients(loss, [px, pf])
+    got, want, pl_ = _run_both(outs, {px: x, pf: f})
+    for g, w in zip(got, want):
+        _compare(g, w, 1e-4, 1e-4, f"{padding} s{stride} d{dilation} k{ksize}")
+    assert not pl_.fallbacks, pl_.report()
+
+
+@needs_gpu
+def test_array_ops_on_odd_and_empty_shapes():
+    rng = np.random.default_rng(7)
+    x = _rand(rng, (5, 0, 3))
+    y = _rand(rng, (4, 7, 3))
+    px, py = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, y.shape)
+    idx = tf.constant([3, 0, 0, 2], tf.int32)
+    outs = [tf.transpose(py, [2, 0, 1]), py[1:, ::-2, None], tf.concat([py, py * 2.0], axis=1),
+            tf.gather(py, idx, axis=1), tf.one_hot(idx, 5), tf.reverse(py, [0, 2]),
+            tf.tile(py, [2, 1, 3]), tf.pad(py, [[1, 0], [0, 2], [1, 1]]), tf.stack([py, py], 1),
+            tf.transpose(px), tf.concat([px, px], 0), tf.reduce_sum(px, 1)]
+    got, want, _ = _run_both(outs, {px: x, py: y})
+    for g, w in zip(got, want):
+        _compare(g, w, 0, 0, "array ops")
+
+
+@needs_gpu
+def test_fused_programs_and_training_match_the_cpu_with_optimizations():
+    rng = np.random.default_rng(8)
+    xs, ys = _rand(rng, (64, 30)), rng.integers(0, 5, 64)
+    results = {}
+    for device in ("/cpu:0", "/gpu:0"):
+        tf.reset_default_graph()
+        tf.set_random_seed(1)
+        x, y = tf.placeholder(tf.float32, [None, 30]), tf.placeholder(tf.int64, [None])
+        h = tf.layers.dense(x, 32, activation=tf.nn.relu)
+        h = tf.tanh(h * 0.5 + 0.1) * tf.sigmoid(h)  # an elementwise chain the fusion pass fuses
+        logits = tf.layers.dense(h, 5)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                             logits=logits))
+        train = tf.train.AdamOptimizer(0.01).minimize(loss)
+        with tf.Session(device=device) as sess:
+            sess.run(tf.global_variables_initializer())
+            meta = _Meta()
+            losses = [sess.run([loss, train], {x: xs, y: ys}, run_metadata=meta)[0]
+                      for _ in range(20)]
+            stored = dict(sess._state.variables.values)
+        results[device] = (losses, stored, meta.plan)
+    np.testing.assert_allclose(results["/gpu:0"][0], results["/cpu:0"][0], rtol=1e-4)
+    plan = results["/gpu:0"][2]
+    assert any(op.type == "FusedElementwise" and d == "/gpu:0"
+               for op, d in plan.placement.device_of.items())
+    rt = cuda_table.runtime()
+    assert all(isinstance(v, rt.array_type) for n, v in results["/gpu:0"][1].items()
+               if v.dtype == np.float32)
+
+
+@needs_gpu
+def test_steady_state_runs_allocate_nothing_new_and_compile_nothing():
+    rt = cuda_table.runtime()
+    x = tf.placeholder(tf.float32, [256, 128])
+    w = tf.Variable(np.ones((128, 64), np.float32) * 0.01)
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    xv = np.ones((256, 128), np.float32)
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train, {x: xv})
+        stats = rt.pool_stats()
+        compiles = rt.modules.compiles
+        blocks = stats["active_blocks"] + stats["held_blocks"]
+        for _ in range(20):
+            sess.run(train, {x: xv})
+        after = rt.pool_stats()
+        assert after["active_blocks"] + after["held_blocks"] == blocks, (stats, after)
+        assert rt.modules.compiles == compiles
