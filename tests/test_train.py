@@ -19,6 +19,19 @@ N, D_IN, H, D_OUT = 64, 1000, 100, 10
 STEPS = 50
 
 
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """These matrices are small: one BLAS thread keeps the runtime steady on a busy machine
+    (a speed setting only; results are compared with tolerances either way)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
 def _problem(dtype):
     rng = np.random.default_rng(0)
     arrays = (rng.standard_normal((N, D_IN)), rng.standard_normal((N, D_OUT)),
