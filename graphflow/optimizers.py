@@ -92,10 +92,15 @@ class Optimizer:
         if not grads_and_vars:
             raise ValueError("No variables provided.")
         converted = []
+        seen = set()
         for g, v in grads_and_vars:
             if not isinstance(v, Variable):
                 raise TypeError(f"apply_gradients expects (gradient, tf.Variable) pairs, got "
                                 f"{v!r} as the variable")
+            if v in seen:
+                raise ValueError(f"Duplicate variable {v.name} in grads_and_vars: sum its "
+                                 "gradients first (tf.add_n)")
+            seen.add(v)
             if g is not None:
                 try:
                     g = convert_to_tensor(g)

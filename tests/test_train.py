@@ -222,6 +222,8 @@ def test_minimize_errors():
         opt.apply_gradients([(tf.constant(np.ones(3, np.float32)), v)])
     with pytest.raises(ValueError, match="does not match"):
         opt.apply_gradients([(tf.constant(np.ones(4)), v)])
+    with pytest.raises(ValueError, match="Duplicate variable"):
+        opt.apply_gradients([(tf.constant(np.ones(3)), v), (tf.constant(np.ones(3)), v)])
     with pytest.raises(ValueError, match="Invalid type"):
         opt.minimize(tf.constant(3))
     with pytest.raises(ValueError, match="Must specify the optimizer name"):
