@@ -18,7 +18,8 @@ from graphflow import file_io
 from graphflow import graph_format as fmt
 from graphflow.errors import GraphFormatError
 from graphflow.graph import Graph, Operation, Tensor, get_default_graph
-from graphflow.graph_codec import decode_graph, encode_graph
+from graphflow.graph_decoder import decode_graph
+from graphflow.graph_encoder import encode_graph
 from graphflow.session import Session
 
 GRAPH_MEMBER = "graph.json"

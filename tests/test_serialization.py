@@ -1,6 +1,6 @@
 """graphflow.save / load / import_graph: round trips over every registered op type (bit-identical
 results), a fresh interpreter that never imports the building code, import with prefixes and
-input maps, variables and collections, atomic writes. Hostile files: tests/test_graph_codec.py and
+input maps, variables and collections, atomic writes. Hostile files: tests/test_graph_decoder.py and
 tests/test_file_io.py."""
 
 import json
