@@ -185,8 +185,10 @@ def _out_support(op, state):
 
 
 def _shape_compatible(v, op):
+    """Same rank (at least 1: ufuncs on 0-d values return numpy scalars, not buffers) and no
+    conflicting known dims."""
     vd, od = v.shape.dims, op.outputs[0].shape.dims
-    return vd is not None and od is not None and len(vd) == len(od) and all(
+    return bool(vd) and od is not None and len(vd) == len(od) and all(
         a is None or b is None or a == b for a, b in zip(vd, od))
 
 

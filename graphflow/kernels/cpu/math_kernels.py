@@ -9,7 +9,7 @@ from graphflow.kernels.cpu import cpu_kernel, simple
 
 def _sigmoid(x):
     # 1/(1+exp(-x)) without overflow warnings: sigmoid(x) = (tanh(x/2) + 1) / 2
-    out = np.multiply(x, 0.5)
+    out = np.asarray(np.multiply(x, 0.5))  # 0-d inputs give a numpy scalar: out= needs an array
     np.tanh(out, out=out)
     out += 1
     out *= 0.5
@@ -37,7 +37,7 @@ def _selu(x):
 
 
 def _rsqrt(x):
-    out = np.sqrt(x)
+    out = np.asarray(np.sqrt(x))  # 0-d inputs give a numpy scalar: out= needs an array
     return np.reciprocal(out, out=out)
 
 
