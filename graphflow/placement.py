@@ -151,7 +151,8 @@ class DeviceVariableStore(VariableStore):
         backend = self._backend_of(value)
         if backend is None:
             return value
-        host = backend.to_host(value)
+        with backend.active():  # also called outside plan runs (saving, Variable.eval on CPU)
+            host = backend.to_host(value)
         host.flags.writeable = False
         return host
 
@@ -161,7 +162,8 @@ class DeviceVariableStore(VariableStore):
             return value
         if not isinstance(value, np.ndarray):
             value = self.read(name)  # on another device: through the host
-        device_value = backend.to_device(value)
+        with backend.active():
+            device_value = backend.to_device(value)
         with self.lock:  # keep the value on the device from now on (same value, new home)
             if self.values.get(name) is value:
                 self.values[name] = device_value
@@ -191,18 +193,11 @@ class DeviceVariableStore(VariableStore):
             if not isinstance(value, np.ndarray):
                 backend = self._backend_of(value)
                 if backend is not None:
-                    value = backend.to_host(value)
+                    with backend.active():
+                        value = backend.to_host(value)
                     value.flags.writeable = False
             out[name] = value
         return out
-
-
-def host_value(value, store):
-    """`value` as a host array (device values of `store`'s backends are copied back)."""
-    if isinstance(value, np.ndarray) or not isinstance(store, DeviceVariableStore):
-        return value
-    backend = store._backend_of(value)
-    return value if backend is None else backend.to_host(value)
 
 
 # ---------------------------------------------------------------------------------- placement

@@ -53,7 +53,7 @@ def fill(rt, array, value):
     bits.view(np.uint8)[:array.dtype.itemsize] = np.asarray(value, array.dtype).reshape(1).view(np.uint8)
     size = array.dtype.itemsize
     fn = rt.kernel("array.cu", f"gf_fill_{size}", "qPQ")
-    launch_1d(rt, fn, array.size, np.int64(array.size), array.gpudata, np.uint64(bits[0]))
+    launch_1d(rt, fn, array.size, np.int64(array.size), int(array.gpudata), np.uint64(bits[0]))
     return array
 
 
@@ -61,7 +61,7 @@ def fill_from(rt, array, value_array):
     """Set every element of `array` to the single element of device array `value_array`."""
     if array.size:
         fn = rt.kernel("array.cu", f"gf_fill_from_{array.dtype.itemsize}", "qPP")
-        launch_1d(rt, fn, array.size, np.int64(array.size), array.gpudata, value_array.gpudata)
+        launch_1d(rt, fn, array.size, np.int64(array.size), int(array.gpudata), int(value_array.gpudata))
     return array
 
 
@@ -79,8 +79,8 @@ def copy_window(rt, src, src_view, dst, dst_view):
                          f"{codegen.MAX_DIMS} the kernels index")
     size = src.dtype.itemsize
     fn = rt.kernel("array.cu", f"gf_copy_{size}", "q72sPq64sPq64s")
-    launch_1d(rt, fn, n, np.int64(n), codegen.pack_shape(cshape), src.gpudata, np.int64(src_off),
-              codegen.pack_strides(src_st), dst.gpudata, np.int64(dst_off),
+    launch_1d(rt, fn, n, np.int64(n), codegen.pack_shape(cshape), int(src.gpudata), np.int64(src_off),
+              codegen.pack_strides(src_st), int(dst.gpudata), np.int64(dst_off),
               codegen.pack_strides(dst_st))
 
 
@@ -380,8 +380,8 @@ def _gather(node):
         if out.size:
             inner = int(np.prod(params.shape[ax + 1:]))
             fn = rt.kernel("array.cu", f"gf_gather_{params.dtype.itemsize}_{iname}", "qPPPqqq")
-            launch_1d(rt, fn, out.size, np.int64(out.size), params.gpudata, indices.gpudata,
-                      out.gpudata, np.int64(params.shape[ax]), np.int64(indices.size),
+            launch_1d(rt, fn, out.size, np.int64(out.size), int(params.gpudata), int(indices.gpudata),
+                      int(out.gpudata), np.int64(params.shape[ax]), np.int64(indices.size),
                       np.int64(inner))
         return out
     return gather
@@ -398,8 +398,8 @@ def scatter_add(rt, grad, indices, shape, axis):
         inner = int(np.prod(shape[axis + 1:]))
         name = f"gf_scatter_add_{_SCATTER[grad.dtype]}_{_INDEX[indices.dtype]}"
         fn = rt.kernel("array.cu", name, "qPPPqqq")
-        launch_1d(rt, fn, grad.size, np.int64(grad.size), grad.gpudata, indices.gpudata,
-                  out.gpudata, np.int64(shape[axis]), np.int64(indices.size), np.int64(inner))
+        launch_1d(rt, fn, grad.size, np.int64(grad.size), int(grad.gpudata), int(indices.gpudata),
+                  int(out.gpudata), np.int64(shape[axis]), np.int64(indices.size), np.int64(inner))
     return out
 
 
@@ -453,8 +453,8 @@ def _one_hot(node):
         if out.size:
             inner = int(np.prod(indices.shape[ax:]))
             fn = rt.kernel("array.cu", f"gf_one_hot_{on.dtype.itemsize}_{iname}", "qPPPPqq")
-            launch_1d(rt, fn, out.size, np.int64(out.size), indices.gpudata, on.gpudata,
-                      off.gpudata, out.gpudata, np.int64(depth), np.int64(inner))
+            launch_1d(rt, fn, out.size, np.int64(out.size), int(indices.gpudata), int(on.gpudata),
+                      int(off.gpudata), int(out.gpudata), np.int64(depth), np.int64(inner))
         return out
     return one_hot
 

@@ -89,7 +89,7 @@ def _conv2d(node):
             if g.trivial:
                 a_addr = x_addr
             else:
-                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), col.gpudata, g.packed(n))
+                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), int(col.gpudata), g.packed(n))
                 a_addr = int(col.gpudata)
             gemm(rt, x.dtype, a_addr, int(f.gpudata), int(out.gpudata) + n0 * g.oh * g.ow * g.oc * size,
                  pix, g.oc, g.kkc)
@@ -127,7 +127,7 @@ def _conv2d_backprop_input(node):
             target = dx_addr if g.trivial else int(dcol.gpudata)
             gemm(rt, dy.dtype, dy_addr, int(f.gpudata), target, pix, g.kkc, g.oc, tb=True)
             if not g.trivial:
-                launch_1d(rt, col2im, n * g.h * g.w * g.c, dcol.gpudata, np.uintp(dx_addr),
+                launch_1d(rt, col2im, n * g.h * g.w * g.c, int(dcol.gpudata), np.uintp(dx_addr),
                           g.packed(n))
         return dx
     return conv2d_backprop_input
@@ -162,7 +162,7 @@ def _conv2d_backprop_filter(node):
             if g.trivial:
                 a_addr = x_addr
             else:
-                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), col.gpudata, g.packed(n))
+                launch_1d(rt, im2col, pix * g.kkc, np.uintp(x_addr), int(col.gpudata), g.packed(n))
                 a_addr = int(col.gpudata)
             gemm(rt, x.dtype, a_addr, int(dy.gpudata) + n0 * g.oh * g.ow * g.oc * size,
                  int(df.gpudata), g.kkc, g.oc, pix, ta=True, beta=0.0 if i == 0 else 1.0)
@@ -194,7 +194,7 @@ def _pool(node):
         g = PoolGeometry(attrs, x.shape)
         out = rt.empty(g.out_shape, x.dtype)
         if out.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), out.size, x.gpudata, out.gpudata,
+            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), out.size, int(x.gpudata), int(out.gpudata),
                       g.bytes)
         return out
     return pool
@@ -211,8 +211,8 @@ def _max_pool_grad(node):
             raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
         dx = rt.fill(rt.empty(x.shape, dy.dtype), 0)
         if dy.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PPP128s"), dy.size, x.gpudata, dy.gpudata,
-                      dx.gpudata, g.bytes)
+            launch_1d(rt, rt.kernel("pool.cu", name, "PPP128s"), dy.size, int(x.gpudata), int(dy.gpudata),
+                      int(dx.gpudata), g.bytes)
         return dx
     return max_pool_grad
 
@@ -231,7 +231,7 @@ def _avg_pool_grad(node):
             raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
         dx = rt.empty(shape, dy.dtype)
         if dx.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), dx.size, dy.gpudata, dx.gpudata,
+            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), dx.size, int(dy.gpudata), int(dx.gpudata),
                       g.bytes)
         return dx
     return avg_pool_grad

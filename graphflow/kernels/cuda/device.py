@@ -161,6 +161,3 @@ class CudaRuntime:
         return (max(1, min(blocks, self.sm_count * 32)), 1, 1)
 
 
-def ptr(array):
-    """The device address of an array (0 for an empty one)."""
-    return int(array.gpudata) if array.size else 0

@@ -60,11 +60,11 @@ class ElementwiseKernel:
             outs = [empty(out_shape, dt) for dt in out_dtypes]
             args = list(head)
             for a, st in zip(arrays, extra):
-                args.append(a.gpudata)
+                args.append(int(a.gpudata))
                 if st is not None:
                     args.append(st)
             for o in outs:
-                args.append(o.gpudata)
+                args.append(int(o.gpudata))
             call(grid, block, *args)
             return outs
         return launch

@@ -115,7 +115,7 @@ class Reducer:
         else:
             _, kd, ks, rd, rs = plan
             fn = self._fn("general")
-            fn.prepared_call((max(1, min(n_out, 65535)), 1, 1), (256, 1, 1), x.gpudata, out.gpudata,
+            fn.prepared_call((max(1, min(n_out, 65535)), 1, 1), (256, 1, 1), int(x.gpudata), int(out.gpudata),
                              np.int64(n_out), np.int64(count), codegen.pack_shape(kd),
                              codegen.pack_strides(ks), codegen.pack_shape(rd),
                              codegen.pack_strides(rs), np.int64(mode), np.float64(scale),
@@ -142,15 +142,15 @@ class Reducer:
         chunk = ceil_div(cols, split)
         grid_y = max(1, min(rows, 65535))
         if split == 1:
-            fn.prepared_call((1, grid_y, 1), (block, 1, 1), x.gpudata, out.gpudata, np.int64(rows),
+            fn.prepared_call((1, grid_y, 1), (block, 1, 1), int(x.gpudata), int(out.gpudata), np.int64(rows),
                              np.int64(cols), np.int64(1), np.int64(chunk), np.int64(mode),
                              np.float64(scale), np.int64(count))
             return
         partial = rt.empty((rows, split), self.dtype)
-        fn.prepared_call((split, grid_y, 1), (block, 1, 1), x.gpudata, partial.gpudata,
+        fn.prepared_call((split, grid_y, 1), (block, 1, 1), int(x.gpudata), int(partial.gpudata),
                          np.int64(rows), np.int64(cols), np.int64(split), np.int64(chunk),
                          np.int64(_MODE_NONE), np.float64(0.0), np.int64(0))
-        fn.prepared_call((1, grid_y, 1), (256, 1, 1), partial.gpudata, out.gpudata, np.int64(rows),
+        fn.prepared_call((1, grid_y, 1), (256, 1, 1), int(partial.gpudata), int(out.gpudata), np.int64(rows),
                          np.int64(split), np.int64(1), np.int64(split), np.int64(mode),
                          np.float64(scale), np.int64(count))
 
@@ -164,15 +164,15 @@ class Reducer:
         chunk = ceil_div(R, split)
         gz = max(1, min(outer, 65535))
         if split == 1:
-            fn.prepared_call((gx, 1, gz), (32, 8, 1), x.gpudata, out.gpudata, np.int64(outer),
+            fn.prepared_call((gx, 1, gz), (32, 8, 1), int(x.gpudata), int(out.gpudata), np.int64(outer),
                              np.int64(R), np.int64(inner), np.int64(1), np.int64(chunk),
                              np.int64(mode), np.float64(scale), np.int64(count))
             return
         partial = rt.empty((outer, split, inner), self.dtype)
-        fn.prepared_call((gx, split, gz), (32, 8, 1), x.gpudata, partial.gpudata, np.int64(outer),
+        fn.prepared_call((gx, split, gz), (32, 8, 1), int(x.gpudata), int(partial.gpudata), np.int64(outer),
                          np.int64(R), np.int64(inner), np.int64(split), np.int64(chunk),
                          np.int64(_MODE_NONE), np.float64(0.0), np.int64(0))
-        fn.prepared_call((gx, 1, gz), (32, 8, 1), partial.gpudata, out.gpudata, np.int64(outer),
+        fn.prepared_call((gx, 1, gz), (32, 8, 1), int(partial.gpudata), int(out.gpudata), np.int64(outer),
                          np.int64(split), np.int64(inner), np.int64(1), np.int64(split),
                          np.int64(mode), np.float64(scale), np.int64(count))
 
@@ -267,11 +267,11 @@ def _arg(node):
         if inner == 1:
             fn = rt.kernel("reduce.cu", f"gf_arg_rows_{direction}_{tname}_{iname}", "PPqq")
             block = 256 if R > 128 else 32
-            fn.prepared_call((max(1, min(outer, 65535)), 1, 1), (block, 1, 1), x.gpudata,
-                             out.gpudata, np.int64(outer), np.int64(R))
+            fn.prepared_call((max(1, min(outer, 65535)), 1, 1), (block, 1, 1), int(x.gpudata),
+                             int(out.gpudata), np.int64(outer), np.int64(R))
         else:
             fn = rt.kernel("reduce.cu", f"gf_arg_cols_{direction}_{tname}_{iname}", "PPqqq")
-            fn.prepared_call(rt.grid_for(outer * inner), (256, 1, 1), x.gpudata, out.gpudata,
+            fn.prepared_call(rt.grid_for(outer * inner), (256, 1, 1), int(x.gpudata), int(out.gpudata),
                              np.int64(outer), np.int64(R), np.int64(inner))
         return out
     return arg

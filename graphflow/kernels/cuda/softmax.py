@@ -43,7 +43,7 @@ def _softmax(node):
         if out.size:
             sched, grid = _geometry(rt, rows, C)
             fn = rt.kernel("softmax.cu", f"gf_{kind}_{sched}_{t}", "PPqqq")
-            fn.prepared_call(grid, (256, 1, 1), x.gpudata, out.gpudata, np.int64(rows),
+            fn.prepared_call(grid, (256, 1, 1), int(x.gpudata), int(out.gpudata), np.int64(rows),
                              np.int64(C), np.int64(inner))
         return out
     return softmax
@@ -73,8 +73,8 @@ def _softmax_xent(node):
         elif rows:
             sched, grid = _geometry(rt, rows, C)
             fn = rt.kernel("softmax.cu", f"gf_xent_{sched}_{t}", "PPPPqqq")
-            fn.prepared_call(grid, (256, 1, 1), features.gpudata, labels.gpudata, loss.gpudata,
-                             backprop.gpudata, np.int64(rows), np.int64(C), np.int64(inner))
+            fn.prepared_call(grid, (256, 1, 1), int(features.gpudata), int(labels.gpudata), int(loss.gpudata),
+                             int(backprop.gpudata), np.int64(rows), np.int64(C), np.int64(inner))
         return loss, backprop
     return softmax_cross_entropy_with_logits
 
@@ -105,7 +105,7 @@ def _sparse_softmax_xent(node):
         if rows:
             sched, grid = _geometry(rt, rows, C)
             fn = rt.kernel("softmax.cu", f"gf_sparse_xent_{sched}_{t}_{i}", "PPPPqq")
-            fn.prepared_call(grid, (256, 1, 1), features.gpudata, labels.gpudata, loss.gpudata,
-                             backprop.gpudata, np.int64(rows), np.int64(C))
+            fn.prepared_call(grid, (256, 1, 1), int(features.gpudata), int(labels.gpudata), int(loss.gpudata),
+                             int(backprop.gpudata), np.int64(rows), np.int64(C))
         return loss, backprop
     return sparse_softmax_cross_entropy_with_logits

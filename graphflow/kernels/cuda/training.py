@@ -16,6 +16,10 @@ _T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _FLOATS = (np.float32, np.float64)
 
 
+def _addr(*arrays):
+    return [int(a.gpudata) for a in arrays]
+
+
 def _check(node, var, grad, slots=()):
     if grad.shape != var.shape:
         raise ValueError(f"gradient of shape {grad.shape} does not match variable "
@@ -50,8 +54,7 @@ def _apply_gradient_descent(node):
         out = rt.empty(var.shape, var.dtype)
         if var.size:
             fn = fn or rt.kernel("optim.cu", f"gf_apply_sgd_{t}", "qPPPP")
-            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, alpha.gpudata,
-                      delta.gpudata, out.gpudata)
+            launch_1d(rt, fn, var.size, np.int64(var.size), *_addr(var, alpha, delta, out))
         return store.write(name, out)
     return run
 
@@ -67,9 +70,8 @@ def _apply_momentum(node):
         var_new, accum_new = rt.empty(var.shape, var.dtype), rt.empty(var.shape, var.dtype)
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_momentum_{t}", "qPPPPPPPq")
-            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, accum.gpudata, lr.gpudata,
-                      grad.gpudata, momentum.gpudata, var_new.gpudata, accum_new.gpudata,
-                      np.int64(nesterov))
+            addresses = _addr(var, accum, lr, grad, momentum, var_new, accum_new)
+            launch_1d(rt, fn, var.size, np.int64(var.size), *addresses, np.int64(nesterov))
         store.write(names[1], accum_new)
         return store.write(names[0], var_new)
     return run
@@ -86,10 +88,9 @@ def _apply_adam(node):
         outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_adam_{t}", "qPPPPPPPPPPPPPq")
-            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, m.gpudata, v.gpudata,
-                      beta1_power.gpudata, beta2_power.gpudata, lr.gpudata, beta1.gpudata,
-                      beta2.gpudata, epsilon.gpudata, grad.gpudata, outs[0].gpudata,
-                      outs[1].gpudata, outs[2].gpudata, np.int64(nesterov))
+            addresses = _addr(var, m, v, beta1_power, beta2_power, lr,
+                              beta1, beta2, epsilon, grad, outs[0], outs[1], outs[2])
+            launch_1d(rt, fn, var.size, np.int64(var.size), *addresses, np.int64(nesterov))
         store.write(names[1], outs[1])
         store.write(names[2], outs[2])
         return store.write(names[0], outs[0])
@@ -106,9 +107,8 @@ def _apply_rms_prop(node):
         outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_rms_prop_{t}", "qPPPPPPPPPPP")
-            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, ms.gpudata, mom.gpudata,
-                      lr.gpudata, rho.gpudata, momentum.gpudata, epsilon.gpudata, grad.gpudata,
-                      outs[0].gpudata, outs[1].gpudata, outs[2].gpudata)
+            addresses = _addr(var, ms, mom, lr, rho, momentum, epsilon, grad, outs[0], outs[1], outs[2])
+            launch_1d(rt, fn, var.size, np.int64(var.size), *addresses)
         store.write(names[1], outs[1])
         store.write(names[2], outs[2])
         return store.write(names[0], outs[0])
@@ -125,10 +125,9 @@ def _apply_centered_rms_prop(node):
         outs = [rt.empty(var.shape, var.dtype) for _ in range(4)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_centered_rms_prop_{t}", "qPPPPPPPPPPPPP")
-            launch_1d(rt, fn, var.size, np.int64(var.size), var.gpudata, mg.gpudata, ms.gpudata,
-                      mom.gpudata, lr.gpudata, rho.gpudata, momentum.gpudata, epsilon.gpudata,
-                      grad.gpudata, outs[0].gpudata, outs[1].gpudata, outs[2].gpudata,
-                      outs[3].gpudata)
+            addresses = _addr(var, mg, ms, mom, lr, rho,
+                              momentum, epsilon, grad, outs[0], outs[1], outs[2], outs[3])
+            launch_1d(rt, fn, var.size, np.int64(var.size), *addresses)
         for name, value in zip(names[1:], outs[1:]):
             store.write(name, value)
         return store.write(names[0], outs[0])
