@@ -121,11 +121,19 @@ def npz_bytes(arrays):
     return buf.getvalue()
 
 
+def zip_entry(name, compress_type=zipfile.ZIP_STORED):
+    """A zip entry with a fixed timestamp, so that saving the same data gives the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = compress_type
+    info.external_attr = 0o644 << 16
+    return info
+
+
 def write_npz(fileobj, arrays):
     with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         for key, array in arrays.items():
             check_array_writable(key, array)
-            with zf.open(key + ".npy", "w", force_zip64=True) as member:
+            with zf.open(zip_entry(key + ".npy"), "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
 
 

@@ -62,8 +62,9 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
     tensors = file_io.npz_bytes(arrays)
     with file_io.atomic_write(path) as f:
         with zipfile.ZipFile(f, "w", allowZip64=True) as zf:
-            zf.writestr(GRAPH_MEMBER, text, compress_type=zipfile.ZIP_DEFLATED, compresslevel=6)
-            zf.writestr(TENSORS_MEMBER, tensors, compress_type=zipfile.ZIP_STORED)
+            zf.writestr(file_io.zip_entry(GRAPH_MEMBER, zipfile.ZIP_DEFLATED), text,
+                        compresslevel=6)
+            zf.writestr(file_io.zip_entry(TENSORS_MEMBER), tensors)
     return path
 
 

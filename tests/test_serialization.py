@@ -267,6 +267,21 @@ def test_file_layout_is_a_zip_of_readable_json_and_an_npz(tmp_path):
         np.testing.assert_array_equal(npz[ref], np.arange(100, dtype=np.float32).reshape(25, 4))
 
 
+def test_saving_is_reproducible_and_a_loaded_graph_saves_back_identically(tmp_path):
+    feeds, outputs, init = _training_graph(lambda: tf.train.AdamOptimizer(0.1))()
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    inputs = {k: t for k, (t, _) in feeds.items()}
+    first, second, again = (str(tmp_path / n) for n in ("a.gfz", "b.gfz", "c.gfz"))
+    tf.save(first, inputs, outputs, session=sess)
+    tf.save(second, inputs, outputs, session=sess)
+    model = tf.load(first)
+    tf.save(again, model.inputs, model.outputs, session=model.session)
+    data = open(first, "rb").read()
+    assert open(second, "rb").read() == data
+    assert open(again, "rb").read() == data
+
+
 def test_a_failed_save_leaves_the_previous_file_intact(tmp_path, monkeypatch):
     x = tf.placeholder(tf.float32, [], name="x")
     path = str(tmp_path / "m.gfz")
