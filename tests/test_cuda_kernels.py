@@ -488,3 +488,15 @@ def test_steady_state_runs_allocate_nothing_new_and_compile_nothing():
         after = rt.pool_stats()
         assert after["active_blocks"] + after["held_blocks"] == blocks, (stats, after)
         assert rt.modules.compiles == compiles
+
+
+@pytest.mark.skipif(GPU_OK, reason="a CUDA device is available: the benchmark would run")
+def test_benchmark_explains_why_it_cannot_run():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_cuda.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert f"no CUDA device available: {GPU_REASON}" in proc.stderr
