@@ -2,12 +2,12 @@
 gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
 
 The FusedElementwise cases cover both evaluation modes of the CPU kernel: whole arrays (small) and
-chunked (at least `CHUNKED_MIN_ELEMENTS` output elements), with broadcasting inputs.
+chunked (several chunks of `CHUNK_ELEMENTS` and a partial one), with broadcasting inputs.
 """
 
 import numpy as np
 
-from graphflow.kernels.cpu.fused_kernels import CHUNKED_MIN_ELEMENTS
+from graphflow.kernels.cpu.fused_kernels import CHUNK_ELEMENTS
 from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
 
@@ -96,7 +96,7 @@ def _fused(program):
     return lambda *xs: fused_ops.fused_elementwise(list(xs), program)
 
 
-_BIG_ROWS = CHUNKED_MIN_ELEMENTS // 500 + 3  # chunked mode, with a partial last chunk
+_BIG_ROWS = 2 * (CHUNK_ELEMENTS // 500) + 3  # two chunks of rows and a partial one
 
 
 def _relu_ref(a, b, bias):

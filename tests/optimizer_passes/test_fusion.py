@@ -157,7 +157,7 @@ def _operands(op_type, shape, seed):
 
 
 @pytest.mark.parametrize("op_type", sorted(fused_ops.ELEMENTWISE_INSTRUCTIONS))
-@pytest.mark.parametrize("rows", [3, fused_kernels.CHUNKED_MIN_ELEMENTS // 64 + 7],
+@pytest.mark.parametrize("rows", [3, 2 * (fused_kernels.CHUNK_ELEMENTS // 64) + 7],
                          ids=["whole", "chunked"])
 def test_every_instruction_matches_the_ops_own_kernel(op_type, rows):
     ops, dtype = _operands(op_type, (rows, 64), seed=len(op_type))
@@ -187,7 +187,7 @@ def test_every_instruction_type_is_elementwise_and_implemented():
 
 
 def test_out_may_alias_an_input_even_for_non_aliasing_instructions():
-    x = _x(fused_kernels.CHUNKED_MIN_ELEMENTS // 50 + 3, 50)
+    x = _x(2 * (fused_kernels.CHUNK_ELEMENTS // 50) + 3, 50)
     program = {"version": 1, "inputs": ["float32"], "output": 2, "instructions": [
         ["Sin", [0], {}, "float32"], ["Elu", [1], {}, "float32"]]}
     f = fused_kernels.FusedProgram(program, [np.dtype(np.float32)])

@@ -28,11 +28,13 @@ def _relu6(x, *, out):
     np.minimum(out, 6, out=out)
 
 
+# np.where is faster than np.copyto(..., where=mask) on unpredictable masks: the selecting
+# instructions compute np.where and copy its result into the buffer.
 def _elu(x, *, out):
     positive = np.greater(x, 0)
     np.minimum(x, 0, out=out)
     np.expm1(out, out=out)
-    np.copyto(out, x, where=positive)
+    np.copyto(out, np.where(positive, x, out))
 
 
 def _selu(x, *, out):
@@ -40,8 +42,7 @@ def _selu(x, *, out):
     np.minimum(x, 0, out=out)
     np.expm1(out, out=out)
     np.multiply(out, _SELU_ALPHA, out=out)
-    np.copyto(out, x, where=positive)
-    np.multiply(out, _SELU_SCALE, out=out)
+    np.multiply(np.where(positive, x, out), _SELU_SCALE, out=out)
 
 
 def _softplus(x, *, out):
@@ -75,8 +76,10 @@ def _add_n(*xs, out):
 
 
 def _select(cond, x, y, *, out):
-    np.copyto(out, y)
-    np.copyto(out, x, where=cond)
+    np.copyto(out, np.where(cond, x, y))
+
+
+_select.alloc = np.where  # whole-array evaluation: no buffer to fill
 
 
 def _cast(x, *, out):
@@ -96,7 +99,7 @@ _COMPOSITE = {
     "Elu": (_elu, False), "Selu": (_selu, False), "Softplus": (_softplus, True),
     "Softsign": (_softsign, False), "Rsqrt": (_rsqrt, True), "Erf": (_erf, True),
     "SquaredDifference": (_squared_difference, True), "AddN": (_add_n, False),
-    "Select": (_select, False), "Cast": (_cast, True), "ClipByValue": (_clip, True),
+    "Select": (_select, True), "Cast": (_cast, True), "ClipByValue": (_clip, True),
     "Round": (np.rint, True),  # np.round with no decimals is the rint ufunc
 }
 
@@ -107,7 +110,7 @@ def _leaky_relu(attrs, dtype):
     def leaky_relu(x, *, out):
         positive = np.greater(x, 0)
         np.multiply(x, alpha, out=out)
-        np.copyto(out, x, where=positive)
+        np.copyto(out, np.where(positive, x, out))
     return leaky_relu
 
 

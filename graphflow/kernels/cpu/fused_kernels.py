@@ -20,11 +20,12 @@ from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
-# while the few live registers (4 bytes x 64K = 256 KiB each for float32) stay in the L2 cache;
-# benchmarks/bench_passes.py measured 64K as the fastest of 16K..1M.
-CHUNK_ELEMENTS = 1 << 16
-# Below this many output elements the program runs on whole arrays (one chunk would hold them all).
-CHUNKED_MIN_ELEMENTS = 2 * CHUNK_ELEMENTS
+# while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
+# benchmarks/bench_passes.py and a sweep of 8K..64K (32K-64K best from 64K to 1M elements).
+CHUNK_ELEMENTS = 1 << 15
+# Below this many output elements the program runs on whole arrays, one numpy call per instruction
+# (what the unfused plan does); from here on, in registers (one chunk, or several).
+CHUNKED_MIN_ELEMENTS = 4096
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
 
@@ -42,6 +43,9 @@ def _alloc_call(fn, operands, dtype):
     """Call an instruction without an output buffer (whole-array evaluation)."""
     if isinstance(fn, np.ufunc):
         return fn(*operands)
+    alloc = getattr(fn, "alloc", None)
+    if alloc is not None:
+        return alloc(*operands)
     out = np.empty(_broadcast([np.shape(o) for o in operands]), dtype)
     fn(*operands, out=out)
     return out
@@ -91,6 +95,14 @@ class FusedProgram:
         self.output = program["output"]
         self.out_dtype = value_dtypes[self.output]
         self._layouts = {}
+        last = {}
+        for i, ins in enumerate(self.instrs):
+            for r in ins.refs:
+                last[r] = i
+        self._dead_after = [[] for _ in self.instrs]
+        for v, i in last.items():
+            if v != self.output and v >= n_in:
+                self._dead_after[i].append(v)
 
     def value_dtype(self, value_id):
         return self._dtypes[value_id]
@@ -155,7 +167,7 @@ class FusedProgram:
 
     def _run_whole(self, arrays, shape, out, out_is_input):
         vals = arrays + [None] * (self.num_values - len(arrays))
-        for ins in self.instrs:
+        for ins, dead in zip(self.instrs, self._dead_after):
             if ins.fn is None:
                 vals[ins.id] = ins.value
                 continue
@@ -165,6 +177,8 @@ class FusedProgram:
                 ins.fn(*operands, out=out)
                 return out
             vals[ins.id] = _alloc_call(ins.fn, operands, ins.dtype)
+            for d in dead:  # drop values after their last use, as the unfused plan does
+                vals[d] = None
         result = np.asarray(vals[self.output])
         if result.shape != shape or result.dtype != self.out_dtype:
             result = np.array(np.broadcast_to(result, shape), dtype=self.out_dtype)
@@ -211,9 +225,7 @@ class _Layout:
         aligned = [(1,) * (rank - len(s)) + tuple(s) for s in in_shapes]
         k = _collapse_depth(shape, aligned)
         lead, rest = math.prod(shape[:k]), tuple(shape[k:])
-        rows = max(1, CHUNK_ELEMENTS // max(1, math.prod(rest)))
-        if rows >= lead:
-            return
+        rows = min(lead, max(1, CHUNK_ELEMENTS // max(1, math.prod(rest))))
         self.target_shape = (lead,) + rest
         full = (rows,) + rest
         self.chunked, self.unchunked = [], []
