@@ -16,6 +16,7 @@ import dataclasses
 import gc
 import io
 import os
+import re
 import secrets
 import zipfile
 
@@ -220,21 +221,36 @@ def read_member(zf, info, limit, what):
     return data
 
 
+# The header numpy itself writes, e.g. "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
+# matched exactly so that the common case needs no general-purpose literal parser.
+_NPY_HEADER = re.compile(r"\{'descr': '([<>|=][biuf][0-9]{1,2})', 'fortran_order': (True|False), "
+                         r"'shape': \(((?:[0-9]{1,20}, )*(?:[0-9]{1,20},?)?)\), \} *\n")
+
+
+def _npy_header(data):
+    """(shape, fortran, dtype, data offset) of `.npy` bytes."""
+    if data[:8] in (b"\x93NUMPY\x01\x00", b"\x93NUMPY\x02\x00"):
+        start = 10 if data[6] == 1 else 12
+        length = int.from_bytes(data[8:start], "little")
+        m = _NPY_HEADER.fullmatch(data[start:start + length].decode("latin-1"))
+        if m is not None:
+            shape = tuple(int(d) for d in m.group(3).split(",") if d.strip())
+            return shape, m.group(2) == "True", np.dtype(m.group(1)), start + length
+    bio = io.BytesIO(data)  # anything else: numpy's own (literal-only) header reader
+    version = np.lib.format.read_magic(bio)
+    if version == (1, 0):
+        header = np.lib.format.read_array_header_1_0(bio, max_header_size=_NPY_MAX_HEADER)
+    elif version == (2, 0):
+        header = np.lib.format.read_array_header_2_0(bio, max_header_size=_NPY_MAX_HEADER)
+    else:
+        raise ValueError(f"unsupported .npy format version {version}")
+    return (*header, bio.tell())
+
+
 def parse_npy(data, what, limits):
     """A read-only numpy array from `.npy` bytes; the header is validated before any allocation."""
-    bio = io.BytesIO(data)
     try:
-        version = np.lib.format.read_magic(bio)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
-                bio, max_header_size=_NPY_MAX_HEADER)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
-                bio, max_header_size=_NPY_MAX_HEADER)
-        else:
-            raise ValueError(f"unsupported .npy format version {version}")
-    except GraphFormatError:
-        raise
+        shape, fortran, dtype, offset = _npy_header(data)
     except Exception as exc:
         raise GraphFormatError(f"{what}: not valid .npy data ({type(exc).__name__}: {exc})") from None
     native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
@@ -246,12 +262,12 @@ def parse_npy(data, what, limits):
     for d in shape:
         count *= d
     expected = count * dtype.itemsize
-    available = len(data) - bio.tell()
+    available = len(data) - offset
     if expected != available:
         raise GraphFormatError(f"{what}: header declares shape {tuple(shape)} of {dtype} "
                                f"({expected} bytes) but the entry holds {available} bytes")
     # The header is validated: view the exact data bytes (no second parse, no pickle possible).
-    array = np.frombuffer(data, dtype=dtype, count=count, offset=bio.tell())
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
     array = array.reshape(shape[::-1]).T if fortran else array.reshape(shape)
     if array.dtype != native:
         array = array.astype(native)
