@@ -9,7 +9,9 @@ PyCUDA raises ImportError, which the package turns into NoCudaDeviceError with t
   is compiled once per process, and once per machine while the cache directory lives.
 - Memory: every device array comes from one `pycuda.tools.DeviceMemoryPool`; a freed array returns
   its block to the pool, so steady-state runs make no cudaMalloc/cudaFree calls.
-- Kernels run on the default stream in launch order; `to_host` synchronizes.
+- Kernels run on the default stream in launch order; `to_host` synchronizes. A kernel fault
+  therefore surfaces at the next copy; with GRAPHFLOW_CUDA_SYNC=1 every launch synchronizes, so
+  the error names the op whose kernel failed (for debugging: it costs a round trip per launch).
 """
 
 import contextlib
@@ -56,6 +58,7 @@ class CudaRuntime:
         self.modules = sources.ModuleCache(self._compile)
         self._functions = {}
         self._functions_lock = threading.Lock()
+        self.sync_launches = os.environ.get("GRAPHFLOW_CUDA_SYNC", "") not in ("", "0")
         with self.active():
             self.pool = tools.DeviceMemoryPool()
         self._allocate = self.pool.allocate
@@ -102,6 +105,8 @@ class CudaRuntime:
                 if fn is None:
                     fn = self.modules.function(text, name)
                     fn.prepare(arg_format)
+                    if self.sync_launches:
+                        fn = _SyncedFunction(fn, name)
                     self._functions[key] = fn
         return fn
 
@@ -161,3 +166,18 @@ class CudaRuntime:
         return (max(1, min(blocks, self.sm_count * 32)), 1, 1)
 
 
+
+
+class _SyncedFunction:
+    """A prepared kernel that waits for its own completion (GRAPHFLOW_CUDA_SYNC=1)."""
+
+    def __init__(self, fn, name):
+        self._fn = fn
+        self.name = name
+
+    def prepared_call(self, grid, block, *args, **kwargs):
+        self._fn.prepared_call(grid, block, *args, **kwargs)
+        try:
+            drv.Context.synchronize()
+        except drv.Error as exc:
+            raise RuntimeError(f"CUDA kernel {self.name} failed: {exc}") from exc

@@ -15,11 +15,13 @@ _FMT = "qqqPqPqPqq72s64s64s64sdd"
 _TILES = {"f32": (128, 128), "f32s": (64, 64), "f64": (64, 64)}
 
 
-def variant(dtype, M, N):
-    """Kernel family for a problem: 'f32' (128x128 tiles), 'f32s' (64x64, small M or N), 'f64'."""
+def variant(dtype, M, N, batch=1, sm_count=1):
+    """Kernel family for a problem: 'f64', or for float32 'f32' (128x128 tiles) when they give
+    every SM at least two blocks, else 'f32s' (64x64 tiles: four times the blocks)."""
     if np.dtype(dtype) == np.float64:
         return "f64"
-    return "f32s" if min(M, N) <= 64 else "f32"
+    big_tiles = ceil_div(M, 128) * ceil_div(N, 128) * batch
+    return "f32" if big_tiles >= 2 * sm_count else "f32s"
 
 
 def gemm(rt, dtype, a, b, c, M, N, K, ta=False, tb=False, lda=None, ldb=None, ldc=None,
@@ -34,11 +36,11 @@ def gemm(rt, dtype, a, b, c, M, N, K, ta=False, tb=False, lda=None, ldb=None, ld
     lda = lda if lda is not None else (M if ta else K)
     ldb = ldb if ldb is not None else (K if tb else N)
     ldc = ldc if ldc is not None else N
-    fam = variant(dtype, M, N)
+    batch = int(np.prod(batch_shape)) if len(batch_shape) else 1
+    fam = variant(dtype, M, N, batch, rt.sm_count)
     name = f"gf_gemm_{fam}_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     fn = rt.kernel("matmul.cu", name, _FMT)
     bm, bn = _TILES[fam]
-    batch = int(np.prod(batch_shape)) if len(batch_shape) else 1
     grid = (ceil_div(N, bn), ceil_div(M, bm), max(1, min(batch, 65535)))
     if grid[1] > 65535:
         raise ValueError(f"matmul with {M} rows exceeds the {65535 * bm} rows one launch covers")
