@@ -57,6 +57,7 @@ class CudaRuntime:
         self._source_module = compiler.SourceModule
         self.modules = sources.ModuleCache(self._compile)
         self._functions = {}
+        self._named = {}
         self._functions_lock = threading.Lock()
         self.sync_launches = os.environ.get("GRAPHFLOW_CUDA_SYNC", "") not in ("", "0")
         with self.active():
@@ -111,8 +112,14 @@ class CudaRuntime:
         return fn
 
     def kernel(self, source_name, name, arg_format):
-        """A prepared kernel `name` from the package source file `source_name`."""
-        return self.function(sources.load(source_name), name, arg_format)
+        """A prepared kernel `name` from the package source file `source_name` (a dict lookup
+        once loaded: launchers call this on every run)."""
+        key = (source_name, name)
+        fn = self._named.get(key)
+        if fn is None:
+            fn = self.function(sources.load(source_name), name, arg_format)
+            self._named[key] = fn
+        return fn
 
     # ---- memory ------------------------------------------------------------------------------
     def is_device_array(self, value):
