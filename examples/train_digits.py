@@ -169,6 +169,10 @@ def main(argv=None):
             epochs = args.epochs or (QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)[model]
             results[model] = train_model(model, data, epochs, args.batch_size, out_dir, args.quiet)
     print(f"total time {time.perf_counter() - start:.1f}s")
+    sample = os.path.join(out_dir, "test_images.npy")
+    np.save(sample, data[2][:5])
+    print(f"labels of {sample}: {data[3][:5].tolist()}; run a saved model without this code:\n"
+          f"  graphflow run {os.path.join(out_dir, f'digits_{models[0]}.gfz')} --input x={sample}")
     return results
 
 
