@@ -209,3 +209,42 @@ def test_malformed_programs_are_rejected():
                 {**good, "inputs": ["float64"]}):
         with pytest.raises((ValueError, TypeError)):
             fused_ops.fused_elementwise([x], bad)
+
+
+def test_fused_kernel_takes_strided_inputs_and_outputs():
+    program = {"version": 1, "inputs": ["float64", "float64"], "output": 3, "instructions": [
+        ["Mul", [0, 1], {}, "float64"], ["Tanh", [2], {}, "float64"]]}
+    f = fused_kernels.FusedProgram(program, [np.dtype(np.float64)] * 2)
+    base = np.random.default_rng(0).uniform(-1, 1, (300, 400))
+    a, b = base.T, base[::2].T          # non-contiguous views, shapes (400, 300) and (400, 150)
+    b = np.repeat(b, 2, axis=1)
+    want = np.tanh(a * b)
+    np.testing.assert_array_equal(f(a, b), want)
+    out = np.empty((300, 400)).T        # an F-ordered output buffer
+    assert f(a, b, out=out) is out
+    np.testing.assert_array_equal(out, want)
+
+
+def test_fused_plans_run_from_several_threads_with_different_shapes():
+    import threading
+    x = tf.placeholder(tf.float32, [None, 300], name="x")
+    y = tf.sigmoid(x * 2.0) - tf.nn.relu(x) * 0.5
+    sess = tf.Session()
+    errors = []
+
+    def work(rows):
+        try:
+            for i in range(6):
+                xv = _x(rows + i, 300, seed=rows + i)
+                want = 1 / (1 + np.exp(-2 * xv)) - np.maximum(xv, 0) * np.float32(0.5)
+                np.testing.assert_allclose(sess.run(y, {x: xv}), want, rtol=1e-5, atol=1e-6)
+        except Exception as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(rows,)) for rows in (5, 40, 200, 400)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sess.close()
+    assert not errors, errors

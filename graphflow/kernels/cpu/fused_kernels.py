@@ -193,7 +193,10 @@ class FusedProgram:
         if layout is None:
             layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input)
             if len(self._layouts) >= _MAX_LAYOUTS:
-                self._layouts.pop(next(iter(self._layouts)))
+                try:  # (other threads running this plan may be evicting too)
+                    self._layouts.pop(next(iter(self._layouts)))
+                except (KeyError, RuntimeError, StopIteration):
+                    pass
             self._layouts[key] = layout
         if layout.loop is None:
             return None
