@@ -140,3 +140,14 @@ def test_training_step_loses_a_share_of_its_ops_and_trains_the_same():
             losses.append(run)
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5)
     assert losses[1][2] < losses[1][0]
+
+
+def test_seeded_random_ops_draw_the_same_values_optimized_or_not():
+    tf.set_random_seed(5)
+    r = tf.random_normal([3]) * 2.0 + tf.random_uniform([3], seed=2) * 1.0
+    draws = []
+    for optimize in (False, True):
+        with tf.Session(optimize=optimize) as sess:
+            draws.append([sess.run(r) for _ in range(3)])
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[1][0], draws[1][1])
