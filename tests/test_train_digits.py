@@ -45,4 +45,4 @@ def test_train_digits_single_model_flags(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "mlp: test accuracy" in out.stdout and "cnn:" not in out.stdout
     assert "trained 2 epochs" in out.stdout
-    assert os.listdir(tmp_path) == ["digits_mlp.gfz"]
+    assert sorted(os.listdir(tmp_path)) == ["digits_mlp.gfz", "test_images.npy"]

@@ -108,7 +108,9 @@ for _type in ("Sign", "Floor", "Ceil", "Round"):
 
 @register_gradient("Relu")
 def _relu_grad(op, grad):
-    return (_mask(op.inputs[0] > 0, grad),)
+    # relu(x) > 0 exactly where x > 0. Reading the output (as TF's ReluGrad does) rather than the
+    # input lets fusion fold the activation into the producer of x: x is then read only once.
+    return (_mask(op.outputs[0] > 0, grad),)
 
 
 @register_gradient("Relu6")
