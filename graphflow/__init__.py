@@ -9,61 +9,28 @@
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
 """
 
-from graphflow import errors  # noqa: F401
-from graphflow.dtypes import (  # noqa: F401
-                              DType,
-                              as_dtype,
-                              double,
-                              float16,
-                              float32,
-                              float64,
-                              half,
-                              int8,
-                              int16,
-                              int32,
-                              int64,
-                              uint8,
-)
+from graphflow import errors, layers, nn, train, viz
+from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from graphflow.dtypes import (DType, as_dtype, double, float16, float32, float64, half, int8, int16,
+                              int32, int64, uint8)
 from graphflow.dtypes import bool_ as bool
-from graphflow.gradients import UnconnectedGradients, gradients, hessians  # noqa: F401
-from graphflow.graph import (  # noqa: F401
-                              Graph,
-                              GraphKeys,
-                              Operation,
-                              Tensor,
-                              add_to_collection,
-                              control_dependencies,
-                              device,
-                              get_collection,
-                              get_collection_ref,
-                              get_default_graph,
-                              name_scope,
-                              reset_default_graph,
-                              set_random_seed,
-)
-from graphflow.ops.array_ops import *  # noqa: F401,F403
-from graphflow.ops.core_ops import *  # noqa: F401,F403
-from graphflow.ops.gradient_ops import stop_gradient  # noqa: F401
-from graphflow.ops.math_ops import *  # noqa: F401,F403
-from graphflow.ops.random_ops import *  # noqa: F401,F403
-from graphflow.ops.state_ops import *  # noqa: F401,F403
-from graphflow import nn
-from graphflow import layers, train  # noqa: F401
-from graphflow import viz  # noqa: F401
-from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm  # noqa: F401
-from graphflow.layers import (  # noqa: F401
-    constant_initializer,
-    glorot_normal_initializer,
-    glorot_uniform_initializer,
-    ones_initializer,
-    random_normal_initializer,
-    random_uniform_initializer,
-    truncated_normal_initializer,
-    zeros_initializer,
-)
-from graphflow.optimizer_passes import optimize  # noqa: F401
-from graphflow.serialization import import_graph, load, save  # noqa: F401
-from graphflow.session import InteractiveSession, Session, get_default_session  # noqa: F401
-from graphflow.tensor_shape import TensorShape  # noqa: F401
+from graphflow.gradients import UnconnectedGradients, gradients, hessians
+from graphflow.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
+                             control_dependencies, device, get_collection, get_collection_ref,
+                             get_default_graph, name_scope, reset_default_graph, set_random_seed)
+from graphflow.layers import (constant_initializer, glorot_normal_initializer,
+                              glorot_uniform_initializer, ones_initializer, random_normal_initializer,
+                              random_uniform_initializer, truncated_normal_initializer,
+                              zeros_initializer)
+from graphflow.ops.array_ops import *
+from graphflow.ops.core_ops import *
+from graphflow.ops.gradient_ops import stop_gradient
+from graphflow.ops.math_ops import *
+from graphflow.ops.random_ops import *
+from graphflow.ops.state_ops import *
+from graphflow.optimizer_passes import optimize
+from graphflow.serialization import import_graph, load, save
+from graphflow.session import InteractiveSession, Session, get_default_session
+from graphflow.tensor_shape import TensorShape
 
 __version__ = "0.1.0"

@@ -71,7 +71,7 @@ for _type, (_fn, _allowed) in UNARY_OPS.items():
 def _unary(op_type, default_name):
     def op(x, name=None):
         return make_tensor(op_type, (convert_to_tensor(x),), name=name or op_type)
-    op.__name__ = default_name
+    op.__name__ = op.__qualname__ = default_name
     op.__doc__ = f"Elementwise `{default_name}` (op type '{op_type}')."
     return op
 
@@ -163,7 +163,7 @@ def _binary(op_type, default_name):
     def op(x, y, name=None):
         x, y = convert_pair(x, y)
         return make_tensor(op_type, (x, y), name=name or op_type)
-    op.__name__ = default_name
+    op.__name__ = op.__qualname__ = default_name
     op.__doc__ = f"Elementwise `{default_name}` with numpy broadcasting (op type '{op_type}')."
     return op
 
@@ -394,7 +394,7 @@ def _reduction(op_type, default_name):
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
         attrs = {"axis": _axis_attr(axis), "keepdims": keep}
         return make_tensor(op_type, (x,), attrs, name=name or op_type)
-    op.__name__ = default_name
+    op.__name__ = op.__qualname__ = default_name
     op.__doc__ = f"`tf.{default_name}` over `axis` (None = all), optionally keeping reduced dims."
     return op
 
