@@ -9,7 +9,7 @@
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
 """
 
-from graphflow import errors, layers, nn, train, viz
+from graphflow import compat, errors, layers, losses, nn, random, train, viz
 from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.dtypes import (DType, as_dtype, double, float16, float32, float64, half, int8, int16,
                               int32, int64, uint8)
@@ -18,10 +18,14 @@ from graphflow.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
                              control_dependencies, device, get_collection, get_collection_ref,
                              get_default_graph, name_scope, reset_default_graph, set_random_seed)
-from graphflow.layers import (constant_initializer, glorot_normal_initializer,
-                              glorot_uniform_initializer, ones_initializer, random_normal_initializer,
-                              random_uniform_initializer, truncated_normal_initializer,
-                              zeros_initializer)
+from graphflow.compat import (disable_eager_execution, disable_resource_variables,
+                              disable_v2_behavior, disable_v2_tensorshape, enable_eager_execution,
+                              enable_v2_behavior, executing_eagerly)
+from graphflow.init_ops import (constant_initializer, glorot_normal_initializer,
+                                glorot_uniform_initializer, ones_initializer,
+                                random_normal_initializer, random_uniform_initializer,
+                                truncated_normal_initializer, variance_scaling_initializer,
+                                zeros_initializer)
 from graphflow.ops.array_ops import *
 from graphflow.ops.core_ops import *
 from graphflow.ops.gradient_ops import stop_gradient
@@ -32,5 +36,7 @@ from graphflow.optimizer_passes import optimize
 from graphflow.serialization import import_graph, load, save
 from graphflow.session import InteractiveSession, Session, get_default_session
 from graphflow.tensor_shape import TensorShape
+from graphflow.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
+                                      no_regularizer, variable_scope)
 
 __version__ = "0.1.0"

@@ -1,0 +1,78 @@
+"""`tf.compat`: what TF1 programs written for TensorFlow 2's `tf.compat.v1` expect.
+
+`import graphflow.compat.v1 as tf` gives graphflow itself (graphflow *is* the TF1 API), and the
+switches such programs call first (`tf.disable_eager_execution()`, `tf.disable_v2_behavior()`,
+...) exist here and at the top level. graphflow always builds a graph and runs it in a Session,
+which is the behaviour those calls select, so they change nothing; asking for eager execution
+or the v2 behaviour is an error, since graphflow has neither.
+"""
+
+import importlib
+
+
+def disable_eager_execution():
+    """Select graph mode: graphflow always runs in graph mode, so there is nothing to change."""
+
+
+def disable_v2_behavior():
+    """Select the TF1 behaviour (graph mode, TF1 variables and shapes): graphflow's only one."""
+
+
+def disable_resource_variables():
+    """Select TF1 reference variables: graphflow's variables already behave that way."""
+
+
+def disable_v2_tensorshape():
+    """Select TF1 TensorShape behaviour: graphflow's TensorShape indexes to ints or None."""
+
+
+def disable_control_flow_v2():
+    """Select TF1 control flow: graphflow has no v2 control flow to turn off."""
+
+
+def executing_eagerly():
+    """Always False: graphflow builds graphs and runs them with a Session."""
+    return False
+
+
+def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
+    raise NotImplementedError("graphflow has no eager execution: build a graph and run it with "
+                              "tf.Session().run(...)")
+
+
+def enable_v2_behavior():
+    raise NotImplementedError("graphflow implements the TF1 API only (graph mode + Session); "
+                              "there is no v2 behaviour to enable")
+
+
+def as_bytes(bytes_or_text, encoding="utf-8"):
+    """`tf.compat.as_bytes`: str -> bytes (encoded), bytes-like -> bytes."""
+    if isinstance(bytes_or_text, (bytes, bytearray)):
+        return bytes(bytes_or_text)
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text.encode(encoding)
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+def as_text(bytes_or_text, encoding="utf-8"):
+    """`tf.compat.as_text` (also `as_str`): bytes -> str (decoded), str -> str."""
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text
+    if isinstance(bytes_or_text, (bytes, bytearray)):
+        return bytes(bytes_or_text).decode(encoding)
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+as_str = as_text
+
+
+def __getattr__(name):
+    # `tf.compat.v1` without importing graphflow.compat.v1 first: load the alias on first use
+    if name == "v1":
+        return importlib.import_module(__name__ + ".v1")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["disable_eager_execution", "disable_v2_behavior", "disable_resource_variables",
+           "disable_v2_tensorshape", "disable_control_flow_v2", "executing_eagerly",
+           "enable_eager_execution", "enable_v2_behavior", "as_bytes", "as_text", "as_str"]
