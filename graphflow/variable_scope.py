@@ -101,6 +101,8 @@ class _ScopeCounts:
 
     def open(self, name):
         self.counts[name] = self.counts.get(name, 0) + 1
+        if not name:  # the root scope
+            return
         parts = name.split("/")
         for i in range(1, len(parts)):
             self.children.setdefault("/".join(parts[:i]), set()).add("/".join(parts[:i + 1]))

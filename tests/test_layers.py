@@ -1,6 +1,6 @@
-"""Tests for graphflow.layers: variable names/shapes/initial values, outputs against numpy
-(dense, conv2d, pooling, flatten), dropout in every `training` form, reuse, regularizers, and
-that gradients flow through the layers so they train."""
+"""Tests for graphflow.layers: variable names/shapes/initial values, TF1 naming and sharing through
+variable scopes, outputs against numpy (dense, conv2d, pooling, flatten), dropout in every
+`training` form, reuse, regularizers, and that gradients flow through the layers so they train."""
 
 import numpy as np
 import pytest
@@ -33,39 +33,7 @@ def _np_conv2d(x, k, stride, padding):
     return out
 
 
-# ------------------------------------------------------------------ initializers
-def test_glorot_uniform_range_and_spread():
-    tf.set_random_seed(3)
-    init = tf.glorot_uniform_initializer()
-    value = _run(init([300, 200]))
-    limit = np.sqrt(6 / 500)
-    assert value.dtype == np.float32 and value.shape == (300, 200)
-    assert np.abs(value).max() <= limit
-    np.testing.assert_allclose(value.std(), limit / np.sqrt(3), rtol=0.02)
-    assert abs(value.mean()) < 0.01 * limit
-
-
-def test_compute_fans_and_conv_kernel_limit():
-    assert tf.layers.compute_fans([3, 3, 4, 8]) == (36, 72)
-    assert tf.layers.compute_fans([5]) == (5, 5)
-    assert tf.layers.compute_fans([]) == (1, 1)
-    tf.set_random_seed(0)
-    value = _run(tf.glorot_uniform_initializer()([3, 3, 4, 8]))
-    assert np.abs(value).max() <= np.sqrt(6 / (36 + 72))
-
-
-def test_other_initializers():
-    ones = tf.ones_initializer()([2, 2], dtype=tf.float64)
-    const = tf.constant_initializer(0.5)([3])
-    arr = tf.constant_initializer([[1, 2], [3, 4]])([2, 2])
-    normal = tf.glorot_normal_initializer(seed=1)([100, 100])
-    values = _run([ones, const, arr, normal])
-    np.testing.assert_array_equal(values[0], np.ones((2, 2)))
-    np.testing.assert_array_equal(values[1], np.full(3, 0.5, np.float32))
-    np.testing.assert_array_equal(values[2], [[1, 2], [3, 4]])
-    np.testing.assert_allclose(values[3].std(), np.sqrt(2 / 200), rtol=0.05)
-
-
+# ------------------------------------------------------------------ variables
 def test_seeded_layers_are_reproducible():
     def build():
         tf.reset_default_graph()
@@ -107,12 +75,70 @@ def test_dense_reuse_and_name_clash():
     assert len(tf.trainable_variables()) == 2
     out_a, out_b = _run([a, b], {x: np.ones((2, 4), np.float32)})
     np.testing.assert_array_equal(out_a, out_b)
-    with pytest.raises(ValueError, match="already exists"):
+    with pytest.raises(ValueError, match="Variable head/kernel already exists, disallowed"):
         tf.layers.dense(x, 3, name="head")
     with pytest.raises(ValueError, match="does not exist"):
         tf.layers.dense(x, 3, name="other", reuse=True)
     with pytest.raises(ValueError, match="Trying to share"):
         tf.layers.dense(x, 5, name="head", reuse=True)
+
+
+def _names():
+    return [v.op.name for v in tf.global_variables()]
+
+
+def test_layer_variables_follow_tf1_variable_scope_naming():
+    x = tf.placeholder(tf.float32, [None, 4])
+    tf.layers.dense(x, 3)
+    tf.layers.dense(x, 3)
+    with tf.name_scope("ns"):  # name scopes do not change variable names
+        out = tf.layers.dense(x, 3)
+    with tf.variable_scope("model"):
+        tf.layers.dense(x, 2, use_bias=False)
+        tf.layers.conv2d(tf.placeholder(tf.float32, [None, 5, 5, 1]), 2, 3, use_bias=False)
+    assert _names() == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias",
+                        "dense_2/kernel", "dense_2/bias", "model/dense/kernel",
+                        "model/conv2d/kernel"]
+    assert out.op.name == "ns/dense/BiasAdd"  # ops: name scope; variables: variable scope
+    # the layer's variables are get_variable's: a reusing scope hands them back
+    with tf.variable_scope("model", reuse=True):
+        assert tf.get_variable("dense/kernel") is tf.global_variables()[6]
+
+
+def test_reentering_a_reusing_scope_shares_a_whole_model():
+    def model(x):
+        h = tf.layers.dense(x, 5, activation=tf.nn.relu)
+        return tf.layers.dense(h, 2)
+
+    x = tf.placeholder(tf.float32, [None, 3])
+    with tf.variable_scope("net"):
+        train_out = model(x)
+    with tf.variable_scope("net", reuse=True):
+        eval_out = model(x)
+    with tf.variable_scope("auto", reuse=tf.AUTO_REUSE):
+        a1 = model(x)
+    with tf.variable_scope("auto", reuse=tf.AUTO_REUSE):
+        a2 = model(x)
+    assert _names() == ["net/dense/kernel", "net/dense/bias", "net/dense_1/kernel",
+                        "net/dense_1/bias", "auto/dense/kernel", "auto/dense/bias",
+                        "auto/dense_1/kernel", "auto/dense_1/bias"]
+    assert eval_out.op.name == "net_1/dense_1/BiasAdd"
+    x_v = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    t, e, b1, b2 = _run([train_out, eval_out, a1, a2], {x: x_v})
+    np.testing.assert_array_equal(t, e)
+    np.testing.assert_array_equal(b1, b2)
+
+
+def test_unnamed_reuse_shares_the_first_layer_and_scope_initializer_applies():
+    x = tf.placeholder(tf.float32, [None, 2])
+    with tf.variable_scope("init", initializer=tf.constant_initializer(0.25)):
+        a = tf.layers.dense(x, 3)
+        b = tf.layers.dense(x, 3, reuse=True)  # TF1: an unnamed reusing layer is 'dense'
+    assert _names() == ["init/dense/kernel", "init/dense/bias"]
+    kernel, bias, a_v, b_v = _run(tf.global_variables() + [a, b], {x: np.ones((1, 2))})
+    np.testing.assert_array_equal(kernel, np.full((2, 3), 0.25, np.float32))
+    np.testing.assert_array_equal(bias, np.zeros(3, np.float32))  # bias keeps its zeros default
+    np.testing.assert_array_equal(a_v, b_v)
 
 
 def test_dense_errors_and_regularizer():
