@@ -413,10 +413,11 @@ def _initial_value(name, shape, dtype, initializer, from_value, graph):
         initializer = initializer()
     if shape.is_fully_defined():
         dims = shape.as_list()
+        extra = {"partition_info": None} if _accepts(initializer, "partition_info") else {}
 
         def build():
             with graph.name_scope("Initializer"):
-                value = convert_to_tensor(initializer(dims, dtype=dtype), dtype=dtype)
+                value = convert_to_tensor(initializer(dims, dtype=dtype, **extra), dtype=dtype)
             if not value.shape.is_compatible_with(shape):
                 raise ValueError(f"Variable {name}: the initializer made a value of shape "
                                  f"{value.shape}, expected {shape}")
@@ -427,6 +428,13 @@ def _initial_value(name, shape, dtype, initializer, from_value, graph):
     raise ValueError(f"Variable {name}: the shape must be fully defined to use an initializer "
                      f"that takes a shape, got shape {shape} (pass `shape`, or a value or a "
                      "callable with no arguments as `initializer`)")
+
+
+def _accepts(fn, name):
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _takes_no_arguments(fn):

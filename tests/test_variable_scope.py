@@ -183,7 +183,12 @@ def test_initializer_forms():
     def halves(shape, dtype=None, partition_info=None):
         return tf.fill(shape, tf.constant(0.5, dtype=dtype))
 
+    def tf1_style(shape, dtype, partition_info):  # TF1 passes partition_info when accepted
+        assert partition_info is None
+        return tf.ones(shape, dtype=dtype) * 3.0
+
     obj = tf.get_variable("obj", [2], initializer=tf.ones_initializer())
+    three = tf.get_variable("three", [1], initializer=tf1_style)
     cls = tf.get_variable("cls", [2], initializer=tf.ones_initializer)
     fn = tf.get_variable("fn", [2, 2], initializer=halves)
     lam = tf.get_variable("lam", [3], dtype=tf.float64,
@@ -194,9 +199,9 @@ def test_initializer_forms():
     noarg = tf.get_variable("noarg", initializer=lambda: tf.constant([7.0, 8.0]))
     assert arr.shape.as_list() == [1, 2] and arr.dtype == tf.float64
     assert lst.dtype == tf.float32 and ten.dtype == tf.int32 and ten.shape.as_list() == [2]
-    values = _values([obj, cls, fn, lam, arr, lst, ten, noarg])
+    values = _values([obj, cls, fn, lam, arr, lst, ten, noarg, three])
     expected = [[1, 1], [1, 1], [[0.5, 0.5], [0.5, 0.5]], [0, 1, 2], [[1, 2]], [1, 2, 3], [4, 5],
-                [7, 8]]
+                [7, 8], [3]]
     for got, want in zip(values, expected):
         np.testing.assert_array_equal(got, want)
 
