@@ -39,6 +39,15 @@ def proxy(shape):
     return as_strided(_BASE, shape=shape, strides=contiguous_strides(shape), writeable=False)
 
 
+def index_view(p, index):
+    """`p[index]` as a view even when every dim is indexed by an int (numpy would return a scalar,
+    whose address says nothing about the offset): a trailing Ellipsis keeps a 0-d view."""
+    index = tuple(index) if isinstance(index, (tuple, list)) else (index,)
+    if not any(i is Ellipsis for i in index):
+        index += (Ellipsis,)
+    return p[index]
+
+
 def window(view):
     """(element offset, element strides) of a proxy view."""
     return view.__array_interface__["data"][0] - _BASE_ADDR, view.strides
@@ -188,7 +197,7 @@ def _slice(node):
                 raise ValueError(f"slice of dimension {d} (begin {b}, size {s}) is out of bounds "
                                  f"for shape {x.shape}")
             index.append(slice(b, stop))
-        return copy_view(rt, x, lambda p: p[tuple(index)])
+        return copy_view(rt, x, lambda p: index_view(p, index))
     return slice_
 
 
@@ -204,7 +213,7 @@ def _strided_slice(node):
 
     def strided_slice(x, begin, end, strides):
         index = _strided_index(len(x.shape), begin, end, strides, attrs)
-        return copy_view(rt, x, lambda p: p[index])
+        return copy_view(rt, x, lambda p: index_view(p, index))
     return strided_slice
 
 
@@ -219,7 +228,7 @@ def _strided_slice_grad(node):
     def strided_slice_grad(shape, begin, end, strides, dy):
         out = fill(rt, rt.empty(_dims(shape), dy.dtype), 0)
         index = _strided_index(len(out.shape), begin, end, strides, attrs)
-        dst = proxy(out.shape)[index]
+        dst = index_view(proxy(out.shape), index)
         if dst.shape != dy.shape:
             raise ValueError(f"dy of shape {dy.shape} does not match the slice shape {dst.shape}")
         copy_window(rt, dy, proxy(dy.shape), out, dst)
@@ -283,7 +292,7 @@ def _concat(node):
         dst, start = proxy(shape), 0
         for x, p in zip(xs, parts):
             stop = start + p.shape[ax]
-            copy_window(rt, x, p, out, dst[(slice(None),) * ax + (slice(start, stop),)])
+            copy_window(rt, x, p, out, index_view(dst, (slice(None),) * ax + (slice(start, stop),)))
             start = stop
         return out
     return concat
@@ -323,7 +332,7 @@ def _split(node):
         outs = []
         for start, stop in bounds:
             index = (slice(None),) * ax + ((start,) if stop is None else (slice(start, stop),))
-            outs.append(copy_view(rt, x, lambda p, index=index: p[index]))
+            outs.append(copy_view(rt, x, lambda p, index=index: index_view(p, index)))
         return tuple(outs)
     return split
 
@@ -340,7 +349,7 @@ def _pad(node):
         shape = tuple(d + a + b for d, (a, b) in zip(x.shape, p))
         out = fill_from(rt, rt.empty(shape, x.dtype), constant_values)
         index = tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, p))
-        copy_window(rt, x, proxy(x.shape), out, proxy(shape)[index])
+        copy_window(rt, x, proxy(x.shape), out, index_view(proxy(shape), index))
         return out
     return pad
 

@@ -20,7 +20,8 @@ _kernels_lock = threading.Lock()
 class ElementwiseKernel:
     """A compiled-on-demand kernel for one (normalized) expression program."""
 
-    def __init__(self, program):
+    def __init__(self, program, rt):
+        self.rt = rt
         self.program = codegen.normalize(program)
         self.out_dtypes = codegen.output_dtypes(self.program)
         self.num_inputs = len(self.program["inputs"])
@@ -35,7 +36,7 @@ class ElementwiseKernel:
         return launch(arrays)
 
     def _plan(self, shapes):
-        rt = runtime()
+        rt = self.rt
         try:
             out_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
         except ValueError:
@@ -71,15 +72,17 @@ class ElementwiseKernel:
 
 
 def kernel_for(program):
-    """The shared ElementwiseKernel of `program` (one per distinct canonical program)."""
+    """The shared ElementwiseKernel of `program` on the current runtime (one per distinct
+    canonical program; its launch closures are bound to that runtime's device)."""
+    rt = runtime()
     norm = codegen.normalize(program)
-    key = codegen.program_key(norm)
+    key = (id(rt), codegen.program_key(norm))
     k = _kernels.get(key)
     if k is None:
         with _kernels_lock:
             k = _kernels.get(key)
             if k is None:
-                k = ElementwiseKernel(norm)
+                k = ElementwiseKernel(norm, rt)
                 _kernels[key] = k
     return k
 

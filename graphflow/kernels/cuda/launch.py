@@ -15,3 +15,9 @@ def ptr(array, byte_offset=0):
 
 def ceil_div(a, b):
     return -(-int(a) // int(b))
+
+
+def row_blocks(rt, rows):
+    """Blocks for a kernel that walks `rows` with a block-stride loop: one per row, at most 32 per
+    SM (and within the 65535 limit of grid y/z)."""
+    return max(1, min(int(rows), 65535, rt.sm_count * 32))

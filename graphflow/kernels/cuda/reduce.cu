@@ -1,5 +1,6 @@
 // graphflow CUDA kernels: reductions over any axes (Sum, Mean, Prod, Max, Min, All, Any) and
 // ArgMax/ArgMin. The launcher collapses the input to one of three layouts:
+//   short   [rows, cols]      cols <= 32: one thread per row (no block reduction for a tiny row)
 //   rows    [rows, cols]      reduce the contiguous inner block: blocks of a row-chunk, warp shuffles
 //                             + shared memory (gf_block_reduce); `split` > 1 gives partial results
 //                             per chunk, reduced again by a second pass (large all-reductions)
@@ -31,6 +32,17 @@ __device__ void gf_reduce_rows_impl(const T *in, T *out, long long rows, long lo
         for (long long c = c0 + threadIdx.x; c < c1; c += blockDim.x) acc = Op::combine(acc, row[c]);
         acc = gf_block_reduce<Op>(acc, shared);
         if (threadIdx.x == 0) out[r * split + b] = (split == 1) ? gf_finalize(acc, mode, scale, count) : acc;
+    }
+}
+
+template <typename Op, typename T>
+__device__ void gf_reduce_short_rows_impl(const T *in, T *out, long long rows, long long cols, int mode,
+                                          double scale, long long count) {
+    for (long long r = gf_global_id(); r < rows; r += gf_global_stride()) {
+        const T *row = in + r * cols;
+        T acc = Op::identity();
+        for (long long c = 0; c < cols; ++c) acc = Op::combine(acc, row[c]);
+        out[r] = gf_finalize(acc, mode, scale, count);
     }
 }
 
@@ -81,6 +93,11 @@ __device__ void gf_reduce_general_impl(const T *in, T *out, long long n_out, lon
         const T *in, T *out, long long rows, long long cols, long long split, long long chunk,     \
         long long mode, double scale, long long count) {                                          \
         gf_reduce_rows_impl<OP<T>, T>(in, out, rows, cols, split, chunk, (int)mode, scale, count); \
+    }                                                                                             \
+    extern "C" __global__ void gf_reduce_short_rows_##NAME##_##TNAME(                             \
+        const T *in, T *out, long long rows, long long cols, long long mode, double scale,         \
+        long long count) {                                                                        \
+        gf_reduce_short_rows_impl<OP<T>, T>(in, out, rows, cols, (int)mode, scale, count);         \
     }                                                                                             \
     extern "C" __global__ void gf_reduce_cols_##NAME##_##TNAME(                                   \
         const T *in, T *out, long long outer, long long R, long long inner, long long split,       \

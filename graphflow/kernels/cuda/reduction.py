@@ -3,7 +3,8 @@ ArgMin, and the reductions other ops are made of (L2Loss, BiasAddGrad, SumToShap
 
 `plan_reduction(shape, axes)` collapses the input into the cheapest layout (pure Python, tested
 against numpy without a device):
-  ("rows", rows, cols)          the reduced axes are one contiguous inner block
+  ("rows", rows, cols)          the reduced axes are one contiguous inner block (rows of at most
+                                `SHORT_ROW` elements get a thread each, longer ones a block each)
   ("cols", outer, R, inner)     the reduced axes are one contiguous middle block
   ("general", kept dims/strides, reduced dims/strides)   anything else
   ("copy",)                     nothing to reduce (every reduced axis has size 1)
@@ -13,7 +14,7 @@ Large reductions with few outputs are split across blocks and finished by a seco
 import numpy as np
 
 from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import ceil_div
+from graphflow.kernels.cuda.launch import ceil_div, row_blocks
 
 _TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32",
           np.dtype(np.int64): "i64", np.dtype(np.bool_): "u8"}
@@ -21,7 +22,9 @@ _OPS = {"Sum": "sum", "Mean": "sum", "Prod": "prod", "Max": "max", "Min": "min",
         "Any": "any"}
 _NUMERIC = (np.float32, np.float64, np.int32, np.int64)
 _MODE_NONE, _MODE_MEAN_FLOAT, _MODE_MEAN_INT, _MODE_SCALE = 0, 1, 2, 3
-_ARGS = {"rows": "PPqqqqqdq", "cols": "PPqqqqqqdq", "general": "PPqq72s64s72s64sqdq"}
+_ARGS = {"rows": "PPqqqqqdq", "short_rows": "PPqqqdq", "cols": "PPqqqqqqdq",
+         "general": "PPqq72s64s72s64sqdq"}
+SHORT_ROW = 32  # rows up to this long get one thread each instead of a block
 
 
 def normalize_axes(axis, rank):
@@ -115,7 +118,7 @@ class Reducer:
         else:
             _, kd, ks, rd, rs = plan
             fn = self._fn("general")
-            fn.prepared_call((max(1, min(n_out, 65535)), 1, 1), (256, 1, 1), int(x.gpudata), int(out.gpudata),
+            fn.prepared_call((row_blocks(rt, n_out), 1, 1), (256, 1, 1), int(x.gpudata), int(out.gpudata),
                              np.int64(n_out), np.int64(count), codegen.pack_shape(kd),
                              codegen.pack_strides(ks), codegen.pack_shape(rd),
                              codegen.pack_strides(rs), np.int64(mode), np.float64(scale),
@@ -134,13 +137,19 @@ class Reducer:
 
     def _rows(self, x, out, rows, cols, mode, scale, count):
         rt = self.rt
+        if cols <= SHORT_ROW:
+            fn = self._fn("short_rows")
+            fn.prepared_call(rt.grid_for(rows), (256, 1, 1), int(x.gpudata), int(out.gpudata),
+                             np.int64(rows), np.int64(cols), np.int64(mode), np.float64(scale),
+                             np.int64(count))
+            return
         fn = self._fn("rows")
         block = 256 if cols > 128 else (64 if cols > 32 else 32)
         split = 1
         if rows < 2 * rt.sm_count and cols > 16384:
             split = min(ceil_div(cols, 8192), 4 * rt.sm_count)
         chunk = ceil_div(cols, split)
-        grid_y = max(1, min(rows, 65535))
+        grid_y = row_blocks(rt, rows)
         if split == 1:
             fn.prepared_call((1, grid_y, 1), (block, 1, 1), int(x.gpudata), int(out.gpudata), np.int64(rows),
                              np.int64(cols), np.int64(1), np.int64(chunk), np.int64(mode),
@@ -162,7 +171,7 @@ class Reducer:
         if gx * outer < 2 * rt.sm_count and R > 2048:
             split = min(ceil_div(R, 1024), 4 * rt.sm_count)
         chunk = ceil_div(R, split)
-        gz = max(1, min(outer, 65535))
+        gz = row_blocks(rt, outer)
         if split == 1:
             fn.prepared_call((gx, 1, gz), (32, 8, 1), int(x.gpudata), int(out.gpudata), np.int64(outer),
                              np.int64(R), np.int64(inner), np.int64(1), np.int64(chunk),
@@ -264,10 +273,10 @@ def _arg(node):
             raise ValueError(f"attempt to get arg{direction} of an empty sequence")
         outer = int(np.prod(x.shape[:ax]))
         inner = int(np.prod(x.shape[ax + 1:]))
-        if inner == 1:
+        if inner == 1 and R > SHORT_ROW:
             fn = rt.kernel("reduce.cu", f"gf_arg_rows_{direction}_{tname}_{iname}", "PPqq")
             block = 256 if R > 128 else 32
-            fn.prepared_call((max(1, min(outer, 65535)), 1, 1), (block, 1, 1), int(x.gpudata),
+            fn.prepared_call((row_blocks(rt, outer), 1, 1), (block, 1, 1), int(x.gpudata),
                              int(out.gpudata), np.int64(outer), np.int64(R))
         else:
             fn = rt.kernel("reduce.cu", f"gf_arg_cols_{direction}_{tname}_{iname}", "PPqqq")

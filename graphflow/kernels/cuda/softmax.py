@@ -8,7 +8,7 @@ is one launch producing both outputs (loss, backprop).
 import numpy as np
 
 from graphflow.kernels.cuda import cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import ceil_div
+from graphflow.kernels.cuda.launch import ceil_div, row_blocks
 
 _T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _I = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
@@ -26,7 +26,7 @@ def split_axis(shape, axis):
 def _geometry(rt, rows, C):
     if C <= _WARP_MAX:
         return "warp", (max(1, min(ceil_div(rows, 8), rt.sm_count * 64)), 1, 1)
-    return "block", (max(1, min(rows, 65535)), 1, 1)
+    return "block", (row_blocks(rt, rows), 1, 1)
 
 
 @cuda_kernel("Softmax", "LogSoftmax", dtypes=(np.float32, np.float64))
