@@ -4,12 +4,12 @@ Two layers:
 1. Host side, everywhere: every op case of tests/op_cases runs through the *real* CUDA launchers with
    a recording runtime instead of PyCUDA. Each launch is checked against the kernel's parameter list
    in the PTX that nvcc produced (names, count and size of every argument, grid/block limits, no
-   empty buffers passed), and every output's shape and dtype against the CPU kernel's output. This
-   catches launcher bugs without a device; values need the device.
+   empty buffers passed), and every output's shape and dtype against the CPU kernel's output
+   (tests/cuda_recording.py).
 2. Values: the same cases compared value by value with the CPU kernels, odd sizes, broadcasting,
    empty tensors, gradients computed on the GPU vs the CPU, device-resident variables — on the GPU
    when there is one, otherwise on the CPU emulation of the very same kernel sources
-   (tests/cuda_emulator.py: each CUDA thread an OS thread, barriers and warp shuffles emulated).
+   (tests/cuda_emulator.py: each CUDA thread a fiber, barriers and warp shuffles emulated).
    The memory pool and module cache in steady state need the real device (skipped elsewhere, with
    the reason).
 """
