@@ -64,8 +64,6 @@ def theoretical_bandwidth(rt):
 
 # ------------------------------------------------------------------ 1. fused elementwise chain
 def bench_elementwise(rt, n, repeat):
-    import pycuda.driver as drv
-
     from graphflow.kernels.cuda.elementwise import kernel_for
     program = {"inputs": ["float32", "float32"],
                "nodes": [{"op": "Mul", "args": ["i0", {"const": 1.5}]},
@@ -87,8 +85,7 @@ def bench_elementwise(rt, n, repeat):
         np.testing.assert_allclose(rt.to_host(out)[:1000], want, rtol=1e-5, atol=1e-6)
         del out
         fused_ms = _events_ms(lambda: kernel(x, z), repeat)
-        copy = rt.empty((n,), np.float32)
-        copy_ms = _events_ms(lambda: drv.memcpy_dtod(copy.gpudata, x.gpudata, x.nbytes), repeat)
+        copy_ms = _events_ms(lambda: rt.copy(x), repeat)
     moved = 3 * n * 4  # two reads and one write
     peak = theoretical_bandwidth(rt)
     result = {"elements": n, "fused_ms": fused_ms, "fused_GBps": moved / fused_ms / 1e6,
