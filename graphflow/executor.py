@@ -21,32 +21,13 @@ from graphflow.errors import (
     UnimplementedError,
     UninitializedVariableError,
 )
-from graphflow.graph import describe_op
+from graphflow.graph import describe_op, needed_ops
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
 from graphflow.optimizer_passes.memory_planning import kernel_accepts_out
 
 _PLAN_IDS = itertools.count()
-
-
-def prune(fetch_ops, fed_tensors):
-    """Ops needed to compute `fetch_ops`: ancestors over data and control edges, cut at fed tensors.
-    Iterative (no recursion limit); returns them sorted in graph (topological) order."""
-    needed = set()
-    stack = list(fetch_ops)
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        for t in op.inputs:
-            if t not in fed_tensors and t.op not in needed:
-                stack.append(t.op)
-        for c in op.control_inputs:
-            if c not in needed:
-                stack.append(c)
-    return sorted(needed, key=lambda o: o._id)
 
 
 def may_alias_external(tensor, fed):
@@ -119,7 +100,7 @@ class Plan:
         fed = set(feed_tensors)
         fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
-        self.ops = prune(fetch_ops, fed)
+        self.ops = needed_ops(fetch_ops, fed)
         self._check_feeds_cover_placeholders(fed)
         self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
                                     for op in self.ops)

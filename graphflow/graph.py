@@ -362,6 +362,25 @@ class Graph:
         self._collections.pop(name, None)
 
 
+def needed_ops(fetch_ops, fed_tensors=frozenset()):
+    """The ops needed to run `fetch_ops`: their ancestors over data and control edges, cut at
+    `fed_tensors`. Iterative (no recursion limit), linear; returned in graph (topological) order."""
+    needed = set()
+    stack = list(fetch_ops)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed_tensors and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return sorted(needed, key=lambda o: o._id)
+
+
 def canonical_device(spec):
     """Normalise a device string: '/gpu:0', '/device:GPU:0', 'gpu' -> '/gpu:0'; None/'' -> ''."""
     if not spec:

@@ -12,8 +12,7 @@ iterative, so 100k-op graphs work.
 
 import collections
 
-from graphflow.executor import prune
-from graphflow.graph import Graph, Operation, Tensor, get_default_graph
+from graphflow.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
 from graphflow.ops import registry
 
 _STYLE = {  # op type -> (shape, fill colour) in pictures; other stateful ops are drawn in red
@@ -62,7 +61,7 @@ def select_ops(graph=None, fetches=None):
     elements = _as_elements(fetches)
     if elements is None:
         return _graph_of(graph).get_operations()
-    return prune([e.op if isinstance(e, Tensor) else e for e in elements], set())
+    return needed_ops([e.op if isinstance(e, Tensor) else e for e in elements])
 
 
 def _shape_text(shape):

@@ -7,26 +7,8 @@ user's code). Every fed tensor becomes the output of a `Placeholder` in the copy
 values as opaque inputs. The user's graph is never modified.
 """
 
-from graphflow.graph import Graph, Tensor
+from graphflow.graph import Graph, Tensor, needed_ops
 from graphflow.optimizer_passes.rewrite import append_op
-
-
-def needed_ops(fetch_ops, fed):
-    """Ancestors of `fetch_ops` over data and control edges, cut at fed tensors, in graph order."""
-    needed = set()
-    stack = list(fetch_ops)
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        for t in op.inputs:
-            if t not in fed and t.op not in needed:
-                stack.append(t.op)
-        for c in op.control_inputs:
-            if c not in needed:
-                stack.append(c)
-    return sorted(needed, key=lambda o: o._id)
 
 
 class PlanGraph:
