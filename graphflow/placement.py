@@ -256,9 +256,7 @@ class Placement:
             self.namespace["_to_host"] = self.backend.to_host
 
     def _gpu_choice(self, op, requested, state):
-        if op.type == "Const":
-            self.kept_on_host.append((op, "constants stay on the host; GPU consumers get a copy "
-                                          "uploaded once when the plan is built"))
+        if op.type == "Const":  # host value; GPU consumers get a copy uploaded at plan build
             return CPU
         if self.backend is None:
             try:
