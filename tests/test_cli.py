@@ -12,6 +12,7 @@ import pytest
 
 import graphflow as tf
 from graphflow import cli
+from tests.tooling import needs_program
 
 
 def _cli(*args, cwd=None):
@@ -41,6 +42,7 @@ def _expected(model_path):
     return tf.load(str(model_path)).run({"x": X})
 
 
+@needs_program("dot", "Graphviz draws the --svg picture")
 def test_inspect_prints_signatures_variables_and_ops(model_path, tmp_path):
     result = _cli("inspect", model_path, "--dot", tmp_path / "g.dot", "--svg", tmp_path / "g.svg")
     assert result.returncode == 0, result.stderr

@@ -27,12 +27,11 @@ import graphflow as tf
 from graphflow.kernels import cuda
 from graphflow.kernels.cuda import codegen, elementwise, sources
 from graphflow.optimizer_passes import optimize
+from tests.tooling import needs_program
 
 NVCC = shutil.which("nvcc")
 ARCHS = ("sm_80", "sm_90")
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH; CI "
-                                "machines have it and compile every kernel")
-pytestmark = needs_nvcc
+pytestmark = needs_program("nvcc", "the CUDA toolkit compiles every kernel")
 
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
 _jobs = {}

@@ -28,7 +28,8 @@ from graphflow.ops import registry
 from tests import cuda_emulator
 from tests.cuda_recording import GENERATED, RecordingBackend, RecordingRuntime
 from tests.op_cases import all_cases
-from tests.test_cuda_compile import NVCC, check_compiles
+from tests.test_cuda_compile import check_compiles
+from tests.tooling import needs_program, skip_unless_program
 
 CASES = all_cases()
 GPU_OK, GPU_REASON = cuda_table.availability()
@@ -78,7 +79,7 @@ def test_launchers_match_kernel_signatures_and_output_shapes(case, all_on_gpu, r
             f"{case.op_type} was not placed on the GPU"
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@needs_program("nvcc", "the launch checks read nvcc's parameter lists")
 def test_kernels_generated_by_the_launchers_compile(recording):
     """The generated kernels the op cases asked for (their layouts and ranks) compile with nvcc."""
     if len(GENERATED) < 20:  # run on its own: produce them
@@ -171,8 +172,8 @@ def gpu(monkeypatch):
         monkeypatch.setattr(placement.Placement, "host_int_arithmetic", False)
         yield "device"
         return
-    if cuda_emulator.CXX is None:
-        pytest.skip(f"no CUDA device ({GPU_REASON}) and no C++ compiler to emulate one")
+    skip_unless_program("g++", f"no CUDA device ({GPU_REASON}); a C++ compiler emulates one",
+                        cuda_emulator.CXX is not None)
     # every op with a kernel runs on the device, integer shape arithmetic included
     monkeypatch.setattr(placement.Placement, "host_int_arithmetic", False)
     rt = _emulated_runtime()

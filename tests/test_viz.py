@@ -9,6 +9,7 @@ import pytest
 
 import graphflow as tf
 from graphflow import viz
+from tests.tooling import needs_program
 
 
 def _model():
@@ -78,6 +79,7 @@ def test_dot_quotes_awkward_names():
     assert '"say\\"hi\\"\\\\" [label=' in dot
 
 
+@needs_program("dot", "Graphviz draws the SVG")
 def test_svg_rendering_draws_every_op_and_scope(tmp_path):
     _model()
     path = tmp_path / "g.svg"

@@ -1,0 +1,28 @@
+"""External programs some tests need (Graphviz's `dot`, `nvcc`, a C++ compiler).
+
+On a developer's machine a missing program skips those tests with the reason. CI installs them and
+sets GRAPHFLOW_REQUIRE_TOOLS (e.g. "dot,nvcc,g++"): a required program never skips, so its tests
+run — and fail loudly if the program is missing after all.
+"""
+
+import os
+import shutil
+
+import pytest
+
+
+def required(name):
+    return name in os.environ.get("GRAPHFLOW_REQUIRE_TOOLS", "").replace(" ", "").split(",")
+
+
+def needs_program(name, purpose):
+    """A skipif marker: skip when `name` is not on PATH, unless CI requires it."""
+    missing = shutil.which(name) is None
+    return pytest.mark.skipif(missing and not required(name),
+                              reason=f"`{name}` is not on PATH ({purpose}); CI provides it")
+
+
+def skip_unless_program(name, purpose, found):
+    """Inside a test or fixture: skip when `found` is falsy, unless CI requires `name`."""
+    if not found and not required(name):
+        pytest.skip(f"`{name}` is not available ({purpose}); CI provides it")
