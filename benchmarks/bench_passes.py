@@ -4,7 +4,8 @@
 
 1. Elementwise fusion: `tanh(x*1.5 + 0.25)*0.5 + relu(x) - exp(-x*x)` over float32 vectors (1M
    elements by default): hand-written numpy vs graphflow unoptimized (one kernel per op) vs
-   graphflow with the passes (one FusedElementwise op, evaluated in cache-sized chunks).
+   graphflow with the passes (one FusedElementwise op, evaluated in cache-sized chunks), on one
+   thread (`ConfigProto(intra_op_parallelism_threads=1)`) and on the default intra-op thread count.
 2. Training steps with and without the passes: the 784-512-512-10 ReLU MLP with Adam (batch 256)
    and the same net with a plain SGD step built from tf.gradients: ops in the plan before/after,
    compile time of the plan, and the median step time.
@@ -77,17 +78,23 @@ def bench_expression(n, repeat):
         y = expression(x)
     xv = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     unfused = tf.Session(graph=graph, optimize=False)
+    fused_1 = tf.Session(graph=graph, config=tf.ConfigProto(intra_op_parallelism_threads=1))
     fused = tf.Session(graph=graph)
+    threads = tf.config.default_intra_op_threads()
     run_unfused = unfused.make_callable(y, [x])
+    run_fused_1 = fused_1.make_callable(y, [x])
     run_fused = fused.make_callable(y, [x])
     np.testing.assert_allclose(run_fused(xv), numpy_expression(xv), rtol=2e-6, atol=1e-6)
+    np.testing.assert_array_equal(run_fused(xv), run_fused_1(xv))  # threads change no bit
     times = compare({"numpy": lambda: numpy_expression(xv), "unfused": lambda: run_unfused(xv),
-                     "fused": lambda: run_fused(xv)}, repeat)
+                     "fused/1": lambda: run_fused_1(xv), f"fused/{threads}": lambda: run_fused(xv)},
+                    repeat)
     print(f"\n1. tanh(x*1.5+0.25)*0.5 + relu(x) - exp(-x*x), {n:,} float32 elements "
-          f"(median of {repeat})")
+          f"(median of {repeat}; fused/N: N intra-op threads)")
     for name, t in times.items():
         print(f"   {name:8s} {t * 1e3:8.3f} ms   numpy/this = {times['numpy'] / t:5.2f}x")
-    print(f"   fused vs unfused graphflow: {times['unfused'] / times['fused']:.2f}x faster")
+    print(f"   fused/1 vs unfused graphflow: {times['unfused'] / times['fused/1']:.2f}x faster; "
+          f"fused/{threads} vs fused/1: {times['fused/1'] / times[f'fused/{threads}']:.2f}x")
     steps = (plan_of(unfused).num_steps, plan_of(fused).num_steps)
     print(f"   plan steps: {steps[0]} unfused -> {steps[1]} fused")
     memory_rows("   ", [("numpy", None, lambda: numpy_expression(xv)),

@@ -9,8 +9,9 @@
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
 """
 
-from graphflow import compat, errors, layers, losses, nn, random, train, viz
+from graphflow import compat, config, errors, layers, losses, nn, random, train, viz
 from graphflow.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from graphflow.config import ConfigProto, GPUOptions
 from graphflow.dtypes import (DType, as_dtype, double, float16, float32, float64, half, int8, int16,
                               int32, int64, uint8)
 from graphflow.dtypes import bool_ as bool

@@ -9,6 +9,7 @@ import collections
 import threading
 
 from graphflow import optimizer_passes, placement
+from graphflow.config import session_intra_op_threads
 from graphflow.executor import Plan
 from graphflow.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
@@ -86,6 +87,7 @@ class Session:
     def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
         self.graph = graph if graph is not None else get_default_graph()
         self._state = SessionState()
+        self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
         self.default_device = placement.check_device(device)
         self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
         self._plans = {}

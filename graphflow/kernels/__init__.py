@@ -88,6 +88,7 @@ class SessionState:
         self.variables = VariableStore()
         self._rngs = {}
         self._rng_lock = threading.Lock()
+        self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
 
     def rng(self, key, seed):
         """A numpy Generator for one random op, created once per session from its seed."""

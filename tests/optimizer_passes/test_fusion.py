@@ -157,9 +157,10 @@ def _operands(op_type, shape, seed):
 
 
 @pytest.mark.parametrize("op_type", sorted(fused_ops.ELEMENTWISE_INSTRUCTIONS))
-@pytest.mark.parametrize("rows", [3, 2 * (fused_kernels.CHUNK_ELEMENTS // 64) + 7],
-                         ids=["whole", "chunked"])
-def test_every_instruction_matches_the_ops_own_kernel(op_type, rows):
+@pytest.mark.parametrize("rows,threads", [
+    (3, 1), (2 * (fused_kernels.CHUNK_ELEMENTS // 64) + 7, 1),
+    (fused_kernels.PARALLEL_MIN_ELEMENTS // 64 + 7, 2)], ids=["whole", "chunked", "threaded"])
+def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
     ops, dtype = _operands(op_type, (rows, 64), seed=len(op_type))
     np_dtype = np.dtype(dtype)
     ops = [o.astype(np_dtype) if o.dtype.kind == "f" and dtype == "float32" else o for o in ops]
@@ -172,11 +173,11 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows):
     refs = list(range(len(ops)))
     program = {"version": 1, "inputs": [o.dtype.name for o in ops],
                "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}
-    got = fused_kernels.FusedProgram(program, in_dtypes)(*ops)
+    got = fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     out = np.empty_like(want)
-    assert fused_kernels.FusedProgram(program, in_dtypes)(*ops, out=out) is out
+    assert fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops, out=out) is out
     np.testing.assert_array_equal(out, want)
 
 

@@ -3,10 +3,16 @@
 A FusedElementwise program (format: `graphflow/optimizer_passes/fusion.py`) is compiled once per plan
 step into a list of instructions, each a numpy function writing into an `out` buffer. A run then
 either evaluates the program on whole arrays (small outputs) or walks the output in chunks of about
-`CHUNK_ELEMENTS` elements: each instruction writes into a preallocated chunk-sized register (registers
-are reused as soon as a value is dead), values that do not depend on a chunked input are computed once
-before the loop, and the last instruction writes straight into the output. The unfused plan instead
-allocates one full-size temporary per op and streams every array through memory once per op.
+`CHUNK_ELEMENTS` elements (`fused_layout.py`): each instruction writes into a preallocated chunk-sized
+register (registers are reused as soon as a value is dead), values that do not depend on a chunked
+input are computed once before the loop, and the last instruction writes straight into the output.
+The unfused plan instead allocates one full-size temporary per op and streams every array through
+memory once per op.
+
+Outputs of `PARALLEL_MIN_ELEMENTS` or more are computed by up to `threads` threads at once (the
+session's intra-op thread count, see `graphflow.config`): the calling thread and workers of the
+process's intra-op pool (`intra_op.py`) take chunks from one shared sequence, each thread with its
+own registers. The chunks are the ones a single-thread run computes, so the result is the same bits.
 
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
@@ -16,27 +22,25 @@ import math
 
 import numpy as np
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow import config
+from graphflow.kernels.cpu import cpu_kernel, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
+from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 
-# Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
-# while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
-# benchmarks/bench_passes.py and a sweep of 8K..64K (32K-64K best from 64K to 1M elements).
-CHUNK_ELEMENTS = 1 << 15
 # Below this many output elements the program runs on whole arrays, one numpy call per instruction
 # (what the unfused plan does); from here on, in registers (one chunk, or several).
 CHUNKED_MIN_ELEMENTS = 4096
+# Chunk elements of a run on several threads. Between two numpy calls a thread needs the GIL, and a
+# thread that finds it taken sleeps until it is handed over, which takes longer than a numpy call on a
+# 32K-element chunk: twice the single-thread chunk makes every call run long enough for the handover
+# to stay rare (measured with 16K..256K: 48K-128K best on 2 cores, 16K-32K often slower than 1 thread).
+PARALLEL_CHUNK_ELEMENTS = 1 << 16
+# From this many output elements on (three parallel chunks), chunks are computed by several threads
+# when the session allows more than one: below it, waking the workers and the GIL handovers cost
+# about what they save (measured on 2 cores: even at ~130K elements, gains from ~190K).
+PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
-
-
-def _broadcast(shapes):
-    """numpy broadcasting of shape tuples (fast path: all equal)."""
-    big = max(shapes, key=len)
-    for s in shapes:
-        if s != big and s != ():
-            return np.broadcast_shapes(*shapes)
-    return big
 
 
 def _alloc_call(fn, operands, dtype):
@@ -66,8 +70,10 @@ class FusedProgram:
     accepts_out = True
     checks_out_shape = True  # an `out` of the wrong shape or dtype is ignored, not an error
 
-    def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None):
+    def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None, threads=None):
         self.name = name
+        # most threads one call uses (None: the process default, `config.default_intra_op_threads`)
+        self.threads = config.default_intra_op_threads() if threads is None else max(1, int(threads))
         self.provenance = provenance or {}
         member = 0
         n_in = len(program["inputs"])
@@ -188,10 +194,13 @@ class FusedProgram:
         return result
 
     def _run_chunked(self, arrays, shape, out, out_is_input):
-        key = (tuple(a.shape for a in arrays), out_is_input)
+        threads = self.threads if math.prod(shape) >= PARALLEL_MIN_ELEMENTS else 1
+        parallel = threads > 1 and not intra_op.in_worker()
+        key = (tuple(a.shape for a in arrays), out_is_input, parallel)
         layout = self._layouts.get(key)
         if layout is None:
-            layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input)
+            layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
+                             PARALLEL_CHUNK_ELEMENTS if parallel else CHUNK_ELEMENTS)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 try:  # (other threads running this plan may be evicting too)
                     self._layouts.pop(next(iter(self._layouts)))
@@ -207,132 +216,25 @@ class FusedProgram:
             vals[ins.id] = ins.value if ins.fn is None else _alloc_call(
                 ins.fn, [vals[r] for r in ins.refs], ins.dtype)
         views = [arrays[i].reshape(s) for i, s in layout.chunked]
-        registers = [np.empty(s, dt) for s, dt in layout.registers]
         constants = [np.full(s, np.asarray(vals[v]).reshape(()), dt) for v, s, dt in layout.constants]
         target = out if out is not None and out.flags.c_contiguous else np.empty(shape, self.out_dtype)
-        layout.loop(vals, views, registers, constants, target.reshape(layout.target_shape))
+        t = target.reshape(layout.target_shape)
+        threads = min(threads, layout.num_chunks) if parallel else 1
+        if threads > 1:
+            # every thread takes chunks from one sequence until none is left, in its own registers
+            # (the constant registers are only read: shared)
+            starts = intra_op.shared_iter(layout.chunk_starts())
+            loop = layout.loop
+
+            def work():
+                loop(vals, views, layout.new_registers(), constants, t, starts)
+            intra_op.POOL.run_shared(work, threads)
+        else:
+            layout.loop(vals, views, layout.new_registers(), constants, t, layout.chunk_starts())
         if out is not None and target is not out:
             np.copyto(out, target)
             return out
         return target
-
-
-class _Layout:
-    """How one FusedProgram runs in chunks for one combination of input shapes: which inputs are cut
-    into chunks, which values are loop-invariant, the registers, and a generated loop function
-    `loop(vals, views, registers, constants, target)` with one straight line per instruction."""
-
-    def __init__(self, program, in_shapes, shape, out_is_input):
-        self.loop = None
-        rank = len(shape)
-        aligned = [(1,) * (rank - len(s)) + tuple(s) for s in in_shapes]
-        k = _collapse_depth(shape, aligned)
-        lead, rest = math.prod(shape[:k]), tuple(shape[k:])
-        rows = min(lead, max(1, CHUNK_ELEMENTS // max(1, math.prod(rest))))
-        self.target_shape = (lead,) + rest
-        full = (rows,) + rest
-        self.chunked, self.unchunked = [], []
-        chunk_shape, fixed_shape = {}, {}
-        names = {}
-        for i, s in enumerate(aligned):
-            if s[:k] == shape[:k]:
-                self.chunked.append((i, (lead,) + s[k:]))
-                chunk_shape[i] = (rows,) + s[k:]
-                names[i] = f"i{i}"
-            else:
-                self.unchunked.append((i, s[k:]))
-                fixed_shape[i] = s[k:]
-                names[i] = f"h{i}"
-        self.hoisted, steps = [], []
-        for ins in program.instrs:
-            if ins.fn is None:
-                self.hoisted.append(ins)
-                fixed_shape[ins.id] = ins.value.shape
-                names[ins.id] = f"h{ins.id}"
-            elif any(r in chunk_shape for r in ins.refs):
-                chunk_shape[ins.id] = _broadcast(
-                    [chunk_shape[r] if r in chunk_shape else fixed_shape[r] for r in ins.refs])
-                steps.append(ins)
-            else:  # loop-invariant: computed once per call
-                self.hoisted.append(ins)
-                fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
-                names[ins.id] = f"h{ins.id}"
-        self.registers, self.constants = [], []
-        lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
-                                    out_is_input)
-        self._generate(program, lines, fns, names, steps, lead, rows)
-
-    def _schedule(self, program, steps, chunk_shape, fixed_shape, names, full, out_is_input):
-        """Assign registers (reused once a value is dead) and emit one call per step."""
-        last_use = {}
-        for si, ins in enumerate(steps):
-            for r in ins.refs:
-                last_use[r] = si
-        free, owner, lines, fns = {}, {}, [], []
-        writes_target = False
-        for si, ins in enumerate(steps):
-            shape = chunk_shape[ins.id]
-            args = [names[r] for r in ins.refs]
-            if ins.op in ("Maximum", "Minimum"):
-                # numpy's maximum/minimum against a scalar is several times slower than against an
-                # array of the same values: scalar operands get a constant chunk-shaped register
-                for pos, r in enumerate(ins.refs):
-                    if r not in chunk_shape and math.prod(fixed_shape[r]) == 1:
-                        args[pos] = f"k{len(self.constants)}"
-                        self.constants.append((r, shape, program.value_dtype(r)))
-            dying = [r for r in dict.fromkeys(ins.refs)
-                     if last_use.get(r) == si and r in owner and r != program.output]
-            if ins.alias_ok:
-                _release(dying, owner, free)
-            if ins.id == program.output and shape == full and (ins.alias_ok or not out_is_input):
-                dst = "t[c0:c1]"
-                writes_target = True
-            else:
-                pool = free.get((ins.dtype, shape))
-                reg = pool.pop() if pool else len(self.registers)
-                if reg == len(self.registers):
-                    self.registers.append((shape, ins.dtype))
-                owner[ins.id] = (ins.dtype, shape, reg)
-                dst = f"r{reg}"
-                names[ins.id] = dst
-            if not ins.alias_ok:
-                _release(dying, owner, free)
-            if ins.id not in last_use and ins.id in owner and ins.id != program.output:
-                _release([ins.id], owner, free)
-            lines.append(f"f{si}({', '.join(args)}, out={dst})")
-            fns.append(ins.fn)
-        if not writes_target:  # the result broadcasts over the chunk, or must not alias an input
-            lines.append(f"copyto(t[c0:c1], {names[program.output]})")
-        return lines, fns
-
-    def _generate(self, program, lines, fns, names, steps, lead, rows):
-        used = {n for n in names.values() if n.startswith("h")}
-        src = ["def loop(vals, views, registers, constants, t):"]
-        if fns:
-            src.append(f"    {', '.join(f'f{i}' for i in range(len(fns)))}, = fns")
-        if self.chunked:
-            src.append(f"    {', '.join(f'x{i}' for i, _ in self.chunked)}, = views")
-        if self.registers:
-            src.append(f"    {', '.join(f'r{i}' for i in range(len(self.registers)))}, = registers")
-        if self.constants:
-            src.append(f"    {', '.join(f'k{i}' for i in range(len(self.constants)))}, = constants")
-        for n in sorted(used):
-            src.append(f"    {n} = vals[{n[1:]}]")
-        src.append(f"    for c0 in range(0, {lead}, {rows}):")
-        src.append(f"        c1 = c0 + {rows}")
-        if lead % rows:
-            src.append(f"        if c1 > {lead}:")
-            src.append(f"            c1 = {lead}")
-            for name in [f"r{i}" for i in range(len(self.registers))] + [
-                    f"k{i}" for i in range(len(self.constants))]:
-                src.append(f"            {name} = {name}[:c1 - c0]")
-        for i, _ in self.chunked:
-            src.append(f"        i{i} = x{i}[c0:c1]")
-        src.extend(f"        {line}" for line in lines)
-        namespace = {"fns": tuple(fns), "copyto": np.copyto}
-        exec(compile("\n".join(src) + "\n", f"<fused {program.name}>", "exec"), namespace)
-        self.source = "\n".join(src)
-        self.loop = namespace["loop"]
 
 
 def member_error(exc, provenance, index):
@@ -354,31 +256,10 @@ def member_error(exc, provenance, index):
         return exc
 
 
-def _release(value_ids, owner, free):
-    for v in value_ids:
-        dtype, shape, reg = owner.pop(v)
-        free.setdefault((dtype, shape), []).append(reg)
-
-
-def _collapse_depth(shape, aligned):
-    """The largest k such that every input is either full-size or size 1 on each of the first k
-    axes: those axes then collapse into one that is cut into chunks."""
-    state = [0] * len(aligned)  # 0: undecided, 1: full, 2: broadcast (size 1)
-    for axis, n in enumerate(shape):
-        if n == 1:
-            continue
-        for i, s in enumerate(aligned):
-            want = 1 if s[axis] == n else 2
-            if state[i] == 0:
-                state[i] = want
-            elif state[i] != want:
-                return axis
-    return len(shape)
-
-
 @cpu_kernel("FusedElementwise")
 def _fused_elementwise(node):
-    return FusedProgram(node.attrs["program"], node.in_dtypes, node.name, node.attrs)
+    threads = getattr(node.state, "intra_op_threads", None)  # the session's, when it set one
+    return FusedProgram(node.attrs["program"], node.in_dtypes, node.name, node.attrs, threads)
 
 
 @cpu_kernel("FusedMatMul")
