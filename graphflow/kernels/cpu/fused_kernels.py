@@ -11,8 +11,11 @@ memory once per op.
 
 Outputs of `PARALLEL_MIN_ELEMENTS` or more are computed by up to `threads` threads at once (the
 session's intra-op thread count, see `graphflow.config`): the calling thread and workers of the
-process's intra-op pool (`intra_op.py`) take chunks from one shared sequence, each thread with its
-own registers. The chunks are the ones a single-thread run computes, so the result is the same bits.
+process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
+sequence, each thread with its own registers. The result is the same bits as a single-thread run's:
+each instruction is elementwise and numpy computes an element the same way wherever a call on a
+chunk starts (the whole-array, chunked and threaded runs of every instruction type are checked
+against the op's own kernel, bit for bit).
 
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """

@@ -5,7 +5,7 @@ For one combination of input shapes, a `_Layout` decides which inputs are cut in
 reused as soon as its value is dead) and generates a loop function with one straight line per
 instruction. The loop takes the chunk start rows to compute as an iterator: the whole range for a
 single-thread run, or one iterator shared by the threads of a parallel run, each thread with its own
-registers. Every chunk has the same bounds either way, so both compute the same numpy calls.
+registers.
 """
 
 import math

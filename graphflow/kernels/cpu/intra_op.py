@@ -4,8 +4,7 @@ numpy ufuncs release the GIL while they loop, so threads calling them on disjoin
 run in parallel. `run_shared(work, threads)` calls `work()` on the calling thread and on up to
 `threads - 1` pool workers at once; `work` must pull its pieces from a shared source (a
 `shared_iter`) until none is left, so any number of callers, including only the calling thread,
-completes the job. Which thread computes which piece does not change the pieces, so the results are
-those of a single-thread run.
+completes the job, and which thread computes which piece does not change what is computed.
 
 The workers are started once per process (the pool grows to the largest count asked for) and are
 reused by every later call: a call only queues its job (a few microseconds to wake a worker). A
@@ -73,7 +72,9 @@ class IntraOpPool:
         self._queue = queue.SimpleQueue()
         self._workers = []
         self._grow_lock = threading.Lock()
-        self.helper_calls = 0  # work() calls made by workers (how often the pool really helped)
+        # work() calls made by workers: how often the pool really helped (exact for one job at a
+        # time; jobs running at once may lose a count)
+        self.helper_calls = 0
 
     @property
     def num_workers(self):
