@@ -97,9 +97,20 @@ def _conv2d(node):
     return conv2d
 
 
+def _supports_float_nhwc(in_dtypes, out_dtypes, attrs):
+    """None when the backprop kernels can run this op, else the reason they cannot."""
+    return _nhwc_only(in_dtypes, out_dtypes, attrs) or (
+        None if out_dtypes[0] in _T else f"no CUDA kernel for {out_dtypes[0].name}")
+
+
+def _check_out_backprop(dy, g):
+    if dy.shape != (g.n, g.oh, g.ow, g.oc):
+        raise ValueError(f"out_backprop has shape {dy.shape}, expected "
+                         f"{(g.n, g.oh, g.ow, g.oc)} (NHWC)")
+
+
 @cuda_kernel("Conv2DBackpropInput", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
-             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
-                                                              f"no CUDA kernel for {o[0].name}"))
+             supports=_supports_float_nhwc)
 def _conv2d_backprop_input(node):
     rt, attrs = runtime(), node.attrs
     t = _T[np.dtype(node.out_dtypes[0])]
@@ -107,9 +118,7 @@ def _conv2d_backprop_input(node):
     def conv2d_backprop_input(input_sizes, f, dy):
         x_shape = _dims(input_sizes)
         g = ConvGeometry(attrs, x_shape, f.shape)
-        if dy.shape != (g.n, g.oh, g.ow, g.oc):
-            raise ValueError(f"out_backprop has shape {dy.shape}, expected "
-                             f"{(g.n, g.oh, g.ow, g.oc)} (NHWC)")
+        _check_out_backprop(dy, g)
         dx = rt.empty(x_shape, dy.dtype)
         if dx.size == 0:
             return dx
@@ -134,8 +143,7 @@ def _conv2d_backprop_input(node):
 
 
 @cuda_kernel("Conv2DBackpropFilter", dtypes=(np.float32, np.float64, np.int32), host_inputs=(1,),
-             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
-                                                              f"no CUDA kernel for {o[0].name}"))
+             supports=_supports_float_nhwc)
 def _conv2d_backprop_filter(node):
     rt, attrs = runtime(), node.attrs
     t = _T[np.dtype(node.out_dtypes[0])]
@@ -143,9 +151,7 @@ def _conv2d_backprop_filter(node):
     def conv2d_backprop_filter(x, filter_sizes, dy):
         f_shape = _dims(filter_sizes)
         g = ConvGeometry(attrs, x.shape, f_shape)
-        if dy.shape != (g.n, g.oh, g.ow, g.oc):
-            raise ValueError(f"out_backprop has shape {dy.shape}, expected "
-                             f"{(g.n, g.oh, g.ow, g.oc)} (NHWC)")
+        _check_out_backprop(dy, g)
         df = rt.empty(f_shape, x.dtype)
         if df.size == 0:
             return df
@@ -218,8 +224,7 @@ def _max_pool_grad(node):
 
 
 @cuda_kernel("AvgPoolGrad", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
-             supports=lambda i, o, a: _nhwc_only(i, o, a) or (None if o[0] in _T else
-                                                              f"no CUDA kernel for {o[0].name}"))
+             supports=_supports_float_nhwc)
 def _avg_pool_grad(node):
     rt, attrs = runtime(), node.attrs
     name = f"gf_avg_pool_grad_{_T[np.dtype(node.out_dtypes[0])]}"
