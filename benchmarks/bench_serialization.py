@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import graphflow as gf
-from graphflow import file_io, serialization
+from graphflow.fileformat import file_io, serialization
 
 
 def build(target_ops, seed=0):

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from graphflow import placement
+from graphflow.engine import placement
 from graphflow.kernels import cuda as cuda_table
 from tests.test_cuda_compile import NVCC, format_sizes, ptx_entries
 

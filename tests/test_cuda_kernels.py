@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow import placement
+from graphflow.engine import placement
 from graphflow.kernels import cuda as cuda_table
 from graphflow.kernels.cuda import sources
 from graphflow.ops import registry

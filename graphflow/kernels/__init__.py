@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from graphflow.errors import UninitializedVariableError
+from graphflow.framework.errors import UninitializedVariableError
 
 
 class KernelNode:

@@ -12,7 +12,7 @@ OnesLike — their outputs are integers or do not depend on input values.
 
 import numpy as np
 
-from graphflow import dtypes
+from graphflow.framework import dtypes
 from graphflow.ops import array_ops as a
 from graphflow.ops import math_ops as m
 from graphflow.ops import slice_ops

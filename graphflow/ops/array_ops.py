@@ -6,7 +6,8 @@ import builtins
 
 import numpy as np
 
-from graphflow import dtypes
+from graphflow.framework import dtypes
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.math_ops import cast
 from graphflow.ops.registry import define, make_tensor, same_dtype
@@ -37,7 +38,6 @@ from graphflow.ops.shape_ops import (
 )
 from graphflow.ops.slice_ops import getitem, newaxis, slice, split, strided_slice  # noqa: F401
 from graphflow.ops.static_value import constant_value, scalar_value, shape_vector
-from graphflow.tensor_shape import TensorShape
 
 
 # ---------------------------------------------------------------- range

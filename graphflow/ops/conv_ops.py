@@ -5,14 +5,14 @@ or a 2-list of spatial values is also accepted); padding "SAME" or "VALID" with 
 VALID: ceil((in - (k - 1) * d) / s), SAME: ceil(in / s), SAME padding split with the extra on the end.
 """
 
-from graphflow import dtypes
-from graphflow.graph import Tensor, name_scope
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor, name_scope
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
 from graphflow.ops.static_value import shape_vector
-from graphflow.tensor_shape import TensorShape
 
 _FORMATS = ("NHWC", "NCHW")
 

@@ -4,10 +4,10 @@ import numbers
 
 import numpy as np
 
-from graphflow import dtypes
-from graphflow.graph import Operation, Tensor, get_default_graph
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.registry import define, make_op, make_tensor
-from graphflow.tensor_shape import TensorShape, as_shape
 
 
 def _const_infer(inputs, attrs):

@@ -11,10 +11,10 @@ Both carry their provenance in attrs: `members` (names of the ops they replaced,
 `member_types` and `member_sources` ('file:line' of the user code that built each member).
 """
 
-from graphflow import dtypes
+from graphflow.framework import dtypes
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.math_ops import BINARY_OPS, UNARY_OPS, _matmul_infer
 from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
-from graphflow.tensor_shape import TensorShape
 
 PROGRAM_VERSION = 1
 

@@ -9,11 +9,11 @@
   output would have with keepdims=True); used by reduction gradients when the rank is unknown.
 """
 
-from graphflow import dtypes
+from graphflow.framework import dtypes
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor
 from graphflow.ops.static_value import shape_vector
-from graphflow.tensor_shape import TensorShape
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
 

@@ -1,8 +1,9 @@
 """Math ops: elementwise unary/binary (numpy broadcasting), comparisons, logic, where, cast, clip,
 matmul (batched, transposes) and reductions. Each op type is one table row / one `define` call."""
 
-from graphflow import dtypes
-from graphflow.graph import Tensor
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import convert_pair, convert_to_tensor
 from graphflow.ops.registry import (
     FLOATS,
@@ -14,7 +15,6 @@ from graphflow.ops.registry import (
     require_dtype,
     same_dtype,
 )
-from graphflow.tensor_shape import TensorShape
 
 BOOL = (dtypes.bool_,)
 

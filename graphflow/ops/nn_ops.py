@@ -4,13 +4,13 @@ l2_loss, dropout and small compositions of them (moments, l2_normalize, xw_plus_
 
 import numbers
 
-from graphflow import dtypes
-from graphflow.graph import name_scope
+from graphflow.framework import dtypes
+from graphflow.framework.graph import name_scope
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import array_ops, math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_op, make_tensor, require_dtype, same_dtype
-from graphflow.tensor_shape import TensorShape
 
 
 def _class_axis(shape, axis, what="logits"):

@@ -8,14 +8,14 @@ run draws new values and a new session with the same seeds replays the same sequ
 flagged `random`: never constant-folded or merged.
 """
 
-from graphflow import dtypes
-from graphflow.graph import get_default_graph, name_scope
+from graphflow.framework import dtypes
+from graphflow.framework.graph import get_default_graph, name_scope
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
 from graphflow.ops.static_value import shape_vector
-from graphflow.tensor_shape import TensorShape
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1

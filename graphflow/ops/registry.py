@@ -8,9 +8,9 @@ flags the optimizer, planner and serializer rely on. Kernels (how it runs) live 
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from graphflow import dtypes
-from graphflow.graph import Tensor, _user_location, get_default_graph
-from graphflow.tensor_shape import TensorShape
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor, _user_location, get_default_graph
+from graphflow.framework.tensor_shape import TensorShape
 
 
 @dataclass

@@ -10,12 +10,12 @@ import numbers
 
 import numpy as np
 
-from graphflow import dtypes
-from graphflow.graph import Tensor
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, same_dtype
 from graphflow.ops.static_value import SymbolicDim, constant_value, shape_vector
-from graphflow.tensor_shape import TensorShape
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
 

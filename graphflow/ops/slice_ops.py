@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.shape_ops import (
@@ -24,7 +25,6 @@ from graphflow.ops.shape_ops import (
     static_ints,
 )
 from graphflow.ops.static_value import shape_vector
-from graphflow.tensor_shape import TensorShape
 
 newaxis = None
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")

@@ -5,11 +5,11 @@ named like TF1's: 'w:0'). Assign ops name the variable by the `shared_name` attr
 so assigning never needs the old value.
 """
 
-from graphflow import dtypes
-from graphflow.graph import GraphKeys, Tensor, get_default_graph
+from graphflow.framework import dtypes
+from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.core_ops import convert_to_tensor, group
 from graphflow.ops.registry import define, make_op, make_tensor
-from graphflow.tensor_shape import TensorShape, as_shape
 
 
 def _variable_infer(inputs, attrs):
@@ -157,7 +157,7 @@ class Variable:
 
     def load(self, value, session=None):
         """Write `value` into the variable in `session` without adding ops to the graph."""
-        from graphflow.session import get_default_session_or_error
+        from graphflow.engine.session import get_default_session_or_error
         session = session or get_default_session_or_error()
         session._load_variable(self, value)
 

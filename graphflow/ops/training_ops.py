@@ -9,10 +9,10 @@ Inputs are the gradient and the (scalar) hyper-parameters, all of the variable's
 is the updated variable value.
 """
 
-from graphflow import dtypes
+from graphflow.framework import dtypes
+from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, require_dtype
-from graphflow.tensor_shape import TensorShape, as_shape
 
 # op type -> (input names in order, slot attr names in order)
 TRAINING_OPS = {
@@ -118,4 +118,4 @@ def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, 
                   name=name)
 
 
-__all__ = []  # constructors are used through graphflow.train; nothing is exported at top level
+__all__ = []  # constructors are used through graphflow.tf1.train; nothing is exported at top level

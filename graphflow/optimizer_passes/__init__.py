@@ -13,7 +13,7 @@ False)` turns them off, `Session(passes=[...])` picks some); `optimize(fetches)`
 
 import gc
 
-from graphflow.graph import Operation, Tensor
+from graphflow.framework.graph import Operation, Tensor
 from graphflow.optimizer_passes import (
     arithmetic,
     constant_folding,
@@ -107,7 +107,7 @@ def optimize(fetches, feeds=None, passes=None):
 
 
 def _graph_of(leaves):
-    from graphflow.graph import get_default_graph
+    from graphflow.framework.graph import get_default_graph
     for x in leaves:
         x = x._as_graph_element() if hasattr(x, "_as_graph_element") else x
         if isinstance(x, (Tensor, Operation)):

@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.kernels import KernelNode, SessionState
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
 from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
 from graphflow.optimizer_passes.stats import PassStats, Timer
-from graphflow.tensor_shape import TensorShape
 
 NAME = "constant_folding"
 

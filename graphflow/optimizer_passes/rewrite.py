@@ -10,7 +10,7 @@ linear or n log n in the number of ops.
 
 import heapq
 
-from graphflow.graph import Operation, Tensor
+from graphflow.framework.graph import Operation, Tensor
 from graphflow.ops import registry
 
 

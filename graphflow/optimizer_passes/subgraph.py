@@ -7,7 +7,7 @@ user's code). Every fed tensor becomes the output of a `Placeholder` in the copy
 values as opaque inputs. The user's graph is never modified.
 """
 
-from graphflow.graph import Graph, Tensor, needed_ops
+from graphflow.framework.graph import Graph, Tensor, needed_ops
 from graphflow.optimizer_passes.rewrite import append_op
 
 

@@ -10,7 +10,7 @@ The unfused plan instead allocates one full-size temporary per op and streams ev
 memory once per op.
 
 Outputs of `PARALLEL_MIN_ELEMENTS` or more are computed by up to `threads` threads at once (the
-session's intra-op thread count, see `graphflow.config`): the calling thread and workers of the
+session's intra-op thread count, see `graphflow.engine.config`): the calling thread and workers of the
 process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
 sequence, each thread with its own registers. The result is the same bits as a single-thread run's:
 each instruction is elementwise and numpy computes an element the same way wherever a call on a
@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from graphflow import config
+from graphflow.engine import config
 from graphflow.kernels.cpu import cpu_kernel, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401

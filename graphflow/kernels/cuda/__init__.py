@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from graphflow.errors import InvalidArgumentError
+from graphflow.framework.errors import InvalidArgumentError
 
 # numpy dtype -> CUDA C type of the kernels; float16 has no kernels (placement keeps it on the CPU)
 CTYPES = {

@@ -1,0 +1,284 @@
+"""Plan compilation and execution: prune -> schedule -> build kernels -> generate a flat step function.
+
+A `Plan` is compiled once per (graph version, fetches, feeds) and then run many times. Compiling:
+  1. prune: the ancestors of the fetches (data + control edges), cut at fed tensors;
+  2. schedule: graph creation order restricted to those ops (always topological);
+  3. last use: each intermediate value is dropped right after its last consumer;
+  4. build each op's kernel once (`kernels.cpu`) and emit a straight-line Python function
+     `v3 = k0(f0, f1); v4 = k1(v3, f2); del v3; ...` so a run does no graph work, no dict lookups
+     and no per-step bookkeeping. A failure is mapped back to its step by the line number.
+"""
+
+import itertools
+
+import numpy as np
+
+from graphflow.engine import placement
+from graphflow.framework import dtypes
+from graphflow.framework.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    UnimplementedError,
+    UninitializedVariableError,
+)
+from graphflow.framework.graph import describe_op, needed_ops
+from graphflow.kernels import KernelNode
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.ops import registry
+from graphflow.optimizer_passes.memory_planning import kernel_accepts_out
+
+_PLAN_IDS = itertools.count()
+
+
+def may_alias_external(tensor, fed):
+    """True if the value of `tensor` may be an array the user or the variable store also holds
+    (a fed array, a constant, a variable value, or a view of one). Such values are copied
+    before they are handed out or stored."""
+    while True:
+        if tensor in fed:
+            return True
+        op_def = registry.lookup(tensor.op.type)
+        if op_def.returns_state or tensor.op.type == "Placeholder":
+            return True
+        if not op_def.may_alias_input or not tensor.op.inputs:
+            return False
+        tensor = tensor.op.inputs[0]
+
+
+class FeedSpec:
+    """How one fed tensor's value is checked and converted before a run."""
+
+    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.dtype = tensor.dtype
+        self.np_dtype = tensor.dtype.as_numpy_dtype
+        dims = tensor.shape.dims
+        self.rank = None if dims is None else len(dims)
+        self.fixed_dims = () if dims is None else tuple((i, d) for i, d in enumerate(dims)
+                                                         if d is not None)
+        self.exact_shape = dims if tensor.shape.is_fully_defined() else None
+
+    def convert(self, value):
+        arr = value if type(value) is np.ndarray else np.asarray(value)
+        if arr.dtype != self.np_dtype:
+            if not dtypes.can_feed(arr.dtype, self.dtype):
+                raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
+                                              f"tensor of dtype {self.dtype.name} (the cast "
+                                              "would lose information)"))
+            arr = arr.astype(self.np_dtype)
+        if self.rank is not None:
+            shape = arr.shape
+            if shape == self.exact_shape:
+                return arr
+            if len(shape) != self.rank or any(shape[i] != d for i, d in self.fixed_dims):
+                raise ValueError(self._message(f"cannot feed a value of shape {shape} to a tensor "
+                                               f"of shape {self.tensor.shape}"))
+        return arr
+
+    def _message(self, text):
+        return f"{text}: tensor '{self.tensor.name}' of {describe_op(self.tensor.op)}"
+
+
+class Plan:
+    """A compiled, reusable execution plan for one (fetches, feeds) signature."""
+
+    optimization = None  # the optimizer's report when the session optimized this plan's graph
+
+    def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
+                 origin=None, memory_plan=None):
+        self.plan_id = next(_PLAN_IDS)
+        kernel_table = kernel_table or cpu_kernels
+        # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
+        # maps its ops and fed tensors back to the user's for errors; `memory_plan` names the steps
+        # that may write into a dead input's buffer (emitted below as `k3(v2, v5, out=v2)`).
+        self._origin = origin or {}
+        self.memory_plan = memory_plan
+        self.inplace_steps = 0
+        self.feed_specs = [FeedSpec(self._origin.get(t, t)) for t in feed_tensors]
+        fed = set(feed_tensors)
+        fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
+        fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
+        self.ops = needed_ops(fetch_ops, fed)
+        self._check_feeds_cover_placeholders(fed)
+        self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
+                                    for op in self.ops)
+        self._state = state
+        # device of each step, value locations, host<->device copies (graphflow/placement.py)
+        self.placement = placement.place(self.ops, fed, device, state, kernel_table)
+        self._build(fetch_elements, feed_tensors, fed, kernel_table)
+
+    def _check_feeds_cover_placeholders(self, fed):
+        for op in self.ops:
+            if op.type == "Placeholder" and op.outputs[0] not in fed:
+                t = op.outputs[0]
+                raise InvalidArgumentError(
+                    None, self._origin.get(op, op), f"You must feed a value for placeholder "
+                    f"tensor '{t.name}' with dtype {t.dtype.name} and shape {t.shape}: "
+                    f"{describe_op(op)}")
+
+    def _build(self, fetch_elements, feed_tensors, fed, kernel_table):
+        var_of = {}
+        for i, t in enumerate(feed_tensors):
+            var_of[t] = f"f{i}"
+        last_use = {}
+        for step, op in enumerate(self.ops):
+            for t in op.inputs:
+                last_use[t] = step
+        fetched = {e for e in fetch_elements if hasattr(e, "value_index")}
+        lines = [f"def plan_{self.plan_id}(feeds):"]
+        if feed_tensors:
+            lines.append("    " + ", ".join(var_of[t] for t in feed_tensors) + ", = feeds")
+        namespace = {}
+        self.line_to_op = {}
+        self.kernels = []
+        counter = 0
+        for step, op in enumerate(self.ops):
+            if op.type in ("NoOp", "Placeholder"):
+                continue
+            try:
+                builder = self.placement.lookup(op)
+            except LookupError as exc:
+                raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
+            node = KernelNode(op.name, op.type, op.attrs,
+                              tuple(t.dtype.as_numpy_dtype for t in op.inputs),
+                              tuple(t.dtype.as_numpy_dtype for t in op.outputs),
+                              tuple(t.shape.dims for t in op.outputs), self._state)
+            kernel = builder(node)
+            kname = f"k{len(self.kernels)}"
+            self.kernels.append(kernel)
+            namespace[kname] = kernel
+            outs = []
+            for t in op.outputs:
+                if t in fed or (t not in last_use and t not in fetched):
+                    outs.append("_")
+                else:
+                    name = f"v{counter}"
+                    counter += 1
+                    var_of[t] = name
+                    outs.append(name)
+            copies, arg_names = self.placement.args(op, var_of)
+            for line in copies:
+                lines.append(f"    {line}")
+                self.line_to_op[len(lines)] = self._origin.get(op, op)
+            reuse = self._reuse(op, step, kernel, arg_names, var_of, last_use, fetched, fed)
+            call = f"{kname}({', '.join(arg_names + reuse)})"
+            if not op.outputs:
+                lines.append(f"    {call}")
+            elif len(op.outputs) == 1:
+                lines.append(f"    {outs[0]} = {call}")
+            else:
+                lines.append(f"    {', '.join(outs)}, = {call}")
+            self.line_to_op[len(lines)] = self._origin.get(op, op)
+            dead = [var_of[t] for t in dict.fromkeys(op.inputs)
+                    if last_use.get(t) == step and t not in fetched and t not in fed]
+            dead += [c for v in dead for c in self.placement.copies_of(v)]
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+        self.fetch_slots = []
+        self.copy_fetch = []
+        returns = []
+        for e in fetch_elements:
+            if hasattr(e, "value_index"):
+                returns.append(self.placement.fetch(e, var_of[e]))
+                self.copy_fetch.append(may_alias_external(e, fed) and e not in fed
+                                       and self.placement.on_host(e))
+            else:
+                returns.append("None")
+                self.copy_fetch.append(False)
+        self.any_copy = any(self.copy_fetch)
+        lines.append(f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})")
+        self.source = "\n".join(lines) + "\n"
+        code = compile(self.source, f"<graphflow plan {self.plan_id}>", "exec")
+        self._code_filename = code.co_filename
+        namespace.update(self.placement.namespace)
+        exec(code, namespace)  # our own generated code, never data from a file
+        self.fn = self.placement.wrap(namespace[f"plan_{self.plan_id}"])
+        self.num_steps = len(self.kernels)
+
+    def _reuse(self, op, step, kernel, arg_names, var_of, last_use, fetched, fed):
+        """`["out=v2"]` when the memory plan lets this step write into its dead input v2."""
+        pos = None if self.memory_plan is None else self.memory_plan.inplace.get(op)
+        if pos is None:
+            return []
+        t = op.inputs[pos]
+        var = var_of.get(t, "")
+        if (last_use.get(t) != step or t in fetched or t in fed or arg_names[pos] != var
+                or not var.startswith("v") or not kernel_accepts_out(kernel)):
+            return []
+        self.inplace_steps += 1
+        return [f"out={var}"]
+
+    # ------------------------------------------------------------------ running
+    def run(self, feed_values):
+        """Run with already-ordered feed values (validated here); returns a tuple of fetches."""
+        specs = self.feed_specs
+        if specs:
+            feeds = [spec.convert(v) for spec, v in zip(specs, feed_values)]
+        else:
+            feeds = ()
+        if self.has_state_writes:
+            variables = self._state.variables
+            variables.begin()
+            try:
+                out = self.fn(feeds)
+            except BaseException as exc:
+                variables.abort()
+                raise self._translate(exc) from exc
+            variables.commit()
+        else:
+            try:
+                out = self.fn(feeds)
+            except Exception as exc:
+                raise self._translate(exc) from exc
+        if self.any_copy:
+            out = tuple(np.array(v, copy=True) if c else v for v, c in zip(out, self.copy_fetch))
+        return out
+
+    def _translate(self, exc):
+        """Turn an exception from the generated function into an OpError naming the user's op."""
+        if isinstance(exc, OpError) or not isinstance(exc, Exception):
+            return exc
+        tb = exc.__traceback__
+        frame_locals, lineno = None, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self._code_filename:
+                lineno = tb.tb_lineno
+                frame_locals = tb.tb_frame.f_locals
+            tb = tb.tb_next
+        op = self.line_to_op.get(lineno)
+        if op is None:
+            return exc
+        if isinstance(exc, UninitializedVariableError):
+            return FailedPreconditionError(
+                None, op, f"Attempting to use uninitialized value {exc.variable_name}: "
+                f"{describe_op(op)}. Run tf.global_variables_initializer() first.")
+        inputs = []
+        for t in op.inputs:
+            line = self.source.splitlines()[lineno - 1]
+            value = _input_value(frame_locals, line, op.inputs.index(t))
+            inputs.append(f"{t.name}: shape={getattr(value, 'shape', '?')} "
+                          f"dtype={getattr(value, 'dtype', '?')}")
+        detail = "; ".join(inputs) if inputs else "no inputs"
+        return InvalidArgumentError(
+            None, op, f"{op.type} kernel failed for {describe_op(op)} on inputs [{detail}]: "
+            f"{type(exc).__name__}: {exc}")
+
+
+def _input_value(frame_locals, line, index):
+    """The value of the index-th argument of the kernel call on `line`, read from the frame."""
+    if frame_locals is None or "(" not in line:
+        return None
+    args = line[line.index("(") + 1:line.rindex(")")].split(", ")
+    if index >= len(args):
+        return None
+    name = args[index].strip()
+    if name.startswith("f") and name[1:].isdigit():
+        feeds = frame_locals.get("feeds")
+        try:
+            return feeds[int(name[1:])]
+        except (TypeError, IndexError):
+            return frame_locals.get(name)
+    return frame_locals.get(name)

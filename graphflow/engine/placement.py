@@ -1,0 +1,401 @@
+"""Device placement: which device runs each step of a plan, and the copies between devices.
+
+Every op of a plan goes to `/cpu:0` or to one GPU (`/gpu:N`). An op is *requested* on the GPU by
+`with tf.device("/gpu:0")` (recorded as `op.device`) or by the session's default device
+(`Session(device="/gpu:0")`); it then runs there when the GPU kernel table has a kernel for its type
+that supports its dtypes and attrs. Otherwise it falls back to the CPU and the plan's placement
+report lists it with the reason. Two deliberate exceptions keep work on the host:
+  - `Const`: constants live on the host; a GPU consumer gets a device copy uploaded once, when the
+    plan is compiled, not on every run;
+  - integer shape arithmetic: an op whose inputs are all on the host and whose outputs are all
+    int32/int64 (shape vectors, step counters) stays on the CPU, so a shape computed from
+    `tf.shape(x)` never makes a round trip through the GPU.
+
+Each value then has a location, host or device (a GPU kernel may declare inputs it reads on the host,
+like a Reshape's target shape, and outputs it produces there, like Shape). Where a consumer needs a
+value somewhere else, the plan gets a copy step (TF's Send/Recv pair, collapsed into one call):
+one copy per (value, destination), made right before its first consumer and dropped with the value.
+Fetched device values come back to the host as numpy arrays.
+
+GPU-placed variable ops keep their values on the device between runs: the session's variable store
+(`DeviceVariableStore`) holds device arrays for them and converts on demand when the host reads.
+
+The GPU backend is `graphflow.kernels.cuda` (PyCUDA). `use_backend(fake)` substitutes another backend
+with the same small interface; tests use a numpy-backed fake to exercise placement and copies on
+machines without a GPU.
+"""
+
+import contextlib
+import threading
+
+import numpy as np
+
+from graphflow.framework.graph import canonical_device, describe_op
+from graphflow.kernels import VariableStore
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.kernels.cuda import NoCudaDeviceError
+from graphflow.ops import registry
+
+CPU = "/cpu:0"
+_INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+# ------------------------------------------------------------------------------------- backends
+class CudaBackend:
+    """The PyCUDA backend: the `graphflow.kernels.cuda` table plus the device runtime.
+
+    The interface a backend offers placement (a fake one in tests offers the same):
+      device, table (spec(op_type) -> KernelSpec | None, lookup(op_type) -> builder),
+      is_device_array(x), to_device(np_array), to_host(device_array), active() (a context
+      manager around kernel building), wrap_run(fn) (around each plan run)."""
+
+    def __init__(self, device, runtime, table):
+        self.device = device
+        self.runtime = runtime
+        self.table = table
+        self._array_type = runtime.array_type
+        self.to_device = runtime.to_device
+        self.to_host = runtime.to_host
+        self.active = runtime.active
+        self.wrap_run = runtime.wrap_run
+
+    def is_device_array(self, value):
+        return isinstance(value, self._array_type)
+
+
+_overrides = {}
+_cuda_backends = {}
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def use_backend(backend):
+    """Use `backend` for its device (e.g. '/gpu:0') instead of the CUDA backend, inside the block."""
+    device = canonical_device(backend.device)
+    with _lock:
+        previous = _overrides.get(device)
+        _overrides[device] = backend
+    try:
+        yield backend
+    finally:
+        with _lock:
+            if previous is None:
+                _overrides.pop(device, None)
+            else:
+                _overrides[device] = previous
+
+
+def is_gpu(device):
+    return bool(device) and device.startswith("/gpu:")
+
+
+def gpu_backend(device="/gpu:0"):
+    """The backend running `device`; NoCudaDeviceError ('no CUDA device available: ...') when the
+    CUDA backend is needed and cannot run here."""
+    device = canonical_device(device)
+    backend = _overrides.get(device)
+    if backend is not None:
+        return backend
+    backend = _cuda_backends.get(device)
+    if backend is not None:
+        return backend
+    from graphflow.kernels import cuda
+    rt = cuda.runtime()
+    index = int(device.split(":")[1])
+    if index != rt.device_index:
+        raise cuda.NoCudaDeviceError(
+            f"{device} was requested but this process runs on /gpu:{rt.device_index} "
+            "(graphflow uses one GPU per process; choose it with GRAPHFLOW_CUDA_DEVICE)")
+    with _lock:
+        backend = _cuda_backends.setdefault(device, CudaBackend(device, rt, cuda))
+    return backend
+
+
+def list_devices():
+    """'/cpu:0' and, when a CUDA device can be used, the GPU this process runs on."""
+    from graphflow.kernels import cuda
+    ok, _ = cuda.availability()
+    return [CPU] + ([f"/gpu:{cuda.runtime().device_index}"] if ok else [])
+
+
+def check_device(device):
+    """Validate a session's default device early: canonical form, and a usable GPU if it is one."""
+    device = canonical_device(device) if device else ""
+    if is_gpu(device):
+        gpu_backend(device)
+    return device
+
+
+# ------------------------------------------------------------------------------ variable store
+class DeviceVariableStore(VariableStore):
+    """A variable store whose values may be device arrays (variables of GPU-placed ops).
+
+    `read`/`write` are the host view used by CPU kernels: `read` copies a device value to the host.
+    GPU kernels use `read_device(name, backend)` (uploading a host value once and keeping the device
+    copy as the stored value when nothing else changed it) and `write` with a device array."""
+
+    def __init__(self):
+        super().__init__()
+        self.backends = []
+
+    def _backend_of(self, value):
+        for b in self.backends:
+            if b.is_device_array(value):
+                return b
+        return None
+
+    def read(self, name):
+        value = VariableStore.read(self, name)
+        if isinstance(value, np.ndarray):
+            return value
+        backend = self._backend_of(value)
+        if backend is None:
+            return value
+        with backend.active():  # also called outside plan runs (saving, Variable.eval on CPU)
+            host = backend.to_host(value)
+        host.flags.writeable = False
+        return host
+
+    def read_device(self, name, backend):
+        value = VariableStore.read(self, name)
+        if backend.is_device_array(value):
+            return value
+        if not isinstance(value, np.ndarray):
+            value = self.read(name)  # on another device: through the host
+        with backend.active():
+            device_value = backend.to_device(value)
+        with self.lock:  # keep the value on the device from now on (same value, new home)
+            if self.values.get(name) is value:
+                self.values[name] = device_value
+        return device_value
+
+    def write(self, name, value):
+        if isinstance(value, np.ndarray) or self._backend_of(value) is None:
+            return VariableStore.write(self, name, value)
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            with self.lock:
+                self.values[name] = value
+        else:
+            pending[name] = value
+        return value
+
+    def register(self, backend):
+        if backend not in self.backends:
+            self.backends.append(backend)
+
+    def host_values(self):
+        """{name: host array} of every stored value (device values copied back)."""
+        with self.lock:
+            items = list(self.values.items())
+        out = {}
+        for name, value in items:
+            if not isinstance(value, np.ndarray):
+                backend = self._backend_of(value)
+                if backend is not None:
+                    with backend.active():
+                        value = backend.to_host(value)
+                    value.flags.writeable = False
+            out[name] = value
+        return out
+
+
+# ---------------------------------------------------------------------------------- placement
+class Placement:
+    """The devices of one plan's ops, the location of each value and the copies between them.
+
+    Built by `place`; the executor asks it for each step's kernel builder (`lookup`), the argument
+    expressions of each step (`args`, which also emits copy steps), the expression of each fetch
+    (`fetch`), copies to drop with a dead value (`copies_of`) and a wrapper for the plan function.
+
+    `host_int_arithmetic` (default True) keeps integer ops of host values on the CPU; with False
+    every op with a kernel goes to the requested GPU (tests use it to run each kernel there)."""
+
+    host_int_arithmetic = True
+
+    def __init__(self, ops, fed, default_device, state, cpu_table=None):
+        self.cpu_table = cpu_table or cpu_kernels
+        self.default_device = default_device or ""
+        self.device_of = {}
+        self.fallbacks = []      # (op, requested device, reason)
+        self.kept_on_host = []   # (op, reason)
+        self.copies = []         # (tensor, from location, to location, first consumer op)
+        self.namespace = {}
+        self.backend = None
+        self._loc = {}
+        self._copy_var = {}
+        self._copies_by_var = {}
+        self._const_uploads = {}
+        self._specs = {}
+        self._assign(ops, fed, state)
+
+    # ---- decisions ----------------------------------------------------------------------------
+    def _requested(self, op):
+        return op.device or self.default_device
+
+    def _assign(self, ops, fed, state):
+        for t in fed:
+            self._loc[t] = "host"
+        for op in ops:
+            requested = self._requested(op)
+            device = CPU
+            if is_gpu(requested) and op.type not in ("NoOp", "Placeholder"):
+                device = self._gpu_choice(op, requested, state)
+            self.device_of[op] = device
+            if is_gpu(device):
+                spec = self._specs[op]
+                host_out = spec.host_outputs
+                for i, t in enumerate(op.outputs):
+                    if t not in fed:
+                        self._loc[t] = "host" if i in host_out else device
+            else:
+                for t in op.outputs:
+                    self._loc[t] = "host"
+        if self.backend is not None:
+            self.namespace["_to_device"] = self.backend.to_device
+            self.namespace["_to_host"] = self.backend.to_host
+
+    def _gpu_choice(self, op, requested, state):
+        if op.type == "Const":  # host value; GPU consumers get a copy uploaded at plan build
+            return CPU
+        if self.backend is None:
+            try:
+                self.backend = gpu_backend(requested)
+            except NoCudaDeviceError as exc:
+                raise NoCudaDeviceError(f"{exc.reason} (op {describe_op(op)} is placed on "
+                                        f"{requested})") from None
+            variables = getattr(state, "variables", None)
+            if isinstance(variables, DeviceVariableStore):
+                variables.register(self.backend)
+        elif canonical_device(requested) != self.backend.device:
+            raise ValueError(f"op {describe_op(op)} is placed on {requested} but this plan already "
+                             f"runs on {self.backend.device}: one GPU per plan")
+        spec = self.backend.table.spec(op.type)
+        if spec is None:
+            self.fallbacks.append((op, requested, f"no CUDA kernel for op type '{op.type}'"))
+            return CPU
+        reason = spec.unsupported([t.dtype.as_numpy_dtype for t in op.inputs],
+                                  [t.dtype.as_numpy_dtype for t in op.outputs], op.attrs)
+        if reason is not None:
+            self.fallbacks.append((op, requested, reason))
+            return CPU
+        if (self.host_int_arithmetic and op.outputs
+                and all(np.dtype(t.dtype.as_numpy_dtype) in _INT_DTYPES for t in op.outputs)
+                and all(self._loc.get(t) == "host" for t in op.inputs)):
+            self.kept_on_host.append((op, "integer result of host values (shape arithmetic)"))
+            return CPU
+        if registry.lookup(op.type).stateful and state is not None and \
+                not isinstance(getattr(state, "variables", None), DeviceVariableStore):
+            self.fallbacks.append((op, requested, "the session's variable store holds host "
+                                                  "values only"))
+            return CPU
+        self._specs[op] = spec
+        return requested
+
+    @property
+    def uses_device(self):
+        return self.backend is not None and any(is_gpu(d) for d in self.device_of.values())
+
+    # ---- code generation support --------------------------------------------------------------
+    def lookup(self, op):
+        """The kernel builder of `op` on its device (a LookupError names the op type)."""
+        device = self.device_of[op]
+        if not is_gpu(device):
+            return self.cpu_table.lookup(op.type)
+        build = self.backend.table.lookup(op.type)
+        active = self.backend.active
+
+        def build_on_device(node):
+            with active():
+                return build(node)
+        return build_on_device
+
+    def _needed(self, op, index):
+        device = self.device_of[op]
+        if not is_gpu(device):
+            return "host"
+        return "host" if index in self._specs[op].host_inputs else device
+
+    def args(self, op, var_of):
+        """(copy lines to emit before the step, argument expressions of the step)."""
+        pre, names = [], []
+        for i, t in enumerate(op.inputs):
+            want = self._needed(op, i)
+            have = self._loc.get(t, "host")
+            if want == have:
+                names.append(var_of[t])
+            else:
+                names.append(self._copy(t, have, want, op, var_of, pre))
+        return pre, names
+
+    def _copy(self, t, have, want, consumer, var_of, pre):
+        key = (t, want)
+        name = self._copy_var.get(key)
+        if name is not None:
+            return name
+        if t.op.type == "Const" and want != "host":
+            name = f"_const{len(self._const_uploads)}"
+            with self.backend.active():
+                self.namespace[name] = self.backend.to_device(t.op.attrs["value"])
+            self._const_uploads[t] = name
+            self._copy_var[key] = name
+            self.copies.append((t, have, want, None))
+            return name
+        name = f"c{len(self._copy_var)}"
+        fn = "_to_host" if want == "host" else "_to_device"
+        pre.append(f"{name} = {fn}({var_of[t]})")
+        self._copy_var[key] = name
+        self._copies_by_var.setdefault(var_of[t], []).append(name)
+        self.copies.append((t, have, want, consumer))
+        return name
+
+    def copies_of(self, var):
+        """Copy variables to delete together with `var`."""
+        return self._copies_by_var.get(var, ())
+
+    def on_host(self, tensor):
+        return self._loc.get(tensor, "host") == "host"
+
+    def fetch(self, tensor, var):
+        """The expression returning fetched `tensor` as a host array."""
+        if self.on_host(tensor):
+            return var
+        host_copy = self._copy_var.get((tensor, "host"))
+        if host_copy is not None:
+            return host_copy
+        self.copies.append((tensor, self._loc[tensor], "host", None))
+        return f"_to_host({var})"
+
+    def wrap(self, fn):
+        return self.backend.wrap_run(fn) if self.uses_device else fn
+
+    # ---- report -----------------------------------------------------------------------------
+    def report(self):
+        """A text report: device counts, fallbacks (with reasons), host-kept ops and copies."""
+        counts = {}
+        for op, device in self.device_of.items():
+            if op.type in ("NoOp", "Placeholder"):
+                continue
+            counts[device] = counts.get(device, 0) + 1
+        lines = ["placement: " + (", ".join(f"{n} ops on {d}" for d, n in sorted(counts.items()))
+                                  or "no ops")]
+        if self.fallbacks:
+            lines.append(f"fallback to {CPU} ({len(self.fallbacks)} ops requested on a GPU):")
+            lines += [f"  {op.name} ({op.type}): {reason}" for op, _, reason in self.fallbacks]
+        if self.kept_on_host:
+            lines.append(f"kept on the host ({len(self.kept_on_host)} ops):")
+            lines += [f"  {op.name} ({op.type}): {reason}" for op, reason in self.kept_on_host]
+        if self.copies:
+            lines.append(f"copies ({len(self.copies)}):")
+            for t, have, want, consumer in self.copies:
+                when = "once at plan build" if t in self._const_uploads and want != "host" \
+                    else "every run"
+                to = f" for {consumer.name}" if consumer is not None else \
+                    (" (fetch)" if want == "host" else "")
+                lines.append(f"  {t.name}: {have} -> {want}{to}, {when}")
+        return "\n".join(lines)
+
+
+def place(ops, fed, default_device, state, cpu_table=None):
+    """Placement of `ops` (in schedule order); `fed` are the fed tensors (host values)."""
+    return Placement(ops, fed, default_device, state, cpu_table)

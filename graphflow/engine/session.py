@@ -1,0 +1,269 @@
+"""`Session`: runs a graph. `run(fetches, feed_dict)` flattens the fetch structure, finds (or compiles)
+the plan for this (graph version, fetches, feeds) signature, runs it and rebuilds the structure.
+
+Plans are compiled by `graphflow.engine.executor`; the session owns the cache, the variable store and the
+default-session stack. `run` is safe to call from several threads on one session.
+"""
+
+import collections
+import threading
+
+from graphflow import optimizer_passes
+from graphflow.engine import placement
+from graphflow.engine.config import session_intra_op_threads
+from graphflow.engine.executor import Plan
+from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.kernels import SessionState
+
+
+class _DefaultSessionStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_default_sessions = _DefaultSessionStack()
+
+
+def get_default_session():
+    return _default_sessions.stack[-1] if _default_sessions.stack else None
+
+
+def get_default_session_or_error():
+    session = get_default_session()
+    if session is None:
+        raise ValueError("Cannot evaluate a tensor: no default session is registered. Use "
+                         "`with tf.Session() as sess:` or pass session=sess.")
+    return session
+
+
+# ----------------------------------------------------------------------------- fetch structures
+def _is_leaf(x):
+    return not isinstance(x, (list, tuple, dict))
+
+
+def flatten_fetches(fetches):
+    """(leaves, rebuild) for any nesting of list/tuple/namedtuple/dict; `rebuild(values)` restores."""
+    leaves = []
+
+    def walk(x):
+        if _is_leaf(x):
+            leaves.append(x)
+            return None
+        if isinstance(x, dict):
+            return (type(x), [(k, walk(v)) for k, v in x.items()])
+        return (type(x), [walk(v) for v in x])
+
+    shape = walk(fetches)
+
+    def rebuild(values):
+        it = iter(values)
+
+        def build(node):
+            if node is None:
+                return next(it)
+            kind, children = node
+            if issubclass(kind, dict):
+                out = kind() if kind is not collections.defaultdict else {}
+                for k, child in children:
+                    out[k] = build(child)
+                return out
+            items = [build(c) for c in children]
+            if hasattr(kind, "_fields"):  # namedtuple
+                return kind(*items)
+            return kind(items)
+        return build(shape)
+
+    return leaves, rebuild
+
+
+class Session:
+    """`tf.Session(graph=None)`: a context manager that runs ops of `graph` (default graph if None).
+
+    Options beyond TF1: `optimize` (default True) and `passes` choose graph-optimization passes
+    applied to each compiled plan; `device` (e.g. "/gpu:0") is the default device of ops built
+    without `tf.device`: every op with a kernel for it runs there, the others fall back to the CPU
+    (see `graphflow.engine.placement`; a missing GPU is reported here, when the session is created).
+    """
+
+    def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
+        self.graph = graph if graph is not None else get_default_graph()
+        self._state = SessionState()
+        self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
+        self.default_device = placement.check_device(device)
+        self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
+        self._plans = {}
+        self._compile_lock = threading.Lock()
+        self._closed = False
+        self._optimize = optimize
+        self._passes = optimizer_passes.resolve_passes(passes)  # unknown names fail here
+        self._context_stack = []
+
+    # --- context management ------------------------------------------------------------------
+    def __enter__(self):
+        graph_ctx = self.graph.as_default()
+        graph_ctx.__enter__()
+        self._context_stack.append(graph_ctx)
+        _default_sessions.stack.append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if _default_sessions.stack and _default_sessions.stack[-1] is self:
+            _default_sessions.stack.pop()
+        graph_ctx = self._context_stack.pop()
+        graph_ctx.__exit__(exc_type, exc, tb)
+        self.close()
+
+    def as_default(self):
+        return _SessionDefault(self)
+
+    def close(self):
+        """Release plans, variable values and random generators."""
+        self._closed = True
+        self._plans.clear()
+        self._state.clear()
+
+    # --- running -------------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Evaluate `fetches` (any nesting of Tensors/Operations/names) with `feed_dict` values."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        kind = type(fetches)
+        if kind is Tensor or kind is Operation:
+            leaves, rebuild = (fetches,), _first
+        elif (kind is list or kind is tuple) and all(type(f) is Tensor for f in fetches):
+            leaves, rebuild = fetches, kind
+        elif isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches, "_as_graph_element"):
+            leaves, rebuild = (fetches,), _first
+        else:
+            leaves, rebuild = flatten_fetches(fetches)
+        if feed_dict:
+            plan = self._plan_for(leaves, feed_dict)
+            out = plan.run(tuple(feed_dict.values()))
+        else:
+            plan = self._plan_for(leaves, ())
+            out = plan.run(())
+        if run_metadata is not None:
+            run_metadata.plan = plan
+        return rebuild(out)
+
+    def _plan_for(self, leaves, feed_keys):
+        """The cached plan for these fetch leaves and feed keys (compiled on first use).
+
+        The key uses object ids for Tensors/Operations (kept alive by the graph, so ids are stable)
+        and values for names; anything else is resolved to its graph element first."""
+        key = (self.graph.version, tuple(map(_cache_key, leaves)), tuple(map(_cache_key, feed_keys)))
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._compile_lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    elements = [self.graph.as_graph_element(f) for f in leaves]
+                    feed_tensors = [self._feed_key(k) for k in feed_keys]
+                    if len(set(map(id, feed_tensors))) != len(feed_tensors):
+                        raise ValueError("The same tensor is fed twice in feed_dict")
+                    plan = self._compile(elements, feed_tensors)
+                    self._plans[key] = plan
+        return plan
+
+    def _feed_key(self, key):
+        element = self.graph.as_graph_element(key)
+        if not isinstance(element, Tensor):
+            raise TypeError(f"Cannot feed the Operation '{element.name}': feed_dict keys must be "
+                            "Tensors (or tensor names like 'x:0').")
+        return element
+
+    def _compile(self, elements, feed_tensors):
+        if not self._optimize:
+            return Plan(elements, feed_tensors, self._state, device=self.default_device)
+        # optimize a copy of what the plan needs (the user's graph is never modified)
+        opt = optimizer_passes.optimize_for_plan(elements, feed_tensors, self._passes)
+        plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
+                    origin=opt.origin, memory_plan=opt.report.memory_plan)
+        plan.optimization = opt.report
+        return plan
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function `f(*feed_values)` running `fetches` with the lowest per-call overhead."""
+        feed_list = list(feed_list or [])
+        single = isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches,
+                                                                          "_as_graph_element")
+        leaves, rebuild = ([fetches], None) if single else flatten_fetches(fetches)
+        plan = self._plan_for(leaves, feed_list)
+        run = plan.run
+
+        if single:
+            def call(*feed_values):
+                return run(feed_values)[0]
+        else:
+            def call(*feed_values):
+                return rebuild(run(feed_values))
+        return call
+
+    def _load_variable(self, variable, value):
+        import numpy as np
+        arr = np.array(value, dtype=variable.dtype.as_numpy_dtype)
+        if not variable.shape.is_compatible_with(arr.shape):
+            raise ValueError(f"Cannot load a value of shape {arr.shape} into variable "
+                             f"{variable.name} of shape {variable.shape}")
+        self._state.variables.write(variable.op.attrs["shared_name"], arr)
+
+    def variable_values(self):
+        """A snapshot {shared_name: read-only array} of the variables initialized in this session
+        (what `graphflow.save` and `train.Saver` write to disk)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return self._state.variables.host_values()
+
+    def set_variable_values(self, values):
+        """Store {shared_name: array} as variable values (restoring a saved model or checkpoint);
+        the caller has checked dtypes and shapes against the variables."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        store = self._state.variables
+        for name, value in values.items():
+            store.write(name, value)
+
+    def list_devices(self):
+        return placement.list_devices()
+
+
+def _first(values):
+    return values[0]
+
+
+def _cache_key(x):
+    """Plan-cache key of a fetch or feed: ids for graph objects, values for names."""
+    kind = type(x)
+    if kind is Tensor or kind is Operation:
+        return id(x)
+    if kind is str:
+        return x
+    element = getattr(x, "_as_graph_element", None)
+    if element is not None:
+        return id(element())
+    return id(x)
+
+
+class _SessionDefault:
+    def __init__(self, session):
+        self.session = session
+
+    def __enter__(self):
+        _default_sessions.stack.append(self.session)
+        return self.session
+
+    def __exit__(self, *exc):
+        _default_sessions.stack.pop()
+
+
+class InteractiveSession(Session):
+    """A Session that installs itself as the default session when created (for notebooks)."""
+
+    def __init__(self, target="", graph=None, config=None, **kwargs):
+        super().__init__(target, graph, config, **kwargs)
+        _default_sessions.stack.append(self)
+
+    def close(self):
+        super().close()
+        if self in _default_sessions.stack:
+            _default_sessions.stack.remove(self)

@@ -1,0 +1,301 @@
+"""Safe file input/output shared by graph files (`graphflow.save`) and checkpoints (`train.Saver`).
+
+Writing is atomic: data goes to a temporary file in the destination's directory, is flushed to disk
+and then renamed over the destination (`os.replace`), so a crash never leaves a half-written file
+where the last good one was.
+
+Reading treats every file as hostile: zip archives are checked (member names, declared sizes, total
+size and compression ratio) before anything is decompressed, every read is bounded, and `.npy` data
+is parsed header first — only supported numeric dtypes, a sane rank, and exactly as many bytes as the
+header's shape needs — before the array is read with pickling disabled. Any problem with a file's
+content raises `GraphFormatError`.
+"""
+
+import contextlib
+import dataclasses
+import gc
+import io
+import os
+import re
+import secrets
+import zipfile
+
+import numpy as np
+
+from graphflow.framework import dtypes
+from graphflow.framework.errors import GraphFormatError
+
+_NPY_MAX_HEADER = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Bounds applied while reading a file; a file beyond any of them is rejected, not read.
+
+    max_members: entries in one zip archive (the outer file, or the tensor `.npz` inside it).
+    max_json_bytes: size of the graph's JSON document.
+    max_tensor_bytes: total size of all tensor data.
+    max_ratio, ratio_floor_bytes: a zip whose uncompressed size exceeds `ratio_floor_bytes` may not
+        expand more than `max_ratio` times its size on disk (graphflow stores tensor data
+        uncompressed, so its own files are far below this; a zip bomb is far above).
+    max_ops: operations in one graph.  max_rank: dimensions of one tensor or shape.
+    max_dim: size of one dimension.  max_nesting: depth of nested lists in one attr value.
+    """
+
+    max_members: int = 1_000_000
+    max_json_bytes: int = 1 << 30
+    max_tensor_bytes: int = 1 << 36
+    max_ratio: int = 200
+    ratio_floor_bytes: int = 1 << 26
+    max_ops: int = 10_000_000
+    max_rank: int = 64
+    max_dim: int = 1 << 48
+    max_nesting: int = 32
+
+
+DEFAULT_LIMITS = Limits()
+
+_SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
+
+
+# ------------------------------------------------------------------------------------ writing
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while building many small objects (a 100k-op graph
+    document): collections triggered by allocation alone would otherwise dominate the time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def atomic_write(path):
+    """`with atomic_write(path) as f:` — a binary file object whose content replaces `path` only
+    when the block finishes without an exception (temp file + fsync + os.replace)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    f = open(tmp, "xb")
+    try:
+        with f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory):
+    """Make the rename itself durable where the platform allows it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def check_array_writable(key, array):
+    """Only arrays of graphflow dtypes are written (so no reader ever needs pickling)."""
+    if not isinstance(array, np.ndarray) or array.dtype not in _SUPPORTED_NUMPY:
+        kind = getattr(array, "dtype", type(array).__name__)
+        raise TypeError(f"Cannot save tensor data '{key}' of type {kind}: only arrays of graphflow "
+                        f"dtypes ({', '.join(d.name for d in dtypes.ALL_DTYPES)}) can be saved")
+
+
+def npz_bytes(arrays):
+    """An uncompressed `.npz` (a zip of `.npy` files, as `np.savez` writes) of {key: array}."""
+    buf = io.BytesIO()
+    write_npz(buf, arrays)
+    return buf.getvalue()
+
+
+def zip_entry(name, compress_type=zipfile.ZIP_STORED):
+    """A zip entry with a fixed timestamp, so that saving the same data gives the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = compress_type
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def write_npz(fileobj, arrays):
+    with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for key, array in arrays.items():
+            check_array_writable(key, array)
+            with zf.open(zip_entry(key + ".npy"), "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
+
+
+# ------------------------------------------------------------------------------------ reading
+class Archive:
+    """A zip archive opened for bounded reading: `zip` (a ZipFile) and `members` ({name: ZipInfo}).
+    Use as a context manager; closing it closes the underlying file."""
+
+    def __init__(self, source, what, limits, container_bytes=None):
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            size = len(source)
+            self._file = io.BytesIO(source)
+        else:
+            self._file = open(source, "rb")  # a missing or unreadable path raises the usual OSError
+            size = os.fstat(self._file.fileno()).st_size
+        self.what = what
+        self.limits = limits
+        try:
+            self.zip = zipfile.ZipFile(self._file)
+        except Exception as exc:  # BadZipFile, or OSError/ValueError/EOFError on damaged directories
+            self._file.close()
+            raise GraphFormatError(f"{what} is not a valid zip archive (truncated or corrupted): "
+                                   f"{type(exc).__name__}: {exc}") from None
+        try:
+            self.members = self._check_directory(max(size, container_bytes or 0, 1))
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_directory(self, reference):
+        what, limits = self.what, self.limits
+        infos = self.zip.infolist()
+        if len(infos) > limits.max_members:
+            raise GraphFormatError(f"{what} has {len(infos)} entries, more than the limit of "
+                                   f"{limits.max_members}")
+        members = {}
+        total = 0
+        for info in infos:
+            if info.filename in members:
+                raise GraphFormatError(f"{what} contains the entry '{info.filename}' twice")
+            if info.flag_bits & 0x1:
+                raise GraphFormatError(f"{what}: entry '{info.filename}' is encrypted")
+            members[info.filename] = info
+            total += info.file_size
+        if total > limits.ratio_floor_bytes and total > limits.max_ratio * reference:
+            raise GraphFormatError(
+                f"{what} declares {total} bytes of content in a {reference}-byte file (more than "
+                f"{limits.max_ratio}x expansion): refusing to decompress a likely zip bomb")
+        self.total_size = total
+        return members
+
+    def read(self, name, limit):
+        """The bytes of entry `name`, never more than `limit`."""
+        return read_member(self.zip, self.members[name], limit, self.what)
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self.zip.close()
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def read_member(zf, info, limit, what):
+    """The bytes of one zip entry, never more than `limit` (and exactly its declared size)."""
+    if info.file_size > limit:
+        raise GraphFormatError(f"{what}: entry '{info.filename}' declares {info.file_size} bytes, "
+                               f"more than the limit of {limit}")
+    try:
+        with zf.open(info) as f:
+            data = f.read(info.file_size + 1)
+    except GraphFormatError:
+        raise
+    except Exception as exc:  # zipfile/zlib raise many types for damaged data
+        raise GraphFormatError(f"{what}: entry '{info.filename}' is corrupted "
+                               f"({type(exc).__name__}: {exc})") from None
+    if len(data) != info.file_size:
+        raise GraphFormatError(f"{what}: entry '{info.filename}' holds {len(data)} bytes but "
+                               f"declares {info.file_size}")
+    return data
+
+
+# The header numpy itself writes, e.g. "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
+# matched exactly so that the common case needs no general-purpose literal parser.
+_NPY_HEADER = re.compile(r"\{'descr': '([<>|=][biuf][0-9]{1,2})', 'fortran_order': (True|False), "
+                         r"'shape': \(((?:[0-9]{1,20}, )*(?:[0-9]{1,20},?)?)\), \} *\n")
+
+
+def _npy_header(data):
+    """(shape, fortran, dtype, data offset) of `.npy` bytes."""
+    if data[:8] in (b"\x93NUMPY\x01\x00", b"\x93NUMPY\x02\x00"):
+        start = 10 if data[6] == 1 else 12
+        length = int.from_bytes(data[8:start], "little")
+        m = _NPY_HEADER.fullmatch(data[start:start + length].decode("latin-1"))
+        if m is not None:
+            shape = tuple(int(d) for d in m.group(3).split(",") if d.strip())
+            return shape, m.group(2) == "True", np.dtype(m.group(1)), start + length
+    bio = io.BytesIO(data)  # anything else: numpy's own (literal-only) header reader
+    version = np.lib.format.read_magic(bio)
+    if version == (1, 0):
+        header = np.lib.format.read_array_header_1_0(bio, max_header_size=_NPY_MAX_HEADER)
+    elif version == (2, 0):
+        header = np.lib.format.read_array_header_2_0(bio, max_header_size=_NPY_MAX_HEADER)
+    else:
+        raise ValueError(f"unsupported .npy format version {version}")
+    return (*header, bio.tell())
+
+
+def parse_npy(data, what, limits):
+    """A read-only numpy array from `.npy` bytes; the header is validated before any allocation."""
+    try:
+        shape, fortran, dtype, offset = _npy_header(data)
+    except Exception as exc:
+        raise GraphFormatError(f"{what}: not valid .npy data ({type(exc).__name__}: {exc})") from None
+    native = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
+    if dtype.hasobject or native not in _SUPPORTED_NUMPY or dtype.fields is not None:
+        raise GraphFormatError(f"{what}: dtype {dtype} is not a graphflow dtype (object and "
+                               "structured arrays are refused; loading never unpickles)")
+    check_shape(shape, what, limits)
+    count = 1
+    for d in shape:
+        count *= d
+    expected = count * dtype.itemsize
+    available = len(data) - offset
+    if expected != available:
+        raise GraphFormatError(f"{what}: header declares shape {tuple(shape)} of {dtype} "
+                               f"({expected} bytes) but the entry holds {available} bytes")
+    # The header is validated: view the exact data bytes (no second parse, no pickle possible).
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+    array = array.reshape(shape[::-1]).T if fortran else array.reshape(shape)
+    if array.dtype != native:
+        array = array.astype(native)
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)
+    array.flags.writeable = False
+    return array
+
+
+def check_shape(shape, what, limits):
+    if not isinstance(shape, tuple) or len(shape) > limits.max_rank:
+        raise GraphFormatError(f"{what}: shape {shape!r} is not a tuple of at most "
+                               f"{limits.max_rank} dimensions")
+    for d in shape:
+        if type(d) is not int or d < 0 or d > limits.max_dim:
+            raise GraphFormatError(f"{what}: shape {shape!r} has an invalid dimension {d!r}")
+
+
+def read_npz(source, what, limits, container_bytes=None):
+    """{key: read-only array} from `.npz` data (path or bytes), every entry validated."""
+    with Archive(source, what, limits, container_bytes) as archive:
+        if archive.total_size > limits.max_tensor_bytes:
+            raise GraphFormatError(f"{what} declares {archive.total_size} bytes of tensor data, "
+                                   f"more than the limit of {limits.max_tensor_bytes}")
+        arrays = {}
+        for name in archive.members:
+            if not name.endswith(".npy"):
+                raise GraphFormatError(f"{what}: unexpected entry '{name}' (only .npy arrays)")
+            data = archive.read(name, limits.max_tensor_bytes)
+            arrays[name[:-4]] = parse_npy(data, f"{what} entry '{name}'", limits)
+    return arrays

@@ -1,0 +1,418 @@
+"""Saved document -> Graph: `decode_graph` validates a graph file's JSON document and rebuilds it.
+
+Rebuilding never trusts the file: each op's type must be registered, its attrs must be ones its
+OpDef declares, every input must name an existing output, names must be unique, the graph must be
+acyclic (checked iteratively, any op order accepted), and every op goes through its OpDef's shape
+and dtype inference again — the result must agree with the dtypes and shapes the file declares.
+The format is generic over OpDefs: no op type is special-cased except `VariableV2`, whose values
+the session restores. Every problem raises `GraphFormatError`.
+"""
+
+import heapq
+
+from graphflow.fileformat import graph_format as fmt
+from graphflow.fileformat.graph_encoder import VARIABLE_TYPE
+from graphflow.framework import dtypes
+from graphflow.framework.graph import SourceLocation, Tensor, canonical_device
+from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import registry
+from graphflow.ops.state_ops import Variable
+
+fail = fmt.fail
+expect = fmt.expect
+
+_OP_KEYS = {"name", "type", "inputs", "control_inputs", "attrs", "outputs", "device", "source"}
+_DOC_KEYS = {"format", "version", "producer", "seed", "signatures", "variables", "collections",
+             "ops"}
+
+
+class DecodedGraph:
+    """What `decode_graph` built: the ops (by their name in the file), signatures, variables."""
+
+    def __init__(self, ops, inputs, outputs, variables, variable_values):
+        self.ops = ops                           # file op name -> Operation
+        self.inputs = inputs                     # signature name -> Tensor
+        self.outputs = outputs                   # signature name -> Tensor | Operation
+        self.variables = variables               # [Variable]
+        self.variable_values = variable_values   # {shared_name in the graph: array}
+
+
+def check_document(doc, limits):
+    """Top-level structure: known keys and types (format and version were checked on parse)."""
+    unknown = sorted(set(doc) - _DOC_KEYS)
+    if unknown:
+        fail(f"graph document has unknown fields {unknown}")
+    expect(doc.get("ops"), (list,), "graph document field 'ops'")
+    if len(doc["ops"]) > limits.max_ops:
+        fail(f"graph has {len(doc['ops'])} ops, more than the limit of {limits.max_ops}")
+    expect(doc.get("seed"), (int, type(None)), "graph document field 'seed'")
+    expect(doc.get("producer", ""), (str,), "graph document field 'producer'")
+
+
+def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
+    """Validate `doc` and add its ops to `graph` (names prefixed by `prefix` + '/', if any).
+
+    `input_map` maps tensor names of the file ('x:0') to existing Tensors of `graph` that replace
+    them. Returns a `DecodedGraph`."""
+    check_document(doc, limits)
+    raw_ops = doc["ops"]
+    shapes = {}
+    ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
+    index = {}
+    for i, meta in enumerate(ops_meta):
+        if meta["name"] in index:
+            fail(f"op name '{meta['name']}' appears twice (ops #{index[meta['name']]} and #{i})")
+        index[meta["name"]] = i
+    preds = [_resolve_edges(meta, index, ops_meta) for meta in ops_meta]
+    order = _topological_order(preds, ops_meta)
+    full = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
+    input_map = dict(input_map or {})
+    _check_input_map(input_map, index, ops_meta, graph)
+    for meta in ops_meta:
+        try:
+            graph.get_operation_by_name(full(meta["name"]))
+        except KeyError:
+            continue
+        raise ValueError(f"Cannot import: the graph already has an op named "
+                         f"'{full(meta['name'])}'; choose another prefix")
+    shared_names = _variable_shared_names(ops_meta)
+    built = {}
+    for i in order:
+        built[ops_meta[i]["name"]] = _build_op(ops_meta[i], built, graph, tensors, limits, full,
+                                              input_map, shared_names, prefix)
+    variables, values = _decode_variables(doc.get("variables", []), built, tensors, graph,
+                                          limits)
+    inputs, outputs = _decode_signatures(doc.get("signatures", {}), built, limits)
+    _decode_collections(doc.get("collections", {}), built, variables, graph)
+    return DecodedGraph(built, inputs, outputs, list(variables.values()), values)
+
+
+def _check_op(entry, i, limits, shapes):
+    """Structure of one op entry (cheap checks first; messages are only built on failure).
+    `shapes` caches decoded output shapes: big graphs repeat a few shapes many times."""
+    if type(entry) is not dict:
+        expect(entry, (dict,), f"op #{i}")
+    if not entry.keys() <= _OP_KEYS:
+        fail(f"op #{i}: unknown fields {sorted(set(entry) - _OP_KEYS)}")
+    name = entry.get("name")
+    if type(name) is not str:
+        expect(name, (str,), f"op #{i} field 'name'")
+    if not name or len(name) > 1024 or ":" in name or name[0] == "^" or not name.isprintable():
+        fail(f"op #{i}: invalid op name {fmt._short(name)}")
+    where = f"op '{name}'"
+    op_type = entry.get("type")
+    if type(op_type) is not str:
+        expect(op_type, (str,), f"{where} field 'type'")
+    try:
+        op_def = registry.lookup(op_type)
+    except KeyError:
+        fail(f"{where} has the unknown op type {fmt._short(op_type)}: no OpDef is registered under "
+             "that name (the file may need a newer graphflow)")
+    inputs = entry.get("inputs", [])
+    controls = entry.get("control_inputs", [])
+    if type(inputs) is not list or type(controls) is not list:
+        expect(inputs, (list,), f"{where} field 'inputs'")
+        expect(controls, (list,), f"{where} field 'control_inputs'")
+    for x in inputs:
+        if type(x) is not str:
+            expect(x, (str,), f"{where} input")
+    for x in controls:
+        if type(x) is not str:
+            expect(x, (str,), f"{where} control input")
+    attrs = entry.get("attrs", {})
+    if type(attrs) is not dict:
+        expect(attrs, (dict,), f"{where} field 'attrs'")
+    if attrs and not attrs.keys() <= set(op_def.attr_names):
+        undeclared = sorted(set(attrs) - set(op_def.attr_names))
+        fail(f"{where}: attr(s) {undeclared} are not attrs of op type '{op_type}' (it declares "
+             f"{list(op_def.attr_names)})")
+    outputs = entry.get("outputs", [])
+    if type(outputs) is not list:
+        expect(outputs, (list,), f"{where} field 'outputs'")
+    specs = []
+    for k, out in enumerate(outputs):
+        if type(out) is not list or len(out) != 2:
+            fail(f"{where} output {k}: expected [dtype, shape], found {fmt._short(out)}")
+        dt = _DTYPES.get(out[0]) if type(out[0]) is str else None
+        if dt is None:
+            dt = fmt.decode_dtype(out[0], f"{where} output {k} dtype")  # fails with a message
+        specs.append((dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes)))
+    device = entry.get("device", "")
+    if device:
+        if type(device) is not str:
+            expect(device, (str,), f"{where} field 'device'")
+        try:
+            device = canonical_device(device)
+        except ValueError as exc:
+            fail(f"{where}: {exc}")
+    source = entry.get("source")
+    if source is not None:
+        if type(source) is not list or len(source) != 3 or type(source[0]) is not str \
+                or type(source[1]) is not int or type(source[2]) is not str:
+            fail(f"{where} field 'source': expected [filename, line, function], found "
+                 f"{fmt._short(source)}")
+        source = SourceLocation(source[0], source[1], source[2])
+    return {"name": name, "type": op_type, "op_def": op_def, "inputs": inputs,
+            "controls": controls, "attrs": attrs, "specs": specs, "device": device,
+            "source": source, "where": where}
+
+
+_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
+
+
+def _output_shape(value, where, limits, cache):
+    shape = fmt.decode_shape(value, where, limits) if value is None or type(value) is not list \
+        else None
+    if shape is not None:
+        return shape
+    key = tuple(value) if all(d is None or type(d) is int for d in value) else None
+    shape = cache.get(key) if key is not None else None
+    if shape is None:
+        shape = fmt.decode_shape(value, where, limits)
+        cache[key] = shape
+    return shape
+
+
+def _parse_tensor_name(text, where, index, ops_meta):
+    op_name, sep, idx = text.rpartition(":")
+    if not sep or not idx.isdigit() or len(idx) > 9 or not op_name:
+        fail(f"{where}: input {fmt._short(text)} is not a tensor name 'op:index'")
+    producer = index.get(op_name)
+    if producer is None:
+        fail(f"{where}: input '{text}' refers to the op '{op_name}', which is not in the graph")
+    if int(idx) >= len(ops_meta[producer]["specs"]):
+        fail(f"{where}: input '{text}' refers to output {idx} of '{op_name}', which has "
+             f"{len(ops_meta[producer]['specs'])} outputs")
+    return producer, int(idx)
+
+
+def _resolve_edges(meta, index, ops_meta):
+    where = meta["where"]
+    meta["input_refs"] = [_parse_tensor_name(t, where, index, ops_meta) for t in meta["inputs"]]
+    preds = {p for p, _ in meta["input_refs"]}
+    refs = []
+    for c in meta["controls"]:
+        producer = index.get(c)
+        if producer is None:
+            fail(f"{where}: control input '{c}' is not an op in the graph")
+        refs.append(producer)
+        preds.add(producer)
+    meta["control_refs"] = refs
+    return preds
+
+
+def _topological_order(preds, ops_meta):
+    """Kahn's algorithm, smallest file position first (so a well-ordered file keeps its order);
+    iterative. A cycle is reported with the names of the ops on it."""
+    n = len(preds)
+    succs = [[] for _ in range(n)]
+    indegree = [0] * n
+    for i, ps in enumerate(preds):
+        indegree[i] = len(ps)
+        for p in ps:
+            succs[p].append(i)
+    ready = [i for i in range(n) if indegree[i] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for s in succs[i]:
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                heapq.heappush(ready, s)
+    if len(order) == n:
+        return order
+    remaining = {i for i in range(n) if indegree[i] > 0}
+    cur = min(remaining)
+    position = {}
+    path = []
+    while cur not in position:
+        position[cur] = len(path)
+        path.append(cur)
+        cur = min(p for p in preds[cur] if p in remaining)
+    cycle = path[position[cur]:][::-1]
+    names = " -> ".join(ops_meta[i]["name"] for i in cycle + cycle[:1])
+    fail(f"the graph has a cycle: {names}")
+
+
+def _check_input_map(input_map, index, ops_meta, graph):
+    for name, tensor in input_map.items():
+        as_element = getattr(tensor, "_as_graph_element", None)
+        tensor = as_element() if as_element is not None else tensor
+        if not isinstance(tensor, Tensor) or tensor.graph is not graph:
+            raise ValueError(f"input_map['{name}'] must be a Tensor of the graph being imported "
+                             f"into, got {tensor!r}")
+        op_name, _, idx = name.rpartition(":")
+        producer = index.get(op_name)
+        if producer is None or not idx.isdigit() or int(idx) >= len(ops_meta[producer]["specs"]):
+            raise ValueError(f"input_map key '{name}' is neither an input name of the saved "
+                             "graph's signature nor one of its tensors ('op:index')")
+        dt, shape = ops_meta[producer]["specs"][int(idx)]
+        if tensor.dtype != dt or not shape.is_compatible_with(tensor.shape):
+            raise ValueError(f"input_map['{name}']: {tensor.name} ({tensor.dtype.name}, "
+                             f"{tensor.shape}) cannot replace a tensor of {dt.name} {shape}")
+        input_map[name] = tensor
+
+
+def _variable_shared_names(ops_meta):
+    names = set()
+    for meta in ops_meta:
+        if meta["type"] == VARIABLE_TYPE and type(meta["attrs"].get("shared_name")) is str:
+            names.add(meta["attrs"]["shared_name"])
+    return names
+
+
+def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names, prefix):
+    where = meta["where"]
+    attrs = {k: fmt.decode_value(v, f"{where} attr '{k}'", tensors, limits)
+             for k, v in meta["attrs"].items()}
+    if prefix:  # imported variables get their own state: names of them are prefixed too
+        for k, v in attrs.items():
+            if type(v) is str and v in shared_names:
+                attrs[k] = f"{prefix}/{v}"
+    inputs = []
+    for text, (_, idx) in zip(meta["inputs"], meta["input_refs"]):
+        mapped = input_map.get(text)
+        inputs.append(mapped if mapped is not None else built[_name_of(text)].outputs[idx])
+    op_def = meta["op_def"]
+    try:
+        specs = op_def.infer(list(inputs), attrs)
+        specs = list(specs)
+    except Exception as exc:  # an OpDef rejecting what the file says is a format error
+        fail(f"{where} ({meta['type']}) does not validate: {type(exc).__name__}: {exc}")
+    declared = meta["specs"]
+    if len(specs) != len(declared):
+        fail(f"{where} ({meta['type']}) declares {len(declared)} outputs but its OpDef gives "
+             f"{len(specs)}")
+    merged = []
+    for k, ((dt, shape), (ddt, dshape)) in enumerate(zip(specs, declared)):
+        if type(shape) is not TensorShape:
+            shape = TensorShape(shape)
+        if shape.dims == dshape.dims and dt == ddt:
+            merged.append((dt, dshape))
+            continue
+        if dt != ddt or not shape.is_compatible_with(dshape):
+            fail(f"{where} ({meta['type']}) output {k}: the file declares {ddt.name} {dshape} but "
+                 f"the op computes {dt.name} {shape}")
+        merged.append((dt, shape.merge_with(dshape)))
+    controls = [built[name] for name in meta["controls"]]
+    op = graph.add_op(meta["type"], inputs, attrs, merged, name=full(meta["name"]),
+                      control_inputs=controls, source=meta["source"] or _NO_SOURCE,
+                      device=meta["device"], use_scopes=False)
+    if meta["source"] is None:
+        op.source = None
+    return op
+
+
+_NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>")
+
+
+def _name_of(tensor_name):
+    return tensor_name.rpartition(":")[0]
+
+
+def _decode_variables(entries, built, tensors, graph, limits):
+    expect(entries, (list,), "graph document field 'variables'")
+    variables = {}
+    values = {}
+    for i, entry in enumerate(entries):
+        where = f"variable #{i}"
+        expect(entry, (dict,), where)
+        if set(entry) != {"op", "initializer", "trainable", "value"}:
+            fail(f"{where}: expected fields op, initializer, trainable, value; found {sorted(entry)}")
+        op = built.get(expect(entry["op"], (str,), f"{where} field 'op'"))
+        if op is None or op.type != VARIABLE_TYPE:
+            fail(f"{where}: '{entry['op']}' is not a {VARIABLE_TYPE} op of the graph")
+        where = f"variable '{entry['op']}'"
+        if op in variables:
+            fail(f"{where} is listed twice")
+        init_name = expect(entry["initializer"], (str, type(None)), f"{where} initializer")
+        init = None
+        if init_name is not None:
+            init = built.get(init_name)
+            if init is None:
+                fail(f"{where}: initializer '{init_name}' is not an op of the graph")
+        trainable = expect(entry["trainable"], (bool,), f"{where} field 'trainable'")
+        variables[op] = Variable.from_ops(op, init, trainable)
+        key = expect(entry["value"], (str, type(None)), f"{where} field 'value'")
+        if key is not None:
+            array = tensors.get(key)
+            if array is None:
+                fail(f"{where}: its value '{key}' is missing from tensors.npz")
+            out = op.outputs[0]
+            if array.dtype != out.dtype.as_numpy_dtype or not out.shape.is_compatible_with(
+                    array.shape):
+                fail(f"{where}: stored value is {array.dtype}{list(array.shape)} but the variable "
+                     f"is {out.dtype.name} {out.shape}")
+            values[op.attrs["shared_name"]] = array
+    return variables, values
+
+
+def _decode_signatures(signatures, built, limits):
+    expect(signatures, (dict,), "graph document field 'signatures'")
+    if set(signatures) - {"inputs", "outputs"}:
+        fail(f"signatures: unknown fields {sorted(set(signatures) - {'inputs', 'outputs'})}")
+    result = []
+    for side in ("inputs", "outputs"):
+        entries = expect(signatures.get(side, {}), (dict,), f"signatures.{side}")
+        mapped = {}
+        for name, entry in entries.items():
+            where = f"signature {side}['{name}']"
+            expect(entry, (dict,), where)
+            if side == "outputs" and set(entry) == {"op"}:
+                op = built.get(expect(entry["op"], (str,), where))
+                if op is None:
+                    fail(f"{where}: op '{entry['op']}' is not in the graph")
+                mapped[name] = op
+                continue
+            if set(entry) != {"tensor", "dtype", "shape"}:
+                fail(f"{where}: expected fields tensor, dtype, shape; found {sorted(entry)}")
+            text = expect(entry["tensor"], (str,), where)
+            op_name, _, idx = text.rpartition(":")
+            op = built.get(op_name)
+            if op is None or not idx.isdigit() or int(idx) >= len(op.outputs):
+                fail(f"{where}: '{text}' is not a tensor of the graph")
+            tensor = op.outputs[int(idx)]
+            declared = fmt.decode_shape(entry["shape"], f"{where} shape", limits)
+            if entry["dtype"] != tensor.dtype.name or not declared.is_compatible_with(tensor.shape):
+                fail(f"{where}: declared {entry['dtype']} {entry['shape']} but '{text}' is "
+                     f"{tensor.dtype.name} {fmt.shape_json(tensor.shape)}")
+            mapped[name] = tensor
+        result.append(mapped)
+    return result
+
+
+def _decode_collections(collections, built, variables, graph):
+    expect(collections, (dict,), "graph document field 'collections'")
+    by_op = dict(variables)
+    for key, items in collections.items():
+        expect(items, (list,), f"collection '{key}'")
+        for item in items:
+            where = f"collection '{key}' item"
+            expect(item, (dict,), where)
+            if len(item) != 1:
+                fail(f"{where}: expected one of variable/tensor/op/value, found {sorted(item)}")
+            ((kind, ref),) = item.items()
+            if kind == "value":
+                graph.add_to_collection(key, expect(ref, (str, int, bool, float), where))
+                continue
+            expect(ref, (str,), where)
+            if kind == "variable":
+                op = built.get(ref)
+                value = by_op.get(op)
+            elif kind == "op":
+                value = built.get(ref)
+            elif kind == "tensor":
+                op = built.get(_name_of(ref))
+                idx = ref.rpartition(":")[2]
+                value = (op.outputs[int(idx)] if op is not None and idx.isdigit()
+                         and int(idx) < len(op.outputs) else None)
+            else:
+                fail(f"{where}: unknown kind '{fmt._short(kind)}'")
+            if value is None:
+                fail(f"{where}: {kind} '{ref}' is not in the graph")
+            graph.add_to_collection(key, value)
+
+
+__all__ = ["decode_graph", "check_document", "DecodedGraph"]

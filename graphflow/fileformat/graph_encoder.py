@@ -1,0 +1,142 @@
+"""Graph -> saved document: `encode_graph` turns a Graph's ops (type, inputs, control inputs, typed
+attrs, declared output dtypes/shapes, device, source line), its named input/output signatures, its
+variables (with the session's values) and its collections into the JSON document of a graph file,
+plus the arrays that go to the file's `.npz`. Generic over OpDefs: every attr an op holds must be
+declared in its OpDef's `attr_names`, so that a loader can validate it.
+"""
+
+import importlib.metadata
+
+from graphflow.fileformat import graph_format as fmt
+from graphflow.framework.graph import Operation, Tensor, describe_op
+from graphflow.ops import registry
+from graphflow.ops.state_ops import Variable
+
+VARIABLE_TYPE = "VariableV2"
+
+
+def _producer():
+    try:
+        return "graphflow " + importlib.metadata.version("graphflow")
+    except importlib.metadata.PackageNotFoundError:
+        return "graphflow"
+
+
+def encode_graph(graph, inputs, outputs, variable_values, strip_source=False):
+    """(document, {npz key: array}) for `graph` with named `inputs`/`outputs` signatures.
+
+    `variable_values` is {shared_name: array} (a session's snapshot); values of variables in the
+    graph are stored under 'variables/<shared_name>'."""
+    arrays = {}
+    ops = []
+    for op in graph.get_operations():
+        ops.append(_encode_op(op, arrays, strip_source))
+    doc = {"format": fmt.FORMAT, "version": fmt.VERSION, "producer": _producer(),
+           "seed": graph.seed if type(graph.seed) is int else None,
+           "signatures": {"inputs": {k: _signature_entry(v, k, True) for k, v in inputs.items()},
+                          "outputs": {k: _signature_entry(v, k, False) for k, v in outputs.items()}},
+           "variables": _encode_variables(graph, variable_values, arrays),
+           "collections": _encode_collections(graph),
+           "ops": ops}
+    return doc, arrays
+
+
+def _encode_op(op, arrays, strip_source):
+    op_def = registry.lookup(op.type)
+    entry = {"name": op.name, "type": op.type}
+    if op.inputs:
+        entry["inputs"] = [t.name for t in op.inputs]
+    if op.control_inputs:
+        entry["control_inputs"] = [c.name for c in op.control_inputs]
+    if op.attrs:
+        undeclared = sorted(set(op.attrs) - set(op_def.attr_names))
+        if undeclared:
+            raise ValueError(f"Cannot save {describe_op(op)}: attr(s) {undeclared} are not "
+                             f"declared in the OpDef of '{op.type}' (attr_names), so a loader "
+                             "could not validate them")
+        attrs = {}
+        for key, value in op.attrs.items():
+            try:
+                attrs[key] = fmt.encode_value(value, f"attrs/{op.name}/{key}", arrays)
+            except TypeError as exc:
+                raise TypeError(f"Cannot save attr '{key}' of {describe_op(op)}: {exc}") from None
+        entry["attrs"] = attrs
+    if op.outputs:
+        entry["outputs"] = [[t.dtype.name, fmt.shape_json(t.shape)] for t in op.outputs]
+    if op.device:
+        entry["device"] = op.device
+    if op.source is not None and not strip_source:
+        entry["source"] = [str(op.source.filename), int(op.source.lineno), str(op.source.function)]
+    return entry
+
+
+def _signature_entry(element, name, is_input):
+    if type(name) is not str or not name:
+        raise ValueError(f"Signature names must be non-empty strings, got {name!r}")
+    as_element = getattr(element, "_as_graph_element", None)
+    if as_element is not None:
+        element = as_element()
+    if isinstance(element, Tensor):
+        return {"tensor": element.name, "dtype": element.dtype.name,
+                "shape": fmt.shape_json(element.shape)}
+    if isinstance(element, Operation) and not is_input:
+        return {"op": element.name}
+    kind = "a Tensor" if is_input else "a Tensor or an Operation"
+    raise TypeError(f"Signature entry '{name}' must be {kind}, got {element!r}")
+
+
+def _python_variables(graph):
+    """{VariableV2 op: Variable object} for the Variables held in the graph's collections."""
+    found = {}
+    for key in graph.get_all_collection_keys():
+        for item in graph.get_collection(key):
+            if isinstance(item, Variable) and item.graph is graph:
+                found.setdefault(item.op, item)
+    return found
+
+
+def _encode_variables(graph, values, arrays):
+    objects = _python_variables(graph)
+    entries = []
+    for op in graph.get_operations():
+        if op.type != VARIABLE_TYPE:
+            continue
+        var = objects.get(op)
+        init = var.initializer if var is not None else None
+        entry = {"op": op.name, "initializer": init.name if init is not None else None,
+                 "trainable": bool(var.trainable) if var is not None else False, "value": None}
+        shared = op.attrs["shared_name"]
+        if shared in values:
+            key = f"variables/{shared}"
+            arrays[key] = values[shared]
+            entry["value"] = key
+        entries.append(entry)
+    return entries
+
+
+def _encode_collections(graph):
+    out = {}
+    for key in graph.get_all_collection_keys():
+        if type(key) is not str:
+            continue
+        items = []
+        for item in graph.get_collection(key):
+            if isinstance(item, Variable):
+                if item.graph is graph:
+                    items.append({"variable": item.op.name})
+            elif isinstance(item, Tensor):
+                if item.graph is graph:
+                    items.append({"tensor": item.name})
+            elif isinstance(item, Operation):
+                if item.graph is graph:
+                    items.append({"op": item.name})
+            elif type(item) in (str, int, bool) or (type(item) is float and item == item
+                                                    and abs(item) != float("inf")):
+                items.append({"value": item})
+            # other Python objects (optimizer state, callables) are not part of the saved graph
+        if items:
+            out[key] = items
+    return out
+
+
+__all__ = ["encode_graph", "VARIABLE_TYPE"]

@@ -1,0 +1,4 @@
+"""Floor 1-2, the graph data model: dtypes, static shapes, errors, Graph/Operation/Tensor and scopes.
+
+Nothing here runs a graph; everything above builds on these types.
+"""

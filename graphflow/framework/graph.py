@@ -1,0 +1,473 @@
+"""The symbolic graph: `Graph`, `Operation`, `Tensor`, the default-graph stack and scopes.
+
+A Graph is a plain data structure: ops are appended in creation order (which is always a valid
+topological order, since an op's inputs exist before it). What an op *means* (shape rules, kernels,
+gradients) lives in `graphflow.ops` and `graphflow.kernels`; the graph only records it.
+`Tensor` lives in `graphflow/tensor.py` and is re-exported here.
+"""
+
+import contextlib
+import linecache
+import os
+import re
+import sys
+import threading
+
+from graphflow.framework.tensor import Tensor
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
+
+
+class GraphKeys:
+    """Standard collection names (TF1's `tf.GraphKeys`)."""
+
+    GLOBAL_VARIABLES = "variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    LOCAL_VARIABLES = "local_variables"
+    MODEL_VARIABLES = "model_variables"
+    UPDATE_OPS = "update_ops"
+    LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    GLOBAL_STEP = "global_step"
+    SUMMARIES = "summaries"
+    TRAIN_OP = "train_op"
+
+
+class SourceLocation:
+    """Where user code created an op: file, line number, function (and the line's text, lazily)."""
+
+    __slots__ = ("filename", "lineno", "function")
+
+    def __init__(self, filename, lineno, function):
+        self.filename = filename
+        self.lineno = lineno
+        self.function = function
+
+    @property
+    def line(self):
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def to_json(self):
+        return [self.filename, self.lineno, self.function]
+
+    def __str__(self):
+        text = self.line
+        where = f"{self.filename}:{self.lineno}"
+        return f"{where}: {text}" if text else where
+
+
+def _user_location():
+    """The first stack frame outside the graphflow package: the user's line that built the op."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return SourceLocation(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def describe_op(op):
+    """'Op 'name' (Type) created at file:line: code' — used by every error message about an op."""
+    where = f" created at {op.source}" if op.source is not None else ""
+    return f"'{op.name}' ({op.type}){where}"
+
+
+class Operation:
+    """A node: `type` (registry key), unique scoped `name`, input Tensors, control inputs, JSON-able
+    `attrs`, output Tensors, a `device` string and the user's `source` line that created it."""
+
+    __slots__ = ("graph", "type", "name", "inputs", "control_inputs", "attrs", "outputs",
+                 "device", "source", "_id", "_control_outputs", "__weakref__")
+
+    def __init__(self, graph, op_type, name, inputs, control_inputs, attrs, device, source):
+        self.graph = graph
+        self.type = op_type
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.control_inputs = tuple(control_inputs)
+        self.attrs = attrs
+        self.outputs = []
+        self.device = device
+        self.source = source
+        self._id = -1
+        self._control_outputs = []
+
+    @property
+    def op_def(self):
+        from graphflow.ops import registry
+        return registry.lookup(self.type)
+
+    @property
+    def traceback(self):
+        return self.source
+
+    def get_attr(self, name):
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation {describe_op(self)} has no attr '{name}'") from None
+
+    def run(self, feed_dict=None, session=None):
+        from graphflow.engine.session import get_default_session_or_error
+        session = session or get_default_session_or_error()
+        session.run(self, feed_dict)
+
+    def __repr__(self):
+        return f"<graphflow.Operation '{self.name}' type={self.type}>"
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        return self is other
+
+
+class Graph:
+    """A container of Operations plus naming, control-dependency and device scopes and collections.
+
+    `version` increases with every op added; sessions key their compiled plans on it.
+    """
+
+    def __init__(self):
+        self._ops = []
+        self._ops_by_name = {}
+        self._names_in_use = {}
+        self._name_stack = ""
+        self._control_dependencies_stack = []
+        self._device_stack = []
+        self._collections = {}
+        self._finalized = False
+        self._lock = threading.RLock()
+        self.seed = None
+        self.version = 0
+
+    # --- defaults and scopes -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def as_default(self):
+        _default_graph_stack.append(self)
+        try:
+            yield self
+        finally:
+            _default_graph_stack.remove_last(self)
+
+    def unique_name(self, name, mark_as_used=True):
+        """A name unique in this graph, prefixed by the current name scope ('scope/Name_1')."""
+        if self._name_stack:
+            name = f"{self._name_stack}/{name}"
+        key = name.lower()
+        count = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = count + 1
+        if count > 0:
+            base = name
+            while True:
+                name = f"{base}_{count}"
+                if name.lower() not in self._names_in_use:
+                    break
+                count += 1
+            if mark_as_used:
+                self._names_in_use[name.lower()] = 1
+        return name
+
+    def get_name_scope(self):
+        return self._name_stack
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """TF1 name scopes: 'a' -> 'a/' (or 'a_1/' if used); 'a/' is absolute; None/'' resets."""
+        old = self._name_stack
+        if name is None or name == "":
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            if not _VALID_NAME.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+            new = self.unique_name(name)
+        self._name_stack = new
+        try:
+            yield (new + "/") if new else ""
+        finally:
+            self._name_stack = old
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Ops created inside run after `control_inputs`. `None` clears the outer dependencies."""
+        if control_inputs is None:
+            saved = self._control_dependencies_stack
+            self._control_dependencies_stack = []
+            try:
+                yield
+            finally:
+                self._control_dependencies_stack = saved
+            return
+        ops = []
+        for c in control_inputs:
+            if isinstance(c, Tensor):
+                c = c.op
+            elif hasattr(c, "op") and isinstance(c.op, Operation):  # Variable
+                c = c.op
+            if not isinstance(c, Operation):
+                raise TypeError(f"control_dependencies expects Operations or Tensors, got {c!r}")
+            if c.graph is not self:
+                raise ValueError(f"Control input {describe_op(c)} is from a different graph")
+            ops.append(c)
+        self._control_dependencies_stack.append(ops)
+        try:
+            yield
+        finally:
+            self._control_dependencies_stack.pop()
+
+    @contextlib.contextmanager
+    def device(self, device_name):
+        """Record `device_name` ('/cpu:0', '/gpu:0') on the ops created inside; None clears."""
+        self._device_stack.append(canonical_device(device_name))
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    def _current_device(self):
+        return self._device_stack[-1] if self._device_stack else ""
+
+    # --- building --------------------------------------------------------------------------------
+    def finalize(self):
+        """Make the graph read-only: a loop that keeps adding ops then fails loudly."""
+        self._finalized = True
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    def _unsafe_unfinalize(self):
+        self._finalized = False
+
+    def add_op(self, op_type, inputs, attrs, output_specs, name=None, control_inputs=(),
+               source=None, device=None, use_scopes=True):
+        """Append an Operation. Called by the op layer after shape inference (ops/registry.py).
+
+        `output_specs` is a list of (DType, TensorShape). With `use_scopes`, the current name scope,
+        control-dependency scope and device scope apply, as for ops built by user code.
+        """
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified (an op of type "
+                               f"'{op_type}' was being added). Build all ops before the loop.")
+        with self._lock:
+            for t in inputs:
+                if t.op.graph is not self:
+                    raise ValueError(f"Tensor {t.name} passed to a new '{op_type}' op is from a "
+                                     "different graph")
+            if use_scopes:
+                if name and name.endswith("/"):  # TF convention: a trailing '/' names exactly
+                    op_name = name[:-1]
+                    if op_name in self._ops_by_name:
+                        raise ValueError(f"Duplicate op name '{op_name}'")
+                else:
+                    op_name = self.unique_name(name or op_type)
+                controls = list(control_inputs)
+                input_ops = {t.op for t in inputs}
+                for level in self._control_dependencies_stack:
+                    for c in level:
+                        if c not in input_ops and c not in controls:
+                            controls.append(c)
+                dev = canonical_device(device) if device is not None else self._current_device()
+            else:
+                op_name = name
+                if op_name in self._ops_by_name:
+                    raise ValueError(f"Duplicate op name '{op_name}'")
+                self._names_in_use[op_name.lower()] = 1
+                controls = list(control_inputs)
+                dev = device or ""
+            if source is None:
+                source = _user_location()
+            op = Operation(self, op_type, op_name, inputs, controls, attrs, dev, source)
+            op.outputs = [Tensor(op, i, dt, sh) for i, (dt, sh) in enumerate(output_specs)]
+            op._id = len(self._ops)
+            self._ops.append(op)
+            self._ops_by_name[op_name] = op
+            for t in op.inputs:
+                t._consumers.append(op)
+            for c in controls:
+                c._control_outputs.append(op)
+            self.version += 1
+            return op
+
+    # --- lookup -------------------------------------------------------------------------------
+    def get_operations(self):
+        return list(self._ops)
+
+    def num_ops(self):
+        return len(self._ops)
+
+    def get_operation_by_name(self, name):
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.") from None
+
+    def get_tensor_by_name(self, name):
+        op_name, sep, index = name.rpartition(":")
+        if not sep or not index.isdigit():
+            raise ValueError(f"The name '{name}' looks like an Operation name, not a Tensor name "
+                             "('op_name:output_index', e.g. 'x:0').")
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist: the "
+                           f"operation '{op_name}' is not in the graph.")
+        i = int(index)
+        if i >= len(op.outputs):
+            raise KeyError(f"The name '{name}' refers to a Tensor which does not exist: "
+                           f"'{op_name}' has {len(op.outputs)} outputs.")
+        return op.outputs[i]
+
+    def as_graph_element(self, obj):
+        """Resolve a fetch: a Tensor, Operation, Variable-like or a name ('x:0' or 'train_op')."""
+        if isinstance(obj, (Tensor, Operation)):
+            if obj.graph is not self:
+                kind = "Tensor" if isinstance(obj, Tensor) else "Operation"
+                raise ValueError(f"{kind} {obj.name} is not an element of this graph (it belongs "
+                                 "to a different Graph).")
+            return obj
+        if isinstance(obj, str):
+            if ":" in obj:
+                return self.get_tensor_by_name(obj)
+            return self.get_operation_by_name(obj)
+        as_tensor = getattr(obj, "_as_graph_element", None)
+        if as_tensor is not None:
+            return self.as_graph_element(as_tensor())
+        raise TypeError(f"Cannot interpret {obj!r} as a graph element (a Tensor, Operation or name)")
+
+    # --- collections ----------------------------------------------------------------------------
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        for n in ([names] if isinstance(names, str) else names):
+            self.add_to_collection(n, value)
+
+    def get_collection_ref(self, name):
+        return self._collections.setdefault(name, [])
+
+    def get_collection(self, name, scope=None):
+        items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        pattern = re.compile(scope)
+        return [x for x in items if pattern.match(getattr(x, "name", "") or "")]
+
+    def get_all_collection_keys(self):
+        return list(self._collections)
+
+    def clear_collection(self, name):
+        self._collections.pop(name, None)
+
+
+def needed_ops(fetch_ops, fed_tensors=frozenset()):
+    """The ops needed to run `fetch_ops`: their ancestors over data and control edges, cut at
+    `fed_tensors`. Iterative (no recursion limit), linear; returned in graph (topological) order."""
+    needed = set()
+    stack = list(fetch_ops)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed_tensors and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return sorted(needed, key=lambda o: o._id)
+
+
+def canonical_device(spec):
+    """Normalise a device string: '/gpu:0', '/device:GPU:0', 'gpu' -> '/gpu:0'; None/'' -> ''."""
+    if not spec:
+        return ""
+    s = spec.strip().lower()
+    s = s.replace("/device:", "/").replace("device:", "")
+    if not s.startswith("/"):
+        s = "/" + s
+    s = s.split("/")[-1]
+    m = re.fullmatch(r"(cpu|gpu|cuda)(?::(\d+))?", s)
+    if not m:
+        raise ValueError(f"Unknown device specification '{spec}'; use '/cpu:0' or '/gpu:0'")
+    kind = "gpu" if m.group(1) in ("gpu", "cuda") else "cpu"
+    return f"/{kind}:{m.group(2) or 0}"
+
+
+class _DefaultGraphStack(threading.local):
+    """Per-thread stack of default graphs above one process-wide base graph."""
+
+    base = None
+
+    def __init__(self):
+        self.stack = []
+
+    def append(self, g):
+        self.stack.append(g)
+
+    def remove_last(self, g):
+        if self.stack and self.stack[-1] is g:
+            self.stack.pop()
+        elif g in self.stack:
+            self.stack.remove(g)
+
+    def current(self):
+        if self.stack:
+            return self.stack[-1]
+        if _DefaultGraphStack.base is None:
+            _DefaultGraphStack.base = Graph()
+        return _DefaultGraphStack.base
+
+
+_default_graph_stack = _DefaultGraphStack()
+
+
+def get_default_graph():
+    return _default_graph_stack.current()
+
+
+def reset_default_graph():
+    """Replace the process-wide default graph with a fresh one (tests call this between cases)."""
+    if _default_graph_stack.stack:
+        raise AssertionError("Do not use tf.reset_default_graph() inside a `with graph.as_default()` "
+                             "block.")
+    _DefaultGraphStack.base = Graph()
+
+
+def name_scope(name, default_name=None, values=None):
+    """`tf.name_scope(name)` on the default graph (or the graph of `values`)."""
+    graph = get_default_graph()
+    if values:
+        for v in values:
+            if isinstance(v, Tensor):
+                graph = v.graph
+                break
+    return graph.name_scope(name if name is not None else default_name)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def device(device_name):
+    return get_default_graph().device(device_name)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def get_collection(name, scope=None):
+    return get_default_graph().get_collection(name, scope)
+
+
+def get_collection_ref(name):
+    return get_default_graph().get_collection_ref(name)
+
+
+def set_random_seed(seed):
+    get_default_graph().seed = seed
+

@@ -1,0 +1,95 @@
+"""`tf.train`: optimizers, the global step and learning-rate schedules under TF1's names.
+
+The optimizer classes live in `graphflow.tf1.optimizers` (update ops in `graphflow.ops.training_ops`);
+this module is the TF1-shaped namespace users reach as `tf.train.AdamOptimizer(...)`.
+"""
+
+from graphflow.fileformat.checkpoint import (  # noqa: F401
+    CheckpointState,
+    Saver,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
+)
+from graphflow.framework import dtypes
+from graphflow.framework.graph import GraphKeys, get_default_graph
+from graphflow.ops import math_ops
+from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.state_ops import Variable
+from graphflow.tf1.optimizers import (
+    AdamOptimizer,
+    GradientDescentOptimizer,
+    MomentumOptimizer,
+    Optimizer,
+    RMSPropOptimizer,
+)
+
+
+def get_global_step(graph=None):
+    """The global step variable of `graph` (default graph if None), or None if there is none."""
+    graph = graph or get_default_graph()
+    found = graph.get_collection(GraphKeys.GLOBAL_STEP)
+    if len(found) > 1:
+        raise TypeError("Multiple tensors in global_step collection.")
+    if found:
+        step = found[0]
+    else:
+        try:
+            step = graph.get_tensor_by_name("global_step:0")
+        except KeyError:
+            return None
+    if not step.dtype.is_integer:
+        raise TypeError(f"Existing \"global_step\" does not have integer type: {step.dtype.name}")
+    if step.shape.ndims not in (None, 0):
+        raise TypeError(f"Existing \"global_step\" is not scalar: {step.shape}")
+    return step
+
+
+def create_global_step(graph=None):
+    """Create the int64 scalar `global_step` variable (0, not trainable) in `graph`."""
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError("\"global_step\" already exists.")
+    with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
+        return Variable(convert_to_tensor(0, dtype=dtypes.int64), trainable=False,
+                        name="global_step",
+                        collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+
+
+def get_or_create_global_step(graph=None):
+    """The global step of `graph`, created first if it does not exist."""
+    graph = graph or get_default_graph()
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
+
+
+def global_step(sess, global_step_tensor):
+    """The current value of the global step as a Python int."""
+    if isinstance(global_step_tensor, int):
+        return global_step_tensor
+    return int(sess.run(global_step_tensor))
+
+
+def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """learning_rate * decay_rate ** (global_step / decay_steps) (floored when `staircase`)."""
+    if global_step is None:
+        raise ValueError("global_step is required for exponential_decay.")
+    graph = get_default_graph()
+    with graph.name_scope(name or "ExponentialDecay"):
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        step = global_step.value() if isinstance(global_step, Variable) else global_step
+        step = convert_to_tensor(step)
+        if step.dtype != dtype:
+            step = math_ops.cast(step, dtype)
+        p = step / convert_to_tensor(decay_steps, dtype=dtype)
+        if staircase:
+            p = math_ops.floor(p)
+        return math_ops.multiply(lr, math_ops.pow(convert_to_tensor(decay_rate, dtype=dtype), p))
+
+
+__all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
+           "RMSPropOptimizer", "get_global_step", "create_global_step",
+           "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
+           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState"]

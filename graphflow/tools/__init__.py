@@ -1,0 +1,1 @@
+"""Tools for people: the `graphflow` command line (`cli`) and graph pictures and summaries (`viz`)."""

@@ -1,0 +1,72 @@
+"""graphflow.engine.config: TF1's ConfigProto/GPUOptions and where a session's intra-op thread count
+comes from (config, process default, environment variable, core count)."""
+
+import pytest
+
+import graphflow as tf
+from graphflow.engine import config
+
+
+@pytest.fixture(autouse=True)
+def no_process_default(monkeypatch):
+    monkeypatch.delenv(config.ENV_INTRA_OP_THREADS, raising=False)
+    config.set_intra_op_parallelism_threads(0)
+    yield
+    config.set_intra_op_parallelism_threads(0)
+
+
+def test_config_proto_fields_as_in_tf1():
+    c = tf.ConfigProto(intra_op_parallelism_threads=3, allow_soft_placement=True)
+    assert c.intra_op_parallelism_threads == 3 and c.inter_op_parallelism_threads == 0
+    assert c.allow_soft_placement and not c.log_device_placement
+    c.gpu_options.allow_growth = True                   # the usual TF1 idiom
+    assert c.gpu_options.allow_growth and not tf.ConfigProto().gpu_options.allow_growth
+    c2 = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True), allow_soft_placement=True,
+                        intra_op_parallelism_threads=3)
+    assert c == c2 and "intra_op_parallelism_threads=3" in repr(c)
+    with pytest.raises(ValueError, match='no "intra_op_threads" field'):
+        tf.ConfigProto(intra_op_threads=2)
+    with pytest.raises(AttributeError, match="intra_threads"):
+        c.intra_threads = 2
+    with pytest.raises(ValueError, match=">= 0"):
+        tf.ConfigProto(intra_op_parallelism_threads=-1)
+    with pytest.raises(TypeError, match="must be an int"):
+        c.inter_op_parallelism_threads = 2.5
+    with pytest.raises(TypeError, match="GPUOptions"):
+        c.gpu_options = {"allow_growth": True}
+
+
+def test_default_thread_count_sources_in_order(monkeypatch):
+    monkeypatch.setattr(config, "available_cores", lambda: 16)
+    assert config.default_intra_op_threads() == config.MAX_DEFAULT_INTRA_OP_THREADS == 4
+    monkeypatch.setattr(config, "available_cores", lambda: 2)
+    assert config.default_intra_op_threads() == 2
+    monkeypatch.setenv(config.ENV_INTRA_OP_THREADS, "6")
+    assert config.default_intra_op_threads() == 6
+    monkeypatch.setenv(config.ENV_INTRA_OP_THREADS, "0")  # 0: the default
+    assert config.default_intra_op_threads() == 2
+    tf.config.threading.set_intra_op_parallelism_threads(3)
+    assert config.default_intra_op_threads() == 3
+    assert tf.config.threading.get_intra_op_parallelism_threads() == 3
+    config.set_intra_op_parallelism_threads(0)           # reset
+    assert config.get_intra_op_parallelism_threads() == 0
+    assert config.default_intra_op_threads() == 2
+    monkeypatch.setenv(config.ENV_INTRA_OP_THREADS, "two")
+    with pytest.raises(ValueError, match="GRAPHFLOW_INTRA_OP_THREADS='two'"):
+        config.default_intra_op_threads()
+    with pytest.raises(ValueError):
+        config.set_intra_op_parallelism_threads(-2)
+
+
+def test_session_thread_count_is_fixed_when_the_session_is_created(monkeypatch):
+    monkeypatch.setattr(config, "available_cores", lambda: 2)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=5)) as sess:
+        assert sess._state.intra_op_threads == 5
+    monkeypatch.setenv(config.ENV_INTRA_OP_THREADS, "3")
+    sess = tf.Session()
+    unset = tf.Session(config=tf.ConfigProto())          # 0: the process default
+    monkeypatch.setenv(config.ENV_INTRA_OP_THREADS, "1")
+    assert sess._state.intra_op_threads == unset._state.intra_op_threads == 3
+    assert tf.Session()._state.intra_op_threads == 1
+    with pytest.raises(TypeError, match="ConfigProto"):
+        tf.Session(config={"intra_op_parallelism_threads": 2})

@@ -1,0 +1,149 @@
+"""The `graphflow` command, run as real subprocesses: inspect (tables, DOT, SVG), run (npy/npz/JSON
+inputs, printed or saved outputs), optimize, and clear one-line errors with non-zero exit codes."""
+
+import io
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.tools import cli
+from tests.tooling import needs_program
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "graphflow.tools.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    with tf.name_scope("dense"):
+        w = tf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4) / 10, name="w")
+        b = tf.Variable(np.full([4], -0.5, np.float32), name="b")
+        y = tf.nn.relu(tf.matmul(x, w) + b)
+    total = tf.reduce_sum(y, name="total")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tmp_path / "model.gfz"
+        tf.save(str(path), {"x": x}, {"y": y, "total": total}, session=sess)
+    return path
+
+
+X = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]], np.float32)
+
+
+def _expected(model_path):
+    return tf.load(str(model_path)).run({"x": X})
+
+
+@needs_program("dot", "Graphviz draws the --svg picture")
+def test_inspect_prints_signatures_variables_and_ops(model_path, tmp_path):
+    result = _cli("inspect", model_path, "--dot", tmp_path / "g.dot", "--svg", tmp_path / "g.svg")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("graphflow graph format 1 (graphflow 0.1.0), 12 ops")
+    assert "  x: float32 [?, 3]  (x:0)" in lines
+    assert "  y: float32 [?, 4]  (dense/Relu:0)" in lines
+    assert "variables: 2 (16 parameters, 2 with saved values)" in lines
+    assert any(line.split()[:2] == ["dense/MatMul", "MatMul"] for line in lines)
+    assert '"cluster_dense"' in (tmp_path / "g.dot").read_text()
+    svg = ET.parse(tmp_path / "g.svg").getroot()
+    assert svg.tag.endswith("svg") and "dense/MatMul" in (tmp_path / "g.svg").read_text()
+    brief = _cli("inspect", model_path, "--brief")
+    assert brief.returncode == 0 and "MatMul" not in brief.stdout
+    assert _cli("inspect", model_path, "--max-ops", "2").stdout.rstrip().endswith(
+        "... 10 more ops")
+
+
+def test_run_prints_outputs(model_path, tmp_path):
+    np.save(tmp_path / "x.npy", X)
+    result = _cli("run", model_path, "--input", f"x={tmp_path / 'x.npy'}")
+    assert result.returncode == 0, result.stderr
+    expected = _expected(model_path)
+    assert f"total: float32 []\n{np.array2string(expected['total'])}\n" in result.stdout
+    assert "y: float32 [2, 4]" in result.stdout
+
+
+def test_run_writes_outputs_from_npz_and_json_inputs(model_path, tmp_path):
+    np.savez(tmp_path / "in.npz", x=X)
+    out = tmp_path / "out.npz"
+    result = _cli("run", model_path, "--input", f"x={tmp_path / 'in.npz'}", "--output", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"wrote 2 output(s) to {out}"
+    expected = _expected(model_path)
+    with np.load(out, allow_pickle=False) as saved:
+        assert saved["y"].tobytes() == expected["y"].tobytes()
+        assert saved["total"] == expected["total"]
+    result = _cli("run", model_path, "--input", "x=[[1, 2, 3], [-1, 0.5, 0]]", "--outputs",
+                  "total", "--output", out)
+    assert result.returncode == 0, result.stderr
+    with np.load(out, allow_pickle=False) as saved:
+        assert saved.files == ["total"] and saved["total"] == expected["total"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "{model}"], "missing --input for ['x']"),
+    (["run", "{model}", "--input", "z=[1]"], "the graph has no input 'z'; its inputs are ['x']"),
+    (["run", "{model}", "--input", "x"], "expected NAME=FILE.npy"),
+    (["run", "{model}", "--input", "x=nothing.npy"], "is neither a file nor a JSON value"),
+    (["run", "{model}", "--input", "x=[[1, 2]]"], "cannot feed a value of shape (1, 2)"),
+    (["run", "{model}", "--input", "x=[[1, 2, 3]]", "--outputs", "nope"], "unknown output(s)"),
+    (["inspect", "{tmp}/absent.gfz"], "absent.gfz: no such file"),
+    (["inspect", "{tmp}"], "is a directory"),
+    (["inspect", "{tmp}/broken.gfz"], "not a valid zip archive"),
+])
+def test_bad_input_gives_one_line_errors(model_path, tmp_path, args, message):
+    (tmp_path / "broken.gfz").write_bytes(model_path.read_bytes()[:100])
+    args = [a.format(model=model_path, tmp=tmp_path) for a in args]
+    result = _cli(*args)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"graphflow {args[0]}: error: ")
+    assert message in result.stderr
+
+
+def test_usage_errors_exit_with_status_2(model_path):
+    assert _cli().returncode == 2
+    assert _cli("frobnicate", model_path).returncode == 2
+    assert _cli("optimize", model_path).returncode == 2  # -o is required
+    assert _cli("--version").stdout.strip() == f"graphflow {tf.__version__}"
+
+
+def test_optimize_writes_a_smaller_graph_that_computes_the_same(model_path, tmp_path):
+    out = tmp_path / "fast.gfz"
+    result = _cli("optimize", model_path, "-o", out, "--report")
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{model_path}: 12 ops -> {out}: ")
+    assert "pass" in result.stdout and "total" in result.stdout  # the report table
+    fast = tf.load(str(out))
+    assert fast.graph.num_ops() < 12
+    got, want = fast.run({"x": X}), _expected(model_path)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6)
+    bad = _cli("optimize", model_path, "-o", out, "--passes", "no_such_pass")
+    assert bad.returncode == 1 and "no_such_pass" in bad.stderr
+
+
+def test_optimize_without_an_optimizer_says_so(model_path, tmp_path, monkeypatch, capsys):
+    monkeypatch.delattr(tf, "optimize", raising=False)
+    monkeypatch.setitem(sys.modules, "graphflow.optimizer_passes", None)  # import fails
+    status = cli.main(["optimize", str(model_path), "-o", str(tmp_path / "o.gfz")], out=io.StringIO())
+    assert status == 1
+    assert "graph optimization is not available" in capsys.readouterr().err
+    assert not (tmp_path / "o.gfz").exists()
+
+
+def test_console_script_is_installed(model_path):
+    script = shutil.which("graphflow")
+    assert script is not None, "the `graphflow` console script is not on PATH (pip install -e .)"
+    result = subprocess.run([script, "inspect", str(model_path), "--brief"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "inputs:" in result.stdout
