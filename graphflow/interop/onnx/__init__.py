@@ -6,6 +6,7 @@ The `onnx` package (protobufs, checker, shape inference, test data) is an option
 an ImportError saying what to install.
 """
 
-from graphflow.interop.onnx.support import require_onnx  # noqa: F401
 from graphflow.interop.onnx.exporter import ExportError, build_model, export  # noqa: F401
-from graphflow.interop.onnx.importer import ImportError_ as OnnxImportError, import_model  # noqa: F401
+from graphflow.interop.onnx.importer import ImportError_ as OnnxImportError  # noqa: F401
+from graphflow.interop.onnx.importer import import_model
+from graphflow.interop.onnx.support import require_onnx  # noqa: F401

@@ -480,31 +480,48 @@ def _slice(ctx, op):  # TF's size -1 means "to the end"
 
 @converter("StridedSlice")
 def _strided_slice(ctx, op):
+    """Slice over the input dims the spec walks, Squeeze the shrunk ones, Unsqueeze new axes."""
     x, begin, end, strides = op.inputs
-    if op.attrs.get("ellipsis_mask", 0) or op.attrs.get("new_axis_mask", 0):
-        raise ValueError(f"StridedSlice '{op.name}' with ellipsis or new-axis masks has no ONNX export")
+    if op.attrs.get("ellipsis_mask", 0):
+        raise ValueError(f"StridedSlice '{op.name}' with an ellipsis has no ONNX export")
     b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
     e = ctx.known(end, f"the end of '{op.name}'").astype(np.int64)
     s = ctx.known(strides, f"the strides of '{op.name}'").astype(np.int64)
     begin_mask, end_mask = op.attrs.get("begin_mask", 0), op.attrs.get("end_mask", 0)
-    shrink = op.attrs.get("shrink_axis_mask", 0)
+    shrink, new_axis = op.attrs.get("shrink_axis_mask", 0), op.attrs.get("new_axis_mask", 0)
+    starts, ends, steps, axes, squeezed, inserted = [], [], [], [], [], []
+    in_dim = out_dim = 0
     for i in range(len(b)):
-        if shrink >> i & 1:  # one element: [b, b + 1) (b = -1 reads the last)
-            e[i] = b[i] + 1 if b[i] != -1 else INT64_MAX
-            s[i] = 1
+        if new_axis >> i & 1:
+            inserted.append(out_dim)
+            out_dim += 1
             continue
-        if begin_mask >> i & 1:
-            b[i] = 0 if s[i] > 0 else INT64_MAX
-        if end_mask >> i & 1:
-            e[i] = INT64_MAX if s[i] > 0 else INT64_MIN
-    y = ctx.one("Slice", [ctx.name(x), ctx.const(b, "starts"), ctx.const(e, "ends"),
-                          ctx.const(np.arange(len(b), dtype=np.int64), "axes"),
-                          ctx.const(s, "steps")])
-    axes = [i for i in range(len(b)) if shrink >> i & 1]
+        lo, hi, step = int(b[i]), int(e[i]), int(s[i])
+        if shrink >> i & 1:  # one element: [lo, lo + 1) (lo = -1 reads the last)
+            hi, step = (lo + 1 if lo != -1 else INT64_MAX), 1
+            squeezed.append(in_dim)
+        else:
+            if begin_mask >> i & 1:
+                lo = 0 if step > 0 else INT64_MAX
+            if end_mask >> i & 1:
+                hi = INT64_MAX if step > 0 else INT64_MIN
+            out_dim += 1
+        starts.append(lo)
+        ends.append(hi)
+        steps.append(step)
+        axes.append(in_dim)
+        in_dim += 1
+    y = ctx.name(x)
     if axes:
-        ctx.one("Squeeze", [y, ctx.const(np.array(axes, np.int64), "axes")], _out(op))
-    else:
-        ctx.one("Identity", [y], _out(op))
+        y = ctx.one("Slice", [y, ctx.const(np.array(starts, np.int64), "starts"),
+                              ctx.const(np.array(ends, np.int64), "ends"),
+                              ctx.const(np.array(axes, np.int64), "axes"),
+                              ctx.const(np.array(steps, np.int64), "steps")])
+    if squeezed:
+        y = ctx.one("Squeeze", [y, ctx.const(np.array(squeezed, np.int64), "axes")])
+    if inserted:
+        y = ctx.one("Unsqueeze", [y, ctx.const(np.array(inserted, np.int64), "axes")])
+    ctx.one("Identity", [y], _out(op))
 
 
 @converter("ReverseV2")
@@ -521,7 +538,8 @@ def _one_hot(ctx, op):
     indices, on, off = op.inputs
     values = ctx.one("Concat", [ctx.one("Reshape", [ctx.name(t), ctx.const(np.array([1], np.int64))])
                                 for t in (off, on)], axis=0)
-    ctx.one("OneHot", [ctx.name(indices), ctx.const(np.array(op.attrs["depth"], np.int64), "depth"),
+    index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)  # what runtimes implement
+    ctx.one("OneHot", [index, ctx.const(np.array(op.attrs["depth"], np.int64), "depth"),
                        values], _out(op), axis=int(op.attrs.get("axis", -1)))
 
 

@@ -11,8 +11,6 @@ a session holding the variable values, and `run({name: array}) -> {name: array}`
 
 import os
 
-import numpy as np
-
 from graphflow.engine.session import Session
 from graphflow.framework.graph import Graph
 from graphflow.interop.onnx.support import require_onnx
@@ -120,9 +118,9 @@ def _placeholder_shape(value_info):
 def import_model(source, trainable=False, graph=None):
     """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc."""
     onnx = require_onnx()
+    import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
     from graphflow.interop.onnx import import_nn_ops  # noqa: F401, PLC0415 (registers its builders)
     from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
-    import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
     model = _load_proto(onnx, source)
     _check_sizes(model)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
