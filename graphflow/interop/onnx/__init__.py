@@ -6,7 +6,9 @@ The `onnx` package (protobufs, checker, shape inference, test data) is an option
 an ImportError saying what to install.
 """
 
-from graphflow.interop.onnx.exporter import ExportError, build_model, export  # noqa: F401
-from graphflow.interop.onnx.importer import ImportError_ as OnnxImportError  # noqa: F401
-from graphflow.interop.onnx.importer import import_model
-from graphflow.interop.onnx.support import require_onnx  # noqa: F401
+from graphflow.interop.onnx.exporter import ExportError, build_model, export
+from graphflow.interop.onnx.importer import ImportedModel, OnnxImportError, import_model
+from graphflow.interop.onnx.support import require_onnx
+
+__all__ = ["ExportError", "ImportedModel", "OnnxImportError", "build_model", "export", "import_model",
+           "require_onnx"]

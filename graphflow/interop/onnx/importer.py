@@ -24,8 +24,6 @@ class OnnxImportError(ValueError):
     """An ONNX model graphflow cannot (or will not) import."""
 
 
-ImportError_ = OnnxImportError
-
 
 class ImportContext:
     """What a builder sees: the model's opset, attribute values, and the graph being built."""
