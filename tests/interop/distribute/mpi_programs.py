@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 import graphflow as tf
-import graphflow.horovod as hvd
+from graphflow import horovod as hvd
 
 
 def report(**values):
