@@ -45,4 +45,11 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
                                           no_regularizer, variable_scope)
 from graphflow.tools import viz
 
+# Data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names).
+import sys as _sys
+
+from graphflow.interop import distribute
+
+_sys.modules[__name__ + ".horovod"] = horovod = distribute
+
 __version__ = "0.1.0"

@@ -1,0 +1,105 @@
+"""The MPI communicator behind graphflow's collective ops (through `mpi4py`, imported when needed).
+
+Every collective is a non-blocking MPI call completed by polling with a deadline: if another process
+died, raised before reaching the same collective, or hangs, this process fails with
+`CollectiveTimeoutError` naming the collective after `timeout()` seconds (GRAPHFLOW_MPI_TIMEOUT,
+default 60) instead of waiting forever. Processes must issue collectives in the same order; they do
+when every process runs the same graph, since a plan runs its ops in one fixed order.
+"""
+
+import os
+import time
+
+import numpy as np
+
+ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
+_state = {"comm": None}
+
+
+class CollectiveTimeoutError(RuntimeError):
+    """A collective did not complete in time: another process failed, exited or is stuck."""
+
+
+def mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as exc:
+        raise ImportError("graphflow's distributed training needs mpi4py and an MPI library: "
+                          'pip install "graphflow[distributed]" and the OS\'s Open MPI '
+                          "(see docs/distributed.md)") from exc
+    return MPI
+
+
+def init():
+    """Initialize MPI (once per process); returns the world communicator."""
+    if _state["comm"] is None:
+        MPI = mpi()
+        if not MPI.Is_initialized():
+            MPI.Init()
+        _state["comm"] = MPI.COMM_WORLD
+    return _state["comm"]
+
+
+def comm():
+    if _state["comm"] is None:
+        raise RuntimeError("graphflow.distribute is not initialized: call init() first")
+    return _state["comm"]
+
+
+def is_initialized():
+    return _state["comm"] is not None
+
+
+def timeout():
+    value = os.environ.get(ENV_TIMEOUT, "").strip()
+    return float(value) if value else 60.0
+
+
+def _wait(request, what):
+    deadline = time.monotonic() + timeout()
+    pause = 1e-5
+    while not request.Test():
+        if time.monotonic() > deadline:
+            raise CollectiveTimeoutError(
+                f"{what} did not complete within {timeout():g} s on rank {comm().Get_rank()} of "
+                f"{comm().Get_size()}: another process failed, exited or did not reach the same "
+                f"collective (set {ENV_TIMEOUT} to wait longer)")
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+
+
+def allreduce(array, what="allreduce"):
+    """Elementwise sum over all processes."""
+    MPI = mpi()
+    send = np.ascontiguousarray(array)
+    if send.dtype == np.float16:  # MPI has no float16 sum: move the halves, add in float32
+        everyone = np.empty((comm().Get_size(),) + send.shape, np.uint16)
+        _wait(comm().Iallgather(send.view(np.uint16), everyone), what)
+        return everyone.view(np.float16).sum(axis=0, dtype=np.float32).astype(np.float16)
+    recv = np.empty_like(send)
+    _wait(comm().Iallreduce(send, recv, op=MPI.SUM), what)
+    return recv
+
+
+def allgather(array, what="allgather"):
+    """Concatenation along axis 0 of every process's array (first dims may differ)."""
+    send = np.ascontiguousarray(array)
+    c = comm()
+    counts = np.empty(c.Get_size(), dtype=np.int64)
+    _wait(c.Iallgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts),
+          what + " (sizes)")
+    row = int(np.prod(send.shape[1:])) if send.ndim > 1 else 1
+    recv = np.empty((int(counts.sum()),) + send.shape[1:], dtype=send.dtype)
+    _wait(c.Iallgatherv(send, [recv, counts * row]), what)
+    return recv
+
+
+def broadcast(array, root, what="broadcast"):
+    """The root process's array on every process."""
+    buf = np.array(array, copy=True, order="C")
+    _wait(comm().Ibcast(buf, root=root), what)
+    return buf
+
+
+def barrier(what="barrier"):
+    _wait(comm().Ibarrier(), what)

@@ -1,0 +1,148 @@
+"""Programs the distributed tests run under `mpirun -np N` (one scenario per call); each rank writes
+its results as JSON to `$GRAPHFLOW_TEST_RESULTS/<rank>.json` for tests/interop/distribute/test_distribute.py.
+
+    mpirun -np 2 python tests/interop/distribute/mpi_programs.py collectives
+"""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import graphflow as tf
+from graphflow import horovod as hvd
+
+
+def report(**values):
+    path = os.path.join(os.environ["GRAPHFLOW_TEST_RESULTS"], f"{hvd.rank()}.json")
+    with open(path, "w") as f:
+        json.dump({"rank": hvd.rank(), **values}, f)
+
+
+def collectives():
+    r, n = hvd.rank(), hvd.size()
+    x = tf.constant(np.full((2, 3), r + 1.0, np.float32))
+    rows = tf.constant(np.full((r + 1, 2), float(r), np.float32))  # a different row count per rank
+    with tf.Session() as sess:
+        total, mean, gathered, bcast = sess.run([hvd.allreduce(x, average=False), hvd.allreduce(x),
+                                                 hvd.allgather(rows),
+                                                 hvd.broadcast(tf.constant([r, r * 10]), n - 1)])
+    report(size=n, total=total.tolist(), mean=mean.tolist(), gathered=gathered.tolist(),
+           bcast=bcast.tolist())
+
+
+def gradients():
+    r = hvd.rank()
+    x = tf.constant(np.arange(3, dtype=np.float64) + r)
+    rows = tf.constant(np.full((r + 1, 2), float(r + 1)))
+    y = tf.reduce_sum(hvd.allreduce(x * x, average=False))
+    z = tf.reduce_sum(hvd.allgather(rows) * float(r + 1))  # each rank weighs the gathered rows
+    gx, grows = tf.gradients([y, z], [x, rows])
+    with tf.Session() as sess:
+        report(gx=sess.run(gx).tolist(), grows=sess.run(grows).tolist())
+
+
+def _model():
+    x = tf.placeholder(tf.float64, [None, 4])
+    y = tf.placeholder(tf.float64, [None, 1])
+    w = tf.Variable(np.linspace(-1, 1, 8).reshape(4, 2))
+    v = tf.Variable(np.linspace(0.5, -0.5, 2).reshape(2, 1))
+    b = tf.Variable(np.zeros(1))
+    loss = tf.reduce_mean(tf.square(tf.matmul(tf.tanh(tf.matmul(x, w)), v) + b - y))
+    return x, y, loss, [w, v, b]
+
+
+def _data():
+    rng = np.random.default_rng(7)
+    xs = rng.standard_normal((12, 4))
+    return xs, np.sin(xs.sum(axis=1, keepdims=True))
+
+
+def train():
+    """N processes on equal shards of each batch == one process on the whole batch."""
+    r, n = hvd.rank(), hvd.size()
+    compression = hvd.Compression.fp16 if "fp16" in sys.argv else hvd.Compression.none
+    threshold = 64 if "small_buckets" in sys.argv else hvd.DEFAULT_FUSION_THRESHOLD_BYTES
+    xs, ys = _data()
+    x, y, loss, variables = _model()
+    opt = hvd.DistributedOptimizer(tf.train.MomentumOptimizer(0.1, 0.9), compression=compression,
+                                   fusion_threshold_bytes=threshold)
+    step = opt.minimize(loss)
+    shard = slice(r * len(xs) // n, (r + 1) * len(xs) // n)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(hvd.broadcast_global_variables(0))
+        for _ in range(5):
+            sess.run(step, {x: xs[shard], y: ys[shard]})
+        distributed = [a.tolist() for a in sess.run(variables)]
+    allreduces = sum(1 for op in tf.get_default_graph().get_operations() if op.type == "MpiAllreduce")
+    tf.reset_default_graph()
+    x, y, loss, variables = _model()
+    step = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(5):
+            sess.run(step, {x: xs, y: ys})
+        single = [a.tolist() for a in sess.run(variables)]
+    report(distributed=distributed, single=single, allreduces=allreduces)
+
+
+def broadcast_start():
+    """Variables initialized differently on each rank agree after broadcast_global_variables."""
+    w = tf.Variable(np.full(3, float(hvd.rank())))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(hvd.broadcast_global_variables(1))
+        report(w=sess.run(w).tolist())
+
+
+def straggler():
+    """Rank 1 fails before the collective and never joins: rank 0 gets a clear timeout error and
+    its variables stay as they were (a failed run changes nothing)."""
+    w = tf.Variable(np.ones(2))
+    update = tf.assign_add(w, hvd.allreduce(tf.constant(np.ones(2))))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        if hvd.rank() == 1:
+            time.sleep(float(os.environ["GRAPHFLOW_MPI_TIMEOUT"]) + 3)
+            report(error=None, w=sess.run(w).tolist())
+            return
+        t0 = time.monotonic()
+        try:
+            sess.run(update)
+            error = None
+        except Exception as exc:  # the error the user sees
+            error = f"{type(exc).__name__}: {exc}"
+        report(error=error, seconds=time.monotonic() - t0, w=sess.run(w).tolist())
+
+
+def dies():
+    """Rank 1 exits in the middle of training: the job ends (no process hangs)."""
+    step = hvd.allreduce(tf.constant([1.0]))
+    with tf.Session() as sess:
+        if hvd.rank() == 1:
+            os._exit(3)
+        for _ in range(1000):
+            sess.run(step)
+
+
+def checkpoint():
+    """Rank 0 writes the checkpoint; every rank restores it."""
+    directory = sys.argv[2]
+    w = tf.Variable(np.zeros(2))
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(tf.assign(w, [hvd.rank() + 1.0, 5.0]))
+        if hvd.rank() == 0:
+            saver.save(sess, os.path.join(directory, "model"), global_step=3)
+        sess.run(hvd.allreduce(tf.constant(0.0)))  # a barrier: the file exists on every rank now
+        saver.restore(sess, tf.train.latest_checkpoint(directory))
+        report(w=sess.run(w).tolist())
+
+
+if __name__ == "__main__":
+    hvd.init()
+    globals()[sys.argv[1]]()
