@@ -45,4 +45,7 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
                                           no_regularizer, variable_scope)
 from graphflow.tools import viz
 
+# --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
+from graphflow.tf1 import estimator, metrics  # noqa: E402
+
 __version__ = "0.1.0"

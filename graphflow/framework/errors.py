@@ -26,6 +26,10 @@ class NotFoundError(OpError):
     """A name or file that does not exist."""
 
 
+class OutOfRangeError(OpError):
+    """An input is exhausted (the end of an input pipeline's epochs)."""
+
+
 class UnimplementedError(OpError):
     """An op has no kernel for the requested device."""
 

@@ -25,6 +25,7 @@ class GraphKeys:
     GLOBAL_VARIABLES = "variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
     MODEL_VARIABLES = "model_variables"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
@@ -32,6 +33,10 @@ class GraphKeys:
     GLOBAL_STEP = "global_step"
     SUMMARIES = "summaries"
     TRAIN_OP = "train_op"
+    SAVERS = "savers"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
 
 
 class SourceLocation:

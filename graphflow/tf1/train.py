@@ -23,6 +23,27 @@ from graphflow.tf1.optimizers import (
     Optimizer,
     RMSPropOptimizer,
 )
+from graphflow.tf1.session_hooks import (  # noqa: F401
+    CheckpointSaverHook,
+    FeedFnHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    StopAtStepHook,
+)
+from graphflow.tf1.training_session import (  # noqa: F401
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    Supervisor,
+)
 
 
 def get_global_step(graph=None):
@@ -92,4 +113,9 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
            "RMSPropOptimizer", "get_global_step", "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
-           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState"]
+           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
+           "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
+           "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",
+           "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook", "Scaffold",
+           "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
+           "MonitoredTrainingSession", "Supervisor"]
