@@ -7,7 +7,7 @@ import numbers
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import array_ops, math_ops, random_ops, shape_ops
+from graphflow.ops import math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_op, make_tensor, require_dtype, same_dtype
@@ -330,20 +330,6 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         return x * inv + shift
 
 
-def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
-                     max_norm=None):
-    """`tf.nn.embedding_lookup`: rows of `params` at `ids` (a gather along axis 0). `params` is
-    one tensor or a list of one tensor (sharded embeddings are not supported)."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise ValueError(f"embedding_lookup supports a single params tensor, got a list of "
-                             f"{len(params)} shards")
-        params = params[0]
-    if max_norm is not None:
-        raise ValueError("embedding_lookup: max_norm is not supported")
-    return array_ops.gather(params, ids, name=name or "embedding_lookup")
-
-
 # ---------------------------------------------------------------- dropout
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """`tf.nn.dropout` (TF1): keeps each element with probability `keep_prob` and scales the kept
@@ -386,5 +372,4 @@ __all__ = [
     "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "bias_add",
     "l2_loss", "xw_plus_b", "l2_normalize", "moments", "dropout", "batch_normalization",
-    "embedding_lookup",
 ]

@@ -1,5 +1,6 @@
 """`tf.nn`: the neural-network ops under TF1's names (activations, softmax, losses, conv, pooling)."""
 
+from graphflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
@@ -16,7 +17,6 @@ from graphflow.ops.nn_ops import (
     batch_normalization,
     bias_add,
     dropout,
-    embedding_lookup,
     l2_loss,
     l2_normalize,
     log_softmax,
@@ -29,3 +29,5 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
+from graphflow.tf1.embedding_ops import embedding_lookup
+from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
