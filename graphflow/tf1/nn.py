@@ -1,6 +1,7 @@
 """`tf.nn`: the neural-network ops under TF1's names (activations, softmax, losses, conv, pooling)."""
 
 from graphflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler
+from graphflow.ops.conv_composite_ops import conv3d, depthwise_conv2d, separable_conv2d
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
