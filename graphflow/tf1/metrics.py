@@ -205,7 +205,7 @@ def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collectio
             raise ValueError("num_thresholds must be > 1.")
         thresh = _thresholds(num_thresholds)
     with variable_scope(name, default_name="auc"):
-        labels, predictions = _inputs(labels, predictions)
+        predictions, labels = _inputs(labels, predictions)
         predictions = math_ops.cast(predictions, _F32)
         pred_row = shape_ops.reshape(predictions, [1, -1])
         label_row = shape_ops.reshape(math_ops.cast(labels, dtypes.bool_), [1, -1])
