@@ -46,3 +46,6 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
+from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
