@@ -13,6 +13,7 @@ from graphflow.engine import placement
 from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.kernels import SessionState
 
 
@@ -46,6 +47,8 @@ def flatten_fetches(fetches):
     leaves = []
 
     def walk(x):
+        if isinstance(x, SparseTensor):  # fetched as a SparseTensorValue of its three tensors
+            return (SparseTensorValue, [walk(x.indices), walk(x.values), walk(x.dense_shape)])
         if _is_leaf(x):
             leaves.append(x)
             return None

@@ -76,3 +76,38 @@ def test_a_tampered_string_tensor_is_rejected():
         fmt.decode_tensor({"dtype": "string", "shape": [], "values": [3]}, "t", {}, limits)
     tensors["k.lengths"] = np.array([1, 2])
     assert fmt.decode_tensor(spec, "t", tensors, limits).tolist() == [b"a", b"bc"]
+
+
+def test_string_split_gives_a_sparse_tensor_fetched_as_a_sparse_tensor_value():
+    sparse = tf.string_split(tf.constant(["a b", "c"]))
+    assert isinstance(sparse, tf.SparseTensor) and sparse.dtype == tf.string
+    with tf.Session() as sess:
+        value = sess.run(sparse)
+        nested = sess.run({"s": sparse, "n": tf.constant(1)})
+    assert isinstance(value, tf.SparseTensorValue)
+    assert value.indices.tolist() == [[0, 0], [0, 1], [1, 0]]
+    assert value.values.tolist() == [b"a", b"b", b"c"] and value.dense_shape.tolist() == [2, 2]
+    assert nested["s"].values.tolist() == [b"a", b"b", b"c"] and nested["n"] == 1
+
+
+def test_to_number_names_the_bad_string():
+    numbers = tf.strings.to_number(tf.placeholder(tf.string, [None], name="text"))
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert "
+                                                                   "string: 1_0"):
+            sess.run(numbers, {"text:0": ["3", "1_0"]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="12.0"):
+            sess.run(tf.string_to_number(["12.0"], out_type=tf.int32))
+
+
+def test_string_ops_reject_numbers_and_bad_arguments():
+    with pytest.raises(TypeError, match="tf.strings.join inputs"):
+        tf.strings.join([tf.constant([1.0])])
+    with pytest.raises(ValueError, match="one shape"):
+        tf.strings.join([tf.constant(["a", "b"]), tf.constant(["a", "b", "c"])])
+    with pytest.raises(ValueError, match="vector"):
+        tf.string_split(tf.constant([["a"]]))
+    with pytest.raises(ValueError, match="RaggedTensor"):
+        tf.strings.split(["a"], result_type="RaggedTensor")
+    with pytest.raises(TypeError, match="out_type"):
+        tf.strings.to_number(["1"], out_type=tf.string)
