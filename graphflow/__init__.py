@@ -52,3 +52,5 @@ from graphflow.framework.dtypes import (complex64, complex128, string, uint16, u
 from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.ops.string_ops import as_string, string_join, string_split, string_to_number
 from graphflow.tf1 import strings
+from graphflow.framework.device_spec import DeviceSpec
+from graphflow.framework.graph import NodeDef

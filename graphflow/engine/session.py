@@ -92,6 +92,7 @@ class Session:
         self.graph = graph if graph is not None else get_default_graph()
         self._state = SessionState()
         self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
+        self._state.allow_soft_placement = bool(getattr(config, "allow_soft_placement", False))
         self.default_device = placement.check_device(device)
         self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
         self._plans = {}
