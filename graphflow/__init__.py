@@ -49,3 +49,11 @@ from graphflow.tools import viz
 from graphflow.tf1 import estimator, metrics  # noqa: E402
 
 __version__ = "0.1.0"
+
+# --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
+from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
+from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.string_ops import as_string, string_join, string_split, string_to_number
+from graphflow.tf1 import strings
+from graphflow.framework.device_spec import DeviceSpec
+from graphflow.framework.graph import NodeDef
