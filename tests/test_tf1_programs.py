@@ -9,7 +9,9 @@ import graphflow as tf
 from tests import tf1_programs as programs
 from tests.tf_reference import run_in_tensorflow, tf_python
 
-_TF_CALLS = [("cnn_session", programs.cnn_session, {}),
+_TF_CALLS = [("linear_regression", programs.linear_regression, {}),
+             ("multi_tower", programs.multi_tower, {}),
+             ("cnn_session", programs.cnn_session, {}),
              ("word2vec", programs.word2vec, {"fixed_samples": True}),
              ("dcgan", programs.dcgan, {}),
              ("metrics", programs.metrics_evaluation, {})]
@@ -25,8 +27,31 @@ def tensorflow_results():
 def _assert_matches(ours, theirs, rtol=1e-4, atol=1e-5):
     assert sorted(ours) == sorted(theirs)
     for key in ours:
+        if np.asarray(ours[key]).dtype.kind in "USO":
+            assert str(ours[key]) == str(theirs[key]), key
+            continue
         np.testing.assert_allclose(np.asarray(ours[key], np.float64), theirs[key], rtol=rtol,
                                    atol=atol, err_msg=key)
+
+
+def test_linear_regression_with_float_placeholders_learns():
+    ours = programs.linear_regression(tf, np)
+    assert ours["dtype_is_float32"]
+    assert ours["costs"][-1] < 0.2 * ours["costs"][0]
+
+
+def test_linear_regression_matches_tensorflow(tensorflow_results):
+    _assert_matches(programs.linear_regression(tf, np), tensorflow_results["linear_regression"])
+
+
+def test_multi_tower_with_a_device_function_learns():
+    ours = programs.multi_tower(tf, np)
+    assert str(ours["placement"]) == str({"w1": "/cpu:0", "tower1_matmul": "/gpu:1"})
+    assert ours["losses"][-1] < 0.6 * ours["losses"][0]
+
+
+def test_multi_tower_matches_tensorflow(tensorflow_results):
+    _assert_matches(programs.multi_tower(tf, np), tensorflow_results["multi_tower"])
 
 
 def test_estimator_cnn_learns_and_equals_a_session_loop(tmp_path):

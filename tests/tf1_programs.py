@@ -248,3 +248,86 @@ def metrics_evaluation(tf, np):
                     sess.run(train_op, {x: features, y: labels})
     results["labels"] = labels
     return results
+
+
+def linear_regression(tf, np, epochs=30):
+    """The classic linear regression: "float" placeholders, scalar variables from Python floats,
+    a per-sample training loop."""
+    rng = np.random.RandomState(4)
+    train_x = np.asarray([3.3, 4.4, 5.5, 6.71, 6.93, 4.168, 9.779, 6.182, 7.59, 2.167, 7.042,
+                          10.791, 5.313, 7.997, 5.654, 9.27, 3.1])
+    train_y = np.asarray([1.7, 2.76, 2.09, 3.19, 1.694, 1.573, 3.366, 2.596, 2.53, 1.221, 2.827,
+                          3.465, 1.65, 2.904, 2.42, 2.94, 1.3])
+    n_samples = train_x.shape[0]
+    with tf.Graph().as_default():
+        X = tf.placeholder("float")
+        Y = tf.placeholder("float")
+        W = tf.Variable(rng.randn(), name="weight")
+        b = tf.Variable(rng.randn(), name="bias")
+        pred = tf.add(tf.multiply(X, W), b)
+        cost = tf.reduce_sum(tf.pow(pred - Y, 2)) / (2 * n_samples)
+        optimizer = tf.train.GradientDescentOptimizer(0.01).minimize(cost)
+        costs = []
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(epochs):
+                for (x, y) in zip(train_x, train_y):
+                    sess.run(optimizer, feed_dict={X: x, Y: y})
+                costs.append(sess.run(cost, feed_dict={X: train_x, Y: train_y}))
+            weight, bias = sess.run(W), sess.run(b)
+    return {"costs": np.array(costs), "weight": weight, "bias": bias,
+            "dtype_is_float32": np.array(X.dtype == tf.float32)}
+
+
+def multi_tower(tf, np, steps=15, num_towers=2):
+    """Data-parallel training over towers: a device function puts variables on the CPU and each
+    tower's ops on its own device; the towers' gradients are averaged."""
+    rng = np.random.RandomState(5)
+    features = rng.randn(32, 4).astype(np.float32)
+    labels = np.argmax(features[:, :3] + 0.5 * features[:, 3:], axis=1).astype(np.int32)
+    w1_init = (rng.randn(4, 8) * 0.5).astype(np.float32)
+    w2_init = (rng.randn(8, 3) * 0.5).astype(np.float32)
+    ps_ops = ["Variable", "VariableV2", "AutoReloadVariable"]
+
+    def assign_to_device(device, ps_device="/cpu:0"):
+        def _assign(op):
+            node_def = op if isinstance(op, tf.NodeDef) else op.node_def
+            if node_def.op in ps_ops:
+                return ps_device
+            return device
+        return _assign
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 4])
+        y = tf.placeholder(tf.int32, [None])
+        optimizer = tf.train.GradientDescentOptimizer(0.5)
+        tower_grads, tower_losses = [], []
+        x_parts, y_parts = tf.split(x, num_towers), tf.split(y, num_towers)
+        for i in range(num_towers):
+            with tf.device(assign_to_device("/gpu:%d" % i)):
+                with tf.variable_scope("model", reuse=i > 0):
+                    w1 = tf.get_variable("w1", initializer=w1_init)
+                    b1 = tf.get_variable("b1", [8], initializer=tf.zeros_initializer())
+                    w2 = tf.get_variable("w2", initializer=w2_init)
+                    hidden = tf.nn.relu(tf.matmul(x_parts[i], w1) + b1)
+                    logits = tf.matmul(hidden, w2)
+                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=y_parts[i], logits=logits))
+                tower_losses.append(loss)
+                tower_grads.append(optimizer.compute_gradients(loss))
+        with tf.device("/cpu:0"):
+            averaged = []
+            for grads_and_vars in zip(*tower_grads):
+                grad = tf.reduce_mean(tf.stack([g for g, _ in grads_and_vars]), 0)
+                averaged.append((grad, grads_and_vars[0][1]))
+            train_op = optimizer.apply_gradients(averaged)
+            mean_loss = tf.add_n(tower_losses) / num_towers
+        placement = {"w1": w1.op.device, "tower1_matmul": logits.op.device}
+        losses = []
+        config = tf.ConfigProto(allow_soft_placement=True)
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(steps):
+                _, value = sess.run([train_op, mean_loss], {x: features, y: labels})
+                losses.append(value)
+    return {"losses": np.array(losses), "placement": np.array(str(placement))}
