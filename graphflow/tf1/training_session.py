@@ -173,11 +173,10 @@ class _MonitoredSessionBase:
         except OutOfRangeError:
             self._stop = True
             raise
-        for (hook, _), result in zip(hook_fetches, results[1:]):
-            hook.after_run(context, SessionRunValues(result, options, run_metadata))
+        hook_results = {id(hook): result for (hook, _), result in zip(hook_fetches, results[1:])}
         for hook in self._hooks:
-            if all(hook is not h for h, _ in hook_fetches):
-                hook.after_run(context, SessionRunValues(None, options, run_metadata))
+            hook.after_run(context, SessionRunValues(hook_results.get(id(hook)), options,
+                                                     run_metadata))
         self._stop = self._stop or context.stop_requested
         return results[0]
 
