@@ -3,6 +3,8 @@
     graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--brief]
     graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz]
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
+    graphflow export-onnx model.gfz model.onnx [--opset 17]
+    graphflow run model.onnx --input x=batch.npy      (ONNX files run like graph files)
 
 Errors about files or inputs are reported in one line on stderr with exit status 1; usage errors
 exit with status 2.
@@ -40,6 +42,9 @@ def _load(path):
         raise CommandError(f"{path}: no such file")
     if os.path.isdir(path):
         raise CommandError(f"{path}: is a directory, not a graph file")
+    if path.lower().endswith(".onnx"):
+        from graphflow.interop.onnx import import_model  # noqa: PLC0415 (onnx is optional)
+        return import_model(path)
     return load(path)
 
 
@@ -186,6 +191,18 @@ def cmd_optimize(args, out):
         print(report, file=out)
 
 
+# ------------------------------------------------------------------------------------ export-onnx
+def cmd_export_onnx(args, out):
+    from graphflow.interop import onnx as gf_onnx  # noqa: PLC0415 (onnx is optional)
+    model = _load(args.model)
+    tensors = {k: v for k, v in model.outputs.items() if isinstance(v, Tensor)}
+    if not tensors:
+        raise CommandError(f"{args.model} has no tensor outputs in its signature: nothing to export")
+    gf_onnx.export(tensors, args.out, inputs=model.inputs, session=model.session, opset=args.opset)
+    print(f"{args.model} -> {args.out} (ONNX opset {args.opset}; inputs {sorted(model.inputs)}, "
+          f"outputs {sorted(tensors)})", file=out)
+
+
 # ------------------------------------------------------------------------------------ main
 def _parser():
     parser = argparse.ArgumentParser(prog="graphflow", description="Inspect, run and optimize "
@@ -217,6 +234,12 @@ def _parser():
     p.add_argument("--report", action="store_true", help="print what each pass did")
     p.add_argument("--passes", metavar="A,B", help="run only these passes (default: all)")
     p.set_defaults(run=cmd_optimize)
+
+    p = sub.add_parser("export-onnx", help="write a graph file's inference graph as an ONNX model")
+    p.add_argument("model", help="a .gfz file written by graphflow.save")
+    p.add_argument("out", help="the .onnx file to write")
+    p.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
+    p.set_defaults(run=cmd_export_onnx)
     return parser
 
 
@@ -226,8 +249,8 @@ def main(argv=None, out=None):
     out = out or sys.stdout
     try:
         args.run(args, out)
-    except (CommandError, GraphFormatError, OpError, OSError, KeyError, ValueError,
-            TypeError) as exc:
+    except (CommandError, GraphFormatError, OpError, OSError, KeyError, ValueError, TypeError,
+            ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"graphflow {args.command}: error: {message}", file=sys.stderr)
         return 1

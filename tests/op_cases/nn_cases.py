@@ -291,6 +291,15 @@ CASES += [
     _conv_filter_case((2, 5, 5, 2), (3, 3, 2, 3), (1, 1), "VALID"),
     _conv_filter_case((1, 7, 6, 2), (3, 3, 2, 2), (2, 2), "SAME"),
     _conv_filter_case((1, 6, 6, 1), (2, 2, 1, 2), (1, 1), "SAME", d=(2, 2)),
+    # stride 1 with >= 8 channels: the shifted-product kernels (conv_shifted.py)
+    _conv_case((2, 5, 6, 8), (3, 2, 8, 3), (1, 1), "SAME"),
+    _conv_case((1, 6, 5, 9), (2, 3, 9, 2), (1, 1), "VALID"),
+    _conv_case((2, 8, 4, 5), (3, 3, 8, 2), (1, 1), "SAME", data_format="NCHW"),
+    _conv_case((3, 7, 7, 16), (5, 5, 16, 4), (1, 1), "SAME", dtype=f32, grad=False),
+    _conv_input_case((2, 5, 6, 8), (3, 2, 8, 3), (1, 1), "SAME"),
+    _conv_input_case((1, 6, 5, 9), (2, 3, 9, 2), (1, 1), "VALID"),
+    _conv_filter_case((2, 5, 6, 8), (3, 2, 8, 3), (1, 1), "SAME"),
+    _conv_filter_case((1, 6, 5, 9), (2, 3, 9, 2), (1, 1), "VALID"),
     OpCase("Conv2DBackpropInput",
            lambda x, f: tf.nn.conv2d_transpose(x, f, [1, 6, 6, 2], [1, 2, 2, 1], "SAME"),
            [rand(1, 3, 3, 3), rand(3, 3, 2, 3, seed=12)],
@@ -355,6 +364,7 @@ def _pool_cases(k, s, padding, shape, data_format="NHWC"):
 
 
 CASES += _pool_cases((2, 2), (2, 2), "VALID", (2, 4, 4, 2))
+CASES += _pool_cases((2, 2), (2, 2), "VALID", (1, 5, 7, 2))  # windows tile a cropped input
 CASES += _pool_cases((3, 3), (2, 2), "SAME", (1, 5, 5, 2))
 CASES += _pool_cases((2, 3), (1, 2), "SAME", (2, 4, 5, 1))
 CASES += _pool_cases((2, 2), (2, 2), "SAME", (1, 2, 5, 3), data_format="NCHW")

@@ -10,7 +10,7 @@ Pooling loops over the kh*kw window taps, each a vectorized op over the whole ba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu import blas, conv_shifted, cpu_kernel, intra_op
 
 
 class Geometry:
@@ -23,6 +23,12 @@ class Geometry:
         self.sh, self.sw, self.dh, self.dw = sh, sw, dh, dw
         self.oh, self.pt, self.pb = _axis(h, kh, sh, dh, padding)
         self.ow, self.pl, self.pr = _axis(w, kw, sw, dw, padding)
+
+    @property
+    def tiles_input(self):
+        """Windows side by side with no overlap, gap or padding (e.g. 2x2 pooling, stride 2)."""
+        return (self.kh == self.sh and self.kw == self.sw and self.dh == self.dw == 1
+                and not self.padded)
 
     @property
     def padded(self):
@@ -134,31 +140,60 @@ def _im2col(xp, geo):
 @cpu_kernel("Conv2D")
 def _conv2d(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv2d(x, f):
         _check4(x, "input")
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
-        cols = _im2col(geo.pad(x), geo)
-        out = cols @ f.reshape(-1, f.shape[3])
-        return _from_nhwc(out.reshape(x.shape[0], geo.oh, geo.ow, f.shape[3]), conv.fmt)
+        xp = geo.pad(x)
+        if conv_shifted.applies(geo, x.shape[3]):
+            return _from_nhwc(conv_shifted.conv2d(xp, f, geo, threads), conv.fmt)
+        fm = f.reshape(-1, f.shape[3])
+        out = np.empty((x.shape[0], geo.oh, geo.ow, f.shape[3]), dtype=np.result_type(x, f))
+
+        def block(lo, hi):  # images lo..hi: im2col copy and product on one thread
+            rows = (hi - lo) * geo.oh * geo.ow
+            np.matmul(_im2col(xp[lo:hi], geo), fm, out=out[lo:hi].reshape(rows, -1))
+        _over_images(block, x.shape[0], geo, fm.size, threads)
+        return _from_nhwc(out, conv.fmt)
     return conv2d
 
 
-def _col2im(gcols, geo, n, c, dtype):
-    """Adjoint of im2col: sum each tap's [n, oh, ow, c] slab back into the padded input."""
-    dxp = np.zeros(geo.padded_shape(n, c), dtype=dtype)
+def _col2im_into(dxp, gcols, geo):
+    """Adjoint of im2col: sum each tap's [n, oh, ow, c] slab back into the zeroed padded input."""
+    n, c = dxp.shape[0], dxp.shape[3]
     gcols = gcols.reshape(n, geo.oh, geo.ow, geo.kh, geo.kw, c)
     for i in range(geo.kh):
         for j in range(geo.kw):
             dxp[geo.tap(i, j)] += gcols[:, :, :, i, j, :]
-    return geo.crop(dxp)
+
+
+def _over_images(block, n, geo, macs_per_row, threads):
+    """Call `block(lo, hi)` over image blocks of the batch, on up to `threads` threads of the
+    intra-op pool (one block per call when the work is small). Blocks keep each thread's im2col
+    copy small enough to stay in cache and run the copies, products and col2im sums in parallel."""
+    rows_per_image = geo.oh * geo.ow
+    macs = n * rows_per_image * macs_per_row
+    if threads <= 1 or n < 2 or macs < blas.PARALLEL_MIN_MACS or intra_op.in_worker() \
+            or not blas.owns_blas_threads():
+        block(0, n)
+        return
+    blocks = min(n, threads * 4)
+    bounds = np.linspace(0, n, blocks + 1).astype(int)
+    pieces = intra_op.shared_iter(range(blocks))
+
+    def work():
+        for i in pieces:
+            block(bounds[i], bounds[i + 1])
+    intra_op.POOL.run_shared(work, threads)
 
 
 @cpu_kernel("Conv2DBackpropInput")
 def _conv2d_backprop_input(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv2d_backprop_input(input_sizes, f, g):
         _check4(f, "filter")
@@ -168,14 +203,24 @@ def _conv2d_backprop_input(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(g, geo, n, f.shape[3])
-        gcols = g.reshape(-1, f.shape[3]) @ f.reshape(-1, f.shape[3]).T
-        return _from_nhwc(np.ascontiguousarray(_col2im(gcols, geo, n, c, g.dtype)), conv.fmt)
+        if conv_shifted.applies(geo, c):
+            dxp = conv_shifted.conv2d_backprop_input(g, f, geo, geo.padded_shape(n, c), threads)
+            return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), conv.fmt)
+        ft = f.reshape(-1, f.shape[3]).T
+        dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
+
+        def block(lo, hi):  # images lo..hi: product and col2im on one thread
+            gcols = g[lo:hi].reshape(-1, f.shape[3]) @ ft
+            _col2im_into(dxp[lo:hi], gcols, geo)
+        _over_images(block, n, geo, ft.size, threads)
+        return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), conv.fmt)
     return conv2d_backprop_input
 
 
 @cpu_kernel("Conv2DBackpropFilter")
 def _conv2d_backprop_filter(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv2d_backprop_filter(x, filter_sizes, g):
         _check4(x, "input")
@@ -185,8 +230,20 @@ def _conv2d_backprop_filter(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry(x.shape, f_shape)
         conv.check_grad(g, geo, x.shape[0], f_shape[3])
-        cols = _im2col(geo.pad(x), geo)
-        return (cols.T @ g.reshape(-1, f_shape[3])).reshape(f_shape)
+        xp = geo.pad(x)
+        if conv_shifted.applies(geo, x.shape[3]):
+            return conv_shifted.conv2d_backprop_filter(xp, g, geo, threads)
+        partials = {}
+
+        def block(lo, hi):  # images lo..hi: their share of cols^T @ grad, summed below
+            cols = _im2col(xp[lo:hi], geo)
+            partials[lo] = cols.T @ g[lo:hi].reshape(-1, f_shape[3])
+        _over_images(block, x.shape[0], geo, int(np.prod(f_shape)), threads)
+        order = sorted(partials)  # the same sum whichever thread computed which block
+        total = partials[order[0]]
+        for lo in order[1:]:
+            total += partials[lo]
+        return total.reshape(f_shape)
     return conv2d_backprop_filter
 
 
@@ -249,15 +306,43 @@ def _max_pool(node):
     return max_pool
 
 
+def _tiled_max_pool_grad(x, y, g, geo):
+    """MaxPoolGrad when the windows tile the input (stride == window, no padding): each window's
+    gradient goes to its first element (row-major) equal to the window's maximum, the forward output
+    y. Windows become axes of one reshaped view, so the work is a few whole-array passes instead of
+    strided passes per tap (x == y broadcast, ties resolved per tap on booleans, one multiply)."""
+    n, c = x.shape[0], x.shape[3]
+    kh, kw, oh, ow = geo.kh, geo.kw, geo.oh, geo.ow
+    used = x[:, :oh * kh, :ow * kw, :]
+    windows = np.ascontiguousarray(used).reshape(n, oh, kh, ow, kw, c)
+    first = windows == y[:, :, None, :, None, :]
+    if np.count_nonzero(first) != y.size:  # ties: keep only the first maximum of each window
+        taken = np.zeros(y.shape, dtype=bool)
+        for i in range(kh):
+            for j in range(kw):
+                tap = first[:, :, i, :, j, :]
+                np.greater(tap, taken, out=tap)  # true here and not in an earlier tap
+                taken |= tap
+    dx = np.multiply(first, g[:, :, None, :, None, :], dtype=g.dtype).reshape(used.shape)
+    if used.shape == x.shape:
+        return dx
+    full = np.zeros(x.shape, dtype=g.dtype)
+    full[:, :oh * kh, :ow * kw, :] = dx
+    return full
+
+
 @cpu_kernel("MaxPoolGrad")
 def _max_pool_grad(node):
     pool = _Pool(node)
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
-        x, g = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
+        x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         geo = pool.geometry(x.shape)
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        if geo.tiles_input:
+            pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
+            return _from_nhwc(_tiled_max_pool_grad(x, y, g, geo), pool.fmt)
         index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
         dxp = np.zeros(geo.padded_shape(x.shape[0], x.shape[3]), dtype=g.dtype)
         for k, tap in enumerate(geo.taps()):

@@ -76,7 +76,30 @@ def _add_n(*xs, out):
 
 
 def _select(cond, x, y, *, out):
-    np.copyto(out, np.where(cond, x, y))
+    bits = _select_bits(out.dtype, x, y)
+    if bits is None:
+        np.copyto(out, np.where(cond, x, y))
+        return
+    # Bitwise select, exactly np.where's values (NaN payloads and -0.0 included) without its
+    # data-dependent branch, which costs ~3.5 ns per element on random masks: with m all ones
+    # where cond holds and zeros elsewhere, out = (x & m) | (y & ~m).
+    mask = np.asarray(cond).astype(bits)
+    np.negative(mask, out=mask)
+    x_bits = np.asarray(x).view(bits)
+    y_bits = np.asarray(y).view(bits)
+    if y_bits.any():
+        rest = np.bitwise_and(y_bits, np.invert(mask))  # taken before out (which may alias y) is written
+        np.bitwise_and(x_bits, mask, out=out.view(bits))
+        np.bitwise_or(out.view(bits), rest, out=out.view(bits))
+    else:
+        np.bitwise_and(x_bits, mask, out=out.view(bits))
+
+
+def _select_bits(dtype, x, y):
+    """The integer type whose bit patterns stand for `dtype` values in a bitwise select, or None."""
+    if dtype.kind not in "fiu" or np.asarray(x).dtype != dtype or np.asarray(y).dtype != dtype:
+        return None
+    return np.dtype(f"i{dtype.itemsize}")
 
 
 _select.alloc = np.where  # whole-array evaluation: no buffer to fill

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from graphflow.engine import config
-from graphflow.kernels.cpu import cpu_kernel, intra_op
+from graphflow.kernels.cpu import blas, cpu_kernel, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 
@@ -275,6 +275,7 @@ def _fused_matmul(node):
     if activation:
         act, act_alias_ok = instruction(activation, node.attrs.get("activation_attrs", {}),
                                         [dtype], dtype)
+    threads = blas.session_threads(node)
 
     def fused_matmul(a, b, bias):
         stage = 0  # the member being computed: matmul, bias, activation
@@ -283,7 +284,7 @@ def _fused_matmul(node):
                 a = np.swapaxes(a, -1, -2)
             if tb:
                 b = np.swapaxes(b, -1, -2)
-            out = np.matmul(a, b)
+            out = blas.matmul(a, b, threads)
             stage = 1
             if np.broadcast_shapes(out.shape, np.shape(bias)) != out.shape:
                 raise ValueError(f"bias of shape {np.shape(bias)} does not match the matmul result "

@@ -4,7 +4,7 @@ reductions."""
 import numpy as np
 from scipy import special as _special
 
-from graphflow.kernels.cpu import cpu_kernel, simple
+from graphflow.kernels.cpu import blas, cpu_kernel, simple
 
 
 def _sigmoid(x):
@@ -113,6 +113,7 @@ simple("ClipByValue", np.clip)
 def _matmul(node):
     ta = node.attrs.get("transpose_a", False)
     tb = node.attrs.get("transpose_b", False)
+    threads = blas.session_threads(node)
 
     def matmul(a, b):
         if a.ndim < 2 or b.ndim < 2:
@@ -121,7 +122,7 @@ def _matmul(node):
             a = np.swapaxes(a, -1, -2)
         if tb:
             b = np.swapaxes(b, -1, -2)
-        return np.matmul(a, b)
+        return blas.matmul(a, b, threads)
     return matmul
 
 

@@ -1,0 +1,231 @@
+"""graphflow against TensorFlow's `tf.compat.v1` graph mode on the workloads users train, in one process.
+
+    python benchmarks/bench_vs_tf1.py                 # all three settings, one child process each
+    python benchmarks/bench_vs_tf1.py --setting default --rounds 7
+
+Settings (each runs in a fresh child process, since BLAS reads its thread count when it loads):
+  default       default threads for both frameworks
+  blas1         OPENBLAS_NUM_THREADS=1 / OMP_NUM_THREADS=1 in the environment
+  busy          default threads while another process keeps one core busy (a CPU-burning loop)
+
+Each row builds the same model in both frameworks from one function written against the TF1 API
+(`tf` is graphflow or tensorflow.compat.v1), runs a warmup, then times the step in interleaved
+rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio graphflow/TF1 (below 1:
+graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s (elementwise row) next to
+the machine's own sgemm GFLOP/s and copy GB/s, measured in the same process. With TensorFlow not
+installed the TF1 column is skipped.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+BURN_ONE_CORE = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass"
+SETTINGS = {
+    "default": {},
+    "blas1": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    "busy": {},
+}
+
+
+# ------------------------------------------------------------------ models (TF1 API, any `tf`)
+def seed_tiny(tf, rng):
+    x, y, z = (tf.placeholder(tf.float32, [3, 4]) for _ in range(3))
+    c = tf.reduce_sum(x * y + z)
+    fetches = [c] + tf.gradients(c, [x, y, z])
+    feed = {p: rng.standard_normal((3, 4)).astype(np.float32) for p in (x, y, z)}
+    return fetches, feed, 0.0, 0.0
+
+
+def cs231n(tf, rng):
+    n, d_in, h, d_out = 64, 1000, 100, 10
+    x = tf.placeholder(tf.float32, [n, d_in])
+    y = tf.placeholder(tf.float32, [n, d_out])
+    w1 = tf.Variable(rng.standard_normal((d_in, h)).astype(np.float32))
+    w2 = tf.Variable(rng.standard_normal((h, d_out)).astype(np.float32))
+    out = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+    loss = tf.reduce_sum(tf.square(out - y))
+    train = tf.train.GradientDescentOptimizer(1e-6).minimize(loss)
+    feed = {x: rng.standard_normal((n, d_in)).astype(np.float32),
+            y: rng.standard_normal((n, d_out)).astype(np.float32)}
+    flops = 3 * 2 * n * (d_in * h + h * d_out)
+    return [loss, train], feed, flops, 0.0
+
+
+def _dense(tf, x, fan_in, fan_out, rng, act=True):
+    w = tf.Variable((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(np.float32))
+    b = tf.Variable(np.zeros(fan_out, np.float32))
+    y = tf.matmul(x, w) + b
+    return tf.nn.relu(y) if act else y
+
+
+def _softmax_loss(tf, logits, labels):
+    return tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+
+
+def mlp_adam(tf, rng):
+    n = 256
+    x = tf.placeholder(tf.float32, [n, 784])
+    y = tf.placeholder(tf.float32, [n, 10])
+    h = _dense(tf, _dense(tf, x, 784, 512, rng), 512, 512, rng)
+    loss = _softmax_loss(tf, _dense(tf, h, 512, 10, rng, act=False), y)
+    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    feed = {x: rng.standard_normal((n, 784)).astype(np.float32),
+            y: np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]}
+    return [loss, train], feed, 3 * 2 * n * (784 * 512 + 512 * 512 + 512 * 10), 0.0
+
+
+def elementwise(tf, rng):
+    size = 1 << 20
+    x = tf.placeholder(tf.float32, [size])
+    y = tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x) - x * x
+    feed = {x: rng.standard_normal(size).astype(np.float32)}
+    return [y], feed, 0.0, 2 * 4 * size  # read x, write y
+
+
+def _conv(tf, x, k, c_in, c_out, rng):
+    w = tf.Variable((rng.standard_normal((k, k, c_in, c_out)) * np.sqrt(2 / (k * k * c_in)))
+                    .astype(np.float32))
+    b = tf.Variable(np.zeros(c_out, np.float32))
+    return tf.nn.relu(tf.nn.conv2d(x, w, strides=[1, 1, 1, 1], padding="SAME") + b)
+
+
+def _pool(tf, x):
+    return tf.nn.max_pool(x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+
+
+def small_cnn(tf, rng):
+    n = 64
+    x = tf.placeholder(tf.float32, [n, 28, 28, 1])
+    y = tf.placeholder(tf.float32, [n, 10])
+    h = _pool(tf, _conv(tf, x, 5, 1, 16, rng))
+    logits = _dense(tf, tf.reshape(h, [n, 14 * 14 * 16]), 14 * 14 * 16, 10, rng, act=False)
+    train = tf.train.AdamOptimizer(1e-3).minimize(_softmax_loss(tf, logits, y))
+    feed = {x: rng.standard_normal((n, 28, 28, 1)).astype(np.float32),
+            y: np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]}
+    flops = 3 * 2 * n * (28 * 28 * 25 * 16 + 14 * 14 * 16 * 10)
+    return [train], feed, flops, 0.0
+
+
+def cifar_cnn(tf, rng):
+    n = 64
+    x = tf.placeholder(tf.float32, [n, 32, 32, 3])
+    y = tf.placeholder(tf.float32, [n, 10])
+    h = _pool(tf, _conv(tf, _conv(tf, x, 3, 3, 32, rng), 3, 32, 32, rng))
+    h = _pool(tf, _conv(tf, h, 3, 32, 64, rng))
+    h = _dense(tf, tf.reshape(h, [n, 8 * 8 * 64]), 8 * 8 * 64, 512, rng)
+    logits = _dense(tf, h, 512, 10, rng, act=False)
+    train = tf.train.AdamOptimizer(1e-3).minimize(_softmax_loss(tf, logits, y))
+    feed = {x: rng.standard_normal((n, 32, 32, 3)).astype(np.float32),
+            y: np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]}
+    macs = 32 * 32 * (27 * 32 + 288 * 32) + 16 * 16 * 288 * 64 + 8 * 8 * 64 * 512 + 512 * 10
+    return [train], feed, 3 * 2 * n * macs, 0.0
+
+
+ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
+        ("784-512-512-10 Adam, batch 256", mlp_adam), ("elementwise chain 1M float32", elementwise),
+        ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
+        ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn)]
+
+
+# ------------------------------------------------------------------ machine limits, timing
+def machine_limits(repeat=5):
+    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    src = np.ones(16 << 20, np.float32)
+    dst = np.empty_like(src)
+    sgemm = min(_time(lambda: a @ a) for _ in range(repeat))
+    copy = min(_time(lambda: np.copyto(dst, src)) for _ in range(repeat))
+    return 2 * 1024 ** 3 / sgemm / 1e9, 2 * src.nbytes / copy / 1e9
+
+
+def _time(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def build(framework, model):
+    framework.reset_default_graph()
+    graph = framework.get_default_graph()
+    with graph.as_default():
+        fetches, feed, flops, nbytes = model(framework, np.random.default_rng(0))
+        sess = framework.Session(graph=graph)
+        sess.run(framework.global_variables_initializer())
+    return (lambda: sess.run(fetches, feed)), flops, nbytes
+
+
+def measure(contenders, rounds, budget=0.25):
+    for fn in contenders.values():
+        for _ in range(3):
+            fn()
+    inner = {name: max(1, int(budget / max(_time(fn), 1e-6) / rounds)) for name, fn in contenders.items()}
+    samples = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t0 = time.perf_counter()
+            for _ in range(inner[name]):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / inner[name])
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def tensorflow_v1():
+    try:
+        import tensorflow as real_tf
+    except ImportError:
+        return None
+    tf1 = real_tf.compat.v1
+    tf1.disable_eager_execution()
+    return tf1
+
+
+def run_setting(name, rounds):
+    import graphflow as gf
+    tf1 = tensorflow_v1()
+    gflops, gbs = machine_limits()
+    print(f"== setting: {name}   machine: sgemm {gflops:.1f} GFLOP/s (1024^2, numpy's BLAS as "
+          f"loaded), copy {gbs:.1f} GB/s (16M float32)")
+    print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}  achieved (graphflow)")
+    for title, model in ROWS:
+        gf_step, flops, nbytes = build(gf, model)
+        contenders = {"gf": gf_step}
+        if tf1 is not None:
+            contenders["tf1"] = build(tf1, model)[0]
+        t = measure(contenders, rounds)
+        tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
+        ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
+        achieved = (f"{flops / t['gf'] / 1e9:.1f} GFLOP/s" if flops else
+                    f"{nbytes / t['gf'] / 1e9:.1f} GB/s" if nbytes else "")
+        print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--setting", choices=list(SETTINGS))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        run_setting(args.setting, args.rounds)
+        return
+    for setting in [args.setting] if args.setting else list(SETTINGS):
+        env = dict(os.environ, **SETTINGS[setting])
+        hog = None
+        if setting == "busy":
+            hog = subprocess.Popen([sys.executable, "-c", BURN_ONE_CORE])
+        try:
+            subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
+                            "--rounds", str(args.rounds)], env=env, check=True)
+        finally:
+            if hog is not None:
+                hog.kill()
+                hog.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Interoperability with other systems: ONNX files (`interop.onnx`)."""

@@ -1,0 +1,465 @@
+"""How each ONNX op becomes graphflow ops: one builder per ONNX op type in `BUILDERS`.
+
+A builder is `fn(ctx, node, inputs) -> list of Tensors` (one per ONNX output); `inputs` holds the
+graphflow tensors of the node's inputs (None for an omitted optional input) and `ctx.attrs(node)`
+its attributes. Builders use graphflow's public TF1-named constructors, so an imported graph is an
+ordinary graphflow graph. ONNX's NCHW layouts map to graphflow's NCHW convolutions and pools;
+attributes that older opsets gave as attributes and newer ones as inputs (axes, pads, split) are
+read from whichever the model uses.
+"""
+
+import numpy as np
+
+import graphflow as tf
+from graphflow.ops import static_value
+
+BUILDERS = {}
+
+
+def builder(*op_types):
+    def register(fn):
+        for op_type in op_types:
+            BUILDERS[op_type] = fn
+        return fn
+    return register
+
+
+def _known(tensor, what):
+    value = static_value.constant_value(tensor)
+    if value is None:
+        raise ValueError(f"{what} must be a constant (an initializer or Constant) to import it")
+    return np.asarray(value)
+
+
+def _ints_from(ctx, node, inputs, index, attr, default=None):
+    """An int list given as input `index` (newer opsets) or attribute `attr` (older ones)."""
+    if len(inputs) > index and inputs[index] is not None:
+        return [int(v) for v in np.atleast_1d(_known(inputs[index], attr))]
+    value = ctx.attrs(node).get(attr, default)
+    return None if value is None else [int(v) for v in np.atleast_1d(value)]
+
+
+def _rank(x, what="input"):
+    if x.shape.ndims is None:
+        raise ValueError(f"the {what} needs a known rank")
+    return x.shape.ndims
+
+
+# ---------------------------------------------------------------- elementwise
+_UNARY = {"Abs": tf.abs, "Neg": tf.negative, "Exp": tf.exp, "Log": tf.log, "Sqrt": tf.sqrt,
+          "Relu": tf.nn.relu, "Sigmoid": tf.sigmoid, "Tanh": tf.tanh, "Softplus": tf.nn.softplus,
+          "Softsign": tf.nn.softsign, "Erf": tf.erf,
+          "Sin": tf.sin, "Cos": tf.cos, "Tan": tf.tan, "Floor": tf.floor, "Ceil": tf.ceil,
+          "Round": tf.round, "Sign": tf.sign, "Reciprocal": tf.reciprocal, "Not": tf.logical_not,
+          "IsNaN": tf.is_nan, "Identity": tf.identity}
+_BINARY = {"Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "Pow": tf.pow,
+           "Equal": tf.equal, "Greater": tf.greater, "Less": tf.less,
+           "GreaterOrEqual": tf.greater_equal, "LessOrEqual": tf.less_equal,
+           "And": tf.logical_and, "Or": tf.logical_or, "Xor": tf.logical_xor}
+
+
+@builder(*_UNARY)
+def _unary(ctx, node, inputs):
+    return [_UNARY[node.op_type](inputs[0])]
+
+
+@builder(*_BINARY)
+def _binary(ctx, node, inputs):
+    a, b = inputs
+    attrs = ctx.attrs(node)
+    if ctx.opset < 7 and attrs.get("broadcast") and "axis" in attrs:  # legacy: b aligned at axis
+        trailing = _rank(a) - attrs["axis"] % _rank(a) - _rank(b)
+        if trailing > 0:
+            b = tf.reshape(b, tf.concat([tf.shape(b), [1] * trailing], axis=0))
+    if node.op_type == "Pow" and b.dtype != a.dtype:
+        b = tf.cast(b, a.dtype)
+    return [_BINARY[node.op_type](a, b)]
+
+
+@builder("Div")
+def _div(ctx, node, inputs):  # integers truncate toward zero in ONNX
+    a, b = inputs
+    if a.dtype.is_floating:
+        return [tf.divide(a, b)]
+    q = tf.floordiv(a, b)
+    inexact = tf.logical_and(tf.not_equal(tf.floormod(a, b), 0),
+                             tf.not_equal(tf.less(a, 0), tf.less(b, 0)))
+    return [q + tf.cast(inexact, a.dtype)]
+
+
+@builder("Mod")
+def _mod(ctx, node, inputs):
+    a, b = inputs
+    if ctx.attrs(node).get("fmod", 0):  # C fmod: the sign of the dividend
+        return [a - tf.cast(tf.cast(a / b, tf.int64), a.dtype) * b if a.dtype.is_floating
+                else a - _div(ctx, node, inputs)[0] * b]
+    return [tf.floormod(a, b)]
+
+
+@builder("Sum", "Max", "Min", "Mean")
+def _variadic(ctx, node, inputs):
+    fold = {"Sum": tf.add, "Mean": tf.add, "Max": tf.maximum, "Min": tf.minimum}[node.op_type]
+    out = inputs[0]
+    for x in inputs[1:]:
+        out = fold(out, x)
+    return [out / float(len(inputs)) if node.op_type == "Mean" else out]
+
+
+@builder("LeakyRelu")
+def _leaky_relu(ctx, node, inputs):
+    return [tf.nn.leaky_relu(inputs[0], alpha=ctx.attrs(node).get("alpha", 0.01))]
+
+
+@builder("Elu")
+def _elu(ctx, node, inputs):
+    alpha = ctx.attrs(node).get("alpha", 1.0)
+    y = tf.nn.elu(inputs[0])
+    return [y if alpha == 1.0 else tf.where(inputs[0] > 0, y, y * alpha)]
+
+
+@builder("Selu")
+def _selu(ctx, node, inputs):  # gamma * (x if x > 0 else alpha * (exp(x) - 1))
+    a = ctx.attrs(node)
+    x = inputs[0]
+    alpha, gamma = a.get("alpha", 1.67326319217681884765625), a.get("gamma", 1.05070102214813232421875)
+    return [gamma * tf.where(x > 0, x, alpha * (tf.exp(x) - 1.0))]
+
+
+@builder("HardSigmoid")
+def _hard_sigmoid(ctx, node, inputs):  # max(0, min(1, alpha * x + beta))
+    a = ctx.attrs(node)
+    return [tf.clip_by_value(a.get("alpha", 0.2) * inputs[0] + a.get("beta", 0.5), 0.0, 1.0)]
+
+
+@builder("PRelu")
+def _prelu(ctx, node, inputs):  # max(0, x) + slope * min(0, x)
+    x, slope = inputs
+    if ctx.opset < 7 and slope.shape.ndims == 1 and _rank(x) > 2:  # legacy: one slope per channel
+        slope = tf.reshape(slope, [-1] + [1] * (_rank(x) - 2))
+    return [tf.maximum(x, 0.0) + slope * tf.minimum(x, 0.0)]
+
+
+@builder("Shrink")
+def _shrink(ctx, node, inputs):  # x + bias below -lambd, x - bias above lambd, 0 between
+    a = ctx.attrs(node)
+    x = inputs[0]
+    lambd, bias = a.get("lambd", 0.5), a.get("bias", 0.0)
+    zero = tf.zeros_like(x)
+    return [tf.where(x < -lambd, x + tf.cast(bias, x.dtype),
+                     tf.where(x > lambd, x - tf.cast(bias, x.dtype), zero))]
+
+
+@builder("Clip")
+def _clip(ctx, node, inputs):
+    x = inputs[0]
+    a = ctx.attrs(node)
+    lo = inputs[1] if len(inputs) > 1 and inputs[1] is not None else a.get("min")
+    hi = inputs[2] if len(inputs) > 2 and inputs[2] is not None else a.get("max")
+    if lo is not None:
+        x = tf.maximum(x, tf.cast(lo, x.dtype))
+    if hi is not None:
+        x = tf.minimum(x, tf.cast(hi, x.dtype))
+    return [x]
+
+
+@builder("Where")
+def _where(ctx, node, inputs):
+    cond, x, y = inputs  # ONNX broadcasts all three; graphflow's Select wants one shape
+    shape = tf.shape(tf.cast(cond, tf.float32) + tf.cast(x, tf.float32) + tf.cast(y, tf.float32))
+    return [tf.where(tf.broadcast_to(cond, shape), tf.broadcast_to(x, shape), tf.broadcast_to(y, shape))]
+
+
+@builder("Cast")
+def _cast(ctx, node, inputs):
+    to = ctx.onnx.helper.tensor_dtype_to_np_dtype(ctx.attrs(node)["to"])
+    return [tf.cast(inputs[0], tf.as_dtype(to))]
+
+
+@builder("CastLike")
+def _cast_like(ctx, node, inputs):
+    return [tf.cast(inputs[0], inputs[1].dtype)]
+
+
+@builder("IsInf")
+def _is_inf(ctx, node, inputs):
+    a = ctx.attrs(node)
+    x = inputs[0]
+    pos = tf.equal(x, np.inf) if a.get("detect_positive", 1) else tf.zeros_like(x, dtype=tf.bool)
+    neg = tf.equal(x, -np.inf) if a.get("detect_negative", 1) else tf.zeros_like(x, dtype=tf.bool)
+    return [tf.logical_or(pos, neg)]
+
+
+@builder("ThresholdedRelu")
+def _thresholded_relu(ctx, node, inputs):  # x where x > alpha, else 0
+    x = inputs[0]
+    return [tf.where(x > ctx.attrs(node).get("alpha", 1.0), x, tf.zeros_like(x))]
+
+
+@builder("Celu")
+def _celu(ctx, node, inputs):  # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    x = inputs[0]
+    alpha = ctx.attrs(node).get("alpha", 1.0)
+    return [tf.maximum(x, 0.0) + tf.minimum(0.0, alpha * (tf.exp(x / alpha) - 1.0))]
+
+
+@builder("Softmax", "LogSoftmax")
+def _softmax(ctx, node, inputs):
+    x = inputs[0]
+    fn = tf.nn.softmax if node.op_type == "Softmax" else tf.nn.log_softmax
+    axis = ctx.attrs(node).get("axis", -1 if ctx.opset >= 13 else 1)
+    if ctx.opset >= 13:
+        return [fn(x, axis=axis)]
+    rank = _rank(x)  # before opset 13: softmax of the 2-D [prod(:axis), prod(axis:)] view
+    axis = axis % rank
+    shape = tf.shape(x)
+    flat = tf.reshape(x, tf.stack([tf.reduce_prod(shape[:axis]), -1]))
+    return [tf.reshape(fn(flat, axis=-1), shape)]
+
+
+# ---------------------------------------------------------------- constants and shapes
+@builder("Constant")
+def _constant(ctx, node, inputs):
+    a = ctx.attrs(node)
+    if "value" in a:
+        return [tf.constant(ctx.onnx.numpy_helper.to_array(a["value"]))]
+    for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                       ("value_int", np.int64), ("value_ints", np.int64)):
+        if key in a:
+            return [tf.constant(np.asarray(a[key], dtype=dtype))]
+    raise ValueError(f"Constant with attributes {sorted(a)} is not supported")
+
+
+@builder("ConstantOfShape")
+def _constant_of_shape(ctx, node, inputs):
+    value = ctx.attrs(node).get("value")
+    array = ctx.onnx.numpy_helper.to_array(value) if value is not None else np.zeros(1, np.float32)
+    return [tf.fill(tf.cast(inputs[0], tf.int32), tf.constant(array.reshape(()), dtype=array.dtype))]
+
+
+@builder("Shape")
+def _shape(ctx, node, inputs):
+    return [tf.cast(tf.shape(inputs[0]), tf.int64)]
+
+
+@builder("Size")
+def _size(ctx, node, inputs):
+    return [tf.cast(tf.size(inputs[0]), tf.int64)]
+
+
+@builder("Reshape")
+def _reshape(ctx, node, inputs):
+    x = inputs[0]
+    if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:
+        return [tf.reshape(x, tf.cast(inputs[1], tf.int32))]  # computed shape (no 0 entries assumed)
+    shape = _ints_from(ctx, node, inputs, 1, "shape")
+    if not ctx.attrs(node).get("allowzero", 0) and 0 in shape:  # 0 copies the input's dim
+        dims = x.shape.as_list() if x.shape.ndims is not None else []
+        shape = [(dims[i] if i < len(dims) and dims[i] is not None else tf.shape(x)[i]) if s == 0
+                 else s for i, s in enumerate(shape)]
+        if any(not isinstance(s, int) for s in shape):
+            shape = tf.stack([tf.cast(s, tf.int32) for s in shape])
+    return [tf.reshape(x, shape)]
+
+
+@builder("Flatten")
+def _flatten(ctx, node, inputs):
+    x = inputs[0]
+    axis = ctx.attrs(node).get("axis", 1) % (_rank(x) + 1) if _rank(x) else 0
+    dims = x.shape.as_list()
+    lead = dims[:axis]
+    if axis == 0:
+        return [tf.reshape(x, [1, -1])]
+    if None not in lead:
+        return [tf.reshape(x, [int(np.prod(lead)), -1])]
+    return [tf.reshape(x, tf.stack([tf.reduce_prod(tf.shape(x)[:axis]), -1]))]
+
+
+@builder("Transpose")
+def _transpose(ctx, node, inputs):
+    return [tf.transpose(inputs[0], ctx.attrs(node).get("perm"))]
+
+
+@builder("Concat")
+def _concat(ctx, node, inputs):
+    return [tf.concat([x for x in inputs if x is not None], axis=ctx.attrs(node)["axis"])]
+
+
+@builder("Unsqueeze")
+def _unsqueeze(ctx, node, inputs):
+    x = inputs[0]
+    axes = _ints_from(ctx, node, inputs, 1, "axes")
+    rank = _rank(x) + len(axes)
+    for axis in sorted(a % rank for a in axes):
+        x = tf.expand_dims(x, axis)
+    return [x]
+
+
+@builder("Squeeze")
+def _squeeze(ctx, node, inputs):
+    axes = _ints_from(ctx, node, inputs, 1, "axes")
+    return [tf.squeeze(inputs[0], axis=axes) if axes else tf.squeeze(inputs[0])]
+
+
+@builder("Expand")
+def _expand(ctx, node, inputs):  # two-way broadcast of the input and the shape
+    x = inputs[0]
+    shape = tf.cast(inputs[1], tf.int32)
+    return [x * tf.ones(shape, dtype=x.dtype) if x.dtype != tf.bool
+            else tf.logical_and(x, tf.fill(shape, True))]
+
+
+@builder("Tile")
+def _tile(ctx, node, inputs):
+    return [tf.tile(inputs[0], tf.cast(inputs[1], tf.int32))]
+
+
+@builder("Gather")
+def _gather(ctx, node, inputs):
+    params, indices = inputs
+    axis = ctx.attrs(node).get("axis", 0)
+    size = params.shape.as_list()[axis] if params.shape.ndims else None
+    if size is not None:  # negative indices count from the end in ONNX
+        indices = tf.where(indices < 0, indices + tf.cast(size, indices.dtype), indices)
+    return [tf.gather(params, indices, axis=axis)]
+
+
+@builder("Split")
+def _split(ctx, node, inputs):
+    x = inputs[0]
+    axis = ctx.attrs(node).get("axis", 0)
+    sizes = _ints_from(ctx, node, inputs, 1, "split")
+    count = len(node.output)
+    return list(tf.split(x, sizes if sizes else count, axis=axis))
+
+
+@builder("Slice")
+def _slice(ctx, node, inputs):
+    x = inputs[0]
+    rank = _rank(x)
+    if ctx.opset < 10:
+        a = ctx.attrs(node)
+        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
+    else:
+        starts = _ints_from(ctx, node, inputs, 1, "starts")
+        ends = _ints_from(ctx, node, inputs, 2, "ends")
+        axes = _ints_from(ctx, node, inputs, 3, "axes")
+        steps = _ints_from(ctx, node, inputs, 4, "steps")
+    axes = axes or list(range(len(starts)))
+    steps = steps or [1] * len(starts)
+    begin, end, stride = [0] * rank, [0] * rank, [1] * rank
+    begin_mask = end_mask = (1 << rank) - 1
+    big = 1 << 62
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a %= rank
+        stride[a] = st
+        begin_mask &= ~(1 << a)
+        end_mask &= ~(1 << a)
+        begin[a] = max(min(s, big), -big)
+        if (st > 0 and e >= big) or (st < 0 and e <= -big):
+            end_mask |= 1 << a
+        else:
+            end[a] = e
+    return [tf.strided_slice(x, begin, end, stride, begin_mask=begin_mask, end_mask=end_mask)]
+
+
+@builder("Pad")
+def _pad(ctx, node, inputs):
+    x = inputs[0]
+    pads = _ints_from(ctx, node, inputs, 1, "pads")
+    a = ctx.attrs(node)
+    mode = a.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    rank = _rank(x)
+    paddings = [[pads[i], pads[i + rank]] for i in range(rank)]
+    if mode == "reflect":
+        return [tf.pad(x, paddings, mode="REFLECT")]
+    if mode == "edge":  # repeat the border: gather with indices clipped into the axis
+        for axis, (before, after) in enumerate(paddings):
+            size = x.shape.as_list()[axis]
+            if before or after:
+                if size is None:
+                    raise ValueError("edge padding needs known dims")
+                x = tf.gather(x, np.clip(np.arange(-before, size + after), 0, size - 1), axis=axis)
+        return [x]
+    if mode != "constant":
+        raise ValueError(f"Pad mode '{mode}' is not supported")
+    value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else a.get("value", 0.0)
+    return [tf.pad(x, paddings, constant_values=tf.cast(value, x.dtype))]
+
+
+@builder("Range")
+def _range(ctx, node, inputs):
+    return [tf.range(*inputs)]
+
+
+@builder("Dropout")
+def _dropout(ctx, node, inputs):  # inference: the identity, and a mask of ones
+    x = inputs[0]
+    return [tf.identity(x), tf.ones_like(x, dtype=tf.bool)]
+
+
+# ---------------------------------------------------------------- reductions
+_REDUCE = {"ReduceSum": tf.reduce_sum, "ReduceMean": tf.reduce_mean, "ReduceMax": tf.reduce_max,
+           "ReduceMin": tf.reduce_min, "ReduceProd": tf.reduce_prod}
+
+
+@builder(*_REDUCE, "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceLogSum")
+def _reduce(ctx, node, inputs):
+    a = ctx.attrs(node)
+    x = inputs[0]
+    from_input = node.op_type == "ReduceSum" and ctx.opset >= 13 or ctx.opset >= 18
+    axes = _ints_from(ctx, node, inputs, 1, "axes") if from_input else a.get("axes")
+    if not axes:
+        if a.get("noop_with_empty_axes", 0):
+            return [tf.identity(x)]
+        axes = None
+    keep = bool(a.get("keepdims", 1))
+    kind = node.op_type
+    if kind in _REDUCE:
+        return [_REDUCE[kind](x, axis=axes, keepdims=keep)]
+    if kind == "ReduceSumSquare":
+        return [tf.reduce_sum(x * x, axis=axes, keepdims=keep)]
+    if kind == "ReduceL1":
+        return [tf.reduce_sum(tf.abs(x), axis=axes, keepdims=keep)]
+    if kind == "ReduceL2":
+        return [tf.sqrt(tf.reduce_sum(x * x, axis=axes, keepdims=keep))]
+    if kind == "ReduceLogSum":
+        return [tf.log(tf.reduce_sum(x, axis=axes, keepdims=keep))]
+    peak = tf.stop_gradient(tf.reduce_max(x, axis=axes, keepdims=True))  # log(sum(exp(x - m))) + m
+    total = tf.log(tf.reduce_sum(tf.exp(x - peak), axis=axes, keepdims=True)) + peak
+    return [total if keep else tf.squeeze(total, axes)]
+
+
+@builder("ArgMax", "ArgMin")
+def _arg(ctx, node, inputs):
+    a = ctx.attrs(node)
+    if a.get("select_last_index", 0):
+        raise ValueError("select_last_index=1 is not supported")
+    axis = a.get("axis", 0)
+    fn = tf.argmax if node.op_type == "ArgMax" else tf.argmin
+    y = fn(inputs[0], axis=axis, output_type=tf.int64)
+    return [tf.expand_dims(y, axis % _rank(inputs[0])) if a.get("keepdims", 1) else y]
+
+
+# ---------------------------------------------------------------- matrices
+@builder("MatMul")
+def _matmul(ctx, node, inputs):
+    a, b = inputs
+    if b.shape.ndims == 1:
+        return [tf.squeeze(tf.matmul(a, tf.expand_dims(b, -1)), [-1])]
+    if a.shape.ndims == 1:
+        return [tf.squeeze(tf.matmul(tf.expand_dims(a, 0), b), [-2])]
+    return [tf.matmul(a, b)]
+
+
+@builder("Gemm")
+def _gemm(ctx, node, inputs):  # alpha * A' @ B' + beta * C
+    a = ctx.attrs(node)
+    y = tf.matmul(inputs[0], inputs[1], transpose_a=bool(a.get("transA", 0)),
+                  transpose_b=bool(a.get("transB", 0)))
+    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+    if alpha != 1.0:
+        y = y * alpha
+    if len(inputs) > 2 and inputs[2] is not None:
+        y = y + (inputs[2] * beta if beta != 1.0 else inputs[2])
+    return [y]

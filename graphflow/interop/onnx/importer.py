@@ -1,0 +1,173 @@
+"""Import an ONNX model as an ordinary graphflow graph (which can then be differentiated, optimized,
+fine-tuned, saved as .gfz and run anywhere graphflow runs).
+
+`import_model(path_or_proto, trainable=False)` checks the file as untrusted input (size, node and
+element counts, external data only inside the model's own folder, dims that fit memory), lists every
+unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
+`import_ops.BUILDERS`. Initializers become constants, or variables with `trainable=True`.
+The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
+a session holding the variable values, and `run({name: array}) -> {name: array}`.
+"""
+
+import os
+
+from graphflow.engine.session import Session
+from graphflow.framework.graph import Graph
+from graphflow.interop.onnx.support import require_onnx
+
+MAX_FILE_BYTES = 2 << 30
+MAX_NODES = 1_000_000
+MAX_ELEMENTS = 1 << 31  # elements of one initializer
+
+
+class OnnxImportError(ValueError):
+    """An ONNX model graphflow cannot (or will not) import."""
+
+
+
+class ImportContext:
+    """What a builder sees: the model's opset, attribute values, and the graph being built."""
+
+    def __init__(self, onnx, opset, graph):
+        self.onnx = onnx
+        self.opset = opset
+        self.graph = graph
+
+    def attrs(self, node):
+        return {a.name: self.onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+class ImportedModel:
+    """An imported ONNX model: `graph`, `inputs`/`outputs` ({ONNX name: Tensor}), `session`."""
+
+    def __init__(self, graph, inputs, outputs, session, variables):
+        self.graph, self.inputs, self.outputs = graph, inputs, outputs
+        self.session, self.variables = session, variables
+
+    def run(self, feeds=None, outputs=None):
+        feeds = feeds or {}
+        unknown = [k for k in feeds if k not in self.inputs]
+        if unknown:
+            raise KeyError(f"Unknown input(s) {unknown}; the model's inputs are {sorted(self.inputs)}")
+        names = list(self.outputs) if outputs is None else list(outputs)
+        return self.session.run({k: self.outputs[k] for k in names},
+                                {self.inputs[k]: v for k, v in feeds.items()})
+
+    def close(self):
+        self.session.close()
+
+
+def _load_proto(onnx, source):
+    if isinstance(source, (str, bytes, os.PathLike)) and not isinstance(source, bytes):
+        path = os.fspath(source)
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise OnnxImportError(f"'{path}' is {size} bytes, more than the {MAX_FILE_BYTES} allowed")
+        model = onnx.load(path, load_external_data=False)
+        _load_external_data(onnx, model, os.path.dirname(os.path.abspath(path)))
+        return model
+    if isinstance(source, bytes):
+        return onnx.load_from_string(source)
+    if isinstance(source, onnx.ModelProto):
+        return source
+    raise TypeError(f"import_model takes a path, bytes or an onnx.ModelProto, got {type(source)}")
+
+
+def _load_external_data(onnx, model, base_dir):
+    """Read external tensor data, refusing any location outside the model's own folder."""
+    from onnx import external_data_helper  # noqa: PLC0415
+    for tensor in external_data_helper._get_all_tensors(model):
+        if not external_data_helper.uses_external_data(tensor):
+            continue
+        info = {e.key: e.value for e in tensor.external_data}
+        location = info.get("location", "")
+        full = os.path.realpath(os.path.join(base_dir, location))
+        if os.path.isabs(location) or not full.startswith(os.path.realpath(base_dir) + os.sep):
+            raise OnnxImportError(f"initializer '{tensor.name}' names external data '{location}' "
+                                  "outside the model's folder: refused")
+        if not os.path.isfile(full):
+            raise OnnxImportError(f"initializer '{tensor.name}': external data '{location}' is not "
+                                  "a regular file in the model's folder")
+    external_data_helper.load_external_data_for_model(model, base_dir)
+
+
+def _check_sizes(model):
+    graph = model.graph
+    if len(graph.node) > MAX_NODES:
+        raise OnnxImportError(f"the model has {len(graph.node)} nodes, more than {MAX_NODES}")
+    for init in graph.initializer:
+        count = 1
+        for d in init.dims:
+            if d < 0:
+                raise OnnxImportError(f"initializer '{init.name}' has a negative dim {d}")
+            count *= d
+        if count > MAX_ELEMENTS:
+            raise OnnxImportError(f"initializer '{init.name}' declares {count} elements, more than "
+                                  f"{MAX_ELEMENTS}")
+
+
+def _placeholder_shape(value_info):
+    t = value_info.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+
+
+def import_model(source, trainable=False, graph=None):
+    """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc."""
+    onnx = require_onnx()
+    import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
+    from graphflow.interop.onnx import import_nn_ops  # noqa: F401, PLC0415 (registers its builders)
+    from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
+    model = _load_proto(onnx, source)
+    _check_sizes(model)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        raise OnnxImportError("the model imports no ai.onnx opset")
+    unsupported = sorted({n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
+                          for n in model.graph.node
+                          if n.domain not in ("", "ai.onnx") or n.op_type not in BUILDERS})
+    if unsupported:
+        raise OnnxImportError(f"graphflow cannot import ONNX op(s): {', '.join(unsupported)}")
+    graph = graph or Graph()
+    ctx = ImportContext(onnx, opset, graph)
+    values, inputs, variables = {}, {}, []
+    with graph.as_default():
+        initializer_names = set()
+        for init in model.graph.initializer:
+            array = onnx.numpy_helper.to_array(init)
+            initializer_names.add(init.name)
+            if trainable and array.dtype.kind == "f":
+                var = tf.Variable(array, name=_op_name(init.name))
+                variables.append(var)
+                values[init.name] = var
+            else:
+                values[init.name] = tf.constant(array, name=_op_name(init.name))
+        for vi in model.graph.input:
+            if vi.name in initializer_names:
+                continue  # an initializer listed as an input (older exporters): its default value
+            elem = vi.type.tensor_type.elem_type
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
+            ph = tf.placeholder(dtype, _placeholder_shape(vi), name=_op_name(vi.name))
+            inputs[vi.name] = ph
+            values[vi.name] = ph
+        for node in model.graph.node:
+            args = [values[name] if name else None for name in node.input]
+            try:
+                results = BUILDERS[node.op_type](ctx, node, args)
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise OnnxImportError(f"ONNX node '{node.name or node.output[0]}' "
+                                      f"({node.op_type}): {exc}") from exc
+            for name, result in zip(node.output, results):
+                if name:
+                    values[name] = result
+        outputs = {vi.name: values[vi.name] for vi in model.graph.output}
+        session = Session(graph=graph)
+        if variables:
+            session.run(tf.variables_initializer(variables))
+    return ImportedModel(graph, inputs, outputs, session, variables)
+
+
+def _op_name(onnx_name):
+    cleaned = "".join(c if c.isalnum() or c in "_-." else "_" for c in onnx_name) or "value"
+    return cleaned if cleaned[0].isalpha() else "v_" + cleaned

@@ -1,0 +1,85 @@
+"""graphflow.interop.onnx import: an exported model imported back gives the same numbers, imported
+graphs can be differentiated and fine-tuned, and hostile files are refused."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import graphflow as tf
+from graphflow.interop import onnx as gf_onnx
+
+
+def _mlp(rng):
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    h = tf.layers.dense(x, 8, activation=tf.nn.relu)
+    return x, tf.layers.dense(h, 3)
+
+
+def test_export_then_import_round_trip_and_fine_tune(rng, tmp_path):
+    x, y = _mlp(rng)
+    xs = rng.standard_normal((5, 6)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want = sess.run(y, {x: xs})
+        path = gf_onnx.export({"y": y}, tmp_path / "mlp.onnx", inputs={"x": x}, session=sess)
+    model = gf_onnx.import_model(path, trainable=True)
+    np.testing.assert_allclose(model.run({"x": xs})["y"], want, rtol=1e-5, atol=1e-6)
+    with model.graph.as_default():  # fine-tune the imported weights
+        target = tf.placeholder(tf.float32, [None, 3])
+        loss = tf.reduce_mean(tf.square(model.outputs["y"] - target))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, var_list=model.variables)
+        model.session.run(tf.variables_initializer(tf.global_variables()[len(model.variables):]))
+    feeds = {model.inputs["x"]: xs, target: np.zeros((5, 3), np.float32)}
+    before = model.session.run(loss, feeds)
+    for _ in range(20):
+        model.session.run(train, feeds)
+    assert model.session.run(loss, feeds) < 0.5 * before
+
+
+def test_unsupported_ops_are_listed_at_once():
+    nodes = [helper.make_node("Celu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"]),
+             helper.make_node("TfIdfVectorizer", ["b"], ["c"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(gf_onnx.OnnxImportError, match="Hardmax, TfIdfVectorizer"):
+        gf_onnx.import_model(model)
+
+
+def _model_with_external_data(tmp_path, location):
+    tensor = onnx.numpy_helper.from_array(np.ones(4, np.float32), "w")
+    tensor.ClearField("raw_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=location)
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [tensor])
+    path = tmp_path / "model" / "m.onnx"
+    path.parent.mkdir()
+    with open(path, "wb") as f:
+        f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("location", ["../secret.bin", "/etc/hostname", "sub/../../secret.bin"])
+def test_external_data_outside_the_model_folder_is_refused(tmp_path, location):
+    (tmp_path / "secret.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    with pytest.raises(gf_onnx.OnnxImportError, match="outside the model's folder"):
+        gf_onnx.import_model(_model_with_external_data(tmp_path, location))
+
+
+def test_external_data_inside_the_model_folder_loads(tmp_path):
+    path = _model_with_external_data(tmp_path, "w.bin")
+    (path.parent / "w.bin").write_bytes(np.full(4, 2.0, np.float32).tobytes())
+    out = gf_onnx.import_model(path).run({"x": np.ones(4, np.float32)})["y"]
+    np.testing.assert_array_equal(out, np.full(4, 3.0, np.float32))
+
+
+def test_absurd_initializer_dims_are_refused():
+    tensor = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 20, 1 << 20])
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [tensor])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(gf_onnx.OnnxImportError, match="elements"):
+        gf_onnx.import_model(model)
