@@ -46,3 +46,6 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py
+from graphflow.tf1 import data  # noqa: E402

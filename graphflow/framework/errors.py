@@ -26,6 +26,10 @@ class NotFoundError(OpError):
     """A name or file that does not exist."""
 
 
+class OutOfRangeError(OpError):
+    """An iterator has no more elements (`IteratorGetNext` past the end of its dataset)."""
+
+
 class UnimplementedError(OpError):
     """An op has no kernel for the requested device."""
 
