@@ -45,9 +45,6 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
                                           no_regularizer, variable_scope)
 from graphflow.tools import viz
 
-# --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
-from graphflow.tf1 import estimator, metrics  # noqa: E402
-
 __version__ = "0.1.0"
 
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
@@ -57,3 +54,9 @@ from graphflow.ops.string_ops import as_string, string_join, string_split, strin
 from graphflow.tf1 import strings
 from graphflow.framework.device_spec import DeviceSpec
 from graphflow.framework.graph import NodeDef
+
+# --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py
+from graphflow.tf1 import data  # noqa: E402
+
+# --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
+from graphflow.tf1 import estimator, metrics  # noqa: E402

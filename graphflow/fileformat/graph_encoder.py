@@ -8,7 +8,7 @@ declared in its OpDef's `attr_names`, so that a loader can validate it.
 import importlib.metadata
 
 from graphflow.fileformat import graph_format as fmt
-from graphflow.framework.graph import Operation, Tensor, describe_op
+from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
 from graphflow.ops import registry
 from graphflow.ops.state_ops import Variable
 
@@ -27,6 +27,7 @@ def encode_graph(graph, inputs, outputs, variable_values, strip_source=False):
 
     `variable_values` is {shared_name: array} (a session's snapshot); values of variables in the
     graph are stored under 'variables/<shared_name>'."""
+    _check_signatures_saveable(inputs, outputs)
     arrays = {}
     ops = []
     for op in graph.get_operations():
@@ -39,6 +40,23 @@ def encode_graph(graph, inputs, outputs, variable_values, strip_source=False):
            "collections": _encode_collections(graph),
            "ops": ops}
     return doc, arrays
+
+
+def _check_signatures_saveable(inputs, outputs):
+    """Ops flagged `unsaveable` in their OpDef (an iterator over a Python input pipeline) may sit
+    in a saved graph, but no saved output may need them: loaded elsewhere they could not run."""
+    fed = {_element(e) for e in inputs.values()}
+    roots = [_element(e) for e in outputs.values()]
+    roots = [e.op if isinstance(e, Tensor) else e for e in roots if isinstance(e, (Tensor, Operation))]
+    for op in needed_ops(roots, fed):
+        reason = registry.lookup(op.type).extra.get("unsaveable")
+        if reason:
+            raise ValueError(f"Cannot save a graph whose outputs need {describe_op(op)}: {reason}")
+
+
+def _element(element):
+    as_element = getattr(element, "_as_graph_element", None)
+    return as_element() if as_element is not None else element
 
 
 def _encode_op(op, arrays, strip_source):

@@ -27,7 +27,8 @@ class NotFoundError(OpError):
 
 
 class OutOfRangeError(OpError):
-    """An input is exhausted (the end of an input pipeline's epochs)."""
+    """An input is exhausted: an iterator past the end of its dataset (`IteratorGetNext`), or the
+    epochs of a numpy input feeder."""
 
 
 class UnimplementedError(OpError):

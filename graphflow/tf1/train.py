@@ -119,3 +119,19 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook", "Scaffold",
            "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
            "MonitoredTrainingSession", "Supervisor"]
+
+# TF1's queue-based input API: errors pointing to tf.data (graphflow.tf1.data.queue_runners)
+from graphflow.tf1.data.queue_runners import (  # noqa: E402, F401
+    Coordinator,
+    QueueRunner,
+    add_queue_runner,
+    batch,
+    batch_join,
+    input_producer,
+    range_input_producer,
+    shuffle_batch,
+    shuffle_batch_join,
+    slice_input_producer,
+    start_queue_runners,
+    string_input_producer,
+)

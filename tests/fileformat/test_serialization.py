@@ -17,7 +17,8 @@ import graphflow as tf
 from graphflow.ops import registry
 from tests.op_cases import all_cases
 
-CASES = all_cases()
+# op cases whose outputs read a tf.data iterator cannot be saved as outputs ("input pipeline" below)
+CASES = [c for c in all_cases() if not registry.lookup(c.op_type).extra.get("unsaveable")]
 
 
 def _as_list(x):
@@ -88,7 +89,18 @@ def _training_graph(optimizer):
     return build
 
 
+def _input_pipeline_graph():
+    """A model reading a tf.data iterator through `placeholder_with_default`: saved with `x` as its
+    input, the file holds the iterator ops, and the loaded model runs on fed values."""
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    iterator = tf.data.Dataset.from_tensor_slices(rows).batch(2).make_initializable_iterator()
+    x = tf.placeholder_with_default(iterator.get_next(), [None, 3], name="x")
+    y = tf.reduce_sum(x * 2.0, axis=1)
+    return {"x": (x, rows[:2] + 1)}, {"y": y}, False
+
+
 EXTRA_GRAPHS = {
+    "input pipeline": _input_pipeline_graph,
     "variables": _variables_graph,
     "sgd": _training_graph(lambda: tf.train.GradientDescentOptimizer(0.1)),
     "momentum": _training_graph(lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True)),

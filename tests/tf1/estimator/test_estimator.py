@@ -145,3 +145,24 @@ def test_numpy_input_fn_batches_epochs_and_shapes():
     with pytest.raises(ValueError, match="same length"):
         tf.estimator.inputs.numpy_input_fn({"a": np.zeros(3)}, np.zeros(4), shuffle=False)()
     assert tf.compat.v1.estimator.inputs.numpy_input_fn is tf.estimator.inputs.numpy_input_fn
+
+
+def test_input_fn_returning_a_dataset(tmp_path):
+    def finite():
+        return tf.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(8)
+
+    def repeated():
+        return tf.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).repeat().batch(8)
+
+    est = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path))
+    est.train(finite)  # until the dataset ends: 40 examples in batches of 8
+    assert est.get_variable_value("global_step") == 5
+    est.train(repeated, steps=5)
+    numpy_fed = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path / "numpy"))
+    numpy_fed.train(_train_input(), steps=10)
+    np.testing.assert_allclose(est.get_variable_value("dense/kernel"),
+                               numpy_fed.get_variable_value("dense/kernel"), rtol=1e-6)
+    result = est.evaluate(finite)
+    np.testing.assert_allclose(result["loss"], numpy_fed.evaluate(_eval_input())["loss"],
+                               rtol=1e-5)
+    assert len(list(est.predict(finite))) == 40
