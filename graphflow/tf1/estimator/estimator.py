@@ -256,6 +256,15 @@ class Estimator:
                     else:
                         yield from batch
 
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, *args, **kwargs):
+        """Not provided: TensorFlow's SavedModel format is not graphflow's. Build the PREDICT
+        graph, restore the checkpoint into a Session and write it with `graphflow.save`."""
+        raise NotImplementedError("Estimator.export_saved_model: graphflow does not write "
+                                  "TensorFlow SavedModels; restore the latest checkpoint into a "
+                                  "Session and use graphflow.save(path, inputs, outputs, session=session) instead")
+
+    export_savedmodel = export_saved_model
+
     def _restored_session(self, graph, spec, checkpoint_path, hooks):
         path = checkpoint_path or self.latest_checkpoint()
         if path is None:

@@ -166,3 +166,9 @@ def test_input_fn_returning_a_dataset(tmp_path):
     np.testing.assert_allclose(result["loss"], numpy_fed.evaluate(_eval_input())["loss"],
                                rtol=1e-5)
     assert len(list(est.predict(finite))) == 40
+
+
+def test_export_saved_model_says_what_to_use_instead(tmp_path):
+    est = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(NotImplementedError, match="graphflow.save"):
+        est.export_savedmodel(str(tmp_path / "export"), None)
