@@ -261,7 +261,8 @@ class Estimator:
         graph, restore the checkpoint into a Session and write it with `graphflow.save`."""
         raise NotImplementedError("Estimator.export_saved_model: graphflow does not write "
                                   "TensorFlow SavedModels; restore the latest checkpoint into a "
-                                  "Session and use graphflow.save(path, inputs, outputs, session=session) instead")
+                                  "Session and use graphflow.save(path, inputs, outputs, "
+                                  "session=session) instead")
 
     export_savedmodel = export_saved_model
 
