@@ -29,3 +29,12 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
+
+__all__ = ["avg_pool", "avg_pool2d", "conv1d", "conv2d", "conv2d_backprop_filter",
+           "conv2d_backprop_input", "conv2d_transpose", "max_pool", "max_pool2d", "elu", "leaky_relu",
+           "relu", "relu6", "selu", "sigmoid", "softplus", "softsign", "tanh", "batch_normalization",
+           "bias_add", "dropout", "embedding_lookup", "l2_loss", "l2_normalize", "log_softmax",
+           "moments", "sigmoid_cross_entropy_with_logits", "softmax",
+           "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+           "sparse_softmax_cross_entropy_with_logits", "weighted_cross_entropy_with_logits",
+           "xw_plus_b"]

@@ -41,6 +41,8 @@ def _as_list(x):
 
 
 def _check_static(tensor, value, exact):
+    if tensor.dtype == tf.string and isinstance(value, bytes):  # TF1 fetches a scalar as bytes
+        value = np.array(value, dtype=object)
     value = np.asarray(value)
     assert tensor.dtype.as_numpy_dtype == value.dtype, (
         f"{tensor.name}: inferred dtype {tensor.dtype.name}, kernel produced {value.dtype}")
