@@ -46,3 +46,7 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# ---- layers and ops: batch normalization, index ops, einsum, image ops, inference files
+from graphflow.ops.index_ops import boolean_mask, gather_nd, scatter_nd, sequence_mask
+from graphflow.tf1 import math
