@@ -11,8 +11,8 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
-from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
 from graphflow.ops.index_ops import in_top_k, top_k
+from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
 from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
