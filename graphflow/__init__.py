@@ -51,3 +51,4 @@ __version__ = "0.1.0"
 from graphflow.ops.index_ops import boolean_mask, gather_nd, scatter_nd, sequence_mask
 from graphflow.tf1 import math
 from graphflow.ops.einsum_ops import einsum
+from graphflow.tf1 import image
