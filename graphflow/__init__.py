@@ -52,3 +52,4 @@ from graphflow.ops.index_ops import boolean_mask, gather_nd, scatter_nd, sequenc
 from graphflow.tf1 import math
 from graphflow.ops.einsum_ops import einsum
 from graphflow.tf1 import image
+from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
