@@ -53,3 +53,4 @@ from graphflow.tf1 import math
 from graphflow.ops.einsum_ops import einsum
 from graphflow.tf1 import image
 from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
+from graphflow.tf1 import graph_util

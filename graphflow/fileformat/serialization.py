@@ -95,20 +95,28 @@ def _named(spec, what):
     raise TypeError(f"{what} must be a dict of name -> Tensor (or a list of Tensors), got {spec!r}")
 
 
-def subgraph_ops(graph, roots):
+def subgraph_ops(graph, roots, initializers=True):
     """The ops `roots` need: their ancestors over data and control edges, plus the variables
     (VariableV2 ops) that kept stateful ops name in a string attr (reads, assigns, scatters and
-    optimizer updates with their slots), with their initializers (so that
+    optimizer updates with their slots), and with `initializers` their initializers (so that
     `global_variables_initializer` still works on the loaded or imported graph)."""
     kept = needed_ops(roots)
     names = {value for op in kept if op.type != VARIABLE_TYPE and registry.lookup(op.type).stateful
              for value in op.attrs.values() if isinstance(value, str)}
     variables = [op for op in graph.get_operations()
                  if op.type == VARIABLE_TYPE and op.attrs.get("shared_name") in names]
-    kept = set(needed_ops(kept + variables))
-    initializers = [var.initializer for op, var in python_variables(graph).items()
-                    if op in kept and var.initializer is not None]
-    return needed_ops(list(kept) + initializers)
+    kept = needed_ops(kept + variables) if variables else kept
+    if not initializers:
+        return kept
+    return with_initializers(graph, kept, kept)
+
+
+def with_initializers(graph, ops, variable_ops):
+    """`ops` plus the initializers (and what they need) of the Variables among `variable_ops`."""
+    variable_ops = set(variable_ops)
+    inits = [var.initializer for op, var in python_variables(graph).items()
+             if op in variable_ops and var.initializer is not None]
+    return needed_ops(list(ops) + inits) if inits else list(ops)
 
 
 def _op_of(element):
