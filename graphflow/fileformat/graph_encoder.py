@@ -2,7 +2,7 @@
 attrs, declared output dtypes/shapes, device, source line), its named input/output signatures, its
 variables (with the session's values) and its collections into the JSON document of a graph file,
 plus the arrays that go to the file's `.npz`. Generic over OpDefs: every attr an op holds must be
-declared in its OpDef's `attr_names`, so that a loader can validate it.
+declared, with its type, in its OpDef's `attrs`, so that a loader can validate it.
 """
 
 import importlib.metadata
@@ -10,6 +10,7 @@ import importlib.metadata
 from graphflow.fileformat import graph_format as fmt
 from graphflow.framework.graph import Operation, Tensor, describe_op
 from graphflow.ops import registry
+from graphflow.ops.attr_types import AttrTypeError, check_attrs
 from graphflow.ops.state_ops import Variable
 
 VARIABLE_TYPE = "VariableV2"
@@ -56,8 +57,13 @@ def _encode_op(op, arrays, strip_source):
         undeclared = sorted(set(op.attrs) - set(op_def.attr_names))
         if undeclared:
             raise ValueError(f"Cannot save {describe_op(op)}: attr(s) {undeclared} are not "
-                             f"declared in the OpDef of '{op.type}' (attr_names), so a loader "
+                             f"declared in the OpDef of '{op.type}' (its attrs=...), so a loader "
                              "could not validate them")
+        try:
+            check_attrs(op_def.attr_types, op.attrs)
+        except AttrTypeError as exc:
+            raise TypeError(f"Cannot save attr '{exc.attr}' of {describe_op(op)}: {exc} (its "
+                            f"OpDef declares the type), so a loader would refuse it") from None
         attrs = {}
         for key, value in op.attrs.items():
             try:
