@@ -22,7 +22,7 @@ from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, NUMERIC, define, make_tensor, require_dtype
 from graphflow.ops.static_value import shape_vector
 
-_RESIZE_ATTRS = ("align_corners", "half_pixel_centers")
+_RESIZE_ATTRS = "align_corners:bool half_pixel_centers:bool"
 
 
 def _check_images(images, what="images"):
@@ -82,10 +82,10 @@ def _resize_nearest_infer(inputs, attrs):
     return [(images.dtype, _resized_shape(images, size))]
 
 
-define("ResizeBilinear", _resize_bilinear_infer, attr_names=_RESIZE_ATTRS)
-define("ResizeBilinearGrad", _resize_bilinear_grad_infer, attr_names=_RESIZE_ATTRS)
-define("ResizeNearestNeighbor", _resize_nearest_infer, attr_names=_RESIZE_ATTRS)
-define("ResizeNearestNeighborGrad", _resize_nearest_infer, attr_names=_RESIZE_ATTRS)
+define("ResizeBilinear", _resize_bilinear_infer, attrs=_RESIZE_ATTRS)
+define("ResizeBilinearGrad", _resize_bilinear_grad_infer, attrs=_RESIZE_ATTRS)
+define("ResizeNearestNeighbor", _resize_nearest_infer, attrs=_RESIZE_ATTRS)
+define("ResizeNearestNeighborGrad", _resize_nearest_infer, attrs=_RESIZE_ATTRS)
 
 
 def _size_tensor(size):
@@ -101,7 +101,7 @@ def _resize(op_type, images, size, align_corners, half_pixel_centers, name):
     single = images.shape.ndims == 3
     if single:
         images = shape_ops.expand_dims(images, 0)
-    attrs = {"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}
+    attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
     out = make_tensor(op_type, (images, _size_tensor(size)), attrs, name=name or op_type)
     return shape_ops.squeeze(out, [0]) if single else out
 
@@ -120,14 +120,14 @@ def resize_nearest_neighbor(images, size, align_corners=False, name=None,
 
 def resize_bilinear_grad(grads, original_image, align_corners=False, half_pixel_centers=False,
                          name=None):
-    attrs = {"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}
+    attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
     return make_tensor("ResizeBilinearGrad", (grads, original_image), attrs,
                        name=name or "ResizeBilinearGrad")
 
 
 def resize_nearest_neighbor_grad(grads, size, align_corners=False, half_pixel_centers=False,
                                  name=None):
-    attrs = {"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}
+    attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
     return make_tensor("ResizeNearestNeighborGrad", (grads, _size_tensor(size)), attrs,
                        name=name or "ResizeNearestNeighborGrad")
 

@@ -47,7 +47,7 @@ def _top_k_infer(inputs, attrs):
     return [(x.dtype, shape), (dtypes.int32, shape)]
 
 
-define("TopKV2", _top_k_infer, attr_names=("sorted",))
+define("TopKV2", _top_k_infer, attrs="sorted:bool")
 
 
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 names
@@ -55,7 +55,7 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 names
     axis, largest first (ties: lower index first)."""
     x = convert_to_tensor(input)
     k = convert_to_tensor(k, dtype=dtypes.int32)
-    op = make_op("TopKV2", (x, k), {"sorted": bool(sorted)}, name=name or "TopKV2")
+    op = make_op("TopKV2", (x, k), {"sorted": sorted}, name=name or "TopKV2")
     return op.outputs[0], op.outputs[1]
 
 

@@ -20,7 +20,7 @@ from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, require_dtype
 
 _FORMATS = ("NHWC", "NCHW")
-_ATTRS = ("epsilon", "data_format", "is_training")
+_ATTRS = "epsilon:float data_format:enum(NHWC,NCHW) is_training:bool"
 
 
 def data_format_of(data_format):
@@ -72,7 +72,7 @@ def _fused_batch_norm_infer(inputs, attrs):
     return [(x.dtype, x.shape)] + [(x.dtype, stats)] * 4
 
 
-define("FusedBatchNorm", _fused_batch_norm_infer, attr_names=_ATTRS)
+define("FusedBatchNorm", _fused_batch_norm_infer, attrs=_ATTRS)
 
 
 def _fused_batch_norm_grad_infer(inputs, attrs):
@@ -95,7 +95,7 @@ def _fused_batch_norm_grad_infer(inputs, attrs):
     return [(x.dtype, shape), (x.dtype, stats), (x.dtype, stats)]
 
 
-define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attr_names=_ATTRS)
+define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS)
 
 
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",

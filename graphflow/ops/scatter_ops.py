@@ -38,7 +38,7 @@ def _scatter_infer(inputs, attrs):
 
 _OPS = {"ScatterUpdate": "scatter_update", "ScatterAdd": "scatter_add", "ScatterSub": "scatter_sub"}
 for _op_type in _OPS:
-    define(_op_type, _scatter_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+    define(_op_type, _scatter_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
 no_gradient(*_OPS)
 
 

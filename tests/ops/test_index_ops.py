@@ -89,3 +89,8 @@ def test_gather_nd_and_scatter_nd_out_of_range_name_the_op():
             sess.run(out, {params: np.zeros((2, 2), np.float32)})
     with pytest.raises(ValueError, match="ScatterNd op.*updates of shape"):
         tf.scatter_nd([[0], [1]], tf.zeros([3]), [4])
+
+
+def test_attr_types_are_declared():
+    with pytest.raises(TypeError, match="TopKV2.*attr 'sorted' must be a bool"):
+        tf.nn.top_k(tf.zeros([3]), 2, sorted="yes")
