@@ -43,6 +43,11 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 
 __version__ = "0.1.0"
 
+# ---- layers and ops: batch normalization, index ops, einsum, image ops, inference files
+from graphflow.ops.index_ops import boolean_mask, gather_nd, scatter_nd, sequence_mask
+from graphflow.ops.einsum_ops import einsum
+from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
+
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
 from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
 from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -72,7 +77,10 @@ logging = _Namespace("tf.logging", ["graphflow.tf1.tf_logging"])
 flags = _Namespace("tf.flags", ["graphflow.tf1.flags"])
 app = _Namespace("tf.app", ["graphflow.tf1.app"], members={"flags": flags})
 gfile = _Namespace("tf.gfile", members={n: getattr(_gfile, n) for n in _gfile.V1_NAMES})
-image = _Namespace("tf.image", members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
+image = _Namespace("tf.image", ["graphflow.tf1.image"],
+                   members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
+math = _Namespace("tf.math", ["graphflow.tf1.math"])
+graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
 io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)}})

@@ -11,7 +11,9 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
+from graphflow.ops.index_ops import in_top_k, top_k
 from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
+from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
     bias_add,
@@ -30,11 +32,5 @@ from graphflow.ops.nn_ops import (
     xw_plus_b,
 )
 
-__all__ = ["avg_pool", "avg_pool2d", "conv1d", "conv2d", "conv2d_backprop_filter",
-           "conv2d_backprop_input", "conv2d_transpose", "max_pool", "max_pool2d", "elu", "leaky_relu",
-           "relu", "relu6", "selu", "sigmoid", "softplus", "softsign", "tanh", "batch_normalization",
-           "bias_add", "dropout", "embedding_lookup", "l2_loss", "l2_normalize", "log_softmax",
-           "moments", "sigmoid_cross_entropy_with_logits", "softmax",
-           "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
-           "sparse_softmax_cross_entropy_with_logits", "weighted_cross_entropy_with_logits",
-           "xw_plus_b"]
+# This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

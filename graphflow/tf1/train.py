@@ -16,6 +16,7 @@ from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.state_ops import Variable
+from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
 from graphflow.tf1.optimizers import (
     AdamOptimizer,
     GradientDescentOptimizer,
@@ -92,4 +93,5 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
            "RMSPropOptimizer", "get_global_step", "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
-           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState"]
+           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
+           "export_meta_graph", "import_meta_graph"]

@@ -26,6 +26,9 @@ COVERED_ELSEWHERE = {
     "AssignSub": "tests/ops/test_state_ops.py",
     "IsVariableInitialized": "tests/ops/test_state_ops.py",
     "ReadVariableOp": "tests/ops/test_state_ops.py",
+    "ScatterUpdate": "tests/ops/test_scatter_ops.py",
+    "ScatterAdd": "tests/ops/test_scatter_ops.py",
+    "ScatterSub": "tests/ops/test_scatter_ops.py",
 }
 
 
