@@ -145,3 +145,7 @@ def session_intra_op_threads(config):
     if not isinstance(config, ConfigProto):
         raise TypeError(f"config must be a tf.ConfigProto, but got {type(config).__name__}")
     return config.intra_op_parallelism_threads or default_intra_op_threads()
+
+
+__all__ = ["ConfigProto", "GPUOptions", "threading", "set_intra_op_parallelism_threads",
+           "get_intra_op_parallelism_threads", "default_intra_op_threads"]

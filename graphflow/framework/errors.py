@@ -49,3 +49,7 @@ class UninitializedVariableError(RuntimeError):
 
 class GraphFormatError(ValueError):
     """A saved graph file is truncated, corrupted, hostile or of an unknown version."""
+
+
+__all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "OutOfRangeError",
+           "UnimplementedError", "InternalError", "UninitializedVariableError", "GraphFormatError"]

@@ -17,7 +17,7 @@ from graphflow.ops.math_ops import cast
 from graphflow.ops.random_ops import get_seed
 from graphflow.ops.registry import define, make_op, no_gradient
 
-_ATTRS = ("num_true", "num_sampled", "unique", "range_max", "seed", "seed2")
+_ATTRS = "num_true:int>=1 num_sampled:int>=1 unique:bool range_max:int>=1 seed:int seed2:int"
 
 
 def _sampler_infer(inputs, attrs):
@@ -42,8 +42,8 @@ def _sampler_infer(inputs, attrs):
             (dtypes.float32, TensorShape([num_sampled]))]
 
 
-define("LogUniformCandidateSampler", _sampler_infer, random=True, stateful=True, attr_names=_ATTRS)
-define("UniformCandidateSampler", _sampler_infer, random=True, stateful=True, attr_names=_ATTRS)
+define("LogUniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS)
+define("UniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS)
 no_gradient("LogUniformCandidateSampler", "UniformCandidateSampler")
 
 

@@ -35,10 +35,10 @@ def _no_outputs(inputs, attrs):
     return []
 
 
-define("Const", _const_infer, returns_state=True, attr_names=("value",))
-define("Placeholder", _placeholder_infer, attr_names=("dtype", "shape"))
+define("Const", _const_infer, returns_state=True, attrs="value:tensor")
+define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape")
 define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
-       attr_names=("shape",))
+       attrs="shape:none|shape")
 define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
 define("NoOp", _no_outputs)
 

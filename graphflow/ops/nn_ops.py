@@ -36,8 +36,8 @@ def _softmax_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("Softmax", _softmax_infer, attr_names=("axis",))
-define("LogSoftmax", _softmax_infer, attr_names=("axis",))
+define("Softmax", _softmax_infer, attrs="axis:int")
+define("LogSoftmax", _softmax_infer, attrs="axis:int")
 
 
 def _axis_arg(axis, dim):
@@ -75,7 +75,7 @@ def _softmax_xent_infer(inputs, attrs):
 
 
 define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer,
-       attr_names=("axis", "labels_stop_gradient"))
+       attrs="axis:int labels_stop_gradient:bool")
 
 
 def _sparse_xent_infer(inputs, attrs):
@@ -243,7 +243,7 @@ def _bias_add_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attr_names=("data_format",))
+define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attrs="data_format:none|string")
 
 
 def _bias_add_grad_infer(inputs, attrs):
@@ -256,7 +256,7 @@ def _bias_add_grad_infer(inputs, attrs):
     return [(g.dtype, TensorShape([g.shape[_channel_axis(attrs.get("data_format"), g.shape.ndims)]]))]
 
 
-define("BiasAddGrad", _bias_add_grad_infer, attr_names=("data_format",))
+define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string")
 
 
 def bias_add(value, bias, data_format=None, name=None):

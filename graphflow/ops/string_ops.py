@@ -42,7 +42,7 @@ def _join_infer(inputs, attrs):
     return [(dtypes.string, shape)]
 
 
-define("StringJoin", _join_infer, attr_names=("separator",))
+define("StringJoin", _join_infer, attrs="separator:string")
 
 
 def string_join(inputs, separator="", name=None):
@@ -73,9 +73,9 @@ def _split_infer(inputs, attrs):
             (dtypes.int64, TensorShape([2]))]
 
 
-define("StringSplit", _split_infer, attr_names=("delimiter", "skip_empty"),
+define("StringSplit", _split_infer, attrs="delimiter:string skip_empty:bool",
        extra={"value_dependent_shape": True})
-define("StringSplitV2", _split_infer, attr_names=("sep", "maxsplit"),
+define("StringSplitV2", _split_infer, attrs="sep:none|string maxsplit:int",
        extra={"value_dependent_shape": True})
 
 
@@ -113,7 +113,7 @@ def _length_infer(inputs, attrs):
     return [(dtypes.int32, inputs[0].shape)]
 
 
-define("StringLength", _length_infer, attr_names=("unit",))
+define("StringLength", _length_infer, attrs="unit:enum(BYTE,UTF8_CHAR)")
 
 
 def length(input, name=None, unit="BYTE"):
@@ -134,7 +134,7 @@ def _as_string_infer(inputs, attrs):
 
 
 define("AsString", _as_string_infer,
-       attr_names=("precision", "scientific", "shortest", "width", "fill"))
+       attrs="precision:int scientific:bool shortest:bool width:int fill:string")
 
 
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):
@@ -151,7 +151,7 @@ def _to_number_infer(inputs, attrs):
     return [(dtypes.as_dtype(attrs["out_type"]), inputs[0].shape)]
 
 
-define("StringToNumber", _to_number_infer, attr_names=("out_type",))
+define("StringToNumber", _to_number_infer, attrs="out_type:dtype")
 
 
 def to_number(string_tensor, out_type=dtypes.float32, name=None):

@@ -222,7 +222,10 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
         return identity(x, name=scope)
 
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
+from graphflow.tf1.layers_norm import batch_normalization  # noqa: E402 - uses the helpers above
+
+__all__ = ["dense", "batch_normalization",
+           "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
            "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer",
            "truncated_normal_initializer", "variance_scaling_initializer",

@@ -13,7 +13,9 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
+from graphflow.ops.index_ops import in_top_k, top_k
 from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
+from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
     bias_add,
@@ -32,3 +34,6 @@ from graphflow.ops.nn_ops import (
 )
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
+
+# This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -16,6 +16,7 @@ from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.state_ops import Variable
+from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
 from graphflow.tf1.optimizers import (
     AdamOptimizer,
     GradientDescentOptimizer,
@@ -118,7 +119,10 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",
            "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook", "Scaffold",
            "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
-           "MonitoredTrainingSession", "Supervisor"]
+           "MonitoredTrainingSession", "Supervisor", "export_meta_graph", "import_meta_graph",
+           "Coordinator", "QueueRunner", "add_queue_runner", "batch", "batch_join",
+           "input_producer", "range_input_producer", "shuffle_batch", "shuffle_batch_join",
+           "slice_input_producer", "start_queue_runners", "string_input_producer"]
 
 # TF1's queue-based input API: errors pointing to tf.data (graphflow.tf1.data.queue_runners)
 from graphflow.tf1.data.queue_runners import (  # noqa: E402, F401
