@@ -331,3 +331,46 @@ def multi_tower(tf, np, steps=15, num_towers=2):
                 _, value = sess.run([train_op, mean_loss], {x: features, y: labels})
                 losses.append(value)
     return {"losses": np.array(losses), "placement": np.array(str(placement))}
+
+
+def image_folder(tf, np, folder, steps=15):
+    """Images read from a folder of class sub-folders with read_file + decode_jpeg in a tf.data
+    pipeline, classified by their mean colour (logistic regression)."""
+    import os
+    classes = sorted(os.listdir(folder))
+    filenames, labels = [], []
+    for index, name in enumerate(classes):
+        for file in sorted(os.listdir(os.path.join(folder, name))):
+            filenames.append(os.path.join(folder, name, file))
+            labels.append(index)
+    labels = np.array(labels, np.float32)
+    order = np.random.RandomState(6).permutation(len(filenames))
+    filenames, labels = [filenames[i] for i in order], labels[order]
+
+    def parse(filename, label):
+        image = tf.image.decode_jpeg(tf.read_file(filename), channels=3)
+        return tf.cast(image, tf.float32) / 255.0, label
+
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.from_tensor_slices((filenames, labels)).map(parse)
+        images, targets = tf.data.make_one_shot_iterator(dataset.repeat().batch(8)).get_next()
+        colour = tf.reduce_mean(images, axis=[1, 2]) - 0.5
+        w = tf.Variable(np.zeros((3, 1), np.float32))
+        b = tf.Variable(np.zeros(1, np.float32))
+        logits = tf.squeeze(tf.matmul(colour, w) + b, [1])
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=targets,
+                                                                      logits=logits))
+        accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.cast(logits > 0, tf.float32), targets),
+                                          tf.float32))
+        train_op = tf.train.GradientDescentOptimizer(5.0).minimize(loss)
+        losses, accuracies = [], []
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            first_batch = None
+            for _ in range(steps):
+                pixels, _, value, acc = sess.run([images, train_op, loss, accuracy])
+                first_batch = pixels if first_batch is None else first_batch
+                losses.append(value)
+                accuracies.append(acc)
+    return {"losses": np.array(losses), "accuracies": np.array(accuracies),
+            "first_batch": first_batch}
