@@ -20,7 +20,7 @@ import graphflow
 
 # graphflow's own packages (the floors of docs/architecture.md): importable, but not TF1 names
 INTERNAL_PACKAGES = frozenset({"framework", "ops", "kernels", "engine", "fileformat",
-                               "optimizer_passes", "tools", "tf1"})
+                               "optimizer_passes", "tools", "tf1", "interop"})
 DOC_PATH = os.path.join("docs", "compat.md")  # relative to the repository root
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
