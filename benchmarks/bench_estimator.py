@@ -208,9 +208,10 @@ def main():
     for key, value in ours.items():
         tf_value = (reference["tensorflow"] or {}).get(key)
         np_value = reference["numpy"].get(key)
+        def cell(v):
+            return f"{v:10.3f}" if v else f"{'-':>10s}"
         ratio = f"{value / tf_value:8.2f}" if tf_value else f"{'-':>8s}"
-        print(f"{key:26s} {value:10.3f} {tf_value if tf_value else '-':>10} "
-              f"{np_value if np_value else '-':>10} {ratio}".replace("None", "-"))
+        print(f"{key:26s} {cell(value)} {cell(tf_value)} {cell(np_value)} {ratio}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"graphflow": ours, **reference}, f, indent=1)
