@@ -6,9 +6,11 @@
 
 The data ships with scikit-learn (no download). A fixed stratified split keeps 360 images as the
 held-out test set, never used for training or model choice. Each model is a TF1-style graph built
-with tf.layers / tf.nn, trained with Adam on mini-batches (tqdm shows the running loss and
-accuracy), evaluated once on the test set, then saved with its weights to one graph file and
-reloaded (no model code needed) to check that the reloaded graph gives the same test accuracy.
+with tf.layers / tf.nn, trained with Adam on mini-batches that a tf.data pipeline feeds (shuffled
+every epoch, randomly shifted for the CNN, batched, prefetched on a background thread; tqdm shows
+the running loss and accuracy), evaluated once on the test set, then saved with its weights to one
+graph file and reloaded (no model code needed) to check that the reloaded graph gives the same
+test accuracy.
 """
 
 import argparse
@@ -44,17 +46,21 @@ def load_data():
     return x_train, y_train, x_test, y_test
 
 
-def shift(images, rng):
-    """Augmentation: move each 8x8 image by up to one pixel in each direction (zero fill)."""
-    out = np.zeros_like(images).reshape(-1, 8, 8)
-    src = images.reshape(-1, 8, 8)
-    moves = rng.integers(-1, 2, size=(len(images), 2))
-    for (dy, dx) in set(map(tuple, moves)):
-        rows = np.all(moves == (dy, dx), axis=1)
-        ys, yd = (slice(0, 8 - dy), slice(dy, 8)) if dy >= 0 else (slice(-dy, 8), slice(0, 8 + dy))
-        xs, xd = (slice(0, 8 - dx), slice(dx, 8)) if dx >= 0 else (slice(-dx, 8), slice(0, 8 + dx))
-        out[rows, yd, xd] = src[rows][:, ys, xs]
-    return out.reshape(-1, 64)
+def shift(image, label):
+    """Augmentation (a tf.data map function): move the 8x8 image by up to one pixel in each
+    direction, zero fill: pad to 10x10 and cut an 8x8 window at a random offset."""
+    padded = tf.pad(tf.reshape(image, [8, 8]), [[1, 1], [1, 1]])
+    offset = tf.random_uniform([2], 0, 3, dtype=tf.int32, seed=SEED)
+    return tf.reshape(tf.slice(padded, offset, [8, 8]), [64]), label
+
+
+def input_pipeline(x_train, y_train, batch_size, epochs, augment):
+    """tf.data: reshuffled every epoch, shifted (CNN), batched, prefetched in the background."""
+    dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    dataset = dataset.shuffle(len(x_train), seed=SEED)
+    if augment:
+        dataset = dataset.map(shift)
+    return dataset.batch(batch_size).repeat(epochs).prefetch(2)
 
 
 def mlp(x, training):
@@ -80,13 +86,17 @@ def cnn(x, training):
 MODELS = {"mlp": mlp, "cnn": cnn}
 
 
-def build(model):
-    """The graph: inputs, probabilities, loss, accuracy and the Adam training op."""
+def build(model, data, batch_size, epochs):
+    """The graph: inputs (a tf.data iterator's batches, or fed values), probabilities, loss,
+    accuracy and the Adam training op."""
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(SEED)
-        x = tf.placeholder(tf.float32, [None, 64], name="x")
-        labels = tf.placeholder(tf.int64, [None], name="labels")
+        dataset = input_pipeline(data[0], data[1], batch_size, epochs, AUGMENT[model])
+        images, batch_labels = dataset.make_one_shot_iterator().get_next()
+        # the model reads the pipeline's batches unless x is fed (test set, the saved model)
+        x = tf.placeholder_with_default(images, [None, 64], name="x")
+        labels = tf.placeholder_with_default(batch_labels, [None], name="labels")
         training = tf.placeholder_with_default(False, [], name="training")
         logits = MODELS[model](x, training)
         probs = tf.nn.softmax(logits, name="probs")
@@ -107,25 +117,21 @@ def accuracy(probs, y):
 
 def train_model(model, data, epochs, batch_size, out_dir, quiet=False):
     x_train, y_train, x_test, y_test = data
-    graph, t = build(model)
-    rng = np.random.default_rng(SEED)
+    graph, t = build(model, data, batch_size, epochs)
     steps_per_epoch = int(np.ceil(len(x_train) / batch_size))
     start = time.perf_counter()
     with tf.Session(graph=graph) as sess:
         sess.run(t["init"])
-        step = sess.make_callable([t["train_op"], t["loss"], t["correct"]],
-                                  [t["x"], t["labels"], t["training"]])
+        step = sess.make_callable([t["train_op"], t["loss"], t["correct"], t["labels"]],
+                                  [t["training"]])
         bar = tqdm(total=epochs * steps_per_epoch, desc=f"{model:>3}", unit="step",
                    disable=quiet, file=sys.stdout, mininterval=0.25)
         for epoch in range(epochs):
-            order = rng.permutation(len(x_train))
             seen = total_loss = total_correct = 0
-            for i in range(0, len(order), batch_size):
-                idx = order[i:i + batch_size]
-                batch = shift(x_train[idx], rng) if AUGMENT[model] else x_train[idx]
-                _, loss, correct = step(batch, y_train[idx], True)
-                seen += len(idx)
-                total_loss += float(loss) * len(idx)
+            for _ in range(steps_per_epoch):
+                _, loss, correct, batch_labels = step(True)
+                seen += len(batch_labels)
+                total_loss += float(loss) * len(batch_labels)
                 total_correct += float(correct)
                 bar.update(1)
                 bar.set_postfix(epoch=epoch + 1, loss=f"{total_loss / seen:.4f}",

@@ -13,7 +13,6 @@ from graphflow import compat
 from graphflow.compat import (disable_eager_execution, disable_resource_variables,
                               disable_v2_behavior, disable_v2_tensorshape, enable_eager_execution,
                               enable_v2_behavior, executing_eagerly)
-from graphflow.framework import errors
 from graphflow.framework.dtypes import (DType, as_dtype, double, float16, float32, float64, half, int8,
                                         int16, int32, int64, uint8)
 from graphflow.framework.dtypes import bool_ as bool
@@ -28,13 +27,11 @@ from graphflow.ops.gradient_ops import stop_gradient
 from graphflow.ops.math_ops import *
 from graphflow.ops.random_ops import *
 from graphflow.ops.state_ops import *
-from graphflow.engine import config
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.engine.session import InteractiveSession, Session, get_default_session
 from graphflow.optimizer_passes import optimize
 from graphflow.fileformat.serialization import import_graph, load, save
-from graphflow.tf1 import layers, losses, nn, random, train
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initializer,
                                     glorot_uniform_initializer, ones_initializer,
@@ -43,7 +40,6 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     zeros_initializer)
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
-from graphflow.tools import viz
 
 # Data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names).
 import sys as _sys
@@ -53,3 +49,61 @@ from graphflow.interop import distribute
 _sys.modules[__name__ + ".horovod"] = horovod = distribute
 
 __version__ = "0.1.0"
+
+# ---- layers and ops: batch normalization, index ops, einsum, image ops, inference files
+from graphflow.ops.index_ops import boolean_mask, gather_nd, scatter_nd, sequence_mask
+from graphflow.ops.einsum_ops import einsum
+from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
+
+# --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
+from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
+from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.string_ops import as_string, string_join, string_split, string_to_number
+from graphflow.framework.device_spec import DeviceSpec
+from graphflow.framework.graph import NodeDef
+from graphflow.tf1.legacy_ops import arg_max, arg_min
+from graphflow.ops import io_ops as _io_ops
+from graphflow.ops.io_ops import read_file, write_file
+from graphflow.tf1 import gfile as _gfile
+from graphflow.tf1.namespace import PublicNamespace as _Namespace
+from graphflow.tf1.namespace import not_implemented as _not_implemented
+
+_IMAGE_DECODERS = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
+
+# Each public module exports only its API: the names its implementation lists in `__all__`.
+layers = _Namespace("tf.layers", ["graphflow.tf1.layers"])
+losses = _Namespace("tf.losses", ["graphflow.tf1.losses"])
+nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
+random = _Namespace("tf.random", ["graphflow.tf1.random"])
+train = _Namespace("tf.train", ["graphflow.tf1.train"])
+strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
+config = _Namespace("tf.config", ["graphflow.engine.config"])
+errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
+viz = _Namespace("tf.viz", ["graphflow.tools.viz"])
+logging = _Namespace("tf.logging", ["graphflow.tf1.tf_logging"])
+flags = _Namespace("tf.flags", ["graphflow.tf1.flags"])
+app = _Namespace("tf.app", ["graphflow.tf1.app"], members={"flags": flags})
+gfile = _Namespace("tf.gfile", members={n: getattr(_gfile, n) for n in _gfile.V1_NAMES})
+image = _Namespace("tf.image", ["graphflow.tf1.image"],
+                   members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
+math = _Namespace("tf.math", ["graphflow.tf1.math"])
+graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
+io = _Namespace("tf.io", members={
+    "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
+    **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)}})
+
+
+# --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py
+data = _Namespace("tf.data", ["graphflow.tf1.data"])
+
+# --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
+metrics = _Namespace("tf.metrics", ["graphflow.tf1.metrics"])
+estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
+    "inputs": _Namespace("tf.estimator.inputs", ["graphflow.tf1.estimator.inputs"])})
+
+
+def __getattr__(name):
+    """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise _not_implemented(f"tf.{name}")

@@ -19,7 +19,8 @@ def test_compat_v1_is_graphflow():
     assert importlib.import_module("graphflow.compat.v1") is graphflow
     assert sys.modules["graphflow.compat.v1"] is graphflow
     assert tf.compat.v1.placeholder is graphflow.placeholder
-    with pytest.raises(AttributeError, match="no attribute 'v3'"):
+    with pytest.raises(AttributeError,
+                       match=r"graphflow does not implement tf.compat.v3 \(see docs/compat.md\)"):
         graphflow.compat.v3  # noqa: B018
 
 

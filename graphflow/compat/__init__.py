@@ -7,9 +7,6 @@ which is the behaviour those calls select, so they change nothing; asking for ea
 or the v2 behaviour is an error, since graphflow has neither.
 """
 
-import importlib
-
-
 def disable_eager_execution():
     """Select graph mode: graphflow always runs in graph mode, so there is nothing to change."""
 
@@ -69,10 +66,14 @@ as_str = as_text
 def __getattr__(name):
     # `tf.compat.v1` without importing graphflow.compat.v1 first: load the alias on first use
     if name == "v1":
+        import importlib
         return importlib.import_module(__name__ + ".v1")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from graphflow.tf1.namespace import not_implemented
+    raise not_implemented(f"tf.compat.{name}")
 
 
 __all__ = ["disable_eager_execution", "disable_v2_behavior", "disable_resource_variables",
            "disable_v2_tensorshape", "disable_control_flow_v2", "executing_eagerly",
-           "enable_eager_execution", "enable_v2_behavior", "as_bytes", "as_text", "as_str"]
+           "enable_eager_execution", "enable_v2_behavior", "as_bytes", "as_text", "as_str", "v1"]

@@ -62,7 +62,14 @@ class FeedSpec:
         self.exact_shape = dims if tensor.shape.is_fully_defined() else None
 
     def convert(self, value):
-        arr = value if type(value) is np.ndarray else np.asarray(value)
+        if self.np_dtype.kind == "O":  # tf.string: an object array of bytes
+            try:
+                arr = dtypes.string_array(value)
+            except TypeError as exc:
+                raise TypeError(self._message(f"cannot feed this value to a tf.string tensor "
+                                              f"({exc})")) from None
+        else:
+            arr = value if type(value) is np.ndarray else np.asarray(value)
         if arr.dtype != self.np_dtype:
             if not dtypes.can_feed(arr.dtype, self.dtype):
                 raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
@@ -182,7 +189,11 @@ class Plan:
         returns = []
         for e in fetch_elements:
             if hasattr(e, "value_index"):
-                returns.append(self.placement.fetch(e, var_of[e]))
+                expr = self.placement.fetch(e, var_of[e])
+                if e.dtype == dtypes.string and e.shape.ndims in (0, None):  # TF1: a scalar is bytes
+                    expr = f"_string_scalar({expr})"
+                    namespace["_string_scalar"] = _string_scalar
+                returns.append(expr)
                 self.copy_fetch.append(may_alias_external(e, fed) and e not in fed
                                        and self.placement.on_host(e))
             else:
@@ -234,7 +245,8 @@ class Plan:
             except Exception as exc:
                 raise self._translate(exc) from exc
         if self.any_copy:
-            out = tuple(np.array(v, copy=True) if c else v for v, c in zip(out, self.copy_fetch))
+            out = tuple(np.array(v, copy=True) if c and isinstance(v, np.ndarray) else v
+                        for v, c in zip(out, self.copy_fetch))
         return out
 
     def _translate(self, exc):
@@ -265,6 +277,11 @@ class Plan:
         return InvalidArgumentError(
             None, op, f"{op.type} kernel failed for {describe_op(op)} on inputs [{detail}]: "
             f"{type(exc).__name__}: {exc}")
+
+
+def _string_scalar(value):
+    """A fetched tf.string value as TF1 returns it: `bytes` for a scalar, else the object array."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def _input_value(frame_locals, line, index):

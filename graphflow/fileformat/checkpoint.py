@@ -4,8 +4,9 @@
     path = saver.save(sess, "ckpt/model", global_step=step)   # -> "ckpt/model-100"
     saver.restore(sess, tf.train.latest_checkpoint("ckpt"))
 
-A checkpoint holds variable values only (the graph is rebuilt by code, or saved with
-`graphflow.save`): `<prefix>.npz`, one array per variable keyed by its name (the variable op's
+A checkpoint holds variable values (the graph is rebuilt by code, or read back from the
+`<prefix>.meta` graph file `save` also writes, with `tf.train.import_meta_graph`):
+`<prefix>.npz`, one array per variable keyed by its name (the variable op's
 name, e.g. 'dense/kernel'), plus a small JSON index file `checkpoint` in the same directory naming
 the latest and the kept checkpoints, as TF1 does. Both are written atomically. Restoring checks
 every value's presence, dtype and shape before changing any variable, reads with size limits and
@@ -93,6 +94,7 @@ class Saver:
         self._next_keep_time = time.time() + self._keep_every_seconds
         self._pad_step_number = pad_step_number
         self._last_checkpoints = []  # [(prefix, time saved)], oldest first
+        self._meta_suffix = "meta"
         self.name = name
 
     @property
@@ -112,8 +114,11 @@ class Saver:
                 raise ValueError(f"Variable '{s.key}' is not in the session's graph")
 
     # ------------------------------------------------------------------------------ saving
-    def save(self, sess, save_path, global_step=None, latest_filename=None, write_state=True):
-        """Write the variables' values to `<save_path>[-<step>].npz`; returns that prefix."""
+    def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
+             write_meta_graph=True, write_state=True, strip_default_attrs=False):
+        """Write the variables' values to `<save_path>[-<step>].npz`; returns that prefix. With
+        `write_meta_graph` (TF1's default), the session's graph also goes to
+        `<prefix>.meta` (a graphflow graph file without values) for `tf.train.import_meta_graph`."""
         self._check_session(sess)
         if global_step is not None:
             step = global_step if isinstance(global_step, (int, np.integer)) else sess.run(
@@ -135,6 +140,11 @@ class Saver:
             arrays[s.key] = value
         with file_io.atomic_write(save_path + _DATA_SUFFIX) as f:
             file_io.write_npz(f, arrays)
+        if write_meta_graph:
+            # the graph file writer sits a floor above (it runs sessions when loading)
+            from graphflow.fileformat.serialization import save as save_graph
+            save_graph(f"{save_path}.{meta_graph_suffix}", graph=sess.graph)
+            self._meta_suffix = meta_graph_suffix
         self._remember(save_path)
         if write_state:
             _write_state(directory, save_path, self.last_checkpoints,
@@ -152,10 +162,11 @@ class Saver:
             if saved_at > self._next_keep_time:  # keep one checkpoint every N hours for good
                 self._next_keep_time += self._keep_every_seconds
                 continue
-            try:
-                os.remove(old + _DATA_SUFFIX)
-            except FileNotFoundError:
-                pass
+            for path in (old + _DATA_SUFFIX, f"{old}.{self._meta_suffix}"):
+                try:
+                    os.remove(path)
+                except FileNotFoundError:
+                    pass
 
     # ------------------------------------------------------------------------------ restoring
     def restore(self, sess, save_path, limits=None):

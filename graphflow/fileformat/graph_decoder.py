@@ -16,6 +16,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.graph import SourceLocation, Tensor, canonical_device
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import registry
+from graphflow.ops.attr_types import AttrTypeError, check_attrs
 from graphflow.ops.state_ops import Variable
 
 fail = fmt.fail
@@ -122,7 +123,7 @@ def _check_op(entry, i, limits, shapes):
     attrs = entry.get("attrs", {})
     if type(attrs) is not dict:
         expect(attrs, (dict,), f"{where} field 'attrs'")
-    if attrs and not attrs.keys() <= set(op_def.attr_names):
+    if attrs and not attrs.keys() <= op_def.attr_types.keys():
         undeclared = sorted(set(attrs) - set(op_def.attr_names))
         fail(f"{where}: attr(s) {undeclared} are not attrs of op type '{op_type}' (it declares "
              f"{list(op_def.attr_names)})")
@@ -267,6 +268,10 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
     where = meta["where"]
     attrs = {k: fmt.decode_value(v, f"{where} attr '{k}'", tensors, limits)
              for k, v in meta["attrs"].items()}
+    try:
+        check_attrs(meta["op_def"].attr_types, attrs)
+    except AttrTypeError as exc:
+        fail(f"{where} ({meta['type']}): {exc}")
     if prefix:  # imported variables get their own state: names of them are prefixed too
         for k, v in attrs.items():
             if type(v) is str and v in shared_names:

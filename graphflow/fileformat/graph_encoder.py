@@ -2,14 +2,15 @@
 attrs, declared output dtypes/shapes, device, source line), its named input/output signatures, its
 variables (with the session's values) and its collections into the JSON document of a graph file,
 plus the arrays that go to the file's `.npz`. Generic over OpDefs: every attr an op holds must be
-declared in its OpDef's `attr_names`, so that a loader can validate it.
+declared, with its type, in its OpDef's `attrs`, so that a loader can validate it.
 """
 
 import importlib.metadata
 
 from graphflow.fileformat import graph_format as fmt
-from graphflow.framework.graph import Operation, Tensor, describe_op
+from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
 from graphflow.ops import registry
+from graphflow.ops.attr_types import AttrTypeError, check_attrs
 from graphflow.ops.state_ops import Variable
 
 VARIABLE_TYPE = "VariableV2"
@@ -22,23 +23,45 @@ def _producer():
         return "graphflow"
 
 
-def encode_graph(graph, inputs, outputs, variable_values, strip_source=False):
+def encode_graph(graph, inputs, outputs, variable_values, strip_source=False, ops=None):
     """(document, {npz key: array}) for `graph` with named `inputs`/`outputs` signatures.
 
     `variable_values` is {shared_name: array} (a session's snapshot); values of variables in the
-    graph are stored under 'variables/<shared_name>'."""
+    graph are stored under 'variables/<shared_name>'. `ops`: the ops to write (a subgraph closed
+    under inputs, e.g. `needed_ops(...)`; default all): variables, initializers and collection
+    entries outside it are left out."""
+    _check_signatures_saveable(inputs, outputs)
     arrays = {}
-    ops = []
+    kept = None if ops is None else set(ops)
+    entries = []
     for op in graph.get_operations():
-        ops.append(_encode_op(op, arrays, strip_source))
+        if kept is None or op in kept:
+            entries.append(_encode_op(op, arrays, strip_source))
     doc = {"format": fmt.FORMAT, "version": fmt.VERSION, "producer": _producer(),
            "seed": graph.seed if type(graph.seed) is int else None,
            "signatures": {"inputs": {k: _signature_entry(v, k, True) for k, v in inputs.items()},
                           "outputs": {k: _signature_entry(v, k, False) for k, v in outputs.items()}},
-           "variables": _encode_variables(graph, variable_values, arrays),
-           "collections": _encode_collections(graph),
-           "ops": ops}
+           "variables": _encode_variables(graph, variable_values, arrays, kept),
+           "collections": _encode_collections(graph, kept),
+           "ops": entries}
     return doc, arrays
+
+
+def _check_signatures_saveable(inputs, outputs):
+    """Ops flagged `unsaveable` in their OpDef (an iterator over a Python input pipeline) may sit
+    in a saved graph, but no saved output may need them: loaded elsewhere they could not run."""
+    fed = {_element(e) for e in inputs.values()}
+    roots = [_element(e) for e in outputs.values()]
+    roots = [e.op if isinstance(e, Tensor) else e for e in roots if isinstance(e, (Tensor, Operation))]
+    for op in needed_ops(roots, fed):
+        reason = registry.lookup(op.type).extra.get("unsaveable")
+        if reason:
+            raise ValueError(f"Cannot save a graph whose outputs need {describe_op(op)}: {reason}")
+
+
+def _element(element):
+    as_element = getattr(element, "_as_graph_element", None)
+    return as_element() if as_element is not None else element
 
 
 def _encode_op(op, arrays, strip_source):
@@ -52,8 +75,13 @@ def _encode_op(op, arrays, strip_source):
         undeclared = sorted(set(op.attrs) - set(op_def.attr_names))
         if undeclared:
             raise ValueError(f"Cannot save {describe_op(op)}: attr(s) {undeclared} are not "
-                             f"declared in the OpDef of '{op.type}' (attr_names), so a loader "
+                             f"declared in the OpDef of '{op.type}' (its attrs=...), so a loader "
                              "could not validate them")
+        try:
+            check_attrs(op_def.attr_types, op.attrs)
+        except AttrTypeError as exc:
+            raise TypeError(f"Cannot save attr '{exc.attr}' of {describe_op(op)}: {exc} (its "
+                            f"OpDef declares the type), so a loader would refuse it") from None
         attrs = {}
         for key, value in op.attrs.items():
             try:
@@ -85,7 +113,7 @@ def _signature_entry(element, name, is_input):
     raise TypeError(f"Signature entry '{name}' must be {kind}, got {element!r}")
 
 
-def _python_variables(graph):
+def python_variables(graph):
     """{VariableV2 op: Variable object} for the Variables held in the graph's collections."""
     found = {}
     for key in graph.get_all_collection_keys():
@@ -95,14 +123,16 @@ def _python_variables(graph):
     return found
 
 
-def _encode_variables(graph, values, arrays):
-    objects = _python_variables(graph)
+def _encode_variables(graph, values, arrays, kept):
+    objects = python_variables(graph)
     entries = []
     for op in graph.get_operations():
-        if op.type != VARIABLE_TYPE:
+        if op.type != VARIABLE_TYPE or (kept is not None and op not in kept):
             continue
         var = objects.get(op)
         init = var.initializer if var is not None else None
+        if kept is not None and init not in kept:
+            init = None
         entry = {"op": op.name, "initializer": init.name if init is not None else None,
                  "trainable": bool(var.trainable) if var is not None else False, "value": None}
         shared = op.attrs["shared_name"]
@@ -114,7 +144,10 @@ def _encode_variables(graph, values, arrays):
     return entries
 
 
-def _encode_collections(graph):
+def _encode_collections(graph, kept):
+    def inside(op):
+        return op.graph is graph and (kept is None or op in kept)
+
     out = {}
     for key in graph.get_all_collection_keys():
         if type(key) is not str:
@@ -122,13 +155,13 @@ def _encode_collections(graph):
         items = []
         for item in graph.get_collection(key):
             if isinstance(item, Variable):
-                if item.graph is graph:
+                if inside(item.op):
                     items.append({"variable": item.op.name})
             elif isinstance(item, Tensor):
-                if item.graph is graph:
+                if inside(item.op):
                     items.append({"tensor": item.name})
             elif isinstance(item, Operation):
-                if item.graph is graph:
+                if inside(item):
                     items.append({"op": item.name})
             elif type(item) in (str, int, bool) or (type(item) is float and item == item
                                                     and abs(item) != float("inf")):

@@ -18,9 +18,10 @@ from graphflow.engine.session import Session
 from graphflow.fileformat import file_io
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
-from graphflow.fileformat.graph_encoder import encode_graph
+from graphflow.fileformat.graph_encoder import VARIABLE_TYPE, encode_graph, python_variables
 from graphflow.framework.errors import GraphFormatError
-from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph
+from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
+from graphflow.ops import registry
 
 GRAPH_MEMBER = "graph.json"
 TENSORS_MEMBER = "tensors.npz"
@@ -32,7 +33,10 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
     """Write the graph, its named input/output signatures and variable values to one file.
 
     inputs: {name: Tensor} fed at run time (a list of Tensors is named by op name).
-    outputs: {name: Tensor or Operation} fetched at run time (a list is named by op name).
+    outputs: {name: Tensor or Operation} fetched at run time (a list is named by op name). With
+        outputs, the file keeps only the ops they need, the inputs and the initializers of the
+        variables kept (`subgraph_ops`): e.g. a model saved with outputs={"probabilities": p}
+        carries no optimizer slots, labels, loss or train op. Without outputs, the whole graph.
     session: the Session whose variable values are saved (None: variables are saved without
         values and must be initialized after loading).
     graph: the graph to save (default: the outputs' graph, else the default graph).
@@ -55,8 +59,11 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
         values = dict(variable_values)
     else:
         values = session.variable_values() if session is not None else {}
+    roots = [_op_of(e) for e in list(inputs.values()) + list(outputs.values())]
+    kept = subgraph_ops(graph, [op for op in roots if op is not None]) if outputs else None
     with file_io.gc_paused():
-        doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source)
+        doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source,
+                                   ops=kept)
         text = fmt.dumps_document(doc).encode("utf-8")
         del doc
     tensors = file_io.npz_bytes(arrays)
@@ -86,6 +93,38 @@ def _named(spec, what):
             named[name] = element
         return named
     raise TypeError(f"{what} must be a dict of name -> Tensor (or a list of Tensors), got {spec!r}")
+
+
+def subgraph_ops(graph, roots, initializers=True):
+    """The ops `roots` need: their ancestors over data and control edges, plus the variables
+    (VariableV2 ops) that kept stateful ops name in a string attr (reads, assigns, scatters and
+    optimizer updates with their slots), and with `initializers` their initializers (so that
+    `global_variables_initializer` still works on the loaded or imported graph)."""
+    kept = needed_ops(roots)
+    names = {value for op in kept if op.type != VARIABLE_TYPE and registry.lookup(op.type).stateful
+             for value in op.attrs.values() if isinstance(value, str)}
+    variables = [op for op in graph.get_operations()
+                 if op.type == VARIABLE_TYPE and op.attrs.get("shared_name") in names]
+    kept = needed_ops(kept + variables) if variables else kept
+    if not initializers:
+        return kept
+    return with_initializers(graph, kept, kept)
+
+
+def with_initializers(graph, ops, variable_ops):
+    """`ops` plus the initializers (and what they need) of the Variables among `variable_ops`."""
+    variable_ops = set(variable_ops)
+    inits = [var.initializer for op, var in python_variables(graph).items()
+             if op in variable_ops and var.initializer is not None]
+    return needed_ops(list(ops) + inits) if inits else list(ops)
+
+
+def _op_of(element):
+    as_element = getattr(element, "_as_graph_element", None)
+    element = as_element() if as_element is not None else element
+    if isinstance(element, Tensor):
+        return element.op
+    return element if isinstance(element, Operation) else None
 
 
 def _graph_of(elements):

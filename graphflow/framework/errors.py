@@ -26,6 +26,11 @@ class NotFoundError(OpError):
     """A name or file that does not exist."""
 
 
+class OutOfRangeError(OpError):
+    """An input is exhausted: an iterator past the end of its dataset (`IteratorGetNext`), or the
+    epochs of a numpy input feeder."""
+
+
 class UnimplementedError(OpError):
     """An op has no kernel for the requested device."""
 
@@ -44,3 +49,7 @@ class UninitializedVariableError(RuntimeError):
 
 class GraphFormatError(ValueError):
     """A saved graph file is truncated, corrupted, hostile or of an unknown version."""
+
+
+__all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "OutOfRangeError",
+           "UnimplementedError", "InternalError", "UninitializedVariableError", "GraphFormatError"]

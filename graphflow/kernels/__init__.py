@@ -82,13 +82,17 @@ class VariableStore:
 
 
 class SessionState:
-    """Everything a session's kernels share across runs: variables and random generators."""
+    """Everything a session's kernels share across runs: variables, random generators and
+    resources (objects such as input-pipeline iterators, closed with the session)."""
 
     def __init__(self):
         self.variables = VariableStore()
         self._rngs = {}
         self._rng_lock = threading.Lock()
+        self.resources = {}
+        self.resource_lock = threading.Lock()
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
+        self.allow_soft_placement = False  # ConfigProto: an unavailable GPU falls back to the CPU
 
     def rng(self, key, seed):
         """A numpy Generator for one random op, created once per session from its seed."""
@@ -99,6 +103,20 @@ class SessionState:
                 self._rngs[key] = gen
             return gen
 
+    def resource(self, key, create):
+        """The session's resource under `key`, made by `create()` on first use."""
+        with self.resource_lock:
+            found = self.resources.get(key)
+            if found is None:
+                found = self.resources[key] = create()
+            return found
+
     def clear(self):
         self.variables = VariableStore()
         self._rngs.clear()
+        with self.resource_lock:
+            resources, self.resources = list(self.resources.values()), {}
+        for resource in resources:
+            close = getattr(resource, "close", None)
+            if close is not None:
+                close()

@@ -103,7 +103,7 @@ def _transpose_infer(inputs, attrs):
     return [(x.dtype, TensorShape([dims[p] for p in perm]))]
 
 
-define("Transpose", _transpose_infer, may_alias_input=True, attr_names=("perm",))
+define("Transpose", _transpose_infer, may_alias_input=True, attrs="perm:none|list(int)")
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
@@ -142,7 +142,7 @@ def _gather_infer(inputs, attrs):
     return [(params.dtype, out)]
 
 
-define("GatherV2", _gather_infer, attr_names=("axis", "batch_dims"))
+define("GatherV2", _gather_infer, attrs="axis:int batch_dims:int")
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -160,7 +160,7 @@ def _gather_grad_infer(inputs, attrs):
     return [(grad.dtype, _dims_from_vector(params_shape, "params_shape"))]
 
 
-define("GatherGrad", _gather_grad_infer, attr_names=("axis", "batch_dims"))
+define("GatherGrad", _gather_grad_infer, attrs="axis:int batch_dims:int")
 
 
 def gather_grad(grad, indices, params_shape, axis=0, batch_dims=0, name=None):
@@ -227,7 +227,7 @@ def _one_hot_infer(inputs, attrs):
     return [(dt, TensorShape(out))]
 
 
-define("OneHot", _one_hot_infer, attr_names=("depth", "axis"))
+define("OneHot", _one_hot_infer, attrs="depth:int>=0 axis:int")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -346,8 +346,8 @@ def _mirror_pad_grad_infer(inputs, attrs):
 
 
 define("Pad", _pad_infer)
-define("MirrorPad", _mirror_pad_infer, attr_names=("mode",))
-define("MirrorPadGrad", _mirror_pad_grad_infer, attr_names=("mode",))
+define("MirrorPad", _mirror_pad_infer, attrs="mode:string")
+define("MirrorPadGrad", _mirror_pad_grad_infer, attrs="mode:string")
 
 
 def _paddings_tensor(paddings):
@@ -394,7 +394,7 @@ def _reverse_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("ReverseV2", _reverse_infer, may_alias_input=True, attr_names=("axis",))
+define("ReverseV2", _reverse_infer, may_alias_input=True, attrs="axis:list(int)")
 
 
 def reverse(tensor, axis, name=None):

@@ -113,7 +113,8 @@ def _check_backprop(out_shape, expected, what):
 
 
 # ---------------------------------------------------------------- conv2d
-_CONV_ATTRS = ("strides", "padding", "data_format", "dilations")
+_CONV_ATTRS = ("strides:int>=1|list(int>=1) padding:string data_format:none|string "
+               "dilations:int>=1|list(int>=1)")
 
 
 def _conv2d_infer(inputs, attrs):
@@ -147,9 +148,9 @@ def _conv2d_backprop_filter_infer(inputs, attrs):
     return [(dt, f_shape)]
 
 
-define("Conv2D", _conv2d_infer, attr_names=_CONV_ATTRS)
-define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attr_names=_CONV_ATTRS)
-define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attr_names=_CONV_ATTRS)
+define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS)
+define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS)
+define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS)
 
 
 def _conv_attrs(strides, padding, data_format, dilations):
@@ -234,7 +235,8 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
 
 
 # ---------------------------------------------------------------- pooling
-_POOL_ATTRS = ("ksize", "strides", "padding", "data_format")
+_POOL_ATTRS = ("ksize:int>=1|list(int>=1) strides:int>=1|list(int>=1) padding:string "
+               "data_format:none|string")
 
 
 def _pool_output(shape, attrs):
@@ -280,11 +282,11 @@ def _avg_pool_grad_infer(inputs, attrs):
     return [(g.dtype, in_shape)]
 
 
-define("MaxPool", _pool_infer(FLOATS + INTEGERS), attr_names=_POOL_ATTRS)
-define("AvgPool", _pool_infer(FLOATS), attr_names=_POOL_ATTRS)
-define("MaxPoolGrad", _max_pool_grad_infer(True), attr_names=_POOL_ATTRS)
-define("MaxPoolGradGrad", _max_pool_grad_infer(False), attr_names=_POOL_ATTRS)
-define("AvgPoolGrad", _avg_pool_grad_infer, attr_names=_POOL_ATTRS)
+define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS)
+define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS)
+define("MaxPoolGrad", _max_pool_grad_infer(True), attrs=_POOL_ATTRS)
+define("MaxPoolGradGrad", _max_pool_grad_infer(False), attrs=_POOL_ATTRS)
+define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)
 
 
 def _pool_attrs(ksize, strides, padding, data_format):

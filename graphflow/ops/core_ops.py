@@ -35,10 +35,10 @@ def _no_outputs(inputs, attrs):
     return []
 
 
-define("Const", _const_infer, returns_state=True, attr_names=("value",))
-define("Placeholder", _placeholder_infer, attr_names=("dtype", "shape"))
+define("Const", _const_infer, returns_state=True, attrs="value:tensor")
+define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape")
 define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
-       attr_names=("shape",))
+       attrs="shape:none|shape")
 define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
 define("NoOp", _no_outputs)
 
@@ -46,6 +46,8 @@ define("NoOp", _no_outputs)
 def _to_numpy(value, dtype):
     """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does)."""
     if dtype is None:
+        if _is_text(value):
+            return dtypes.string_array(value), dtypes.string
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             arr = np.asarray(value)
             return arr, dtypes.as_dtype(arr.dtype)
@@ -57,9 +59,13 @@ def _to_numpy(value, dtype):
             return arr.astype(target), dtypes.as_dtype(target)
         if arr.dtype.kind == "b":
             return arr, dtypes.bool_
+        if arr.dtype.kind == "c":
+            return arr.astype(np.complex128), dtypes.complex128
         raise TypeError(f"Cannot convert {value!r} to a graphflow constant (unsupported type "
                         f"{arr.dtype})")
     dtype = dtypes.as_dtype(dtype)
+    if dtype == dtypes.string:
+        return dtypes.string_array(value), dtype
     arr = np.asarray(value)
     if arr.dtype.kind in "OUS":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}")
@@ -70,6 +76,15 @@ def _to_numpy(value, dtype):
     if dtype.is_bool and arr.dtype.kind != "b":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype bool")
     return arr.astype(dtype.as_numpy_dtype), dtype
+
+
+def _is_text(value):
+    """str/bytes data (a scalar, nested lists or a numpy text array): a tf.string constant."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "USO"
+    return isinstance(value, (str, bytes, np.str_, np.bytes_))
 
 
 def constant(value, dtype=None, shape=None, name="Const"):

@@ -87,11 +87,12 @@ def _fused_matmul_infer(inputs, attrs):
     return [(dt, shape)]
 
 
-_PROVENANCE = ("members", "member_types", "member_sources")
+_PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
-       attr_names=("program",) + _PROVENANCE, extra={"inplace_any_input": True})
+       attrs="program:dict" + _PROVENANCE, extra={"inplace_any_input": True})
 define("FusedMatMul", _fused_matmul_infer,
-       attr_names=("transpose_a", "transpose_b", "activation", "activation_attrs") + _PROVENANCE)
+       attrs="transpose_a:bool transpose_b:bool activation:string activation_attrs:dict"
+       + _PROVENANCE)
 no_gradient("FusedElementwise", "FusedMatMul")  # built on plan copies, after gradients exist
 
 

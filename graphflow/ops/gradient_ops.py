@@ -70,7 +70,7 @@ def _reduced_shape_infer(inputs, attrs):
     return [(s.dtype, s.shape if s.shape.ndims == 1 else TensorShape([None]))]
 
 
-define("ReducedShape", _reduced_shape_infer, attr_names=("axis",))
+define("ReducedShape", _reduced_shape_infer, attrs="axis:none|int|list(int)")
 
 
 def reduced_shape(shape, axis, name=None):

@@ -65,7 +65,7 @@ def _unary_infer(op_type, allowed):
 
 for _type, (_fn, _allowed) in UNARY_OPS.items():
     define(_type, _unary_infer(_type, _allowed), elementwise=True, inplace_inputs=(0,),
-           attr_names=("alpha",) if _type == "LeakyRelu" else ())
+           attrs="alpha:float" if _type == "LeakyRelu" else "")
 
 
 def _unary(op_type, default_name):
@@ -264,7 +264,7 @@ def _cast_infer(inputs, attrs):
     return [(dtypes.as_dtype(attrs["DstT"]), inputs[0].shape)]
 
 
-define("Cast", _cast_infer, elementwise=True, attr_names=("DstT",))
+define("Cast", _cast_infer, elementwise=True, attrs="DstT:dtype")
 
 
 def cast(x, dtype, name=None):
@@ -318,7 +318,7 @@ def _matmul_infer(inputs, attrs):
     return [(dt, batch.concatenate(TensorShape([m, n])))]
 
 
-define("MatMul", _matmul_infer, attr_names=("transpose_a", "transpose_b"))
+define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool")
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -372,7 +372,7 @@ def _reduce_infer(allowed, result_dtype=None):
 REDUCTIONS = {"Sum": NUMERIC, "Mean": NUMERIC, "Max": NUMERIC, "Min": NUMERIC, "Prod": NUMERIC,
               "All": BOOL, "Any": BOOL}
 for _type, _allowed in REDUCTIONS.items():
-    define(_type, _reduce_infer(_allowed), attr_names=("axis", "keepdims"))
+    define(_type, _reduce_infer(_allowed), attrs="axis:none|int|list(int) keepdims:bool")
 
 
 def _axis_attr(axis):
@@ -419,8 +419,8 @@ def _arg_infer(inputs, attrs):
     return [(out_dt, TensorShape(dims))]
 
 
-define("ArgMax", _arg_infer, attr_names=("axis", "output_type"))
-define("ArgMin", _arg_infer, attr_names=("axis", "output_type"))
+define("ArgMax", _arg_infer, attrs="axis:int output_type:dtype")
+define("ArgMin", _arg_infer, attrs="axis:int output_type:dtype")
 
 
 def _arg(op_type):

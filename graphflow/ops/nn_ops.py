@@ -7,7 +7,7 @@ import numbers
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import array_ops, math_ops, random_ops, shape_ops
+from graphflow.ops import math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_op, make_tensor, require_dtype, same_dtype
@@ -36,8 +36,8 @@ def _softmax_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("Softmax", _softmax_infer, attr_names=("axis",))
-define("LogSoftmax", _softmax_infer, attr_names=("axis",))
+define("Softmax", _softmax_infer, attrs="axis:int")
+define("LogSoftmax", _softmax_infer, attrs="axis:int")
 
 
 def _axis_arg(axis, dim):
@@ -75,7 +75,7 @@ def _softmax_xent_infer(inputs, attrs):
 
 
 define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer,
-       attr_names=("axis", "labels_stop_gradient"))
+       attrs="axis:int labels_stop_gradient:bool")
 
 
 def _sparse_xent_infer(inputs, attrs):
@@ -243,7 +243,7 @@ def _bias_add_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attr_names=("data_format",))
+define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attrs="data_format:none|string")
 
 
 def _bias_add_grad_infer(inputs, attrs):
@@ -256,7 +256,7 @@ def _bias_add_grad_infer(inputs, attrs):
     return [(g.dtype, TensorShape([g.shape[_channel_axis(attrs.get("data_format"), g.shape.ndims)]]))]
 
 
-define("BiasAddGrad", _bias_add_grad_infer, attr_names=("data_format",))
+define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string")
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -330,20 +330,6 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         return x * inv + shift
 
 
-def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
-                     max_norm=None):
-    """`tf.nn.embedding_lookup`: rows of `params` at `ids` (a gather along axis 0). `params` is
-    one tensor or a list of one tensor (sharded embeddings are not supported)."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise ValueError(f"embedding_lookup supports a single params tensor, got a list of "
-                             f"{len(params)} shards")
-        params = params[0]
-    if max_norm is not None:
-        raise ValueError("embedding_lookup: max_norm is not supported")
-    return array_ops.gather(params, ids, name=name or "embedding_lookup")
-
-
 # ---------------------------------------------------------------- dropout
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """`tf.nn.dropout` (TF1): keeps each element with probability `keep_prob` and scales the kept
@@ -386,5 +372,4 @@ __all__ = [
     "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "bias_add",
     "l2_loss", "xw_plus_b", "l2_normalize", "moments", "dropout", "batch_normalization",
-    "embedding_lookup",
 ]

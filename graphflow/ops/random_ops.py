@@ -75,11 +75,11 @@ def _random_int_infer(inputs, attrs):
     return [(dt, _shape_input_infer(shape_tensor))]
 
 
-_SEED_ATTRS = ("seed", "seed2")
-define("RandomStandardNormal", _random_float_infer, random=True, attr_names=("dtype",) + _SEED_ATTRS)
-define("RandomUniform", _random_float_infer, random=True, attr_names=("dtype",) + _SEED_ATTRS)
-define("TruncatedNormal", _random_float_infer, random=True, attr_names=("dtype",) + _SEED_ATTRS)
-define("RandomUniformInt", _random_int_infer, random=True, attr_names=_SEED_ATTRS)
+_SEED_ATTRS = "seed:none|int seed2:none|int"
+define("RandomStandardNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
+define("RandomUniform", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
+define("TruncatedNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
+define("RandomUniformInt", _random_int_infer, random=True, attrs=_SEED_ATTRS)
 
 
 def _seed_attrs(seed):

@@ -11,6 +11,7 @@ from typing import Callable, Optional
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor, _user_location, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops.attr_types import check_attrs, parse_attr_spec
 
 
 @dataclass
@@ -27,6 +28,9 @@ class OpDef:
         copies it before handing it to the user.
     may_alias_input: the kernel may return a view of input 0 (reshape, identity).
     inplace_inputs: input positions whose buffer the output may reuse when that input is dead.
+    attrs: the op's attrs and their types, one line: `attrs="axis:int keepdims:bool"` (the type
+        language is in `ops/attr_types.py`). An op may hold only these attrs, each of its type;
+        `make_op`, the graph-file encoder and the loader all check them with `check_attrs`.
     """
 
     type: str
@@ -38,8 +42,19 @@ class OpDef:
     returns_state: bool = False
     may_alias_input: bool = False
     inplace_inputs: tuple = ()
-    attr_names: tuple = ()
+    attrs: str = ""
     extra: dict = field(default_factory=dict)
+    attr_types: dict = field(init=False, repr=False)
+
+    def __post_init__(self):
+        try:
+            self.attr_types = parse_attr_spec(self.attrs)
+        except ValueError as exc:
+            raise ValueError(f"OpDef '{self.type}': bad attrs declaration: {exc}") from None
+
+    @property
+    def attr_names(self):
+        return tuple(self.attr_types)
 
     @property
     def foldable(self):
@@ -59,7 +74,11 @@ def register(op_def):
 
 
 def define(op_type, infer, **flags):
-    """Shorthand: `define("Add", broadcast_infer, elementwise=True)` registers and returns an OpDef."""
+    """Shorthand: `define("MatMul", matmul_infer, attrs="transpose_a:bool transpose_b:bool")`
+    registers and returns an OpDef."""
+    if "attr_names" in flags:
+        raise TypeError(f"OpDef '{op_type}': attr_names= is replaced by typed declarations, "
+                        "attrs=\"name:type name:type\" (see graphflow/ops/attr_types.py)")
     return register(OpDef(op_type, infer, **flags))
 
 
@@ -102,6 +121,8 @@ def make_op(op_type, inputs=(), attrs=None, name=None, graph=None):
     if graph is None:
         graph = inputs[0].graph if inputs else get_default_graph()
     try:
+        if attrs:
+            check_attrs(op_def.attr_types, attrs)
         specs = op_def.infer(list(inputs), attrs)
     except (ValueError, TypeError) as exc:
         where = _user_location()

@@ -119,8 +119,8 @@ def _rank_infer(inputs, attrs):
     return [(dtypes.int32, TensorShape([]))]
 
 
-define("Shape", _shape_infer, attr_names=("out_type",))
-define("Size", _size_infer, attr_names=("out_type",))
+define("Shape", _shape_infer, attrs="out_type:dtype")
+define("Size", _size_infer, attrs="out_type:dtype")
 define("Rank", _rank_infer)
 
 
@@ -314,7 +314,7 @@ def _expand_dims_infer(inputs, attrs):
     return [(x.dtype, TensorShape(dims))]
 
 
-define("ExpandDims", _expand_dims_infer, may_alias_input=True, attr_names=("axis",))
+define("ExpandDims", _expand_dims_infer, may_alias_input=True, attrs="axis:int")
 
 
 def expand_dims(input, axis=None, name=None, dim=None):
@@ -346,7 +346,7 @@ def _squeeze_infer(inputs, attrs):
     return [(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in axes]))]
 
 
-define("Squeeze", _squeeze_infer, may_alias_input=True, attr_names=("axis",))
+define("Squeeze", _squeeze_infer, may_alias_input=True, attrs="axis:none|list(int)")
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):
@@ -392,7 +392,7 @@ def _concat_infer(inputs, attrs):
     return [(dt, TensorShape(out))]
 
 
-define("ConcatV2", _concat_infer, attr_names=("axis",))
+define("ConcatV2", _concat_infer, attrs="axis:int")
 
 
 def concat(values, axis, name="concat"):
@@ -421,7 +421,7 @@ def _pack_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("Pack", _pack_infer, attr_names=("axis",))
+define("Pack", _pack_infer, attrs="axis:int")
 
 
 def _pack_leaf_dtype(values):
@@ -464,7 +464,7 @@ def _unpack_infer(inputs, attrs):
     return [(x.dtype, TensorShape(dims))] * num
 
 
-define("Unpack", _unpack_infer, may_alias_input=True, attr_names=("num", "axis"))
+define("Unpack", _unpack_infer, may_alias_input=True, attrs="num:int>=0 axis:int")
 
 
 def unstack(value, num=None, axis=0, name="unstack"):

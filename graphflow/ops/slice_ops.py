@@ -28,6 +28,7 @@ from graphflow.ops.static_value import shape_vector
 
 newaxis = None
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+MASK_ATTRS = " ".join(f"{m}:int>=0" for m in MASKS)
 
 
 # ---------------------------------------------------------------- the strided-slice spec
@@ -130,7 +131,7 @@ def _strided_slice_infer(inputs, attrs):
     return [(x.dtype, static_strided_shape(x.shape, *vectors, attrs))]
 
 
-define("StridedSlice", _strided_slice_infer, may_alias_input=True, attr_names=MASKS)
+define("StridedSlice", _strided_slice_infer, may_alias_input=True, attrs=MASK_ATTRS)
 
 
 def _strided_slice_grad_infer(inputs, attrs):
@@ -141,7 +142,7 @@ def _strided_slice_grad_infer(inputs, attrs):
     return [(dy.dtype, out)]
 
 
-define("StridedSliceGrad", _strided_slice_grad_infer, attr_names=MASKS)
+define("StridedSliceGrad", _strided_slice_grad_infer, attrs=MASK_ATTRS)
 
 
 def _index_vector(values, name):
@@ -337,7 +338,8 @@ def _split_infer(inputs, attrs):
     return out
 
 
-define("Split", _split_infer, may_alias_input=True, attr_names=("num_split", "size_splits", "axis"))
+define("Split", _split_infer, may_alias_input=True,
+       attrs="num_split:int>=0 size_splits:none|list(int) axis:int")
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):

@@ -33,15 +33,15 @@ def _is_initialized_infer(inputs, attrs):
     return [(dtypes.bool_, TensorShape([]))]
 
 
-_VAR_ATTRS = ("shared_name", "dtype", "shape")
-define("VariableV2", _variable_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+_VAR_ATTRS = "shared_name:string dtype:dtype shape:shape"
+define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
-define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
+define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
 define("Assign", _assign_infer, stateful=True, returns_state=True,
-       attr_names=_VAR_ATTRS + ("validate_shape",))
-define("AssignAdd", _assign_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
-define("AssignSub", _assign_infer, stateful=True, returns_state=True, attr_names=_VAR_ATTRS)
-define("IsVariableInitialized", _is_initialized_infer, stateful=True, attr_names=_VAR_ATTRS)
+       attrs=_VAR_ATTRS + " validate_shape:bool")
+define("AssignAdd", _assign_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+define("AssignSub", _assign_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+define("IsVariableInitialized", _is_initialized_infer, stateful=True, attrs=_VAR_ATTRS)
 
 
 def _var_attrs(var):

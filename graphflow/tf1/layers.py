@@ -222,8 +222,31 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
         return identity(x, name=scope)
 
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
+from graphflow.tf1.layers_norm import batch_normalization  # noqa: E402 - uses the helpers above
+
+__all__ = ["dense", "batch_normalization",
+           "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
            "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer",
            "truncated_normal_initializer", "variance_scaling_initializer",
            "glorot_uniform_initializer", "glorot_normal_initializer", "compute_fans"]
+
+
+# The convolutions of layers_conv and the layer classes are part of `tf.layers` too.
+from graphflow.tf1.layer_classes import (  # noqa: E402
+    AveragePooling2D,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Dense,
+    Dropout,
+    Flatten,
+    Layer,
+    MaxPooling2D,
+    SeparableConv2D,
+)
+from graphflow.tf1.layers_conv import conv2d_transpose, conv3d, separable_conv2d  # noqa: E402
+
+__all__ += ["conv2d_transpose", "conv3d", "separable_conv2d", "Layer", "Dense", "Conv2D",
+            "Conv2DTranspose", "Conv3D", "SeparableConv2D", "Flatten", "Dropout", "MaxPooling2D",
+            "AveragePooling2D"]

@@ -1,5 +1,7 @@
 """`tf.nn`: the neural-network ops under TF1's names (activations, softmax, losses, conv, pooling)."""
 
+from graphflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler
+from graphflow.ops.conv_composite_ops import conv3d, depthwise_conv2d, separable_conv2d
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
@@ -11,12 +13,13 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
+from graphflow.ops.index_ops import in_top_k, top_k
 from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
+from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
     bias_add,
     dropout,
-    embedding_lookup,
     l2_loss,
     l2_normalize,
     log_softmax,
@@ -29,3 +32,8 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
+from graphflow.tf1.embedding_ops import embedding_lookup
+from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
+
+# This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
+__all__ = sorted(name for name in dir() if not name.startswith("_"))

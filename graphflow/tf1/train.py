@@ -16,12 +16,34 @@ from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.state_ops import Variable
+from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
 from graphflow.tf1.optimizers import (
     AdamOptimizer,
     GradientDescentOptimizer,
     MomentumOptimizer,
     Optimizer,
     RMSPropOptimizer,
+)
+from graphflow.tf1.session_hooks import (  # noqa: F401
+    CheckpointSaverHook,
+    FeedFnHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    StopAtStepHook,
+)
+from graphflow.tf1.training_session import (  # noqa: F401
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    Supervisor,
 )
 
 
@@ -92,4 +114,28 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
            "RMSPropOptimizer", "get_global_step", "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
-           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState"]
+           "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
+           "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
+           "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",
+           "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook", "Scaffold",
+           "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
+           "MonitoredTrainingSession", "Supervisor", "export_meta_graph", "import_meta_graph",
+           "Coordinator", "QueueRunner", "add_queue_runner", "batch", "batch_join",
+           "input_producer", "range_input_producer", "shuffle_batch", "shuffle_batch_join",
+           "slice_input_producer", "start_queue_runners", "string_input_producer"]
+
+# TF1's queue-based input API: errors pointing to tf.data (graphflow.tf1.data.queue_runners)
+from graphflow.tf1.data.queue_runners import (  # noqa: E402, F401
+    Coordinator,
+    QueueRunner,
+    add_queue_runner,
+    batch,
+    batch_join,
+    input_producer,
+    range_input_producer,
+    shuffle_batch,
+    shuffle_batch_join,
+    slice_input_producer,
+    start_queue_runners,
+    string_input_producer,
+)

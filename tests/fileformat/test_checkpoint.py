@@ -183,7 +183,7 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
             saver.save(sess, str(tmp_path / "m"))
         monkeypatch.undo()
         assert open(path + ".npz", "rb").read() == before
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m.npz"]
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m.meta", "m.npz"]
         saver.restore(sess, path)
         assert sess.run(v).tolist() == [1.0, 2.0]
 

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.fileformat.serialization import subgraph_ops
 from graphflow.ops import registry
 from tests.op_cases import all_cases
 
-CASES = all_cases()
+# op cases whose outputs read a tf.data iterator cannot be saved as outputs ("input pipeline" below)
+CASES = [c for c in all_cases() if not registry.lookup(c.op_type).extra.get("unsaveable")]
 
 
 def _as_list(x):
@@ -31,6 +33,9 @@ def _assert_bit_identical(got, want, what):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (
         f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}")
+    if want.dtype == object:  # tf.string: compare the bytes objects, not their addresses
+        assert got.tolist() == want.tolist(), f"{what}: strings differ after the round trip"
+        return
     assert got.tobytes() == want.tobytes(), f"{what}: values differ after the round trip"
 
 
@@ -68,7 +73,9 @@ def _variables_graph():
         y = tf.nn.relu(tf.matmul(x, w) + b)
     counter = tf.Variable(0, name="counter", trainable=False)
     with tf.control_dependencies([tf.assign_add(counter, 1)]):
-        step = tf.group(tf.assign(b, b * 2.0), tf.assign_sub(w, w * 0.5), name="step")
+        step = tf.group(tf.assign(b, b * 2.0), tf.assign_sub(w, w * 0.5),
+                        tf.scatter_update(b, [1], [3.0]), tf.scatter_add(w, [0, 0], tf.ones([2, 4])),
+                        tf.scatter_sub(w, [2], tf.ones([1, 4])), name="step")
     return ({"x": (x, np.arange(6, dtype=np.float32).reshape(2, 3) - 2)},
             {"y": y, "step": step, "count": counter.read_value(),
              "ready": tf.is_variable_initialized(w)}, True)
@@ -85,7 +92,18 @@ def _training_graph(optimizer):
     return build
 
 
+def _input_pipeline_graph():
+    """A model reading a tf.data iterator through `placeholder_with_default`: saved with `x` as its
+    input, the file holds the iterator ops, and the loaded model runs on fed values."""
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    iterator = tf.data.Dataset.from_tensor_slices(rows).batch(2).make_initializable_iterator()
+    x = tf.placeholder_with_default(iterator.get_next(), [None, 3], name="x")
+    y = tf.reduce_sum(x * 2.0, axis=1)
+    return {"x": (x, rows[:2] + 1)}, {"y": y}, False
+
+
 EXTRA_GRAPHS = {
+    "input pipeline": _input_pipeline_graph,
     "variables": _variables_graph,
     "sgd": _training_graph(lambda: tf.train.GradientDescentOptimizer(0.1)),
     "momentum": _training_graph(lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True)),
@@ -121,9 +139,12 @@ def _round_trip(build, path):
 def test_round_trip_is_bit_identical(name, tmp_path):
     model = _round_trip(GRAPHS[name], str(tmp_path / "model.gfz"))
     original = tf.get_default_graph()
-    assert [op.name for op in model.graph.get_operations()] == [
-        op.name for op in original.get_operations()]
-    for a, b in zip(original.get_operations(), model.graph.get_operations()):
+    # the file keeps what the signature needs: the ancestors of its inputs and outputs
+    roots = [original.get_operation_by_name(e.name if isinstance(e, tf.Operation) else e.op.name)
+             for e in list(model.inputs.values()) + list(model.outputs.values())]
+    kept = subgraph_ops(original, roots)
+    assert [op.name for op in model.graph.get_operations()] == [op.name for op in kept]
+    for a, b in zip(kept, model.graph.get_operations()):
         assert (a.type, [t.name for t in a.inputs], [c.name for c in a.control_inputs]) == (
             b.type, [t.name for t in b.inputs], [c.name for c in b.control_inputs])
         assert [(t.dtype, t.shape) for t in a.outputs] == [(t.dtype, t.shape) for t in b.outputs]
@@ -287,14 +308,14 @@ def test_a_failed_save_leaves_the_previous_file_intact(tmp_path, monkeypatch):
     path = str(tmp_path / "m.gfz")
     tf.save(path, {"x": x}, {"y": x + 1.0})
     before = open(path, "rb").read()
-    tf.constant(np.zeros([40], np.float32), name="big")  # stored in the npz
+    big = tf.constant(np.zeros([40], np.float32), name="big")  # stored in the npz
 
     def crash(*args, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(np.lib.format, "write_array", crash)
     with pytest.raises(OSError, match="disk full"):
-        tf.save(path, {"x": x}, {"y": x + 2.0})
+        tf.save(path, {"x": x}, {"y": x + tf.reduce_sum(big)})
     assert open(path, "rb").read() == before
     assert os.listdir(tmp_path) == ["m.gfz"]  # no temporary file left behind
     assert tf.load(path).run({"x": 1.0})["y"] == 2.0

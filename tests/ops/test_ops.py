@@ -31,6 +31,10 @@ COVERED_ELSEWHERE = {
     "MpiAllgather": "tests/interop/distribute/test_distribute.py",
     "MpiAllgatherGrad": "tests/interop/distribute/test_distribute.py",
     "MpiBroadcast": "tests/interop/distribute/test_distribute.py",
+    "MakeIterator": "tests/tf1/data/test_iterator_ops.py (no outputs: the initializer op)",
+    "ScatterUpdate": "tests/ops/test_scatter_ops.py",
+    "ScatterAdd": "tests/ops/test_scatter_ops.py",
+    "ScatterSub": "tests/ops/test_scatter_ops.py",
 }
 
 
@@ -46,6 +50,8 @@ def _as_list(x):
 
 
 def _check_static(tensor, value, exact):
+    if tensor.dtype == tf.string and isinstance(value, bytes):  # TF1 fetches a scalar as bytes
+        value = np.array(value, dtype=object)
     value = np.asarray(value)
     assert tensor.dtype.as_numpy_dtype == value.dtype, (
         f"{tensor.name}: inferred dtype {tensor.dtype.name}, kernel produced {value.dtype}")

@@ -122,10 +122,11 @@ def test_networkx_export():
 
 
 def test_views_of_a_loaded_model(tmp_path):
-    x, _, y, _, _ = _model()
+    x, w, y, loss, done = _model()
     with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        tf.save(str(tmp_path / "m.gfz"), {"x": x}, {"y": y}, session=sess)
+        sess.run(w.initializer)  # no new op: the file holds every op of the graph
+        tf.save(str(tmp_path / "m.gfz"), {"x": x}, {"y": y, "loss": loss, "done": done},
+                session=sess)
     model = tf.load(str(tmp_path / "m.gfz"))
     assert viz.summary(model) == viz.summary(tf.get_default_graph())
     assert viz.to_dot(model) == viz.to_dot()

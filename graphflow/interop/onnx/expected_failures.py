@@ -414,8 +414,6 @@ EXPECTED_FAILURES = {
     'test_mul_uint16': 'dtype uint16 is not a graphflow dtype',
     'test_mul_uint32': 'dtype uint32 is not a graphflow dtype',
     'test_mul_uint64': 'dtype uint64 is not a graphflow dtype',
-    'test_pow_types_float32_uint32': 'dtype uint32 is not a graphflow dtype',
-    'test_pow_types_float32_uint64': 'dtype uint64 is not a graphflow dtype',
     'test_range_bfloat16_type_positive_delta': 'dtype bfloat16 is not a graphflow dtype',
     'test_reduce_l1_default_axes_keepdims_example': 'ReduceL1 with axes given at run time: graphflow needs them when the graph is built',
     'test_reduce_l1_default_axes_keepdims_example_expanded': 'ReduceSum with axes given at run time: graphflow needs them when the graph is built',

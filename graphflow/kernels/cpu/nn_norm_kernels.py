@@ -1,0 +1,87 @@
+"""numpy kernels for FusedBatchNorm and FusedBatchNormGrad (NHWC or NCHW). float16 inputs are
+computed in float32 and rounded once at the end, as TF's CPU kernels do."""
+
+import numpy as np
+
+from graphflow.kernels.cpu import cpu_kernel
+
+
+def _layout(data_format):
+    """(axes reduced over, shape of a per-channel vector broadcast against x)."""
+    if data_format == "NCHW":
+        return (0, 2, 3), (1, -1, 1, 1)
+    return (0, 1, 2), (1, 1, 1, -1)
+
+
+def _work_dtype(dtype):
+    return np.float32 if dtype == np.float16 else dtype
+
+
+def _check_channels(x, axes, *vectors):
+    channels = x.shape[({0, 1, 2, 3} - set(axes)).pop()]
+    for what, v in vectors:
+        if v.shape != (channels,):
+            raise ValueError(f"{what} of shape {v.shape} must have one value per channel "
+                             f"({channels}) of x {x.shape}")
+
+
+@cpu_kernel("FusedBatchNorm")
+def _fused_batch_norm(node):
+    eps = node.attrs["epsilon"]
+    axes, vec = _layout(node.attrs["data_format"])
+    training = node.attrs["is_training"]
+
+    def fused_batch_norm(x, scale, offset, mean, variance):
+        if x.ndim != 4:
+            raise ValueError(f"x must be 4-D, got shape {x.shape}")
+        dt = x.dtype
+        work = _work_dtype(dt)
+        xw = x.astype(work, copy=False)
+        _check_channels(x, axes, ("scale", scale), ("offset", offset))
+        if training:
+            mean = xw.mean(axis=axes)
+            centered = xw - mean.reshape(vec)
+            variance = np.mean(np.square(centered), axis=axes)
+            n = x.size // max(mean.size, 1)
+            batch_variance = variance * (n / max(n - 1, 1))
+        else:
+            _check_channels(x, axes, ("mean", mean), ("variance", variance))
+            mean = mean.astype(work, copy=False)
+            variance = variance.astype(work, copy=False)
+            centered = xw - mean.reshape(vec)
+            batch_variance = variance
+        inv = 1.0 / np.sqrt(variance + eps)
+        y = centered * (inv * scale.astype(work, copy=False)).reshape(vec)
+        y += offset.astype(work, copy=False).reshape(vec)
+        return (y.astype(dt, copy=False), mean.astype(dt), batch_variance.astype(dt),
+                mean.astype(dt), variance.astype(dt))
+    return fused_batch_norm
+
+
+@cpu_kernel("FusedBatchNormGrad")
+def _fused_batch_norm_grad(node):
+    eps = node.attrs["epsilon"]
+    axes, vec = _layout(node.attrs["data_format"])
+    training = node.attrs["is_training"]
+
+    def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance):
+        if x.shape != dy.shape:
+            raise ValueError(f"y_backprop of shape {dy.shape} must have the shape of x {x.shape}")
+        _check_channels(x, axes, ("scale", scale), ("reserve_space_1", saved_mean),
+                        ("reserve_space_2", saved_variance))
+        dt = x.dtype
+        work = _work_dtype(dt)
+        dyw, xw = dy.astype(work, copy=False), x.astype(work, copy=False)
+        inv = 1.0 / np.sqrt(saved_variance.astype(work) + eps)
+        x_hat = (xw - saved_mean.astype(work).reshape(vec)) * inv.reshape(vec)
+        d_offset = dyw.sum(axis=axes)
+        d_scale = np.sum(dyw * x_hat, axis=axes)
+        gain = (scale.astype(work) * inv).reshape(vec)
+        if training:
+            n = x.size // max(scale.size, 1)
+            dx = dyw - (d_offset / n).reshape(vec) - x_hat * (d_scale / n).reshape(vec)
+            dx *= gain
+        else:
+            dx = dyw * gain
+        return dx.astype(dt, copy=False), d_scale.astype(dt), d_offset.astype(dt)
+    return fused_batch_norm_grad

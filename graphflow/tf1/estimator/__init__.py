@@ -1,0 +1,24 @@
+"""`tf.estimator`: Estimator, EstimatorSpec, ModeKeys, RunConfig, the session hooks and
+`inputs.numpy_input_fn`, on graphflow's own Graph, Session and Saver."""
+
+from graphflow.tf1.estimator import inputs
+from graphflow.tf1.estimator.estimator import Estimator
+from graphflow.tf1.estimator.model_fn import EstimatorSpec, ModeKeys
+from graphflow.tf1.estimator.run_config import RunConfig
+from graphflow.tf1.session_hooks import (
+                                         CheckpointSaverHook,
+                                         FeedFnHook,
+                                         LoggingTensorHook,
+                                         NanLossDuringTrainingError,
+                                         NanTensorHook,
+                                         SessionRunArgs,
+                                         SessionRunContext,
+                                         SessionRunHook,
+                                         SessionRunValues,
+                                         StopAtStepHook,
+)
+
+__all__ = ["Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "inputs", "SessionRunHook",
+           "SessionRunArgs", "SessionRunContext", "SessionRunValues", "LoggingTensorHook",
+           "StopAtStepHook", "CheckpointSaverHook", "NanTensorHook", "NanLossDuringTrainingError",
+           "FeedFnHook"]

@@ -1,0 +1,116 @@
+"""Transformations (graphflow/tf1/data/transforms.py): ordering semantics as TF1 (sequences
+checked against tf.compat.v1: repeat/take/skip order, filter, shuffle determinism)."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from tests.tf1.data.conftest import run_to_end
+
+
+def test_repeat_take_skip_ordering(values):
+    ds = tf.data.Dataset.range(3)
+    assert values(ds.repeat(2)) == [0, 1, 2, 0, 1, 2]
+    assert values(ds.repeat().take(7)) == [0, 1, 2, 0, 1, 2, 0]
+    assert values(ds.take(2).repeat(2)) == [0, 1, 0, 1]
+    assert values(ds.repeat(2).skip(2).take(3)) == [2, 0, 1]
+    assert values(ds.skip(-1)) == [] and values(ds.take(-1)) == [0, 1, 2]
+    assert values(ds.take(0).repeat()) == []  # an empty epoch ends an endless repeat
+
+
+def test_filter_skip_take_as_tf(values):
+    ds = tf.data.Dataset.range(10).filter(lambda x: tf.equal(x % 3, 0)).skip(1).take(2)
+    assert values(ds) == [3, 6]
+
+
+def test_filter_predicate_must_be_a_scalar_bool():
+    with pytest.raises(ValueError, match="scalar boolean"):
+        tf.data.Dataset.range(3).filter(lambda x: x * 2)
+
+
+def test_zip_and_concatenate(elements, values):
+    a, b = tf.data.Dataset.range(3), tf.data.Dataset.range(10, 20)
+    got = elements(tf.data.Dataset.zip((a, {"b": b})))
+    assert [(x.item(), y["b"].item()) for x, y in got] == [(0, 10), (1, 11), (2, 12)]
+    assert values(a.concatenate(tf.data.Dataset.range(7, 9))) == [0, 1, 2, 7, 8]
+    with pytest.raises(TypeError, match="different types"):
+        a.concatenate(tf.data.Dataset.from_tensor_slices(np.arange(3.0)))
+    mixed = tf.data.Dataset.range(4).batch(2, drop_remainder=True).concatenate(
+        tf.data.Dataset.range(3).batch(3, drop_remainder=True))
+    assert mixed.output_shapes.as_list() == [None]
+
+
+def _shuffled(seed, reshuffle, epochs=1, graph_seed=None):
+    tf.reset_default_graph()
+    if graph_seed is not None:
+        tf.set_random_seed(graph_seed)
+    ds = tf.data.Dataset.range(20).shuffle(20, seed=seed, reshuffle_each_iteration=reshuffle)
+    nxt = ds.repeat(epochs).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        return [v.item() for v in run_to_end(sess, nxt)]
+
+
+def test_shuffle_is_a_permutation_and_seeded_runs_repeat():
+    first = _shuffled(seed=3, reshuffle=True)
+    assert sorted(first) == list(range(20)) and first != list(range(20))
+    assert _shuffled(seed=3, reshuffle=True) == first        # new session, same seed
+    assert _shuffled(seed=4, reshuffle=True) != first
+    assert _shuffled(seed=None, reshuffle=True, graph_seed=7) == _shuffled(
+        seed=None, reshuffle=True, graph_seed=7)                # graph-level seed
+
+
+def test_reshuffle_each_iteration():
+    two = _shuffled(seed=3, reshuffle=True, epochs=2)
+    assert sorted(two[:20]) == sorted(two[20:]) == list(range(20)) and two[:20] != two[20:]
+    same = _shuffled(seed=3, reshuffle=False, epochs=2)
+    assert same[:20] == same[20:]
+
+
+def test_small_shuffle_buffer_keeps_elements_near_their_position():
+    out = _shuffled(seed=1, reshuffle=True)
+    tf.reset_default_graph()
+    ds = tf.data.Dataset.range(20).shuffle(2, seed=1)
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        got = [v.item() for v in run_to_end(sess, nxt)]
+    assert sorted(got) == list(range(20)) and out
+    # with a buffer of 2 the i-th output comes from the first i+2 inputs
+    assert all(v <= i + 1 for i, v in enumerate(got))
+
+
+def test_cache_replays_the_first_pass():
+    calls = []
+
+    def gen():
+        calls.append(1)
+        yield from range(3)
+
+    ds = tf.data.Dataset.from_generator(gen, tf.int64, []).cache().repeat(3)
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert [v.item() for v in run_to_end(sess, nxt)] == [0, 1, 2] * 3
+    assert len(calls) == 1
+    with pytest.raises(NotImplementedError, match="in memory"):
+        tf.data.Dataset.range(2).cache("/tmp/file")
+
+
+def test_map_with_tf_ops_and_structure(elements):
+    ds = tf.data.Dataset.from_tensor_slices((np.arange(4, dtype=np.uint8), np.arange(4)))
+    ds = ds.map(lambda x, y: {"image": tf.cast(x, tf.float32) / 255.0, "label": y * 2})
+    assert ds.output_types == {"image": tf.float32, "label": tf.int64}
+    got = elements(ds)
+    assert [g["label"].item() for g in got] == [0, 2, 4, 6]
+    np.testing.assert_allclose([g["image"] for g in got], np.arange(4) / 255.0, rtol=1e-6)
+
+
+def test_parallel_map_keeps_order(values):
+    ds = tf.data.Dataset.range(50).map(lambda x: x * x, num_parallel_calls=4)
+    assert values(ds) == [i * i for i in range(50)]
+    auto = tf.data.Dataset.range(5).map(lambda x: x + 1, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+    assert values(auto) == [1, 2, 3, 4, 5]
+
+
+def test_prefetch_yields_everything_in_order(values):
+    assert values(tf.data.Dataset.range(30).prefetch(3)) == list(range(30))
+    assert values(tf.data.Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3)
+                  .prefetch(1).take(5)) == [1, 2, 3, 4, 5]
