@@ -46,3 +46,7 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# --- TensorBoard, debugging and profiling: tf.summary, tf.string ---
+from graphflow.framework.dtypes import string
+from graphflow.tf1 import summary

@@ -55,7 +55,8 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
-_SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
+_SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES
+                    if not d.as_numpy_dtype.hasobject}  # tf.string values never go to an .npz
 
 
 # ------------------------------------------------------------------------------------ writing

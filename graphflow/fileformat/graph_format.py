@@ -188,9 +188,12 @@ def decode_shape(value, where, limits):
 def decode_dtype(value, where):
     expect(value, (str,), where)
     try:
-        return dtypes.as_dtype(value)
+        dt = dtypes.as_dtype(value)
     except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt.name != value:  # files spell dtypes by graphflow name ('object' is not one)
         fail(f"{where}: unknown dtype {_short(value)}")
+    return dt
 
 
 def decode_value(value, where, tensors, limits, depth=0):

@@ -81,13 +81,14 @@ int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
 bool_ = DType("bool", np.bool_)
+string = DType("string", object)  # elements are Python `bytes` (serialized summaries, text)
 half = float16
 double = float64
 
-ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, string)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.as_numpy_dtype: d for d in ALL_DTYPES}
-_BY_PYTHON = {float: float32, int: int32, bool: bool_}
+_BY_PYTHON = {float: float32, int: int32, bool: bool_, bytes: string, str: string}
 
 
 def as_dtype(value):
@@ -99,7 +100,8 @@ def as_dtype(value):
     if value in _BY_PYTHON:
         return _BY_PYTHON[value]
     try:
-        found = _BY_NUMPY.get(np.dtype(value))
+        numpy_dtype = np.dtype(value)
+        found = string if numpy_dtype.kind in "OSU" else _BY_NUMPY.get(numpy_dtype)
     except TypeError:
         found = None
     if found is None:
@@ -114,6 +116,8 @@ def can_feed(source_numpy_dtype, target):
     dst = target.as_numpy_dtype
     if src == dst:
         return True
+    if target.name == "string":
+        return src.kind in "OSU"
     if src.kind in "OUS":
         return False
     return bool(np.can_cast(src, dst, casting="same_kind"))

@@ -45,6 +45,9 @@ define("NoOp", _no_outputs)
 
 def _to_numpy(value, dtype):
     """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does)."""
+    if dtype is None and np.asarray(value).dtype.kind in "SU" or (
+            dtype is not None and dtypes.as_dtype(dtype) == dtypes.string):
+        return _bytes_array(value), dtypes.string
     if dtype is None:
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             arr = np.asarray(value)
@@ -70,6 +73,19 @@ def _to_numpy(value, dtype):
     if dtype.is_bool and arr.dtype.kind != "b":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype bool")
     return arr.astype(dtype.as_numpy_dtype), dtype
+
+
+def _bytes_array(value):
+    """An object array of `bytes` (a `tf.string` value) from str/bytes data (str as UTF-8)."""
+    arr = np.asarray(value, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for index, item in np.ndenumerate(arr):
+        if isinstance(item, str):
+            item = item.encode("utf-8")
+        elif not isinstance(item, bytes):
+            raise TypeError(f"Cannot convert {item!r} to a tf.string element (str or bytes)")
+        out[index] = item
+    return out
 
 
 def constant(value, dtype=None, shape=None, name="Const"):

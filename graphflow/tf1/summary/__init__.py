@@ -1,0 +1,15 @@
+"""`tf.summary`: summary ops (graph ops producing serialized TensorBoard `Summary` protos) and
+`FileWriter`, which writes TensorBoard event files with the `tensorboard` package's own protos and
+record writer (install with `pip install 'graphflow[summary]'`).
+
+    loss_summary = tf.summary.scalar("loss", loss)
+    merged = tf.summary.merge_all()
+    writer = tf.summary.FileWriter("logs/run1", sess.graph)
+    writer.add_summary(sess.run(merged, feed), global_step=step)
+"""
+
+from graphflow.tf1.summary.summary_ops import audio, histogram, image, merge, merge_all, scalar, text
+from graphflow.tf1.summary.writer import FileWriter, FileWriterCache
+
+__all__ = ["scalar", "histogram", "image", "audio", "text", "merge", "merge_all", "FileWriter",
+           "FileWriterCache"]
