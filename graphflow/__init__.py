@@ -50,3 +50,11 @@ __version__ = "0.1.0"
 # --- TensorBoard, debugging and profiling: tf.summary, tf.string ---
 from graphflow.framework.dtypes import string
 from graphflow.tf1 import summary
+from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
+from graphflow.ops.logging_ops import print_v2 as print
+from graphflow.ops.script_ops import numpy_function, py_func
+from graphflow.tf1 import debugging
+from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greater_equal, assert_less,
+                                     assert_less_equal, assert_negative, assert_non_negative,
+                                     assert_non_positive, assert_none_equal, assert_positive,
+                                     assert_rank, assert_type)

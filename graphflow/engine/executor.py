@@ -16,6 +16,7 @@ import numpy as np
 from graphflow.engine import placement
 from graphflow.framework import dtypes
 from graphflow.framework.errors import (
+    CheckFailedError,
     FailedPreconditionError,
     InvalidArgumentError,
     OpError,
@@ -255,6 +256,8 @@ class Plan:
             return FailedPreconditionError(
                 None, op, f"Attempting to use uninitialized value {exc.variable_name}: "
                 f"{describe_op(op)}. Run tf.global_variables_initializer() first.")
+        if isinstance(exc, CheckFailedError):
+            return InvalidArgumentError(None, op, f"{exc}\n  [[{describe_op(op)}]]")
         inputs = []
         for t in op.inputs:
             line = self.source.splitlines()[lineno - 1]

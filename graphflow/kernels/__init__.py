@@ -89,6 +89,7 @@ class SessionState:
         self._rngs = {}
         self._rng_lock = threading.Lock()
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
+        self.counters = {}  # per-op run counts kept across plans (tf.Print's first_n)
 
     def rng(self, key, seed):
         """A numpy Generator for one random op, created once per session from its seed."""
@@ -102,3 +103,4 @@ class SessionState:
     def clear(self):
         self.variables = VariableStore()
         self._rngs.clear()
+        self.counters.clear()

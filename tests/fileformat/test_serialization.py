@@ -17,7 +17,8 @@ import graphflow as tf
 from graphflow.ops import registry
 from tests.op_cases import all_cases
 
-CASES = all_cases()
+# ops whose OpDef says they cannot be saved (py_func) are tested in tests/ops/test_script_ops.py
+CASES = [c for c in all_cases() if not registry.lookup(c.op_type).extra.get("cannot_save")]
 
 
 def _as_list(x):
@@ -156,7 +157,8 @@ def test_every_registered_op_type_is_round_tripped():
         tf.reset_default_graph()
         build()
         covered.update(op.type for op in tf.get_default_graph().get_operations())
-    missing = sorted(set(registry.registered_types()) - covered)
+    missing = sorted(t for t in set(registry.registered_types()) - covered
+                     if not registry.lookup(t).extra.get("cannot_save"))
     assert not missing, f"op types no round-trip graph uses: {missing}"
 
 
