@@ -58,3 +58,6 @@ from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greate
                                      assert_less_equal, assert_negative, assert_non_negative,
                                      assert_non_positive, assert_none_equal, assert_positive,
                                      assert_rank, assert_type)
+from graphflow.engine.tracing import RunMetadata, RunOptions
+from graphflow import python
+from graphflow.tools import timeline
