@@ -47,8 +47,15 @@ from graphflow.tools import viz
 
 __version__ = "0.1.0"
 
-# --- TensorBoard, debugging and profiling: tf.summary, tf.string ---
-from graphflow.framework.dtypes import string
+# --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
+from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
+from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.string_ops import as_string, string_join, string_split, string_to_number
+from graphflow.tf1 import strings
+from graphflow.framework.device_spec import DeviceSpec
+from graphflow.framework.graph import NodeDef
+
+# --- TensorBoard, debugging and profiling: tf.summary, tf.Print/print/debugging, tracing ---
 from graphflow.tf1 import summary
 from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
 from graphflow.ops.logging_ops import print_v2 as print

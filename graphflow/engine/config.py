@@ -12,11 +12,13 @@ kernel, on large outputs). A session's count is fixed when it is created:
 0 means "the default" everywhere, as in TF; `set_intra_op_parallelism_threads(0)` resets the process
 default. 1 runs every kernel on the calling thread only.
 
-`ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged; only
-`intra_op_parallelism_threads` changes what graphflow does. The others are recorded as given:
-graphflow runs a plan's steps one after another on the calling thread (`inter_op_parallelism_threads`),
-places ops without a kernel for the requested device on the CPU (`allow_soft_placement`), and does
-not log placement or reserve GPU memory up front (`log_device_placement`, `gpu_options`).
+`ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged.
+`intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on
+a GPU that this process cannot use (none, or another index: `/gpu:1` in multi-tower code) on the CPU,
+as TF1 does, where without it such a run is an error. Ops without a kernel for the requested device
+always fall back to the CPU. The others are recorded as given: graphflow runs a plan's steps one
+after another on the calling thread (`inter_op_parallelism_threads`), and does not log placement or
+reserve GPU memory up front (`log_device_placement`, `gpu_options`).
 """
 
 import os

@@ -63,7 +63,14 @@ class FeedSpec:
         self.exact_shape = dims if tensor.shape.is_fully_defined() else None
 
     def convert(self, value):
-        arr = value if type(value) is np.ndarray else np.asarray(value)
+        if self.np_dtype.kind == "O":  # tf.string: an object array of bytes
+            try:
+                arr = dtypes.string_array(value)
+            except TypeError as exc:
+                raise TypeError(self._message(f"cannot feed this value to a tf.string tensor "
+                                              f"({exc})")) from None
+        else:
+            arr = value if type(value) is np.ndarray else np.asarray(value)
         if arr.dtype != self.np_dtype:
             if not dtypes.can_feed(arr.dtype, self.dtype):
                 raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
@@ -185,7 +192,11 @@ class Plan:
         returns = []
         for e in fetch_elements:
             if hasattr(e, "value_index"):
-                returns.append(self.placement.fetch(e, var_of[e]))
+                expr = self.placement.fetch(e, var_of[e])
+                if e.dtype == dtypes.string and e.shape.ndims in (0, None):  # TF1: a scalar is bytes
+                    expr = f"_string_scalar({expr})"
+                    namespace["_string_scalar"] = _string_scalar
+                returns.append(expr)
                 self.copy_fetch.append(may_alias_external(e, fed) and e not in fed
                                        and self.placement.on_host(e))
             else:
@@ -238,7 +249,8 @@ class Plan:
             except Exception as exc:
                 raise self._translate(exc) from exc
         if self.any_copy:
-            out = tuple(np.array(v, copy=True) if c else v for v, c in zip(out, self.copy_fetch))
+            out = tuple(np.array(v, copy=True) if c and isinstance(v, np.ndarray) else v
+                        for v, c in zip(out, self.copy_fetch))
         return out
 
     # ------------------------------------------------------------------ tracing
@@ -287,7 +299,8 @@ class Plan:
         if self.has_state_writes:
             variables.commit()
         if self.any_copy:
-            out = tuple(np.array(v, copy=True) if c else v for v, c in zip(out, self.copy_fetch))
+            out = tuple(np.array(v, copy=True) if c and isinstance(v, np.ndarray) else v
+                        for v, c in zip(out, self.copy_fetch))
         device_of = {self._origin.get(op, op): d for op, d in self.placement.device_of.items()}
         device_of.update(self.placement.device_of)
         return out, recorder.step_stats(traced.ops, device_of)
@@ -333,6 +346,11 @@ class _TracedVariant:
     def __init__(self, fn, source, line_to_op, code_filename, ops):
         self.fn, self.source, self.line_to_op = fn, source, line_to_op
         self._code_filename, self.ops = code_filename, ops
+
+
+def _string_scalar(value):
+    """A fetched tf.string value as TF1 returns it: `bytes` for a scalar, else the object array."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def _input_value(frame_locals, line, index):

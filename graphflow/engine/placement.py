@@ -258,16 +258,25 @@ class Placement:
     def _gpu_choice(self, op, requested, state):
         if op.type == "Const":  # host value; GPU consumers get a copy uploaded at plan build
             return CPU
+        soft = getattr(state, "allow_soft_placement", False)
         if self.backend is None:
             try:
-                self.backend = gpu_backend(requested)
+                backend = gpu_backend(requested)
             except NoCudaDeviceError as exc:
+                if soft:  # TF1's allow_soft_placement: run it on the CPU instead
+                    self.fallbacks.append((op, requested, f"{exc.reason} (soft placement)"))
+                    return CPU
                 raise NoCudaDeviceError(f"{exc.reason} (op {describe_op(op)} is placed on "
                                         f"{requested})") from None
+            self.backend = backend
             variables = getattr(state, "variables", None)
             if isinstance(variables, DeviceVariableStore):
                 variables.register(self.backend)
         elif canonical_device(requested) != self.backend.device:
+            if soft:
+                self.fallbacks.append((op, requested, f"this plan runs on {self.backend.device}: "
+                                                      "one GPU per plan (soft placement)"))
+                return CPU
             raise ValueError(f"op {describe_op(op)} is placed on {requested} but this plan already "
                              f"runs on {self.backend.device}: one GPU per plan")
         spec = self.backend.table.spec(op.type)

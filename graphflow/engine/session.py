@@ -13,6 +13,7 @@ from graphflow.engine import placement
 from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.kernels import SessionState
 
 
@@ -46,6 +47,8 @@ def flatten_fetches(fetches):
     leaves = []
 
     def walk(x):
+        if isinstance(x, SparseTensor):  # fetched as a SparseTensorValue of its three tensors
+            return (SparseTensorValue, [walk(x.indices), walk(x.values), walk(x.dense_shape)])
         if _is_leaf(x):
             leaves.append(x)
             return None
@@ -89,6 +92,7 @@ class Session:
         self.graph = graph if graph is not None else get_default_graph()
         self._state = SessionState()
         self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
+        self._state.allow_soft_placement = bool(getattr(config, "allow_soft_placement", False))
         self.default_device = placement.check_device(device)
         self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
         self._plans = {}

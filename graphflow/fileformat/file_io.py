@@ -55,8 +55,7 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
-_SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES
-                    if not d.as_numpy_dtype.hasobject}  # tf.string values never go to an .npz
+_SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
 
 
 # ------------------------------------------------------------------------------------ writing
@@ -110,10 +109,12 @@ def _fsync_directory(directory):
 
 def check_array_writable(key, array):
     """Only arrays of graphflow dtypes are written (so no reader ever needs pickling)."""
-    if not isinstance(array, np.ndarray) or array.dtype not in _SUPPORTED_NUMPY:
+    if not isinstance(array, np.ndarray) or array.dtype not in _SUPPORTED_NUMPY \
+            or array.dtype.hasobject:
         kind = getattr(array, "dtype", type(array).__name__)
         raise TypeError(f"Cannot save tensor data '{key}' of type {kind}: only arrays of graphflow "
-                        f"dtypes ({', '.join(d.name for d in dtypes.ALL_DTYPES)}) can be saved")
+                        f"dtypes ({', '.join(d.name for d in dtypes.ALL_DTYPES)}) can be saved (tf.string "
+                        "values only as graph constants, encoded explicitly)")
 
 
 def npz_bytes(arrays):

@@ -14,11 +14,17 @@ written generically — the format knows no op types:
     {"tensor": {"dtype", "shape", "values": [...]}}  a small array (<= 16 elements, no NaN) inline
     {"scalar": {...same as tensor, shape []}}       a numpy scalar (np.float32(0.5))
 
+A `tf.string` tensor (an object array of bytes; never pickled) is written explicitly: inline, each
+element is a JSON string when its bytes are UTF-8, else {"base64": "..."}; in the .npz, KEY.bytes
+holds all elements' bytes concatenated (uint8) and KEY.lengths their byte lengths (int64).
+
 Inline values are exact: integers and booleans as JSON numbers/booleans, floats in their shortest
 decimal form when that reads back bit-identical (the float64 repr otherwise), and +-inf as strings.
 Decoding checks every tag, type, dtype, shape and range and raises `GraphFormatError`.
 """
 
+import base64
+import binascii
 import json
 import math
 
@@ -70,6 +76,8 @@ def encode_tensor(array, key, arrays):
     """{"dtype", "shape", "values"|"data"} for a numpy array of a graphflow dtype."""
     dt = dtypes.as_dtype(array.dtype)  # TypeError for anything else
     spec = {"dtype": dt.name, "shape": list(array.shape)}
+    if dt == dtypes.string:
+        return _encode_strings(array, key, arrays, spec)
     values = _inline_values(array) if array.size <= INLINE_MAX_ELEMENTS else None
     if values is None:
         arrays[key] = np.ascontiguousarray(array)
@@ -79,8 +87,28 @@ def encode_tensor(array, key, arrays):
     return spec
 
 
+def _encode_strings(array, key, arrays, spec):
+    items = dtypes.string_array(array).reshape(-1).tolist()
+    if len(items) <= INLINE_MAX_ELEMENTS:
+        spec["values"] = [_string_json(b) for b in items]
+    else:
+        arrays[key + ".bytes"] = np.frombuffer(b"".join(items), dtype=np.uint8)
+        arrays[key + ".lengths"] = np.array([len(b) for b in items], dtype=np.int64)
+        spec["data"] = key
+    return spec
+
+
+def _string_json(item):
+    try:
+        return item.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(item).decode("ascii")}
+
+
 def _inline_values(array):
     flat = array.reshape(-1)
+    if array.dtype.kind == "c":
+        return None  # complex values live in the .npz
     if array.dtype.kind != "f":
         return flat.tolist()
     if np.isnan(flat).any():
@@ -188,12 +216,9 @@ def decode_shape(value, where, limits):
 def decode_dtype(value, where):
     expect(value, (str,), where)
     try:
-        dt = dtypes.as_dtype(value)
+        return dtypes.as_dtype(value)
     except (TypeError, ValueError):
-        dt = None
-    if dt is None or dt.name != value:  # files spell dtypes by graphflow name ('object' is not one)
         fail(f"{where}: unknown dtype {_short(value)}")
-    return dt
 
 
 def decode_value(value, where, tensors, limits, depth=0):
@@ -244,6 +269,8 @@ def decode_tensor(spec, where, tensors, limits):
     shape = decode_shape(spec["shape"], f"{where}.shape", limits)
     if shape.dims is None or not shape.is_fully_defined():
         fail(f"{where}: a tensor's shape must be fully known, found {spec['shape']}")
+    if dt == dtypes.string:
+        return _decode_strings(spec, where, tensors, shape.dims)
     if "data" in spec:
         key = expect(spec["data"], (str,), f"{where}.data")
         array = tensors.get(key)
@@ -268,6 +295,44 @@ def decode_tensor(spec, where, tensors, limits):
         fail(f"{where}: inline values do not fit dtype {dt.name}: {exc}")
     array.flags.writeable = False
     return array
+
+
+def _decode_strings(spec, where, tensors, dims):
+    count = int(np.prod(dims, dtype=np.int64))
+    if "data" in spec:
+        key = expect(spec["data"], (str,), f"{where}.data")
+        data, lengths = tensors.get(key + ".bytes"), tensors.get(key + ".lengths")
+        if data is None or lengths is None:
+            fail(f"{where}: string data '{key}.bytes'/'{key}.lengths' is missing from the file's "
+                 "tensors.npz")
+        if data.dtype != np.uint8 or data.ndim != 1 or lengths.dtype != np.int64 \
+                or lengths.shape != (count,) or (lengths < 0).any() or lengths.sum() != data.size:
+            fail(f"{where}: string data '{key}' is inconsistent: {data.size} bytes of "
+                 f"{data.dtype}, lengths {lengths.dtype}{list(lengths.shape)} for {count} strings")
+        raw = data.tobytes()
+        ends = np.cumsum(lengths).tolist()
+        starts = [0] + ends[:-1]
+        items = [raw[a:b] for a, b in zip(starts, ends)]
+    else:
+        values = expect(spec["values"], (list,), f"{where}.values")
+        if count > INLINE_MAX_ELEMENTS or len(values) != count:
+            fail(f"{where}: {len(values)} inline strings for shape {list(dims)}")
+        items = [_string_from_json(v, where) for v in values]
+    array = np.empty(dims, dtype=object)
+    array.reshape(-1)[:] = items if count else []
+    array.flags.writeable = False
+    return array
+
+
+def _string_from_json(value, where):
+    if type(value) is str:
+        return value.encode("utf-8")
+    if type(value) is dict and set(value) == {"base64"} and type(value["base64"]) is str:
+        try:
+            return base64.b64decode(value["base64"], validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    fail(f"{where}: a string tensor holds {_short(value)} (expected a string or {{'base64': ...}})")
 
 
 def _value_checker(dt):

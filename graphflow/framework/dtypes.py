@@ -2,6 +2,10 @@
 
 TF1 rules apply: tensors of different dtypes never mix silently; Python numbers adopt the dtype of the
 tensor they meet; fed arrays are cast to the placeholder's dtype when the cast is safe ("same kind").
+
+Names follow TF's table, not numpy's: `as_dtype("float")` is float32 (numpy would say float64),
+"double" is float64, "half" float16. `tf.string` holds byte strings: its arrays are numpy object
+arrays of `bytes` (str values are encoded as UTF-8), as TF1's `Session.run` returns them.
 """
 
 import numpy as np
@@ -21,6 +25,10 @@ class DType:
         return self.as_numpy_dtype.kind == "f"
 
     @property
+    def is_complex(self):
+        return self.as_numpy_dtype.kind == "c"
+
+    @property
     def is_integer(self):
         return self.as_numpy_dtype.kind in "iu"
 
@@ -34,7 +42,7 @@ class DType:
 
     @property
     def is_numeric(self):
-        return self.as_numpy_dtype.kind in "iuf"
+        return self.as_numpy_dtype.kind in "iufc"
 
     @property
     def base_dtype(self):
@@ -42,7 +50,11 @@ class DType:
 
     @property
     def size(self):
-        return self.as_numpy_dtype.itemsize
+        return 0 if self.name == "string" else self.as_numpy_dtype.itemsize
+
+    @property
+    def real_dtype(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     @property
     def min(self):
@@ -62,7 +74,7 @@ class DType:
             return self.name == other.name
         try:
             return self.name == as_dtype(other).name
-        except TypeError:
+        except (TypeError, ValueError):
             return False
 
     def __hash__(self):
@@ -80,34 +92,91 @@ int16 = DType("int16", np.int16)
 int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
 bool_ = DType("bool", np.bool_)
-string = DType("string", object)  # elements are Python `bytes` (serialized summaries, text)
+string = DType("string", np.object_)
 half = float16
 double = float64
 
-ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, string)
+ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              complex64, complex128, bool_, string)
+NUMERIC_DTYPES = tuple(d for d in ALL_DTYPES if d.is_numeric)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
+# TF's own aliases (tensorflow/python/framework/dtypes.py, _STRING_TO_TF): "float" is float32
+_BY_NAME.update({"float": float32, "half": float16, "double": float64})
+_BY_NAME.update({f"{n}_ref": d for n, d in list(_BY_NAME.items())})  # TF1 reference dtypes
 _BY_NUMPY = {d.as_numpy_dtype: d for d in ALL_DTYPES}
-_BY_PYTHON = {float: float32, int: int32, bool: bool_, bytes: string, str: string}
+_BY_PYTHON = {float: float32, int: int32, bool: bool_, object: string}
 
 
 def as_dtype(value):
-    """Convert a DType, numpy dtype, dtype name or Python type to a graphflow `DType`."""
+    """Convert a DType, TF dtype name ("float", "float32", "double", "string", ...), numpy dtype or
+    type, or Python type (float, int, bool, object) to a graphflow `DType`, as TF1's `as_dtype`."""
     if isinstance(value, DType):
         return value
-    if isinstance(value, str) and value in _BY_NAME:
-        return _BY_NAME[value]
+    if isinstance(value, str):
+        found = _BY_NAME.get(value)
+        if found is None:
+            names = ", ".join(n for n in _BY_NAME if not n.endswith("_ref"))
+            raise TypeError(f"graphflow does not know the dtype name {value!r}; the names are "
+                            f"{names}")
+        return found
     if value in _BY_PYTHON:
         return _BY_PYTHON[value]
-    try:
-        numpy_dtype = np.dtype(value)
-        found = string if numpy_dtype.kind in "OSU" else _BY_NUMPY.get(numpy_dtype)
-    except TypeError:
-        found = None
+    np_dtype = None
+    if not (isinstance(value, type) and not issubclass(value, np.generic)):  # dict -> no dtype
+        try:
+            np_dtype = np.dtype(value)
+        except TypeError:
+            pass
+    found = None
+    if np_dtype is not None:
+        found = string if np_dtype.kind in "OUS" else _BY_NUMPY.get(np_dtype)
     if found is None:
         raise TypeError(f"graphflow does not support the dtype {value!r}; supported: "
-                        f"{', '.join(_BY_NAME)}")
+                        f"{', '.join(d.name for d in ALL_DTYPES)}")
     return found
+
+
+def _to_bytes(item):
+    if isinstance(item, bytes):
+        return item
+    if isinstance(item, str):
+        return item.encode("utf-8")
+    if isinstance(item, (bytearray, memoryview, np.bytes_)):
+        return bytes(item)
+    raise TypeError(f"a tf.string value must hold str or bytes, found {type(item).__name__} "
+                    f"{item!r}")
+
+
+def string_array(value):
+    """An object array of `bytes` from str/bytes data (nested lists, numpy U/S/O arrays): the
+    representation of every `tf.string` value. TypeError names the first element that is not text."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        arr = value
+    elif isinstance(value, (str, bytes)):
+        out = np.empty((), dtype=object)
+        out[()] = _to_bytes(value)
+        return out
+    else:
+        arr = value if isinstance(value, np.ndarray) else np.array(value, dtype=object)
+        if arr.dtype.kind == "S":
+            out = np.empty(arr.shape, dtype=object)
+            out.reshape(-1)[:] = [bytes(x) for x in arr.reshape(-1)]
+            return out
+        if arr.dtype.kind not in "UO":
+            if arr.size == 0:
+                return np.empty(arr.shape, dtype=object)
+            raise TypeError(f"Cannot convert a value of dtype {arr.dtype} to a tf.string tensor")
+    out = np.empty(arr.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(arr.reshape(-1)):
+        flat[i] = _to_bytes(item)
+    return out
 
 
 def can_feed(source_numpy_dtype, target):
@@ -116,8 +185,6 @@ def can_feed(source_numpy_dtype, target):
     dst = target.as_numpy_dtype
     if src == dst:
         return True
-    if target.name == "string":
-        return src.kind in "OSU"
     if src.kind in "OUS":
         return False
     return bool(np.can_cast(src, dst, casting="same_kind"))

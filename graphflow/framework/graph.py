@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 
+from graphflow.framework.device_spec import DeviceSpec, canonical_device
 from graphflow.framework.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -73,6 +74,23 @@ def describe_op(op):
     return f"'{op.name}' ({op.type}){where}"
 
 
+class NodeDef:
+    """TF1's `tf.NodeDef` fields for one op: `name`, `op` (the type), `input` ('x', 'x:1', '^ctrl'),
+    `device`, `attr`. graphflow's graphs are not protocol buffers; this is a plain record."""
+
+    __slots__ = ("name", "op", "input", "device", "attr")
+
+    def __init__(self, name="", op="", input=(), device="", attr=None):
+        self.name = name
+        self.op = op
+        self.input = list(input)
+        self.device = device
+        self.attr = {} if attr is None else attr
+
+    def __repr__(self):
+        return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input!r})"
+
+
 class Operation:
     """A node: `type` (registry key), unique scoped `name`, input Tensors, control inputs, JSON-able
     `attrs`, output Tensors, a `device` string and the user's `source` line that created it."""
@@ -101,6 +119,15 @@ class Operation:
     @property
     def traceback(self):
         return self.source
+
+    @property
+    def node_def(self):
+        """A read-only `NodeDef` view (name, op, input, device, attr), as TF1 device functions and
+        graph tools read it."""
+        inputs = [t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
+                  for t in self.inputs]
+        inputs += [f"^{c.name}" for c in self.control_inputs]
+        return NodeDef(self.name, self.type, inputs, self.device, dict(self.attrs))
 
     def get_attr(self, name):
         try:
@@ -219,16 +246,43 @@ class Graph:
             self._control_dependencies_stack.pop()
 
     @contextlib.contextmanager
-    def device(self, device_name):
-        """Record `device_name` ('/cpu:0', '/gpu:0') on the ops created inside; None clears."""
-        self._device_stack.append(canonical_device(device_name))
+    def device(self, device_name_or_function):
+        """Ops created inside get this device: a string ('/cpu:0', '/gpu:1', '/job:ps/task:0/...')
+        or DeviceSpec merged over the outer scopes (None clears them), or a device function
+        `fn(op) -> device string / DeviceSpec / None`, called for each new op (TF1's multi-tower
+        idiom). graphflow places on the device part only (see `device_spec.canonical_device`)."""
+        entry = device_name_or_function
+        if callable(entry) and not isinstance(entry, DeviceSpec):
+            self._device_stack.append(("function", entry))
+        elif entry is None:
+            self._device_stack.append(("clear", None))
+        else:
+            if not isinstance(entry, (str, DeviceSpec)):
+                raise TypeError(f"tf.device expects a device string, a DeviceSpec, a function or "
+                                f"None, got {entry!r}")
+            self._device_stack.append(("spec", canonical_device(entry)))
         try:
             yield
         finally:
             self._device_stack.pop()
 
-    def _current_device(self):
-        return self._device_stack[-1] if self._device_stack else ""
+    def _device_for(self, op):
+        """The device of a new op from the device scopes, outermost first (functions see `op`)."""
+        device = ""
+        for kind, value in self._device_stack:
+            if kind == "clear":
+                device = ""
+            elif kind == "spec":
+                device = value or device
+            else:
+                chosen = value(op)
+                try:
+                    device = canonical_device(chosen) or device if chosen else device
+                except (ValueError, AttributeError, TypeError):
+                    raise ValueError(f"the device function {getattr(value, '__name__', value)!r} "
+                                     f"returned {chosen!r} for op {describe_op(op)}; expected a "
+                                     "device string like '/gpu:0', a DeviceSpec or None") from None
+        return device
 
     # --- building --------------------------------------------------------------------------------
     def finalize(self):
@@ -270,7 +324,7 @@ class Graph:
                     for c in level:
                         if c not in input_ops and c not in controls:
                             controls.append(c)
-                dev = canonical_device(device) if device is not None else self._current_device()
+                dev = canonical_device(device) if device is not None else None
             else:
                 op_name = name
                 if op_name in self._ops_by_name:
@@ -280,8 +334,10 @@ class Graph:
                 dev = device or ""
             if source is None:
                 source = _user_location()
-            op = Operation(self, op_type, op_name, inputs, controls, attrs, dev, source)
+            op = Operation(self, op_type, op_name, inputs, controls, attrs, dev or "", source)
             op.outputs = [Tensor(op, i, dt, sh) for i, (dt, sh) in enumerate(output_specs)]
+            if dev is None and self._device_stack:
+                op.device = self._device_for(op)
             op._id = len(self._ops)
             self._ops.append(op)
             self._ops_by_name[op_name] = op
@@ -379,22 +435,6 @@ def needed_ops(fetch_ops, fed_tensors=frozenset()):
             if c not in needed:
                 stack.append(c)
     return sorted(needed, key=lambda o: o._id)
-
-
-def canonical_device(spec):
-    """Normalise a device string: '/gpu:0', '/device:GPU:0', 'gpu' -> '/gpu:0'; None/'' -> ''."""
-    if not spec:
-        return ""
-    s = spec.strip().lower()
-    s = s.replace("/device:", "/").replace("device:", "")
-    if not s.startswith("/"):
-        s = "/" + s
-    s = s.split("/")[-1]
-    m = re.fullmatch(r"(cpu|gpu|cuda)(?::(\d+))?", s)
-    if not m:
-        raise ValueError(f"Unknown device specification '{spec}'; use '/cpu:0' or '/gpu:0'")
-    kind = "gpu" if m.group(1) in ("gpu", "cuda") else "cpu"
-    return f"/{kind}:{m.group(2) or 0}"
 
 
 class _DefaultGraphStack(threading.local):

@@ -90,6 +90,7 @@ class SessionState:
         self._rng_lock = threading.Lock()
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
         self.counters = {}  # per-op run counts kept across plans (tf.Print's first_n)
+        self.allow_soft_placement = False  # ConfigProto: an unavailable GPU falls back to the CPU
 
     def rng(self, key, seed):
         """A numpy Generator for one random op, created once per session from its seed."""

@@ -45,10 +45,9 @@ define("NoOp", _no_outputs)
 
 def _to_numpy(value, dtype):
     """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does)."""
-    if dtype is None and np.asarray(value).dtype.kind in "SU" or (
-            dtype is not None and dtypes.as_dtype(dtype) == dtypes.string):
-        return _bytes_array(value), dtypes.string
     if dtype is None:
+        if _is_text(value):
+            return dtypes.string_array(value), dtypes.string
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             arr = np.asarray(value)
             return arr, dtypes.as_dtype(arr.dtype)
@@ -60,9 +59,13 @@ def _to_numpy(value, dtype):
             return arr.astype(target), dtypes.as_dtype(target)
         if arr.dtype.kind == "b":
             return arr, dtypes.bool_
+        if arr.dtype.kind == "c":
+            return arr.astype(np.complex128), dtypes.complex128
         raise TypeError(f"Cannot convert {value!r} to a graphflow constant (unsupported type "
                         f"{arr.dtype})")
     dtype = dtypes.as_dtype(dtype)
+    if dtype == dtypes.string:
+        return dtypes.string_array(value), dtype
     arr = np.asarray(value)
     if arr.dtype.kind in "OUS":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}")
@@ -75,17 +78,13 @@ def _to_numpy(value, dtype):
     return arr.astype(dtype.as_numpy_dtype), dtype
 
 
-def _bytes_array(value):
-    """An object array of `bytes` (a `tf.string` value) from str/bytes data (str as UTF-8)."""
-    arr = np.asarray(value, dtype=object)
-    out = np.empty(arr.shape, dtype=object)
-    for index, item in np.ndenumerate(arr):
-        if isinstance(item, str):
-            item = item.encode("utf-8")
-        elif not isinstance(item, bytes):
-            raise TypeError(f"Cannot convert {item!r} to a tf.string element (str or bytes)")
-        out[index] = item
-    return out
+def _is_text(value):
+    """str/bytes data (a scalar, nested lists or a numpy text array): a tf.string constant."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "USO"
+    return isinstance(value, (str, bytes, np.str_, np.bytes_))
 
 
 def constant(value, dtype=None, shape=None, name="Const"):

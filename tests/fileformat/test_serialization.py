@@ -32,7 +32,7 @@ def _assert_bit_identical(got, want, what):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (
         f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}")
-    if want.dtype == object:  # tf.string: compare the bytes, not the object pointers
+    if want.dtype == object:  # tf.string: compare the bytes objects, not their addresses
         assert got.tolist() == want.tolist(), f"{what}: strings differ after the round trip"
         return
     assert got.tobytes() == want.tobytes(), f"{what}: values differ after the round trip"

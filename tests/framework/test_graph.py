@@ -159,3 +159,53 @@ def test_version_increases_with_ops():
     v = g.version
     tf.constant(1.0)
     assert g.version == v + 1
+
+
+# ---------------------------------------------------------------- device scopes and functions
+def test_device_function_is_called_with_each_op_and_merges_with_outer_scopes():
+    seen = []
+
+    def by_type(op):
+        seen.append((op.type, op.node_def.op, len(op.outputs)))
+        return "/gpu:1" if op.node_def.op == "MatMul" else None
+
+    with tf.device("/job:w/cpu:0"):
+        with tf.device(by_type):
+            a = tf.constant([[1.0]], name="a")
+            m = tf.matmul(a, a)
+        with tf.device(tf.DeviceSpec(device_type="GPU", device_index=3)):
+            c = tf.constant(1)
+        with tf.device(None):
+            free = tf.constant(2)
+    assert (a.op.device, m.op.device, c.op.device, free.op.device) == \
+        ("/cpu:0", "/gpu:1", "/gpu:3", "")
+    assert seen == [("Const", "Const", 1), ("MatMul", "MatMul", 1)]
+    assert m.op.node_def.input == ["a", "a"]
+
+
+def test_a_device_function_returning_nonsense_names_itself_and_the_op():
+    def broken(op):
+        return 42
+
+    with tf.device(broken):
+        with pytest.raises(ValueError, match="device function 'broken' returned 42 for op 'c'"):
+            tf.constant(1.0, name="c")
+    assert "c" not in [op.name for op in tf.get_default_graph().get_operations()]
+    with pytest.raises(TypeError, match="tf.device expects"):
+        with tf.device(3):
+            pass
+
+
+def test_ps_device_function_idiom():
+    ps_ops = ["Variable", "VariableV2", "AutoReloadVariable"]
+
+    def assign_to_device(device, ps_device="/cpu:0"):
+        def _assign(op):
+            node_def = op if isinstance(op, tf.NodeDef) else op.node_def
+            return ps_device if node_def.op in ps_ops else device
+        return _assign
+
+    with tf.device(assign_to_device("/gpu:0")):
+        w = tf.Variable(tf.zeros([2]), name="w")
+        y = w * 2.0
+    assert w.op.device == "/cpu:0" and y.op.device == "/gpu:0"

@@ -41,7 +41,8 @@ def _as_list(x):
 
 
 def _check_static(tensor, value, exact):
-    value = np.asarray(value)
+    # a scalar tf.string fetches as bytes (TF1); as an array it is a 0-d object array
+    value = np.array(value, dtype=object) if isinstance(value, bytes) else np.asarray(value)
     assert tensor.dtype.as_numpy_dtype == value.dtype, (
         f"{tensor.name}: inferred dtype {tensor.dtype.name}, kernel produced {value.dtype}")
     if exact:

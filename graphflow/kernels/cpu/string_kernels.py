@@ -1,0 +1,124 @@
+"""numpy kernels for the string ops (graphflow/ops/string_ops.py): object arrays of `bytes`."""
+
+import re
+
+import numpy as np
+
+from graphflow.kernels.cpu import cpu_kernel
+
+
+def _strings_like(shape, items):
+    out = np.empty(shape, dtype=object)
+    out.reshape(-1)[:] = items if len(items) else []
+    return out
+
+
+@cpu_kernel("StringJoin")
+def _string_join(node):
+    separator = node.attrs["separator"].encode("utf-8")
+
+    def join(*inputs):
+        arrays = np.broadcast_arrays(*[np.asarray(x, dtype=object) for x in inputs])
+        flat = [a.reshape(-1) for a in arrays]
+        items = [separator.join(parts) for parts in zip(*flat)]
+        return _strings_like(arrays[0].shape, items)
+    return join
+
+
+def _sparse_result(rows):
+    """(indices int64 [N, 2], values [N], dense_shape int64 [2]) from each row's tokens."""
+    indices = [(r, c) for r, tokens in enumerate(rows) for c in range(len(tokens))]
+    values = [tok for tokens in rows for tok in tokens]
+    width = max((len(t) for t in rows), default=0)
+    return (np.array(indices, dtype=np.int64).reshape(-1, 2), _strings_like((len(values),), values),
+            np.array([len(rows), width], dtype=np.int64))
+
+
+@cpu_kernel("StringSplit")
+def _string_split(node):
+    delimiter = node.attrs["delimiter"].encode("utf-8")
+    skip_empty = node.attrs["skip_empty"]
+    pattern = re.compile(b"[" + re.escape(delimiter) + b"]") if delimiter else None
+
+    def tokens(s):
+        if not s:
+            return []
+        parts = [s[i:i + 1] for i in range(len(s))] if pattern is None else pattern.split(s)
+        return [p for p in parts if p] if skip_empty else parts
+
+    return lambda source: _sparse_result([tokens(s) for s in source.reshape(-1)])
+
+
+@cpu_kernel("StringSplitV2")
+def _string_split_v2(node):
+    sep = node.attrs["sep"]
+    sep = None if sep is None else sep.encode("utf-8")
+    maxsplit = node.attrs["maxsplit"]
+    return lambda source: _sparse_result([s.split(sep, maxsplit) for s in source.reshape(-1)])
+
+
+@cpu_kernel("StringLength")
+def _string_length(node):
+    chars = node.attrs["unit"] == "UTF8_CHAR"
+
+    def length(x):
+        sizes = [len(s.decode("utf-8")) if chars else len(s) for s in x.reshape(-1)]
+        return np.array(sizes, dtype=np.int32).reshape(x.shape)
+    return length
+
+
+@cpu_kernel("AsString")
+def _as_string(node):
+    a = node.attrs
+    kind = np.dtype(node.in_dtypes[0]).kind
+    if a["fill"] not in ("", " ", "+", "-", "0", "#"):
+        raise ValueError(f"AsString: fill argument not supported: {a['fill']!r}")
+    if kind != "f" and (a["precision"] > -1 or a["scientific"] or a["shortest"]):
+        raise ValueError("AsString: precision, scientific and shortest apply to floats only")
+    spec = "%" + a["fill"] + (str(a["width"]) if a["width"] > -1 else "")
+    if kind == "f":
+        spec += (f".{a['precision']}" if a["precision"] > -1 else "")
+        spec += "g" if a["shortest"] else "e" if a["scientific"] else "f"
+    elif kind == "b":
+        spec += "s"
+    else:
+        spec += "d"
+
+    def as_string(x):
+        if kind == "b":
+            items = [(spec % ("true" if v else "false")).encode() for v in x.reshape(-1).tolist()]
+        else:
+            items = [(spec % v).encode() for v in x.reshape(-1).tolist()]
+        return _strings_like(x.shape, items)
+    return as_string
+
+
+def _parse_float(s):
+    text = s.decode("utf-8", "replace").strip()
+    if "_" in text:
+        raise ValueError(text)
+    try:
+        return float(text)
+    except ValueError:
+        return float(int(text, 16)) if text.lower().lstrip("+-").startswith("0x") else float(text)
+
+
+@cpu_kernel("StringToNumber")
+def _string_to_number(node):
+    out = np.dtype(node.out_dtypes[0])
+    info = np.iinfo(out) if out.kind == "i" else None
+
+    def parse(s):
+        try:
+            if info is None:
+                return _parse_float(s)
+            text = s.decode("utf-8", "replace").strip()
+            value = int(text) if "_" not in text else None
+            if value is None or not info.min <= value <= info.max:
+                raise ValueError(text)
+            return value
+        except ValueError:
+            raise ValueError(f"StringToNumberOp could not correctly convert string: "
+                             f"{s.decode('utf-8', 'replace')}") from None
+
+    return lambda x: np.array([parse(s) for s in x.reshape(-1)], dtype=out).reshape(x.shape)

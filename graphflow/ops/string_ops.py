@@ -1,0 +1,175 @@
+"""String ops on `tf.string` tensors (object arrays of bytes): join, split, length, conversion to
+and from numbers. TF1 names: `tf.strings.join` / `tf.string_join`, `tf.string_split` (a SparseTensor),
+`tf.strings.split` (Python's `str.split` rules), `tf.strings.length`, `tf.as_string`,
+`tf.strings.to_number` / `tf.string_to_number`. None has a gradient (strings are not differentiable).
+"""
+
+from graphflow.framework import dtypes
+from graphflow.framework.sparse_tensor import SparseTensor
+from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
+
+STRING = (dtypes.string,)
+_AS_STRING_INPUTS = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
+                     dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
+                     dtypes.uint64, dtypes.bool_)
+_TO_NUMBER_OUTPUTS = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+
+
+def _strings(values, what):
+    tensors = [convert_to_tensor(v, dtype=dtypes.string) if not hasattr(v, "dtype") else
+               convert_to_tensor(v) for v in values]
+    for t in tensors:
+        require_dtype(t, STRING, what)
+    return tensors
+
+
+# ---------------------------------------------------------------- join
+def _join_infer(inputs, attrs):
+    shape = TensorShape([])
+    for t in inputs:
+        require_dtype(t, STRING, "tf.strings.join inputs")
+        if t.shape.ndims == 0:
+            continue
+        if shape.ndims == 0:
+            shape = t.shape
+        elif not shape.is_compatible_with(t.shape):
+            raise ValueError(f"tf.strings.join inputs must be scalars or of one shape, got "
+                             f"{shape} and {t.shape}")
+        else:
+            shape = shape.merge_with(t.shape)
+    return [(dtypes.string, shape)]
+
+
+define("StringJoin", _join_infer, attr_names=("separator",))
+
+
+def string_join(inputs, separator="", name=None):
+    """Elementwise concatenation of string tensors (scalars broadcast), with `separator` between."""
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TypeError("tf.strings.join expects a non-empty list of string tensors")
+    tensors = _strings(inputs, "tf.strings.join inputs")
+    return make_tensor("StringJoin", tensors, {"separator": _text(separator, "separator")},
+                       name=name or "StringJoin")
+
+
+def _text(value, what):
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a Python str (graphflow takes it as a constant), got "
+                        f"{value!r}")
+    return value
+
+
+# ---------------------------------------------------------------- split
+def _split_infer(inputs, attrs):
+    (source,) = inputs
+    require_dtype(source, STRING, "the source of a string split")
+    if source.shape.ndims not in (None, 1):
+        raise ValueError(f"the source of a string split must be a vector, got shape {source.shape}")
+    return [(dtypes.int64, TensorShape([None, 2])), (dtypes.string, TensorShape([None])),
+            (dtypes.int64, TensorShape([2]))]
+
+
+define("StringSplit", _split_infer, attr_names=("delimiter", "skip_empty"),
+       extra={"value_dependent_shape": True})
+define("StringSplitV2", _split_infer, attr_names=("sep", "maxsplit"),
+       extra={"value_dependent_shape": True})
+
+
+def string_split(source, delimiter=" ", skip_empty=True):
+    """TF1's `tf.string_split`: split each element of a string vector at any of the characters of
+    `delimiter` (each byte when it is empty), dropping empty tokens when `skip_empty`; a
+    `SparseTensor` with one row per element."""
+    (source,) = _strings([source], "tf.string_split source")
+    indices, values, shape = make_op(
+        "StringSplit", (source,), {"delimiter": _text(delimiter, "delimiter"),
+                                   "skip_empty": bool(skip_empty)}, name="StringSplit").outputs
+    return SparseTensor(indices, values, shape)
+
+
+def split(source, sep=None, maxsplit=-1, result_type="SparseTensor", name=None):
+    """`tf.strings.split` (TF1.14+): Python's `str.split(sep, maxsplit)` on each element of a string
+    vector (sep None: runs of whitespace). Only `result_type="SparseTensor"` (no RaggedTensor)."""
+    if result_type != "SparseTensor":
+        raise ValueError("graphflow's tf.strings.split returns a SparseTensor only "
+                         "(result_type='SparseTensor'); RaggedTensor is not implemented")
+    (source,) = _strings([source], "tf.strings.split source")
+    attrs = {"sep": None if sep is None else _text(sep, "sep"), "maxsplit": int(maxsplit)}
+    if attrs["sep"] == "":
+        raise ValueError("tf.strings.split: sep must not be empty (use None for whitespace)")
+    indices, values, shape = make_op("StringSplitV2", (source,), attrs,
+                                     name=name or "StringSplit").outputs
+    return SparseTensor(indices, values, shape)
+
+
+# ---------------------------------------------------------------- length, conversions
+def _length_infer(inputs, attrs):
+    require_dtype(inputs[0], STRING, "tf.strings.length input")
+    if attrs["unit"] not in ("BYTE", "UTF8_CHAR"):
+        raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {attrs['unit']!r}")
+    return [(dtypes.int32, inputs[0].shape)]
+
+
+define("StringLength", _length_infer, attr_names=("unit",))
+
+
+def length(input, name=None, unit="BYTE"):
+    """`tf.strings.length`: the length of each string in bytes (or UTF-8 characters)."""
+    (t,) = _strings([input], "tf.strings.length input")
+    return make_tensor("StringLength", (t,), {"unit": unit}, name=name or "StringLength")
+
+
+def _as_string_infer(inputs, attrs):
+    require_dtype(inputs[0], _AS_STRING_INPUTS, "tf.as_string input")
+    if len(attrs["fill"]) > 1:
+        raise ValueError(f"fill must be at most one character, got {attrs['fill']!r}")
+    if attrs["scientific"] and attrs["shortest"]:
+        raise ValueError("cannot select both scientific and shortest notation")
+    if attrs["precision"] > -1 and attrs["shortest"]:
+        raise ValueError("cannot select both precision and shortest notation")
+    return [(dtypes.string, inputs[0].shape)]
+
+
+define("AsString", _as_string_infer,
+       attr_names=("precision", "scientific", "shortest", "width", "fill"))
+
+
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):
+    """`tf.as_string`: numbers and bools as text, formatted as TF's kernel does (floats "%.6f" by
+    default; `precision`, `scientific` ("%e"), `shortest` ("%g"), `width` padded with `fill`)."""
+    t = convert_to_tensor(input)
+    attrs = {"precision": int(precision), "scientific": bool(scientific),
+             "shortest": bool(shortest), "width": int(width), "fill": _text(fill, "fill")}
+    return make_tensor("AsString", (t,), attrs, name=name or "AsString")
+
+
+def _to_number_infer(inputs, attrs):
+    require_dtype(inputs[0], STRING, "tf.strings.to_number input")
+    return [(dtypes.as_dtype(attrs["out_type"]), inputs[0].shape)]
+
+
+define("StringToNumber", _to_number_infer, attr_names=("out_type",))
+
+
+def to_number(string_tensor, out_type=dtypes.float32, name=None):
+    """`tf.strings.to_number`: parse each string as a number of `out_type` (an error names the
+    string that is not one)."""
+    out_type = dtypes.as_dtype(out_type)
+    if out_type not in _TO_NUMBER_OUTPUTS:
+        raise TypeError(f"out_type must be one of float32, float64, int32, int64, got "
+                        f"{out_type.name}")
+    (t,) = _strings([string_tensor], "tf.strings.to_number input")
+    return make_tensor("StringToNumber", (t,), {"out_type": out_type.name},
+                       name=name or "StringToNumber")
+
+
+no_gradient("StringJoin", "StringSplit", "StringSplitV2", "StringLength", "AsString",
+            "StringToNumber")
+
+string_to_number = to_number
+join = string_join
+
+__all__ = ["as_string", "string_join", "string_split", "string_to_number"]

@@ -1,0 +1,62 @@
+"""Cases for the string ops (join, split, length, as_string, to_number); expected values are what
+TF 1.x/2.x `tf.compat.v1` returns for the same inputs."""
+
+import numpy as np
+
+import graphflow as tf
+from tests.op_cases import OpCase
+
+
+def _b(*items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = list(items)
+    return out
+
+
+def _split(sparse):
+    return sparse.indices, sparse.values, sparse.dense_shape
+
+
+CASES = [
+    OpCase("StringJoin", lambda a, b: tf.strings.join([a, "+", b], separator="-"),
+           [np.array(["a", "bc"]), np.array(["x", "y"])], lambda a, b: _b(b"a-+-x", b"bc-+-y"),
+           grad=False),
+    OpCase("StringSplit", lambda s: _split(tf.string_split(s, " ")),
+           [np.array(["a b  c", "d", ""])],
+           lambda s: (np.array([[0, 0], [0, 1], [0, 2], [1, 0]]), _b(b"a", b"b", b"c", b"d"),
+                      np.array([3, 3])), grad=False),
+    OpCase("StringSplit", lambda s: _split(tf.string_split(s, ",;", skip_empty=False)),
+           [np.array(["a,b;;c"])],
+           lambda s: (np.array([[0, 0], [0, 1], [0, 2], [0, 3]]), _b(b"a", b"b", b"", b"c"),
+                      np.array([1, 4])), grad=False, name="StringSplit[chars,keep_empty]"),
+    OpCase("StringSplit", lambda s: _split(tf.string_split(s, "")), [np.array(["hey"])],
+           lambda s: (np.array([[0, 0], [0, 1], [0, 2]]), _b(b"h", b"e", b"y"), np.array([1, 3])),
+           grad=False, name="StringSplit[bytes]"),
+    OpCase("StringSplitV2", lambda s: _split(tf.strings.split(s, sep=",", maxsplit=1)),
+           [np.array(["a,,b,c", ""])],
+           lambda s: (np.array([[0, 0], [0, 1], [1, 0]]), _b(b"a", b",b,c", b""), np.array([2, 2])),
+           grad=False),
+    OpCase("StringSplitV2", lambda s: _split(tf.strings.split(s)), [np.array(["a  b c", " x "])],
+           lambda s: (np.array([[0, 0], [0, 1], [0, 2], [1, 0]]), _b(b"a", b"b", b"c", b"x"),
+                      np.array([2, 3])), grad=False, name="StringSplitV2[whitespace]"),
+    OpCase("StringLength", tf.strings.length, [np.array([["h\u00e9llo", ""]])],
+           lambda s: np.array([[6, 0]], np.int32), grad=False),
+    OpCase("StringLength", lambda s: tf.strings.length(s, unit="UTF8_CHAR"),
+           [np.array(["h\u00e9llo"])], lambda s: np.array([5], np.int32), grad=False,
+           name="StringLength[utf8]"),
+    OpCase("AsString", tf.as_string, [np.array([1.5, 2.0, 1.5e10], np.float32)],
+           lambda x: _b(b"1.500000", b"2.000000", b"15000000512.000000"), grad=False),
+    OpCase("AsString", lambda x: tf.as_string(x, width=8, precision=1, fill="0"),
+           [np.array([-3.25])], lambda x: _b(b"-00003.2"), grad=False, name="AsString[width]"),
+    OpCase("AsString", lambda x: tf.as_string(x, scientific=True), [np.array([1.5], np.float32)],
+           lambda x: _b(b"1.500000e+00"), grad=False, name="AsString[scientific]"),
+    OpCase("AsString", lambda x: tf.as_string(x, width=4, fill="0"), [np.array([3, -12], np.int32)],
+           lambda x: _b(b"0003", b"-012"), grad=False, name="AsString[int]"),
+    OpCase("AsString", tf.as_string, [np.array([True, False])], lambda x: _b(b"true", b"false"),
+           grad=False, name="AsString[bool]"),
+    OpCase("StringToNumber", tf.strings.to_number, [np.array([" 1.5", "1e3", "0x10", "-inf"])],
+           lambda s: np.array([1.5, 1000.0, 16.0, -np.inf], np.float32), grad=False),
+    OpCase("StringToNumber", lambda s: tf.strings.to_number(s, out_type=tf.int64),
+           [np.array([" 12", "-7"])], lambda s: np.array([12, -7], np.int64), grad=False,
+           name="StringToNumber[int64]"),
+]
