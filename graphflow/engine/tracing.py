@@ -4,8 +4,10 @@ With a trace level above NO_TRACE and a `run_metadata`, `Session.run` runs the p
 variant (generated like the plain one, with a clock read around each kernel call, compiled on first
 use) and fills `run_metadata.step_stats` with TF's StepStats layout: one `DeviceStepStats` per
 device holding one `NodeExecStats` per op (node_name, all_start_micros, op_start_rel_micros,
-op_end_rel_micros, all_end_rel_micros, timeline_label 'name = Type(inputs)'). Untraced runs do
-not touch any of this. `graphflow.python.client.timeline` turns step stats into a Chrome trace.
+op_end_rel_micros, all_end_rel_micros, timeline_label 'name = Type(inputs)'). The stats describe
+the plan as it ran: after the optimizer, a fused op appears once, with its fused type, under the
+name of the user's op it ends with. Untraced runs do not touch any of this.
+`graphflow.python.client.timeline` turns step stats into a Chrome trace.
 """
 
 import threading
