@@ -82,6 +82,24 @@ class FileWriter:
             raise ValueError("add_graph needs a graph or a graph_def")
         self._add(global_step, graph_def=graph_def.SerializeToString())
 
+    def add_run_metadata(self, run_metadata, tag, global_step=None):
+        """Write a traced run's step stats (`tf.RunMetadata` after a FULL_TRACE run) under `tag`:
+        TensorBoard's Graphs tab then offers this run and colors ops by compute time."""
+        proto = protos()
+        from tensorboard.compat.proto import config_pb2
+        meta = config_pb2.RunMetadata()
+        for dev_stats in run_metadata.step_stats.dev_stats:
+            device = meta.step_stats.dev_stats.add(device=dev_stats.device)
+            for node in dev_stats.node_stats:
+                device.node_stats.add(
+                    node_name=node.node_name, all_start_micros=node.all_start_micros,
+                    op_start_rel_micros=node.op_start_rel_micros,
+                    op_end_rel_micros=node.op_end_rel_micros,
+                    all_end_rel_micros=node.all_end_rel_micros,
+                    timeline_label=node.timeline_label, thread_id=node.thread_id)
+        tagged = proto.event_pb2.TaggedRunMetadata(tag=tag, run_metadata=meta.SerializeToString())
+        self._add(global_step, tagged_run_metadata=tagged)
+
     def add_session_log(self, session_log, global_step=None):
         self._add(global_step, session_log=session_log)
 

@@ -112,3 +112,22 @@ def test_file_writer_cache_shares_one_writer_per_logdir(tmp_path):
     tf.summary.FileWriterCache.clear()
     assert tf.summary.FileWriterCache.get(str(tmp_path / "a")) is not a
     tf.summary.FileWriterCache.clear()
+
+
+def test_summary_proto_classes_and_run_metadata(tmp_path):
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.reduce_sum(tf.square(x, name="square"), name="total")
+    meta = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(y, {x: [1, 2, 3]}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=meta)
+    custom = tf.summary.Summary(value=[tf.summary.Summary.Value(tag="lr", simple_value=0.5)])
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_summary(custom, 1)
+        writer.add_run_metadata(meta, "step1", global_step=1)
+    acc = _read(tmp_path)
+    assert acc.Tags()["run_metadata"] == ["step1"] and acc.Scalars("lr")[0].value == 0.5
+    stats = acc.RunMetadata("step1").step_stats.dev_stats[0].node_stats
+    assert [n.node_name for n in stats] == ["square", "total"]
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = tf.summary.Nothing
