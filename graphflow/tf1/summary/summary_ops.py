@@ -5,18 +5,31 @@ As in TF1, each summary opens a name scope named after it: the tag is the scoped
 'layer1/weights', 'loss_1' for a second 'loss') and the op carries that exact name.
 """
 
+import re
+
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import make_tensor
 
+_INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
+
+
+def clean_tag(name):
+    """TF1's tag cleaning: characters other than letters, digits, '_', '-', '.', '/' become '_'
+    and leading slashes go."""
+    if not name:
+        return name
+    return _INVALID_TAG_CHARACTERS.sub("_", name).lstrip("/")
+
 
 def _summary(op_type, name, tensor, attrs, collections, family, dtype=None):
     tensor = convert_to_tensor(tensor, dtype=dtype)
     graph = tensor.graph
-    scope_name = f"{family}/{name}" if family else name
-    with graph.name_scope(scope_name) as scope:
-        tag = scope[:-1]
+    name, family = clean_tag(name), clean_tag(family)
+    with graph.name_scope(f"{family}/{name}" if family else name) as scope:
+        # TF1 prefixes the family once more so that TensorBoard groups the tag under it
+        tag = f"{family}/{scope[:-1]}" if family else scope[:-1]
         out = make_tensor(op_type, (tensor,), {"tag": tag, **attrs}, name=scope)
     _collect(graph, out, collections)
     return out

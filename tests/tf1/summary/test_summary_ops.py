@@ -121,3 +121,13 @@ def test_merge_rejects_duplicate_tags_when_run():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Duplicate tag"):
             sess.run(merged)
+
+
+def test_family_and_tag_cleaning_follow_tf1():
+    x = tf.constant(1.0)
+    grouped = tf.summary.scalar("loss", x, family="train")
+    cleaned = tf.summary.scalar("my loss:1", x)
+    assert grouped.op.name == "train/loss" and cleaned.op.name == "my_loss_1"
+    with tf.Session() as sess:
+        assert _parse(sess.run(grouped)).value[0].tag == "train/train/loss"
+        assert _parse(sess.run(cleaned)).value[0].tag == "my_loss_1"
