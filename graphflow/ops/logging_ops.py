@@ -71,16 +71,25 @@ def Print(input_, data, message=None, first_n=None, summarize=None, name=None):
 
 
 def _template_and_tensors(items):
-    """Split a mix of Python values and tensors into ('text {} more {}', [tensors])."""
+    """Split a mix of Python values and tensors into ('text {} more {}', [tensors]); lists, tuples
+    and dicts holding tensors print in Python's form with each tensor's value in its place."""
     parts, tensors = [], []
     for item in items:
-        if isinstance(item, (Tensor, Operation)) or hasattr(item, "_as_graph_element"):
-            tensor = convert_to_tensor(item)
-            parts.append("{}")
-            tensors.append(tensor)
-        else:
-            parts.append(str(item).replace("{}", "{ }"))
+        parts.append(_template_of(item, tensors, nested=False))
     return parts, tensors
+
+
+def _template_of(item, tensors, nested=True):
+    if isinstance(item, (Tensor, Operation)) or hasattr(item, "_as_graph_element"):
+        tensors.append(convert_to_tensor(item))
+        return "{}"
+    if isinstance(item, dict):
+        return "{" + ", ".join(f"{key!r}: {_template_of(value, tensors)}"
+                               for key, value in item.items()) + "}"
+    if isinstance(item, (list, tuple)):
+        inner = ", ".join(_template_of(value, tensors) for value in item)
+        return f"[{inner}]" if isinstance(item, list) else f"({inner}{',' if len(item) == 1 else ''})"
+    return (repr(item) if nested else str(item)).replace("{}", "{ }")
 
 
 def _stream_name(output_stream):

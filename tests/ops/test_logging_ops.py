@@ -108,3 +108,10 @@ def test_add_check_numerics_ops_guards_every_float_tensor():
         assert sess.run([loss, check], {x: [1e-20, 2e-20]})[0] > 0
         with pytest.raises(tf.errors.InvalidArgumentError, match="square:0 : Tensor had Inf"):
             sess.run([loss, check], {x: [1.0, 2.0]})
+
+
+def test_tf_print_of_structures(capsys):
+    a, b = tf.constant([1, 2]), tf.constant(3.5)
+    with tf.Session() as sess:
+        sess.run(tf.print({"a": a, "b": [b, "text"]}, (a,)))
+    assert capsys.readouterr().err == "{'a': [1 2], 'b': [3.5, 'text']} ([1 2],)\n"  # as TF
