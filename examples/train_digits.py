@@ -3,6 +3,7 @@
     python examples/train_digits.py                 # both models, default epochs
     python examples/train_digits.py --model cnn --epochs 30 --out /tmp/digits
     python examples/train_digits.py --quick         # a few epochs (used by the tests)
+    python examples/train_digits.py --logdir logs   # also TensorBoard summaries: tensorboard --logdir logs
 
 The data ships with scikit-learn (no download). A fixed stratified split keeps 360 images as the
 held-out test set, never used for training or model choice. Each model is a TF1-style graph built
@@ -107,15 +108,20 @@ def build(model, data, batch_size, epochs):
         learning_rate = tf.train.exponential_decay(LEARNING_RATE, step, DECAY_STEPS, 0.5)
         train_op = tf.train.AdamOptimizer(learning_rate).minimize(loss, global_step=step)
         init = tf.global_variables_initializer()
+        tf.summary.scalar("loss", loss)
+        tf.summary.scalar("accuracy", correct / tf.cast(tf.shape(labels)[0], tf.float32))
+        for var in tf.trainable_variables():  # one histogram per layer's kernel and bias
+            tf.summary.histogram(var.op.name.replace("/", "_"), var)
+        summaries = tf.summary.merge_all()
     return graph, dict(x=x, labels=labels, training=training, probs=probs, loss=loss,
-                       correct=correct, train_op=train_op, init=init)
+                       correct=correct, train_op=train_op, init=init, summaries=summaries)
 
 
 def accuracy(probs, y):
     return float(np.mean(np.argmax(probs, axis=1) == y))
 
 
-def train_model(model, data, epochs, batch_size, out_dir, quiet=False):
+def train_model(model, data, epochs, batch_size, out_dir, quiet=False, logdir=None):
     x_train, y_train, x_test, y_test = data
     graph, t = build(model, data, batch_size, epochs)
     steps_per_epoch = int(np.ceil(len(x_train) / batch_size))
@@ -124,6 +130,7 @@ def train_model(model, data, epochs, batch_size, out_dir, quiet=False):
         sess.run(t["init"])
         step = sess.make_callable([t["train_op"], t["loss"], t["correct"], t["labels"]],
                                   [t["training"]])
+        writer = tf.summary.FileWriter(os.path.join(logdir, model), graph) if logdir else None
         bar = tqdm(total=epochs * steps_per_epoch, desc=f"{model:>3}", unit="step",
                    disable=quiet, file=sys.stdout, mininterval=0.25)
         for epoch in range(epochs):
@@ -136,7 +143,12 @@ def train_model(model, data, epochs, batch_size, out_dir, quiet=False):
                 bar.update(1)
                 bar.set_postfix(epoch=epoch + 1, loss=f"{total_loss / seen:.4f}",
                                 acc=f"{total_correct / seen:.4f}", refresh=False)
+            if writer:  # loss, accuracy and weight histograms on 256 training images per epoch
+                feed = {t["x"]: x_train[:256], t["labels"]: y_train[:256]}
+                writer.add_summary(sess.run(t["summaries"], feed), global_step=epoch + 1)
         bar.close()
+        if writer:
+            writer.close()
         train_seconds = time.perf_counter() - start
         test_acc = accuracy(sess.run(t["probs"], {t["x"]: x_test}), y_test)
         path = os.path.join(out_dir, f"digits_{model}.gfz")
@@ -159,6 +171,8 @@ def main(argv=None):
                         "(default: a new temporary directory)")
     parser.add_argument("--quick", action="store_true", help="a few epochs only (for tests)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--logdir", default=None, help="write TensorBoard summaries under "
+                        "LOGDIR/mlp and LOGDIR/cnn (view: tensorboard --logdir LOGDIR)")
     parser.add_argument("--blas-threads", type=int, default=1,
                         help="BLAS threads (default 1: these matrices are tiny, and extra threads "
                         "only add synchronization, badly so on a busy machine)")
@@ -173,7 +187,8 @@ def main(argv=None):
     with threadpool_limits(limits=args.blas_threads, user_api="blas"):
         for model in models:
             epochs = args.epochs or (QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)[model]
-            results[model] = train_model(model, data, epochs, args.batch_size, out_dir, args.quiet)
+            results[model] = train_model(model, data, epochs, args.batch_size, out_dir, args.quiet,
+                                         args.logdir)
     print(f"total time {time.perf_counter() - start:.1f}s")
     sample = os.path.join(out_dir, "test_images.npy")
     np.save(sample, data[2][:5])

@@ -102,6 +102,21 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
     "inputs": _Namespace("tf.estimator.inputs", ["graphflow.tf1.estimator.inputs"])})
 
 
+# --- TensorBoard, debugging and profiling: tf.summary, tf.Print/print/debugging, tracing ---
+from graphflow.tf1 import summary
+from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
+from graphflow.ops.logging_ops import print_v2 as print
+from graphflow.ops.script_ops import numpy_function, py_func
+from graphflow.tf1 import debugging
+from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greater_equal, assert_less,
+                                     assert_less_equal, assert_negative, assert_non_negative,
+                                     assert_non_positive, assert_none_equal, assert_positive,
+                                     assert_rank, assert_type)
+from graphflow.engine.tracing import RunMetadata, RunOptions
+from graphflow import python
+from graphflow.tools import timeline
+
+
 def __getattr__(name):
     """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
     if name.startswith("__"):

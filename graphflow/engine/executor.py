@@ -16,6 +16,7 @@ import numpy as np
 from graphflow.engine import placement
 from graphflow.framework import dtypes
 from graphflow.framework.errors import (
+    CheckFailedError,
     FailedPreconditionError,
     InvalidArgumentError,
     OpError,
@@ -140,6 +141,7 @@ class Plan:
             lines.append("    " + ", ".join(var_of[t] for t in feed_tensors) + ", = feeds")
         namespace = {}
         self.line_to_op = {}
+        self._call_lines = {}  # index in `lines` of each kernel call -> its op (for tracing)
         self.kernels = []
         counter = 0
         for step, op in enumerate(self.ops):
@@ -179,6 +181,7 @@ class Plan:
             else:
                 lines.append(f"    {', '.join(outs)}, = {call}")
             self.line_to_op[len(lines)] = self._origin.get(op, op)
+            self._call_lines[len(lines) - 1] = op
             dead = [var_of[t] for t in dict.fromkeys(op.inputs)
                     if last_use.get(t) == step and t not in fetched and t not in fed]
             dead += [c for v in dead for c in self.placement.copies_of(v)]
@@ -208,6 +211,7 @@ class Plan:
         exec(code, namespace)  # our own generated code, never data from a file
         self.fn = self.placement.wrap(namespace[f"plan_{self.plan_id}"])
         self.num_steps = len(self.kernels)
+        self._lines, self._namespace, self._traced = lines, namespace, None
 
     def _reuse(self, op, step, kernel, arg_names, var_of, last_use, fetched, fed):
         """`["out=v2"]` when the memory plan lets this step write into its dead input v2."""
@@ -249,27 +253,82 @@ class Plan:
                         for v, c in zip(out, self.copy_fetch))
         return out
 
-    def _translate(self, exc):
+    # ------------------------------------------------------------------ tracing
+    def _traced_variant(self):
+        """The plan's function with a clock read around every kernel call (engine/tracing.py),
+        generated and compiled on the first traced run; untraced runs never pay for it."""
+        if self._traced is not None:
+            return self._traced
+        from graphflow.engine.tracing import Recorder
+        lines = [f"def plan_{self.plan_id}_traced(feeds, _records):"]
+        line_to_op, traced_ops = {}, []
+        for index, line in enumerate(self._lines[1:], start=1):
+            op = self._call_lines.get(index)
+            if op is not None:
+                lines.append("    _t = _clock()")
+            lines.append(line)
+            if self.line_to_op.get(index + 1) is not None:
+                line_to_op[len(lines)] = self.line_to_op[index + 1]
+            if op is not None:
+                lines.append(f"    _records.append(({len(traced_ops)}, _t, _clock()))")
+                traced_ops.append(self._origin.get(op, op))
+        source = "\n".join(lines) + "\n"
+        code = compile(source, f"<graphflow plan {self.plan_id} traced>", "exec")
+        namespace = dict(self._namespace, _clock=Recorder.clock)
+        exec(code, namespace)  # our own generated code, never data from a file
+        fn = self.placement.wrap(namespace[f"plan_{self.plan_id}_traced"])
+        self._traced = _TracedVariant(fn, source, line_to_op, code.co_filename, traced_ops)
+        return self._traced
+
+    def run_traced(self, feed_values):
+        """`run` through the traced variant: (fetches, StepStats of this run)."""
+        from graphflow.engine.tracing import Recorder
+        traced = self._traced_variant()
+        specs = self.feed_specs
+        feeds = [spec.convert(v) for spec, v in zip(specs, feed_values)] if specs else ()
+        recorder = Recorder()
+        variables = self._state.variables
+        if self.has_state_writes:
+            variables.begin()
+        try:
+            out = traced.fn(feeds, recorder.records)
+        except BaseException as exc:
+            if self.has_state_writes:
+                variables.abort()
+            raise self._translate(exc, traced) from exc
+        if self.has_state_writes:
+            variables.commit()
+        if self.any_copy:
+            out = tuple(np.array(v, copy=True) if c and isinstance(v, np.ndarray) else v
+                        for v, c in zip(out, self.copy_fetch))
+        device_of = {self._origin.get(op, op): d for op, d in self.placement.device_of.items()}
+        device_of.update(self.placement.device_of)
+        return out, recorder.step_stats(traced.ops, device_of)
+
+    def _translate(self, exc, generated=None):
         """Turn an exception from the generated function into an OpError naming the user's op."""
         if isinstance(exc, OpError) or not isinstance(exc, Exception):
             return exc
+        generated = generated or self
         tb = exc.__traceback__
         frame_locals, lineno = None, None
         while tb is not None:
-            if tb.tb_frame.f_code.co_filename == self._code_filename:
+            if tb.tb_frame.f_code.co_filename == generated._code_filename:
                 lineno = tb.tb_lineno
                 frame_locals = tb.tb_frame.f_locals
             tb = tb.tb_next
-        op = self.line_to_op.get(lineno)
+        op = generated.line_to_op.get(lineno)
         if op is None:
             return exc
         if isinstance(exc, UninitializedVariableError):
             return FailedPreconditionError(
                 None, op, f"Attempting to use uninitialized value {exc.variable_name}: "
                 f"{describe_op(op)}. Run tf.global_variables_initializer() first.")
+        if isinstance(exc, CheckFailedError):
+            return InvalidArgumentError(None, op, f"{exc}\n  [[{describe_op(op)}]]")
         inputs = []
         for t in op.inputs:
-            line = self.source.splitlines()[lineno - 1]
+            line = generated.source.splitlines()[lineno - 1]
             value = _input_value(frame_locals, line, op.inputs.index(t))
             inputs.append(f"{t.name}: shape={getattr(value, 'shape', '?')} "
                           f"dtype={getattr(value, 'dtype', '?')}")
@@ -277,6 +336,16 @@ class Plan:
         return InvalidArgumentError(
             None, op, f"{op.type} kernel failed for {describe_op(op)} on inputs [{detail}]: "
             f"{type(exc).__name__}: {exc}")
+
+
+class _TracedVariant:
+    """A plan's traced function with what error translation needs (source, line -> op)."""
+
+    __slots__ = ("fn", "source", "line_to_op", "_code_filename", "ops")
+
+    def __init__(self, fn, source, line_to_op, code_filename, ops):
+        self.fn, self.source, self.line_to_op = fn, source, line_to_op
+        self._code_filename, self.ops = code_filename, ops
 
 
 def _string_scalar(value):

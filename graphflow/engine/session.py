@@ -140,6 +140,8 @@ class Session:
             leaves, rebuild = (fetches,), _first
         else:
             leaves, rebuild = flatten_fetches(fetches)
+        if options is not None and run_metadata is not None and options.trace_level:
+            return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         if feed_dict:
             plan = self._plan_for(leaves, feed_dict)
             out = plan.run(tuple(feed_dict.values()))
@@ -149,6 +151,14 @@ class Session:
         if run_metadata is not None:
             run_metadata.plan = plan
         return rebuild(out)
+
+    def _run_traced(self, leaves, feed_dict, run_metadata):
+        """A run with per-op start/end times in `run_metadata.step_stats` (engine/tracing.py)."""
+        feed_dict = feed_dict or {}
+        plan = self._plan_for(leaves, feed_dict or ())
+        out, run_metadata.step_stats = plan.run_traced(tuple(feed_dict.values()))
+        run_metadata.plan = plan
+        return out
 
     def _plan_for(self, leaves, feed_keys):
         """The cached plan for these fetch leaves and feed keys (compiled on first use).

@@ -66,6 +66,9 @@ def _element(element):
 
 def _encode_op(op, arrays, strip_source):
     op_def = registry.lookup(op.type)
+    reason = op_def.extra.get("cannot_save")
+    if reason:
+        raise ValueError(f"Cannot save the graph: {describe_op(op)} cannot be saved: {reason}")
     entry = {"name": op.name, "type": op.type}
     if op.inputs:
         entry["inputs"] = [t.name for t in op.inputs]

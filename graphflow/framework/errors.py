@@ -47,6 +47,11 @@ class UninitializedVariableError(RuntimeError):
         self.variable_name = variable_name
 
 
+class CheckFailedError(RuntimeError):
+    """Raised by checking kernels (Assert, CheckNumerics, PyFunc) with their full message; the
+    session turns it into InvalidArgumentError naming the op and the user's line."""
+
+
 class GraphFormatError(ValueError):
     """A saved graph file is truncated, corrupted, hostile or of an unknown version."""
 

@@ -92,6 +92,7 @@ class SessionState:
         self.resources = {}
         self.resource_lock = threading.Lock()
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
+        self.counters = {}  # per-op run counts kept across plans (tf.Print's first_n)
         self.allow_soft_placement = False  # ConfigProto: an unavailable GPU falls back to the CPU
 
     def rng(self, key, seed):
@@ -120,3 +121,4 @@ class SessionState:
             close = getattr(resource, "close", None)
             if close is not None:
                 close()
+        self.counters.clear()

@@ -5,6 +5,7 @@
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
     graphflow export-onnx model.gfz model.onnx [--opset 17]
     graphflow run model.onnx --input x=batch.npy      (ONNX files run like graph files)
+    graphflow profile model.gfz --input x=batch.npy [--runs 10] [--top 20] [--trace trace.json]
 
 Errors about files or inputs are reported in one line on stderr with exit status 1; usage errors
 exit with status 2.
@@ -18,11 +19,13 @@ import sys
 import numpy as np
 
 import graphflow
+from graphflow.engine import tracing
 from graphflow.fileformat import file_io
 from graphflow.fileformat.serialization import load, save
 from graphflow.framework.errors import GraphFormatError, OpError
 from graphflow.framework.graph import Tensor
 from graphflow.tools import viz
+from graphflow.tools.timeline import Timeline
 
 
 class CommandError(Exception):
@@ -150,6 +153,42 @@ def cmd_run(args, out):
         print(np.array2string(value, threshold=200, max_line_width=100), file=out)
 
 
+# ------------------------------------------------------------------------------------ profile
+def cmd_profile(args, out):
+    model = _load(args.model)
+    feeds = dict(_parse_input(spec, model) for spec in args.input)
+    missing = [n for n in model.inputs if n not in feeds]
+    if missing:
+        raise CommandError(f"missing --input for {missing}; the graph's inputs are "
+                           f"{sorted(model.inputs)}")
+    if args.runs < 1:
+        raise CommandError(f"--runs must be at least 1, got {args.runs}")
+    fetches = dict(model.outputs)
+    feed_dict = {model.inputs[k]: v for k, v in feeds.items()}
+    options = tracing.RunOptions(trace_level=tracing.RunOptions.FULL_TRACE)
+    model.session.run(fetches, feed_dict, options=options, run_metadata=tracing.RunMetadata())
+    runs = []
+    for _ in range(args.runs):
+        meta = tracing.RunMetadata()
+        model.session.run(fetches, feed_dict, options=options, run_metadata=meta)
+        runs.append(meta.step_stats)
+    rows = tracing.top_ops(runs, top=None)
+    total = sum(r[3] for r in rows) or 1
+    per_run = sorted(sum(n.all_end_rel_micros for n in s.node_stats()) for s in runs)
+    print(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: median "
+          f"{per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops", file=out)
+    print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} node",
+          file=out)
+    for op_type, name, calls, micros, mean in rows[:args.top]:
+        print(f"{micros / 1000:>10.3f} {100 * micros / total:>5.1f}% {calls:>6} {mean:>10.1f}  "
+              f"{op_type:<22} {name}", file=out)
+    if args.trace:
+        with file_io.atomic_write(args.trace) as f:
+            f.write(Timeline(runs[-1]).generate_chrome_trace_format().encode("utf-8"))
+        print(f"wrote the last run's Chrome trace to {args.trace} (open it in ui.perfetto.dev "
+              "or chrome://tracing)", file=out)
+
+
 # ------------------------------------------------------------------------------------ optimize
 def _optimizer():
     fn = getattr(graphflow, "optimize", None)
@@ -240,6 +279,17 @@ def _parser():
     p.add_argument("out", help="the .onnx file to write")
     p.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
     p.set_defaults(run=cmd_export_onnx)
+
+    p = sub.add_parser("profile", help="run a graph file with tracing and print the top ops by "
+                       "time")
+    p.add_argument("model", help="a .gfz file written by graphflow.save")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                   help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
+    p.add_argument("--runs", type=int, default=10, metavar="N",
+                   help="traced runs to aggregate after one warm-up run (default 10)")
+    p.add_argument("--top", type=int, default=20, metavar="K", help="ops to list (default 20)")
+    p.add_argument("--trace", metavar="PATH", help="also write the last run as a Chrome trace")
+    p.set_defaults(run=cmd_profile)
     return parser
 
 
