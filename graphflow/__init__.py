@@ -46,3 +46,6 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn
+from graphflow.tf1.rnn import reverse_sequence  # noqa: E402

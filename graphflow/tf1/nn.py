@@ -29,3 +29,7 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
+
+# recurrent networks: tf.nn.rnn_cell.* and the functions that run a cell along time
+from graphflow.tf1 import rnn_cell  # noqa: E402
+from graphflow.tf1.rnn import static_bidirectional_rnn, static_rnn  # noqa: E402
