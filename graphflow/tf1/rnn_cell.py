@@ -21,7 +21,7 @@ from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import math_ops, nn_ops, shape_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.init_ops import constant_initializer, zeros_initializer
-from graphflow.tf1.variable_scope import VariableScope, get_variable, variable_scope
+from graphflow.tf1.variable_scope import get_variable, variable_scope
 
 
 class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):

@@ -9,8 +9,13 @@ from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import math_ops, nn_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
-from graphflow.tf1.rnn_cell import (LSTMStateTuple, RNNCell, flatten, is_sequence, map_structure,
-                                    pack_sequence_as)
+from graphflow.tf1.rnn_cell import (
+    LSTMStateTuple,
+    RNNCell,
+    flatten,
+    is_sequence,
+    pack_sequence_as,
+)
 from graphflow.tf1.variable_scope import variable_scope
 
 
