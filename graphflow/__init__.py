@@ -46,3 +46,8 @@ from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variabl
 from graphflow.tools import viz
 
 __version__ = "0.1.0"
+
+# --- control flow: functional If/While ops, TensorArray (graphflow/ops/control_flow_ops.py) ---
+from graphflow.framework.dtypes import variant
+from graphflow.ops.control_flow_ops import case, cond, while_loop
+from graphflow.ops.tensor_array_ops import TensorArray
