@@ -106,6 +106,8 @@ class Plan:
         self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
                                     for op in self.ops)
         self._state = state
+        self._kernel_table = kernel_table
+        self._device = device
         # device of each step, value locations, host<->device copies (graphflow/placement.py)
         self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
@@ -145,7 +147,8 @@ class Plan:
             node = KernelNode(op.name, op.type, op.attrs,
                               tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                               tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                              tuple(t.shape.dims for t in op.outputs), self._state)
+                              tuple(t.shape.dims for t in op.outputs), self._state,
+                              self.compile_function)
             kernel = builder(node)
             kname = f"k{len(self.kernels)}"
             self.kernels.append(kernel)
@@ -210,6 +213,23 @@ class Plan:
             return []
         self.inplace_steps += 1
         return [f"out={var}"]
+
+    def compile_function(self, func_graph, extra_fetches=()):
+        """A sub-plan for a control-flow op's function graph: `run(values)` feeds the graph's
+        inputs then captures (`func_graph.all_inputs`) and returns its outputs, then the values
+        of `extra_fetches` (tensors of the function graph), as a tuple. Errors inside name the
+        function graph's op and the user's line that built it."""
+        plan = Plan(list(func_graph.outputs) + list(extra_fetches), func_graph.all_inputs,
+                    self._state, self._kernel_table, self._device)
+        return plan.call
+
+    def call(self, values):
+        """Run as a sub-plan: no feed conversion and no variable transaction (the enclosing run
+        holds it); a failure becomes an OpError naming the op inside the function graph."""
+        try:
+            return self.fn(values)
+        except Exception as exc:
+            raise self._translate(exc) from exc
 
     # ------------------------------------------------------------------ running
     def run(self, feed_values):

@@ -81,12 +81,15 @@ int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
 bool_ = DType("bool", np.bool_)
+# An opaque value the kernels agree on (a TensorArray's elements); never fed, fetched or folded.
+variant = DType("variant", np.object_)
 half = float16
 double = float64
 
 ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.as_numpy_dtype: d for d in ALL_DTYPES}
+_BY_NAME[variant.name] = variant
 _BY_PYTHON = {float: float32, int: int32, bool: bool_}
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.framework.func_graph import FuncGraph
 from graphflow.ops import registry
 from tests.op_cases import all_cases
 
@@ -133,9 +134,25 @@ def test_round_trip_is_bit_identical(name, tmp_path):
             _assert_same_attr(b.attrs[key], value, f"{a.name}.{key}")
 
 
+def _assert_same_function(got, want, what):
+    """A control-flow op's sub-graph: same ops, edges, attrs, inputs, outputs and captures."""
+    assert got.name == want.name and got.error == want.error, what
+    for a, b in zip(want.get_operations(), got.get_operations(), strict=True):
+        assert (a.name, a.type, [t.name for t in a.inputs]) == (
+            b.name, b.type, [t.name for t in b.inputs]), what
+        assert [(t.dtype, t.shape) for t in a.outputs] == [(t.dtype, t.shape) for t in b.outputs]
+        for key, value in a.attrs.items():
+            _assert_same_attr(b.attrs[key], value, f"{what}/{a.name}.{key}")
+    assert [t.name for t in got.inputs] == [t.name for t in want.inputs], what
+    assert [t.name for t in got.outputs] == [t.name for t in want.outputs], what
+    assert [ph.name for _, ph in got.captures] == [ph.name for _, ph in want.captures], what
+
+
 def _assert_same_attr(got, want, what):
     assert type(got) is type(want), f"{what}: {type(got)} vs {type(want)}"
-    if isinstance(want, (np.ndarray, np.generic)):
+    if isinstance(want, FuncGraph):
+        _assert_same_function(got, want, what)
+    elif isinstance(want, (np.ndarray, np.generic)):
         _assert_bit_identical(got, want, what)
     elif isinstance(want, (list, tuple)):
         assert len(got) == len(want), what
