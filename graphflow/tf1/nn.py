@@ -32,4 +32,9 @@ from graphflow.ops.nn_ops import (
 
 # recurrent networks: tf.nn.rnn_cell.* and the functions that run a cell along time
 from graphflow.tf1 import rnn_cell  # noqa: E402
-from graphflow.tf1.rnn import static_bidirectional_rnn, static_rnn  # noqa: E402
+from graphflow.tf1.rnn import (  # noqa: E402
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
+)

@@ -15,7 +15,7 @@ import collections
 import contextlib
 import re
 
-from graphflow.framework import dtypes
+from graphflow.framework import dtypes, nest
 from graphflow.framework.graph import Tensor, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import math_ops, nn_ops, shape_ops, slice_ops
@@ -35,51 +35,6 @@ class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):
         if c.dtype != h.dtype:
             raise TypeError(f"Inconsistent internal state: {c.dtype} vs {h.dtype}")
         return c.dtype
-
-
-# ------------------------------------------------------------------ nested state structures
-def is_sequence(value):
-    """True for the containers a cell state may nest in: tuples (incl. namedtuples) and lists."""
-    return isinstance(value, (tuple, list))
-
-
-def flatten(structure):
-    """The leaves of a nest of tuples/lists, depth first (iterative)."""
-    leaves, todo = [], [structure]
-    while todo:
-        item = todo.pop()
-        if is_sequence(item):
-            todo.extend(reversed(item))
-        else:
-            leaves.append(item)
-    return leaves
-
-
-def pack_sequence_as(structure, flat):
-    """A nest shaped like `structure` holding the leaves `flat` (in `flatten` order)."""
-    flat = list(flat)
-    if len(flat) != len(flatten(structure)):
-        raise ValueError(f"structure with {len(flatten(structure))} leaves cannot hold "
-                         f"{len(flat)} values")
-    leaves = iter(flat)
-
-    def build(item):
-        if not is_sequence(item):
-            return next(leaves)
-        parts = [build(x) for x in item]  # recursion depth = nesting depth of a state (small)
-        if isinstance(item, list):
-            return parts
-        return type(item)(*parts) if hasattr(item, "_fields") else tuple(parts)
-
-    return build(structure)
-
-
-def map_structure(fn, *structures):
-    """`fn` applied leaf by leaf to structures of the same shape, packed like the first."""
-    flats = [flatten(s) for s in structures]
-    if any(len(f) != len(flats[0]) for f in flats):
-        raise ValueError("map_structure: the structures have different numbers of leaves")
-    return pack_sequence_as(structures[0], [fn(*leaves) for leaves in zip(*flats)])
 
 
 def _snake_case(name):
@@ -184,8 +139,8 @@ class RNNCell:
 
     def __call__(self, inputs, state, scope=None):
         """(output, new_state) of one step."""
-        inputs = inputs if is_sequence(inputs) else convert_to_tensor(inputs)
-        first = flatten(inputs)[0]
+        inputs = inputs if nest.is_sequence(inputs) else convert_to_tensor(inputs)
+        first = nest.flatten(inputs)[0]
         self.ensure_built(first.shape, first.dtype, scope)
         with self._cell_scope(scope):
             return self.call(inputs, state)
@@ -203,7 +158,7 @@ class RNNCell:
         """Zero-filled state(s) for a batch: a nest like `state_size` of [batch_size, size]."""
         dtype = dtypes.as_dtype(dtype)
         with get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
-            return map_structure(lambda s: _zeros(batch_size, s, dtype), self.state_size)
+            return nest.map_structure(lambda s: _zeros(batch_size, s, dtype), self.state_size)
 
 
 def _concat_matmul(inputs, state, kernel, bias):

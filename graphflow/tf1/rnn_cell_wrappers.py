@@ -5,17 +5,12 @@ a DropoutWrapper adds no scope of its own (its cell's variables keep their names
 import hashlib
 import numbers
 
+from graphflow.framework import nest
 from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import math_ops, nn_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
-from graphflow.tf1.rnn_cell import (
-    LSTMStateTuple,
-    RNNCell,
-    flatten,
-    is_sequence,
-    pack_sequence_as,
-)
+from graphflow.tf1.rnn_cell import LSTMStateTuple, RNNCell
 from graphflow.tf1.variable_scope import variable_scope
 
 
@@ -27,11 +22,11 @@ class MultiRNNCell(RNNCell):
         super().__init__()
         if not cells:
             raise ValueError("Must specify at least one cell for MultiRNNCell.")
-        if not is_sequence(cells):
+        if not nest.is_sequence(cells):
             raise TypeError(f"cells must be a list or tuple, but saw: {cells}.")
         self._cells = list(cells)
         self._state_is_tuple = state_is_tuple
-        if not state_is_tuple and any(is_sequence(c.state_size) for c in self._cells):
+        if not state_is_tuple and any(nest.is_sequence(c.state_size) for c in self._cells):
             raise ValueError("Some cells return tuples of states, but the flag state_is_tuple is "
                              f"not set. State sizes are: {[c.state_size for c in self._cells]}")
 
@@ -68,7 +63,7 @@ class MultiRNNCell(RNNCell):
         for i, cell in enumerate(self._cells):
             with variable_scope(f"cell_{i}"):
                 if self._state_is_tuple:
-                    if not is_sequence(state):
+                    if not nest.is_sequence(state):
                         raise ValueError(f"Expected state to be a tuple of length "
                                          f"{len(self.state_size)}, but received: {state}")
                     layer_state = state[i]
@@ -134,11 +129,11 @@ class DropoutWrapper(RNNCell):
 
     def _batch_noise(self, sizes, salt, dtype):
         """Uniform noise of shape [1, size] per leaf of `sizes` (one mask shared by the batch)."""
-        leaves = flatten(sizes)
+        leaves = nest.flatten(sizes)
         noise = [random_ops.random_uniform([1] + TensorShape(s).as_list(), dtype=dtype,
                                            seed=self._gen_seed(salt, i))
                  for i, s in enumerate(leaves)]
-        return pack_sequence_as(sizes, noise)
+        return nest.pack_sequence_as(sizes, noise)
 
     def _gen_seed(self, salt_prefix, index):
         """TF1's per-mask seed: md5 of the wrapper's seed and the mask's salt."""
@@ -162,9 +157,9 @@ class DropoutWrapper(RNNCell):
         self._cell.ensure_built(inputs_shape, dtype, scope)
 
     def _drop(self, values, salt, keep_prob, mask_flags=None):
-        leaves = flatten(values)
+        leaves = nest.flatten(values)
         flags = mask_flags if mask_flags is not None else [True] * len(leaves)
-        noise = flatten(self._noise[salt]) if self._variational_recurrent else None
+        noise = nest.flatten(self._noise[salt]) if self._variational_recurrent else None
         out = []
         for i, (v, keep) in enumerate(zip(leaves, flags)):
             if not keep:
@@ -174,7 +169,7 @@ class DropoutWrapper(RNNCell):
                 out.append(math_ops.truediv(v, keep_prob) * binary)
             else:
                 out.append(nn_ops.dropout(v, keep_prob=keep_prob, seed=self._gen_seed(salt, i)))
-        return pack_sequence_as(values, out)
+        return nest.pack_sequence_as(values, out)
 
     def _state_flags(self, state):
         """One bool per leaf of `state`: whether dropout applies (from the filter visitor)."""
@@ -184,8 +179,8 @@ class DropoutWrapper(RNNCell):
             if decided is None:
                 decided = self._state_filter(sub)
             if isinstance(decided, bool):
-                flags.extend([decided] * len(flatten(sub)))
-            elif is_sequence(sub):
+                flags.extend([decided] * len(nest.flatten(sub)))
+            elif nest.is_sequence(sub):
                 todo.extend(reversed(list(zip(sub, decided))))
             else:
                 raise TypeError(f"dropout_state_filter_visitor returned {decided!r} for {sub!r}")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.framework import nest
 
 rnn_cell = tf.nn.rnn_cell
 
@@ -151,3 +152,141 @@ def test_static_rnn_gradient_matches_finite_differences(rng):
         down = sess.run(loss, {x: xs})
     np.testing.assert_allclose(gx_v, num, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gk_v[idx], (up - down) / (2 * eps), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ dynamic_rnn
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("lengths", [None, [3, 1, 0, 2]])
+def test_dynamic_rnn_matches_numpy_loop(rng, time_major, lengths):
+    xs = rng.standard_normal((3, 4, 2))               # [time, batch, depth]
+    feed = xs if time_major else xs.transpose(1, 0, 2)
+    x = tf.placeholder(tf.float64, [None, None, 2])   # the number of steps is known at run time
+    cell = rnn_cell.BasicLSTMCell(5)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float64,
+                                       time_major=time_major)
+    time_axis = 0 if time_major else 1
+    assert outputs.shape.as_list()[time_axis] is None and outputs.shape.as_list()[2] == 5
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out_v, state_v = sess.run([outputs, state], {x: feed})
+        w = _weights(sess)
+    assert sorted(w) == ["rnn/basic_lstm_cell/bias", "rnn/basic_lstm_cell/kernel"]
+    ref, c, h = np_lstm(xs, w["rnn/basic_lstm_cell/kernel"], w["rnn/basic_lstm_cell/bias"],
+                        lengths)
+    np.testing.assert_allclose(out_v, ref if time_major else ref.transpose(1, 0, 2), rtol=1e-10,
+                               atol=1e-14)
+    np.testing.assert_allclose(state_v.c, c, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(state_v.h, h, rtol=1e-10, atol=1e-14)
+
+
+def test_dynamic_rnn_runs_any_number_of_steps_with_initial_state(rng):
+    x = tf.placeholder(tf.float64, [2, None, 3])
+    h0 = tf.placeholder(tf.float64, [2, 4])
+    cell = rnn_cell.GRUCell(4)
+    outputs, state = tf.nn.dynamic_rnn(cell, x, initial_state=h0, swap_memory=True,
+                                       parallel_iterations=8, scope="encoder")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        w = _weights(sess)
+        for steps in (1, 6):
+            xs, h_init = rng.standard_normal((2, steps, 3)), rng.standard_normal((2, 4))
+            out_v, state_v = sess.run([outputs, state], {x: xs, h0: h_init})
+            h, ref = h_init, []
+            g = "encoder/gru_cell/"
+            for t in range(steps):
+                gates = sigmoid(np.concatenate([xs[:, t], h], 1) @ w[g + "gates/kernel"]
+                                + w[g + "gates/bias"])
+                r, u = np.split(gates, 2, axis=1)
+                cand = np.tanh(np.concatenate([xs[:, t], r * h], 1) @ w[g + "candidate/kernel"]
+                               + w[g + "candidate/bias"])
+                h = u * h + (1 - u) * cand
+                ref.append(h)
+            np.testing.assert_allclose(out_v, np.stack(ref, 1), rtol=1e-10)
+            np.testing.assert_allclose(state_v, h, rtol=1e-10)
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), x)
+
+
+def _stacked_cell():
+    return rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(3), rnn_cell.GRUCell(2)])
+
+
+def test_dynamic_rnn_values_and_gradients_equal_static_rnn(rng):
+    xs = rng.standard_normal((2, 4, 3))               # [batch, time, depth]
+    x = tf.placeholder(tf.float64, xs.shape)
+    lengths = [4, 2]
+    init = tf.random_uniform_initializer(-0.6, 0.6, seed=2)
+    with tf.variable_scope("model", initializer=init):
+        cell = _stacked_cell()
+        dyn_out, dyn_state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths,
+                                               dtype=tf.float64)
+        stat_out, stat_state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1),
+                                                sequence_length=lengths, dtype=tf.float64)
+    stat_out = tf.stack(stat_out, axis=1)
+
+    def loss(out, state):
+        return (tf.reduce_sum(tf.sin(out)) + tf.reduce_sum(state[0].c ** 2)
+                + tf.reduce_sum(state[1] * 3.0))
+
+    variables = cell.variables
+    assert len(variables) == 6                       # the same weights serve both graphs
+    dyn_grads = tf.gradients(loss(dyn_out, dyn_state), [x] + variables)
+    stat_grads = tf.gradients(loss(stat_out, stat_state), [x] + variables)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a = sess.run([dyn_out, dyn_state, dyn_grads], {x: xs})
+        b = sess.run([stat_out, stat_state, stat_grads], {x: xs})
+    for got, want in zip(nest.flatten(a), nest.flatten(b)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+
+
+def test_dynamic_rnn_gradient_matches_finite_differences(rng):
+    xs = rng.standard_normal((2, 3, 2))
+    x = tf.placeholder(tf.float64, [None, None, 2])
+    cell = rnn_cell.LSTMCell(3, use_peepholes=True, num_proj=2,
+                             initializer=tf.random_uniform_initializer(-0.7, 0.7, seed=4))
+    outputs, state = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 1], dtype=tf.float64)
+    loss = tf.reduce_sum(outputs ** 2) + tf.reduce_sum(tf.tanh(state.c))
+    kernel = cell.variables[0]
+    gx, gk = tf.gradients(loss, [x, kernel])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        gx_v, gk_v = sess.run([gx, gk], {x: xs})
+        eps, num = 1e-6, np.zeros_like(xs)
+        for idx in np.ndindex(*xs.shape):
+            d = np.zeros_like(xs)
+            d[idx] = eps
+            num[idx] = (sess.run(loss, {x: xs + d}) - sess.run(loss, {x: xs - d})) / (2 * eps)
+        k0, num_k = sess.run(kernel), np.zeros(4)
+        for n, idx in enumerate([(0, 0), (1, 5), (2, 11), (3, 7)]):
+            d = np.zeros_like(k0)
+            d[idx] = eps
+            kernel.load(k0 + d, sess)
+            up = sess.run(loss, {x: xs})
+            kernel.load(k0 - d, sess)
+            num_k[n] = (up - sess.run(loss, {x: xs})) / (2 * eps)
+    np.testing.assert_allclose(gx_v, num, rtol=1e-6, atol=1e-9)
+    assert not gx_v[1, 1:].any()                      # steps past the length get no gradient
+    np.testing.assert_allclose([gk_v[i] for i in [(0, 0), (1, 5), (2, 11), (3, 7)]], num_k,
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("lengths", [None, [4, 2]])
+def test_bidirectional_dynamic_rnn_equals_static_bidirectional_rnn(rng, lengths):
+    xs = rng.standard_normal((2, 4, 3))
+    x = tf.constant(xs)
+    fw, bw = rnn_cell.BasicLSTMCell(3), rnn_cell.GRUCell(2)
+    (out_fw, out_bw), (state_fw, state_bw) = tf.nn.bidirectional_dynamic_rnn(
+        fw, bw, x, sequence_length=lengths, dtype=tf.float64)
+    names = sorted(v.name for v in tf.global_variables())
+    assert names[0] == "bidirectional_rnn/bw/gru_cell/candidate/bias:0"
+    assert "bidirectional_rnn/fw/basic_lstm_cell/kernel:0" in names
+    static_out, s_fw, s_bw = tf.nn.static_bidirectional_rnn(
+        fw, bw, tf.unstack(x, axis=1), dtype=tf.float64, sequence_length=lengths)
+    assert len(tf.global_variables()) == len(names)    # the cells keep their weights
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run([tf.concat([out_fw, out_bw], 2), state_fw, state_bw])
+        want = sess.run([tf.stack(static_out, 1), s_fw, s_bw])
+    for a, b in zip(nest.flatten(got), nest.flatten(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.framework import nest
 
 rnn_cell = tf.nn.rnn_cell
 TF_PYTHON = os.environ.get("GRAPHFLOW_TF_PYTHON", "/work/venvs/tf/bin/python")
@@ -49,14 +50,18 @@ def _static(cell, x, lengths):
     return tf.stack(outputs, axis=1), state
 
 
-RUNNERS = {"static_rnn": _static}
+def _dynamic(cell, x, lengths):
+    return tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float64)
+
+
+RUNNERS = {"static_rnn": _static, "dynamic_rnn": _dynamic}
 
 
 def _compare(reference, kind, runner):
     x_value, lengths, ref = reference
     x = tf.placeholder(tf.float64, x_value.shape)
     outputs, state = RUNNERS[runner](_build(kind), x, lengths)
-    flat_state = rnn_cell.flatten(state)
+    flat_state = nest.flatten(state)
     loss = tf.reduce_sum(outputs * outputs) + tf.add_n([tf.reduce_sum(s) for s in flat_state])
     grad_x = tf.gradients(loss, x)[0]
     tf_names = sorted(k.split(":var:")[1] for k in ref if k.startswith(kind + ":var:"))
