@@ -290,3 +290,55 @@ def test_bidirectional_dynamic_rnn_equals_static_bidirectional_rnn(rng, lengths)
         want = sess.run([tf.stack(static_out, 1), s_fw, s_bw])
     for a, b in zip(nest.flatten(got), nest.flatten(want)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+
+
+def test_dynamic_rnn_with_dropout_and_concatenated_states(rng):
+    keep = tf.placeholder_with_default(tf.constant(1.0, tf.float64), [])
+    layers = [rnn_cell.DropoutWrapper(rnn_cell.BasicLSTMCell(4, state_is_tuple=False),
+                                      output_keep_prob=keep) for _ in range(2)]
+    cell = rnn_cell.MultiRNNCell(layers, state_is_tuple=False)
+    assert cell.state_size == 16
+    x = tf.constant(rng.standard_normal((3, 5, 2)))
+    outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float64)
+    static, static_state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float64)
+    assert [v.name for v in tf.global_variables()][:2] == [
+        "rnn/multi_rnn_cell/cell_0/basic_lstm_cell/kernel:0",
+        "rnn/multi_rnn_cell/cell_0/basic_lstm_cell/bias:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, got_state, want, want_state = sess.run([outputs, state, tf.stack(static, 1),
+                                                     static_state])
+        dropped = sess.run(outputs, {keep: 0.5})
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got_state, want_state, rtol=1e-12)
+    assert got_state.shape == (3, 16)
+    assert 0.2 < (dropped == 0).mean() < 0.8          # a fresh mask at every step inside the loop
+
+
+def test_dynamic_rnn_graph_saves_and_loads(rng, tmp_path):
+    x = tf.placeholder(tf.float32, [None, None, 3], name="x")
+    lengths = tf.placeholder(tf.int32, [None], name="lengths")
+    outputs, state = tf.nn.dynamic_rnn(rnn_cell.GRUCell(4), x, sequence_length=lengths,
+                                       dtype=tf.float32)
+    xs, ls = rng.standard_normal((2, 6, 3)).astype(np.float32), np.array([6, 3], np.int32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want = sess.run(outputs, {x: xs, lengths: ls})
+        tf.save(str(tmp_path / "gru.gfz"), {"x": x, "lengths": lengths},
+                {"outputs": outputs, "state": state}, session=sess)
+    loaded = tf.load(str(tmp_path / "gru.gfz"))
+    got = loaded.run({"x": xs, "lengths": ls})
+    np.testing.assert_array_equal(got["outputs"], want)
+    assert not got["outputs"][1, 3:].any()
+    np.testing.assert_array_equal(got["state"][1], want[1, 2])
+
+
+def test_dynamic_rnn_errors():
+    cell = rnn_cell.GRUCell(2)
+    with pytest.raises(ValueError, match="known last dimension"):
+        tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [2, 3, None]), dtype=tf.float32)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), tf.placeholder(tf.float32, [3]), dtype=tf.float32)
+    with pytest.raises(ValueError, match="sequence_length must be a vector"):
+        tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), tf.placeholder(tf.float32, [2, 3, 1]),
+                          sequence_length=[[1, 2]], dtype=tf.float32)
