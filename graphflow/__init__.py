@@ -50,4 +50,5 @@ __version__ = "0.1.0"
 # --- control flow: functional If/While ops, TensorArray (graphflow/ops/control_flow_ops.py) ---
 from graphflow.framework.dtypes import variant
 from graphflow.ops.control_flow_ops import case, cond, while_loop
+from graphflow.ops.functional_ops import foldl, foldr, map_fn, scan
 from graphflow.ops.tensor_array_ops import TensorArray
