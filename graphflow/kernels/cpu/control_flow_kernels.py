@@ -48,7 +48,9 @@ def _while(node):
         iteration = 0
         while iteration != limit:
             (pred,) = run_cond(values + cond_caps)
-            if pred is not True and not _predicate(pred, where):
+            if pred.__class__ is not np.bool_:  # a comparison's usual result skips the check
+                pred = _predicate(pred, where)
+            if not pred:
                 break
             out = run_body(values + body_caps)
             values = list(out[:n])
@@ -115,7 +117,7 @@ def _if(node):
     where = f"the predicate of the cond '{node.name}'"
 
     def run_if(pred, *captures):
-        if pred is True or _predicate(pred, where):
+        if (bool(pred) if pred.__class__ is np.bool_ else _predicate(pred, where)):
             out = run_then(list(captures[:n_then]))
             return _outputs(out + no_else)
         out = run_else(list(captures[n_then:]))
