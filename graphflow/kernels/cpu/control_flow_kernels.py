@@ -33,7 +33,9 @@ def _while(node):
     attrs = node.attrs
     cond, body = attrs["cond"], attrs["body"]
     n, n_cond, n_body = len(body.inputs), len(cond.captures), len(body.captures)
-    keep = attrs["grad"] is not None
+    # per-iteration values for the gradient: kept only when this plan runs the gradient loop
+    has_history = attrs["grad"] is not None
+    keep = has_history and (node.outputs_used is None or node.outputs_used[n])
     run_cond = node.compile_function(cond)
     run_body = node.compile_function(body, _saved(body, attrs["saved"]) if keep else ())
     has_limit = attrs["has_maximum_iterations"]
@@ -57,8 +59,8 @@ def _while(node):
             if keep:
                 history.append(out[n:])
             iteration += 1
-        if keep:
-            values.append(history)
+        if has_history:
+            values.append(history if keep else None)
         return _outputs(values)
     return run_while
 
