@@ -50,6 +50,7 @@ __version__ = "0.1.0"
 # --- control flow: functional If/While ops, TensorArray (graphflow/ops/control_flow_ops.py) ---
 from graphflow.framework.dtypes import variant
 from graphflow.ops.control_flow_ops import case, cond, while_loop
+from graphflow.ops.functional_ops import foldl, foldr, map_fn, scan
 from graphflow.ops.tensor_array_ops import TensorArray
 
 # recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn

@@ -144,18 +144,19 @@ class Plan:
                 builder = self.placement.lookup(op)
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
+            used = tuple(t not in fed and (t in last_use or t in fetched) for t in op.outputs)
             node = KernelNode(op.name, op.type, op.attrs,
                               tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                               tuple(t.dtype.as_numpy_dtype for t in op.outputs),
                               tuple(t.shape.dims for t in op.outputs), self._state,
-                              self.compile_function)
+                              self.compile_function, used)
             kernel = builder(node)
             kname = f"k{len(self.kernels)}"
             self.kernels.append(kernel)
             namespace[kname] = kernel
             outs = []
-            for t in op.outputs:
-                if t in fed or (t not in last_use and t not in fetched):
+            for t, is_used in zip(op.outputs, used):
+                if not is_used:
                     outs.append("_")
                 else:
                     name = f"v{counter}"

@@ -168,7 +168,7 @@ def copy_function_ops(source, target, mapping):
         mapping.update(zip(op.outputs, new.outputs))
 
 
-def _grad_branch(op, which, out_grads, positions):
+def _grad_branch(op, which, out_grads, positions, saved_grads):
     """A new branch FuncGraph (built in the current graph) computing this branch's part of the
     gradient: its G copied, fed from the If's saved outputs and inputs; zeros for positions
     (If inputs) belonging to the other branch."""
@@ -198,9 +198,35 @@ def _grad_branch(op, which, out_grads, positions):
             diff_caps = [first_input + j for j, (_, ph) in enumerate(branch.captures)
                          if differentiable(ph)]
             own = {pos: mapping[g] for pos, g in zip(diff_caps, grad_graph.outputs)}
+        if any(g is not None for g in saved_grads):
+            _add_saved_value_gradients(op, branch, result, first_input, saved, saved_grads, own)
         result.outputs = [own[p] if p in own else result.capture(zeros_for(op.inputs[p]))
                           for p in positions]
     return result
+
+
+def _add_saved_value_gradients(op, branch, result, first_input, saved, saved_grads, own):
+    """Gradients that reach the values an If keeps for its gradient (taking a gradient of a
+    gradient): the branch is recomputed inside `result` from the If's inputs and differentiated
+    with respect to them (a second derivative re-runs the branch's forward ops)."""
+    from graphflow.engine.gradients import gradients
+    mapping = {ph: result.capture(op.inputs[first_input + j])
+               for j, (_, ph) in enumerate(branch.captures)}
+    copy_function_ops(branch, result, mapping)
+    pairs = [(mapping[branch.get_tensor_by_name(name)], result.capture(g))
+             for name, g in zip(saved, saved_grads) if g is not None]
+    positions = [first_input + j for j, (_, ph) in enumerate(branch.captures)
+                 if differentiable(ph)]
+    xs = [mapping[branch.captures[p - first_input][1]] for p in positions]
+    extra = gradients([y for y, _ in pairs], xs, grad_ys=[g for _, g in pairs])
+    for p, g in zip(positions, extra):
+        if g is not None:
+            own[p] = own[p] + g if p in own else g
+
+
+def _saved_grads(op, grads, first, count):
+    return [g if differentiable(op.outputs[first + k]) else None
+            for k, g in enumerate(grads[first:first + count])]
 
 
 @register_gradient("If")
@@ -211,12 +237,15 @@ def _if_grad(op, *grads):
     diff_outs = [j for j in range(n_out) if differentiable(op.outputs[j])]
     positions = [p for p in range(1, len(op.inputs)) if differentiable(op.inputs[p])]
     result = [None] * len(op.inputs)
-    if not positions or not diff_outs:
+    if not positions or not any(g is not None for g in grads):
         return result
     out_grads = [grads[j] if grads[j] is not None else zeros_for(op.outputs[j])
                  for j in diff_outs]
-    then_grad = _grad_branch(op, "then", out_grads, positions)
-    else_grad = _grad_branch(op, "else", out_grads, positions)
+    n_then = len(op.attrs["then_saved"])
+    then_grad = _grad_branch(op, "then", out_grads, positions,
+                             _saved_grads(op, grads, n_out, n_then))
+    else_grad = _grad_branch(op, "else", out_grads, positions,
+                             _saved_grads(op, grads, n_out + n_then, len(op.attrs["else_saved"])))
     grad_op = make_if(op.inputs[0], then_grad, else_grad, name="If_grad")
     for k, p in enumerate(positions):
         result[p] = grad_op.outputs[k]

@@ -187,8 +187,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         cond_graph, _ = trace_function("cond", cond, structure, shapes)
         _check_predicate(cond_graph, "tf.while_loop: cond")
         body_graph, result = trace_function("body", body, structure, shapes)
-        if not nest.is_sequence(result):
-            result = [result]
+        if not nest.is_sequence(result) or (len(structure) == 1 and not (
+                type(result) in (list, tuple) and len(result) == 1)):
+            result = [result]  # one loop variable: the body may return it bare
         _check_body(body_graph, list(result), list(structure), flat, shapes)
         inputs = flat + cond_graph.captured_inputs + body_graph.captured_inputs
         if maximum_iterations is not None:

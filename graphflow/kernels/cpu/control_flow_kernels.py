@@ -19,6 +19,11 @@ def _predicate(value, where):
     return bool(pred)
 
 
+def _outputs(values):
+    """What the executor expects of a kernel: the value itself for a one-output op."""
+    return values[0] if len(values) == 1 else tuple(values)
+
+
 def _saved(func_graph, names):
     return [func_graph.get_tensor_by_name(n) for n in names]
 
@@ -28,7 +33,9 @@ def _while(node):
     attrs = node.attrs
     cond, body = attrs["cond"], attrs["body"]
     n, n_cond, n_body = len(body.inputs), len(cond.captures), len(body.captures)
-    keep = attrs["grad"] is not None
+    # per-iteration values for the gradient: kept only when this plan runs the gradient loop
+    has_history = attrs["grad"] is not None
+    keep = has_history and (node.outputs_used is None or node.outputs_used[n])
     run_cond = node.compile_function(cond)
     run_body = node.compile_function(body, _saved(body, attrs["saved"]) if keep else ())
     has_limit = attrs["has_maximum_iterations"]
@@ -43,16 +50,18 @@ def _while(node):
         iteration = 0
         while iteration != limit:
             (pred,) = run_cond(values + cond_caps)
-            if pred is not True and not _predicate(pred, where):
+            if pred.__class__ is not np.bool_:  # a comparison's usual result skips the check
+                pred = _predicate(pred, where)
+            if not pred:
                 break
             out = run_body(values + body_caps)
             values = list(out[:n])
             if keep:
                 history.append(out[n:])
             iteration += 1
-        if keep:
-            values.append(history)
-        return tuple(values)
+        if has_history:
+            values.append(history if keep else None)
+        return _outputs(values)
     return run_while
 
 
@@ -89,7 +98,7 @@ def _while_grad(node):
             grads = list(out[:num_grads])
             for i, g in enumerate(out[num_grads:]):
                 totals[i] = _accumulate(totals[i], g)
-        return tuple(grads + totals)
+        return _outputs(grads + totals)
     return run_while_grad
 
 
@@ -100,15 +109,19 @@ def _if(node):
     run_then = node.compile_function(then_graph, _saved(then_graph, attrs["then_saved"]))
     run_else = node.compile_function(else_graph, _saved(else_graph, attrs["else_saved"]))
     n_then = len(then_graph.captures)
-    no_then = (None,) * len(attrs["then_saved"])
-    no_else = (None,) * len(attrs["else_saved"])
+    # the values the branch that did not run would have kept: zero scalars of their dtypes (its
+    # gradient branch never runs; a gradient reaching them is zero and broadcasts)
+    no_then = tuple(np.zeros((), t.dtype.as_numpy_dtype)
+                    for t in _saved(then_graph, attrs["then_saved"]))
+    no_else = tuple(np.zeros((), t.dtype.as_numpy_dtype)
+                    for t in _saved(else_graph, attrs["else_saved"]))
     n_out = len(then_graph.outputs)
     where = f"the predicate of the cond '{node.name}'"
 
     def run_if(pred, *captures):
-        if pred is True or _predicate(pred, where):
+        if (bool(pred) if pred.__class__ is np.bool_ else _predicate(pred, where)):
             out = run_then(list(captures[:n_then]))
-            return out[:n_out] + out[n_out:] + no_else
+            return _outputs(out + no_else)
         out = run_else(list(captures[n_then:]))
-        return out[:n_out] + no_then + out[n_out:]
+        return _outputs(out[:n_out] + no_then + out[n_out:])
     return run_if
