@@ -10,13 +10,13 @@ TensorArrays, so the graph stays the same size for any number of steps, known on
 """
 
 from graphflow.framework import dtypes, nest
-from graphflow.framework.graph import Tensor, get_default_graph
+from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import array_ops, math_ops, shape_ops
 from graphflow.ops.control_flow_ops import while_loop
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.ops.tensor_array_ops import TensorArray
-from graphflow.tf1.rnn_cell import RNNCell
+from graphflow.tf1.rnn_cell import RNNCell, zeros_for_batch
 from graphflow.tf1.variable_scope import variable_scope
 
 
@@ -48,12 +48,8 @@ def _initial_state(cell, initial_state, batch_size, dtype):
 
 
 def _zero_output(cell, batch_size, dtype):
-    def zeros(size):
-        dims = [batch_size] + TensorShape(size).as_list()
-        if any(isinstance(d, Tensor) for d in dims):
-            return shape_ops.zeros(shape_ops.stack(dims), dtype=dtype)
-        return shape_ops.zeros(dims, dtype=dtype)
-    return nest.map_structure(zeros, cell.output_size)
+    return nest.map_structure(lambda size: zeros_for_batch(batch_size, size, dtype),
+                              cell.output_size)
 
 
 def select_rows(row_mask, if_true, if_false):

@@ -43,7 +43,8 @@ def _snake_case(name):
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
-def _zeros(batch_size, size, dtype):
+def zeros_for_batch(batch_size, size, dtype):
+    """Zeros of shape [batch_size] + size; `batch_size` may be an int or a scalar tensor."""
     dims = [batch_size] + TensorShape(size).as_list()
     if any(isinstance(d, Tensor) for d in dims):
         return shape_ops.zeros(shape_ops.stack(dims), dtype=dtype)
@@ -66,7 +67,6 @@ class RNNCell:
     def __init__(self, trainable=True, name=None, dtype=None, _reuse=None):
         self.trainable = trainable
         self._base_name = name or _snake_case(type(self).__name__)
-        self._name_given = name is not None
         self._dtype = dtypes.as_dtype(dtype) if dtype is not None else None
         self._reuse = _reuse
         self._scope = None
@@ -158,7 +158,7 @@ class RNNCell:
         """Zero-filled state(s) for a batch: a nest like `state_size` of [batch_size, size]."""
         dtype = dtypes.as_dtype(dtype)
         with get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
-            return nest.map_structure(lambda s: _zeros(batch_size, s, dtype), self.state_size)
+            return nest.map_structure(lambda s: zeros_for_batch(batch_size, s, dtype), self.state_size)
 
 
 def _concat_matmul(inputs, state, kernel, bias):
@@ -346,7 +346,12 @@ class GRUCell(RNNCell):
         return new_h, new_h
 
 
-from graphflow.tf1.rnn_cell_wrappers import DropoutWrapper, MultiRNNCell  # noqa: E402
+from graphflow.tf1.rnn_cell_wrappers import (  # noqa: E402
+    DeviceWrapper,
+    DropoutWrapper,
+    MultiRNNCell,
+    ResidualWrapper,
+)
 
 __all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
-           "DropoutWrapper", "LSTMStateTuple"]
+           "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple"]

@@ -1,6 +1,7 @@
-"""Cells built from cells (`tf.nn.rnn_cell.MultiRNNCell`, `tf.nn.rnn_cell.DropoutWrapper`), with
-TF1's arguments and variable names: a MultiRNNCell's layer i lives in 'multi_rnn_cell/cell_<i>/';
-a DropoutWrapper adds no scope of its own (its cell's variables keep their names)."""
+"""Cells built from cells (`tf.nn.rnn_cell.MultiRNNCell`, `DropoutWrapper`, `ResidualWrapper`,
+`DeviceWrapper`), with TF1's arguments and variable names: a MultiRNNCell's layer i lives in
+'multi_rnn_cell/cell_<i>/'; a wrapper adds no scope of its own (its cell's variables keep their
+names)."""
 
 import hashlib
 import numbers
@@ -77,6 +78,30 @@ class MultiRNNCell(RNNCell):
         return layer_input, shape_ops.concat(new_states, 1)
 
 
+class _CellWrapper(RNNCell):
+    """A cell around a cell: the same sizes, variables and scope (no scope of its own)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        if not isinstance(cell, RNNCell):
+            raise TypeError(f"The parameter cell is not a RNNCell: {cell!r}")
+        self._cell = cell
+
+    wrapped_cell = property(lambda self: self._cell)
+    state_size = property(lambda self: self._cell.state_size)
+    output_size = property(lambda self: self._cell.output_size)
+    variables = property(lambda self: self._cell.variables)
+    trainable_variables = trainable_weights = weights = variables
+    built = property(lambda self: self._cell.built, lambda self, value: None)
+
+    def zero_state(self, batch_size, dtype):
+        with get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
+            return self._cell.zero_state(batch_size, dtype)
+
+    def ensure_built(self, inputs_shape, dtype, scope=None):
+        self._cell.ensure_built(inputs_shape, dtype, scope)
+
+
 def _default_state_filter(substate):
     """Drop out every state except an LSTM's memory cell `c` (TF1's default)."""
     if isinstance(substate, LSTMStateTuple):
@@ -96,7 +121,7 @@ def _should_drop(keep_prob):
     return not isinstance(keep_prob, float) or keep_prob < 1.0
 
 
-class DropoutWrapper(RNNCell):
+class DropoutWrapper(_CellWrapper):
     """Dropout on a cell's inputs, outputs and (filtered) new state, each kept with its
     `*_keep_prob` (floats or scalar tensors). With `variational_recurrent=True` one mask per
     run is drawn for each of them and reused at every time step (Gal & Ghahramani); the input
@@ -105,10 +130,7 @@ class DropoutWrapper(RNNCell):
     def __init__(self, cell, input_keep_prob=1.0, output_keep_prob=1.0, state_keep_prob=1.0,
                  variational_recurrent=False, input_size=None, dtype=None, seed=None,
                  dropout_state_filter_visitor=None):
-        super().__init__()
-        if not isinstance(cell, RNNCell):
-            raise TypeError(f"The parameter cell is not a RNNCell: {cell!r}")
-        self._cell = cell
+        super().__init__(cell)
         self._input_keep_prob = _check_keep_prob(input_keep_prob, "input_keep_prob")
         self._state_keep_prob = _check_keep_prob(state_keep_prob, "state_keep_prob")
         self._output_keep_prob = _check_keep_prob(output_keep_prob, "output_keep_prob")
@@ -141,20 +163,6 @@ class DropoutWrapper(RNNCell):
             return None
         text = (str(self._seed) + f"{salt_prefix}_{index}").encode("utf-8")
         return int(hashlib.md5(text).hexdigest()[:8], 16) & 0x7FFFFFFF
-
-    wrapped_cell = property(lambda self: self._cell)
-    state_size = property(lambda self: self._cell.state_size)
-    output_size = property(lambda self: self._cell.output_size)
-    variables = property(lambda self: self._cell.variables)
-    trainable_variables = trainable_weights = weights = variables
-    built = property(lambda self: self._cell.built, lambda self, value: None)
-
-    def zero_state(self, batch_size, dtype):
-        with get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
-            return self._cell.zero_state(batch_size, dtype)
-
-    def ensure_built(self, inputs_shape, dtype, scope=None):
-        self._cell.ensure_built(inputs_shape, dtype, scope)
 
     def _drop(self, values, salt, keep_prob, mask_flags=None):
         leaves = nest.flatten(values)
@@ -201,4 +209,44 @@ class DropoutWrapper(RNNCell):
     call = __call__
 
 
-__all__ = ["MultiRNNCell", "DropoutWrapper"]
+class ResidualWrapper(_CellWrapper):
+    """`output = residual_fn(inputs, cell_output)`, by default `inputs + cell_output` (leaf by
+    leaf); the state is the cell's."""
+
+    def __init__(self, cell, residual_fn=None):
+        super().__init__(cell)
+        self._residual_fn = residual_fn
+
+    def __call__(self, inputs, state, scope=None):
+        output, new_state = self._cell(inputs, state, scope=scope)
+        if self._residual_fn is not None:
+            return self._residual_fn(inputs, output), new_state
+        mismatch = nest.structure_mismatch(inputs, output)
+        if mismatch is not None:
+            raise ValueError(f"ResidualWrapper: the cell's inputs and outputs differ in structure "
+                             f"({mismatch})")
+        added = [i + o for i, o in zip(nest.flatten(inputs), nest.flatten(output))]
+        return nest.pack_sequence_as(output, added), new_state
+
+    call = __call__
+
+
+class DeviceWrapper(_CellWrapper):
+    """Builds the wrapped cell's ops (and its zero state) on `device`."""
+
+    def __init__(self, cell, device):
+        super().__init__(cell)
+        self._device = device
+
+    def zero_state(self, batch_size, dtype):
+        with get_default_graph().device(self._device):
+            return super().zero_state(batch_size, dtype)
+
+    def __call__(self, inputs, state, scope=None):
+        with get_default_graph().device(self._device):
+            return self._cell(inputs, state, scope=scope)
+
+    call = __call__
+
+
+__all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]

@@ -269,3 +269,30 @@ def test_dropout_wrapper_checks_keep_probs():
         rnn_cell.DropoutWrapper(rnn_cell.GRUCell(2), output_keep_prob=1.5)
     with pytest.raises(TypeError, match="not a RNNCell"):
         rnn_cell.DropoutWrapper(object())
+
+
+def test_residual_wrapper_adds_inputs_to_outputs(rng):
+    base = rnn_cell.GRUCell(3)
+    cell = rnn_cell.ResidualWrapper(base)
+    x = tf.constant(rng.standard_normal((2, 3)))
+    state = cell.zero_state(2, tf.float64)
+    out, new_state = cell(x, state)
+    plain, _ = base(x, state)
+    doubled = rnn_cell.ResidualWrapper(base, residual_fn=lambda i, o: 2 * i + o)(x, state)[0]
+    assert [v.name for v in tf.global_variables()][0] == "gru_cell/gates/kernel:0"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        o, s, p, d, xv = sess.run([out, new_state, plain, doubled, x])
+    np.testing.assert_allclose(o, xv + p, rtol=1e-12)
+    np.testing.assert_allclose(s, p, rtol=1e-12)
+    np.testing.assert_allclose(d, 2 * xv + p, rtol=1e-12)
+
+
+def test_device_wrapper_places_the_cell_ops():
+    cell = rnn_cell.DeviceWrapper(rnn_cell.BasicRNNCell(2), "/cpu:0")
+    out, _ = cell(tf.ones([1, 2]), cell.zero_state(1, tf.float32))
+    assert "cpu" in out.op.device.lower()
+    assert cell.state_size == 2 and cell.output_size == 2
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(out).shape == (1, 2)
