@@ -342,3 +342,22 @@ def test_dynamic_rnn_errors():
     with pytest.raises(ValueError, match="sequence_length must be a vector"):
         tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), tf.placeholder(tf.float32, [2, 3, 1]),
                           sequence_length=[[1, 2]], dtype=tf.float32)
+
+
+def test_dynamic_rnn_gradient_reaches_the_initial_state(rng):
+    x = tf.constant(rng.standard_normal((2, 4, 3)))
+    c0 = tf.constant(rng.standard_normal((2, 3)))
+    h0 = tf.constant(rng.standard_normal((2, 3)))
+    cell = rnn_cell.BasicLSTMCell(3)
+    init = rnn_cell.LSTMStateTuple(c0, h0)
+    dyn, dyn_state = tf.nn.dynamic_rnn(cell, x, initial_state=init, sequence_length=[4, 0])
+    stat, stat_state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=init,
+                                        sequence_length=[4, 0])
+    dyn_loss = tf.reduce_sum(dyn * dyn) + tf.reduce_sum(dyn_state.c)
+    stat_loss = tf.reduce_sum(tf.stack(stat, 1) ** 2) + tf.reduce_sum(stat_state.c)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(tf.gradients(dyn_loss, [c0, h0]))
+        want = sess.run(tf.gradients(stat_loss, [c0, h0]))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
+    np.testing.assert_array_equal(got[0][1], np.ones(3))  # length 0: c passes straight through
