@@ -88,7 +88,7 @@ class Plan:
     optimization = None  # the optimizer's report when the session optimized this plan's graph
 
     def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
-                 origin=None, memory_plan=None):
+                 origin=None, memory_plan=None, optimizer=None):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
         # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
@@ -108,6 +108,9 @@ class Plan:
         self._state = state
         self._kernel_table = kernel_table
         self._device = device
+        # optimizer(fetches, feeds) -> an optimized copy (optimizer_passes.PlanGraph), applied to
+        # the sub-graphs of control-flow ops too; None: they run as built
+        self._optimizer = optimizer
         # device of each step, value locations, host<->device copies (graphflow/placement.py)
         self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
@@ -220,8 +223,15 @@ class Plan:
         inputs then captures (`func_graph.all_inputs`) and returns its outputs, then the values
         of `extra_fetches` (tensors of the function graph), as a tuple. Errors inside name the
         function graph's op and the user's line that built it."""
-        plan = Plan(list(func_graph.outputs) + list(extra_fetches), func_graph.all_inputs,
-                    self._state, self._kernel_table, self._device)
+        fetches = list(func_graph.outputs) + list(extra_fetches)
+        feeds = func_graph.all_inputs
+        if self._optimizer is None:
+            plan = Plan(fetches, feeds, self._state, self._kernel_table, self._device)
+        else:
+            opt = self._optimizer(fetches, feeds)
+            plan = Plan(opt.fetches, opt.feeds, self._state, self._kernel_table, self._device,
+                        origin=opt.origin, memory_plan=opt.report.memory_plan,
+                        optimizer=self._optimizer)
         return plan.call
 
     def call(self, values):

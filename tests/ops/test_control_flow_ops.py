@@ -270,3 +270,17 @@ def test_the_users_graph_gains_one_op_per_loop_or_cond():
     types = [op.type for op in tf.get_default_graph().get_operations()[before:]]
     assert types.count("While") == 1
     assert not {"Mul", "Add", "Less"} & set(types)  # the body's ops live in its FuncGraph
+
+
+def test_a_failing_op_inside_a_body_is_reported_with_the_users_line():
+    x = tf.placeholder(tf.float32, None)
+
+    def body(i, y):
+        return i + 1, tf.reshape(y, [2, 3]) * 1.0  # fails at run time for 5 elements
+    out = tf.while_loop(lambda i, y: i < 2, body, [tf.constant(0), x],
+                        shape_invariants=[tf.TensorShape([]), tf.TensorShape(None)])[1]
+    for optimize in (True, False):
+        with tf.Session(optimize=optimize) as sess, pytest.raises(
+                tf.errors.InvalidArgumentError,
+                match=r"Reshape.*test_control_flow_ops.py:\d+: return i \+ 1, tf.reshape"):
+            sess.run(out, {x: np.zeros(5, np.float32)})
