@@ -72,12 +72,14 @@ def _most_specific_common(a, b):
 # Both ops may return an input (or a variable value) unchanged: `returns_state` makes the session
 # copy fetched outputs; `stateful` keeps them out of folding and merging (the sub-graphs may read
 # variables or draw random numbers).
+# `gradient_takes_none`: the gradient rules get None for outputs no gradient reached (an If's
+# kept values normally get none; a gradient there means a second derivative).
 define("While", _while_infer, stateful=True, returns_state=True,
        attr_names=("cond", "body", "saved", "grad", "grad_sources", "has_maximum_iterations",
-                   "back_prop"))
+                   "back_prop"), extra={"gradient_takes_none": True})
 define("If", _if_infer, stateful=True, returns_state=True,
        attr_names=("then_branch", "else_branch", "then_saved", "else_saved", "then_grad",
-                   "else_grad"))
+                   "else_grad"), extra={"gradient_takes_none": True})
 
 
 # ------------------------------------------------------------------------------- tracing

@@ -275,3 +275,14 @@ def test_dense_layer_inside_a_loop_creates_its_variables_once_and_trains():
         for _ in range(5):
             sess.run(step, {x: xv})
         assert sess.run(loss, {x: xv}) < before
+
+
+def test_a_first_order_cond_gradient_reads_kept_values_and_recomputes_nothing():
+    x = tf.placeholder(F64, [3])
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: tf.exp(tf.sin(x)), lambda: x)
+    tf.gradients(tf.reduce_sum(y), x)
+    grad_if = next(op for op in tf.get_default_graph().get_operations()
+                   if op.type == "If" and op.name.startswith("gradients"))
+    branch_types = {op.type for op in grad_if.attrs["then_branch"].get_operations()}
+    assert "Cos" in branch_types and not {"Sin", "Exp"} & branch_types
