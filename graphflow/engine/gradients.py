@@ -25,7 +25,9 @@ Conventions:
   entries for such inputs are ignored.
 * Multi-output ops: if some outputs received a gradient and others did not, the rule gets
   `zeros_like(output)` for each floating output without one (as TF1 does, so rules such as
-  Split's or Unstack's never test for None) and None for non-floating outputs.
+  Split's or Unstack's never test for None) and None for non-floating outputs. An op declared
+  `extra={"gradient_takes_none": True}` (If, While) gets None instead: its rule skips work for
+  outputs no gradient reached.
 * An op declared not differentiable (`registry.no_gradient`, TF's NotDifferentiable: comparisons,
   argmax, shape queries, StopGradient) silently passes nothing to its inputs. An op without any
   gradient rule that a gradient must flow through is an error (LookupError naming the op, its
@@ -180,6 +182,8 @@ def _output_grads(op, pending):
     """The summed gradient of each output of `op` (None where none arrived); zeros for floating
     outputs of a multi-output op that got nothing while others did."""
     grads = [_sum(pending.pop(t, None)) for t in op.outputs]
+    if registry.lookup(op.type).extra.get("gradient_takes_none"):
+        return grads  # the rule tells "no gradient" from a zero one (If, While)
     if len(grads) > 1 and any(g is not None for g in grads):
         for i, t in enumerate(op.outputs):
             if grads[i] is None and _differentiable(t):

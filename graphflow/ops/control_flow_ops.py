@@ -16,9 +16,9 @@ import functools
 
 from graphflow.framework import dtypes, nest
 from graphflow.framework.func_graph import FuncGraph
-from graphflow.framework.graph import _user_location, get_default_graph
+from graphflow.framework.graph import Operation, _user_location, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import define, make_op
 from graphflow.ops.tensor_array_ops import TensorArray
 
@@ -72,21 +72,26 @@ def _most_specific_common(a, b):
 # Both ops may return an input (or a variable value) unchanged: `returns_state` makes the session
 # copy fetched outputs; `stateful` keeps them out of folding and merging (the sub-graphs may read
 # variables or draw random numbers).
+# `gradient_takes_none`: the gradient rules get None for outputs no gradient reached (an If's
+# kept values normally get none; a gradient there means a second derivative).
 define("While", _while_infer, stateful=True, returns_state=True,
        attr_names=("cond", "body", "saved", "grad", "grad_sources", "has_maximum_iterations",
-                   "back_prop"))
+                   "back_prop"), extra={"gradient_takes_none": True})
 define("If", _if_infer, stateful=True, returns_state=True,
        attr_names=("then_branch", "else_branch", "then_saved", "else_saved", "then_grad",
-                   "else_grad"))
+                   "else_grad"), extra={"gradient_takes_none": True})
 
 
 # ------------------------------------------------------------------------------- tracing
 def _flatten_values(structure, what):
-    """Leaves of a loop-var/branch-output structure as Tensors (a TensorArray as its flow)."""
+    """Leaves of a loop-var/branch-output structure as Tensors (a TensorArray as its flow; an
+    Operation built in the function as a bool that is true once it has run)."""
     out = []
     for leaf in nest.flatten(structure):
         if isinstance(leaf, TensorArray):
             out.append(leaf.flow)
+        elif isinstance(leaf, Operation):
+            out.append(_ran(leaf, what))
         else:
             try:
                 out.append(convert_to_tensor(leaf))
@@ -95,12 +100,26 @@ def _flatten_values(structure, what):
     return out
 
 
+def _ran(op, what):
+    graph = get_default_graph()
+    if op.graph is not graph:
+        raise ControlFlowError(_at_user_line(
+            f"{what}: the operation '{op.name}' was built outside the function that returns it; "
+            "build it inside (the function's ops are what runs when it is taken)"))
+    with graph.control_dependencies([op]):
+        return constant(True, name="ran")
+
+
 def _pack(structure, tensors, arrays_like=None):
     """`tensors` packed like `structure`, TensorArray leaves rebuilt around their flow tensors."""
     templates = nest.flatten(structure if arrays_like is None else arrays_like)
     leaves = []
     for template, t in zip(templates, tensors):
-        leaves.append(template._with_flow(t) if isinstance(template, TensorArray) else t)
+        if isinstance(template, TensorArray):
+            t = template._with_flow(t)
+        elif isinstance(template, Operation):
+            t = t.op  # an op returned by a branch: running the cond op runs it
+        leaves.append(t)
     return nest.pack_sequence_as(structure, leaves)
 
 

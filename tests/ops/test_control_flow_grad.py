@@ -242,3 +242,47 @@ def test_map_fn_over_a_nest_with_dtype():
         a, b = sess.run(out)
     np.testing.assert_allclose(a, np.arange(6.0).reshape(3, 2) * [[1], [2], [3]])
     np.testing.assert_array_equal(b, [2, 4, 6])
+
+
+def test_dropout_in_a_loop_body_keeps_each_iterations_mask_for_the_gradient():
+    x = tf.placeholder(F64, [200])
+    _, y = tf.while_loop(lambda i, y: i < 3,
+                         lambda i, y: (i + 1, tf.nn.dropout(y, keep_prob=0.5) * x),
+                         [tf.constant(0), tf.ones([200], F64)])
+    (g,) = tf.gradients(tf.reduce_sum(y), x)
+    with tf.Session() as sess:
+        yv, gv = sess.run([y, g], {x: np.ones(200)})
+    # with x = 1: y = m1 m2 m3 / keep^3 and dy/dx = 3 y (each factor of x carries the same masks)
+    assert 0 < np.count_nonzero(yv) < 200
+    np.testing.assert_allclose(gv, 3 * yv)
+
+
+def test_dense_layer_inside_a_loop_creates_its_variables_once_and_trains():
+    x = tf.placeholder(tf.float32, [4, 3])
+
+    def body(i, h):
+        return i + 1, tf.layers.dense(h, 3, activation=tf.tanh, name="shared",
+                                      reuse=tf.AUTO_REUSE)
+    _, h = tf.while_loop(lambda i, h: i < 3, body, [tf.constant(0), x])
+    loss = tf.reduce_sum(h * h)
+    names = sorted(v.name for v in tf.trainable_variables())
+    assert names == ["shared/bias:0", "shared/kernel:0"]
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        xv = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+        before = sess.run(loss, {x: xv})
+        for _ in range(5):
+            sess.run(step, {x: xv})
+        assert sess.run(loss, {x: xv}) < before
+
+
+def test_a_first_order_cond_gradient_reads_kept_values_and_recomputes_nothing():
+    x = tf.placeholder(F64, [3])
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: tf.exp(tf.sin(x)), lambda: x)
+    tf.gradients(tf.reduce_sum(y), x)
+    grad_if = next(op for op in tf.get_default_graph().get_operations()
+                   if op.type == "If" and op.name.startswith("gradients"))
+    branch_types = {op.type for op in grad_if.attrs["then_branch"].get_operations()}
+    assert "Cos" in branch_types and not {"Sin", "Exp"} & branch_types

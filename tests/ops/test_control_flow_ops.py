@@ -284,3 +284,19 @@ def test_a_failing_op_inside_a_body_is_reported_with_the_users_line():
                 tf.errors.InvalidArgumentError,
                 match=r"Reshape.*test_control_flow_ops.py:\d+: return i \+ 1, tf.reshape"):
             sess.run(out, {x: np.zeros(5, np.float32)})
+
+
+def test_cond_on_operations_runs_the_taken_update():
+    v = tf.Variable(1.0)
+    p = tf.placeholder(tf.bool, [])
+    op = tf.cond(p, lambda: tf.assign(v, v * 2.0).op, lambda: tf.no_op())
+    assert isinstance(op, tf.Operation)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(op, {p: True})
+        sess.run(op, {p: False})
+        sess.run(op, {p: True})
+        assert sess.run(v) == 4.0
+    outer = tf.no_op()
+    with pytest.raises(ControlFlowError, match="built outside the function"):
+        tf.cond(p, lambda: outer, lambda: tf.no_op())
