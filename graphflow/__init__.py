@@ -117,6 +117,16 @@ from graphflow import python
 from graphflow.tools import timeline
 
 
+# --- control flow: functional If/While ops, TensorArray (graphflow/ops/control_flow_ops.py) ---
+from graphflow.framework.dtypes import variant
+from graphflow.ops.control_flow_ops import case, cond, while_loop
+from graphflow.ops.functional_ops import foldl, foldr, map_fn, scan
+from graphflow.ops.tensor_array_ops import TensorArray
+
+# recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn
+from graphflow.tf1.rnn import reverse_sequence
+
+
 def __getattr__(name):
     """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
     if name.startswith("__"):

@@ -96,7 +96,7 @@ class Plan:
     optimization = None  # the optimizer's report when the session optimized this plan's graph
 
     def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
-                 origin=None, memory_plan=None):
+                 origin=None, memory_plan=None, optimizer=None):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
         # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
@@ -114,6 +114,11 @@ class Plan:
         self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
                                     for op in self.ops)
         self._state = state
+        self._kernel_table = kernel_table
+        self._device = device
+        # optimizer(fetches, feeds) -> an optimized copy (optimizer_passes.PlanGraph), applied to
+        # the sub-graphs of control-flow ops too; None: they run as built
+        self._optimizer = optimizer
         # device of each step, value locations, host<->device copies (graphflow/placement.py)
         self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
@@ -151,17 +156,19 @@ class Plan:
                 builder = self.placement.lookup(op)
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
+            used = tuple(t not in fed and (t in last_use or t in fetched) for t in op.outputs)
             node = KernelNode(op.name, op.type, op.attrs,
                               tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                               tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                              tuple(t.shape.dims for t in op.outputs), self._state)
+                              tuple(t.shape.dims for t in op.outputs), self._state,
+                              self.compile_function, used)
             kernel = builder(node)
             kname = f"k{len(self.kernels)}"
             self.kernels.append(kernel)
             namespace[kname] = kernel
             outs = []
-            for t in op.outputs:
-                if t in fed or (t not in last_use and t not in fetched):
+            for t, is_used in zip(op.outputs, used):
+                if not is_used:
                     outs.append("_")
                 else:
                     name = f"v{counter}"
@@ -225,6 +232,30 @@ class Plan:
             return []
         self.inplace_steps += 1
         return [f"out={var}"]
+
+    def compile_function(self, func_graph, extra_fetches=()):
+        """A sub-plan for a control-flow op's function graph: `run(values)` feeds the graph's
+        inputs then captures (`func_graph.all_inputs`) and returns its outputs, then the values
+        of `extra_fetches` (tensors of the function graph), as a tuple. Errors inside name the
+        function graph's op and the user's line that built it."""
+        fetches = list(func_graph.outputs) + list(extra_fetches)
+        feeds = func_graph.all_inputs
+        if self._optimizer is None:
+            plan = Plan(fetches, feeds, self._state, self._kernel_table, self._device)
+        else:
+            opt = self._optimizer(fetches, feeds)
+            plan = Plan(opt.fetches, opt.feeds, self._state, self._kernel_table, self._device,
+                        origin=opt.origin, memory_plan=opt.report.memory_plan,
+                        optimizer=self._optimizer)
+        return plan.call
+
+    def call(self, values):
+        """Run as a sub-plan: no feed conversion and no variable transaction (the enclosing run
+        holds it); a failure becomes an OpError naming the op inside the function graph."""
+        try:
+            return self.fn(values)
+        except Exception as exc:
+            raise self._translate(exc) from exc
 
     # ------------------------------------------------------------------ running
     def run(self, feed_values):

@@ -25,7 +25,9 @@ Conventions:
   entries for such inputs are ignored.
 * Multi-output ops: if some outputs received a gradient and others did not, the rule gets
   `zeros_like(output)` for each floating output without one (as TF1 does, so rules such as
-  Split's or Unstack's never test for None) and None for non-floating outputs.
+  Split's or Unstack's never test for None) and None for non-floating outputs. An op declared
+  `extra={"gradient_takes_none": True}` (If, While) gets None instead: its rule skips work for
+  outputs no gradient reached.
 * An op declared not differentiable (`registry.no_gradient`, TF's NotDifferentiable: comparisons,
   argmax, shape queries, StopGradient) silently passes nothing to its inputs. An op without any
   gradient rule that a gradient must flow through is an error (LookupError naming the op, its
@@ -37,8 +39,10 @@ import gc
 
 import numpy as np
 
-from graphflow.framework.graph import Tensor, _user_location, describe_op
-from graphflow.ops import math_ops, registry, shape_ops
+from graphflow.framework import dtypes
+from graphflow.framework.func_graph import FuncGraph
+from graphflow.framework.graph import Tensor, _user_location, describe_op, get_default_graph
+from graphflow.ops import math_ops, registry, shape_ops, tensor_array_grad
 from graphflow.ops.core_ops import constant, convert_to_tensor
 
 
@@ -90,7 +94,8 @@ def _variable_reads(xs, graph):
 
 
 def _differentiable(t):
-    return t.dtype.is_floating
+    """Floating tensors carry gradients, and TensorArray flows (gradient arrays)."""
+    return t.dtype.is_floating or t.dtype == dtypes.variant
 
 
 def _stops_gradient(op):
@@ -139,6 +144,8 @@ def _sum(grads):
         return None
     if len(grads) == 1:
         return grads[0]
+    if grads[0].dtype == dtypes.variant:
+        return tensor_array_grad.add_gradients(grads)
     return math_ops.add_n(grads)
 
 
@@ -175,10 +182,13 @@ def _output_grads(op, pending):
     """The summed gradient of each output of `op` (None where none arrived); zeros for floating
     outputs of a multi-output op that got nothing while others did."""
     grads = [_sum(pending.pop(t, None)) for t in op.outputs]
+    if registry.lookup(op.type).extra.get("gradient_takes_none"):
+        return grads  # the rule tells "no gradient" from a zero one (If, While)
     if len(grads) > 1 and any(g is not None for g in grads):
         for i, t in enumerate(op.outputs):
             if grads[i] is None and _differentiable(t):
-                grads[i] = shape_ops.zeros_like(t)
+                grads[i] = (tensor_array_grad.zero_gradient() if t.dtype == dtypes.variant
+                            else shape_ops.zeros_like(t))
     return grads
 
 
@@ -243,6 +253,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     reached, reached_ops = _reachable_from(sources, stop_ops)
     between = _between(ys, reached, reached_ops)
 
+    default = get_default_graph()
+    if isinstance(default, FuncGraph) and default.is_nested_in(graph):
+        graph = default  # differentiating a loop body or branch: build inside the function graph
     with _gc_paused(), graph.as_default(), graph.name_scope(name):
         pending = {}  # tensor -> gradient contributions received so far
         for i, (y, grad_y) in enumerate(zip(ys, grad_ys)):

@@ -6,6 +6,7 @@ default-session stack. `run` is safe to call from several threads on one session
 """
 
 import collections
+import functools
 import threading
 
 from graphflow import optimizer_passes
@@ -190,9 +191,10 @@ class Session:
         if not self._optimize:
             return Plan(elements, feed_tensors, self._state, device=self.default_device)
         # optimize a copy of what the plan needs (the user's graph is never modified)
-        opt = optimizer_passes.optimize_for_plan(elements, feed_tensors, self._passes)
+        optimizer = functools.partial(optimizer_passes.optimize_for_plan, passes=self._passes)
+        opt = optimizer(elements, feed_tensors)
         plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
-                    origin=opt.origin, memory_plan=opt.report.memory_plan)
+                    origin=opt.origin, memory_plan=opt.report.memory_plan, optimizer=optimizer)
         plan.optimization = opt.report
         return plan
 

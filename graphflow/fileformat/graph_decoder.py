@@ -13,6 +13,7 @@ import heapq
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_encoder import VARIABLE_TYPE
 from graphflow.framework import dtypes
+from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.graph import SourceLocation, Tensor, canonical_device
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import registry
@@ -158,7 +159,7 @@ def _check_op(entry, i, limits, shapes):
             "source": source, "where": where}
 
 
-_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES}
+_DTYPES = {d.name: d for d in dtypes.ALL_DTYPES + (dtypes.variant,)}
 
 
 def _output_shape(value, where, limits, cache):
@@ -266,8 +267,14 @@ def _variable_shared_names(ops_meta):
 
 def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names, prefix):
     where = meta["where"]
-    attrs = {k: fmt.decode_value(v, f"{where} attr '{k}'", tensors, limits)
-             for k, v in meta["attrs"].items()}
+    attrs, parents = {}, {}
+    for k, v in meta["attrs"].items():
+        if type(v) is dict and v.keys() == {"function"}:
+            attrs[k], parents[k] = _decode_function(v["function"], f"{where} attr '{k}'", tensors,
+                                                    limits, shared_names, prefix)
+        else:
+            attrs[k] = fmt.decode_value(v, f"{where} attr '{k}'", tensors, limits)
+    _link_functions(attrs, parents, graph, where)
     try:
         check_attrs(meta["op_def"].attr_types, attrs)
     except AttrTypeError as exc:
@@ -311,6 +318,80 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
 
 
 _NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>")
+_FUNCTION_KEYS = {"name", "parent", "error", "inputs", "outputs", "captures", "ops"}
+
+
+def _decode_function(entry, where, tensors, limits, shared_names, prefix):
+    """A control-flow op's sub-graph: its ops are validated and rebuilt like the graph's own
+    (through their OpDefs), in a FuncGraph. Returns (FuncGraph, parent attr name or None)."""
+    expect(entry, (dict,), where)
+    if set(entry) != _FUNCTION_KEYS:
+        fail(f"{where}: a function needs the fields {sorted(_FUNCTION_KEYS)}, found "
+             f"{sorted(entry)}")
+    name = expect(entry["name"], (str,), f"{where} name")
+    parent = expect(entry["parent"], (str, type(None)), f"{where} parent")
+    error = expect(entry["error"], (str, type(None)), f"{where} error")
+    raw_ops = expect(entry["ops"], (list,), f"{where} ops")
+    shapes = {}
+    ops_meta = [_check_op(e, i, limits, shapes) for i, e in enumerate(raw_ops)]
+    index = {}
+    for i, meta in enumerate(ops_meta):
+        if meta["name"] in index:
+            fail(f"{where}: op name '{meta['name']}' appears twice")
+        index[meta["name"]] = i
+    preds = [_resolve_edges(meta, index, ops_meta) for meta in ops_meta]
+    func = FuncGraph(name, None)
+    built = {}
+    for i in _topological_order(preds, ops_meta):
+        built[ops_meta[i]["name"]] = _build_op(ops_meta[i], built, func, tensors, limits,
+                                              lambda n: n, {}, shared_names, prefix)
+
+    def tensor(text, what, placeholder=False):
+        op_name, _, idx = expect(text, (str,), what).rpartition(":")
+        op = built.get(op_name)
+        if op is None or not idx.isdigit() or int(idx) >= len(op.outputs):
+            fail(f"{what}: '{text}' is not a tensor of the function")
+        if placeholder and op.type != "Placeholder":
+            fail(f"{what}: '{text}' must be a Placeholder of the function")
+        return op.outputs[int(idx)]
+    func.inputs = [tensor(t, f"{where} input", True) for t in expect(entry["inputs"], (list,),
+                                                                       f"{where} inputs")]
+    func.outputs = [tensor(t, f"{where} output") for t in expect(entry["outputs"], (list,),
+                                                                   f"{where} outputs")]
+    captures = []
+    for item in expect(entry["captures"], (list,), f"{where} captures"):
+        if type(item) is not list or len(item) != 2:
+            fail(f"{where}: a capture is [outer tensor name or null, placeholder name]")
+        outer = expect(item[0], (str, type(None)), f"{where} capture")
+        captures.append((outer, tensor(item[1], f"{where} capture", True)))
+    func.captures = captures
+    func.error = error
+    return func, parent
+
+
+def _link_functions(attrs, parents, graph, where):
+    """Attach decoded functions to the graph they were built in: the op's graph, or (a gradient
+    graph) the sibling function named by `parent`, whose tensors its captures name."""
+    for key, parent in parents.items():
+        func = attrs[key]
+        if parent is None:
+            func.outer_graph = graph
+            func.captures = [(None, ph) for _, ph in func.captures]
+            func.seed = graph.seed
+            continue
+        outer = attrs.get(parent)
+        if not isinstance(outer, FuncGraph) or parents.get(parent, "") is not None and \
+                parent == key:
+            fail(f"{where} attr '{key}': its parent '{parent}' is not a function attr of the op")
+        func.outer_graph = outer
+        linked = []
+        for name, ph in func.captures:
+            try:
+                linked.append((outer.get_tensor_by_name(name), ph))
+            except (KeyError, ValueError, TypeError):
+                fail(f"{where} attr '{key}': capture '{name}' is not a tensor of '{parent}'")
+        func.captures = linked
+        func._captured = {o: ph for o, ph in linked}
 
 
 def _name_of(tensor_name):

@@ -8,6 +8,7 @@ declared, with its type, in its OpDef's `attrs`, so that a loader can validate i
 import importlib.metadata
 
 from graphflow.fileformat import graph_format as fmt
+from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
 from graphflow.ops import registry
 from graphflow.ops.attr_types import AttrTypeError, check_attrs
@@ -64,7 +65,7 @@ def _element(element):
     return as_element() if as_element is not None else element
 
 
-def _encode_op(op, arrays, strip_source):
+def _encode_op(op, arrays, strip_source, key_prefix=""):
     op_def = registry.lookup(op.type)
     reason = op_def.extra.get("cannot_save")
     if reason:
@@ -87,8 +88,12 @@ def _encode_op(op, arrays, strip_source):
                             f"OpDef declares the type), so a loader would refuse it") from None
         attrs = {}
         for key, value in op.attrs.items():
+            array_key = f"attrs/{key_prefix}{op.name}/{key}"
+            if isinstance(value, FuncGraph):
+                attrs[key] = _encode_function(value, op, array_key, arrays, strip_source)
+                continue
             try:
-                attrs[key] = fmt.encode_value(value, f"attrs/{op.name}/{key}", arrays)
+                attrs[key] = fmt.encode_value(value, array_key, arrays)
             except TypeError as exc:
                 raise TypeError(f"Cannot save attr '{key}' of {describe_op(op)}: {exc}") from None
         entry["attrs"] = attrs
@@ -99,6 +104,24 @@ def _encode_op(op, arrays, strip_source):
     if op.source is not None and not strip_source:
         entry["source"] = [str(op.source.filename), int(op.source.lineno), str(op.source.function)]
     return entry
+
+
+def _encode_function(func, op, key, arrays, strip_source):
+    """{"function": {...}}: a control-flow op's sub-graph, its ops encoded like the graph's own.
+    `parent` names the sibling attr holding the function graph this one was built inside (a
+    gradient graph is built inside the loop body or branch it differentiates); its captures then
+    name tensors of that parent. Otherwise (null) the op's inputs carry the captured values."""
+    parent = None
+    if isinstance(func.outer_graph, FuncGraph):
+        parent = next((k for k, v in op.attrs.items() if v is func.outer_graph), None)
+    captures = [[outer.name if parent is not None else None, ph.name]
+                for outer, ph in func.captures]
+    return {"function": {
+        "name": func.name, "parent": parent, "error": func.error,
+        "inputs": [t.name for t in func.inputs], "outputs": [t.name for t in func.outputs],
+        "captures": captures,
+        "ops": [_encode_op(inner, arrays, strip_source, key_prefix=f"{key}/")
+                for inner in func.get_operations()]}}
 
 
 def _signature_entry(element, name, is_input):

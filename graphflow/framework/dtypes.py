@@ -99,6 +99,8 @@ complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
+# An opaque value the kernels agree on (a TensorArray's elements); never fed, fetched or folded.
+variant = DType("variant", np.object_)
 half = float16
 double = float64
 
@@ -110,6 +112,7 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "half": float16, "double": float64})
 _BY_NAME.update({f"{n}_ref": d for n, d in list(_BY_NAME.items())})  # TF1 reference dtypes
 _BY_NUMPY = {d.as_numpy_dtype: d for d in ALL_DTYPES}
+_BY_NAME[variant.name] = variant
 _BY_PYTHON = {float: float32, int: int32, bool: bool_, object: string}
 
 

@@ -21,9 +21,11 @@ from graphflow.framework.errors import UninitializedVariableError
 class KernelNode:
     """What a kernel builder may know about the op it runs: a read-only description, no graph."""
 
-    __slots__ = ("name", "type", "attrs", "in_dtypes", "out_dtypes", "out_shapes", "state")
+    __slots__ = ("name", "type", "attrs", "in_dtypes", "out_dtypes", "out_shapes", "state",
+                 "compile_function", "outputs_used")
 
-    def __init__(self, name, op_type, attrs, in_dtypes, out_dtypes, out_shapes, state):
+    def __init__(self, name, op_type, attrs, in_dtypes, out_dtypes, out_shapes, state,
+                 compile_function=None, outputs_used=None):
         self.name = name
         self.type = op_type
         self.attrs = attrs
@@ -31,6 +33,11 @@ class KernelNode:
         self.out_dtypes = out_dtypes    # numpy dtypes
         self.out_shapes = out_shapes    # tuples with None for unknown dims, or None
         self.state = state              # SessionState
+        # compile_function(func_graph, extra_fetches=()) -> run(input_values) -> output values:
+        # how control-flow kernels (If, While) run the sub-graphs they hold (given by the engine)
+        self.compile_function = compile_function
+        # which outputs the plan reads (None: all may be); a kernel may skip computing the others
+        self.outputs_used = outputs_used
 
 
 class VariableStore:

@@ -13,6 +13,7 @@ An OpDef declares its attrs in one line, `attrs="transpose_a:bool transpose_b:bo
     tensor               a numpy array of a graphflow dtype (Const values)
     dict                 a string-keyed dict (an op-private structure its shape rule validates)
     none                 None (an omitted optional value: `axis:none|int|list(int)`)
+    function             a sub-graph (FuncGraph) of a control-flow op
     list(T)              a list or tuple whose items are all of the (single-word) type T
 
 `check_attrs` is used by `make_op` (Python op constructors), by the graph-file loader and by the
@@ -127,9 +128,15 @@ def _check_none(v):
     return None if v is None else "must be None"
 
 
+def _check_function(v):  # a sub-graph held by a control-flow op (If branches, While body)
+    from graphflow.framework.func_graph import FuncGraph  # noqa: PLC0415 (graph floor, no cycle)
+    return None if isinstance(v, FuncGraph) else "must be a function graph"
+
+
 _BASES = {"bool": _check_bool, "int": _int_checker(None), "float": _check_float,
           "string": _check_string, "dtype": _check_dtype, "shape": _check_shape,
-          "tensor": _check_tensor, "dict": _check_dict, "none": _check_none}
+          "tensor": _check_tensor, "dict": _check_dict, "none": _check_none,
+          "function": _check_function}
 
 
 def _list_checker(item):

@@ -22,9 +22,9 @@ def _gathered(inputs, attrs):
     return [(x.dtype, TensorShape(None if dims is None else [None] + list(dims[1:])))]
 
 
-define("MpiAllreduce", _same, stateful=True, attr_names=("average", "size"))
-define("MpiAllgather", _gathered, stateful=True, attr_names=())
-define("MpiBroadcast", _same, stateful=True, attr_names=("root",))
+define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1")
+define("MpiAllgather", _gathered, stateful=True)
+define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0")
 
 
 def allreduce(tensor, average, size, name=None):
@@ -55,7 +55,7 @@ def _grad_like_input(inputs, attrs):
     return [(grad.dtype, x.shape)]
 
 
-define("MpiAllgatherGrad", _grad_like_input, stateful=True, attr_names=())
+define("MpiAllgatherGrad", _grad_like_input, stateful=True)
 
 
 __all__ = []

@@ -50,12 +50,12 @@ def _check_template(template, count):
 
 
 define("Print", _print_infer, stateful=True, may_alias_input=True,
-       attr_names=("message", "first_n", "summarize"))
+       attrs="message:string first_n:int summarize:int")
 define("PrintV2", _print_v2_infer, stateful=True,
-       attr_names=("template", "output_stream", "summarize", "end"))
-define("Assert", _assert_infer, stateful=True, attr_names=("template", "summarize"))
+       attrs="template:string output_stream:string summarize:int end:string")
+define("Assert", _assert_infer, stateful=True, attrs="template:string summarize:int")
 define("CheckNumerics", _check_numerics_infer, stateful=True, may_alias_input=True,
-       attr_names=("message",))
+       attrs="message:string")
 no_gradient("PrintV2", "Assert")
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import Tensor, _user_location, get_default_graph
+from graphflow.framework.func_graph import graph_for_inputs
+from graphflow.framework.graph import Tensor, _user_location
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.attr_types import check_attrs, parse_attr_spec
 
@@ -119,7 +120,7 @@ def make_op(op_type, inputs=(), attrs=None, name=None, graph=None):
     op_def = lookup(op_type)
     attrs = {} if attrs is None else attrs
     if graph is None:
-        graph = inputs[0].graph if inputs else get_default_graph()
+        graph = graph_for_inputs(inputs)
     try:
         if attrs:
             check_attrs(op_def.attr_types, attrs)

@@ -31,7 +31,7 @@ def _py_func_infer(inputs, attrs):
     return [(dtypes.as_dtype(t), TensorShape(None)) for t in attrs["Tout"]]
 
 
-define("PyFunc", _py_func_infer, stateful=True, attr_names=("token", "Tout"),
+define("PyFunc", _py_func_infer, stateful=True, attrs="token:string Tout:list(dtype)",
        extra={"cannot_save": CANNOT_SAVE, "value_dependent_shape": True})
 no_gradient("PyFunc")
 

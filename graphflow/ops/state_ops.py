@@ -6,6 +6,7 @@ so assigning never needs the old value.
 """
 
 from graphflow.framework import dtypes
+from graphflow.framework.func_graph import FuncGraph, init_scope
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.core_ops import convert_to_tensor, group
@@ -65,6 +66,12 @@ class Variable:
         if initial_value is None:
             raise ValueError("tf.Variable needs an initial_value")
         graph = get_default_graph()
+        if isinstance(graph, FuncGraph):  # created in a loop body or branch: lift it out, once
+            scope = graph.get_name_scope()
+            with init_scope() as outer, outer.name_scope(scope + "/" if scope else None):
+                self.__init__(initial_value, trainable, collections, validate_shape, name, dtype,
+                              expected_shape, import_scope, constraint, use_resource, shape)
+            return
         with graph.name_scope(name or "Variable") as scope:
             var_name = scope[:-1]
             if callable(initial_value):

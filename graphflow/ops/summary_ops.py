@@ -69,11 +69,11 @@ def _merge_infer(inputs, attrs):
     return _summary_output()
 
 
-define("ScalarSummary", _scalar_infer, attr_names=("tag",))
-define("HistogramSummary", _histogram_infer, attr_names=("tag",))
-define("ImageSummary", _image_infer, attr_names=("tag", "max_outputs"))
-define("AudioSummary", _audio_infer, attr_names=("tag", "sample_rate", "max_outputs"))
-define("TextSummary", _text_infer, attr_names=("tag",))
+define("ScalarSummary", _scalar_infer, attrs="tag:string")
+define("HistogramSummary", _histogram_infer, attrs="tag:string")
+define("ImageSummary", _image_infer, attrs="tag:string max_outputs:int")
+define("AudioSummary", _audio_infer, attrs="tag:string sample_rate:float max_outputs:int")
+define("TextSummary", _text_infer, attrs="tag:string")
 define("MergeSummary", _merge_infer)
 no_gradient("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummary", "TextSummary",
             "MergeSummary")

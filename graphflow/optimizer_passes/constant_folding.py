@@ -1,6 +1,8 @@
 """Constant folding: ops whose inputs are all constants are evaluated once, at plan-compile time, with
 the CPU kernels, and replaced by a `Const` holding the result.
 
+A `tf.cond` on a constant predicate is replaced by the ops of the branch it takes.
+
 Never folded: stateful or random ops and placeholders (`OpDef.foldable`), ops with control inputs
 (their ordering would be lost), and ops whose result would be much bigger than their inputs
 (`max(FOLD_MIN_BYTES, FOLD_GROWTH * input bytes)`), so folding never turns a small `fill` into a
@@ -48,8 +50,74 @@ def run(graph, preserve):
                 values[t] = v
             folded.append(op)
         stats.rewrites = _materialize(graph, preserve, folded, values)
+        pruned = _prune_constant_conds(graph, preserve, values)
+        stats.rewrites += pruned
     stats.details["folded_ops"] = len(folded)
+    stats.details["pruned_conds"] = pruned
     return stats
+
+
+def _remove_replaced(graph, op):
+    """Take `op` (all its outputs moved to other ops, no control edges) out of `graph`."""
+    for t in op.inputs:
+        t._consumers = [c for c in t._consumers if c is not op]
+    graph._ops.remove(op)
+    if graph._ops_by_name.get(op.name) is op:
+        del graph._ops_by_name[op.name]
+    for i, other in enumerate(graph._ops):
+        other._id = i
+    graph.version += 1
+
+
+def _prune_constant_conds(graph, preserve, values):
+    """An `If` whose predicate is constant is replaced by the ops of the branch it takes (copied
+    into the plan's graph, reading the If's inputs); the other branch disappears from the plan.
+    Values the untaken branch would have kept for a gradient become zero scalars, as the If
+    kernel makes them (only the gradient branch that cannot run reads them)."""
+    conds = [op for op in graph.get_operations()
+             if op.type == "If" and op.inputs[0] in values and not op.control_inputs
+             and not op._control_outputs]
+    if not conds:
+        return 0
+    editor = Editor(graph, preserve)
+    for op in conds:
+        taken = "then" if bool(values[op.inputs[0]]) else "else"
+        branch = op.attrs[f"{taken}_branch"]
+        first = 1 if taken == "then" else 1 + len(op.attrs["then_branch"].captures)
+        mapping = {ph: op.inputs[first + j] for j, (_, ph) in enumerate(branch.captures)}
+        copied = {}
+        for inner in branch.get_operations():
+            if inner.type == "Placeholder" and inner.outputs[0] in mapping:
+                continue
+            new = editor.add_op(inner.type, [mapping[t] for t in inner.inputs], dict(inner.attrs),
+                                [(t.dtype, t.shape) for t in inner.outputs], anchor=op,
+                                name=f"{op.name}/{inner.name}", source=inner.source,
+                                device=inner.device or op.device,
+                                control_inputs=[copied[c] for c in inner.control_inputs])
+            copied[inner] = new
+            mapping.update(zip(inner.outputs, new.outputs))
+        kept = {"then": [], "else": []}
+        for side in kept:
+            kept[side] = [op.attrs[f"{side}_branch"].get_tensor_by_name(n)
+                          for n in op.attrs[f"{side}_saved"]]
+        results = list(branch.outputs) + kept["then"] + kept["else"]
+        n_out = len(branch.outputs)
+        for k, (t, inner_t) in enumerate(zip(list(op.outputs), results)):
+            own = k < n_out or (k < n_out + len(kept["then"])) == (taken == "then")
+            if own:
+                value_op = editor.add_op("Identity", [mapping[inner_t]], {},
+                                         [(t.dtype, t.shape)], anchor=op, source=op.source,
+                                         device=op.device)
+            else:
+                zero = np.zeros((), t.dtype.as_numpy_dtype)
+                zero.flags.writeable = False
+                value_op = editor.add_op("Const", [], {"value": zero}, [(t.dtype, t.shape)],
+                                         anchor=op, source=op.source, device=op.device)
+            move_output(t, value_op)
+    editor.commit()
+    for op in conds:
+        _remove_replaced(graph, op)  # stateful, so the sweep alone would keep it
+    return len(conds)
 
 
 def _candidate(op, values):

@@ -32,8 +32,17 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
+
+# recurrent networks: tf.nn.rnn_cell.* and the functions that run a cell along time
+from graphflow.tf1 import rnn_cell
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
+from graphflow.tf1.rnn import (
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
+)
 
 # This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -15,6 +15,7 @@ import functools
 import inspect
 
 from graphflow.framework import dtypes
+from graphflow.framework.func_graph import outermost_graph
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.framework.tensor_shape import as_shape
 from graphflow.ops.core_ops import convert_to_tensor
@@ -140,6 +141,7 @@ class _VariableStore:
 
 
 def _store(graph):
+    graph = outermost_graph(graph)  # a loop body or branch shares its user's graph's variables
     ref = graph.get_collection_ref(_STORE_KEY)
     if not ref:
         ref.append(_VariableStore())

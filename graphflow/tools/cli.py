@@ -1,7 +1,7 @@
 """The `graphflow` command: look at, run and optimize saved graph files without any model code.
 
     graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--brief]
-    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz]
+    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz] [--text]
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
     graphflow export-onnx model.gfz model.onnx [--opset 17]
     graphflow run model.onnx --input x=batch.npy      (ONNX files run like graph files)
@@ -90,7 +90,7 @@ def cmd_inspect(args, out):
 
 
 # ------------------------------------------------------------------------------------ run
-def _parse_input(spec, model):
+def _parse_input(spec, model, text=False):
     name, sep, source = spec.partition("=")
     if not sep or not name:
         raise CommandError(f"--input {spec!r}: expected NAME=FILE.npy (or NAME=FILE.npz, or "
@@ -117,6 +117,8 @@ def _parse_input(spec, model):
     except ValueError:
         raise CommandError(f"--input {name}: {source!r} is neither a file nor a JSON value") \
             from None
+    if text and isinstance(value, str):  # a string is fed as its Unicode code points
+        return name, np.array([ord(c) for c in value], dtype=np.int32)
     try:
         return name, np.asarray(value)
     except ValueError as exc:
@@ -125,7 +127,7 @@ def _parse_input(spec, model):
 
 def cmd_run(args, out):
     model = _load(args.model)
-    feeds = dict(_parse_input(spec, model) for spec in args.input)
+    feeds = dict(_parse_input(spec, model, args.text) for spec in args.input)
     names = None
     if args.outputs:
         names = [n.strip() for n in args.outputs.split(",") if n.strip()]
@@ -149,6 +151,9 @@ def cmd_run(args, out):
             print(f"{name}: (operation ran)", file=out)
             continue
         value = np.asarray(value)
+        if args.text and value.ndim == 1 and value.dtype.kind in "iu":
+            print(f"{name}: {''.join(chr(int(c)) for c in value)}", file=out)
+            continue
         print(f"{name}: {value.dtype} {list(value.shape)}", file=out)
         print(np.array2string(value, threshold=200, max_line_width=100), file=out)
 
@@ -265,6 +270,9 @@ def _parser():
     p.add_argument("--outputs", metavar="A,B", help="only compute these outputs")
     p.add_argument("--output", metavar="PATH", help="write the outputs to this .npz file "
                    "instead of printing them")
+    p.add_argument("--text", action="store_true", help="text in and out: an input given as a "
+                   "JSON string is fed as its Unicode code points (int32), and integer vector "
+                   "outputs are printed as the characters of those code points")
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("optimize", help="optimize a graph file for its signature and save it")

@@ -22,6 +22,7 @@ class OpCase:
     reference(*input_arrays) -> expected numpy value(s) (same structure as build's result).
     grad: check the gradient w.r.t. the float inputs by finite differences (cast to float64).
     grad_inputs: which input positions to differentiate (default: all floating inputs).
+    second_order: False for ops whose gradient has no gradient (through a while_loop).
     """
 
     op_type: str
@@ -35,6 +36,7 @@ class OpCase:
     grad_rtol: float = 1e-4
     grad_atol: float = 1e-5
     unknown_shapes: bool = True  # also build with shape-less placeholders
+    second_order: bool = True  # also check the gradient of the gradient
     name: str = ""
 
     def __post_init__(self):

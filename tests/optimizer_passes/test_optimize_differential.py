@@ -5,6 +5,8 @@ The generator mixes what the passes look for: elementwise chains (fusion), broad
 shapes [4, 5], [5], [1, 5], [4, 1] and [], neutral constants (x*1, x+0, --x, transposes, reshapes,
 log(softmax)), all-constant subexpressions (folding), repeated subexpressions (CSE), reductions
 with keepdims, matmuls, selects, and the gradients of a scalar loss with respect to the inputs.
+With `control_flow=True` it also builds tf.cond (on run-time and on constant predicates) and
+tf.while_loop over pool tensors, so the loss's gradients run through If and WhileGrad ops.
 """
 
 import numpy as np
@@ -24,9 +26,10 @@ class RandomGraph:
     last-bit difference (log_softmax is more accurate than log(softmax)) can flip a branch, which
     float32 graphs of this depth would amplify into a visible difference."""
 
-    def __init__(self, seed, dtype=tf.float64, smooth=False):
+    def __init__(self, seed, dtype=tf.float64, smooth=False, control_flow=False):
         self.rng = np.random.default_rng(seed)
         self.smooth = smooth
+        self.control_flow = control_flow
         self.dtype = dtype
         self.np_dtype = dtype.as_numpy_dtype
         self.inputs = [tf.placeholder(dtype, s, name=f"in{i}") for i, s in enumerate(SHAPES[:4])]
@@ -56,7 +59,8 @@ class RandomGraph:
     def _step(self):
         kinds = ["unary", "unary", "binary", "binary", "neutral", "reduce", "matmul", "shape",
                  "softmax", "const", "duplicate"]
-        kind = self.rng.choice(kinds if self.smooth else kinds + ["select"])
+        kinds = kinds if self.smooth else kinds + ["select"]
+        kind = self.rng.choice(kinds + ["cond", "cond", "loop"] if self.control_flow else kinds)
         r = self.rng
         if kind == "unary":
             fns = [tf.tanh, tf.sigmoid, tf.negative, tf.sin, tf.square, tf.nn.softplus,
@@ -93,6 +97,21 @@ class RandomGraph:
         elif kind == "select":
             self._record(lambda a, b: tf.where(a > b, a, b * 0.5), [self._pick(full=True),
                                                                     self._pick(full=True)])
+        elif kind == "cond":  # a run-time or a constant predicate (folding prunes the branch)
+            flag = [None, True, False][int(r.integers(3))]
+
+            def pred(a, b, flag=flag):
+                return tf.reduce_sum(a) > tf.reduce_sum(b) if flag is None else tf.constant(flag)
+            self._record(lambda a, b: tf.cond(pred(a, b), lambda: tf.tanh(a * b + 1.0) + a,
+                                              lambda: tf.sin(b) * 2.0 - a * 0.5),
+                         [self._pick(full=True), self._pick()])
+        elif kind == "loop":  # the body captures an outer tensor and keeps constant subterms
+            steps = int(r.integers(1, 4))
+            self._record(lambda a, b: tf.while_loop(
+                lambda i, y: i < steps,
+                lambda i, y: (i + 1, tf.tanh(y * 0.5 + b * 1.0 + tf.constant(0.5, self.dtype)
+                                             * tf.constant(2.0, self.dtype))),
+                [tf.constant(0), a])[1], [self._pick(full=True), self._pick()])
         elif kind == "const":
             a, b = self._const_pick(), self._const_pick()
             self._record(lambda x, y: tf.tanh(x * y + 1.0), [a, b])
@@ -149,6 +168,32 @@ def test_optimized_equals_unoptimized_float32(seed):
     feed = graph.feed()
     want = _run(fetches, feed, optimize=False)
     _check(want, _run(fetches, feed), 2e-5, 1e-5, f"seed {seed}, all passes")
+
+
+@pytest.mark.parametrize("seed", range(2000, 2030))
+def test_optimized_equals_unoptimized_with_conds_and_loops(seed):
+    graph = RandomGraph(seed, control_flow=True)
+    fetches = graph.fetches()
+    feed = graph.feed()
+    want = _run(fetches, feed, optimize=False)
+    _check(want, _run(fetches, feed), 1e-9, 1e-12, f"seed {seed}, all passes")
+    if seed < 2010:
+        for p in PIPELINE:
+            _check(want, _run(fetches, feed, passes=[p.NAME]), 1e-9, 1e-12,
+                   f"seed {seed}, pass {p.NAME}")
+
+
+def test_the_control_flow_generator_builds_conds_loops_and_prunes():
+    types, pruned = set(), 0
+    for seed in range(2000, 2030):
+        tf.reset_default_graph()
+        graph = RandomGraph(seed, control_flow=True)
+        fetches = graph.fetches()
+        types |= {op.type for op in tf.get_default_graph().get_operations()}
+        _, report = tf.optimize(fetches, feeds=graph.inputs)
+        pruned += next(p for p in report.passes if p.name == "constant_folding").details[
+            "pruned_conds"]
+    assert {"If", "While", "WhileGrad"} <= types and pruned > 0
 
 
 def test_the_generator_exercises_every_pass():

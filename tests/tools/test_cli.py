@@ -87,6 +87,19 @@ def test_run_writes_outputs_from_npz_and_json_inputs(model_path, tmp_path):
         assert saved.files == ["total"] and saved["total"] == expected["total"]
 
 
+def test_run_text_feeds_code_points_and_prints_characters(tmp_path):
+    codes = tf.placeholder(tf.int32, [None], name="codes")
+    shifted = tf.add(codes, 1, name="shifted")
+    path = tmp_path / "shift.gfz"
+    tf.save(str(path), {"codes": codes}, {"shifted": shifted, "count": tf.size(codes)})
+    result = _cli("run", path, "--text", "--input", 'codes="HAL"')
+    assert result.returncode == 0, result.stderr
+    assert "shifted: IBM" in result.stdout.splitlines()
+    assert "count: int32 []" in result.stdout     # not a vector: printed as an array
+    plain = _cli("run", path, "--input", "codes=[72, 65]")
+    assert plain.returncode == 0 and "shifted: int32 [2]" in plain.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["run", "{model}"], "missing --input for ['x']"),
     (["run", "{model}", "--input", "z=[1]"], "the graph has no input 'z'; its inputs are ['x']"),

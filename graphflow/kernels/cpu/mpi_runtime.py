@@ -71,7 +71,7 @@ def _wait(request, what):
 def allreduce(array, what="allreduce"):
     """Elementwise sum over all processes."""
     MPI = mpi()
-    send = np.ascontiguousarray(array)
+    send = np.require(array, requirements="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     if send.dtype == np.float16:  # MPI has no float16 sum: move the halves, add in float32
         everyone = np.empty((comm().Get_size(),) + send.shape, np.uint16)
         _wait(comm().Iallgather(send.view(np.uint16), everyone), what)
@@ -83,7 +83,7 @@ def allreduce(array, what="allreduce"):
 
 def allgather(array, what="allgather"):
     """Concatenation along axis 0 of every process's array (first dims may differ)."""
-    send = np.ascontiguousarray(array)
+    send = np.require(array, requirements="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     c = comm()
     counts = np.empty(c.Get_size(), dtype=np.int64)
     _wait(c.Iallgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts),

@@ -128,6 +128,23 @@ def dies():
             sess.run(step)
 
 
+def saved():
+    """A graph holding every collective saves, loads in each process and runs there."""
+    directory = sys.argv[2]
+    r = hvd.rank()
+    rows = tf.placeholder(tf.float64, [None, 2], name="rows")
+    gathered = hvd.allgather(rows)
+    total = hvd.allreduce(tf.reduce_sum(gathered * gathered), average=False)
+    grad = tf.gradients(total, rows)[0]  # MpiAllreduce and MpiAllgatherGrad
+    start = hvd.broadcast(tf.constant([7.0]), 0)
+    path = os.path.join(directory, f"model{r}.gfz")
+    tf.save(path, inputs={"rows": rows}, outputs={"total": total, "grad": grad, "start": start})
+    tf.reset_default_graph()
+    with tf.load(path) as model:
+        out = model.run({"rows": np.full((r + 1, 2), r + 1.0)})
+    report(total=float(out["total"]), grad=out["grad"].tolist(), start=out["start"].tolist())
+
+
 def checkpoint():
     """Rank 0 writes the checkpoint; every rank restores it."""
     directory = sys.argv[2]

@@ -111,3 +111,15 @@ def test_rank_zero_checkpoint_restores_on_every_rank(tmp_path):
     results, _ = mpirun(2, "checkpoint", tmp_path)
     assert [r["w"] for r in results] == [[1.0, 5.0], [1.0, 5.0]]
     assert sorted(os.listdir(tmp_path))[0] == "checkpoint"
+
+
+def test_collectives_save_load_and_run_in_every_process(tmp_path):
+    results, _ = mpirun(2, "saved", tmp_path)
+    total = 1 * 2 * 1.0 + 2 * 2 * 4.0  # rank 0: one row of 1s, rank 1: two rows of 2s
+    for res in results:
+        r = res["rank"]
+        assert res["total"] == 2 * total  # every rank reduces the same gathered sum
+        # allreduce's gradient (2 processes) * d(g^2)/dg (2g) * allgather's gradient, summed over
+        # the 2 processes that used the gathered rows: 8 * rows of this rank
+        np.testing.assert_allclose(res["grad"], np.full((r + 1, 2), 8 * (r + 1.0)))
+        assert res["start"] == [7.0]
