@@ -114,3 +114,17 @@ def test_prefetch_yields_everything_in_order(values):
     assert values(tf.data.Dataset.range(30).prefetch(3)) == list(range(30))
     assert values(tf.data.Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3)
                   .prefetch(1).take(5)) == [1, 2, 3, 4, 5]
+
+
+def test_experimental_transformations(values, elements):
+    exp = tf.data.experimental
+    shuffled = values(tf.data.Dataset.range(5).apply(exp.shuffle_and_repeat(5, count=2, seed=1)))
+    assert sorted(shuffled[:5]) == sorted(shuffled[5:]) == [0, 1, 2, 3, 4]
+    batches = elements(tf.data.Dataset.range(5).apply(
+        exp.map_and_batch(lambda x: x * 10, 2, drop_remainder=True)))
+    assert [b.tolist() for b in batches] == [[0, 10], [20, 30]]
+    pairs = tf.data.Dataset.from_tensor_slices((np.arange(4), np.arange(4) * 2)).batch(3)
+    assert [(a.item(), b.item()) for a, b in elements(pairs.apply(exp.unbatch()))] == [
+        (0, 0), (1, 2), (2, 4), (3, 6)]
+    assert values(tf.data.Dataset.range(3).batch(2).apply(exp.unbatch())) == [0, 1, 2]
+    assert exp.AUTOTUNE == -1
