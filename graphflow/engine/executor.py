@@ -238,8 +238,9 @@ class Plan:
         return out
 
     def _translate(self, exc):
-        """Turn an exception from the generated function into an OpError naming the user's op."""
-        if isinstance(exc, OpError) or not isinstance(exc, Exception):
+        """Turn an exception from the generated function into an OpError naming the user's op
+        (an OpError a kernel raised itself, e.g. OutOfRangeError, gets its `op` filled in)."""
+        if not isinstance(exc, Exception) or (isinstance(exc, OpError) and exc.op is not None):
             return exc
         tb = exc.__traceback__
         frame_locals, lineno = None, None
@@ -250,6 +251,9 @@ class Plan:
             tb = tb.tb_next
         op = self.line_to_op.get(lineno)
         if op is None:
+            return exc
+        if isinstance(exc, OpError):
+            exc.op = op
             return exc
         if isinstance(exc, UninitializedVariableError):
             return FailedPreconditionError(
