@@ -128,3 +128,15 @@ def test_experimental_transformations(values, elements):
         (0, 0), (1, 2), (2, 4), (3, 6)]
     assert values(tf.data.Dataset.range(3).batch(2).apply(exp.unbatch())) == [0, 1, 2]
     assert exp.AUTOTUNE == -1
+
+
+def test_seeded_shuffle_restarts_its_sequence_when_reinitialized():
+    # tf.compat.v1 gives the same 12 elements after each initializer run (checked with TF 2.21)
+    iterator = tf.data.Dataset.range(6).shuffle(6, seed=3).repeat(2).make_initializable_iterator()
+    nxt = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(iterator.initializer)
+        first = [v.item() for v in run_to_end(sess, nxt)]
+        sess.run(iterator.initializer)
+        assert [v.item() for v in run_to_end(sess, nxt)] == first
+    assert first[:6] != first[6:] and sorted(first[6:]) == list(range(6))
