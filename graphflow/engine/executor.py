@@ -337,8 +337,9 @@ class Plan:
         return out, recorder.step_stats(traced.ops, device_of)
 
     def _translate(self, exc, generated=None):
-        """Turn an exception from the generated function into an OpError naming the user's op."""
-        if isinstance(exc, OpError) or not isinstance(exc, Exception):
+        """Turn an exception from the generated function into an OpError naming the user's op
+        (an OpError a kernel raised itself, e.g. OutOfRangeError, gets its `op` filled in)."""
+        if not isinstance(exc, Exception) or (isinstance(exc, OpError) and exc.op is not None):
             return exc
         generated = generated or self
         tb = exc.__traceback__
@@ -350,6 +351,9 @@ class Plan:
             tb = tb.tb_next
         op = generated.line_to_op.get(lineno)
         if op is None:
+            return exc
+        if isinstance(exc, OpError):
+            exc.op = op
             return exc
         if isinstance(exc, UninitializedVariableError):
             return FailedPreconditionError(

@@ -20,7 +20,6 @@ class IteratorResource:
     def __init__(self):
         self.lock = threading.Lock()
         self.running = None
-        self.one_shot_started = False
 
     def restart(self, source, capture_values):
         with self.lock:
@@ -31,12 +30,11 @@ class IteratorResource:
         with self.lock:
             if self.running is None:
                 one_shot = node.attrs.get("one_shot")
-                if not one_shot or self.one_shot_started:
+                if not one_shot:
                     raise FailedPreconditionError(
                         None, None, f"GetNext() failed because the iterator has not been "
                         f"initialized ('{node.name}'): run the iterator's initializer first "
                         "(sess.run(iterator.initializer))")
-                self.one_shot_started = True
                 self.running = lookup_dataset(one_shot, node.name).start(())
             try:
                 return next(self.running)

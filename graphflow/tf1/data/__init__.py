@@ -5,22 +5,20 @@ from_tensors, from_generator, range), `transforms` (map, filter, shuffle, repeat
 concatenate, cache, prefetch), `batching` (batch, padded_batch), `nested` (flat_map, interleave),
 `function` (user functions traced into graph functions), `threads` (parallel map, prefetch
 producer), `iterator_ops` (iterators and their ops), `queue_runners` (TF1's queue-based API:
-errors pointing here), `nest` (element structures).
+errors pointing here), `nest` (element structures), `experimental` (shuffle_and_repeat,
+map_and_batch, unbatch).
 """
 
-import types
-
-from graphflow.tf1.data.dataset import AUTOTUNE, Dataset
+from graphflow.tf1.data import experimental
+from graphflow.tf1.data.dataset import Dataset
 from graphflow.tf1.data.iterator_ops import (
-                                             Iterator,
-                                             get_output_classes,
-                                             get_output_shapes,
-                                             get_output_types,
-                                             make_initializable_iterator,
-                                             make_one_shot_iterator,
+    Iterator,
+    get_output_classes,
+    get_output_shapes,
+    get_output_types,
+    make_initializable_iterator,
+    make_one_shot_iterator,
 )
-
-experimental = types.SimpleNamespace(AUTOTUNE=AUTOTUNE)
 
 __all__ = ["Dataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes", "experimental"]

@@ -112,9 +112,9 @@ class PaddedBatchDataset(_Batcher):
 def _flat_shapes(element_spec, padded_shapes):
     """Padded shapes given per component (lists, tuples of ints, TensorShapes; -1 = None)."""
     def leaf(value):
-        shape = as_shape([None if d == -1 else d for d in value] if isinstance(value, (list, tuple))
-                         else value)
-        return shape
+        if isinstance(value, (list, tuple)):
+            value = [None if d == -1 else d for d in value]
+        return as_shape(value)
 
     def structure(value, spec):
         if isinstance(spec, dict):

@@ -18,7 +18,7 @@ and `x` is a saved input); saving outputs that read an iterator is an error nami
 import uuid
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import get_default_graph
+from graphflow.framework.graph import Tensor, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops import data_ops
 from graphflow.ops.registry import make_op
@@ -85,7 +85,6 @@ class Iterator:
 
     @property
     def output_classes(self):
-        from graphflow.framework.graph import Tensor
         return nest.map_structure(lambda s: Tensor, self._element_spec)
 
     def make_initializer(self, dataset, name=None):

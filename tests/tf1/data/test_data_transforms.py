@@ -114,3 +114,29 @@ def test_prefetch_yields_everything_in_order(values):
     assert values(tf.data.Dataset.range(30).prefetch(3)) == list(range(30))
     assert values(tf.data.Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3)
                   .prefetch(1).take(5)) == [1, 2, 3, 4, 5]
+
+
+def test_experimental_transformations(values, elements):
+    exp = tf.data.experimental
+    shuffled = values(tf.data.Dataset.range(5).apply(exp.shuffle_and_repeat(5, count=2, seed=1)))
+    assert sorted(shuffled[:5]) == sorted(shuffled[5:]) == [0, 1, 2, 3, 4]
+    batches = elements(tf.data.Dataset.range(5).apply(
+        exp.map_and_batch(lambda x: x * 10, 2, drop_remainder=True)))
+    assert [b.tolist() for b in batches] == [[0, 10], [20, 30]]
+    pairs = tf.data.Dataset.from_tensor_slices((np.arange(4), np.arange(4) * 2)).batch(3)
+    assert [(a.item(), b.item()) for a, b in elements(pairs.apply(exp.unbatch()))] == [
+        (0, 0), (1, 2), (2, 4), (3, 6)]
+    assert values(tf.data.Dataset.range(3).batch(2).apply(exp.unbatch())) == [0, 1, 2]
+    assert exp.AUTOTUNE == -1
+
+
+def test_seeded_shuffle_restarts_its_sequence_when_reinitialized():
+    # tf.compat.v1 gives the same 12 elements after each initializer run (checked with TF 2.21)
+    iterator = tf.data.Dataset.range(6).shuffle(6, seed=3).repeat(2).make_initializable_iterator()
+    nxt = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(iterator.initializer)
+        first = [v.item() for v in run_to_end(sess, nxt)]
+        sess.run(iterator.initializer)
+        assert [v.item() for v in run_to_end(sess, nxt)] == first
+    assert first[:6] != first[6:] and sorted(first[6:]) == list(range(6))

@@ -19,8 +19,9 @@ def test_one_shot_iterator_ends_with_out_of_range():
     with tf.Session() as sess:
         assert [sess.run(nxt), sess.run(nxt)] == [0, 1]
         for _ in range(2):  # stays at the end
-            with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence"):
+            with pytest.raises(tf.errors.OutOfRangeError, match="End of sequence") as info:
                 sess.run(nxt)
+            assert info.value.op is nxt.op
 
 
 def test_compat_v1_function_forms():

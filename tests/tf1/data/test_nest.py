@@ -1,0 +1,27 @@
+"""Element structures (graphflow/tf1/data/nest.py): TF1's flattening order and repacking."""
+
+import collections
+
+import pytest
+
+from graphflow.tf1.data import nest
+
+
+def test_dicts_flatten_in_sorted_key_order_and_lists_are_leaves():
+    structure = {"b": (1, [2, 3]), "a": 0}
+    assert nest.flatten(structure) == [0, 1, [2, 3]]
+    assert nest.pack_as(structure, ["x", "y", "z"]) == {"b": ("y", "z"), "a": "x"}
+
+
+def test_namedtuples_keep_their_type():
+    Point = collections.namedtuple("Point", "x y")
+    packed = nest.pack_as(Point(0, (0, 0)), [1, 2, 3])
+    assert packed == Point(1, (2, 3)) and type(packed) is Point
+
+
+def test_structure_mismatches():
+    with pytest.raises(ValueError, match="2 components"):
+        nest.pack_as((0, 0), [1])
+    with pytest.raises(TypeError, match="same nested structure"):
+        nest.assert_same_structure((0, 0), {"a": 0, "b": 0})
+    assert nest.map_structure(lambda a, b: a + b, (1, {"k": 2}), (10, {"k": 20})) == (11, {"k": 22})
