@@ -1,5 +1,6 @@
 """Training-mode batch normalization on the CPU: forward + backward (dx, dscale, doffset) of
-FusedBatchNorm on a [32, 28, 28, 64] float32 NHWC batch, as a graphflow session step, against
+FusedBatchNorm on a [32, 28, 28, 64] float32 NHWC batch (the incoming gradient `u` given as
+grad_ys), as a graphflow session step, against
 hand-written numpy and TF1 (`tf.compat.v1` graph mode) in the same run when TensorFlow is
 importable:
 
@@ -51,7 +52,7 @@ def graphflow_step(x, scale, offset, u):
         xs = gf.placeholder(gf.float32, x.shape)
         s, o = gf.constant(scale), gf.constant(offset)
         y, _, _ = gf.nn.fused_batch_norm(xs, s, o, epsilon=EPS)
-        grads = gf.gradients(gf.reduce_sum(y * gf.constant(u)), [xs, s, o])
+        grads = gf.gradients(y, [xs, s, o], grad_ys=gf.constant(u))
     sess = gf.Session(graph=g)
     fetch = sess.make_callable([y] + grads, [xs])
     return lambda: fetch(x)
@@ -65,7 +66,7 @@ def tensorflow_step(x, scale, offset, u):
         xs = tf.placeholder(tf.float32, x.shape)
         s, o = tf.constant(scale), tf.constant(offset)
         y, _, _ = tf.nn.fused_batch_norm(xs, s, o, epsilon=EPS)
-        grads = tf.gradients(tf.reduce_sum(y * tf.constant(u)), [xs, s, o])
+        grads = tf.gradients(y, [xs, s, o], grad_ys=tf.constant(u))
     sess = tf.Session(graph=g)
     fetches = [y] + grads
     return lambda: sess.run(fetches, {xs: x})

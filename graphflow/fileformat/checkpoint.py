@@ -138,6 +138,11 @@ class Saver:
                     None, s.op, f"Attempting to save the uninitialized variable '{s.key}'. Run "
                     "its initializer (tf.global_variables_initializer()) first.")
             arrays[s.key] = value
+        # Crash-safe order: (1) the new data file (temp + fsync + rename) and its .meta graph,
+        # (2) the index naming it (atomically), (3) only then delete the checkpoints (and their
+        # .meta files) the index no longer keeps. A kill
+        # at any moment leaves an index that names complete files.
+        file_io.remove_stale_temp_files(directory, "")
         with file_io.atomic_write(save_path + _DATA_SUFFIX) as f:
             file_io.write_npz(f, arrays)
         if write_meta_graph:
@@ -145,28 +150,34 @@ class Saver:
             from graphflow.fileformat.serialization import save as save_graph
             save_graph(f"{save_path}.{meta_graph_suffix}", graph=sess.graph)
             self._meta_suffix = meta_graph_suffix
-        self._remember(save_path)
+        expired = self._remember(save_path)
         if write_state:
             _write_state(directory, save_path, self.last_checkpoints,
                          latest_filename or "checkpoint")
-        return save_path
-
-    def _remember(self, prefix):
-        now = time.time()
-        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
-        self._last_checkpoints.append((prefix, now))
-        if not self._max_to_keep:
-            return
-        while len(self._last_checkpoints) > self._max_to_keep:
-            old, saved_at = self._last_checkpoints.pop(0)
-            if saved_at > self._next_keep_time:  # keep one checkpoint every N hours for good
-                self._next_keep_time += self._keep_every_seconds
-                continue
+        for old in expired:
             for path in (old + _DATA_SUFFIX, f"{old}.{self._meta_suffix}"):
                 try:
                     os.remove(path)
                 except FileNotFoundError:
                     pass
+        return save_path
+
+    def _remember(self, prefix):
+        """Record `prefix` as the newest checkpoint; returns the prefixes to delete (after the
+        index has been rewritten without them)."""
+        now = time.time()
+        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
+        self._last_checkpoints.append((prefix, now))
+        expired = []
+        if not self._max_to_keep:
+            return expired
+        while len(self._last_checkpoints) > self._max_to_keep:
+            old, saved_at = self._last_checkpoints.pop(0)
+            if saved_at > self._next_keep_time:  # keep one checkpoint every N hours for good
+                self._next_keep_time += self._keep_every_seconds
+                continue
+            expired.append(old)
+        return expired
 
     # ------------------------------------------------------------------------------ restoring
     def restore(self, sess, save_path, limits=None):
@@ -245,11 +256,48 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The prefix of the most recent checkpoint saved in `checkpoint_dir`, or None."""
+    """The prefix of the most recent checkpoint saved in `checkpoint_dir`, or None.
+
+    When the index names a data file that is missing (deleted, or a crash on an older graphflow),
+    the newest kept checkpoint the index lists that exists is used, else the newest complete
+    checkpoint in the directory with the same name stem. Data files are only ever renamed into
+    place whole, so every `<prefix>.npz` found is complete."""
     state = get_checkpoint_state(checkpoint_dir, latest_filename)
-    if state is None or not os.path.isfile(state.model_checkpoint_path + _DATA_SUFFIX):
+    if state is None:
         return None
-    return state.model_checkpoint_path
+    for prefix in [state.model_checkpoint_path] + state.all_model_checkpoint_paths[::-1]:
+        if os.path.isfile(prefix + _DATA_SUFFIX):
+            return prefix
+    return _newest_on_disk(os.path.dirname(state.model_checkpoint_path) or checkpoint_dir,
+                           _stem(os.path.basename(state.model_checkpoint_path)))
+
+
+def _stem(basename):
+    head, sep, step = basename.rpartition("-")
+    return head if sep and step.isdigit() else basename
+
+
+def _newest_on_disk(directory, stem):
+    best = None
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return None
+    for name in names:
+        if name.startswith(".") or not name.endswith(_DATA_SUFFIX):
+            continue
+        prefix = name[:-len(_DATA_SUFFIX)]
+        if _stem(prefix) != stem:
+            continue
+        step = prefix.rpartition("-")[2]
+        path = os.path.join(directory, name)
+        try:
+            key = (int(step) if step.isdigit() else -1, os.path.getmtime(path))
+        except OSError:
+            continue
+        if best is None or key > best[0]:
+            best = (key, os.path.join(directory, prefix))
+    return None if best is None else best[1]
 
 
 def checkpoint_exists(checkpoint_prefix):

@@ -72,13 +72,17 @@ def gc_paused():
             gc.enable()
 
 
+TEMP_SUFFIX = ".tmp"
+
+
 @contextlib.contextmanager
 def atomic_write(path):
     """`with atomic_write(path) as f:` — a binary file object whose content replaces `path` only
     when the block finishes without an exception (temp file + fsync + os.replace)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(6)}"
+                                  f"{TEMP_SUFFIX}")
     f = open(tmp, "xb")
     try:
         with f:
@@ -91,6 +95,40 @@ def atomic_write(path):
             os.unlink(tmp)
         raise
     _fsync_directory(directory)
+
+
+def remove_stale_temp_files(directory, basename_prefix):
+    """Delete temp files `atomic_write` left in `directory` for targets whose name starts with
+    `basename_prefix`, when the process that wrote them is gone (it was killed mid-write).
+    Returns the removed paths."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    start = "." + basename_prefix
+    for name in names:
+        if not (name.startswith(start) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid_text, _, token = name[:-len(TEMP_SUFFIX)].rpartition(".")[2].partition("-")
+        if not pid_text.isdigit() or len(token) != 12 or _process_alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+            removed.append(os.path.join(directory, name))
+    return removed
+
+
+def _process_alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def _fsync_directory(directory):

@@ -153,7 +153,7 @@ def _check_op(entry, i, limits, shapes):
                 or type(source[1]) is not int or type(source[2]) is not str:
             fail(f"{where} field 'source': expected [filename, line, function], found "
                  f"{fmt._short(source)}")
-        source = SourceLocation(source[0], source[1], source[2])
+        source = SourceLocation(source[0], source[1], source[2], text="")  # never opened
     return {"name": name, "type": op_type, "op_def": op_def, "inputs": inputs,
             "controls": controls, "attrs": attrs, "specs": specs, "device": device,
             "source": source, "where": where}
@@ -317,7 +317,7 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
     return op
 
 
-_NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>")
+_NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>", text="")
 _FUNCTION_KEYS = {"name", "parent", "error", "inputs", "outputs", "captures", "ops"}
 
 

@@ -41,17 +41,24 @@ class GraphKeys:
 
 
 class SourceLocation:
-    """Where user code created an op: file, line number, function (and the line's text, lazily)."""
+    """Where user code created an op: file, line number, function (and the line's text, lazily).
 
-    __slots__ = ("filename", "lineno", "function")
+    `text` None: the line is read from the (local, user's own) source file when shown. A location
+    recorded in a loaded graph file is plain text: `text` is what the file stores ("" = nothing),
+    and the named file is never opened (a file could name /dev/zero, a FIFO or a secret)."""
 
-    def __init__(self, filename, lineno, function):
+    __slots__ = ("filename", "lineno", "function", "text")
+
+    def __init__(self, filename, lineno, function, text=None):
         self.filename = filename
         self.lineno = lineno
         self.function = function
+        self.text = text
 
     @property
     def line(self):
+        if self.text is not None:
+            return self.text
         return linecache.getline(self.filename, self.lineno).strip()
 
     def to_json(self):

@@ -1,5 +1,6 @@
 """Core ops: constants, placeholders, identity, no_op/group, and `convert_to_tensor`."""
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -132,6 +133,24 @@ def _contains_tensor(value):
     if isinstance(value, (list, tuple)):
         return any(_contains_tensor(v) for v in value)
     return False
+
+
+def _is_tensor_like(value):
+    return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
+
+
+@contextlib.contextmanager
+def consumer_scope(name, default_name, operands):
+    """TF1's `with name_scope(name, default) as scope` around an op constructor: constants made
+    from Python/numpy `operands` are named under their consumer ('Mul/y'), never at the top level
+    where they could take a name the user asks for later. Yields the name to give the op: the
+    scope's own name exactly ('Mul/'), or `name or default_name` when every operand is already a
+    tensor (then no constant is made and the naming is the same)."""
+    if all(_is_tensor_like(v) for v in operands):
+        yield name or default_name
+        return
+    with get_default_graph().name_scope(name or default_name) as scope:
+        yield scope
 
 
 def convert_pair(x, y):

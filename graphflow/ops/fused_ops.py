@@ -8,7 +8,7 @@ private graph in place of several user ops. Users never build them, but they are
 - `FusedMatMul`: `activation(matmul(a, b) + bias)` (TF's `_FusedMatMul` remapping).
 
 Both carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
-`member_types` and `member_sources` ('file:line' of the user code that built each member).
+`member_types` and `member_sources` ('file:line: code' of the user code that built each member).
 """
 
 from graphflow.framework import dtypes
@@ -103,8 +103,9 @@ def _provenance(members):
 
 
 def _where(op):
-    src = op.source
-    return "" if src is None else f"{src.filename}:{src.lineno}"
+    """'file:line: code' of a member (the code text travels in the attr, so an error about a fused
+    op never has to open a file, whether the graph was built here or loaded)."""
+    return "" if op.source is None else str(op.source)
 
 
 def fused_elementwise(inputs, program, members=(), name=None):

@@ -52,7 +52,8 @@ define("TopKV2", _top_k_infer, attrs="sorted:bool")
 
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 names
     """`tf.nn.top_k` / `tf.math.top_k`: (values, indices) of the k largest entries along the last
-    axis, largest first (ties: lower index first)."""
+    axis, largest first (ties: lower index first; NaN ranks above every number). With
+    sorted=False TF leaves the order unspecified; graphflow returns them sorted all the same."""
     x = convert_to_tensor(input)
     k = convert_to_tensor(k, dtype=dtypes.int32)
     op = make_op("TopKV2", (x, k), {"sorted": sorted}, name=name or "TopKV2")

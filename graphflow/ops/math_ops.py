@@ -4,7 +4,7 @@ matmul (batched, transposes) and reductions. Each op type is one table row / one
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import convert_pair, convert_to_tensor
+from graphflow.ops.core_ops import consumer_scope, convert_pair, convert_to_tensor
 from graphflow.ops.registry import (
     FLOATS,
     NUMERIC,
@@ -161,8 +161,9 @@ for _type, (_allowed, _result) in BINARY_OPS.items():
 
 def _binary(op_type, default_name):
     def op(x, y, name=None):
-        x, y = convert_pair(x, y)
-        return make_tensor(op_type, (x, y), name=name or op_type)
+        with consumer_scope(name, op_type, (x, y)) as op_name:
+            x, y = convert_pair(x, y)
+            return make_tensor(op_type, (x, y), name=op_name)
     op.__name__ = op.__qualname__ = default_name
     op.__doc__ = f"Elementwise `{default_name}` with numpy broadcasting (op type '{op_type}')."
     return op
@@ -200,10 +201,11 @@ def divide(x, y, name=None):
 
 def div(x, y, name=None):
     """TF1 `tf.div`: floor division for integers, true division for floats."""
-    x, y = convert_pair(x, y)
-    if x.dtype.is_integer:
-        return floordiv(x, y, name=name)
-    return truediv(x, y, name=name)
+    with consumer_scope(name, "div", (x, y)) as op_name:
+        x, y = convert_pair(x, y)
+        if x.dtype.is_integer:
+            return floordiv(x, y, name=op_name)
+        return truediv(x, y, name=op_name)
 
 
 def add_n(inputs, name=None):
@@ -253,8 +255,9 @@ def where(condition, x=None, y=None, name=None):
         return make_tensor("Where", (condition,), name=name or "Where")
     if x is None or y is None:
         raise ValueError("tf.where needs both x and y, or neither")
-    x, y = convert_pair(x, y)
-    return make_tensor("Select", (condition, x, y), name=name or "Select")
+    with consumer_scope(name, "Select", (x, y)) as op_name:
+        x, y = convert_pair(x, y)
+        return make_tensor("Select", (condition, x, y), name=op_name)
 
 
 where_v2 = where
@@ -324,10 +327,11 @@ define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool")
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, name=None):
     """`tf.matmul`: matrix product, batched over leading dims (broadcast), optional transposes."""
-    a, b = convert_pair(a, b)
     attrs = {"transpose_a": bool(transpose_a or adjoint_a),
              "transpose_b": bool(transpose_b or adjoint_b)}
-    return make_tensor("MatMul", (a, b), attrs, name=name or "MatMul")
+    with consumer_scope(name, "MatMul", (a, b)) as op_name:
+        a, b = convert_pair(a, b)
+        return make_tensor("MatMul", (a, b), attrs, name=op_name)
 
 
 # ---------------------------------------------------------------- reductions

@@ -48,9 +48,11 @@ def _fused_batch_norm_grad(op, dy, d_mean, d_var, d_reserve_mean, d_reserve_var)
             if _used(grad):
                 into.append(grad)
         return dx, d_scale, d_offset, _sum(d_mean_in), _sum(d_var_in)
-    n = _count(x, scale)
     dx_terms = [dx]
     mean_grads = [g for g in (d_mean, d_reserve_mean) if _used(g)]
+    if not mean_grads and not _used(d_var) and not _used(d_reserve_var):
+        return dx, d_scale, d_offset, None, None
+    n = _count(x, scale)
     if mean_grads:
         dx_terms.append(shape_ops.ones_like(x) * bn.per_channel(_sum(mean_grads) / n, fmt))
     centered = x - bn.per_channel(mean, fmt)

@@ -11,7 +11,7 @@ is the updated variable value.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape, as_shape
-from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.core_ops import consumer_scope, convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, require_dtype
 
 # op type -> (input names in order, slot attr names in order)
@@ -81,8 +81,10 @@ def _apply(op_type, var, inputs, slots=None, flags=None, use_locking=False, name
                             f"variable {var.name} has {var.dtype.name}")
         attrs[attr] = _variable_name(slot_var)
     attrs.update(flags or {})
-    tensors = [convert_to_tensor(x, dtype=var.dtype, name=n) for x, n in zip(inputs, input_names)]
-    return make_op(op_type, tensors, attrs, name=name or op_type, graph=var.graph)
+    with var.graph.as_default(), consumer_scope(name, op_type, inputs) as op_name:
+        tensors = [convert_to_tensor(x, dtype=var.dtype, name=n)
+                   for x, n in zip(inputs, input_names)]
+        return make_op(op_type, tensors, attrs, name=op_name, graph=var.graph)
 
 
 def apply_gradient_descent(var, alpha, delta, use_locking=False, name=None):

@@ -202,3 +202,105 @@ def test_latest_checkpoint_without_or_with_a_bad_index(tmp_path):
     (tmp_path / "checkpoint").write_text(json.dumps({"format": "other"}))
     with pytest.raises(GraphFormatError, match="not a graphflow checkpoint index"):
         tf.train.latest_checkpoint(str(tmp_path))
+
+
+def test_latest_checkpoint_recovers_when_the_index_names_a_missing_file(tmp_path):
+    v = tf.Variable([1.0], name="v")
+    saver = tf.train.Saver(max_to_keep=None)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for step in (1, 2, 3):
+            saver.save(sess, str(tmp_path / "m"), global_step=step)
+    os.remove(tmp_path / "m-3.npz")
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "m-2")
+    (tmp_path / "checkpoint").write_text(json.dumps({
+        "format": "graphflow-checkpoint-state", "version": 1,
+        "model_checkpoint_path": "m-9", "all_model_checkpoint_paths": ["m-9"]}))
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "m-2")
+
+
+def test_stale_temp_files_of_killed_saves_are_cleaned_on_the_next_save(tmp_path):
+    v = tf.Variable([1.0], name="v")
+    saver = tf.train.Saver()
+    dead = _dead_pid()
+    (tmp_path / f".m-1.npz.{dead}-0123456789ab.tmp").write_bytes(b"half")
+    (tmp_path / f".checkpoint.{dead}-0123456789ab.tmp").write_bytes(b"half")
+    (tmp_path / ".someone-elses.tmp").write_bytes(b"keep")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        saver.save(sess, str(tmp_path / "m"), global_step=2)
+    assert sorted(os.listdir(tmp_path)) == [".someone-elses.tmp", "checkpoint", "m-2.meta",
+                                            "m-2.npz"]
+
+
+def _dead_pid():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def _save_forever(directory, max_to_keep, first_step, ready_fd):
+    """Child process: save checkpoints of `step` as fast as it can until killed."""
+    try:
+        tf.reset_default_graph()
+        v = tf.Variable(np.zeros(64, np.int64), name="step")
+        value = tf.placeholder(tf.int64, [64])
+        assign = tf.assign(v, value)
+        saver = tf.train.Saver(max_to_keep=max_to_keep)
+        with tf.Session() as sess:
+            step = first_step
+            while True:
+                sess.run(assign, {value: np.full(64, step, np.int64)})
+                saver.save(sess, os.path.join(directory, "model"), global_step=step)
+                if step == first_step:
+                    os.write(ready_fd, b"1")
+                step += 1
+    finally:
+        os._exit(1)
+
+
+@pytest.mark.parametrize("max_to_keep", [1, 2, 5, None])
+def test_saver_killed_at_random_moments_always_leaves_a_restorable_checkpoint(tmp_path,
+                                                                             max_to_keep):
+    import random
+    import signal
+    import time
+
+    rng = random.Random(max_to_keep or 0)
+    directory = str(tmp_path)
+    next_step = 0
+    kills = 8
+    for _ in range(kills):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _save_forever(directory, max_to_keep, next_step, write_fd)
+        os.close(write_fd)
+        assert os.read(read_fd, 1) == b"1"  # at least one complete save in this run
+        os.close(read_fd)
+        time.sleep(rng.uniform(0.0, 0.05))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        latest = tf.train.latest_checkpoint(directory)
+        assert latest is not None
+        graph = tf.Graph()
+        with graph.as_default():
+            v = tf.Variable(np.zeros(64, np.int64), name="step")
+            with tf.Session() as sess:
+                tf.train.Saver().restore(sess, latest)
+                restored = sess.run(v)
+        step = int(latest.rpartition("-")[2])
+        assert restored.tolist() == [step] * 64  # the step the file name says was saved
+        assert step >= next_step
+        next_step = step + 1
+    leftovers = [n for n in os.listdir(directory) if n.endswith(".tmp")]
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(np.zeros(64, np.int64), name="step")
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            tf.train.Saver().save(sess, os.path.join(directory, "model"), global_step=10**6)
+    assert not [n for n in os.listdir(directory) if n.endswith(".tmp")], leftovers

@@ -249,3 +249,25 @@ def test_json_mutations_only_raise_graph_format_errors(tmp_path):
         _write(path, None, tensors=tensors, raw_json=json.dumps(doc))
         outcomes[_loads_or_format_error(path)] += 1
     assert outcomes["error"] > 100 and outcomes["ok"] > 10, outcomes
+
+
+def test_loaded_source_locations_are_plain_text_and_never_opened(tmp_path, monkeypatch):
+    import linecache
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET LINE\n")
+    opened = []
+    real_getline = linecache.getline
+    monkeypatch.setattr(linecache, "getline",
+                        lambda f, *a, **k: opened.append(f) or real_getline(f, *a, **k))
+    doc = _doc([X, _op("y", "Cast", ["x:0"], attrs={"DstT": "int32"},
+                        outputs=(("int32", [2]),), source=[str(secret), 1, "f"])],
+               signatures={"inputs": {"x": {"tensor": "x:0", "dtype": "float32", "shape": [2]}},
+                           "outputs": {"y": {"tensor": "y:0", "dtype": "int32", "shape": [2]}}})
+    model = _load_doc(tmp_path, doc)
+    op = model.graph.get_operation_by_name("y")
+    text = str(op.source)
+    assert text == f"{secret}:1" and "TOP SECRET" not in text
+    with pytest.raises(Exception) as info:
+        model.run({"x": [[1.0]]})  # a bad feed: its error names the op and its location
+    assert "TOP SECRET" not in str(info.value)
+    assert str(secret) not in opened

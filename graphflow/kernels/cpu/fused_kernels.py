@@ -20,7 +20,6 @@ against the op's own kernel, bit for bit).
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
 
-import linecache
 import math
 
 import numpy as np
@@ -248,10 +247,8 @@ def member_error(exc, provenance, index):
         return exc
     source = (provenance.get("member_sources") or [""] * len(names))[index]
     where = ""
-    if source:
-        filename, _, lineno = source.rpartition(":")
-        text = linecache.getline(filename, int(lineno)).strip() if lineno.isdigit() else ""
-        where = f" created at {source}" + (f": {text}" if text else "")
+    if source:  # plain 'file:line' text: the named file is never opened (attrs may come from a file)
+        where = f" created at {source}"
     kind = (provenance.get("member_types") or ["?"] * len(names))[index]
     try:
         return type(exc)(f"in '{names[index]}' ({kind}){where}: {exc}")
