@@ -60,6 +60,7 @@ from graphflow.ops.io_ops import read_file, write_file
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
 from graphflow.tf1.namespace import not_implemented as _not_implemented
+from graphflow.tf1.namespace import register_importable as _register_importable
 
 _IMAGE_DECODERS = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 
@@ -84,6 +85,20 @@ graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
 io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)}})
+
+_RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
+              "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
+              "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
+              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
+contrib = _Namespace("tf.contrib", members={
+    "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
+    "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
+    "rnn": _Namespace("tf.contrib.rnn", optional={
+        n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()})},
+    any_hint="graphflow provides tf.contrib.layers, tf.contrib.rnn and tf.contrib.framework only")
+for _name in ("layers", "framework", "rnn"):  # `from tensorflow.contrib import rnn` works too
+    _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
+_register_importable(contrib, "graphflow.contrib")
 
 
 def __getattr__(name):

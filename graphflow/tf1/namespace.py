@@ -36,9 +36,11 @@ class PublicNamespace(types.ModuleType):
     path: the TF1 spelling ('tf.layers'); sources: module names whose `__all__` it exports;
     members: {name: value} added as is (sub-namespaces, aliases); optional: {name: module} for
     names that live in a module which may be absent (the error then names that module);
-    hints: {name: text} appended to the 'does not implement' error of a known-absent name."""
+    hints: {name: text} appended to the 'does not implement' error of a known-absent name;
+    any_hint: text appended to the error of every absent name."""
 
-    def __init__(self, path, sources=(), members=None, doc=None, optional=None, hints=None):
+    def __init__(self, path, sources=(), members=None, doc=None, optional=None, hints=None,
+                 any_hint=None):
         super().__init__("graphflow." + path.split(".", 1)[1] if "." in path else "graphflow",
                          doc)
         object.__setattr__(self, "_path", path)
@@ -46,6 +48,7 @@ class PublicNamespace(types.ModuleType):
         object.__setattr__(self, "_members", dict(members or {}))
         object.__setattr__(self, "_optional", dict(optional or {}))
         object.__setattr__(self, "_hints", dict(hints or {}))
+        object.__setattr__(self, "_any_hint", any_hint)
         for name, value in self._members.items():
             object.__setattr__(self, name, value)
 
@@ -72,7 +75,7 @@ class PublicNamespace(types.ModuleType):
                 return value
             raise NotImplementedInGraphflow(f"{self._path}.{name}: {module_name} has no '{name}' "
                                             f"(see {COMPAT_DOC})")
-        raise not_implemented(f"{self._path}.{name}", self._hints.get(name))
+        raise not_implemented(f"{self._path}.{name}", self._hints.get(name, self._any_hint))
 
     def __setattr__(self, name, value):
         """Adding a name by assignment makes it public (other modules may extend a namespace)."""
