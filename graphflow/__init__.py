@@ -69,7 +69,13 @@ layers = _Namespace("tf.layers", ["graphflow.tf1.layers"])
 losses = _Namespace("tf.losses", ["graphflow.tf1.losses"])
 nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
 random = _Namespace("tf.random", ["graphflow.tf1.random"])
-train = _Namespace("tf.train", ["graphflow.tf1.train"])
+_QUEUE_HINT = ("graphflow has no queue runners: build the input pipeline with tf.data "
+               "(Dataset.from_tensor_slices(...).shuffle(...).batch(...))")
+train = _Namespace("tf.train", ["graphflow.tf1.train"], hints={
+    n: _QUEUE_HINT for n in ("string_input_producer", "input_producer", "range_input_producer",
+                             "slice_input_producer", "batch", "shuffle_batch", "batch_join",
+                             "shuffle_batch_join", "start_queue_runners", "QueueRunner",
+                             "Coordinator", "add_queue_runner", "limit_epochs")})
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
 config = _Namespace("tf.config", ["graphflow.engine.config"])
 errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
