@@ -57,6 +57,7 @@ from graphflow.framework.graph import NodeDef
 from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
+from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
 from graphflow.tf1.namespace import not_implemented as _not_implemented
@@ -77,6 +78,8 @@ train = _Namespace("tf.train", ["graphflow.tf1.train"], hints={
                              "shuffle_batch_join", "start_queue_runners", "QueueRunner",
                              "Coordinator", "add_queue_runner", "limit_epochs")})
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
+sparse = _Namespace("tf.sparse", members={"to_dense": sparse_tensor_to_dense,
+                                          "SparseTensor": SparseTensor})
 config = _Namespace("tf.config", ["graphflow.engine.config"])
 errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
 viz = _Namespace("tf.viz", ["graphflow.tools.viz"])
