@@ -1,7 +1,6 @@
 """SparseToDense through TF1's three spellings, on a string_split result, and its index checks
 (messages as TF1's: out of bounds, out of order, repeated)."""
 
-import numpy as np
 import pytest
 
 import graphflow as tf
