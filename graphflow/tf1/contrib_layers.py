@@ -251,7 +251,7 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
     """contrib's batch norm over tf.layers.batch_normalization (scope 'BatchNorm': beta, gamma,
     moving_mean, moving_variance). The moving-average updates go to `updates_collections`
     (UPDATE_OPS: run them with the train op, as TF1 asks); with None they run with the output."""
-    from graphflow.tf1.layers_norm import batch_normalization
+    from graphflow.tf1.layers import batch_normalization
     if batch_weights is not None or zero_debias_moving_mean or renorm or adjustment is not None:
         raise NotImplementedError("batch_norm: batch_weights, zero_debias_moving_mean, renorm and "
                                   "adjustment are not available in graphflow")

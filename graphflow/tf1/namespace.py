@@ -2,13 +2,14 @@
 objects that export exactly their API.
 
 An implementation module (`graphflow/tf1/layers.py`) imports what it needs (numpy, op families);
-users must not see those names. `PublicNamespace("tf.layers", "graphflow.tf1.layers")` is the module
+users must not see those names. `PublicNamespace("tf.layers", ["graphflow.tf1.layers"])` is the module
 object users reach: it resolves a name only when one of its source modules lists it in `__all__`
 (or it was given as a member), and any other name raises
 `AttributeError: graphflow does not implement tf.layers.X (see docs/compat.md)`.
-Sources are imported on first use, so a namespace may name a module that does not exist yet
-(`tf.contrib.rnn` over the RNN cells): asking for one of its names then says which module is
-missing. `docs/compat.md` is generated from these namespaces (graphflow/tools/compat_doc.py).
+Sources are imported when the namespace is made; `optional` names are imported on first use, so a
+namespace may name a module that does not exist yet (`tf.contrib.rnn` over the RNN cells): asking
+for one of those names then says which module is missing. `docs/compat.md` is generated from
+these namespaces (graphflow/tools/compat_doc.py).
 """
 
 import importlib
@@ -45,6 +46,8 @@ class PublicNamespace(types.ModuleType):
                          doc)
         object.__setattr__(self, "_path", path)
         object.__setattr__(self, "_sources", tuple(sources))
+        for source in self._sources:  # import now: a broken module fails at `import graphflow`
+            importlib.import_module(source)
         object.__setattr__(self, "_members", dict(members or {}))
         object.__setattr__(self, "_optional", dict(optional or {}))
         object.__setattr__(self, "_hints", dict(hints or {}))

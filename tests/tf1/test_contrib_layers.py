@@ -139,3 +139,19 @@ def test_contrib_rnn_names_its_source_module():
     else:
         assert tf.contrib.rnn.BasicLSTMCell is graphflow.tf1.rnn_cell.BasicLSTMCell
         assert callable(tf.contrib.rnn.static_rnn)
+
+
+def test_fully_connected_with_batch_norm_as_normalizer():
+    x = tf.placeholder(tf.float32, [None, 3])
+    training = tf.placeholder(tf.bool, [])
+    h = layers.fully_connected(x, 4, normalizer_fn=layers.batch_norm,
+                               normalizer_params={"is_training": training, "scale": True})
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == ["fully_connected/BatchNorm/beta", "fully_connected/BatchNorm/gamma",
+                     "fully_connected/BatchNorm/moving_mean",
+                     "fully_connected/BatchNorm/moving_variance", "fully_connected/weights"]
+    assert len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)) == 2  # moving mean and variance
+    data = np.random.default_rng(2).normal(size=(8, 3)).astype(np.float32)
+    out = _run(h, {x: data, training: True})
+    np.testing.assert_allclose(out.mean(0), np.maximum(0, out).mean(0), atol=1e-6)  # post-ReLU
+    assert out.shape == (8, 4) and (out >= 0).all()
