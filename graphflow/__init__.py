@@ -64,9 +64,11 @@ from graphflow.framework.graph import NodeDef
 from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
+from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
 from graphflow.tf1.namespace import not_implemented as _not_implemented
+from graphflow.tf1.namespace import register_importable as _register_importable
 
 _IMAGE_DECODERS = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 
@@ -75,8 +77,16 @@ layers = _Namespace("tf.layers", ["graphflow.tf1.layers"])
 losses = _Namespace("tf.losses", ["graphflow.tf1.losses"])
 nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
 random = _Namespace("tf.random", ["graphflow.tf1.random"])
-train = _Namespace("tf.train", ["graphflow.tf1.train"])
+_QUEUE_HINT = ("graphflow has no queue runners: build the input pipeline with tf.data "
+               "(Dataset.from_tensor_slices(...).shuffle(...).batch(...))")
+train = _Namespace("tf.train", ["graphflow.tf1.train"], hints={
+    n: _QUEUE_HINT for n in ("string_input_producer", "input_producer", "range_input_producer",
+                             "slice_input_producer", "batch", "shuffle_batch", "batch_join",
+                             "shuffle_batch_join", "start_queue_runners", "QueueRunner",
+                             "Coordinator", "add_queue_runner", "limit_epochs")})
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
+sparse = _Namespace("tf.sparse", members={"to_dense": sparse_tensor_to_dense,
+                                          "SparseTensor": SparseTensor})
 config = _Namespace("tf.config", ["graphflow.engine.config"])
 errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
 viz = _Namespace("tf.viz", ["graphflow.tools.viz"])
@@ -91,6 +101,20 @@ graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
 io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)}})
+
+_RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
+              "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
+              "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
+              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
+contrib = _Namespace("tf.contrib", members={
+    "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
+    "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
+    "rnn": _Namespace("tf.contrib.rnn", optional={
+        n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()})},
+    any_hint="graphflow provides tf.contrib.layers, tf.contrib.rnn and tf.contrib.framework only")
+for _name in ("layers", "framework", "rnn"):  # `from tensorflow.contrib import rnn` works too
+    _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
+_register_importable(contrib, "graphflow.contrib")
 
 
 # --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py

@@ -2,13 +2,14 @@
 objects that export exactly their API.
 
 An implementation module (`graphflow/tf1/layers.py`) imports what it needs (numpy, op families);
-users must not see those names. `PublicNamespace("tf.layers", "graphflow.tf1.layers")` is the module
+users must not see those names. `PublicNamespace("tf.layers", ["graphflow.tf1.layers"])` is the module
 object users reach: it resolves a name only when one of its source modules lists it in `__all__`
 (or it was given as a member), and any other name raises
 `AttributeError: graphflow does not implement tf.layers.X (see docs/compat.md)`.
-Sources are imported on first use, so a namespace may name a module that does not exist yet
-(`tf.contrib.rnn` over the RNN cells): asking for one of its names then says which module is
-missing. `docs/compat.md` is generated from these namespaces (graphflow/tools/compat_doc.py).
+Sources are imported when the namespace is made; `optional` names are imported on first use, so a
+namespace may name a module that does not exist yet (`tf.contrib.rnn` over the RNN cells): asking
+for one of those names then says which module is missing. `docs/compat.md` is generated from
+these namespaces (graphflow/tools/compat_doc.py).
 """
 
 import importlib
@@ -36,16 +37,21 @@ class PublicNamespace(types.ModuleType):
     path: the TF1 spelling ('tf.layers'); sources: module names whose `__all__` it exports;
     members: {name: value} added as is (sub-namespaces, aliases); optional: {name: module} for
     names that live in a module which may be absent (the error then names that module);
-    hints: {name: text} appended to the 'does not implement' error of a known-absent name."""
+    hints: {name: text} appended to the 'does not implement' error of a known-absent name;
+    any_hint: text appended to the error of every absent name."""
 
-    def __init__(self, path, sources=(), members=None, doc=None, optional=None, hints=None):
+    def __init__(self, path, sources=(), members=None, doc=None, optional=None, hints=None,
+                 any_hint=None):
         super().__init__("graphflow." + path.split(".", 1)[1] if "." in path else "graphflow",
                          doc)
         object.__setattr__(self, "_path", path)
         object.__setattr__(self, "_sources", tuple(sources))
+        for source in self._sources:  # import now: a broken module fails at `import graphflow`
+            importlib.import_module(source)
         object.__setattr__(self, "_members", dict(members or {}))
         object.__setattr__(self, "_optional", dict(optional or {}))
         object.__setattr__(self, "_hints", dict(hints or {}))
+        object.__setattr__(self, "_any_hint", any_hint)
         for name, value in self._members.items():
             object.__setattr__(self, name, value)
 
@@ -72,7 +78,7 @@ class PublicNamespace(types.ModuleType):
                 return value
             raise NotImplementedInGraphflow(f"{self._path}.{name}: {module_name} has no '{name}' "
                                             f"(see {COMPAT_DOC})")
-        raise not_implemented(f"{self._path}.{name}", self._hints.get(name))
+        raise not_implemented(f"{self._path}.{name}", self._hints.get(name, self._any_hint))
 
     def __setattr__(self, name, value):
         """Adding a name by assignment makes it public (other modules may extend a namespace)."""

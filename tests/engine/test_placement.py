@@ -444,8 +444,19 @@ def _multi_tower_step(num_towers, device_fn):
     return out, g
 
 
-def test_multi_tower_program_runs_with_soft_placement_and_matches_one_tower():
-    towers, graph = _multi_tower_step(2, lambda i: f"/gpu:{i}")
+def _assign_to_device(device, ps_device="/cpu:0"):
+    """The device function of TF1 multi-GPU examples: variables on the parameter device."""
+    def assign(op):
+        node_def = op if isinstance(op, tf.NodeDef) else op.node_def
+        return ps_device if node_def.op in ("Variable", "VariableV2") else device
+    return assign
+
+
+@pytest.mark.parametrize("tower_device", [lambda i: f"/gpu:{i}",
+                                          lambda i: _assign_to_device(f"/gpu:{i}")],
+                         ids=["device strings", "device functions"])
+def test_multi_tower_program_runs_with_soft_placement_and_matches_one_tower(tower_device):
+    towers, graph = _multi_tower_step(2, tower_device)
     single, _ = _multi_tower_step(1, lambda i: "/cpu:0")
     assert towers[-1] < towers[0] * 0.7
     np.testing.assert_allclose(towers, single, rtol=1e-5)

@@ -65,6 +65,12 @@ def test_placeholder_float_is_float32_and_matmul_with_float32_variable_works():
     (lambda: tf.get_variable("v", [2], dtype="double"), tf.float64),
     (lambda: tf.Variable(tf.zeros([2], "half"), dtype="half"), tf.float16),
     (lambda: tf.placeholder("half"), tf.float16),
+    (lambda: tf.one_hot([1, 2], 3, dtype="float"), tf.float32),
+    (lambda: tf.zeros_like(tf.constant([1]), dtype="double"), tf.float64),
+    (lambda: tf.range(3, dtype="float"), tf.float32),
+    (lambda: tf.shape(tf.zeros([2]), out_type="int64"), tf.int64),
+    (lambda: tf.argmax(tf.zeros([2, 2]), 1, output_type="int32"), tf.int32),
+    (lambda: tf.convert_to_tensor([1.0], dtype="float"), tf.float32),
 ])
 def test_apis_taking_a_dtype_accept_tf_names(make, want):
     assert make().dtype is want

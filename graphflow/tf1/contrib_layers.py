@@ -1,0 +1,293 @@
+"""`tf.contrib.layers`: the TF1 contrib layer functions programs of that era use (`fully_connected`,
+`conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`), their initializers
+(`xavier_initializer`, `variance_scaling_initializer`) and regularizers (`l1_regularizer`,
+`l2_regularizer`), with contrib's names and defaults: variables are '<scope>/weights' and
+'<scope>/biases' (default scopes 'fully_connected', 'Conv', 'BatchNorm'), the activation defaults
+to ReLU, and every layer function takes part in `arg_scope`.
+"""
+
+import math
+import numbers
+
+from graphflow.framework import dtypes
+from graphflow.framework.graph import GraphKeys, get_default_graph
+from graphflow.ops import conv_ops, math_ops, nn_ops, random_ops, shape_ops
+from graphflow.ops.core_ops import convert_to_tensor, identity
+from graphflow.tf1.arg_scope import add_arg_scope
+from graphflow.tf1.init_ops import Initializer, compute_fans, zeros_initializer
+from graphflow.tf1.variable_scope import get_variable, variable_scope
+
+
+# ------------------------------------------------------------------------------- initializers
+class _ContribVarianceScaling(Initializer):
+    """contrib's variance scaling: uniform in [-sqrt(3 factor / n), +...] or a truncated normal with
+    stddev sqrt(1.3 factor / n), n = fan_in, fan_out or their mean (mode FAN_IN/FAN_OUT/FAN_AVG)."""
+
+    def __init__(self, factor, mode, uniform, seed, dtype):
+        super().__init__(dtype)
+        if mode not in ("FAN_IN", "FAN_OUT", "FAN_AVG"):
+            raise TypeError(f"Unknown mode {mode} [FAN_IN, FAN_OUT, FAN_AVG]")
+        if not self.dtype.is_floating:
+            raise TypeError("Cannot create initializer for non-floating point type.")
+        self.factor, self.mode, self.uniform, self.seed = float(factor), mode, uniform, seed
+
+    def _build(self, shape, dtype):
+        fan_in, fan_out = compute_fans(shape)
+        n = {"FAN_IN": fan_in, "FAN_OUT": fan_out, "FAN_AVG": (fan_in + fan_out) / 2.0}[self.mode]
+        if self.uniform:
+            limit = math.sqrt(3.0 * self.factor / n)
+            return random_ops.random_uniform(shape, -limit, limit, dtype=dtype, seed=self.seed)
+        return random_ops.truncated_normal(shape, 0.0, math.sqrt(1.3 * self.factor / n),
+                                           dtype=dtype, seed=self.seed)
+
+
+def variance_scaling_initializer(factor=2.0, mode="FAN_IN", uniform=False, seed=None,
+                                 dtype=dtypes.float32):
+    """contrib's He initializer by default (factor 2, FAN_IN, truncated normal)."""
+    return _ContribVarianceScaling(factor, mode, uniform, seed, dtype)
+
+
+def xavier_initializer(uniform=True, seed=None, dtype=dtypes.float32):
+    """Glorot & Bengio's initializer: variance_scaling_initializer(1.0, 'FAN_AVG', uniform)."""
+    return _ContribVarianceScaling(1.0, "FAN_AVG", uniform, seed, dtype)
+
+
+xavier_initializer_conv2d = xavier_initializer
+
+
+# ------------------------------------------------------------------------------- regularizers
+def _check_scale(scale, what):
+    if isinstance(scale, numbers.Integral) and not isinstance(scale, bool):
+        raise ValueError(f"scale cannot be an integer: {scale}")
+    if isinstance(scale, numbers.Real):
+        if scale < 0.0:
+            raise ValueError(f"Setting a scale less than 0 on a regularizer: {scale}")
+        return scale != 0.0
+    raise TypeError(f"{what}: scale must be a float, got {scale!r}")
+
+
+def l2_regularizer(scale, scope=None):
+    """`weights -> scale * sum(weights ** 2) / 2` (tf.nn.l2_loss); scale 0 gives no loss."""
+    if not _check_scale(scale, "l2_regularizer"):
+        return lambda weights: None
+
+    def l2(weights):
+        with get_default_graph().name_scope(scope or "l2_regularizer"):
+            w = convert_to_tensor(weights)
+            return math_ops.multiply(convert_to_tensor(scale, dtype=w.dtype), nn_ops.l2_loss(w),
+                                     name="value")
+    return l2
+
+
+def l1_regularizer(scale, scope=None):
+    """`weights -> scale * sum(|weights|)`; scale 0 gives no loss."""
+    if not _check_scale(scale, "l1_regularizer"):
+        return lambda weights: None
+
+    def l1(weights):
+        with get_default_graph().name_scope(scope or "l1_regularizer"):
+            w = convert_to_tensor(weights)
+            return math_ops.multiply(convert_to_tensor(scale, dtype=w.dtype),
+                                     math_ops.reduce_sum(math_ops.abs(w)), name="value")
+    return l1
+
+
+# ------------------------------------------------------------------------------- layers
+def _model_variable(name, shape, dtype, initializer, regularizer, trainable, collections):
+    var = get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
+                       regularizer=regularizer, trainable=trainable)
+    graph = get_default_graph()
+    extra = [GraphKeys.MODEL_VARIABLES] + list(collections or [])
+    for key in extra:
+        if var not in graph.get_collection(key):
+            graph.add_to_collection(key, var)
+    return var
+
+
+def _collect(outputs, outputs_collections):
+    for key in outputs_collections or []:
+        get_default_graph().add_to_collection(key, outputs)
+    return outputs
+
+
+def _finish(x, normalizer_fn, normalizer_params, biases_initializer, biases_regularizer,
+            num_outputs, activation_fn, variables_collections, trainable, data_format="NHWC"):
+    if normalizer_fn is not None:
+        x = normalizer_fn(x, **(normalizer_params or {}))
+    elif biases_initializer is not None:
+        biases = _model_variable("biases", [num_outputs], x.dtype, biases_initializer,
+                                 biases_regularizer, trainable, variables_collections)
+        x = nn_ops.bias_add(x, biases, data_format=data_format)
+    if activation_fn is not None:
+        x = activation_fn(x)
+    return x
+
+
+@add_arg_scope
+def fully_connected(inputs, num_outputs, activation_fn=math_ops.relu, normalizer_fn=None,
+                    normalizer_params=None, weights_initializer=None, weights_regularizer=None,
+                    biases_initializer=None, biases_regularizer=None, reuse=None,
+                    variables_collections=None, outputs_collections=None, trainable=True,
+                    scope=None):
+    """`activation_fn(inputs @ weights + biases)` over the last axis (weights xavier-initialized,
+    biases zero); with `normalizer_fn` the biases are left out, as in contrib."""
+    x = convert_to_tensor(inputs)
+    if x.shape.ndims is None or x.shape.ndims < 2 or x.shape.dims[-1] is None:
+        raise ValueError(f"fully_connected: {x.name} needs rank >= 2 and a known last dimension, "
+                         f"got shape {x.shape}")
+    weights_initializer = weights_initializer or xavier_initializer()
+    biases_initializer = zeros_initializer() if biases_initializer is None else biases_initializer
+    with variable_scope(scope, default_name="fully_connected", values=[x], reuse=reuse):
+        in_size = x.shape.dims[-1]
+        weights = _model_variable("weights", [in_size, num_outputs], x.dtype, weights_initializer,
+                                  weights_regularizer, trainable, variables_collections)
+        if x.shape.ndims > 2:
+            out = math_ops.matmul(shape_ops.reshape(x, [-1, in_size]), weights)
+            out_shape = shape_ops.concat([shape_ops.shape(x)[:-1], [num_outputs]], 0)
+            out = shape_ops.reshape(out, out_shape)
+        else:
+            out = math_ops.matmul(x, weights)
+        out = _finish(out, normalizer_fn, normalizer_params, biases_initializer,
+                      biases_regularizer, num_outputs, activation_fn, variables_collections,
+                      trainable)
+        return _collect(out, outputs_collections)
+
+
+def _pair(value, what):
+    if isinstance(value, numbers.Integral):
+        return [int(value), int(value)]
+    value = [int(v) for v in value]
+    if len(value) != 2:
+        raise ValueError(f"{what} must be an int or a pair of ints, got {value}")
+    return value
+
+
+@add_arg_scope
+def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_format=None, rate=1,
+           activation_fn=math_ops.relu, normalizer_fn=None, normalizer_params=None,
+           weights_initializer=None, weights_regularizer=None, biases_initializer=None,
+           biases_regularizer=None, reuse=None, variables_collections=None,
+           outputs_collections=None, trainable=True, scope=None):
+    """2-D convolution: weights [kh, kw, in, num_outputs] in scope 'Conv' (NHWC, or NCHW with
+    `data_format`), then biases or `normalizer_fn`, then `activation_fn` (ReLU)."""
+    data_format = data_format or "NHWC"
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be NHWC or NCHW, got {data_format}")
+    x = convert_to_tensor(inputs)
+    if x.shape.ndims != 4:
+        raise ValueError(f"conv2d: inputs must be 4-D, got {x.name} of shape {x.shape}")
+    channels = x.shape.dims[3 if data_format == "NHWC" else 1]
+    if channels is None:
+        raise ValueError(f"conv2d: the channel dimension of {x.name} must be known")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    sh, sw = _pair(stride, "stride")
+    rh, rw = _pair(rate, "rate")
+    weights_initializer = weights_initializer or xavier_initializer()
+    biases_initializer = zeros_initializer() if biases_initializer is None else biases_initializer
+    with variable_scope(scope, default_name="Conv", values=[x], reuse=reuse):
+        weights = _model_variable("weights", [kh, kw, channels, num_outputs], x.dtype,
+                                  weights_initializer, weights_regularizer, trainable,
+                                  variables_collections)
+        strides = [1, sh, sw, 1] if data_format == "NHWC" else [1, 1, sh, sw]
+        dilations = [1, rh, rw, 1] if data_format == "NHWC" else [1, 1, rh, rw]
+        out = conv_ops.conv2d(x, weights, strides=strides, padding=padding.upper(),
+                              data_format=data_format, dilations=dilations)
+        out = _finish(out, normalizer_fn, normalizer_params, biases_initializer,
+                      biases_regularizer, num_outputs, activation_fn, variables_collections,
+                      trainable, data_format)
+        return _collect(out, outputs_collections)
+
+
+def _pool(pool_fn, default_scope, inputs, kernel_size, stride, padding, data_format,
+          outputs_collections, scope):
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be NHWC or NCHW, got {data_format}")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    sh, sw = _pair(stride, "stride")
+    ksize = [1, kh, kw, 1] if data_format == "NHWC" else [1, 1, kh, kw]
+    strides = [1, sh, sw, 1] if data_format == "NHWC" else [1, 1, sh, sw]
+    with get_default_graph().name_scope(scope or default_scope):
+        out = pool_fn(convert_to_tensor(inputs), ksize, strides, padding.upper(),
+                      data_format=data_format)
+        return _collect(out, outputs_collections)
+
+
+@add_arg_scope
+def max_pool2d(inputs, kernel_size, stride=2, padding="VALID", data_format="NHWC",
+               outputs_collections=None, scope=None):
+    """Max pooling over kernel_size windows moved by `stride` (contrib defaults: 2, VALID)."""
+    return _pool(conv_ops.max_pool, "MaxPool2D", inputs, kernel_size, stride, padding,
+                 data_format, outputs_collections, scope)
+
+
+@add_arg_scope
+def avg_pool2d(inputs, kernel_size, stride=2, padding="VALID", data_format="NHWC",
+               outputs_collections=None, scope=None):
+    """Average pooling over kernel_size windows moved by `stride` (contrib defaults: 2, VALID)."""
+    return _pool(conv_ops.avg_pool, "AvgPool2D", inputs, kernel_size, stride, padding,
+                 data_format, outputs_collections, scope)
+
+
+@add_arg_scope
+def flatten(inputs, outputs_collections=None, scope=None):
+    """[batch, d1, d2, ...] -> [batch, d1 * d2 * ...] in name scope 'Flatten'."""
+    x = convert_to_tensor(inputs)
+    if x.shape.ndims is None or x.shape.ndims < 2:
+        raise ValueError(f"flatten: inputs must have rank >= 2, got {x.name} of shape {x.shape}")
+    with get_default_graph().name_scope(scope or "Flatten"):
+        dims = x.shape.dims[1:]
+        inner = -1 if any(d is None for d in dims) else int(math.prod(dims))
+        return _collect(shape_ops.reshape(x, [-1, inner]), outputs_collections)
+
+
+@add_arg_scope
+def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, activation_fn=None,
+               param_initializers=None, param_regularizers=None,
+               updates_collections=GraphKeys.UPDATE_OPS, is_training=True, reuse=None,
+               variables_collections=None, outputs_collections=None, trainable=True,
+               batch_weights=None, fused=None, data_format="NHWC", zero_debias_moving_mean=False,
+               scope=None, renorm=False, renorm_clipping=None, renorm_decay=0.99,
+               adjustment=None):
+    """contrib's batch norm over tf.layers.batch_normalization (scope 'BatchNorm': beta, gamma,
+    moving_mean, moving_variance). The moving-average updates go to `updates_collections`
+    (UPDATE_OPS: run them with the train op, as TF1 asks); with None they run with the output."""
+    from graphflow.tf1.layers import batch_normalization
+    if batch_weights is not None or zero_debias_moving_mean or renorm or adjustment is not None:
+        raise NotImplementedError("batch_norm: batch_weights, zero_debias_moving_mean, renorm and "
+                                  "adjustment are not available in graphflow")
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"data_format must be NHWC or NCHW, got {data_format}")
+    inits = param_initializers or {}
+    regs = param_regularizers or {}
+    graph = get_default_graph()
+    before = list(graph.get_collection(GraphKeys.UPDATE_OPS))
+    kwargs = {k: v for k, v in (("beta_initializer", inits.get("beta")),
+                                 ("gamma_initializer", inits.get("gamma")),
+                                 ("moving_mean_initializer", inits.get("moving_mean")),
+                                 ("moving_variance_initializer", inits.get("moving_variance")))
+              if v is not None}
+    with variable_scope(scope, default_name="BatchNorm", values=[inputs], reuse=reuse) as vs:
+        out = batch_normalization(inputs, axis=-1 if data_format == "NHWC" else 1, momentum=decay,
+                                  epsilon=epsilon, center=center, scale=scale,
+                                  beta_regularizer=regs.get("beta"),
+                                  gamma_regularizer=regs.get("gamma"), training=is_training,
+                                  trainable=trainable, name=vs, reuse=reuse, **kwargs)
+        updates = [op for op in graph.get_collection(GraphKeys.UPDATE_OPS) if op not in before]
+        if updates_collections is None and updates:
+            ref = graph.get_collection_ref(GraphKeys.UPDATE_OPS)
+            ref[:] = [op for op in ref if op not in updates]
+            with graph.control_dependencies(updates):
+                out = identity(out)
+        elif updates_collections not in (None, GraphKeys.UPDATE_OPS):
+            ref = graph.get_collection_ref(GraphKeys.UPDATE_OPS)
+            ref[:] = [op for op in ref if op not in updates]
+            for op in updates:
+                graph.add_to_collections(updates_collections, op)
+        if activation_fn is not None:
+            out = activation_fn(out)
+        return _collect(out, outputs_collections)
+
+
+__all__ = ["fully_connected", "conv2d", "max_pool2d", "avg_pool2d", "flatten", "batch_norm",
+           "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
+           "l1_regularizer", "l2_regularizer"]
