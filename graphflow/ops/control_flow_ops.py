@@ -103,6 +103,7 @@ def _flatten_values(structure, what):
 
 
 def _ran(op, what):
+    """A bool tensor that is available once `op` (built in the function being traced) has run."""
     graph = get_default_graph()
     if op.graph is not graph:
         raise ControlFlowError(_at_user_line(

@@ -300,3 +300,14 @@ def test_cond_on_operations_runs_the_taken_update():
     outer = tf.no_op()
     with pytest.raises(ControlFlowError, match="built outside the function"):
         tf.cond(p, lambda: outer, lambda: tf.no_op())
+
+
+def test_maximum_iterations_must_be_a_non_negative_integer():
+    with pytest.raises(ControlFlowError, match="maximum_iterations must be a scalar integer"):
+        tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=2.5)
+    n = tf.placeholder(tf.int32, [])
+    i = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=n)
+    with tf.Session() as sess, pytest.raises(
+            tf.errors.InvalidArgumentError,
+            match=r"test_control_flow_ops.py.*maximum_iterations must be >= 0, got -1"):
+        sess.run(i, {n: -1})

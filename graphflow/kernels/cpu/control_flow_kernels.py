@@ -46,6 +46,8 @@ def _while(node):
         cond_caps = list(args[n:n + n_cond])
         body_caps = list(args[n + n_cond:n + n_cond + n_body])
         limit = int(args[-1]) if has_limit else -1
+        if has_limit and limit < 0:
+            raise ValueError(f"maximum_iterations must be >= 0, got {limit}")
         history = []
         iteration = 0
         while iteration != limit:
