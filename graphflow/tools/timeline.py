@@ -17,6 +17,9 @@ import re
 _LABEL = re.compile(r"^(.*?) = (.*?)\((.*)\)$")
 
 
+__all__ = ["Timeline"]
+
+
 def _parse_label(label, node_name):
     """(op type, [input names]) from a 'name = Type(a, b)' timeline label."""
     match = _LABEL.match(label or "")
