@@ -4,6 +4,7 @@
     python examples/train_digits.py --model cnn --epochs 30 --out /tmp/digits
     python examples/train_digits.py --quick         # a few epochs (used by the tests)
     python examples/train_digits.py --logdir logs   # also TensorBoard summaries: tensorboard --logdir logs
+    mpirun -np 2 python examples/train_digits.py --distributed   # data-parallel over MPI processes
 
 The data ships with scikit-learn (no download). A fixed stratified split keeps 360 images as the
 held-out test set, never used for training or model choice. Each model is a TF1-style graph built
@@ -27,6 +28,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 import graphflow as tf
+from graphflow import horovod as hvd
 
 SEED = 0
 NUM_CLASSES = 10
@@ -87,7 +89,7 @@ def cnn(x, training):
 MODELS = {"mlp": mlp, "cnn": cnn}
 
 
-def build(model, data, batch_size, epochs):
+def build(model, data, batch_size, epochs, distributed=False):
     """The graph: inputs (a tf.data iterator's batches, or fed values), probabilities, loss,
     accuracy and the Adam training op."""
     graph = tf.Graph()
@@ -106,28 +108,42 @@ def build(model, data, batch_size, epochs):
         correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))
         step = tf.train.get_or_create_global_step()
         learning_rate = tf.train.exponential_decay(LEARNING_RATE, step, DECAY_STEPS, 0.5)
-        train_op = tf.train.AdamOptimizer(learning_rate).minimize(loss, global_step=step)
+        optimizer = tf.train.AdamOptimizer(learning_rate)
+        if distributed:  # gradients averaged over the processes, each on its shard of the batch
+            optimizer = hvd.DistributedOptimizer(optimizer)
+        train_op = optimizer.minimize(loss, global_step=step)
         init = tf.global_variables_initializer()
+        # every process starts from rank 0's initial weights (run after init)
+        sync = hvd.broadcast_global_variables(0) if distributed else tf.no_op()
         tf.summary.scalar("loss", loss)
         tf.summary.scalar("accuracy", correct / tf.cast(tf.shape(labels)[0], tf.float32))
         for var in tf.trainable_variables():  # one histogram per layer's kernel and bias
             tf.summary.histogram(var.op.name.replace("/", "_"), var)
         summaries = tf.summary.merge_all()
     return graph, dict(x=x, labels=labels, training=training, probs=probs, loss=loss,
-                       correct=correct, train_op=train_op, init=init, summaries=summaries)
+                       correct=correct, train_op=train_op, init=init, sync=sync,
+                       summaries=summaries)
 
 
 def accuracy(probs, y):
     return float(np.mean(np.argmax(probs, axis=1) == y))
 
 
-def train_model(model, data, epochs, batch_size, out_dir, quiet=False, logdir=None):
+def train_model(model, data, epochs, batch_size, out_dir, quiet=False, logdir=None,
+                distributed=False):
     x_train, y_train, x_test, y_test = data
-    graph, t = build(model, data, batch_size, epochs)
+    if distributed:  # each process trains on its shard with an equal share of the global batch
+        rank, size = hvd.rank(), hvd.size()
+        x_train, y_train = x_train[rank::size], y_train[rank::size]
+        data = (x_train, y_train, x_test, y_test)
+        batch_size = max(1, batch_size // size)
+        quiet, logdir = quiet or rank > 0, logdir if rank == 0 else None
+    graph, t = build(model, data, batch_size, epochs, distributed)
     steps_per_epoch = int(np.ceil(len(x_train) / batch_size))
     start = time.perf_counter()
     with tf.Session(graph=graph) as sess:
         sess.run(t["init"])
+        sess.run(t["sync"])
         step = sess.make_callable([t["train_op"], t["loss"], t["correct"], t["labels"]],
                                   [t["training"]])
         writer = tf.summary.FileWriter(os.path.join(logdir, model), graph) if logdir else None
@@ -152,7 +168,10 @@ def train_model(model, data, epochs, batch_size, out_dir, quiet=False, logdir=No
         train_seconds = time.perf_counter() - start
         test_acc = accuracy(sess.run(t["probs"], {t["x"]: x_test}), y_test)
         path = os.path.join(out_dir, f"digits_{model}.gfz")
-        tf.save(path, inputs={"x": t["x"]}, outputs={"probs": t["probs"]}, session=sess)
+        if not distributed or hvd.rank() == 0:
+            tf.save(path, inputs={"x": t["x"]}, outputs={"probs": t["probs"]}, session=sess)
+    if distributed and hvd.rank() > 0:
+        return test_acc, test_acc  # rank 0 saves and reports
     with tf.load(path) as loaded:
         reloaded_acc = accuracy(loaded.run({"x": x_test})["probs"], y_test)
     print(f"{model}: test accuracy {test_acc:.4f} ({len(y_test)} held-out images), "
@@ -176,7 +195,14 @@ def main(argv=None):
     parser.add_argument("--blas-threads", type=int, default=1,
                         help="BLAS threads (default 1: these matrices are tiny, and extra threads "
                         "only add synchronization, badly so on a busy machine)")
+    parser.add_argument("--distributed", action="store_true", help="data-parallel training in the "
+                        "processes mpirun starts (the global batch stays --batch-size)")
     args = parser.parse_args(argv)
+    if args.distributed:
+        hvd.init()
+        if hvd.rank() > 0:
+            args.quiet = True
+            sys.stdout = open(os.devnull, "w")  # rank 0 reports
     out_dir = args.out or tempfile.mkdtemp(prefix="graphflow_digits_")
     os.makedirs(out_dir, exist_ok=True)
     data = load_data()
@@ -188,7 +214,7 @@ def main(argv=None):
         for model in models:
             epochs = args.epochs or (QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)[model]
             results[model] = train_model(model, data, epochs, args.batch_size, out_dir, args.quiet,
-                                         args.logdir)
+                                         args.logdir, args.distributed)
     print(f"total time {time.perf_counter() - start:.1f}s")
     sample = os.path.join(out_dir, "test_images.npy")
     np.save(sample, data[2][:5])

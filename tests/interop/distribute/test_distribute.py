@@ -123,3 +123,17 @@ def test_collectives_save_load_and_run_in_every_process(tmp_path):
         # the 2 processes that used the gathered rows: 8 * rows of this rank
         np.testing.assert_allclose(res["grad"], np.full((r + 1, 2), 8 * (r + 1.0)))
         assert res["start"] == [7.0]
+
+
+def test_train_digits_distributed(tmp_path):
+    """The README's example in two processes: it learns, rank 0 saves, and the file reloads."""
+    environ = dict(os.environ, PYTHONPATH=ROOT, OMPI_MCA_rmaps_base_oversubscribe="1")
+    if os.geteuid() == 0:
+        environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.run(["mpirun", "-np", "2", sys.executable, os.path.join(ROOT, "examples",
+                           "train_digits.py"), "--distributed", "--quick", "--quiet", "--model", "mlp",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          env=environ)
+    assert proc.returncode == 0, proc.stderr
+    accuracy = float(proc.stdout.split("reloaded test accuracy ")[1].split()[0])
+    assert accuracy > 0.9 and (tmp_path / "digits_mlp.gfz").exists()
