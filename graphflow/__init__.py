@@ -41,12 +41,6 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
 
-# Data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names).
-import sys as _sys
-
-from graphflow.interop import distribute
-
-_sys.modules[__name__ + ".horovod"] = horovod = distribute
 
 __version__ = "0.1.0"
 
@@ -127,18 +121,24 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
 
 
 # --- TensorBoard, debugging and profiling: tf.summary, tf.Print/print/debugging, tracing ---
-from graphflow.tf1 import summary
+summary = _Namespace("tf.summary", ["graphflow.tf1.summary"])
 from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
 from graphflow.ops.logging_ops import print_v2 as print
 from graphflow.ops.script_ops import numpy_function, py_func
-from graphflow.tf1 import debugging
+debugging = _Namespace("tf.debugging", ["graphflow.tf1.debugging"])
 from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greater_equal, assert_less,
                                      assert_less_equal, assert_negative, assert_non_negative,
                                      assert_non_positive, assert_none_equal, assert_positive,
                                      assert_rank, assert_type)
 from graphflow.engine.tracing import RunMetadata, RunOptions
 from graphflow import python
-from graphflow.tools import timeline
+timeline = _Namespace("tf.timeline", ["graphflow.tools.timeline"])
+
+# --- data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names)
+import sys as _sys
+
+distribute = horovod = _Namespace("tf.distribute", ["graphflow.interop.distribute"])
+_sys.modules[__name__ + ".horovod"] = horovod
 
 
 # --- control flow: functional If/While ops, TensorArray (graphflow/ops/control_flow_ops.py) ---

@@ -33,16 +33,18 @@ from graphflow.ops.nn_ops import (
     xw_plus_b,
 )
 
-# recurrent networks: tf.nn.rnn_cell.* and the functions that run a cell along time
-from graphflow.tf1 import rnn_cell
 from graphflow.tf1.embedding_ops import embedding_lookup
+from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
-from graphflow.tf1.rnn import (
+from graphflow.tf1.rnn import (  # recurrent networks: the functions that run a cell along time
     bidirectional_dynamic_rnn,
     dynamic_rnn,
     static_bidirectional_rnn,
     static_rnn,
 )
+
+rnn_cell = _PublicNamespace("tf.nn.rnn_cell", ["graphflow.tf1.rnn_cell",
+                                               "graphflow.tf1.rnn_cell_wrappers"])
 
 # This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -27,7 +27,7 @@ DEFAULT_FUSION_THRESHOLD_BYTES = 64 << 20
 __all__ = ["init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
            "allreduce", "allgather", "broadcast", "broadcast_global_variables",
            "broadcast_variables", "DistributedOptimizer", "BroadcastGlobalVariablesHook",
-           "Compression", "CollectiveTimeoutError"]
+           "Compression", "CollectiveTimeoutError", "DEFAULT_FUSION_THRESHOLD_BYTES"]
 
 
 def init():

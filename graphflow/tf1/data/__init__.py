@@ -9,7 +9,7 @@ errors pointing here), `nest` (element structures), `experimental` (shuffle_and_
 map_and_batch, unbatch).
 """
 
-from graphflow.tf1.data import experimental
+from graphflow.tf1.data import experimental as _experimental_module  # noqa: F401
 from graphflow.tf1.data.dataset import Dataset
 from graphflow.tf1.data.iterator_ops import (
     Iterator,
@@ -19,6 +19,10 @@ from graphflow.tf1.data.iterator_ops import (
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+from graphflow.tf1.namespace import PublicNamespace
 
 __all__ = ["Dataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes", "experimental"]
+
+# tf.data.experimental shows its API only
+experimental = PublicNamespace("tf.data.experimental", ["graphflow.tf1.data.experimental"])
