@@ -32,7 +32,6 @@ from graphflow.ops.nn_ops import (
     weighted_cross_entropy_with_logits,
     xw_plus_b,
 )
-
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
