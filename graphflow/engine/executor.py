@@ -106,6 +106,10 @@ class Plan:
         self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
                                     for op in self.ops)
         self._state = state
+        # variables updated under use_locking=True: held in this (fixed) order for the whole run
+        self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
+                                        if op.attrs.get("use_locking") is True
+                                        and "shared_name" in op.attrs})
         # device of each step, value locations, host<->device copies (graphflow/placement.py)
         self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
@@ -221,13 +225,20 @@ class Plan:
             feeds = ()
         if self.has_state_writes:
             variables = self._state.variables
-            variables.begin()
+            locks = [variables.variable_lock(n) for n in self.locked_variables]
+            for lock in locks:
+                lock.acquire()
             try:
-                out = self.fn(feeds)
-            except BaseException as exc:
-                variables.abort()
-                raise self._translate(exc) from exc
-            variables.commit()
+                variables.begin()
+                try:
+                    out = self.fn(feeds)
+                except BaseException as exc:
+                    variables.abort()
+                    raise self._translate(exc) from exc
+                variables.commit()
+            finally:
+                for lock in reversed(locks):
+                    lock.release()
         else:
             try:
                 out = self.fn(feeds)
