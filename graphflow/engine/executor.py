@@ -46,6 +46,11 @@ def may_alias_external(tensor, fed):
         tensor = tensor.op.inputs[0]
 
 
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class FeedSpec:
     """How one fed tensor's value is checked and converted before a run."""
 
@@ -62,7 +67,7 @@ class FeedSpec:
         self.exact_shape = dims if tensor.shape.is_fully_defined() else None
 
     def convert(self, value):
-        arr = value if type(value) is np.ndarray else np.asarray(value)
+        arr = value if type(value) is np.ndarray else self._from_python(value)
         if arr.dtype != self.np_dtype:
             if not dtypes.can_feed(arr.dtype, self.dtype):
                 raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
@@ -76,6 +81,30 @@ class FeedSpec:
             if len(shape) != self.rank or any(shape[i] != d for i, d in self.fixed_dims):
                 raise ValueError(self._message(f"cannot feed a value of shape {shape} to a tensor "
                                                f"of shape {self.tensor.shape}"))
+        return arr
+
+    def _from_python(self, value):
+        """Python data (lists, numbers) or numpy scalars -> array. Ragged lists and Python ints
+        that the tensor's integer dtype cannot hold are errors (numpy arrays of a wider integer
+        dtype are cast as TF1 casts them, wrapping; see docs/security.md)."""
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(self._message(f"cannot feed {_short(value)}: it is not a rectangular "
+                                           f"array of numbers (numpy: {exc})")) from None
+        if arr.dtype == object:
+            raise TypeError(self._message(f"cannot feed {_short(value)}: it holds values that are "
+                                          "not numbers of one numeric type (e.g. integers "
+                                          "beyond int64)"))
+        if arr.dtype.kind in "iu" and arr.size and self.dtype.is_integer and \
+                not isinstance(value, np.generic):
+            info = np.iinfo(self.np_dtype)
+            low, high = arr.min(), arr.max()
+            if low < info.min or high > info.max:
+                bad = int(high) if high > info.max else int(low)
+                raise ValueError(self._message(f"cannot feed the Python integer {bad}: it does "
+                                               f"not fit {self.dtype.name} [{info.min}, "
+                                               f"{info.max}]"))
         return arr
 
     def _message(self, text):
