@@ -19,6 +19,7 @@ from graphflow.framework.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     OpError,
+    ResourceExhaustedError,
     UnimplementedError,
     UninitializedVariableError,
 )
@@ -295,6 +296,11 @@ class Plan:
             return FailedPreconditionError(
                 None, op, f"Attempting to use uninitialized value {exc.variable_name}: "
                 f"{describe_op(op)}. Run tf.global_variables_initializer() first.")
+        if isinstance(exc, MemoryError) or (isinstance(exc, ValueError)
+                                            and "array is too big" in str(exc)):
+            return ResourceExhaustedError(
+                None, op, f"OOM: {op.type} {describe_op(op)} needs more memory than can be "
+                f"allocated ({type(exc).__name__}: {exc})")
         inputs = []
         for t in op.inputs:
             line = self.source.splitlines()[lineno - 1]
