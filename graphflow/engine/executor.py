@@ -20,6 +20,7 @@ from graphflow.framework.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     OpError,
+    ResourceExhaustedError,
     UnimplementedError,
     UninitializedVariableError,
 )
@@ -47,6 +48,11 @@ def may_alias_external(tensor, fed):
         tensor = tensor.op.inputs[0]
 
 
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class FeedSpec:
     """How one fed tensor's value is checked and converted before a run."""
 
@@ -70,7 +76,7 @@ class FeedSpec:
                 raise TypeError(self._message(f"cannot feed this value to a tf.string tensor "
                                               f"({exc})")) from None
         else:
-            arr = value if type(value) is np.ndarray else np.asarray(value)
+            arr = value if type(value) is np.ndarray else self._from_python(value)
         if arr.dtype != self.np_dtype:
             if not dtypes.can_feed(arr.dtype, self.dtype):
                 raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
@@ -84,6 +90,30 @@ class FeedSpec:
             if len(shape) != self.rank or any(shape[i] != d for i, d in self.fixed_dims):
                 raise ValueError(self._message(f"cannot feed a value of shape {shape} to a tensor "
                                                f"of shape {self.tensor.shape}"))
+        return arr
+
+    def _from_python(self, value):
+        """Python data (lists, numbers) or numpy scalars -> array. Ragged lists and Python ints
+        that the tensor's integer dtype cannot hold are errors (numpy arrays of a wider integer
+        dtype are cast as TF1 casts them, wrapping; see docs/security.md)."""
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(self._message(f"cannot feed {_short(value)}: it is not a rectangular "
+                                           f"array of numbers (numpy: {exc})")) from None
+        if arr.dtype == object:
+            raise TypeError(self._message(f"cannot feed {_short(value)}: it holds values that are "
+                                          "not numbers of one numeric type (e.g. integers "
+                                          "beyond int64)"))
+        if arr.dtype.kind in "iu" and arr.size and self.dtype.is_integer and \
+                not isinstance(value, np.generic):
+            info = np.iinfo(self.np_dtype)
+            low, high = arr.min(), arr.max()
+            if low < info.min or high > info.max:
+                bad = int(high) if high > info.max else int(low)
+                raise ValueError(self._message(f"cannot feed the Python integer {bad}: it does "
+                                               f"not fit {self.dtype.name} [{info.min}, "
+                                               f"{info.max}]"))
         return arr
 
     def _message(self, text):
@@ -119,6 +149,10 @@ class Plan:
         # optimizer(fetches, feeds) -> an optimized copy (optimizer_passes.PlanGraph), applied to
         # the sub-graphs of control-flow ops too; None: they run as built
         self._optimizer = optimizer
+        # variables updated under use_locking=True: held in this (fixed) order for the whole run
+        self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
+                                        if op.attrs.get("use_locking") is True
+                                        and "shared_name" in op.attrs})
         # device of each step, value locations, host<->device copies (graphflow/placement.py)
         self.placement = placement.place(self.ops, fed, device, state, kernel_table)
         self._build(fetch_elements, feed_tensors, fed, kernel_table)
@@ -267,13 +301,20 @@ class Plan:
             feeds = ()
         if self.has_state_writes:
             variables = self._state.variables
-            variables.begin()
+            locks = [variables.variable_lock(n) for n in self.locked_variables]
+            for lock in locks:
+                lock.acquire()
             try:
-                out = self.fn(feeds)
-            except BaseException as exc:
-                variables.abort()
-                raise self._translate(exc) from exc
-            variables.commit()
+                variables.begin()
+                try:
+                    out = self.fn(feeds)
+                except BaseException as exc:
+                    variables.abort()
+                    raise self._translate(exc) from exc
+                variables.commit()
+            finally:
+                for lock in reversed(locks):
+                    lock.release()
         else:
             try:
                 out = self.fn(feeds)
@@ -361,6 +402,11 @@ class Plan:
                 f"{describe_op(op)}. Run tf.global_variables_initializer() first.")
         if isinstance(exc, CheckFailedError):
             return InvalidArgumentError(None, op, f"{exc}\n  [[{describe_op(op)}]]")
+        if isinstance(exc, MemoryError) or (isinstance(exc, ValueError)
+                                            and "array is too big" in str(exc)):
+            return ResourceExhaustedError(
+                None, op, f"OOM: {op.type} {describe_op(op)} needs more memory than can be "
+                f"allocated ({type(exc).__name__}: {exc})")
         inputs = []
         for t in op.inputs:
             line = generated.source.splitlines()[lineno - 1]

@@ -44,40 +44,92 @@ def _is_leaf(x):
 
 
 def flatten_fetches(fetches):
-    """(leaves, rebuild) for any nesting of list/tuple/namedtuple/dict; `rebuild(values)` restores."""
-    leaves = []
+    """(leaves, rebuild) for any nesting of list/tuple/namedtuple/dict; `rebuild(values)` restores.
 
-    def walk(x):
+    Both walks are iterative (explicit stacks), so any nesting depth works without RecursionError.
+    The structure is recorded as nodes: None for a leaf, (kind, keys, children) for a container."""
+    leaves = []
+    root = [None]
+    stack = [(fetches, root, 0)]
+    containers = 0
+    while stack:
+        x, parent, slot = stack.pop()
         if isinstance(x, SparseTensor):  # fetched as a SparseTensorValue of its three tensors
-            return (SparseTensorValue, [walk(x.indices), walk(x.values), walk(x.dense_shape)])
+            x = _SparseParts(x)
         if _is_leaf(x):
             leaves.append(x)
-            return None
+            continue
+        containers += 1
+        if containers > _MAX_FETCH_CONTAINERS:
+            raise ValueError(f"fetches hold more than {_MAX_FETCH_CONTAINERS} nested lists/tuples/"
+                             "dicts (does the structure contain itself?)")
         if isinstance(x, dict):
-            return (type(x), [(k, walk(v)) for k, v in x.items()])
-        return (type(x), [walk(v) for v in x])
-
-    shape = walk(fetches)
+            keys, items = list(x.keys()), list(x.values())
+        else:
+            keys, items = None, list(x)
+        node = (SparseTensorValue if type(x) is _SparseParts else type(x), keys, [None] * len(items))
+        parent[slot] = node
+        for i in range(len(items) - 1, -1, -1):  # pushed in reverse: leaves come out in order
+            stack.append((items[i], node[2], i))
+    shape = root[0]
 
     def rebuild(values):
-        it = iter(values)
-
-        def build(node):
-            if node is None:
-                return next(it)
-            kind, children = node
-            if issubclass(kind, dict):
-                out = kind() if kind is not collections.defaultdict else {}
-                for k, child in children:
-                    out[k] = build(child)
-                return out
-            items = [build(c) for c in children]
-            if hasattr(kind, "_fields"):  # namedtuple
-                return kind(*items)
-            return kind(items)
-        return build(shape)
+        values = iter(values)
+        if shape is None:
+            return next(values)
+        return _assemble(shape, values)
 
     return leaves, rebuild
+
+
+_MAX_FETCH_CONTAINERS = 10_000_000
+
+
+class _SparseParts(tuple):
+    """A fetched SparseTensor while flattening: its (indices, values, dense_shape) tensors."""
+
+    def __new__(cls, sparse):
+        return super().__new__(cls, (sparse.indices, sparse.values, sparse.dense_shape))
+
+
+class _Frame:
+    """One container being rebuilt: its node and the items built so far."""
+
+    __slots__ = ("kind", "keys", "children", "items")
+
+    def __init__(self, node):
+        self.kind, self.keys, self.children = node
+        self.items = []
+
+
+def _assemble(shape, values):
+    """Build the container tree `shape`, taking leaves from `values` in order (iteratively)."""
+    stack = [_Frame(shape)]
+    while True:
+        frame = stack[-1]
+        if len(frame.items) < len(frame.children):
+            child = frame.children[len(frame.items)]
+            if child is None:
+                frame.items.append(next(values))
+            else:
+                stack.append(_Frame(child))
+            continue
+        stack.pop()
+        built = _container(frame.kind, frame.keys, frame.items)
+        if not stack:
+            return built
+        stack[-1].items.append(built)
+
+
+def _container(kind, keys, items):
+    if issubclass(kind, dict):
+        out = kind() if kind is not collections.defaultdict else {}
+        for k, v in zip(keys, items):
+            out[k] = v
+        return out
+    if hasattr(kind, "_fields"):  # namedtuple
+        return kind(*items)
+    return kind(items)
 
 
 class Session:

@@ -9,6 +9,7 @@ the session restores. Every problem raises `GraphFormatError`.
 """
 
 import heapq
+import types
 
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_encoder import VARIABLE_TYPE
@@ -110,6 +111,7 @@ def _check_op(entry, i, limits, shapes):
     except KeyError:
         fail(f"{where} has the unknown op type {fmt._short(op_type)}: no OpDef is registered under "
              "that name (the file may need a newer graphflow)")
+    op_type = op_def.type  # the registry's string, shared by every op of this type
     inputs = entry.get("inputs", [])
     controls = entry.get("control_inputs", [])
     if type(inputs) is not list or type(controls) is not list:
@@ -154,9 +156,26 @@ def _check_op(entry, i, limits, shapes):
             fail(f"{where} field 'source': expected [filename, line, function], found "
                  f"{fmt._short(source)}")
         source = SourceLocation(source[0], source[1], source[2], text="")  # never opened
-    return {"name": name, "type": op_type, "op_def": op_def, "inputs": inputs,
-            "controls": controls, "attrs": attrs, "specs": specs, "device": device,
-            "source": source, "where": where}
+    return _OpMeta(name, op_type, op_def, inputs, controls, attrs, specs, device, source, where)
+
+
+class _OpMeta:
+    """One checked op entry of the file (slots: a loader holds one per op until it is built)."""
+
+    __slots__ = ("name", "type", "op_def", "inputs", "controls", "attrs", "specs", "device",
+                 "source", "where", "input_refs", "control_refs")
+
+    def __init__(self, name, op_type, op_def, inputs, controls, attrs, specs, device, source,
+                 where):
+        self.name, self.type, self.op_def = name, op_type, op_def
+        self.inputs, self.controls, self.attrs, self.specs = inputs, controls, attrs, specs
+        self.device, self.source, self.where = device, source, where
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        setattr(self, key, value)
 
 
 _DTYPES = {d.name: d for d in dtypes.ALL_DTYPES + (dtypes.variant,)}
@@ -268,6 +287,8 @@ def _variable_shared_names(ops_meta):
 def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names, prefix):
     where = meta["where"]
     attrs, parents = {}, {}
+    if not meta["attrs"]:
+        attrs = _NO_ATTRS  # shared by every attr-less op of a loaded graph (read-only)
     for k, v in meta["attrs"].items():
         if type(v) is dict and v.keys() == {"function"}:
             attrs[k], parents[k] = _decode_function(v["function"], f"{where} attr '{k}'", tensors,
@@ -317,6 +338,7 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
     return op
 
 
+_NO_ATTRS = types.MappingProxyType({})
 _NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>", text="")
 _FUNCTION_KEYS = {"name", "parent", "error", "inputs", "outputs", "captures", "ops"}
 

@@ -35,6 +35,10 @@ class UnimplementedError(OpError):
     """An op has no kernel for the requested device."""
 
 
+class ResourceExhaustedError(OpError):
+    """An op's result does not fit in memory (e.g. an absurd element count)."""
+
+
 class InternalError(OpError):
     """A bug in graphflow itself."""
 

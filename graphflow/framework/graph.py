@@ -103,6 +103,9 @@ class NodeDef:
         return f"NodeDef(name={self.name!r}, op={self.op!r}, input={self.input!r})"
 
 
+_NO_OPS = ()  # shared by every op without control outputs (most ops): no list per op
+
+
 class Operation:
     """A node: `type` (registry key), unique scoped `name`, input Tensors, control inputs, JSON-able
     `attrs`, output Tensors, a `device` string and the user's `source` line that created it."""
@@ -121,7 +124,13 @@ class Operation:
         self.device = device
         self.source = source
         self._id = -1
-        self._control_outputs = []
+        self._control_outputs = _NO_OPS  # a list once an op depends on this one
+
+    def _add_control_output(self, op):
+        if self._control_outputs is _NO_OPS:
+            self._control_outputs = [op]
+        else:
+            self._control_outputs.append(op)
 
     @property
     def op_def(self):
@@ -341,13 +350,15 @@ class Graph:
                 op_name = name
                 if op_name in self._ops_by_name:
                     raise ValueError(f"Duplicate op name '{op_name}'")
-                self._names_in_use[op_name.lower()] = 1
+                key = op_name.lower()
+                self._names_in_use[op_name if key == op_name else key] = 1  # no copy per op
                 controls = list(control_inputs)
                 dev = device or ""
             if source is None:
                 source = _user_location()
             op = Operation(self, op_type, op_name, inputs, controls, attrs, dev or "", source)
-            op.outputs = [Tensor(op, i, dt, sh) for i, (dt, sh) in enumerate(output_specs)]
+            op.outputs = [Tensor(op, i, dt, sh) for i, (dt, sh) in enumerate(output_specs)] \
+                if output_specs else _NO_OPS
             if dev is None and self._device_stack:
                 op.device = self._device_for(op)
             op._id = len(self._ops)
@@ -356,7 +367,7 @@ class Graph:
             for t in op.inputs:
                 t._consumers.append(op)
             for c in controls:
-                c._control_outputs.append(op)
+                c._add_control_output(op)
             self.version += 1
             return op
 

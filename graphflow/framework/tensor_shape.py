@@ -1,6 +1,9 @@
 """TensorShape: a static, possibly partial shape (unknown rank, or `None` for unknown dimensions)."""
 
 
+_INT64_MAX = 2**63 - 1
+
+
 class TensorShape:
     """A static shape. `dims` is a tuple of ints/None, or None when even the rank is unknown."""
 
@@ -23,6 +26,9 @@ class TensorShape:
                     d = int(d)
                     if d < 0:
                         raise ValueError(f"negative dimension {d} in shape {tuple(dims)}")
+                    if d > _INT64_MAX:
+                        raise ValueError(f"dimension {d} in shape {tuple(dims)} does not fit "
+                                         "int64")
                     out.append(d)
             self.dims = tuple(out)
 

@@ -48,6 +48,16 @@ class VariableStore:
         self.values = {}
         self.lock = threading.Lock()
         self._local = threading.local()
+        self._variable_locks = {}
+
+    def variable_lock(self, name):
+        """The lock a `use_locking=True` run holds on variable `name` from its first read to its
+        commit; runs take the locks of several variables in sorted name order (no deadlock)."""
+        with self.lock:
+            lock = self._variable_locks.get(name)
+            if lock is None:
+                lock = self._variable_locks[name] = threading.Lock()
+            return lock
 
     def begin(self):
         self._local.pending = {}

@@ -71,8 +71,8 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
             dtype = found[0]
         elif any(isinstance(a, (float, np.floating)) for a in args):
             dtype = dtypes.float32
-        else:
-            dtype = dtypes.int32
+        else:  # TF1: Python ints infer int32, int64 when one does not fit int32
+            dtype = dtypes.int32 if all(-2**31 <= int(a) < 2**31 for a in args) else dtypes.int64
     dtype = dtypes.as_dtype(dtype)
     tensors = []
     for a, label in zip(args, ("start", "limit", "delta")):

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.framework.graph import Operation, Tensor, _user_location, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.registry import define, make_op, make_tensor
 
@@ -44,19 +44,61 @@ define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
 define("NoOp", _no_outputs)
 
 
+def _as_array(value):
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"Cannot convert {_short(value)} to a tensor: it is not a rectangular "
+                         f"array of numbers ({exc})") from None
+    if arr.dtype == object and _holds_big_int(value):
+        raise ValueError(f"Cannot convert {_short(value)} to a tensor: it holds an integer that "
+                         "does not fit int64")
+    return arr
+
+
+def _holds_big_int(value):
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif type(v) is int and not -2**63 <= v < 2**63:
+            return True
+    return False
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_fits(arr, dtype, value):
+    """Python numbers must fit the requested integer dtype: never wrap silently (TF1 refuses)."""
+    if not dtype.is_integer or arr.size == 0 or arr.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(dtype.as_numpy_dtype)
+    low, high = arr.min(), arr.max()
+    if low < info.min or high > info.max:
+        bad = high if high > info.max else low
+        raise ValueError(f"Cannot convert {_short(value)} to a tensor of dtype {dtype.name}: "
+                         f"{bad} is out of its range [{info.min}, {info.max}]")
+
+
 def _to_numpy(value, dtype):
-    """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does)."""
+    """Python/numpy data -> numpy array of `dtype` (a DType or None = infer as TF1 does: Python
+    ints are int32 unless one does not fit, then int64; Python floats are float32)."""
     if dtype is None:
         if _is_text(value):
             return dtypes.string_array(value), dtypes.string
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             arr = np.asarray(value)
             return arr, dtypes.as_dtype(arr.dtype)
-        arr = np.asarray(value)
+        arr = _as_array(value)
         if arr.dtype.kind == "f":
             return arr.astype(np.float32), dtypes.float32
         if arr.dtype.kind in "iu":
-            target = np.int32 if arr.size == 0 or (np.abs(arr).max() < 2**31) else np.int64
+            fits = arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)
+            target = np.int32 if fits else np.int64
             return arr.astype(target), dtypes.as_dtype(target)
         if arr.dtype.kind == "b":
             return arr, dtypes.bool_
@@ -67,7 +109,7 @@ def _to_numpy(value, dtype):
     dtype = dtypes.as_dtype(dtype)
     if dtype == dtypes.string:
         return dtypes.string_array(value), dtype
-    arr = np.asarray(value)
+    arr = _as_array(value)
     if arr.dtype.kind in "OUS":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}")
     if dtype.is_integer and arr.dtype.kind == "f":
@@ -76,6 +118,8 @@ def _to_numpy(value, dtype):
                             "without losing its fractional part")
     if dtype.is_bool and arr.dtype.kind != "b":
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype bool")
+    if not isinstance(value, (np.ndarray, np.generic)):
+        _check_fits(arr, dtype, value)
     return arr.astype(dtype.as_numpy_dtype), dtype
 
 
@@ -90,7 +134,11 @@ def _is_text(value):
 
 def constant(value, dtype=None, shape=None, name="Const"):
     """`tf.constant`: a tensor holding `value` (broadcast/reshaped to `shape` when given)."""
-    arr, dt = _to_numpy(value, dtype)
+    try:
+        arr, dt = _to_numpy(value, dtype)
+    except ValueError as exc:
+        where = _user_location()
+        raise ValueError(f"{exc} (at {where})" if where is not None else str(exc)) from None
     if shape is not None:
         shape = as_shape(shape).as_list()
         if arr.size == 1:

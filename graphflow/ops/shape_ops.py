@@ -48,7 +48,11 @@ def shape_tensor(shape, name="shape"):
     else:
         arr = np.asarray(shape)
         if arr.dtype.kind not in "iu" and arr.size:
+            if arr.dtype == object:
+                raise ValueError(f"shape {shape!r} has a dimension that does not fit int64")
             raise TypeError(f"a shape must hold integers, got {shape!r}")
+        if arr.dtype.kind == "u" and arr.size and arr.max() > 2**63 - 1:
+            raise ValueError(f"shape {shape!r} has a dimension that does not fit int64")
         t = constant(arr.astype(np.int64 if arr.size and np.abs(arr).max() >= 2**31 else np.int32),
                      name=name)
     if t.dtype not in INT_INDEX:

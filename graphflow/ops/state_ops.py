@@ -34,14 +34,17 @@ def _is_initialized_infer(inputs, attrs):
     return [(dtypes.bool_, TensorShape([]))]
 
 
-_VAR_ATTRS = "shared_name:string dtype:dtype shape:shape"
+_VAR_ATTRS = "shared_name:string dtype:dtype shape:none|shape"
 define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
 define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+# use_locking: the run holds the variable's lock from its read to its commit (engine/executor.py).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
-       attrs=_VAR_ATTRS + " validate_shape:bool")
-define("AssignAdd", _assign_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
-define("AssignSub", _assign_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+       attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool")
+define("AssignAdd", _assign_infer, stateful=True, returns_state=True,
+       attrs=_VAR_ATTRS + " use_locking:bool")
+define("AssignSub", _assign_infer, stateful=True, returns_state=True,
+       attrs=_VAR_ATTRS + " use_locking:bool")
 define("IsVariableInitialized", _is_initialized_infer, stateful=True, attrs=_VAR_ATTRS)
 
 
@@ -169,18 +172,23 @@ class Variable:
         session._load_variable(self, value)
 
     # --- updates --------------------------------------------------------------------------------
-    def _update(self, op_type, value, name, use_locking=False, read_value=True):
+    def _update(self, op_type, value, name, use_locking=False, validate_shape=True):
         value = convert_to_tensor(value, dtype=self.dtype)
-        return make_tensor(op_type, (value,), _var_attrs(self), name=name or op_type)
+        attrs = _var_attrs(self)
+        if use_locking:
+            attrs["use_locking"] = True
+        if validate_shape is False:
+            attrs["validate_shape"] = False
+        return make_tensor(op_type, (value,), attrs, name=name or op_type)
 
     def assign(self, value, use_locking=False, name=None, read_value=True):
-        return self._update("Assign", value, name)
+        return self._update("Assign", value, name, use_locking)
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
-        return self._update("AssignAdd", delta, name)
+        return self._update("AssignAdd", delta, name, use_locking)
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
-        return self._update("AssignSub", delta, name)
+        return self._update("AssignSub", delta, name, use_locking)
 
     def initialized_value(self):
         from graphflow.ops.core_ops import identity
@@ -227,21 +235,22 @@ class _VariableView:
         self.op = tensor.op
         self.dtype = tensor.dtype
 
-    def _update(self, op_type, value, name):
-        value = convert_to_tensor(value, dtype=self.dtype)
-        return make_tensor(op_type, (value,), _var_attrs(self), name=name or op_type)
+    _update = Variable._update
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
-    return Variable._update(_variable_of(ref), "Assign", value, name)
+    """`tf.assign`: at run time a value whose shape differs from the variable's static shape is an
+    InvalidArgumentError, unless `validate_shape=False` (then the variable takes the new shape)."""
+    return _variable_of(ref)._update("Assign", value, name, bool(use_locking),
+                                     validate_shape is not False)
 
 
 def assign_add(ref, value, use_locking=None, name=None):
-    return Variable._update(_variable_of(ref), "AssignAdd", value, name)
+    return _variable_of(ref)._update("AssignAdd", value, name, bool(use_locking))
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
-    return Variable._update(_variable_of(ref), "AssignSub", value, name)
+    return _variable_of(ref)._update("AssignSub", value, name, bool(use_locking))
 
 
 def global_variables(scope=None):

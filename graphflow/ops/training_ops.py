@@ -59,7 +59,7 @@ def _training_infer(op_type):
 
 for _type, (_inputs, _slots) in TRAINING_OPS.items():
     define(_type, _training_infer(_type), stateful=True, returns_state=True,
-           attrs="shared_name:string dtype:dtype shape:shape use_locking:bool"
+           attrs="shared_name:string dtype:dtype shape:none|shape use_locking:bool"
            + "".join(f" {slot}:string" for slot in _slots)
            + "".join(f" {flag}:bool" for flag in _FLAGS.get(_type, ())))
 

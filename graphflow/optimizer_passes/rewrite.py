@@ -68,7 +68,7 @@ def move_control_outputs(old_op, new_op):
         ctl = [c for c in d.control_inputs if c is not old_op]
         if keep and new_op not in ctl:
             ctl.append(new_op)
-            new_op._control_outputs.append(d)
+            new_op._add_control_output(d)
         d.control_inputs = tuple(ctl)
     old_op._control_outputs = []
 
@@ -100,7 +100,7 @@ def append_op(graph, op_type, inputs, attrs, specs, name, control_inputs=(), dev
     for t in op.inputs:
         t._consumers.append(op)
     for c in op.control_inputs:
-        c._control_outputs.append(op)
+        c._add_control_output(op)
     graph.version += 1
     return op
 

@@ -229,3 +229,37 @@ def test_100k_node_chain_builds_and_runs():
     with tf.Session() as sess:
         out = sess.run(y, {x: np.zeros(4)})
     np.testing.assert_allclose(out, np.full(4, 100_000.0))
+
+
+def test_ragged_and_out_of_range_python_feeds_name_the_placeholder():
+    ids = tf.placeholder(tf.int32, [None], name="ids")
+    m = tf.placeholder(tf.float32, [None, None], name="m")
+    small = tf.placeholder(tf.uint8, [], name="small")
+    with tf.Session() as sess:
+        with pytest.raises(ValueError, match="not a rectangular array.*'m:0' of 'm' "
+                                             "\\(Placeholder\\) created at .*test_session.py"):
+            sess.run(m, {m: [[1, 2], [3]]})
+        with pytest.raises(ValueError, match="Python integer 1099511627776: it does not fit "
+                                             "int32.*'ids:0'"):
+            sess.run(ids, {ids: [2**40, 1]})
+        with pytest.raises(ValueError, match="Python integer 300.*uint8.*'small:0'"):
+            sess.run(small, {small: 300})
+        with pytest.raises(TypeError, match="beyond int64.*'ids:0'"):
+            sess.run(ids, {ids: [2**70]})
+        assert sess.run(ids, {ids: [2**31 - 1, -2**31]}).tolist() == [2**31 - 1, -2**31]
+        # numpy arrays of a wider dtype keep TF1's cast (documented in docs/security.md)
+        assert sess.run(ids, {ids: np.array([2**32 + 5], np.int64)}).tolist() == [5]
+
+
+def test_fetch_structures_of_any_depth_flatten_and_rebuild_without_recursion():
+    x = tf.constant(1.0)
+    fetch = x
+    for _ in range(3000):
+        fetch = [fetch, (x,)] if _ % 2 else {"k": fetch}
+    with tf.Session() as sess:
+        result = sess.run(fetch)
+    depth = 0
+    while not isinstance(result, np.ndarray):
+        result = result[0] if isinstance(result, list) else result["k"]
+        depth += 1
+    assert depth == 3000 and result == 1.0

@@ -41,3 +41,40 @@ def test_training_op_scalars_are_scoped_under_the_update():
     names = _names()
     assert not any(n in ("alpha", "lr", "learning_rate") for n in names)
     assert update is not None
+
+
+def test_python_numbers_that_do_not_fit_the_dtype_are_errors_naming_the_line():
+    import pytest
+    x = tf.placeholder(tf.int32, [2], name="x")
+    cases = [lambda: tf.constant(2**40, tf.int32), lambda: tf.constant(300, tf.uint8),
+             lambda: tf.constant(-1, tf.uint8), lambda: x + 2**40,
+             lambda: tf.constant(3e9, tf.int32), lambda: tf.constant([1, 2**70])]
+    for build in cases:
+        with pytest.raises(ValueError, match="(out of its range|does not fit int64).*"
+                                             "test_core_ops.py"):
+            build()
+
+
+def test_python_int_dtype_inference_follows_tf1():
+    assert tf.constant(5).dtype == tf.int32
+    assert tf.constant([-2**31, 2**31 - 1]).dtype == tf.int32
+    assert tf.constant(2**31).dtype == tf.int64
+    r = tf.range(0, 2**32 + 3)
+    assert r.dtype == tf.int64 and r.shape.as_list() == [2**32 + 3]
+    assert tf.range(5).dtype == tf.int32
+    small = tf.range(2**32, 2**32 + 3)
+    with tf.Session() as sess:
+        assert sess.run(small).tolist() == [2**32, 2**32 + 1, 2**32 + 2]
+
+
+def test_absurd_static_dims_fail_at_build_time_and_huge_counts_at_run_time():
+    import pytest
+    with pytest.raises(ValueError, match="does not fit int64"):
+        tf.zeros([2**63])
+    with pytest.raises(ValueError, match="does not fit int64"):
+        tf.placeholder(tf.float32, [2**64])
+    z = tf.zeros([2**40, 2**40], name="huge")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="'huge' \\(Fill\\) created at "
+                                                                   ".*test_core_ops.py"):
+            sess.run(z)

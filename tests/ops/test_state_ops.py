@@ -90,3 +90,79 @@ def test_variable_in_expressions_and_control_dependencies():
         sess.run(v.initializer)
         np.testing.assert_array_equal(sess.run(y), [3.0, 6.0])
         np.testing.assert_array_equal(sess.run(after), [10.0, 20.0])
+
+
+def test_assign_of_a_differently_shaped_value_fails_at_run_time_and_changes_nothing():
+    v = tf.Variable([1.0, 2.0], name="v")
+    value = tf.placeholder(tf.float32, [None], name="value")
+    a = tf.assign(v, value)
+    delta = tf.placeholder(tf.float32, None, name="delta")  # unknown rank: checked at run time
+    grow = tf.assign_add(v, delta)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="'Assign' \\(Assign\\) created at .*test_state_ops.py.*variable "
+                                 "'v' has shape \\[2\\] but the value has shape \\[3\\]"):
+            sess.run(a, {value: [1.0, 2.0, 3.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="AssignAdd"):
+            sess.run(grow, {delta: [[1.0, 1.0]]})
+        assert sess.run(v).tolist() == [1.0, 2.0]
+        sess.run(a, {value: [5.0, 6.0]})
+        assert sess.run(v).tolist() == [5.0, 6.0]
+
+
+def test_assign_with_validate_shape_false_changes_the_variables_shape():
+    v = tf.Variable([1.0, 2.0], name="v", validate_shape=False)
+    assert v.shape.dims is None
+    value = tf.placeholder(tf.float32, [None])
+    a = tf.assign(v, value, validate_shape=False)
+    assert a.shape.as_list() == [None]
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        sess.run(a, {value: [1.0, 2.0, 3.0]})
+        assert sess.run(v.read_value()).tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("build", ["assign_add", "assign_sub", "optimizer"])
+def test_use_locking_serializes_read_modify_write_across_threads(build):
+    import sys
+    import threading
+
+    counter = tf.Variable(0.0, name="counter")
+    other = tf.Variable(0.0, name="other")
+    if build == "assign_add":
+        update = tf.group(tf.assign_add(counter, 1.0, use_locking=True),
+                          tf.assign_add(other, 1.0, use_locking=True))
+        expected = 1.0
+    elif build == "assign_sub":
+        update = tf.group(tf.assign_sub(other, 1.0, use_locking=True),
+                          tf.assign_sub(counter, 1.0, use_locking=True))
+        expected = -1.0
+    else:  # d(-counter - other)/d(var) = -1: each step adds the learning rate 1.0 to both
+        loss = -counter - other
+        update = tf.train.GradientDescentOptimizer(1.0, use_locking=True).minimize(loss)
+        expected = 1.0
+    # work after the update keeps the read-to-commit window of each run open (lost updates
+    # without the locks: typically a quarter of the increments survive)
+    big = tf.constant(np.ones((64, 64), np.float32))
+    with tf.control_dependencies([update]):
+        step = tf.reduce_sum(tf.matmul(big, big))
+    threads, steps = 4, 30
+    switch = sys.getswitchinterval()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+
+        def work():
+            for _ in range(steps):
+                sess.run(step)
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        sys.setswitchinterval(1e-5)
+        try:
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        finally:
+            sys.setswitchinterval(switch)
+        assert sess.run(counter) == expected * threads * steps  # no lost increments
+        assert sess.run(other) == expected * threads * steps

@@ -62,7 +62,9 @@ def _clusters(dot):
 def test_dot_groups_name_scopes_into_nested_clusters():
     _, _, _, loss, _ = _model()
     dot = viz.to_dot()
-    assert _clusters(dot) == ['subgraph "cluster_dense" {', 'subgraph "cluster_dense/w" {']
+    # the operand constant of `+ 1.0` sits under its consumer, dense/Add/y, as in TF1
+    assert _clusters(dot) == ['subgraph "cluster_dense" {', 'subgraph "cluster_dense/Add" {',
+                              'subgraph "cluster_dense/w" {']
     body = dot[dot.index('subgraph "cluster_dense/w"'):]
     assert '"dense/w/Assign"' in body.split("}")[0]  # the initializer sits in dense/w
     assert '"dense/MatMul" -> "dense/Add" [label="[?,4]"];' in dot

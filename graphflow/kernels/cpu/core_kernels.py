@@ -28,26 +28,51 @@ def _owned(value, dtype):
     return np.array(value, dtype=dtype, copy=True)
 
 
+def _shape_mismatch(name, value, static):
+    return ValueError(f"Assign requires shapes of both tensors to match: the variable "
+                      f"'{name}' has shape {list(static)} but the value has shape "
+                      f"{list(np.shape(value))} (use validate_shape=False to change its shape)")
+
+
 @cpu_kernel("Assign")
 def _assign(node):
     store = node.state.variables
     name = node.attrs["shared_name"]
     dtype = node.out_dtypes[0]
+    static = node.attrs["shape"]
+    if node.attrs.get("validate_shape", True) and static is not None:
+        rank = len(static)
+
+        def assign(value):
+            shape = np.shape(value)
+            if len(shape) != rank or any(d is not None and d != s for d, s in zip(static, shape)):
+                raise _shape_mismatch(name, value, static)
+            return store.write(name, _owned(value, dtype))
+        return assign
     return lambda value: store.write(name, _owned(value, dtype))
+
+
+def _read_modify_write(node, combine):
+    store = node.state.variables
+    name = node.attrs["shared_name"]
+
+    def update(delta):
+        old = store.read(name)
+        new = combine(old, delta)
+        if new.shape != old.shape:  # broadcasting must never change the variable's shape
+            raise _shape_mismatch(name, delta, old.shape)
+        return store.write(name, new)
+    return update
 
 
 @cpu_kernel("AssignAdd")
 def _assign_add(node):
-    store = node.state.variables
-    name = node.attrs["shared_name"]
-    return lambda delta: store.write(name, np.add(store.read(name), delta))
+    return _read_modify_write(node, np.add)
 
 
 @cpu_kernel("AssignSub")
 def _assign_sub(node):
-    store = node.state.variables
-    name = node.attrs["shared_name"]
-    return lambda delta: store.write(name, np.subtract(store.read(name), delta))
+    return _read_modify_write(node, np.subtract)
 
 
 @cpu_kernel("IsVariableInitialized")
