@@ -61,4 +61,5 @@ class GraphFormatError(ValueError):
 
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "OutOfRangeError",
-           "UnimplementedError", "InternalError", "UninitializedVariableError", "GraphFormatError"]
+           "UnimplementedError", "ResourceExhaustedError", "InternalError", "UninitializedVariableError",
+           "GraphFormatError"]

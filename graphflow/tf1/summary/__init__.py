@@ -23,4 +23,4 @@ def __getattr__(name):
 
 
 __all__ = ["scalar", "histogram", "image", "audio", "text", "merge", "merge_all", "FileWriter",
-           "FileWriterCache"]
+           "FileWriterCache", "Summary", "Event", "SessionLog", "TaggedRunMetadata"]
