@@ -54,6 +54,21 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+OPS_FLOOR = 10_000
+FILE_BYTES_PER_OP = 2
+
+
+def default_limits_for(path):
+    """The default limits for the file at `path`: its op count may not exceed
+    max(OPS_FLOOR, file size / FILE_BYTES_PER_OP) (a real op entry compresses to tens of bytes;
+    even an attr-less NoOp takes more than 2), so the ops a file can make graphflow build, and
+    the memory they take (about 330 bytes each), grow with the file's size."""
+    try:
+        size = os.path.getsize(os.fspath(path))
+    except (OSError, TypeError, ValueError):
+        return DEFAULT_LIMITS
+    max_ops = min(DEFAULT_LIMITS.max_ops, max(OPS_FLOOR, size // FILE_BYTES_PER_OP))
+    return dataclasses.replace(DEFAULT_LIMITS, max_ops=max_ops)
 
 _SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
 

@@ -234,7 +234,7 @@ def load(path, limits=None):
 
     Returns a `LoadedGraph`. Raises `GraphFormatError` for any truncated, corrupted, hostile or
     newer-version file (and the usual OSError when `path` cannot be opened)."""
-    limits = limits or file_io.DEFAULT_LIMITS
+    limits = limits or file_io.default_limits_for(path)
     doc, tensors = read_file(path, limits)
     graph = Graph()
     decoded = _decode(doc, tensors, graph, limits, what=f"graph file '{os.fspath(path)}'")
@@ -271,7 +271,9 @@ def import_graph(source, prefix="imported", graph=None, input_map=None, session=
     replace them. With `session`, the file's variable values are written into it. The file is
     fully validated before anything is added to `graph`. Returns an `ImportedGraph`.
     """
-    limits = limits or file_io.DEFAULT_LIMITS
+    if limits is None:
+        limits = (file_io.DEFAULT_LIMITS if isinstance(source, LoadedGraph)
+                  else file_io.default_limits_for(source))
     if isinstance(source, LoadedGraph):
         doc, tensors = json.loads(source._document_json), source._tensors
         what = f"graph file '{source.path}'"

@@ -8,7 +8,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
 from graphflow.ops.math_ops import cast
 from graphflow.ops.registry import define, make_tensor, same_dtype
 from graphflow.ops.shape_ops import (
@@ -269,7 +269,8 @@ define("Tile", _tile_infer)
 def tile(input, multiples, name=None):
     """`tf.tile`: repeat `input` `multiples[i]` times along dimension i."""
     x = convert_to_tensor(input)
-    return make_tensor("Tile", (x, shape_tensor(multiples, "multiples")), name=name or "Tile")
+    with consumer_scope(name, "Tile", (multiples,)) as op_name:
+        return make_tensor("Tile", (x, shape_tensor(multiples, "multiples")), name=op_name)
 
 
 def _tile_grad_infer(inputs, attrs):

@@ -128,7 +128,7 @@ def make_op(op_type, inputs=(), attrs=None, name=None, graph=None):
     except (ValueError, TypeError) as exc:
         where = _user_location()
         where = f" (created at {where})" if where is not None else ""
-        label = name or op_type
+        label = (name or op_type).rstrip("/") or op_type
         err = TypeError if isinstance(exc, TypeError) else OpBuildError
         raise err(f"{op_type} op '{label}'{where}: {exc}") from None
     return graph.add_op(op_type, list(inputs), attrs, specs, name=name)

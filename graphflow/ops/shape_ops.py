@@ -13,7 +13,7 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, same_dtype
 from graphflow.ops.static_value import SymbolicDim, constant_value, shape_vector
 
@@ -203,7 +203,8 @@ def reshape(tensor, shape, name=None):
     """`tf.reshape`: same elements, new shape; one entry may be -1 (inferred). `shape` may be a
     list (entries may be scalar tensors) or an int tensor such as `tf.shape(y)`."""
     x = convert_to_tensor(tensor)
-    return make_tensor("Reshape", (x, shape_tensor(shape)), name=name or "Reshape")
+    with consumer_scope(name, "Reshape", (shape,)) as op_name:
+        return make_tensor("Reshape", (x, shape_tensor(shape)), name=op_name)
 
 
 # ---------------------------------------------------------------- fill, zeros, ones
@@ -236,16 +237,18 @@ define("OnesLike", _like_infer, elementwise=True)
 
 def fill(dims, value, name=None):
     """`tf.fill`: a tensor of shape `dims` with every element equal to the scalar `value`."""
-    value = convert_to_tensor(value)
-    return make_tensor("Fill", (shape_tensor(dims), value), name=name or "Fill")
+    with consumer_scope(name, "Fill", (dims, value)) as op_name:
+        value = convert_to_tensor(value)
+        return make_tensor("Fill", (shape_tensor(dims), value), name=op_name)
 
 
 def _filled(shape, dtype, scalar, name):
     if isinstance(shape, (numbers.Integral, np.integer)):
         shape = [shape]  # tf.zeros(3) is tf.zeros([3])
     dt = dtypes.as_dtype(dtype)
-    value = constant(np.array(scalar, dtype=dt.as_numpy_dtype), name="value" if name else "Const")
-    return make_tensor("Fill", (shape_tensor(shape), value), name=name)
+    with consumer_scope(name, "Fill", (shape, scalar)) as op_name:
+        value = constant(np.array(scalar, dtype=dt.as_numpy_dtype), name="value")
+        return make_tensor("Fill", (shape_tensor(shape), value), name=op_name)
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
@@ -302,7 +305,8 @@ define("BroadcastTo", _broadcast_to_infer)
 def broadcast_to(input, shape, name=None):
     """`tf.broadcast_to`: numpy broadcasting of `input` to `shape`."""
     x = convert_to_tensor(input)
-    return make_tensor("BroadcastTo", (x, shape_tensor(shape)), name=name or "BroadcastTo")
+    with consumer_scope(name, "BroadcastTo", (shape,)) as op_name:
+        return make_tensor("BroadcastTo", (x, shape_tensor(shape)), name=op_name)
 
 
 # ---------------------------------------------------------------- expand_dims, squeeze

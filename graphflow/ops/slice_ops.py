@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.shape_ops import (
     INT_INDEX,
@@ -298,8 +298,9 @@ define("Slice", _slice_infer, may_alias_input=True)
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF1 name
     """`tf.slice`: the block starting at `begin` with extent `size` (-1 = to the end)."""
     x = convert_to_tensor(input_)
-    return make_tensor("Slice", (x, shape_tensor(begin, "begin"), shape_tensor(size, "size")),
-                       name=name or "Slice")
+    with consumer_scope(name, "Slice", (begin, size)) as op_name:
+        return make_tensor("Slice", (x, shape_tensor(begin, "begin"), shape_tensor(size, "size")),
+                           name=op_name)
 
 
 # ---------------------------------------------------------------- split

@@ -420,3 +420,25 @@ def test_loaded_graph_memory_is_bounded_per_op_and_by_the_json_size(tmp_path):
     assert op.source is None and not op.attrs and not op.outputs
     assert retained / n < 450, retained / n
     assert peak < 50 * len(text), peak / len(text)
+
+
+def test_default_op_limit_grows_with_the_file_size(tmp_path):
+    import json
+    import zipfile
+
+    from graphflow.fileformat import file_io
+    from graphflow.framework.errors import GraphFormatError
+    n = 40_000  # identical NoOps compress to ~2.4 bytes each: more ops than the file can hold
+    ops = [{"name": "n", "type": "NoOp"}] * n
+    doc = {"format": "graphflow-graph", "version": 1, "ops": ops,
+           "signatures": {"inputs": {}, "outputs": {}}}
+    path = str(tmp_path / "dense.gfz")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("graph.json", json.dumps(doc))
+    size = (tmp_path / "dense.gfz").stat().st_size
+    limits = file_io.default_limits_for(path)
+    assert limits.max_ops == max(file_io.OPS_FLOOR, size // file_io.FILE_BYTES_PER_OP) < n
+    with pytest.raises(GraphFormatError, match=f"{n} ops, more than the limit of "
+                                               f"{limits.max_ops}"):
+        tf.load(path)
+    assert file_io.default_limits_for(str(tmp_path / "absent.gfz")) is file_io.DEFAULT_LIMITS

@@ -26,8 +26,11 @@ def test_every_binary_op_and_overload_scopes_its_constants():
                tf.where(tf.constant([True, False]), x, 0.0, name="pick"), tf.div(x, 2.0)]
     consts = [op for op in tf.get_default_graph().get_operations() if op.type == "Const"
               and op.name.rpartition("/")[0] == ""]
-    # only the explicit tf.constant and the reshape's shape vector remain at the top level
-    assert {op.name for op in consts} <= {"Const", "shape"}
+    # only the explicit tf.constant remains at the top level (the reshape's shape: Reshape/shape)
+    assert {op.name for op in consts} == {"Const"}
+    assert "Reshape/shape" in _names()
+    tf.zeros([3], name="z"), tf.tile(x, [2]), tf.slice(x, [0], [1]), tf.fill([2], 1.0)
+    assert {"z/shape", "z/value", "Tile/multiples", "Slice/begin", "Slice/size"} <= set(_names())
     for r in results:
         for t in r.op.inputs:
             if t.op.type == "Const" and t.op.name not in ("Const",):
