@@ -248,6 +248,20 @@ def cmd_export_onnx(args, out):
 
 
 # ------------------------------------------------------------------------------------ main
+def _count(minimum):
+    """An argparse type: an int >= minimum; anything else is a usage error (exit status 2)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    parse.__name__ = f"int>={minimum}"
+    return parse
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="graphflow", description="Inspect, run and optimize "
                                      "saved graphflow graphs (.gfz files).")
@@ -259,7 +273,7 @@ def _parser():
     p.add_argument("--dot", metavar="PATH", help="also write the graph as Graphviz DOT source")
     p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz)")
     p.add_argument("--brief", action="store_true", help="leave out the table of ops")
-    p.add_argument("--max-ops", type=int, default=None, metavar="N",
+    p.add_argument("--max-ops", type=_count(0), default=None, metavar="N",
                    help="list at most N ops in the table")
     p.set_defaults(run=cmd_inspect)
 
@@ -285,7 +299,7 @@ def _parser():
     p = sub.add_parser("export-onnx", help="write a graph file's inference graph as an ONNX model")
     p.add_argument("model", help="a .gfz file written by graphflow.save")
     p.add_argument("out", help="the .onnx file to write")
-    p.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
+    p.add_argument("--opset", type=_count(1), default=17, help="ONNX opset version (default 17)")
     p.set_defaults(run=cmd_export_onnx)
 
     p = sub.add_parser("profile", help="run a graph file with tracing and print the top ops by "
@@ -293,9 +307,9 @@ def _parser():
     p.add_argument("model", help="a .gfz file written by graphflow.save")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
-    p.add_argument("--runs", type=int, default=10, metavar="N",
+    p.add_argument("--runs", type=_count(1), default=10, metavar="N",
                    help="traced runs to aggregate after one warm-up run (default 10)")
-    p.add_argument("--top", type=int, default=20, metavar="K", help="ops to list (default 20)")
+    p.add_argument("--top", type=_count(1), default=20, metavar="K", help="ops to list (default 20)")
     p.add_argument("--trace", metavar="PATH", help="also write the last run as a Chrome trace")
     p.set_defaults(run=cmd_profile)
     return parser

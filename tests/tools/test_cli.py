@@ -161,3 +161,16 @@ def test_console_script_is_installed(model_path):
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "inputs:" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["inspect", "m.gfz", "--max-ops", "-1"],
+                                  ["inspect", "m.gfz", "--max-ops", "lots"],
+                                  ["profile", "m.gfz", "--runs", "0"],
+                                  ["profile", "m.gfz", "--top", "-3"],
+                                  ["export-onnx", "m.gfz", "m.onnx", "--opset", "-1"]])
+def test_nonsense_numeric_options_are_usage_errors(args, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be at least" in err or "whole number" in err
