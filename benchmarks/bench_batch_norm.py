@@ -10,26 +10,15 @@ Medians of `repeat` timed runs after warmups; the ratios are graphflow / other.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from common import median_ms as _median_ms
 
 import graphflow as gf
 
 SHAPE = (32, 28, 28, 64)
 EPS = 1e-3
 
-
-def _median_ms(fn, repeat, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def numpy_step(x, scale, offset, u):

@@ -17,6 +17,7 @@ import statistics
 import time
 
 import numpy as np
+from common import tensorflow_v1
 
 import graphflow as gf
 
@@ -61,15 +62,6 @@ def per_iteration_us(run, iterations, repeat):
         samples.append(((t1 - t0) - (t2 - t1)) / iterations * 1e6)
     return statistics.median(samples)
 
-
-def tensorflow_v1():
-    try:
-        import tensorflow as real_tf
-    except ImportError:
-        return None
-    tf1 = real_tf.compat.v1
-    tf1.disable_eager_execution()
-    return tf1
 
 
 def main(argv=None):

@@ -17,9 +17,9 @@ import argparse
 import json
 import statistics
 import sys
-import time
 
 import numpy as np
+from common import median_ms as _wall_ms
 
 import graphflow as tf
 from graphflow.kernels import cuda
@@ -39,16 +39,6 @@ def _events_ms(fn, repeat, warmup=3):
         times.append(start.time_till(end))
     return statistics.median(times)
 
-
-def _wall_ms(fn, repeat, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def theoretical_bandwidth(rt):

@@ -19,24 +19,13 @@ machine; without it they are left out.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
-
-
-def _median_ms(fn, repeat, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+from common import median_ms as _median_ms
 
 
 def _mlp_data():

@@ -18,23 +18,12 @@ import statistics
 import time
 
 import numpy as np
+from common import tensorflow_v1
 
 import graphflow as gf
 
 VOCAB, HIDDEN, LAYERS, SEQ, BATCH = 65, 256, 2, 50, 32
 
-
-def tensorflow_v1():
-    """(tf.compat.v1, TF1's rnn cell module) or None where TensorFlow is missing. TF1's cells live
-    in TensorFlow's bundled legacy Keras (Keras 3 refuses `tf.compat.v1.nn.rnn_cell`)."""
-    try:
-        import tensorflow as real_tf
-        from tensorflow.python.keras.layers.legacy_rnn import rnn_cell_impl
-    except ImportError:
-        return None
-    tf1 = real_tf.compat.v1
-    tf1.disable_eager_execution()
-    return tf1, rnn_cell_impl
 
 
 def data(rng):

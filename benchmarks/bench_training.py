@@ -16,6 +16,7 @@ import statistics
 import time
 
 import numpy as np
+from common import tensorflow_v1
 
 import graphflow as gf
 
@@ -168,15 +169,6 @@ def mlp_graph(tf):
 
 
 # ------------------------------------------------------------------ driver
-def tensorflow_v1():
-    try:
-        import tensorflow as real_tf
-    except ImportError:
-        return None
-    tf1 = real_tf.compat.v1
-    tf1.disable_eager_execution()
-    return tf1
-
 
 def check_same_first_steps(numpy_step, graph_step, what, rtol):
     """The contenders compute the same thing: compare the losses of their first three steps."""

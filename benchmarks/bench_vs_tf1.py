@@ -24,6 +24,7 @@ import sys
 import time
 
 import numpy as np
+from common import tensorflow_v1
 
 BURN_ONE_CORE = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass"
 SETTINGS = {
@@ -173,15 +174,6 @@ def measure(contenders, rounds, budget=0.25):
             samples[name].append((time.perf_counter() - t0) / inner[name])
     return {name: statistics.median(s) for name, s in samples.items()}
 
-
-def tensorflow_v1():
-    try:
-        import tensorflow as real_tf
-    except ImportError:
-        return None
-    tf1 = real_tf.compat.v1
-    tf1.disable_eager_execution()
-    return tf1
 
 
 def run_setting(name, rounds):

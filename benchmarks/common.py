@@ -1,0 +1,27 @@
+"""Helpers the benchmark scripts share: a median wall-clock timer and TensorFlow's v1 API if installed."""
+
+import statistics
+import time
+
+
+def median_ms(fn, repeat, warmup=3):
+    """Median milliseconds of `repeat` calls of `fn` after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def tensorflow_v1():
+    """`tensorflow.compat.v1` in graph mode, or None when TensorFlow is not installed."""
+    try:
+        import tensorflow as real_tf
+    except ImportError:
+        return None
+    tf1 = real_tf.compat.v1
+    tf1.disable_eager_execution()
+    return tf1
