@@ -47,7 +47,8 @@ def test_inspect_prints_signatures_variables_and_ops(model_path, tmp_path):
     result = _cli("inspect", model_path, "--dot", tmp_path / "g.dot", "--svg", tmp_path / "g.svg")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].endswith("graphflow graph format 1 (graphflow 0.1.0), 12 ops")
+    # the file keeps what the signature needs (the 11 ops above; no init op)
+    assert lines[0].endswith("graphflow graph format 1 (graphflow 0.1.0), 11 ops")
     assert "  x: float32 [?, 3]  (x:0)" in lines
     assert "  y: float32 [?, 4]  (dense/Relu:0)" in lines
     assert "variables: 2 (16 parameters, 2 with saved values)" in lines
@@ -58,7 +59,7 @@ def test_inspect_prints_signatures_variables_and_ops(model_path, tmp_path):
     brief = _cli("inspect", model_path, "--brief")
     assert brief.returncode == 0 and "MatMul" not in brief.stdout
     assert _cli("inspect", model_path, "--max-ops", "2").stdout.rstrip().endswith(
-        "... 10 more ops")
+        "... 9 more ops")
 
 
 def test_run_prints_outputs(model_path, tmp_path):

@@ -96,7 +96,7 @@ def test_svg_rendering_draws_every_op_and_scope(tmp_path):
             titles.setdefault(g.get("class"), []).append(title.text)
     assert sorted(titles["node"]) == sorted(op.name for op in
                                             tf.get_default_graph().get_operations())
-    assert sorted(titles["cluster"]) == ["cluster_dense", "cluster_dense/w"]
+    assert sorted(titles["cluster"]) == ["cluster_dense", "cluster_dense/Add", "cluster_dense/w"]
     assert "dense/Relu&#45;&gt;Mul" in svg or "dense/Relu->Mul" in titles["edge"]
 
 
