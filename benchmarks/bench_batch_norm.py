@@ -4,7 +4,7 @@ grad_ys), as a graphflow session step, against
 hand-written numpy and TF1 (`tf.compat.v1` graph mode) in the same run when TensorFlow is
 importable:
 
-    PYTHONPATH=. /work/venvs/tf/bin/python benchmarks/bench_batch_norm.py [--repeat 20]
+    PYTHONPATH=. python benchmarks/bench_batch_norm.py [--repeat 20]
 
 Medians of `repeat` timed runs after warmups; the ratios are graphflow / other.
 """

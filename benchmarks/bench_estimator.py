@@ -12,7 +12,7 @@ numpy and TF1 (`tf.compat.v1` graph mode) in the same run.
 3. ms per training step of word2vec-sized nce_loss (vocabulary 20000, dim 64, batch 128,
    64 samples).
 Medians over repeats. The TF1 figures come from the TensorFlow interpreter named by
-GRAPHFLOW_TF_PYTHON (default /work/venvs/tf/bin/python), run as a child process on the same
+GRAPHFLOW_TF_PYTHON (a Python with tensorflow-cpu), run as a child process on the same
 machine; without it they are left out.
 """
 
@@ -164,7 +164,7 @@ def run_all(tf, quick):
 
 
 def _tensorflow_results(quick):
-    python = os.environ.get("GRAPHFLOW_TF_PYTHON", "/work/venvs/tf/bin/python")
+    python = os.environ.get("GRAPHFLOW_TF_PYTHON", "")
     if not os.path.isfile(python):
         return None
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -2,7 +2,7 @@
 
 A program is a plain function `program(tf, np, **kwargs) -> {name: array}` written against the TF1
 API. `run_in_tensorflow` sends the functions' source to a TensorFlow interpreter (the one named by
-GRAPHFLOW_TF_PYTHON, default /work/venvs/tf/bin/python) where `tf` is `tensorflow.compat.v1` in
+GRAPHFLOW_TF_PYTHON: a Python that has tensorflow-cpu installed) where `tf` is `tensorflow.compat.v1` in
 graph mode, and returns the results. Without TensorFlow the comparisons skip with the reason; CI
 does not install it.
 """
@@ -16,7 +16,7 @@ import textwrap
 
 import numpy as np
 
-DEFAULT_TF_PYTHON = "/work/venvs/tf/bin/python"
+DEFAULT_TF_PYTHON = ""  # none: the TensorFlow comparisons skip, saying how to enable them
 
 
 def tf_python():

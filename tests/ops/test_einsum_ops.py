@@ -6,7 +6,7 @@ import pytest
 
 import graphflow as tf
 
-# Printed by /work/venvs/tf/bin/python (TensorFlow 2.21, tf.compat.v1 graph mode, float32) for
+# Printed by a Python with TensorFlow (TensorFlow 2.21, tf.compat.v1 graph mode, float32) for
 # y = einsum('...ij,...jk->...ik', a, b), z = einsum('ij,kj', c, c) and the gradients of
 # sum(y * y) with respect to a and b; the inputs are built below exactly as there.
 TF_Y = [1.55, 1.1, 0.2, 0.2, -1.15, -1.6, 0.2, 0.2, -3.85, -4.3, 0.2, 0.2, -1.15, -0.7, -2.5, -1.6,

@@ -7,7 +7,7 @@ import pytest
 
 import graphflow as tf
 
-# Printed by /work/venvs/tf/bin/python (TensorFlow 2.21, tf.compat.v1 graph mode) for the same inputs.
+# Printed by a Python with TensorFlow (TensorFlow 2.21, tf.compat.v1 graph mode) for the same inputs.
 TF_TOP_K3 = ([[3.0, 3.0, 3.0], [0.0, 0.0, 0.0], [np.nan, 5.0, 5.0]], [[1, 2, 4], [0, 1, 2], [0, 2, 4]])
 TF_IN_TOP_K = {1: [True, True, False], 2: [True, True, False]}
 TF_BOOLEAN_MASK = ([1.0, 3.0, 5.0, 6.0], [[2.0, 3.0], [5.0, 6.0]])

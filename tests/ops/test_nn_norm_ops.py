@@ -6,7 +6,7 @@ import pytest
 
 import graphflow as tf
 
-# Printed by /work/venvs/tf/bin/python (TensorFlow 2.21, tf.compat.v1 graph mode, float32) for the
+# Printed by a Python with TensorFlow (TensorFlow 2.21, tf.compat.v1 graph mode, float32) for the
 # inputs below: y, batch mean/variance of fused_batch_norm(x, s, o, data_format="NCHW"), the
 # gradients of sum(y * u) for x, scale and offset; then is_training=False with mean 1, variance 2.
 TF = {

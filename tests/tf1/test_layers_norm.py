@@ -7,7 +7,7 @@ import pytest
 
 import graphflow as tf
 
-# Made by /work/venvs/tf/bin/python with TensorFlow 2.21 (tf.compat.v1, graph mode): TF1's layer
+# Made by a Python with TensorFlow 2.21 (tf.compat.v1, graph mode): TF1's layer
 # logic rebuilt from tf.compat.v1.nn.fused_batch_norm (4-D) / tf.nn.moments +
 # tf.nn.batch_normalization (2-D), moving -= (moving - batch) * (1 - 0.9) as update ops, three
 # GradientDescentOptimizer(0.01) steps on sum(y * y * [1, 2, ...] + y), then the inference outputs.
