@@ -34,13 +34,12 @@ Conventions:
   type and the user's line), as in TF: "No gradient defined for operation ...".
 """
 
-import contextlib
-import gc
 
 import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
+from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import Tensor, _user_location, describe_op, get_default_graph
 from graphflow.ops import math_ops, registry, shape_ops, tensor_array_grad
 from graphflow.ops.core_ops import constant, convert_to_tensor
@@ -51,20 +50,6 @@ class UnconnectedGradients:
 
     NONE = "none"
     ZERO = "zero"
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Building the backward pass allocates many long-lived objects (ops, tensors) and no garbage:
-    Python's cyclic collector would rescan the whole graph again and again (~1/3 of the time on a
-    100k-op graph), so it is paused while gradients are built."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _as_tensors(values, what):
@@ -256,7 +241,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     default = get_default_graph()
     if isinstance(default, FuncGraph) and default.is_nested_in(graph):
         graph = default  # differentiating a loop body or branch: build inside the function graph
-    with _gc_paused(), graph.as_default(), graph.name_scope(name):
+    with gc_paused(), graph.as_default(), graph.name_scope(name):
         pending = {}  # tensor -> gradient contributions received so far
         for i, (y, grad_y) in enumerate(zip(ys, grad_ys)):
             if y in reached:

@@ -172,13 +172,7 @@ class DeviceVariableStore(VariableStore):
     def write(self, name, value):
         if isinstance(value, np.ndarray) or self._backend_of(value) is None:
             return VariableStore.write(self, name, value)
-        pending = getattr(self._local, "pending", None)
-        if pending is None:
-            with self.lock:
-                self.values[name] = value
-        else:
-            pending[name] = value
-        return value
+        return self._store(name, value)  # a device array, kept as it is
 
     def register(self, backend):
         if backend not in self.backends:

@@ -13,7 +13,6 @@ content raises `GraphFormatError`.
 
 import contextlib
 import dataclasses
-import gc
 import io
 import os
 import re
@@ -74,19 +73,6 @@ _SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
 
 
 # ------------------------------------------------------------------------------------ writing
-@contextlib.contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector while building many small objects (a 100k-op graph
-    document): collections triggered by allocation alone would otherwise dominate the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 TEMP_SUFFIX = ".tmp"
 
 

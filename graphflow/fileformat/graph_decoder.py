@@ -52,22 +52,28 @@ def check_document(doc, limits):
     expect(doc.get("producer", ""), (str,), "graph document field 'producer'")
 
 
+def _checked_ops(raw_ops, limits, where):
+    """(per-op records, {name: position}, a topological order) of a list of op entries: each entry checked, names
+    unique, edges resolved, cycles reported. `where` prefixes errors about a function sub-graph."""
+    shapes = {}
+    ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
+    index = {}
+    for i, meta in enumerate(ops_meta):
+        if meta["name"] in index:
+            fail(f"{where}op name '{meta['name']}' appears twice (ops #{index[meta['name']]} "
+                 f"and #{i})")
+        index[meta["name"]] = i
+    preds = [_resolve_edges(meta, index, ops_meta) for meta in ops_meta]
+    return ops_meta, index, _topological_order(preds, ops_meta)
+
+
 def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
     """Validate `doc` and add its ops to `graph` (names prefixed by `prefix` + '/', if any).
 
     `input_map` maps tensor names of the file ('x:0') to existing Tensors of `graph` that replace
     them. Returns a `DecodedGraph`."""
     check_document(doc, limits)
-    raw_ops = doc["ops"]
-    shapes = {}
-    ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
-    index = {}
-    for i, meta in enumerate(ops_meta):
-        if meta["name"] in index:
-            fail(f"op name '{meta['name']}' appears twice (ops #{index[meta['name']]} and #{i})")
-        index[meta["name"]] = i
-    preds = [_resolve_edges(meta, index, ops_meta) for meta in ops_meta]
-    order = _topological_order(preds, ops_meta)
+    ops_meta, index, order = _checked_ops(doc["ops"], limits, "")
     full = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
     input_map = dict(input_map or {})
     _check_input_map(input_map, index, ops_meta, graph)
@@ -354,17 +360,10 @@ def _decode_function(entry, where, tensors, limits, shared_names, prefix):
     parent = expect(entry["parent"], (str, type(None)), f"{where} parent")
     error = expect(entry["error"], (str, type(None)), f"{where} error")
     raw_ops = expect(entry["ops"], (list,), f"{where} ops")
-    shapes = {}
-    ops_meta = [_check_op(e, i, limits, shapes) for i, e in enumerate(raw_ops)]
-    index = {}
-    for i, meta in enumerate(ops_meta):
-        if meta["name"] in index:
-            fail(f"{where}: op name '{meta['name']}' appears twice")
-        index[meta["name"]] = i
-    preds = [_resolve_edges(meta, index, ops_meta) for meta in ops_meta]
+    ops_meta, _, order = _checked_ops(raw_ops, limits, f"{where}: ")
     func = FuncGraph(name, None)
     built = {}
-    for i in _topological_order(preds, ops_meta):
+    for i in order:
         built[ops_meta[i]["name"]] = _build_op(ops_meta[i], built, func, tensors, limits,
                                               lambda n: n, {}, shared_names, prefix)
 

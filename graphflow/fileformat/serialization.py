@@ -21,6 +21,7 @@ from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
 from graphflow.fileformat.graph_encoder import VARIABLE_TYPE, encode_graph, python_variables
 from graphflow.framework.errors import GraphFormatError
+from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
 from graphflow.ops import registry
 
@@ -62,7 +63,7 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
         values = session.variable_values() if session is not None else {}
     roots = [_op_of(e) for e in list(inputs.values()) + list(outputs.values())]
     kept = subgraph_ops(graph, [op for op in roots if op is not None]) if outputs else None
-    with file_io.gc_paused():
+    with gc_paused():
         doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source,
                                    ops=kept)
         text = fmt.dumps_document(doc).encode("utf-8")
@@ -141,7 +142,7 @@ def read_file(path, limits=None):
     """(document, {npz key: array}) from a graph file, checked for structure, sizes and version."""
     limits = limits or file_io.DEFAULT_LIMITS
     what = f"graph file '{os.fspath(path)}'"
-    with file_io.Archive(path, what, limits) as archive, file_io.gc_paused():
+    with file_io.Archive(path, what, limits) as archive, gc_paused():
         names = set(archive.members)
         if GRAPH_MEMBER not in names:
             raise GraphFormatError(f"{what} has no {GRAPH_MEMBER}: not a graphflow graph file")
@@ -159,7 +160,7 @@ def read_file(path, limits=None):
 
 def _decode(doc, tensors, graph, limits, prefix="", input_map=None, what="graph file"):
     try:
-        with file_io.gc_paused():
+        with gc_paused():
             return decode_graph(doc, tensors, graph, limits, prefix=prefix, input_map=input_map)
     except GraphFormatError as exc:
         raise GraphFormatError(f"{what}: {exc}") from None

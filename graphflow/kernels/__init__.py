@@ -76,6 +76,10 @@ class VariableStore:
     def write(self, name, value):
         value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
         value.flags.writeable = False  # stored arrays are never mutated in place
+        return self._store(name, value)
+
+    def _store(self, name, value):
+        """Keep `value` under `name`: in this thread's pending writes during a run, else now."""
         pending = getattr(self._local, "pending", None)
         if pending is None:
             with self.lock:
