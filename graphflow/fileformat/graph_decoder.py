@@ -53,8 +53,9 @@ def check_document(doc, limits):
 
 
 def _checked_ops(raw_ops, limits, where):
-    """(per-op records, {name: position}, a topological order) of a list of op entries: each entry checked, names
-    unique, edges resolved, cycles reported. `where` prefixes errors about a function sub-graph."""
+    """(per-op records, {name: position}, a topological order) of a list of op entries: each
+    entry checked, names unique, edges resolved, cycles reported. `where` prefixes errors about a
+    function sub-graph."""
     shapes = {}
     ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
     index = {}
