@@ -41,7 +41,7 @@ def may_alias_external(tensor, fed):
         if tensor in fed:
             return True
         op_def = registry.lookup(tensor.op.type)
-        if op_def.returns_state or tensor.op.type == "Placeholder":
+        if op_def.returns_state or op_def.must_feed:
             return True
         if not op_def.may_alias_input or not tensor.op.inputs:
             return False
@@ -141,8 +141,8 @@ class Plan:
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
         self.ops = needed_ops(fetch_ops, fed)
         self._check_feeds_cover_placeholders(fed)
-        self.has_state_writes = any(registry.lookup(op.type).stateful and op.type != "VariableV2"
-                                    for op in self.ops)
+        self.has_state_writes = any(registry.lookup(op.type).stateful
+                                    and not registry.lookup(op.type).variable for op in self.ops)
         self._state = state
         self._kernel_table = kernel_table
         self._device = device
@@ -159,7 +159,7 @@ class Plan:
 
     def _check_feeds_cover_placeholders(self, fed):
         for op in self.ops:
-            if op.type == "Placeholder" and op.outputs[0] not in fed:
+            if registry.lookup(op.type).must_feed and op.outputs[0] not in fed:
                 t = op.outputs[0]
                 raise InvalidArgumentError(
                     None, self._origin.get(op, op), f"You must feed a value for placeholder "
@@ -184,7 +184,7 @@ class Plan:
         self.kernels = []
         counter = 0
         for step, op in enumerate(self.ops):
-            if op.type in ("NoOp", "Placeholder"):
+            if not registry.lookup(op.type).runs_kernel:
                 continue
             try:
                 builder = self.placement.lookup(op)

@@ -26,7 +26,7 @@ Conventions:
 * Multi-output ops: if some outputs received a gradient and others did not, the rule gets
   `zeros_like(output)` for each floating output without one (as TF1 does, so rules such as
   Split's or Unstack's never test for None) and None for non-floating outputs. An op declared
-  `extra={"gradient_takes_none": True}` (If, While) gets None instead: its rule skips work for
+  `gradient_takes_none=True` (If, While) gets None instead: its rule skips work for
   outputs no gradient reached.
 * An op declared not differentiable (`registry.no_gradient`, TF's NotDifferentiable: comparisons,
   argmax, shape queries, StopGradient) silently passes nothing to its inputs. An op without any
@@ -69,11 +69,11 @@ def _as_tensors(values, what):
 def _variable_reads(xs, graph):
     """{x: [tensors]} for xs that are variables: the outputs of `v.read_value()` ops are values of
     the same variable (as TF1's identity reads are), so d/dv also collects what they receive."""
-    by_name = {x.op.attrs["shared_name"]: x for x in xs if x.op.type == "VariableV2"}
+    by_name = {x.op.attrs["shared_name"]: x for x in xs if registry.lookup(x.op.type).variable}
     reads = {}
     if by_name:
         for op in graph.get_operations():
-            if op.type == "ReadVariableOp" and op.attrs.get("shared_name") in by_name:
+            if op.attrs.get("shared_name") in by_name and registry.lookup(op.type).reads_variable:
                 reads.setdefault(by_name[op.attrs["shared_name"]], []).append(op.outputs[0])
     return reads
 
@@ -85,7 +85,7 @@ def _differentiable(t):
 
 def _stops_gradient(op):
     """Declared not differentiable (TF's NotDifferentiable): nothing flows to its inputs."""
-    return registry.lookup(op.type).extra.get("no_gradient", False)
+    return registry.lookup(op.type).no_gradient
 
 
 def _reachable_from(xs, stop_ops):
@@ -167,7 +167,7 @@ def _output_grads(op, pending):
     """The summed gradient of each output of `op` (None where none arrived); zeros for floating
     outputs of a multi-output op that got nothing while others did."""
     grads = [_sum(pending.pop(t, None)) for t in op.outputs]
-    if registry.lookup(op.type).extra.get("gradient_takes_none"):
+    if registry.lookup(op.type).gradient_takes_none:
         return grads  # the rule tells "no gradient" from a zero one (If, While)
     if len(grads) > 1 and any(g is not None for g in grads):
         for i, t in enumerate(op.outputs):

@@ -233,7 +233,7 @@ class Placement:
         for op in ops:
             requested = self._requested(op)
             device = CPU
-            if is_gpu(requested) and op.type not in ("NoOp", "Placeholder"):
+            if is_gpu(requested) and registry.lookup(op.type).runs_kernel:
                 device = self._gpu_choice(op, requested, state)
             self.device_of[op] = device
             if is_gpu(device):
@@ -250,7 +250,7 @@ class Placement:
             self.namespace["_to_host"] = self.backend.to_host
 
     def _gpu_choice(self, op, requested, state):
-        if op.type == "Const":  # host value; GPU consumers get a copy uploaded at plan build
+        if registry.lookup(op.type).constant:  # host value; GPU consumers get an uploaded copy
             return CPU
         soft = getattr(state, "allow_soft_placement", False)
         if self.backend is None:
@@ -336,7 +336,7 @@ class Placement:
         name = self._copy_var.get(key)
         if name is not None:
             return name
-        if t.op.type == "Const" and want != "host":
+        if want != "host" and registry.lookup(t.op.type).constant:
             name = f"_const{len(self._const_uploads)}"
             with self.backend.active():
                 self.namespace[name] = self.backend.to_device(t.op.attrs["value"])
@@ -377,7 +377,7 @@ class Placement:
         """A text report: device counts, fallbacks (with reasons), host-kept ops and copies."""
         counts = {}
         for op, device in self.device_of.items():
-            if op.type in ("NoOp", "Placeholder"):
+            if not registry.lookup(op.type).runs_kernel:
                 continue
             counts[device] = counts.get(device, 0) + 1
         lines = ["placement: " + (", ".join(f"{n} ops on {d}" for d, n in sorted(counts.items()))

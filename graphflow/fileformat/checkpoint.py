@@ -28,6 +28,7 @@ from graphflow.framework.errors import (
     NotFoundError,
 )
 from graphflow.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
+from graphflow.ops import registry
 
 STATE_FORMAT = "graphflow-checkpoint-state"
 STATE_VERSION = 1
@@ -55,7 +56,7 @@ def _variable_op(item):
     as_element = getattr(item, "_as_graph_element", None)
     element = as_element() if as_element is not None else item
     op = element.op if isinstance(element, Tensor) else element
-    if not isinstance(op, Operation) or op.type != "VariableV2":
+    if not isinstance(op, Operation) or not registry.lookup(op.type).variable:
         raise TypeError(f"Saver var_list entries must be Variables, got {item!r}")
     return op
 

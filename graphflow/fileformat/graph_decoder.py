@@ -286,7 +286,8 @@ def _check_input_map(input_map, index, ops_meta, graph):
 def _variable_shared_names(ops_meta):
     names = set()
     for meta in ops_meta:
-        if meta["type"] == VARIABLE_TYPE and type(meta["attrs"].get("shared_name")) is str:
+        op_def = registry.find(meta["type"])
+        if op_def is not None and op_def.variable and type(meta["attrs"].get("shared_name")) is str:
             names.add(meta["attrs"]["shared_name"])
     return names
 
@@ -373,7 +374,7 @@ def _decode_function(entry, where, tensors, limits, shared_names, prefix):
         op = built.get(op_name)
         if op is None or not idx.isdigit() or int(idx) >= len(op.outputs):
             fail(f"{what}: '{text}' is not a tensor of the function")
-        if placeholder and op.type != "Placeholder":
+        if placeholder and not registry.lookup(op.type).must_feed:
             fail(f"{what}: '{text}' must be a Placeholder of the function")
         return op.outputs[int(idx)]
     func.inputs = [tensor(t, f"{where} input", True) for t in expect(entry["inputs"], (list,),
@@ -430,7 +431,7 @@ def _decode_variables(entries, built, tensors, graph, limits):
         if set(entry) != {"op", "initializer", "trainable", "value"}:
             fail(f"{where}: expected fields op, initializer, trainable, value; found {sorted(entry)}")
         op = built.get(expect(entry["op"], (str,), f"{where} field 'op'"))
-        if op is None or op.type != VARIABLE_TYPE:
+        if op is None or not registry.lookup(op.type).variable:
             fail(f"{where}: '{entry['op']}' is not a {VARIABLE_TYPE} op of the graph")
         where = f"variable '{entry['op']}'"
         if op in variables:

@@ -55,7 +55,7 @@ def _check_signatures_saveable(inputs, outputs):
     roots = [_element(e) for e in outputs.values()]
     roots = [e.op if isinstance(e, Tensor) else e for e in roots if isinstance(e, (Tensor, Operation))]
     for op in needed_ops(roots, fed):
-        reason = registry.lookup(op.type).extra.get("unsaveable")
+        reason = registry.lookup(op.type).unsaveable
         if reason:
             raise ValueError(f"Cannot save a graph whose outputs need {describe_op(op)}: {reason}")
 
@@ -67,7 +67,7 @@ def _element(element):
 
 def _encode_op(op, arrays, strip_source, key_prefix=""):
     op_def = registry.lookup(op.type)
-    reason = op_def.extra.get("cannot_save")
+    reason = op_def.cannot_save
     if reason:
         raise ValueError(f"Cannot save the graph: {describe_op(op)} cannot be saved: {reason}")
     entry = {"name": op.name, "type": op.type}
@@ -153,7 +153,7 @@ def _encode_variables(graph, values, arrays, kept):
     objects = python_variables(graph)
     entries = []
     for op in graph.get_operations():
-        if op.type != VARIABLE_TYPE or (kept is not None and op not in kept):
+        if not registry.lookup(op.type).variable or (kept is not None and op not in kept):
             continue
         var = objects.get(op)
         init = var.initializer if var is not None else None

@@ -19,7 +19,7 @@ from graphflow.engine.session import Session
 from graphflow.fileformat import file_io
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
-from graphflow.fileformat.graph_encoder import VARIABLE_TYPE, encode_graph, python_variables
+from graphflow.fileformat.graph_encoder import encode_graph, python_variables
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
@@ -103,10 +103,11 @@ def subgraph_ops(graph, roots, initializers=True):
     optimizer updates with their slots), and with `initializers` their initializers (so that
     `global_variables_initializer` still works on the loaded or imported graph)."""
     kept = needed_ops(roots)
-    names = {value for op in kept if op.type != VARIABLE_TYPE and registry.lookup(op.type).stateful
+    names = {value for op in kept if registry.lookup(op.type).stateful
+             and not registry.lookup(op.type).variable
              for value in op.attrs.values() if isinstance(value, str)}
     variables = [op for op in graph.get_operations()
-                 if op.type == VARIABLE_TYPE and op.attrs.get("shared_name") in names]
+                 if registry.lookup(op.type).variable and op.attrs.get("shared_name") in names]
     kept = needed_ops(kept + variables) if variables else kept
     if not initializers:
         return kept

@@ -57,7 +57,7 @@ def _range_infer(inputs, attrs):
     return [(dt, TensorShape([n]))]
 
 
-define("Range", _range_infer, extra={"value_dependent_shape": True})
+define("Range", _range_infer, value_dependent_shape=True)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 name

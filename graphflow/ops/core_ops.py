@@ -36,12 +36,12 @@ def _no_outputs(inputs, attrs):
     return []
 
 
-define("Const", _const_infer, returns_state=True, attrs="value:tensor")
-define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape")
+define("Const", _const_infer, returns_state=True, attrs="value:tensor", constant=True)
+define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape", must_feed=True)
 define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
-       attrs="shape:none|shape")
+       attrs="shape:none|shape", graph_input=True)
 define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
-define("NoOp", _no_outputs)
+define("NoOp", _no_outputs, control_only=True)
 
 
 def _as_array(value):

@@ -71,10 +71,10 @@ _UNSAVEABLE = ("it reads a tf.data pipeline (Python code and data of the program
                "it), which a graph file cannot carry. Save the model with an input placeholder "
                "(e.g. x = tf.placeholder_with_default(next_images, shape) and inputs={'x': x})")
 define("MakeIterator", _make_iterator_infer, stateful=True, attrs="iterator:string dataset:string",
-       extra={"unsaveable": _UNSAVEABLE})
+       unsaveable=_UNSAVEABLE)
 define("IteratorGetNext", _get_next_infer, stateful=True, returns_state=True,
        attrs="iterator:string output_types:list(dtype) output_shapes:list(shape) one_shot:string",
-       extra={"unsaveable": _UNSAVEABLE})
+       unsaveable=_UNSAVEABLE)
 no_gradient("IteratorGetNext")
 
 __all__ = []

@@ -89,10 +89,10 @@ def _fused_matmul_infer(inputs, attrs):
 
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
-       attrs="program:dict" + _PROVENANCE, extra={"inplace_any_input": True})
+       attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
 define("FusedMatMul", _fused_matmul_infer,
        attrs="transpose_a:bool transpose_b:bool activation:string activation_attrs:dict"
-       + _PROVENANCE)
+       + _PROVENANCE, fresh_output=True)
 no_gradient("FusedElementwise", "FusedMatMul")  # built on plan copies, after gradients exist
 
 
@@ -121,3 +121,29 @@ def fused_matmul(a, b, bias, activation="", transpose_a=False, transpose_b=False
              "activation": activation, "activation_attrs": dict(activation_attrs or {}),
              **_provenance(members)}
     return make_tensor("FusedMatMul", (a, b, bias), attrs, name=name or "FusedMatMul")
+
+
+# ---------------------------------------------------------------- what the fusion pass may absorb
+def is_instruction(op):
+    """`op` has a FusedElementwise instruction (its type is in ELEMENTWISE_INSTRUCTIONS)."""
+    return op.type in ELEMENTWISE_INSTRUCTIONS
+
+
+def is_matmul(op):
+    """`op` is the product FusedMatMul computes (MatMul)."""
+    return op.type == "MatMul"
+
+
+def is_bias_add(op):
+    """`op` adds a per-channel bias (BiasAdd; FusedMatMul takes it when channels are last)."""
+    return op.type == "BiasAdd"
+
+
+def is_add(op):
+    """`op` is a plain two-input Add (FusedMatMul takes it when the bias does not grow the product)."""
+    return op.type == "Add" and len(op.inputs) == 2
+
+
+def is_matmul_activation(op):
+    """`op` is an activation FusedMatMul applies after the bias (`MATMUL_ACTIVATIONS`)."""
+    return bool(op.type) and op.type in MATMUL_ACTIVATIONS

@@ -95,14 +95,14 @@ _JPEG_ATTRS = ("channels:int ratio:int fancy_upscaling:bool try_recover_truncate
                "acceptable_fraction:float dct_method:string")
 _SIZE_FROM_DATA = {"value_dependent_shape": True}  # the image's size is known once it is read
 define("DecodeJpeg", _decode_infer("decode_jpeg", (0, 1, 3)), attrs=_JPEG_ATTRS,
-       extra=dict(_SIZE_FROM_DATA))
+       **_SIZE_FROM_DATA)
 define("DecodePng", _decode_infer("decode_png"), attrs="channels:int dtype:dtype",
-       extra=dict(_SIZE_FROM_DATA))
+       **_SIZE_FROM_DATA)
 define("DecodeBmp", _decode_infer("decode_bmp", (0, 3, 4)), attrs="channels:int",
-       extra=dict(_SIZE_FROM_DATA))
-define("DecodeGif", _decode_gif_infer, extra=dict(_SIZE_FROM_DATA))
+       **_SIZE_FROM_DATA)
+define("DecodeGif", _decode_gif_infer, **_SIZE_FROM_DATA)
 define("DecodeImage", _decode_image_infer, attrs="channels:int dtype:dtype expand_animations:bool",
-       extra=dict(_SIZE_FROM_DATA))
+       **_SIZE_FROM_DATA)
 no_gradient("ReadFile", "DecodeJpeg", "DecodePng", "DecodeBmp", "DecodeGif", "DecodeImage")
 
 

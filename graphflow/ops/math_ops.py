@@ -154,9 +154,13 @@ def _binary_infer(allowed, result):
     return infer
 
 
+# Swapping the inputs changes no output bit (IEEE + and * are commutative; AddN is not listed,
+# since a different summation order rounds differently).
+_COMMUTATIVE = frozenset(["Add", "Mul", "Maximum", "Minimum", "Equal", "NotEqual", "LogicalAnd",
+                          "LogicalOr", "LogicalXor", "SquaredDifference"])
 for _type, (_allowed, _result) in BINARY_OPS.items():
     define(_type, _binary_infer(_allowed, _result), elementwise=True,
-           inplace_inputs=(0, 1) if _result == "same" else ())
+           inplace_inputs=(0, 1) if _result == "same" else (), commutative=_type in _COMMUTATIVE)
 
 
 def _binary(op_type, default_name):
@@ -245,7 +249,7 @@ def _where_indices_infer(inputs, attrs):
     return [(dtypes.int64, TensorShape([None, cond.shape.ndims]))]
 
 
-define("Where", _where_indices_infer, extra={"value_dependent_shape": True})
+define("Where", _where_indices_infer, value_dependent_shape=True)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -321,7 +325,7 @@ def _matmul_infer(inputs, attrs):
     return [(dt, batch.concatenate(TensorShape([m, n])))]
 
 
-define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool")
+define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool", fresh_output=True)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -376,7 +380,8 @@ def _reduce_infer(allowed, result_dtype=None):
 REDUCTIONS = {"Sum": NUMERIC, "Mean": NUMERIC, "Max": NUMERIC, "Min": NUMERIC, "Prod": NUMERIC,
               "All": BOOL, "Any": BOOL}
 for _type, _allowed in REDUCTIONS.items():
-    define(_type, _reduce_infer(_allowed), attrs="axis:none|int|list(int) keepdims:bool")
+    define(_type, _reduce_infer(_allowed), attrs="axis:none|int|list(int) keepdims:bool",
+           retains_inputs=False)
 
 
 def _axis_attr(axis):
@@ -423,8 +428,8 @@ def _arg_infer(inputs, attrs):
     return [(out_dt, TensorShape(dims))]
 
 
-define("ArgMax", _arg_infer, attrs="axis:int output_type:dtype")
-define("ArgMin", _arg_infer, attrs="axis:int output_type:dtype")
+define("ArgMax", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False)
+define("ArgMin", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False)
 
 
 def _arg(op_type):

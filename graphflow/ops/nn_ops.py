@@ -36,8 +36,8 @@ def _softmax_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("Softmax", _softmax_infer, attrs="axis:int")
-define("LogSoftmax", _softmax_infer, attrs="axis:int")
+define("Softmax", _softmax_infer, attrs="axis:int", retains_inputs=False)
+define("LogSoftmax", _softmax_infer, attrs="axis:int", retains_inputs=False)
 
 
 def _axis_arg(axis, dim):
@@ -75,7 +75,7 @@ def _softmax_xent_infer(inputs, attrs):
 
 
 define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer,
-       attrs="axis:int labels_stop_gradient:bool")
+       attrs="axis:int labels_stop_gradient:bool", retains_inputs=False)
 
 
 def _sparse_xent_infer(inputs, attrs):
@@ -102,7 +102,7 @@ def _sparse_xent_infer(inputs, attrs):
     return [(features.dtype, batch), (features.dtype, batch.concatenate(TensorShape([fs[-1]])))]
 
 
-define("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_infer)
+define("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_infer, retains_inputs=False)
 
 
 def softmax_cross_entropy_with_logits_op(features, labels, axis=-1, name=None):
@@ -243,7 +243,8 @@ def _bias_add_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attrs="data_format:none|string")
+define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attrs="data_format:none|string",
+       fresh_output=True)
 
 
 def _bias_add_grad_infer(inputs, attrs):
@@ -256,7 +257,7 @@ def _bias_add_grad_infer(inputs, attrs):
     return [(g.dtype, TensorShape([g.shape[_channel_axis(attrs.get("data_format"), g.shape.ndims)]]))]
 
 
-define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string")
+define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string", retains_inputs=False)
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -279,7 +280,7 @@ def _l2_loss_infer(inputs, attrs):
     return [(t.dtype, TensorShape([]))]
 
 
-define("L2Loss", _l2_loss_infer)
+define("L2Loss", _l2_loss_infer, retains_inputs=False)
 
 
 def l2_loss(t, name=None):

@@ -22,29 +22,94 @@ class OpDef:
     infer(inputs, attrs) -> list of (DType, TensorShape), one per output; raises
         ValueError/TypeError for bad inputs (make_op adds the op name and user line).
     grad(op, *output_grads) -> tuple with one entry per input (None = no gradient).
+    attrs: the op's attrs and their types, one line: `attrs="axis:int keepdims:bool"` (the type
+        language is in `ops/attr_types.py`). An op may hold only these attrs, each of its type;
+        `make_op`, the graph-file encoder and the loader all check them with `check_attrs`.
+
+    Facts the optimizer passes, the planner, the executor and the file format query (a pass never
+    names op types; a new op gets an optimization by declaring the fact):
+
+    What the op is
     elementwise: output[i] depends only on input[i] (after broadcasting); fusion may group it.
+    graph_input: a graph input meant to be fed (Placeholder, PlaceholderWithDefault): never folded
+        or merged; exported as a model input.
+    must_feed: its output has no value unless fed (Placeholder): no kernel runs for it, a plan that
+        needs it unfed is an error, and its value is the user's array. Implies `graph_input`.
+    control_only: no outputs and no kernel (NoOp): it only orders its control inputs.
+    constant: its one output is its `value` attr, known when the graph is built (Const).
+    variable: it holds a variable's storage, named by its `shared_name` attr; its output is the
+        variable's current value (VariableV2). Other ops that touch the variable name it by the same
+        `shared_name`.
+    reads_variable: its output is the current value of the variable named by its `shared_name`
+        attr, a value of that variable as the variable op's own output is (ReadVariableOp).
+    conditional: input 0 is a boolean predicate that selects the sub-graph in the `then_branch` or
+        the `else_branch` attr, fed from the inputs after it (If).
+
+    What it does to state
     stateful: reads or writes state (variables); never folded, merged or pruned when fetched.
     random: draws random numbers; never folded or merged.
     returns_state: the kernel's output may be a stored array (variable value, constant); the session
         copies it before handing it to the user.
+
+    How its buffers behave (memory planning)
     may_alias_input: the kernel may return a view of input 0 (reshape, identity).
+    fresh_output: the kernel always returns a newly allocated array (never a view of an input or of
+        stored state). Defaults to `elementwise` unless the op may alias an input or return state.
+    retains_inputs: the output may keep a reference to an input's buffer (a view, or a container
+        that holds it), so the input's buffer is not free after the op. Defaults to
+        `not fresh_output`; reductions and losses that only read their inputs declare False.
     inplace_inputs: input positions whose buffer the output may reuse when that input is dead.
-    attrs: the op's attrs and their types, one line: `attrs="axis:int keepdims:bool"` (the type
-        language is in `ops/attr_types.py`). An op may hold only these attrs, each of its type;
-        `make_op`, the graph-file encoder and the loader all check them with `check_attrs`.
+    inplace_any_input: the output may reuse the buffer of any dead input of its shape (fused
+        elementwise programs).
+
+    What rewrites may assume
+    commutative: a binary op whose two inputs may be swapped without changing any output bit
+        (IEEE addition, multiplication, max/min, comparisons for (in)equality, logical ops); CSE
+        merges `f(a, b)` with `f(b, a)`.
+    reads_shape_only: reads only the static or run-time shape of its inputs, never their values
+        (Shape, Size, Rank, ZerosLike, OnesLike); fusion may hand such readers the shape of a value
+        it no longer materializes.
+    value_dependent_shape: the output shape depends on input values (Where, Range, decoders), so
+        static shape inference cannot know it even from known input shapes.
+
+    Gradients
+    no_gradient: declared not differentiable (`no_gradient(...)`): a gradient never flows through.
+    gradient_takes_none: the gradient rule gets None, not zeros, for outputs no gradient reached
+        (If, While skip work for them).
+
+    Saving
+    unsaveable: why no saved output may need this op (it reads a Python input pipeline); "" if it
+        may. The op itself may sit in a saved graph.
+    cannot_save: why a graph holding this op cannot be saved at all (it calls Python); "" if it can.
     """
 
     type: str
     infer: Callable
     grad: Optional[Callable] = None
+    attrs: str = ""
     elementwise: bool = False
+    graph_input: bool = False
+    must_feed: bool = False
+    control_only: bool = False
+    constant: bool = False
+    variable: bool = False
+    reads_variable: bool = False
+    conditional: bool = False
     stateful: bool = False
     random: bool = False
     returns_state: bool = False
     may_alias_input: bool = False
+    fresh_output: Optional[bool] = None
+    retains_inputs: Optional[bool] = None
     inplace_inputs: tuple = ()
-    attrs: str = ""
-    extra: dict = field(default_factory=dict)
+    inplace_any_input: bool = False
+    commutative: bool = False
+    reads_shape_only: bool = False
+    value_dependent_shape: bool = False
+    no_gradient: bool = False
+    gradient_takes_none: bool = False
+    unsaveable: str = ""
+    cannot_save: str = ""
     attr_types: dict = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -52,6 +117,13 @@ class OpDef:
             self.attr_types = parse_attr_spec(self.attrs)
         except ValueError as exc:
             raise ValueError(f"OpDef '{self.type}': bad attrs declaration: {exc}") from None
+        if self.must_feed:
+            self.graph_input = True
+        if self.fresh_output is None:
+            self.fresh_output = self.elementwise and not (self.may_alias_input or self.returns_state
+                                                          or self.stateful)
+        if self.retains_inputs is None:
+            self.retains_inputs = not self.fresh_output
 
     @property
     def attr_names(self):
@@ -59,9 +131,13 @@ class OpDef:
 
     @property
     def foldable(self):
-        """Constant folding may evaluate it at plan time."""
-        return not (self.stateful or self.random or self.type in ("Placeholder",
-                                                                   "PlaceholderWithDefault"))
+        """Constant folding may evaluate it at plan time (and CSE may merge it)."""
+        return not (self.stateful or self.random or self.graph_input)
+
+    @property
+    def runs_kernel(self):
+        """A plan calls a kernel for it (not a fed placeholder, not a NoOp)."""
+        return not (self.must_feed or self.control_only)
 
 
 _REGISTRY = {}
@@ -90,6 +166,22 @@ def lookup(op_type):
         raise KeyError(f"Unknown op type '{op_type}': no OpDef is registered under that name") from None
 
 
+def find(op_type):
+    """The OpDef registered under `op_type`, or None (for names read from files)."""
+    return _REGISTRY.get(op_type)
+
+
+def op_def(op):
+    """The OpDef of an Operation (or of anything with a registered `type`)."""
+    return lookup(op.type)
+
+
+def constant_value_of(tensor):
+    """The value of `tensor` when a `constant` op (Const) produces it, else None."""
+    op = tensor.op
+    return op.attrs["value"] if lookup(op.type).constant else None
+
+
 def registered_types():
     return sorted(_REGISTRY)
 
@@ -108,7 +200,7 @@ def register_gradient(op_type):
 def no_gradient(*op_types):
     """Declare ops that have no gradient (integer outputs, comparisons, shape queries)."""
     for t in op_types:
-        lookup(t).extra["no_gradient"] = True
+        lookup(t).no_gradient = True
 
 
 class OpBuildError(ValueError):

@@ -3,7 +3,7 @@
 The function itself stays in this process: the op's `token` attr names it in `FUNCTIONS`, an
 entry that lives as long as the graph. So a graph holding one cannot be saved (the function cannot
 travel in a file): `graphflow.save` refuses it with a message naming the op (OpDef flag
-`extra["cannot_save"]`). It has no gradient (TF1: NotDifferentiable) and unknown output shapes.
+`cannot_save`). It has no gradient (TF1: NotDifferentiable) and unknown output shapes.
 """
 
 import itertools
@@ -32,7 +32,7 @@ def _py_func_infer(inputs, attrs):
 
 
 define("PyFunc", _py_func_infer, stateful=True, attrs="token:string Tout:list(dtype)",
-       extra={"cannot_save": CANNOT_SAVE, "value_dependent_shape": True})
+       cannot_save=CANNOT_SAVE, value_dependent_shape=True)
 no_gradient("PyFunc")
 
 

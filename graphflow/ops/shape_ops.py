@@ -123,9 +123,9 @@ def _rank_infer(inputs, attrs):
     return [(dtypes.int32, TensorShape([]))]
 
 
-define("Shape", _shape_infer, attrs="out_type:dtype")
-define("Size", _size_infer, attrs="out_type:dtype")
-define("Rank", _rank_infer)
+define("Shape", _shape_infer, attrs="out_type:dtype", reads_shape_only=True)
+define("Size", _size_infer, attrs="out_type:dtype", reads_shape_only=True)
+define("Rank", _rank_infer, reads_shape_only=True)
 
 
 def shape(input, name=None, out_type=dtypes.int32):
@@ -231,8 +231,8 @@ def _like_infer(inputs, attrs):
 
 
 define("Fill", _fill_infer)
-define("ZerosLike", _like_infer, elementwise=True)
-define("OnesLike", _like_infer, elementwise=True)
+define("ZerosLike", _like_infer, elementwise=True, reads_shape_only=True)
+define("OnesLike", _like_infer, elementwise=True, reads_shape_only=True)
 
 
 def fill(dims, value, name=None):

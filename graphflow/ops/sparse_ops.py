@@ -28,7 +28,7 @@ def _sparse_to_dense_infer(inputs, attrs):
 
 
 define("SparseToDense", _sparse_to_dense_infer, attrs="validate_indices:bool",
-       extra={"value_dependent_shape": True})
+       value_dependent_shape=True)
 
 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0,

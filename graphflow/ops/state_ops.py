@@ -35,9 +35,11 @@ def _is_initialized_infer(inputs, attrs):
 
 
 _VAR_ATTRS = "shared_name:string dtype:dtype shape:none|shape"
-define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
+       variable=True)
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
-define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
+       reads_variable=True)
 # use_locking: the run holds the variable's lock from its read to its commit (engine/executor.py).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
        attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool")

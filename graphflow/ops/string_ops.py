@@ -74,9 +74,9 @@ def _split_infer(inputs, attrs):
 
 
 define("StringSplit", _split_infer, attrs="delimiter:string skip_empty:bool",
-       extra={"value_dependent_shape": True})
+       value_dependent_shape=True)
 define("StringSplitV2", _split_infer, attrs="sep:none|string maxsplit:int",
-       extra={"value_dependent_shape": True})
+       value_dependent_shape=True)
 
 
 def string_split(source, delimiter=" ", skip_empty=True):

@@ -102,7 +102,7 @@ define("TensorArrayReadV3", _read_infer, stateful=True, attrs=_ELEMENT_ATTRS)
 define("TensorArrayGatherV3", _gather_infer, stateful=True, attrs=_ELEMENT_ATTRS)
 define("TensorArrayStack", _stack_infer, stateful=True, attrs=_ELEMENT_ATTRS)
 define("TensorArrayConcatV3", _concat_infer, stateful=True, attrs=_ELEMENT_ATTRS,
-       extra={"value_dependent_shape": True})  # the lengths of the elements are known at run time
+       value_dependent_shape=True)  # the lengths of the elements are known at run time
 define("TensorArraySizeV3", _size_infer, stateful=True)
 
 

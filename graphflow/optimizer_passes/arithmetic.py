@@ -34,7 +34,7 @@ class New:
 # ------------------------------------------------------------------------------ helpers
 def const_value(t):
     """The numpy value of `t` when a Const produces it, else None."""
-    return t.op.attrs["value"] if t.op.type == "Const" else None
+    return registry.constant_value_of(t)
 
 
 def is_all(t, number):
@@ -103,7 +103,7 @@ def pow_one(op):
 # -(-x) -> x
 def double_negation(op):
     inner = op.inputs[0]
-    if inner.op.type == "Neg" and not _fenced(inner.op):
+    if inner.op.type == op.type and not _fenced(inner.op):
         return inner.op.inputs[0]
     return None
 
@@ -136,7 +136,7 @@ def reshape_to_same(op):
 # transpose(transpose(x, p), q) -> transpose(x, p o q), or x when p o q is the identity
 def transpose_of_transpose(op):
     inner = op.inputs[0]
-    if inner.op.type != "Transpose" or _fenced(inner.op):
+    if inner.op.type != op.type or _fenced(inner.op):
         return None
     p, q = _perm(inner.op), _perm(op)
     if p is None or q is None or len(p) != len(q):
@@ -145,7 +145,7 @@ def transpose_of_transpose(op):
     x = inner.op.inputs[0]
     if composed == list(range(len(composed))):
         return x
-    return New("Transpose", [x], {"perm": composed})
+    return New(op.type, [x], {"perm": composed})
 
 
 # transpose(x, identity permutation) -> x
@@ -164,12 +164,17 @@ def _perm(op):
     return list(perm)
 
 
+# log(f(x)) -> g(x) for the f whose logarithm is an op of its own (same attrs)
+_LOG_OF = {"Softmax": "LogSoftmax"}
+
+
 # log(softmax(x)) -> log_softmax(x)   (one op, and finite where softmax underflows to 0)
 def log_of_softmax(op):
     inner = op.inputs[0]
-    if inner.op.type != "Softmax" or _fenced(inner.op) or "LogSoftmax" not in registry.registered_types():
+    log_type = _LOG_OF.get(inner.op.type)
+    if log_type is None or _fenced(inner.op) or log_type not in registry.registered_types():
         return None
-    return New("LogSoftmax", [inner.op.inputs[0]], dict(inner.op.attrs))
+    return New(log_type, [inner.op.inputs[0]], dict(inner.op.attrs))
 
 
 RULES = {

@@ -38,7 +38,7 @@ def run(graph, preserve):
         folded = []
         state = SessionState()
         for op in graph.get_operations():
-            if op.type == "Const":
+            if registry.lookup(op.type).constant:
                 values[op.outputs[0]] = op.attrs["value"]
                 continue
             if not _candidate(op, values):
@@ -75,7 +75,7 @@ def _prune_constant_conds(graph, preserve, values):
     Values the untaken branch would have kept for a gradient become zero scalars, as the If
     kernel makes them (only the gradient branch that cannot run reads them)."""
     conds = [op for op in graph.get_operations()
-             if op.type == "If" and op.inputs[0] in values and not op.control_inputs
+             if registry.lookup(op.type).conditional and op.inputs[0] in values and not op.control_inputs
              and not op._control_outputs]
     if not conds:
         return 0
@@ -87,7 +87,7 @@ def _prune_constant_conds(graph, preserve, values):
         mapping = {ph: op.inputs[first + j] for j, (_, ph) in enumerate(branch.captures)}
         copied = {}
         for inner in branch.get_operations():
-            if inner.type == "Placeholder" and inner.outputs[0] in mapping:
+            if registry.lookup(inner.type).must_feed and inner.outputs[0] in mapping:
                 continue
             new = editor.add_op(inner.type, [mapping[t] for t in inner.inputs], dict(inner.attrs),
                                 [(t.dtype, t.shape) for t in inner.outputs], anchor=op,

@@ -3,8 +3,9 @@ control inputs, device and output dtypes compute the same values, so one of them
 
 One walk in schedule (topological) order with a hash table: when an op is visited its inputs are
 already canonical, so chains of duplicates collapse in a single pass. Inputs of commutative binary
-ops (`Add`, `Mul`, ...) are compared as a set (IEEE addition and multiplication are commutative;
-`AddN` is not merged out of order, since summation order changes rounding). Attr values compare by
+ops (OpDef `commutative`: `Add`, `Mul`, ...) are compared as a set (IEEE addition and
+multiplication are commutative; `AddN` is not merged out of order, since summation order changes
+rounding). Attr values compare by
 type and value; numpy arrays (Const values) by dtype, shape and bytes, so `-0.0` and `0.0` differ
 and identical NaN payloads match.
 
@@ -21,10 +22,6 @@ from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, rep
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
 NAME = "cse"
-
-COMMUTATIVE = frozenset(["Add", "Mul", "Maximum", "Minimum", "Equal", "NotEqual", "LogicalAnd",
-                         "LogicalOr", "LogicalXor", "SquaredDifference"])
-
 
 def run(graph, preserve):
     stats = PassStats(NAME)
@@ -58,13 +55,13 @@ _ELIGIBLE = {}
 def _eligible(op):
     flag = _ELIGIBLE.get(op.type)
     if flag is None:
-        flag = _ELIGIBLE[op.type] = registry.lookup(op.type).foldable and op.type != "Placeholder"
+        flag = _ELIGIBLE[op.type] = registry.lookup(op.type).foldable
     return flag
 
 
 def _key(op):
     inputs = op.inputs
-    if len(inputs) == 2 and op.type in COMMUTATIVE and id(inputs[1]) < id(inputs[0]):
+    if len(inputs) == 2 and id(inputs[1]) < id(inputs[0]) and registry.lookup(op.type).commutative:
         inputs = (inputs[1], inputs[0])
     try:
         attrs = freeze(op.attrs) if op.attrs else ()

@@ -57,8 +57,6 @@ NAME = "fusion"
 
 # Upper bound on the ops one FusedElementwise replaces (keeps generated device kernels small).
 MAX_GROUP_OPS = 64
-# Elementwise activations FusedMatMul applies in place after the bias.
-_ACTIVATIONS = frozenset(a for a in fused_ops.MATMUL_ACTIVATIONS if a)
 
 
 def run(graph, preserve):
@@ -79,14 +77,16 @@ def _plain(op, preserve):
     return not any(t in preserve for t in op.outputs)
 
 
-# Ops that read only the shape (and dtype) of their input, never its values. The gradient of a
-# broadcasting `Add` reads `Shape(matmul(...))`; it can read the shape of the fused result instead.
-SHAPE_READERS = frozenset(["Shape", "Size", "Rank", "ZerosLike", "OnesLike"])
+def _reads_shape_only(op):
+    """`op` reads only the shape (and dtype) of its input, never its values (OpDef
+    `reads_shape_only`). The gradient of a broadcasting `Add` reads `Shape(matmul(...))`; it can
+    read the shape of the fused result instead."""
+    return registry.lookup(op.type).reads_shape_only
 
 
 def _sole_value_reader(t):
     """The one op reading `t`'s values, when all its other readers only read its shape."""
-    readers = [c for c in dict.fromkeys(t._consumers) if c.type not in SHAPE_READERS]
+    readers = [c for c in dict.fromkeys(t._consumers) if not _reads_shape_only(c)]
     if len(readers) != 1 or t._consumers.count(readers[0]) != 1:
         return None
     return readers[0]
@@ -94,7 +94,7 @@ def _sole_value_reader(t):
 
 def _move_shape_readers(old, new):
     """Shape readers of `old` read `new` (same shape and dtype, guaranteed by the caller)."""
-    for c in [c for c in dict.fromkeys(old._consumers) if c.type in SHAPE_READERS]:
+    for c in [c for c in dict.fromkeys(old._consumers) if _reads_shape_only(c)]:
         c.inputs = tuple(new if t is old else t for t in c.inputs)
         n = old._consumers.count(c)
         old._consumers = [x for x in old._consumers if x is not c]
@@ -106,7 +106,7 @@ def _fuse_matmul_bias_activation(graph, preserve):
     editor = Editor(graph, preserve)
     count = 0
     for mm in graph.get_operations():
-        if mm.type != "MatMul" or not _plain(mm, preserve):
+        if not fused_ops.is_matmul(mm) or not _plain(mm, preserve):
             continue
         product = mm.outputs[0]
         add = _sole_value_reader(product)
@@ -119,7 +119,7 @@ def _fuse_matmul_bias_activation(graph, preserve):
         members = [mm, add]
         root = add
         act = _sole_value_reader(add.outputs[0])
-        if (act is not None and act.type in _ACTIVATIONS and act.device == mm.device
+        if (act is not None and fused_ops.is_matmul_activation(act) and act.device == mm.device
                 and not act.control_inputs and act not in preserve and _plain(add, preserve)):
             members.append(act)
             root = act
@@ -142,13 +142,13 @@ def _fuse_matmul_bias_activation(graph, preserve):
 
 
 def _bias_operand(add, product):
-    if add.type == "BiasAdd":
+    if fused_ops.is_bias_add(add):
         fmt = add.attrs.get("data_format") or "NHWC"
         channels_last = not fmt.startswith("NC") or product.shape.ndims == 2
         if add.inputs[0] is product and channels_last:
             return add.inputs[1]
         return None
-    if add.type != "Add" or len(add.inputs) != 2:
+    if not fused_ops.is_add(add):
         return None
     a, b = add.inputs
     bias = b if a is product else a if b is product else None
@@ -165,7 +165,7 @@ def _bias_operand(add, product):
 
 # ------------------------------------------------------------------ elementwise groups
 def _fusible(op):
-    if op.type not in fused_ops.ELEMENTWISE_INSTRUCTIONS or len(op.outputs) != 1:
+    if not fused_ops.is_instruction(op) or len(op.outputs) != 1:
         return False
     op_def = registry.lookup(op.type)
     return op_def.elementwise and not op_def.stateful and not op_def.random
@@ -218,12 +218,15 @@ def _fuse_elementwise(graph, preserve):
 
 def _inlinable(t, other_ranks):
     """A size-1 constant that can become a "Const" instruction without changing the output shape."""
-    if t.op.type != "Const":
-        return False
-    value = t.op.attrs["value"]
-    if value.size != 1:
+    value = registry.constant_value_of(t)
+    if value is None or value.size != 1:
         return False
     return value.ndim == 0 or (other_ranks is not None and value.ndim <= other_ranks)
+
+
+def _scalar_constant(t):
+    value = registry.constant_value_of(t)
+    return value is not None and value.size == 1
 
 
 def _build_program(members, root):
@@ -234,7 +237,7 @@ def _build_program(members, root):
         for t in op.inputs:
             if t.op not in member_set:
                 external[t] = None
-    tensor_inputs = [t for t in external if not (t.op.type == "Const" and t.op.attrs["value"].size == 1)]
+    tensor_inputs = [t for t in external if not _scalar_constant(t)]
     ranks = [t.shape.ndims for t in tensor_inputs]
     max_rank = None if not ranks or any(r is None for r in ranks) else max(ranks)
     inputs, const_inputs = [], []

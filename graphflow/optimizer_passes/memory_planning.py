@@ -30,14 +30,6 @@ from graphflow.optimizer_passes.stats import PassStats, Timer
 
 NAME = "memory_planning"
 
-# Non-elementwise op types whose CPU kernels always return a fresh array.
-FRESH_OUTPUT_TYPES = frozenset(["MatMul", "FusedMatMul", "FusedElementwise", "BiasAdd"])
-# Non-elementwise op types that read inputs without keeping a reference to them.
-NON_RETAINING_TYPES = FRESH_OUTPUT_TYPES | frozenset(
-    ["Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ArgMax", "ArgMin", "Softmax",
-     "LogSoftmax", "BiasAddGrad", "L2Loss", "SoftmaxCrossEntropyWithLogits",
-     "SparseSoftmaxCrossEntropyWithLogits"])
-
 
 def kernel_accepts_out(kernel):
     """True when a built kernel can be called as `kernel(*inputs, out=buffer)`."""
@@ -114,7 +106,7 @@ def _external(t, preserve):
     """The `executor.may_alias_external` rule: fed, constant, variable, or a view of one."""
     while True:
         op_def = registry.lookup(t.op.type)
-        if op_def.returns_state or t.op.type == "Placeholder":
+        if op_def.returns_state or op_def.must_feed:
             return True
         if not op_def.may_alias_input or not t.op.inputs:
             return False
@@ -125,7 +117,7 @@ def _fresh_producer(op):
     op_def = registry.lookup(op.type)
     if op_def.may_alias_input or op_def.returns_state or op_def.stateful:
         return False
-    return op_def.elementwise or op.type in FRESH_OUTPUT_TYPES
+    return op_def.fresh_output
 
 
 def _non_retaining(op):
@@ -134,14 +126,14 @@ def _non_retaining(op):
         return False
     if op_def.may_alias_input:
         return True  # its output joins the buffer's members and is tracked
-    return op_def.elementwise or op.type in NON_RETAINING_TYPES
+    return not op_def.retains_inputs
 
 
 def _inplace_positions(op):
     op_def = registry.lookup(op.type)
     if op_def.stateful or len(op.outputs) != 1:
         return ()
-    if op_def.extra.get("inplace_any_input"):
+    if op_def.inplace_any_input:
         return tuple(range(len(op.inputs)))
     return op_def.inplace_inputs
 
@@ -194,7 +186,7 @@ def _shape_compatible(v, op):
 
 def plan_memory(ops, preserve):
     """The MemoryPlan of running `ops` (a schedule in topological order)."""
-    ops = [op for op in ops if op.type not in ("Placeholder", "NoOp")]
+    ops = [op for op in ops if registry.lookup(op.type).runs_kernel]
     last = {}
     for i, op in enumerate(ops):
         for t in op.inputs:

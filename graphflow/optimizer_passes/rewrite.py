@@ -63,7 +63,7 @@ def move_control_outputs(old_op, new_op):
     Placeholders never run (they are fed), so an edge to one is dropped too."""
     if not old_op._control_outputs:
         return
-    keep = new_op is not None and new_op.type != "Placeholder"
+    keep = new_op is not None and not registry.lookup(new_op.type).must_feed
     for d in dict.fromkeys(old_op._control_outputs):
         ctl = [c for c in d.control_inputs if c is not old_op]
         if keep and new_op not in ctl:

@@ -8,6 +8,7 @@ values as opaque inputs. The user's graph is never modified.
 """
 
 from graphflow.framework.graph import Graph, Tensor, needed_ops
+from graphflow.ops import registry
 from graphflow.optimizer_passes.rewrite import append_op
 
 
@@ -43,7 +44,7 @@ def copy_for_plan(fetch_elements, feed_tensors):
     stand_ins = {}
     for t in dict.fromkeys(feed_tensors):
         if t.op in in_copy:
-            if t.op.type == "Placeholder":
+            if registry.lookup(t.op.type).must_feed:
                 continue
             stand_in = _stand_in(copy, t.op, f"{t.op.name}/fed_{t.value_index}", [t])
             tmap[t] = stand_in.outputs[0]

@@ -15,13 +15,12 @@ import numpy as np
 from graphflow.fileformat import file_io
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
-from graphflow.fileformat.graph_encoder import VARIABLE_TYPE, encode_graph
+from graphflow.fileformat.graph_encoder import encode_graph
 from graphflow.fileformat.serialization import subgraph_ops, with_initializers
 from graphflow.framework.graph import Graph
 from graphflow.ops import registry
 
 logger = logging.getLogger("graphflow")
-_READ_TYPE = "ReadVariableOp"
 
 
 def _as_graph(graph_or_session, what):
@@ -66,6 +65,12 @@ def extract_sub_graph(graph_def, dest_nodes):
     return _rebuild(graph, doc, arrays)
 
 
+def _holds_variable_value(op_type):
+    """Ops of this type output a variable's value (the variable, or a read of it)."""
+    op_def = registry.find(op_type)
+    return op_def is not None and (op_def.variable or op_def.reads_variable)
+
+
 def _frozen(entry, value, arrays):
     """The document entry of a Const holding `value`, replacing a variable or variable read."""
     const = {"name": entry["name"], "type": "Const",
@@ -89,7 +94,7 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names,
     needed = subgraph_ops(graph, roots, initializers=False)
     chosen = {}
     for op in needed:
-        if op.type != VARIABLE_TYPE:
+        if not registry.lookup(op.type).variable:
             continue
         if variable_names_whitelist is not None and op.name not in variable_names_whitelist:
             continue
@@ -102,20 +107,21 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names,
         raise ValueError(f"convert_variables_to_constants: variables {missing} are not initialized "
                          "in the session")
     for op in needed:
-        if op.type in (VARIABLE_TYPE, _READ_TYPE) or not registry.lookup(op.type).stateful:
+        op_def = registry.lookup(op.type)
+        if op_def.variable or op_def.reads_variable or not op_def.stateful:
             continue
         named = [v for v in op.attrs.values() if isinstance(v, str) and v in chosen]
         if named:
             raise ValueError(f"convert_variables_to_constants: op '{op.name}' ({op.type}) updates "
                              f"variable '{chosen[named[0]].name}', which would become a constant; "
                              "pass only inference outputs")
-    remaining = [op for op in needed if op.type == VARIABLE_TYPE
+    remaining = [op for op in needed if registry.lookup(op.type).variable
                  and op.attrs["shared_name"] not in chosen]
     keep = with_initializers(graph, needed, remaining)
     doc, arrays = encode_graph(graph, {}, {}, {}, ops=keep)
     for i, entry in enumerate(doc["ops"]):
         shared = (entry.get("attrs") or {}).get("shared_name")
-        if entry["type"] in (VARIABLE_TYPE, _READ_TYPE) and shared in chosen:
+        if shared in chosen and _holds_variable_value(entry["type"]):
             doc["ops"][i] = _frozen(entry, np.asarray(values[shared]), arrays)
     names = {op.name for op in chosen.values()}
     doc["variables"] = [v for v in doc["variables"] if v["op"] not in names]

@@ -24,6 +24,7 @@ from graphflow.fileformat import file_io
 from graphflow.fileformat.serialization import load, save
 from graphflow.framework.errors import GraphFormatError, OpError
 from graphflow.framework.graph import Tensor
+from graphflow.ops import registry
 from graphflow.tools import viz
 from graphflow.tools.timeline import Timeline
 
@@ -226,7 +227,8 @@ def cmd_optimize(args, out):
         fetches = [graph.as_graph_element(model.outputs[n].name) for n in output_names]
         feeds = [graph.get_tensor_by_name(model.inputs[n].name) for n in input_names]
     values = model.session.variable_values()
-    kept = {op.attrs["shared_name"] for op in graph.get_operations() if op.type == "VariableV2"}
+    kept = {op.attrs["shared_name"] for op in graph.get_operations()
+            if registry.lookup(op.type).variable}
     save(args.o, inputs=dict(zip(input_names, feeds)), outputs=dict(zip(output_names, fetches)),
          graph=graph, variable_values={k: v for k, v in values.items() if k in kept})
     print(f"{args.model}: {model.graph.num_ops()} ops -> {args.o}: {graph.num_ops()} ops",

@@ -85,7 +85,7 @@ def summary(graph=None, fetches=None, max_ops=None):
     control input) under a header counting ops, types and variable parameters."""
     ops = select_ops(graph, fetches)
     counts = collections.Counter(op.type for op in ops)
-    variables = [op for op in ops if op.type == "VariableV2"]
+    variables = [op for op in ops if registry.lookup(op.type).variable]
     params = sum(op.outputs[0].shape.num_elements() or 0 for op in variables)
     top = ", ".join(f"{t} {n}" for t, n in counts.most_common(8))
     more = f", {len(counts) - 8} more types" if len(counts) > 8 else ""

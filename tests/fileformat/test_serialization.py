@@ -20,8 +20,8 @@ from graphflow.ops import registry
 from tests.op_cases import all_cases
 
 # ops that cannot travel in a file (tf.data iterators, py_func) are tested in their own modules
-CASES = [c for c in all_cases() if not registry.lookup(c.op_type).extra.get("unsaveable")
-         and not registry.lookup(c.op_type).extra.get("cannot_save")]
+CASES = [c for c in all_cases() if not registry.lookup(c.op_type).unsaveable
+         and not registry.lookup(c.op_type).cannot_save]
 
 
 def _as_list(x):
@@ -197,7 +197,7 @@ def test_every_registered_op_type_is_round_tripped():
         build()
         covered.update(op.type for op in tf.get_default_graph().get_operations())
     missing = sorted(t for t in set(registry.registered_types()) - covered - COVERED_ELSEWHERE
-                     if not registry.lookup(t).extra.get("cannot_save"))
+                     if not registry.lookup(t).cannot_save)
     assert not missing, f"op types no round-trip graph uses: {missing}"
 
 

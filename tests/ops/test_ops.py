@@ -90,7 +90,7 @@ def test_op_forward_and_shape_inference(case, known_shapes):
 
 def _inputs_static(tensor):
     """Outputs whose shape depends on input *values* (Where, Unique...) are only compatible."""
-    return registry.lookup(tensor.op.type).extra.get("value_dependent_shape") is not True
+    return not registry.lookup(tensor.op.type).value_dependent_shape
 
 
 def test_every_registered_op_has_a_case():

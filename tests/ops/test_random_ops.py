@@ -131,7 +131,7 @@ def test_random_ops_are_flagged_random_and_never_foldable():
     for op_type in RANDOM_TYPES:
         op_def = registry.lookup(op_type)
         assert op_def.random and not op_def.foldable
-        assert op_def.extra.get("no_gradient")
+        assert op_def.no_gradient
 
 
 def test_two_identical_unseeded_ops_draw_independently():

@@ -47,15 +47,17 @@ _SAME_NAME = {"Abs": "Abs", "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "S
               "Minimum": "Min", "Pow": "Pow", "Equal": "Equal", "Greater": "Greater",
               "GreaterEqual": "GreaterOrEqual", "Less": "Less", "LessEqual": "LessOrEqual",
               "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor", "AddN": "Sum",
-              "Select": "Where", "BroadcastTo": "Expand"}
+              "Select": "Where"}
 
 
 @converter(*_SAME_NAME)
 def _same_name(ctx, op):
-    inputs = _ins(ctx, op)
-    if op.type == "BroadcastTo":
-        inputs = [inputs[0], ctx.int64(op.inputs[1])]
-    ctx.one(_SAME_NAME[op.type], inputs, _out(op))
+    ctx.one(_SAME_NAME[op.type], _ins(ctx, op), _out(op))
+
+
+@converter("BroadcastTo")
+def _broadcast_to(ctx, op):  # ONNX Expand takes the shape as int64
+    ctx.one("Expand", [ctx.name(op.inputs[0]), ctx.int64(op.inputs[1])], _out(op))
 
 
 @converter("LeakyRelu")
@@ -171,10 +173,13 @@ def _no_op(ctx, op):
     pass  # only orders effects; an inference graph has none
 
 
-@converter("ZerosLike", "OnesLike")
+_FILLS = {"ZerosLike": np.zeros, "OnesLike": np.ones}
+
+
+@converter(*_FILLS)
 def _fill_like(ctx, op):
     x = op.inputs[0]
-    fill = np.zeros if op.type == "ZerosLike" else np.ones
+    fill = _FILLS[op.type]
     value = ctx.onnx.numpy_helper.from_array(fill([1], dtype=x.dtype.as_numpy_dtype))
     ctx.one("ConstantOfShape", [ctx.one("Shape", [ctx.name(x)])], _out(op), value=value)
 
@@ -311,16 +316,20 @@ def _conv2d(ctx, op):
     _nchw_output(ctx, op, y, fmt)
 
 
-@converter("MaxPool", "AvgPool")
+_POOLS = {"MaxPool": "MaxPool", "AvgPool": "AveragePool"}
+
+
+@converter(*_POOLS)
 def _pool(ctx, op):
     x = op.inputs[0]
     fmt = op.attrs["data_format"]
     k_hw = _spatial(op.attrs["ksize"], fmt)
     strides = _spatial(op.attrs["strides"], fmt)
     attrs = _padding_attrs(op, x, fmt, k_hw, strides, (1, 1))
-    if op.type == "AvgPool":
+    onnx_type = _POOLS[op.type]
+    if onnx_type == "AveragePool":
         attrs["count_include_pad"] = 0  # TF averages over the real elements of a window only
-    y = ctx.one("MaxPool" if op.type == "MaxPool" else "AveragePool", [_nchw_input(ctx, x, fmt)],
+    y = ctx.one(onnx_type, [_nchw_input(ctx, x, fmt)],
                 kernel_shape=k_hw, strides=strides, **attrs)
     _nchw_output(ctx, op, y, fmt)
 
@@ -350,10 +359,13 @@ def _reduction(ctx, op):
             op.attrs.get("keepdims", False), _out(op))
 
 
-@converter("All", "Any")
-def _bool_reduction(ctx, op):  # all -> min over 0/1, any -> max over 0/1
+_BOOL_REDUCE = {"All": "ReduceMin", "Any": "ReduceMax"}  # all -> min over 0/1, any -> max over 0/1
+
+
+@converter(*_BOOL_REDUCE)
+def _bool_reduction(ctx, op):
     ints = ctx.one("Cast", [ctx.name(op.inputs[0])], to=ctx.onnx.TensorProto.INT32)
-    kind = "ReduceMin" if op.type == "All" else "ReduceMax"
+    kind = _BOOL_REDUCE[op.type]
     r = _reduce(ctx, kind, ints, op.attrs.get("axis"), op.attrs.get("keepdims", False))
     ctx.one("Cast", [r], _out(op), to=ctx.onnx.TensorProto.BOOL)
 

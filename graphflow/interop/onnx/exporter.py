@@ -15,11 +15,10 @@ import numpy as np
 from graphflow.fileformat import file_io
 from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
 from graphflow.interop.onnx.support import require_onnx
-from graphflow.ops import static_value
+from graphflow.ops import registry, static_value
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 13
-VARIABLE_TYPES = ("VariableV2", "ReadVariableOp")
 
 
 class ExportError(ValueError):
@@ -139,7 +138,7 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
     ctx = ExportContext(onnx, opset, variable_values)
     fed = set(inputs.values())
     ops = needed_ops([t.op for t in outputs.values()], fed)
-    placeholders = [op for op in ops if op.type in ("Placeholder", "PlaceholderWithDefault")
+    placeholders = [op for op in ops if registry.lookup(op.type).graph_input
                     and op.outputs[0] not in fed]
     if placeholders:
         names = ", ".join(f"'{op.name}'" for op in placeholders)

@@ -146,13 +146,17 @@ def _real_div(in_dtype, out_dtype):
     return int_div
 
 
+# instructions whose function depends on attrs or dtypes: op type -> build(attrs, in_dtypes, out)
+_BUILT = {"LeakyRelu": lambda attrs, in_dtypes, out_dtype: (_leaky_relu(attrs, out_dtype), False),
+          "RealDiv": lambda attrs, in_dtypes, out_dtype: (_real_div(in_dtypes[0], out_dtype), True)}
+
+
 def instruction(op_type, attrs, in_dtypes, out_dtype):
     """(fn(*operands, out), alias_ok) computing one program instruction exactly like the op's
     unfused CPU kernel. Raises KeyError for op types no fused kernel implements."""
-    if op_type == "LeakyRelu":
-        return _leaky_relu(attrs, out_dtype), False
-    if op_type == "RealDiv":
-        return _real_div(in_dtypes[0], out_dtype), True
+    special = _BUILT.get(op_type)
+    if special is not None:
+        return special(attrs, in_dtypes, out_dtype)
     if op_type in _COMPOSITE:
         return _COMPOSITE[op_type]
     fn = UNARY_KERNELS.get(op_type, BINARY_KERNELS.get(op_type))

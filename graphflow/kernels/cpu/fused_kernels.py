@@ -28,6 +28,7 @@ from graphflow.engine import config
 from graphflow.kernels.cpu import blas, cpu_kernel, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
+from graphflow.ops import registry
 
 # Below this many output elements the program runs on whole arrays, one numpy call per instruction
 # (what the unfused plan does); from here on, in registers (one chunk, or several).
@@ -86,14 +87,15 @@ class FusedProgram:
         for j, (op_type, refs, attrs, dtype) in enumerate(program["instructions"]):
             dt = np.dtype(dtype)
             vid = n_in + j
-            if op_type == "Const":
+            constant = registry.lookup(op_type).constant
+            if constant:
                 ins = _Instr(vid, op_type, (), None, True, dt, np.asarray(attrs["value"], dtype=dt))
             elif op_type in _CLAMPS:
                 ins = self._lower_clamp(vid, op_type, refs[0], dt, n_in + len(program["instructions"]))
             else:
                 fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
-            if op_type != "Const":
+            if not constant:
                 ins.member = member
                 member += 1
             value_dtypes.append(dt)

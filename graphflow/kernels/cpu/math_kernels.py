@@ -166,9 +166,12 @@ def _mean(node):
     return int_mean
 
 
-@cpu_kernel("ArgMax", "ArgMin")
+_ARG = {"ArgMax": np.argmax, "ArgMin": np.argmin}
+
+
+@cpu_kernel(*_ARG)
 def _arg(node):
     axis = node.attrs["axis"]
     out_dtype = node.out_dtypes[0]
-    fn = np.argmax if node.type == "ArgMax" else np.argmin
+    fn = _ARG[node.type]
     return lambda x: np.asarray(fn(x, axis=axis)).astype(out_dtype)

@@ -153,12 +153,13 @@ def _squeeze(node):
     return squeeze
 
 
-@cuda_kernel("Shape", "Size", host_outputs=(0,))
+_SHAPE_QUERIES = {"Shape": lambda x: x.shape, "Size": lambda x: x.size}
+
+
+@cuda_kernel(*_SHAPE_QUERIES, host_outputs=(0,))
 def _shape(node):
-    out = node.out_dtypes[0]
-    if node.type == "Size":
-        return lambda x: np.array(x.size, dtype=out)
-    return lambda x: np.array(x.shape, dtype=out)
+    out, query = node.out_dtypes[0], _SHAPE_QUERIES[node.type]
+    return lambda x: np.array(query(x), dtype=out)
 
 
 @cuda_kernel("Rank", host_outputs=(0,))
@@ -271,9 +272,12 @@ def _tile(node):
     return tile
 
 
-@cuda_kernel("ConcatV2", "Pack", supports=_sized)
+_STACKS = {"ConcatV2": False, "Pack": True}  # Pack stacks: a new axis per input
+
+
+@cuda_kernel(*_STACKS, supports=_sized)
 def _concat(node):
-    rt, axis, stack = runtime(), node.attrs["axis"], node.type == "Pack"
+    rt, axis, stack = runtime(), node.attrs["axis"], _STACKS[node.type]
 
     def concat(*xs):
         parts = [proxy(x.shape) for x in xs]
@@ -298,11 +302,14 @@ def _concat(node):
     return concat
 
 
-@cuda_kernel("Split", "Unpack", supports=_sized)
+_UNSTACKS = {"Split": False, "Unpack": True}  # Unpack drops the split axis
+
+
+@cuda_kernel(*_UNSTACKS, supports=_sized)
 def _split(node):
     rt = runtime()
     axis = node.attrs["axis"]
-    unpack = node.type == "Unpack"
+    unpack = _UNSTACKS[node.type]
     num = node.attrs["num"] if unpack else node.attrs["num_split"]
     sizes = None if unpack else node.attrs.get("size_splits")
 

@@ -189,10 +189,13 @@ class PoolGeometry:
                               np.int64).tobytes()
 
 
-@cuda_kernel("MaxPool", "AvgPool", dtypes=(np.float32, np.float64), supports=_nhwc_only)
+_POOLS = {"MaxPool": "max", "AvgPool": "avg"}
+
+
+@cuda_kernel(*_POOLS, dtypes=(np.float32, np.float64), supports=_nhwc_only)
 def _pool(node):
     rt, attrs = runtime(), node.attrs
-    name = f"gf_{'max' if node.type == 'MaxPool' else 'avg'}_pool_{_T[np.dtype(node.out_dtypes[0])]}"
+    name = f"gf_{_POOLS[node.type]}_pool_{_T[np.dtype(node.out_dtypes[0])]}"
 
     def pool(x):
         if len(x.shape) != 4:

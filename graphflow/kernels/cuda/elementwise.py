@@ -87,13 +87,21 @@ def kernel_for(program):
     return k
 
 
+def _alpha_attrs(attrs, out_dtype):
+    return {"alpha": float(attrs.get("alpha", 0.2))}
+
+
+# op type -> the expression attrs of its one-node program, from the op's attrs and output dtype
+_PROGRAM_ATTRS = {"LeakyRelu": _alpha_attrs, "LeakyReluGrad": _alpha_attrs,
+                  "Cast": lambda attrs, out_dtype: {"DstT": np.dtype(out_dtype).name}}
+
+
 def single_op_program(op_type, in_dtypes, out_dtype, attrs):
     node = {"op": op_type, "args": [f"i{k}" for k in range(len(in_dtypes))],
             "dtype": np.dtype(out_dtype).name}
-    if op_type in ("LeakyRelu", "LeakyReluGrad"):
-        node["attrs"] = {"alpha": float(attrs.get("alpha", 0.2))}
-    if op_type == "Cast":
-        node["attrs"] = {"DstT": np.dtype(out_dtype).name}
+    program_attrs = _PROGRAM_ATTRS.get(op_type)
+    if program_attrs is not None:
+        node["attrs"] = program_attrs(attrs, out_dtype)
     return {"inputs": [np.dtype(d).name for d in in_dtypes], "nodes": [node], "outputs": ["n0"]}
 
 
@@ -109,7 +117,7 @@ def _supports(op_type):
 
 def _build_single(node):
     k = kernel_for(single_op_program(node.type, node.in_dtypes, node.out_dtypes[0], node.attrs))
-    if node.type == "BiasAdd" and node.attrs.get("data_format", "NHWC") in ("NCHW", "NCW", "NCDHW"):
+    if node.attrs.get("data_format", "NHWC") in ("NCHW", "NCW", "NCDHW"):  # BiasAdd, channels first
         rt = runtime()
 
         def bias_add_nchw(x, bias):

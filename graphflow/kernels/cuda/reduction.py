@@ -18,8 +18,9 @@ from graphflow.kernels.cuda.launch import ceil_div, row_blocks
 
 _TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32",
           np.dtype(np.int64): "i64", np.dtype(np.bool_): "u8"}
-_OPS = {"Sum": "sum", "Mean": "sum", "Prod": "prod", "Max": "max", "Min": "min", "All": "all",
-        "Any": "any"}
+# op type -> (the reduction's kind, divide by the count)
+_OPS = {"Sum": ("sum", False), "Mean": ("sum", True), "Prod": ("prod", False), "Max": ("max", False),
+        "Min": ("min", False), "All": ("all", False), "Any": ("any", False)}
 _NUMERIC = (np.float32, np.float64, np.int32, np.int64)
 _MODE_NONE, _MODE_MEAN_FLOAT, _MODE_MEAN_INT, _MODE_SCALE = 0, 1, 2, 3
 _ARGS = {"rows": "PPqqqqqdq", "short_rows": "PPqqqdq", "cols": "PPqqqqqqdq",
@@ -195,7 +196,8 @@ def reduced_shape(shape, axes, keepdims):
 @cuda_kernel("All", "Any", dtypes=(np.bool_,))
 def _reduce(node):
     rt = runtime()
-    reducer = Reducer(rt, _OPS[node.type], node.out_dtypes[0], mean=node.type == "Mean")
+    kind, mean = _OPS[node.type]
+    reducer = Reducer(rt, kind, node.out_dtypes[0], mean=mean)
     axis, keepdims = node.attrs["axis"], node.attrs.get("keepdims", False)
 
     def reduce(x):
@@ -253,11 +255,14 @@ def _sum_to_shape(node):
     return sum_to_shape
 
 
-@cuda_kernel("ArgMax", "ArgMin", dtypes=_NUMERIC)
+_ARG_DIRECTIONS = {"ArgMax": "max", "ArgMin": "min"}
+
+
+@cuda_kernel(*_ARG_DIRECTIONS, dtypes=_NUMERIC)
 def _arg(node):
     rt = runtime()
     axis = node.attrs["axis"]
-    direction = "max" if node.type == "ArgMax" else "min"
+    direction = _ARG_DIRECTIONS[node.type]
     tname = _TYPES[np.dtype(node.in_dtypes[0])]
     out_dtype = np.dtype(node.out_dtypes[0])
     iname = _TYPES[out_dtype]

@@ -29,11 +29,14 @@ def _geometry(rt, rows, C):
     return "block", (row_blocks(rt, rows), 1, 1)
 
 
-@cuda_kernel("Softmax", "LogSoftmax", dtypes=(np.float32, np.float64))
+_KINDS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
+
+
+@cuda_kernel(*_KINDS, dtypes=(np.float32, np.float64))
 def _softmax(node):
     rt = runtime()
     axis = node.attrs.get("axis", -1)
-    kind = "softmax" if node.type == "Softmax" else "log_softmax"
+    kind = _KINDS[node.type]
     t = _T[np.dtype(node.out_dtypes[0])]
 
     def softmax(x):

@@ -24,12 +24,15 @@ def _assign(node):
     return lambda value: store.write(name, value)
 
 
-@cuda_kernel("AssignAdd", "AssignSub")
+_UPDATES = {"AssignAdd": "Add", "AssignSub": "Sub"}  # the elementwise op each update applies
+
+
+@cuda_kernel(*_UPDATES)
 def _assign_update(node):
     from graphflow.kernels.cuda.elementwise import kernel_for, single_op_program
     rt, store, name = runtime(), node.state.variables, node.attrs["shared_name"]
     dt = node.out_dtypes[0]
-    k = kernel_for(single_op_program("Add" if node.type == "AssignAdd" else "Sub", [dt, dt], dt, {}))
+    k = kernel_for(single_op_program(_UPDATES[node.type], [dt, dt], dt, {}))
 
     def update(delta):
         old = store.read_device(name, rt)
