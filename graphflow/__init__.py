@@ -29,7 +29,8 @@ from graphflow.ops.random_ops import *
 from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
-from graphflow.engine.session import InteractiveSession, Session, get_default_session
+from graphflow.engine.session import InteractiveSession, Session
+from graphflow.framework.default_session import get_default_session
 from graphflow.optimizer_passes import optimize
 from graphflow.fileformat.serialization import import_graph, load, save
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm

@@ -348,9 +348,8 @@ class EmulatedRuntime:
         return EmulatedArray(array.shape, array.dtype, np.array(array.host, copy=True))
 
     def fill(self, array, value):
-        from graphflow.kernels.cuda import array_kernels
-        array_kernels.fill(self, array, value)
-        return array
+        from graphflow.kernels.cuda import launch
+        return launch.fill(self, array, value)
 
     def reshape(self, array, shape):
         return EmulatedArray(shape, array.dtype, array.host.reshape(tuple(int(d) for d in shape)))

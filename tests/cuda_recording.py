@@ -123,8 +123,8 @@ class RecordingRuntime:
         return MockArray(array.shape, array.dtype, host=array.host)
 
     def fill(self, array, value):
-        from graphflow.kernels.cuda import array_kernels
-        array_kernels.fill(self, array, value)
+        from graphflow.kernels.cuda import launch
+        launch.fill(self, array, value)
         array.host = np.full(array.shape, value, array.dtype)
         return array
 

@@ -25,10 +25,9 @@ from graphflow.framework.errors import (
     UninitializedVariableError,
 )
 from graphflow.framework.graph import describe_op, needed_ops
-from graphflow.kernels import KernelNode
+from graphflow.kernels import KernelNode, kernel_accepts_out
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
-from graphflow.optimizer_passes.memory_planning import kernel_accepts_out
 
 _PLAN_IDS = itertools.count()
 

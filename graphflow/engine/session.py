@@ -13,29 +13,10 @@ from graphflow import optimizer_passes
 from graphflow.engine import placement
 from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
+from graphflow.framework import default_session
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
 from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.kernels import SessionState
-
-
-class _DefaultSessionStack(threading.local):
-    def __init__(self):
-        self.stack = []
-
-
-_default_sessions = _DefaultSessionStack()
-
-
-def get_default_session():
-    return _default_sessions.stack[-1] if _default_sessions.stack else None
-
-
-def get_default_session_or_error():
-    session = get_default_session()
-    if session is None:
-        raise ValueError("Cannot evaluate a tensor: no default session is registered. Use "
-                         "`with tf.Session() as sess:` or pass session=sess.")
-    return session
 
 
 # ----------------------------------------------------------------------------- fetch structures
@@ -160,12 +141,11 @@ class Session:
         graph_ctx = self.graph.as_default()
         graph_ctx.__enter__()
         self._context_stack.append(graph_ctx)
-        _default_sessions.stack.append(self)
+        default_session.push(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if _default_sessions.stack and _default_sessions.stack[-1] is self:
-            _default_sessions.stack.pop()
+        default_session.pop(self)
         graph_ctx = self._context_stack.pop()
         graph_ctx.__exit__(exc_type, exc, tb)
         self.close()
@@ -267,7 +247,9 @@ class Session:
                 return rebuild(run(feed_values))
         return call
 
-    def _load_variable(self, variable, value):
+    def load_variable(self, variable, value):
+        """Write `value` into `variable` in this session without running an op (`Variable.load`);
+        the value must fit the variable's dtype and shape."""
         import numpy as np
         arr = np.array(value, dtype=variable.dtype.as_numpy_dtype)
         if not variable.shape.is_compatible_with(arr.shape):
@@ -317,11 +299,11 @@ class _SessionDefault:
         self.session = session
 
     def __enter__(self):
-        _default_sessions.stack.append(self.session)
+        default_session.push(self.session)
         return self.session
 
     def __exit__(self, *exc):
-        _default_sessions.stack.pop()
+        default_session.pop(self.session)
 
 
 class InteractiveSession(Session):
@@ -329,9 +311,8 @@ class InteractiveSession(Session):
 
     def __init__(self, target="", graph=None, config=None, **kwargs):
         super().__init__(target, graph, config, **kwargs)
-        _default_sessions.stack.append(self)
+        default_session.push(self)
 
     def close(self):
         super().close()
-        if self in _default_sessions.stack:
-            _default_sessions.stack.remove(self)
+        default_session.remove(self)

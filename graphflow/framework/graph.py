@@ -157,7 +157,7 @@ class Operation:
             raise ValueError(f"Operation {describe_op(self)} has no attr '{name}'") from None
 
     def run(self, feed_dict=None, session=None):
-        from graphflow.engine.session import get_default_session_or_error
+        from graphflow.framework.default_session import get_default_session_or_error
         session = session or get_default_session_or_error()
         session.run(self, feed_dict)
 

@@ -49,7 +49,7 @@ class SparseTensor:
         return self.get_shape()
 
     def eval(self, feed_dict=None, session=None):
-        from graphflow.engine.session import get_default_session_or_error
+        from graphflow.framework.default_session import get_default_session_or_error
         return (session or get_default_session_or_error()).run(self, feed_dict)
 
     def __repr__(self):

@@ -48,7 +48,7 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict=None, session=None):
-        from graphflow.engine.session import get_default_session_or_error
+        from graphflow.framework.default_session import get_default_session_or_error
         session = session or get_default_session_or_error()
         return session.run(self, feed_dict)
 

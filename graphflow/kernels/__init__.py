@@ -40,6 +40,15 @@ class KernelNode:
         self.outputs_used = outputs_used
 
 
+def kernel_accepts_out(kernel):
+    """True when a built kernel can be called as `kernel(*inputs, out=buffer)` (a one-output
+    ufunc, or a function flagged `accepts_out`): the memory plan and the executor then let it
+    write into a dead input's buffer."""
+    if isinstance(kernel, np.ufunc):
+        return kernel.nout == 1
+    return bool(getattr(kernel, "accepts_out", False))
+
+
 class VariableStore:
     """Variable values of one session. Writes during a run go to a per-thread pending dict and are
     committed only when the run succeeds, so a failed run changes no variable."""

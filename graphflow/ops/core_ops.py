@@ -8,7 +8,8 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Operation, Tensor, _user_location, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
-from graphflow.ops.registry import define, make_op, make_tensor
+from graphflow.ops.registry import define, make_op, make_tensor, normalize_axis, same_dtype
+from graphflow.ops.static_value import constant_value
 
 
 def _const_infer(inputs, attrs):
@@ -165,8 +166,7 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
     if isinstance(value, Operation):
         raise TypeError(f"Cannot use the Operation {value.name} as a tensor; it has no value")
     if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
-        from graphflow.ops import array_ops
-        return array_ops.stack(list(value), name=name or "packed")
+        return stack(list(value), name=name or "packed")
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name or "Const")
@@ -185,6 +185,67 @@ def _contains_tensor(value):
 
 def _is_tensor_like(value):
     return isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
+
+
+# ---------------------------------------------------------------- Pack: lists holding tensors
+# `convert_to_tensor([t, 1.0])` stacks, so Pack (`tf.stack`) lives with the conversions.
+def static_int(value, what):
+    """A Python int from an int, numpy integer or a tensor whose value is known at build time."""
+    if _is_tensor_like(value):
+        known = constant_value(convert_to_tensor(value))
+        if known is None or np.ndim(known) != 0:
+            raise TypeError(f"{what} must be a static integer (a Python int or a constant), got "
+                            f"the tensor {convert_to_tensor(value).name}")
+        return int(known)
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"{what} must be an integer, got {value!r}")
+
+
+def _pack_infer(inputs, attrs):
+    if not inputs:
+        raise ValueError("stack needs at least one tensor")
+    dt = same_dtype(inputs, "stack inputs")
+    merged = TensorShape(None)
+    for t in inputs:
+        if not merged.is_compatible_with(t.shape):
+            shapes = ", ".join(str(t.shape) for t in inputs)
+            raise ValueError(f"all inputs must have the same shape, got {shapes}")
+        merged = merged.merge_with(t.shape)
+    if merged.dims is None:
+        return [(dt, TensorShape(None))]
+    axis = normalize_axis(attrs["axis"], len(merged.dims) + 1)
+    dims = list(merged.dims)
+    dims.insert(axis, len(inputs))
+    return [(dt, TensorShape(dims))]
+
+
+define("Pack", _pack_infer, attrs="axis:int")
+
+
+def _pack_leaf_dtype(values):
+    """The dtype of the first tensor among nested `values` (Python numbers adopt it)."""
+    stack_ = [values]
+    while stack_:
+        v = stack_.pop()
+        if _is_tensor_like(v):
+            return convert_to_tensor(v).dtype
+        if isinstance(v, (list, tuple)):
+            stack_.extend(reversed(v))
+    return None
+
+
+def stack(values, axis=0, name="stack"):
+    """`tf.stack`: join same-shape tensors along a new `axis`. Nested lists of tensors and Python
+    numbers are stacked level by level (what `convert_to_tensor([[t, 1.0]])` uses)."""
+    dtype = _pack_leaf_dtype(values)
+    tensors = []
+    for v in values:
+        if isinstance(v, (list, tuple)) and _contains_tensor(v):
+            tensors.append(stack(v, axis=0, name="stack"))
+        else:
+            tensors.append(convert_to_tensor(v, dtype=None if _is_tensor_like(v) else dtype))
+    return make_tensor("Pack", tuple(tensors), {"axis": static_int(axis, "axis")}, name=name)
 
 
 @contextlib.contextmanager

@@ -256,6 +256,14 @@ def broadcast_static(a, b):
     return TensorShape(out)
 
 
+def normalize_axis(axis, ndims, what="axis"):
+    """`axis` in [-ndims, ndims) -> non-negative axis; ValueError naming the bounds otherwise."""
+    if not -ndims <= axis < ndims:
+        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndims} (expected "
+                         f"[{-ndims}, {ndims}))")
+    return axis % ndims
+
+
 def same_dtype(inputs, what="inputs"):
     """All inputs share one dtype (TF1: no silent promotion); returns it."""
     dt = inputs[0].dtype

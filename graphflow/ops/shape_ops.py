@@ -13,8 +13,8 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
-from graphflow.ops.registry import define, make_op, make_tensor, same_dtype
+from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor, stack, static_int
+from graphflow.ops.registry import define, make_op, make_tensor, normalize_axis, same_dtype
 from graphflow.ops.static_value import SymbolicDim, constant_value, shape_vector
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
@@ -61,19 +61,6 @@ def shape_tensor(shape, name="shape"):
     return t
 
 
-def static_int(value, what):
-    """A Python int from an int, numpy integer or a tensor whose value is known at build time."""
-    if is_tensor_like(value):
-        known = constant_value(convert_to_tensor(value))
-        if known is None or np.ndim(known) != 0:
-            raise TypeError(f"{what} must be a static integer (a Python int or a constant), got "
-                            f"the tensor {convert_to_tensor(value).name}")
-        return int(known)
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    raise TypeError(f"{what} must be an integer, got {value!r}")
-
-
 def static_ints(value, what):
     """A list of Python ints (for perm/axis lists), from a list, array or constant tensor."""
     if is_tensor_like(value):
@@ -85,14 +72,6 @@ def static_ints(value, what):
     if isinstance(value, (numbers.Integral, np.integer)):
         return [int(value)]
     return [static_int(v, what) for v in value]
-
-
-def normalize_axis(axis, ndims, what="axis"):
-    """`axis` in [-ndims, ndims) -> non-negative axis; ValueError naming the bounds otherwise."""
-    if not -ndims <= axis < ndims:
-        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndims} (expected "
-                         f"[{-ndims}, {ndims}))")
-    return axis % ndims
 
 
 def require_shape_input(t, what="shape"):
@@ -409,52 +388,6 @@ def concat(values, axis, name="concat"):
         values = [values]
     tensors = [convert_to_tensor(v) for v in values]
     return make_tensor("ConcatV2", tuple(tensors), {"axis": static_int(axis, "axis")}, name=name)
-
-
-def _pack_infer(inputs, attrs):
-    if not inputs:
-        raise ValueError("stack needs at least one tensor")
-    dt = same_dtype(inputs, "stack inputs")
-    merged = TensorShape(None)
-    for t in inputs:
-        if not merged.is_compatible_with(t.shape):
-            shapes = ", ".join(str(t.shape) for t in inputs)
-            raise ValueError(f"all inputs must have the same shape, got {shapes}")
-        merged = merged.merge_with(t.shape)
-    if merged.dims is None:
-        return [(dt, TensorShape(None))]
-    axis = normalize_axis(attrs["axis"], len(merged.dims) + 1)
-    dims = list(merged.dims)
-    dims.insert(axis, len(inputs))
-    return [(dt, TensorShape(dims))]
-
-
-define("Pack", _pack_infer, attrs="axis:int")
-
-
-def _pack_leaf_dtype(values):
-    """The dtype of the first tensor among nested `values` (Python numbers adopt it)."""
-    stack_ = [values]
-    while stack_:
-        v = stack_.pop()
-        if is_tensor_like(v):
-            return convert_to_tensor(v).dtype
-        if isinstance(v, (list, tuple)):
-            stack_.extend(reversed(v))
-    return None
-
-
-def stack(values, axis=0, name="stack"):
-    """`tf.stack`: join same-shape tensors along a new `axis`. Nested lists of tensors and Python
-    numbers are stacked level by level (what `convert_to_tensor([[t, 1.0]])` uses)."""
-    dtype = _pack_leaf_dtype(values)
-    tensors = []
-    for v in values:
-        if isinstance(v, (list, tuple)) and _contains_tensor(v):
-            tensors.append(stack(v, axis=0, name="stack"))
-        else:
-            tensors.append(convert_to_tensor(v, dtype=None if is_tensor_like(v) else dtype))
-    return make_tensor("Pack", tuple(tensors), {"axis": static_int(axis, "axis")}, name=name)
 
 
 def _unpack_infer(inputs, attrs):

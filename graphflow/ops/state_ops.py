@@ -169,9 +169,9 @@ class Variable:
 
     def load(self, value, session=None):
         """Write `value` into the variable in `session` without adding ops to the graph."""
-        from graphflow.engine.session import get_default_session_or_error
+        from graphflow.framework.default_session import get_default_session_or_error
         session = session or get_default_session_or_error()
-        session._load_variable(self, value)
+        session.load_variable(self, value)
 
     # --- updates --------------------------------------------------------------------------------
     def _update(self, op_type, value, name, use_locking=False, validate_shape=True):

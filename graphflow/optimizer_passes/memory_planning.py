@@ -21,21 +21,13 @@ The planned peak counts plan-owned buffers only (not feeds, constants or variabl
 internal temporaries), from static shapes; it is None when a shape is not fully known.
 """
 
-import numpy as np
 
-from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import KernelNode, SessionState, kernel_accepts_out
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
 NAME = "memory_planning"
-
-
-def kernel_accepts_out(kernel):
-    """True when a built kernel can be called as `kernel(*inputs, out=buffer)`."""
-    if isinstance(kernel, np.ufunc):
-        return kernel.nout == 1
-    return bool(getattr(kernel, "accepts_out", False))
 
 
 class MemoryPlan:

@@ -8,8 +8,8 @@ their OpDef, so the session copies their value before handing it out when the ba
 
 import numpy as np
 
+from graphflow.framework.strided_slice import strided_slice_index
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.ops.slice_ops import strided_slice_index
 
 
 # ---------------------------------------------------------------- shape queries

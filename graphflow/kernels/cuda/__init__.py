@@ -10,10 +10,13 @@ Each entry may restrict the dtypes it handles (`dtypes=`, checked against every 
 give a `supports(in_dtypes, out_dtypes, attrs)` check returning None or the reason it cannot run;
 placement then keeps that op on the CPU and lists the reason in the plan's placement report.
 
-Layout: `.cu`/`.cuh` sources sit next to the small launchers that call them (`reduce.cu` +
-`reduction.py`, `matmul.cu` + `matmul.py`, ...); `sources.py` loads them and caches compiled
-modules, `device.py` owns the PyCUDA context, module cache and device memory pool, `codegen.py`
-turns elementwise expression programs (single ops and fused chains) into kernels.
+Layout: each `.cu`/`.cuh` source sits next to the launcher module of the same name that calls it
+(`reduce.cu` + `reduce.py`, `pool.cu` + `pool.py`, `optim.cu` + `optim.py`, `elementwise.cuh` +
+`elementwise.py`, ...); `launch.py` holds what launchers share (geometry, `SUFFIX`: the one map from
+numpy dtypes to kernel-name suffixes, and the fill kernels the runtime uses); `sources.py` loads
+the sources and caches compiled modules, `device.py` owns the PyCUDA context, module cache and
+device memory pool, `codegen.py` turns elementwise expression programs (single ops and fused
+chains) into kernels; `state_kernels.py` updates variables with the elementwise kernels.
 """
 
 import threading

@@ -9,9 +9,7 @@ which are also the op's statistics outputs. The backprop op: one per-channel red
 import numpy as np
 
 from graphflow.kernels.cuda import cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import launch_1d, row_blocks
-
-_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+from graphflow.kernels.cuda.launch import SUFFIX, launch_1d, row_blocks
 
 
 def _layout(shape, data_format):
@@ -36,7 +34,7 @@ def _fused_batch_norm(node):
     eps = float(node.attrs["epsilon"])
     fmt = node.attrs["data_format"]
     training = node.attrs["is_training"]
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def fused_batch_norm(x, scale, offset, mean, variance):
         outer, C, inner = _layout(x.shape, fmt)
@@ -73,7 +71,7 @@ def _fused_batch_norm_grad(node):
     eps = float(node.attrs["epsilon"])
     fmt = node.attrs["data_format"]
     kind = "train" if node.attrs["is_training"] else "infer"
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def fused_batch_norm_grad(dy, x, scale, mean, variance):
         if dy.shape != x.shape:

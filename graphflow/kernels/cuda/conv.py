@@ -1,4 +1,4 @@
-"""Convolution and pooling on the GPU (conv.cu, pool.cu, GEMMs of matmul.cu), NHWC layout.
+"""Convolution on the GPU (conv.cu, GEMMs of matmul.cu), NHWC layout; pooling is in pool.py.
 
 Conv2D is im2col + GEMM: col [N*OH*OW, KH*KW*C] @ filter [KH*KW*C, OC] is the NHWC output (a 1x1,
 stride-1, unpadded convolution skips im2col: the input already is col). Its backprops are
@@ -9,12 +9,11 @@ over batch chunks (beta = 1). The batch is processed in chunks so that the col b
 
 import numpy as np
 
-from graphflow.kernels.cuda import cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import launch_1d
+from graphflow.kernels.cuda import FLOAT_DTYPES, cuda_kernel, runtime
+from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
 from graphflow.kernels.cuda.matmul import gemm
 
 COL_BYTES = 256 << 20
-_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
 def axis_geometry(size, k, s, d, padding):
@@ -30,7 +29,7 @@ def axis_geometry(size, k, s, d, padding):
     return (size - effective) // s + 1, 0
 
 
-def _nhwc_only(in_dtypes, out_dtypes, attrs):
+def nhwc_only(in_dtypes, out_dtypes, attrs):
     if attrs.get("data_format", "NHWC") != "NHWC":
         return "the CUDA kernels take NHWC data (data_format NCHW runs on the CPU)"
     return None
@@ -62,14 +61,14 @@ class ConvGeometry:
         return max(1, min(self.n, COL_BYTES // max(per_image, 1)))
 
 
-def _dims(shape_array):
+def dims(shape_array):
     return tuple(int(d) for d in np.asarray(shape_array).reshape(-1))
 
 
-@cuda_kernel("Conv2D", dtypes=(np.float32, np.float64), supports=_nhwc_only)
+@cuda_kernel("Conv2D", dtypes=(np.float32, np.float64), supports=nhwc_only)
 def _conv2d(node):
     rt, attrs = runtime(), node.attrs
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def conv2d(x, f):
         g = ConvGeometry(attrs, x.shape, f.shape)
@@ -97,10 +96,10 @@ def _conv2d(node):
     return conv2d
 
 
-def _supports_float_nhwc(in_dtypes, out_dtypes, attrs):
+def supports_float_nhwc(in_dtypes, out_dtypes, attrs):
     """None when the backprop kernels can run this op, else the reason they cannot."""
-    return _nhwc_only(in_dtypes, out_dtypes, attrs) or (
-        None if out_dtypes[0] in _T else f"no CUDA kernel for {out_dtypes[0].name}")
+    return nhwc_only(in_dtypes, out_dtypes, attrs) or (
+        None if out_dtypes[0] in FLOAT_DTYPES else f"no CUDA kernel for {out_dtypes[0].name}")
 
 
 def _check_out_backprop(dy, g):
@@ -110,13 +109,13 @@ def _check_out_backprop(dy, g):
 
 
 @cuda_kernel("Conv2DBackpropInput", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
-             supports=_supports_float_nhwc)
+             supports=supports_float_nhwc)
 def _conv2d_backprop_input(node):
     rt, attrs = runtime(), node.attrs
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def conv2d_backprop_input(input_sizes, f, dy):
-        x_shape = _dims(input_sizes)
+        x_shape = dims(input_sizes)
         g = ConvGeometry(attrs, x_shape, f.shape)
         _check_out_backprop(dy, g)
         dx = rt.empty(x_shape, dy.dtype)
@@ -143,13 +142,13 @@ def _conv2d_backprop_input(node):
 
 
 @cuda_kernel("Conv2DBackpropFilter", dtypes=(np.float32, np.float64, np.int32), host_inputs=(1,),
-             supports=_supports_float_nhwc)
+             supports=supports_float_nhwc)
 def _conv2d_backprop_filter(node):
     rt, attrs = runtime(), node.attrs
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def conv2d_backprop_filter(x, filter_sizes, dy):
-        f_shape = _dims(filter_sizes)
+        f_shape = dims(filter_sizes)
         g = ConvGeometry(attrs, x.shape, f_shape)
         _check_out_backprop(dy, g)
         df = rt.empty(f_shape, x.dtype)
@@ -177,69 +176,3 @@ def _conv2d_backprop_filter(node):
 
 
 # ---------------------------------------------------------------- pooling
-class PoolGeometry:
-    def __init__(self, attrs, shape):
-        n, h, w, c = shape
-        kh, kw = attrs["ksize"][1:3]
-        sh, sw = attrs["strides"][1:3]
-        oh, pt = axis_geometry(h, kh, sh, 1, attrs["padding"])
-        ow, pl = axis_geometry(w, kw, sw, 1, attrs["padding"])
-        self.out_shape = (n, oh, ow, c)
-        self.bytes = np.array([n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, 0, 0, 0, 0],
-                              np.int64).tobytes()
-
-
-_POOLS = {"MaxPool": "max", "AvgPool": "avg"}
-
-
-@cuda_kernel(*_POOLS, dtypes=(np.float32, np.float64), supports=_nhwc_only)
-def _pool(node):
-    rt, attrs = runtime(), node.attrs
-    name = f"gf_{_POOLS[node.type]}_pool_{_T[np.dtype(node.out_dtypes[0])]}"
-
-    def pool(x):
-        if len(x.shape) != 4:
-            raise ValueError(f"input must be 4-D, got shape {x.shape}")
-        g = PoolGeometry(attrs, x.shape)
-        out = rt.empty(g.out_shape, x.dtype)
-        if out.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), out.size, int(x.gpudata), int(out.gpudata),
-                      g.bytes)
-        return out
-    return pool
-
-
-@cuda_kernel("MaxPoolGrad", dtypes=(np.float32, np.float64), supports=_nhwc_only)
-def _max_pool_grad(node):
-    rt, attrs = runtime(), node.attrs
-    name = f"gf_max_pool_grad_{_T[np.dtype(node.out_dtypes[0])]}"
-
-    def max_pool_grad(x, y, dy):
-        g = PoolGeometry(attrs, x.shape)
-        if dy.shape != g.out_shape:
-            raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
-        dx = rt.fill(rt.empty(x.shape, dy.dtype), 0)
-        if dy.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PPP128s"), dy.size, int(x.gpudata), int(dy.gpudata),
-                      int(dx.gpudata), g.bytes)
-        return dx
-    return max_pool_grad
-
-
-@cuda_kernel("AvgPoolGrad", dtypes=(np.float32, np.float64, np.int32), host_inputs=(0,),
-             supports=_supports_float_nhwc)
-def _avg_pool_grad(node):
-    rt, attrs = runtime(), node.attrs
-    name = f"gf_avg_pool_grad_{_T[np.dtype(node.out_dtypes[0])]}"
-
-    def avg_pool_grad(orig_input_shape, dy):
-        shape = _dims(orig_input_shape)
-        g = PoolGeometry(attrs, shape)
-        if dy.shape != g.out_shape:
-            raise ValueError(f"grad has shape {dy.shape}, expected {g.out_shape} (NHWC)")
-        dx = rt.empty(shape, dy.dtype)
-        if dx.size:
-            launch_1d(rt, rt.kernel("pool.cu", name, "PP128s"), dx.size, int(dy.gpudata), int(dx.gpudata),
-                      g.bytes)
-        return dx
-    return avg_pool_grad

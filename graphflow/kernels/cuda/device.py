@@ -21,7 +21,7 @@ import threading
 import numpy as np
 import pycuda.driver as drv
 
-from graphflow.kernels.cuda import NoCudaDeviceError, sources
+from graphflow.kernels.cuda import NoCudaDeviceError, launch, sources
 
 _BLOCK = 256
 
@@ -150,9 +150,7 @@ class CudaRuntime:
 
     def fill(self, array, value):
         """Set every element of `array` to `value` (one kernel, any dtype)."""
-        from graphflow.kernels.cuda import array_kernels
-        array_kernels.fill(self, array, value)
-        return array
+        return launch.fill(self, array, value)
 
     def reshape(self, array, shape):
         """A view of contiguous `array` with another shape (no copy)."""

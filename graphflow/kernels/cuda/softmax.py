@@ -7,11 +7,10 @@ is one launch producing both outputs (loss, backprop).
 
 import numpy as np
 
-from graphflow.kernels.cuda import cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import ceil_div, row_blocks
+from graphflow.kernels.cuda import FLOAT_DTYPES, cuda_kernel, runtime
+from graphflow.kernels.cuda.launch import SUFFIX, ceil_div, row_blocks
 
-_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
-_I = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+_LABELS = frozenset({np.dtype(np.int32), np.dtype(np.int64)})  # label dtypes of the sparse loss
 _WARP_MAX = 1024
 
 
@@ -37,7 +36,7 @@ def _softmax(node):
     rt = runtime()
     axis = node.attrs.get("axis", -1)
     kind = _KINDS[node.type]
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def softmax(x):
         outer, C, inner = split_axis(x.shape, axis)
@@ -62,7 +61,7 @@ def _check_same(features, labels):
 def _softmax_xent(node):
     rt = runtime()
     axis = node.attrs.get("axis", -1)
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
 
     def softmax_cross_entropy_with_logits(features, labels):
         _check_same(features, labels)
@@ -83,7 +82,7 @@ def _softmax_xent(node):
 
 
 def _sparse_supported(in_dtypes, out_dtypes, attrs):
-    if in_dtypes[0] not in _T or in_dtypes[1] not in _I:
+    if in_dtypes[0] not in FLOAT_DTYPES or in_dtypes[1] not in _LABELS:
         return f"no CUDA kernel for {in_dtypes[0].name} logits with {in_dtypes[1].name} labels"
     return None
 
@@ -91,8 +90,8 @@ def _sparse_supported(in_dtypes, out_dtypes, attrs):
 @cuda_kernel("SparseSoftmaxCrossEntropyWithLogits", dtypes=None, supports=_sparse_supported)
 def _sparse_softmax_xent(node):
     rt = runtime()
-    t = _T[np.dtype(node.in_dtypes[0])]
-    i = _I[np.dtype(node.in_dtypes[1])]
+    t = SUFFIX[np.dtype(node.in_dtypes[0])]
+    i = SUFFIX[np.dtype(node.in_dtypes[1])]
 
     def sparse_softmax_cross_entropy_with_logits(features, labels):
         if labels.shape != features.shape[:-1]:

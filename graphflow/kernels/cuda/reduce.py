@@ -14,10 +14,8 @@ Large reductions with few outputs are split across blocks and finished by a seco
 import numpy as np
 
 from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import ceil_div, row_blocks
+from graphflow.kernels.cuda.launch import SUFFIX, ceil_div, row_blocks
 
-_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32",
-          np.dtype(np.int64): "i64", np.dtype(np.bool_): "u8"}
 # op type -> (the reduction's kind, divide by the count)
 _OPS = {"Sum": ("sum", False), "Mean": ("sum", True), "Prod": ("prod", False), "Max": ("max", False),
         "Min": ("min", False), "All": ("all", False), "Any": ("any", False)}
@@ -82,7 +80,7 @@ class Reducer:
         self.rt = rt
         self.kind = kind
         self.dtype = np.dtype(dtype)
-        self.tname = _TYPES[self.dtype]
+        self.tname = SUFFIX[self.dtype]
         self.mean = mean
         self.scale = scale
 
@@ -263,9 +261,9 @@ def _arg(node):
     rt = runtime()
     axis = node.attrs["axis"]
     direction = _ARG_DIRECTIONS[node.type]
-    tname = _TYPES[np.dtype(node.in_dtypes[0])]
+    tname = SUFFIX[np.dtype(node.in_dtypes[0])]
     out_dtype = np.dtype(node.out_dtypes[0])
-    iname = _TYPES[out_dtype]
+    iname = SUFFIX[out_dtype]
 
     def arg(x):
         ax = normalize_axes(axis, len(x.shape))[0]

@@ -14,10 +14,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from graphflow.kernels.cuda import ALL_DTYPES, codegen, cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import launch_1d, ptr
+from graphflow.kernels.cuda.launch import SUFFIX, fill, fill_from, launch_1d, ptr
 
 _SIZES = {1, 2, 4, 8}
-_INDEX = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+_INDEX = frozenset({np.dtype(np.int32), np.dtype(np.int64)})  # index dtypes of gather/scatter
 
 
 # ---------------------------------------------------------------- layout proxies
@@ -54,26 +54,6 @@ def window(view):
 
 
 # ---------------------------------------------------------------- kernels used by many ops
-def fill(rt, array, value):
-    """Set every element of device `array` to the host scalar `value`."""
-    if not array.size:
-        return array
-    bits = np.zeros(1, np.uint64)
-    bits.view(np.uint8)[:array.dtype.itemsize] = np.asarray(value, array.dtype).reshape(1).view(np.uint8)
-    size = array.dtype.itemsize
-    fn = rt.kernel("array.cu", f"gf_fill_{size}", "qPQ")
-    launch_1d(rt, fn, array.size, np.int64(array.size), int(array.gpudata), np.uint64(bits[0]))
-    return array
-
-
-def fill_from(rt, array, value_array):
-    """Set every element of `array` to the single element of device array `value_array`."""
-    if array.size:
-        fn = rt.kernel("array.cu", f"gf_fill_from_{array.dtype.itemsize}", "qPP")
-        launch_1d(rt, fn, array.size, np.int64(array.size), int(array.gpudata), int(value_array.gpudata))
-    return array
-
-
 def copy_window(rt, src, src_view, dst, dst_view):
     """dst[dst_view] = src[src_view] for proxy views of the same shape (of src's / dst's shape)."""
     shape = src_view.shape
@@ -203,7 +183,7 @@ def _slice(node):
 
 
 def _strided_index(rank, begin, end, strides, attrs):
-    from graphflow.ops.slice_ops import strided_slice_index
+    from graphflow.framework.strided_slice import strided_slice_index
     index, _ = strided_slice_index(rank, begin.tolist(), end.tolist(), strides.tolist(), attrs)
     return index
 
@@ -387,7 +367,7 @@ def _gather_supported(in_dtypes, out_dtypes, attrs):
 @cuda_kernel("GatherV2", supports=_gather_supported)
 def _gather(node):
     rt, axis = runtime(), node.attrs["axis"]
-    iname = _INDEX[np.dtype(node.in_dtypes[1])]
+    iname = SUFFIX[np.dtype(node.in_dtypes[1])]
 
     def gather(params, indices):
         ax = axis % len(params.shape)
@@ -403,8 +383,8 @@ def _gather(node):
     return gather
 
 
-_SCATTER = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.int32): "i32",
-            np.dtype(np.int64): "i64"}
+_SCATTER = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32),
+                      np.dtype(np.int64)})  # value dtypes of scatter_add
 
 
 def scatter_add(rt, grad, indices, shape, axis):
@@ -412,7 +392,7 @@ def scatter_add(rt, grad, indices, shape, axis):
     out = fill(rt, rt.empty(shape, grad.dtype), 0)
     if grad.size:
         inner = int(np.prod(shape[axis + 1:]))
-        name = f"gf_scatter_add_{_SCATTER[grad.dtype]}_{_INDEX[indices.dtype]}"
+        name = f"gf_scatter_add_{SUFFIX[grad.dtype]}_{SUFFIX[indices.dtype]}"
         fn = rt.kernel("array.cu", name, "qPPPqqq")
         launch_1d(rt, fn, grad.size, np.int64(grad.size), int(grad.gpudata), int(indices.gpudata),
                   int(out.gpudata), np.int64(shape[axis]), np.int64(indices.size), np.int64(inner))
@@ -460,7 +440,7 @@ def _one_hot_supported(in_dtypes, out_dtypes, attrs):
 @cuda_kernel("OneHot", dtypes=ALL_DTYPES, supports=_one_hot_supported)
 def _one_hot(node):
     rt, depth, axis = runtime(), node.attrs["depth"], node.attrs["axis"]
-    iname = {np.dtype(np.uint8): "u8", **_INDEX}[np.dtype(node.in_dtypes[0])]
+    iname = SUFFIX[np.dtype(node.in_dtypes[0])]
 
     def one_hot(indices, on, off):
         ax = len(indices.shape) if axis == -1 else axis % (len(indices.shape) + 1)

@@ -10,9 +10,8 @@ whole run succeeds. The scalar hyper-parameters are device scalars read by the k
 import numpy as np
 
 from graphflow.kernels.cuda import cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import launch_1d
+from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
 
-_T = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _FLOATS = (np.float32, np.float64)
 
 
@@ -34,7 +33,7 @@ def _setup(node, *slot_attrs):
     rt = runtime()
     store = node.state.variables
     names = [node.attrs["shared_name"]] + [node.attrs[a] for a in slot_attrs]
-    t = _T[np.dtype(node.out_dtypes[0])]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
     return rt, store, names, t
 
 
