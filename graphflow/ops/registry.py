@@ -171,11 +171,6 @@ def find(op_type):
     return _REGISTRY.get(op_type)
 
 
-def op_def(op):
-    """The OpDef of an Operation (or of anything with a registered `type`)."""
-    return lookup(op.type)
-
-
 def constant_value_of(tensor):
     """The value of `tensor` when a `constant` op (Const) produces it, else None."""
     op = tensor.op

@@ -4,11 +4,11 @@ the buffer of a dead input (in place), plus the planned peak of the bytes the pl
 The executor already drops every value right after its last reader. On top of that, an op listed in
 `OpDef.inplace_inputs` (or a fused op, any input) whose CPU kernel takes an `out=` buffer may write
 its result over input `p` when all of this holds:
-  - the input's buffer is owned by the plan: produced by an op known to return a fresh array (an
-    elementwise op, a matmul, a fused op), never a fed array, a constant, a variable value or a
-    view of one (the rule of `executor.may_alias_external`);
+  - the input's buffer is owned by the plan: produced by an op whose OpDef declares
+    `fresh_output` (elementwise ops, matmuls, fused ops), never a fed array, a constant, a
+    variable value or a view of one (the rule of `executor.may_alias_external`);
   - every value sharing that buffer (views made by `may_alias_input` ops) is dead after this op,
-    none is fetched, and every reader of them is known not to keep a reference (so never a buffer
+    none is fetched, and no reader of them `retains_inputs` (so never a buffer
     that flowed into a stateful op);
   - no other input of the op is a view of the same buffer;
   - the input has the output's dtype and, statically, its exact shape (broadcasting cannot grow
