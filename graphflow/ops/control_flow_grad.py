@@ -229,9 +229,21 @@ def _saved_grads(op, grads, first, count):
             for k, g in enumerate(grads[first:first + count])]
 
 
+def make_if(pred, then_graph, else_graph, name="cond"):
+    """Add an `If` op running `then_graph` or `else_graph` (FuncGraphs with equal output dtypes);
+    prepares its gradient. Returns the op (its first outputs are the branch outputs). It lives
+    with the gradient rules: building an If prepares its gradient, and that gradient is an If."""
+    then_grad = prepare_branch_gradient(then_graph)
+    else_grad = prepare_branch_gradient(else_graph)
+    attrs = {"then_branch": then_graph, "else_branch": else_graph,
+             "then_saved": then_grad.saved, "else_saved": else_grad.saved,
+             "then_grad": then_grad.graph, "else_grad": else_grad.graph}
+    inputs = [pred] + then_graph.captured_inputs + else_graph.captured_inputs
+    return make_op("If", inputs, attrs, name=name)
+
+
 @register_gradient("If")
 def _if_grad(op, *grads):
-    from graphflow.ops.control_flow_ops import make_if
     then_graph = op.attrs["then_branch"]
     n_out = len(then_graph.outputs)
     diff_outs = [j for j in range(n_out) if differentiable(op.outputs[j])]

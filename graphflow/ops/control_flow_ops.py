@@ -258,19 +258,6 @@ def _check_predicate(graph, what):
 
 
 # ------------------------------------------------------------------------------- cond / case
-def make_if(pred, then_graph, else_graph, name="cond"):
-    """Add an `If` op running `then_graph` or `else_graph` (FuncGraphs with equal output dtypes);
-    prepares its gradient. Returns the op (its first outputs are the branch outputs)."""
-    from graphflow.ops import control_flow_grad
-    then_grad = control_flow_grad.prepare_branch_gradient(then_graph)
-    else_grad = control_flow_grad.prepare_branch_gradient(else_graph)
-    attrs = {"then_branch": then_graph, "else_branch": else_graph,
-             "then_saved": then_grad.saved, "else_saved": else_grad.saved,
-             "then_grad": then_grad.graph, "else_grad": else_grad.graph}
-    inputs = [pred] + then_graph.captured_inputs + else_graph.captured_inputs
-    return make_op("If", inputs, attrs, name=name)
-
-
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
     """`tf.cond`: `true_fn()` if the scalar bool `pred` is true at run time, else `false_fn()`.
 
@@ -300,6 +287,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                     "false_fn"))
         if not then_graph.outputs:
             raise ControlFlowError(_at_user_line("tf.cond: the branches return no tensors"))
+        from graphflow.ops.control_flow_grad import make_if  # registered after If is defined
         op = make_if(pred, then_graph, else_graph, name="If")
         packed = _pack(then_result, op.outputs[:len(then_graph.outputs)])
     if not strict and isinstance(packed, (list, tuple)) and len(packed) == 1 \
