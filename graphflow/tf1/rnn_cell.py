@@ -346,12 +346,6 @@ class GRUCell(RNNCell):
         return new_h, new_h
 
 
-from graphflow.tf1.rnn_cell_wrappers import (  # noqa: E402
-    DeviceWrapper,
-    DropoutWrapper,
-    MultiRNNCell,
-    ResidualWrapper,
-)
-
-__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
-           "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple"]
+# The cells built from cells (MultiRNNCell, the wrappers) are in rnn_cell_wrappers.py; tf.nn.rnn_cell
+# exports both modules.
+__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "LSTMStateTuple"]
