@@ -4,13 +4,15 @@ conv2d is im2col + one matmul: a zero-copy strided view of the padded input as
 [n, oh, ow, kh, kw, c] windows, reshaped to a [n*oh*ow, kh*kw*c] matrix times the [kh*kw*c, out]
 filter. The backprop ops reuse the same geometry: the filter gradient is cols^T @ grad, the input
 gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
-Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch.
+Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch; with numba
+installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`), these numpy
+kernels being the reference.
 """
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, intra_op
+from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, intra_op, jit_pool
 
 # The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
 # kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
@@ -302,11 +304,14 @@ def _argmax_taps(xp, geo):
 @cpu_kernel("MaxPool")
 def _max_pool(node):
     pool = _Pool(node)
+    threads = blas.session_threads(node)
 
     def max_pool(x):
         _check4(x, "input")
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
+        if jit_pool.applies(x):
+            return _from_nhwc(jit_pool.max_pool(x, geo, threads), pool.fmt)
         xp = geo.pad(x, _lowest(x.dtype))
         taps = geo.taps()
         out = np.array(xp[taps[0]])
@@ -344,12 +349,15 @@ def _tiled_max_pool_grad(x, y, g, geo):
 @cpu_kernel("MaxPoolGrad")
 def _max_pool_grad(node):
     pool = _Pool(node)
+    threads = blas.session_threads(node)
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         geo = pool.geometry(x.shape)
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        if g.dtype == x.dtype and jit_pool.applies(x):
+            return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
         if geo.tiles_input:
             pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
             return _from_nhwc(_tiled_max_pool_grad(x, y, g, geo), pool.fmt)
