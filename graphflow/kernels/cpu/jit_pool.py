@@ -48,16 +48,17 @@ def _compile():
                             col = c0 + j
                             if col < 0 or col >= w:
                                 continue
+                            src = x[b, r, col]  # channel rows: indices from 0 (vectorized)
+                            dst = out[b, y, xo]
                             if first:
                                 for ch in range(c):
-                                    out[b, y, xo, ch] = x[b, r, col, ch]
+                                    dst[ch] = src[ch]
                                 first = False
                             else:
                                 for ch in range(c):
-                                    v = x[b, r, col, ch]
-                                    o = out[b, y, xo, ch]
-                                    if v > o or v != v:
-                                        out[b, y, xo, ch] = v
+                                    v = src[ch]
+                                    if v > dst[ch] or v != v:
+                                        dst[ch] = v
 
     @njit(**opts)
     def max_pool_grad(x, g, dx, kh, kw, sh, sw, pt, pl, lo, hi):
@@ -80,22 +81,24 @@ def _compile():
                             col = c0 + j
                             if col < 0 or col >= w:
                                 continue
+                            src = x[b, r, col]
                             if first:
                                 for ch in range(c):
-                                    best[ch] = x[b, r, col, ch]
+                                    best[ch] = src[ch]
                                     at_r[ch] = r
                                     at_c[ch] = col
                                 first = False
                             else:
                                 for ch in range(c):
-                                    v = x[b, r, col, ch]
+                                    v = src[ch]
                                     if v > best[ch]:
                                         best[ch] = v
                                         at_r[ch] = r
                                         at_c[ch] = col
                     if not first:
+                        grow = g[b, y, xo]
                         for ch in range(c):
-                            dx[b, at_r[ch], at_c[ch], ch] += g[b, y, xo, ch]
+                            dx[b, at_r[ch], at_c[ch], ch] += grow[ch]
 
     return {"max_pool": max_pool, "max_pool_grad": max_pool_grad}
 
