@@ -9,7 +9,8 @@ import graphflow as tf
 from graphflow.kernels.cpu import jit_pool
 from tests.op_cases import nn_cases
 
-pytestmark = pytest.mark.skipif(jit_pool.loops() is None, reason="numba is not installed")
+pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
+                                reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
 
 POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad")]
 

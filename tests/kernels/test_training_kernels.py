@@ -17,7 +17,7 @@ HAVE_NUMBA = jit_updates.loops() is not None
 @pytest.fixture(params=["jit", "numpy"])
 def mode(request, monkeypatch):
     if request.param == "jit" and not HAVE_NUMBA:
-        pytest.skip("numba is not installed: the numpy form is the only one")
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): the numpy form is the only one")
     if request.param == "numpy":
         monkeypatch.setattr(jit_updates, "_loops", False)
     return request.param
