@@ -107,6 +107,19 @@ def test_blocks_split_the_batch_and_the_last_block_may_be_short(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
+def test_large_buffers_are_not_kept_between_calls(monkeypatch):
+    monkeypatch.setattr(conv_blocked, "MAX_KEPT_FLOATS", 100)  # every buffer here is "large"
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, 9, 8, 8))
+    w = rng.standard_normal((3, 3, 8, 5))
+    conv_blocked._local.buffers = {}
+    got = _conv_step(x, w, [1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC", 1, True, monkeypatch)
+    want = _conv_step(x, w, [1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC", 1, False, monkeypatch)
+    for a, b in zip(got[0] + got[1], want[0] + want[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+    assert conv_blocked._local.buffers == {}
+
+
 def test_filter_gradient_does_not_depend_on_the_thread_count(monkeypatch):
     rng = np.random.default_rng(6)
     x = rng.standard_normal((32, 16, 16, 8)).astype(np.float32)

@@ -13,7 +13,8 @@ product runs on it:
 Each filter tap (i, j) is one slice copy of the input into the buffer's tap column, covering only
 the output positions whose window reads real input; the others read padding. A buffer belongs to
 one thread and one geometry and is zeroed once when created: the copies always write the same
-positions, so the padding positions stay zero in every later call and no padded input is built.
+positions, so the padding positions stay zero in every later call and no padded input is built
+(buffers above `MAX_KEPT_FLOATS`, one large image's im2col, are allocated zeroed per call instead).
 
 Blocks are shared by the calling thread and the intra-op pool (`intra_op.py`), each block one
 single-threaded BLAS call (`blas.py` owns the BLAS threads). The filter gradient's per-block partial
@@ -36,7 +37,10 @@ BLOCK_FLOATS = 300_000
 # a 5x5x1x16 filter than the reference's [rows, out] @ [out, kh*kw*c] product and col2im).
 MIN_INPUT_GRAD_CHANNELS = 8
 MIN_BLOCKS = 8
-_MAX_BUFFERS = 8  # buffers one thread keeps (one per geometry and block size), oldest dropped
+_MAX_BUFFERS = 8
+# Buffers of more floats than this (one large image's im2col) are not kept between calls: each call
+# allocates its own (np.zeros, calloc), so a thread never holds more than 8 x 16 MB.
+MAX_KEPT_FLOATS = 4 << 20  # buffers one thread keeps (one per geometry and block size), oldest dropped
 
 _local = threading.local()
 
@@ -92,6 +96,9 @@ def _copies(win):
 
 def _buffer(win, nb, c, dtype):
     """This thread's zero-bordered [nb, oh, ow, kh, kw, c] buffer for the geometry."""
+    shape = (nb, win.oh, win.ow, win.kh, win.kw, c)
+    if nb * win.oh * win.ow * win.kh * win.kw * c > MAX_KEPT_FLOATS:
+        return np.zeros(shape, dtype=dtype)
     buffers = getattr(_local, "buffers", None)
     if buffers is None:
         buffers = _local.buffers = {}
@@ -100,7 +107,7 @@ def _buffer(win, nb, c, dtype):
     if buf is None:
         if len(buffers) >= _MAX_BUFFERS:
             buffers.pop(next(iter(buffers)))
-        buf = np.zeros((nb, win.oh, win.ow, win.kh, win.kw, c), dtype=dtype)
+        buf = np.zeros(shape, dtype=dtype)
         buffers[key] = buf
     return buf
 
