@@ -180,8 +180,10 @@ def run_setting(name, rounds):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
+    from graphflow.kernels.cpu import jit_updates
+    loops = "numba loops" if jit_updates.loops() is not None else "numpy only (numba not installed)"
     print(f"== setting: {name}   machine: sgemm {gflops:.1f} GFLOP/s (1024^2, numpy's BLAS as "
-          f"loaded), copy {gbs:.1f} GB/s (16M float32)")
+          f"loaded), copy {gbs:.1f} GB/s (16M float32); graphflow: {loops}")
     print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}  achieved (graphflow)")
     for title, model in ROWS:
         gf_step, flops, nbytes = build(gf, model)

@@ -38,7 +38,7 @@ def _conv_step(threads, rng, stride):
         return sess.run([y, gx, gw], {xs: x})
 
 
-@pytest.mark.parametrize("stride", [1, 2])  # 1: shifted products (conv_shifted.py), 2: im2col blocks
+@pytest.mark.parametrize("stride", [1, 2])  # 1: flipped-filter input gradient, 2: col2im
 def test_conv_on_several_threads_matches_one_thread(stride):
     one = _conv_step(1, np.random.default_rng(1), stride)
     tf.reset_default_graph()

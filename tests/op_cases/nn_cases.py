@@ -291,7 +291,7 @@ CASES += [
     _conv_filter_case((2, 5, 5, 2), (3, 3, 2, 3), (1, 1), "VALID"),
     _conv_filter_case((1, 7, 6, 2), (3, 3, 2, 2), (2, 2), "SAME"),
     _conv_filter_case((1, 6, 6, 1), (2, 2, 1, 2), (1, 1), "SAME", d=(2, 2)),
-    # stride 1 with >= 8 channels: the shifted-product kernels (conv_shifted.py)
+    # stride 1 with >= 8 channels: the flipped-filter input gradient (conv_blocked.py)
     _conv_case((2, 5, 6, 8), (3, 2, 8, 3), (1, 1), "SAME"),
     _conv_case((1, 6, 5, 9), (2, 3, 9, 2), (1, 1), "VALID"),
     _conv_case((2, 8, 4, 5), (3, 3, 8, 2), (1, 1), "SAME", data_format="NCHW"),

@@ -42,3 +42,7 @@ def _load_all():
 
 
 _load_all()
+
+from graphflow.kernels.cpu import allocator  # noqa: E402  (after the kernels: one import order)
+
+allocator.keep_freed_memory()

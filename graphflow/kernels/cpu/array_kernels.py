@@ -66,7 +66,9 @@ def _fill(node):
 
 @cpu_kernel("ZerosLike")
 def _zeros_like(node):
-    return lambda x: np.zeros_like(x)
+    # np.zeros (calloc: pages zeroed by the system when first touched), not np.zeros_like, which
+    # writes every element: a ReLU gradient's [64, 28, 28, 16] zeros took 1.5 ms inside a step
+    return lambda x: np.zeros(np.shape(x), dtype=np.asarray(x).dtype)
 
 
 @cpu_kernel("OnesLike")

@@ -4,13 +4,19 @@ conv2d is im2col + one matmul: a zero-copy strided view of the padded input as
 [n, oh, ow, kh, kw, c] windows, reshaped to a [n*oh*ow, kh*kw*c] matrix times the [kh*kw*c, out]
 filter. The backprop ops reuse the same geometry: the filter gradient is cols^T @ grad, the input
 gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
-Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch.
+Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch; with numba
+installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`), these numpy
+kernels being the reference.
 """
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_shifted, cpu_kernel, intra_op
+from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, intra_op, jit_pool
+
+# The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
+# kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
+BLOCKED = True
 
 
 class Geometry:
@@ -111,6 +117,7 @@ class _Conv:
         self.dilations = _hw(a.get("dilations", [1, 1, 1, 1]), self.fmt)
         self.padding = a["padding"]
         self._cache = {}
+        self._windows = {}
 
     def geometry(self, x_shape, f_shape):
         key = (x_shape, f_shape)
@@ -124,6 +131,12 @@ class _Conv:
             geo = Geometry(h, w, kh, kw, *self.strides, *self.dilations, self.padding)
             self._cache[key] = geo
         return geo
+
+    def window(self, geo):
+        win = self._windows.get(geo)
+        if win is None:
+            win = self._windows[geo] = conv_blocked.Window.of(geo)
+        return win
 
     def check_grad(self, g, geo, n, out_channels):
         want = (n, geo.oh, geo.ow, out_channels)
@@ -147,9 +160,9 @@ def _conv2d(node):
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
+        if BLOCKED:
+            return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)
-        if conv_shifted.applies(geo, x.shape[3]):
-            return _from_nhwc(conv_shifted.conv2d(xp, f, geo, threads), conv.fmt)
         fm = f.reshape(-1, f.shape[3])
         out = np.empty((x.shape[0], geo.oh, geo.ow, f.shape[3]), dtype=np.result_type(x, f))
 
@@ -203,9 +216,8 @@ def _conv2d_backprop_input(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(g, geo, n, f.shape[3])
-        if conv_shifted.applies(geo, c):
-            dxp = conv_shifted.conv2d_backprop_input(g, f, geo, geo.padded_shape(n, c), threads)
-            return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), conv.fmt)
+        if BLOCKED and geo.sh == geo.sw == 1 and c >= conv_blocked.MIN_INPUT_GRAD_CHANNELS:
+            return _from_nhwc(conv_blocked.conv2d_backprop_input(g, f, geo, threads), conv.fmt)
         ft = f.reshape(-1, f.shape[3]).T
         dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
 
@@ -230,9 +242,9 @@ def _conv2d_backprop_filter(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry(x.shape, f_shape)
         conv.check_grad(g, geo, x.shape[0], f_shape[3])
+        if BLOCKED:
+            return conv_blocked.conv2d_backprop_filter(x, g, conv.window(geo), f_shape, threads)
         xp = geo.pad(x)
-        if conv_shifted.applies(geo, x.shape[3]):
-            return conv_shifted.conv2d_backprop_filter(xp, g, geo, threads)
         partials = {}
 
         def block(lo, hi):  # images lo..hi: their share of cols^T @ grad, summed below
@@ -292,11 +304,14 @@ def _argmax_taps(xp, geo):
 @cpu_kernel("MaxPool")
 def _max_pool(node):
     pool = _Pool(node)
+    threads = blas.session_threads(node)
 
     def max_pool(x):
         _check4(x, "input")
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
+        if jit_pool.applies(x):
+            return _from_nhwc(jit_pool.max_pool(x, geo, threads), pool.fmt)
         xp = geo.pad(x, _lowest(x.dtype))
         taps = geo.taps()
         out = np.array(xp[taps[0]])
@@ -334,12 +349,15 @@ def _tiled_max_pool_grad(x, y, g, geo):
 @cpu_kernel("MaxPoolGrad")
 def _max_pool_grad(node):
     pool = _Pool(node)
+    threads = blas.session_threads(node)
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         geo = pool.geometry(x.shape)
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        if g.dtype == x.dtype and jit_pool.applies(x):
+            return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
         if geo.tiles_input:
             pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
             return _from_nhwc(_tiled_max_pool_grad(x, y, g, geo), pool.fmt)

@@ -136,12 +136,57 @@ _UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min
                      "All": np.logical_and, "Any": np.logical_or}
 
 
+# Sums over the leading (or trailing) axes of at least this many float elements are a matrix-vector
+# product with a vector of ones: numpy's reduce over a leading axis adds one row at a time with
+# short inner loops (a bias gradient [64, 28, 28, 16] -> [16]: 1.16 ms; BLAS: 0.05 ms, and closer to
+# the exact sum).
+SUM_AS_PRODUCT_MIN = 1 << 14
+
+
+def _sum_as_product(x, axis, keepdims, out_dtype):
+    """Sum of a C-contiguous float array over its leading or trailing axes as ones @ X or X @ ones;
+    None when the reduction has another form."""
+    if (type(x) is not np.ndarray or x.dtype != out_dtype or x.dtype.kind != "f" or x.ndim < 2
+            or x.size < SUM_AS_PRODUCT_MIN or x.dtype.itemsize < 4 or not x.flags.c_contiguous):
+        return None
+    axes = (axis,) if isinstance(axis, int) else axis
+    if axes is None:
+        return None
+    try:
+        axes = sorted({int(a) % x.ndim for a in axes})
+    except (TypeError, ValueError):
+        return None
+    k = len(axes)
+    if k == 0 or k == x.ndim:
+        return None
+    if axes == list(range(k)):  # leading axes: ones[m] @ X[m, rest]
+        m = int(np.prod(x.shape[:k]))
+        result = np.ones(m, x.dtype) @ x.reshape(m, -1)
+        kept = x.shape[k:]
+        shape = (1,) * k + kept if keepdims else kept
+    elif axes == list(range(x.ndim - k, x.ndim)):  # trailing axes: X[rest, m] @ ones[m]
+        m = int(np.prod(x.shape[x.ndim - k:]))
+        result = x.reshape(-1, m) @ np.ones(m, x.dtype)
+        kept = x.shape[:x.ndim - k]
+        shape = kept + (1,) * k if keepdims else kept
+    else:
+        return None
+    return result.reshape(shape)
+
+
 def _make_reduction(ufunc):
     def build(node):
         axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
-        if ufunc in (np.add, np.multiply):  # accumulate in the output dtype, as TF does
+        if ufunc is np.add:
+            def add_reduce(x):
+                fast = _sum_as_product(x, axis, keepdims, out_dtype)
+                if fast is not None:
+                    return fast
+                return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
+            return add_reduce
+        if ufunc is np.multiply:  # accumulate in the output dtype, as TF does
             return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
         return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
     return build

@@ -5,16 +5,56 @@ Each kernel reads the variable and its slots from the session's variable store, 
 values into fresh arrays (stored arrays are read-only and shared) and only then writes them back,
 so the run's pending writes are all-or-nothing. Arithmetic follows TF1's CPU functors term by term,
 in the variable's dtype (the scalar inputs are 0-d arrays of that dtype).
+
+With numba installed, float32/float64 variables of `jit_updates.MIN_ELEMENTS` or more are updated by
+one compiled loop per variable instead (`jit_updates.py`: the same terms in the same order, the
+same bits, on the session's intra-op threads); the numpy form below is the reference. Their new
+arrays reuse the memory of the values they replaced a step earlier (`_Recycler`) once nothing but
+the kernel refers to those any more: a fresh multi-megabyte array costs a page fault per 4 KB page on
+its first write, about as much as the compiled update itself.
 """
+
+import sys
 
 import numpy as np
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu import blas, cpu_kernel, jit_updates
 
 
 def _fresh(var):
     """A new writable array for a result (0-d included: numpy would return a scalar)."""
     return np.empty(var.shape, var.dtype)
+
+
+class _Recycler:
+    """Arrays a kernel replaced in the variable store, handed back as output buffers once the kernel
+    holds the only reference (checked by reference count when one is taken: the store, a fetched
+    result, a view or another thread's run keep an array out of reuse)."""
+
+    __slots__ = ("spares", "limit")
+    _enabled = getattr(sys, "_is_gil_enabled", lambda: True)()  # counts are exact under the GIL
+
+    def __init__(self, outputs):
+        self.spares = []
+        self.limit = 2 * outputs
+
+    def take(self, like):
+        spares = self.spares
+        while spares:
+            try:
+                arr = spares.pop()
+            except IndexError:  # another thread took the last one
+                break
+            # references: `arr` and getrefcount's argument, nothing else
+            if (sys.getrefcount(arr) == 2 and arr.shape == like.shape and arr.dtype == like.dtype
+                    and arr.base is None and arr.flags.c_contiguous):
+                arr.flags.writeable = True
+                return arr
+        return _fresh(like)
+
+    def give(self, *replaced):
+        if self._enabled and len(self.spares) < self.limit:
+            self.spares.extend(a for a in replaced if isinstance(a, np.ndarray) and a.base is None)
 
 
 def _check(node, var, grad, slots=()):
@@ -32,9 +72,19 @@ def _apply_gradient_descent(node):
     store = node.state.variables
     name = node.attrs["shared_name"]
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(1)
+
     def run(alpha, delta):
         var = store.read(name)
         _check(node, var, delta)
+        if jit_updates.applies(var, delta):
+            out = recycler.take(var)
+            jit_updates.run(jit_updates.loops()["sgd"], var.size,
+                            (jit_updates.flat(var), jit_updates.flat(delta),
+                             jit_updates.scalar(alpha, var.dtype), out.reshape(-1)), threads)
+            recycler.give(var)
+            return store.write(name, out)
         out = np.multiply(delta, alpha, out=_fresh(var))
         np.subtract(var, out, out=out)
         return store.write(name, out)
@@ -47,9 +97,22 @@ def _apply_momentum(node):
     name, accum_name = node.attrs["shared_name"], node.attrs["accum_name"]
     nesterov = bool(node.attrs.get("use_nesterov", False))
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(2)
+
     def run(lr, grad, momentum):
         var, accum = store.read(name), store.read(accum_name)
         _check(node, var, grad, (accum,))
+        if jit_updates.applies(var, grad, accum):
+            var_new, accum_new = recycler.take(var), recycler.take(var)
+            f, dt = jit_updates.flat, var.dtype
+            jit_updates.run(jit_updates.loops()["momentum"], var.size,
+                            (f(var), f(accum), f(grad), jit_updates.scalar(lr, dt),
+                             jit_updates.scalar(momentum, dt), nesterov, var_new.reshape(-1),
+                             accum_new.reshape(-1)), threads)
+            recycler.give(var, accum)
+            store.write(accum_name, accum_new)
+            return store.write(name, var_new)
         accum_new = np.multiply(accum, momentum, out=_fresh(var))
         accum_new += grad
         if nesterov:
@@ -70,10 +133,25 @@ def _apply_adam(node):
     nesterov = bool(node.attrs.get("use_nesterov", False))
     one = node.out_dtypes[0].type(1)
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(3)
+
     def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
         var, m, v = store.read(name), store.read(m_name), store.read(v_name)
         _check(node, var, grad, (m, v))
         alpha = lr * np.sqrt(one - beta2_power) / (one - beta1_power)
+        if jit_updates.applies(var, grad, m, v):
+            var_new, m_new, v_new = recycler.take(var), recycler.take(var), recycler.take(var)
+            f, dt = jit_updates.flat, var.dtype
+            sc = jit_updates.scalar
+            jit_updates.run(jit_updates.loops()["adam"], var.size,
+                            (f(var), f(m), f(v), f(grad), sc(alpha, dt), sc(one - beta1, dt),
+                             sc(one - beta2, dt), sc(beta1, dt), sc(epsilon, dt), nesterov,
+                             var_new.reshape(-1), m_new.reshape(-1), v_new.reshape(-1)), threads)
+            recycler.give(var, m, v)
+            store.write(m_name, m_new)
+            store.write(v_name, v_new)
+            return store.write(name, var_new)
         m_new = np.subtract(grad, m, out=_fresh(var))
         m_new *= one - beta1
         m_new += m
@@ -103,10 +181,28 @@ def _rms_prop_kernel(node, centered):
     mg_name = node.attrs["mg_name"] if centered else None
     one = node.out_dtypes[0].type(1)
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(4 if centered else 3)
+
     def run(lr, rho, momentum, epsilon, grad):
         var, ms, mom = store.read(name), store.read(ms_name), store.read(mom_name)
         mg = store.read(mg_name) if centered else None
         _check(node, var, grad, (ms, mom) + ((mg,) if centered else ()))
+        if jit_updates.applies(var, grad, ms, mom, *((mg,) if centered else ())):
+            var_new, ms_new, mom_new = recycler.take(var), recycler.take(var), recycler.take(var)
+            mg_new = recycler.take(var) if centered else ms_new  # (unused when not centered)
+            f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
+            jit_updates.run(jit_updates.loops()["rms_prop"], var.size,
+                            (f(var), f(ms), f(mom), f(mg) if centered else f(ms), f(grad),
+                             sc(lr, dt), sc(one - rho, dt), sc(momentum, dt), sc(epsilon, dt),
+                             centered, var_new.reshape(-1), ms_new.reshape(-1),
+                             mom_new.reshape(-1), mg_new.reshape(-1)), threads)
+            recycler.give(var, ms, mom, *((mg,) if centered else ()))
+            store.write(ms_name, ms_new)
+            if centered:
+                store.write(mg_name, mg_new)
+            store.write(mom_name, mom_new)
+            return store.write(name, var_new)
         ms_new = np.square(grad, out=_fresh(var))
         ms_new -= ms
         ms_new *= one - rho

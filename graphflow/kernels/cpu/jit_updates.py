@@ -1,0 +1,200 @@
+"""Optimizer updates as one compiled loop per variable, when numba is installed (optional: `pip
+install graphflow[jit]`); `training_kernels.py` uses the numpy form otherwise.
+
+The numpy form of an Adam step is twelve ufunc calls over the variable, each a full pass: on a 2M
+float32 variable that is ~6 ms of ufunc work whatever the chunking (measured: cache-sized chunks gave
+no gain, the calls are compute-bound). A compiled loop computes each element's new slot and
+variable values in registers in one pass. The loops do TF1's functor terms in the same order and in
+the variable's dtype (no fast-math, no fused multiply-add contraction), so their values are the
+numpy form's bits (tested). They release the GIL, and a large variable is cut into blocks that the
+calling thread and the intra-op pool share (`intra_op.py`), one loop call per block.
+
+numba compiles a loop the first time it meets a dtype (about a second, once per process); variables
+below `MIN_ELEMENTS` keep the numpy form, where the ufunc calls are cheap anyway.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cpu import intra_op
+
+MIN_ELEMENTS = 1 << 14
+BLOCK_ELEMENTS = 1 << 17  # per thread and call: long enough that waking a worker pays
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+_lock = threading.Lock()
+_loops = None  # None: not tried yet; False: numba unavailable (or switched off); dict: the loops
+
+
+def _compile():
+    from numba import njit
+
+    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+
+    # Each loop first slices its block out of the operands and then runs from 0: indices LLVM can
+    # prove non-negative, so the loops are vectorized (a loop over range(lo, hi) kept numba's
+    # negative-index checks and ran 6x slower than numpy); the flags are tested outside the loops.
+    @njit(**opts)
+    def sgd(var, delta, alpha, out, lo, hi):
+        var, delta, out = var[lo:hi], delta[lo:hi], out[lo:hi]
+        for i in range(var.shape[0]):
+            out[i] = var[i] - delta[i] * alpha
+
+    @njit(**opts)
+    def momentum(var, accum, grad, lr, mom, nesterov, var_out, accum_out, lo, hi):
+        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
+        var_out, accum_out = var_out[lo:hi], accum_out[lo:hi]
+        if nesterov:
+            for i in range(var.shape[0]):
+                a = accum[i] * mom
+                a += grad[i]
+                accum_out[i] = a
+                step = grad[i] * lr
+                step += a * mom * lr
+                var_out[i] = var[i] - step
+        else:
+            for i in range(var.shape[0]):
+                a = accum[i] * mom
+                a += grad[i]
+                accum_out[i] = a
+                var_out[i] = var[i] - a * lr
+
+    @njit(**opts)
+    def adam(var, m, v, grad, alpha, omb1, omb2, beta1, eps, nesterov, var_out, m_out, v_out,
+             lo, hi):
+        var, m, v, grad = var[lo:hi], m[lo:hi], v[lo:hi], grad[lo:hi]
+        var_out, m_out, v_out = var_out[lo:hi], m_out[lo:hi], v_out[lo:hi]
+        if nesterov:
+            for i in range(var.shape[0]):
+                g = grad[i]
+                mn = g - m[i]
+                mn *= omb1
+                mn += m[i]
+                vn = g * g
+                vn -= v[i]
+                vn *= omb2
+                vn += v[i]
+                denom = np.sqrt(vn)
+                denom += eps
+                step = g * omb1
+                step += beta1 * mn
+                step *= alpha
+                step /= denom
+                m_out[i] = mn
+                v_out[i] = vn
+                var_out[i] = var[i] - step
+        else:
+            for i in range(var.shape[0]):
+                g = grad[i]
+                mn = g - m[i]
+                mn *= omb1
+                mn += m[i]
+                vn = g * g
+                vn -= v[i]
+                vn *= omb2
+                vn += v[i]
+                denom = np.sqrt(vn)
+                denom += eps
+                step = mn * alpha
+                step /= denom
+                m_out[i] = mn
+                v_out[i] = vn
+                var_out[i] = var[i] - step
+
+    @njit(**opts)
+    def rms_prop(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, var_out, ms_out,
+                 mom_out, mg_out, lo, hi):
+        var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
+        var_out, ms_out, mom_out, mg_out = var_out[lo:hi], ms_out[lo:hi], mom_out[lo:hi], mg_out[lo:hi]
+        if centered:
+            for i in range(var.shape[0]):
+                g = grad[i]
+                msn = g * g
+                msn -= ms[i]
+                msn *= omrho
+                msn += ms[i]
+                ms_out[i] = msn
+                mgn = g - mg[i]
+                mgn *= omrho
+                mgn += mg[i]
+                mg_out[i] = mgn
+                denom = msn - mgn * mgn
+                denom += eps
+                denom = np.sqrt(denom)
+                mn = g * lr
+                mn /= denom
+                mn += mom[i] * momentum
+                mom_out[i] = mn
+                var_out[i] = var[i] - mn
+        else:
+            for i in range(var.shape[0]):
+                g = grad[i]
+                msn = g * g
+                msn -= ms[i]
+                msn *= omrho
+                msn += ms[i]
+                ms_out[i] = msn
+                denom = msn + eps
+                denom = np.sqrt(denom)
+                mn = g * lr
+                mn /= denom
+                mn += mom[i] * momentum
+                mom_out[i] = mn
+                var_out[i] = var[i] - mn
+
+    return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop}
+
+
+def loops():
+    """The compiled loops, or None without numba (or with GRAPHFLOW_NO_JIT=1)."""
+    global _loops
+    if _loops is None:
+        with _lock:
+            if _loops is None:
+                if os.environ.get("GRAPHFLOW_NO_JIT", "").strip() not in ("", "0"):
+                    _loops = False
+                else:
+                    try:
+                        _loops = _compile()
+                    except ImportError:
+                        _loops = False
+    return _loops or None
+
+
+def applies(var, *others):
+    """True when the compiled loops can update `var` with these same-shaped operands."""
+    if var.size < MIN_ELEMENTS or var.dtype not in _DTYPES:
+        return False
+    return all(type(a) is np.ndarray and a.dtype == var.dtype for a in others) and loops() is not None
+
+
+def flat(a):
+    """A 1-D C-contiguous view (a copy only for a non-contiguous operand)."""
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def run(loop, size, args, threads):
+    """Call `loop(*args, lo, hi)` over [0, size) in blocks on up to `threads` threads."""
+    if threads <= 1 or size < 2 * BLOCK_ELEMENTS or intra_op.in_worker():
+        loop(*args, 0, size)
+        return
+    pieces = intra_op.shared_iter(range(0, size, BLOCK_ELEMENTS))
+    # a worker keeps its last job (and so `work`) until it gets the next one: the arrays go in a
+    # box emptied on return, so that no worker keeps the old values alive (see _Recycler)
+    box = [args]
+
+    def work():
+        operands = box[0]
+        for lo in pieces:
+            loop(*operands, lo, min(size, lo + BLOCK_ELEMENTS))
+    try:
+        intra_op.POOL.run_shared(work, threads)
+    finally:
+        box.clear()
+
+
+def scalar(value, dtype):
+    """A 0-d input as a numpy scalar of the variable's dtype (the loops' arithmetic stays in it)."""
+    return dtype.type(value)

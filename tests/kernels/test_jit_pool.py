@@ -1,0 +1,95 @@
+"""graphflow.kernels.cpu.jit_pool: the compiled MaxPool/MaxPoolGrad give the numpy kernels' values
+(conv_kernels.py, the reference) on every pooling op case and on larger inputs with tied maxima,
+padding, strides, NCHW and several threads; the gradient passes finite differences."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels.cpu import jit_pool
+from tests.op_cases import nn_cases
+
+pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
+                                reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
+
+POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad")]
+
+
+def _run(build, inputs, jit, monkeypatch, threads=1):
+    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+    if not jit:
+        monkeypatch.setattr(jit_pool, "_loops", False)
+    tf.reset_default_graph()
+    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
+    out = build(*placeholders)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+        return sess.run(out, dict(zip(placeholders, inputs)))
+
+
+def test_pool_cases_exist():
+    assert {c.op_type for c in POOL_CASES} == {"MaxPool", "MaxPoolGrad"}
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=[c.name for c in POOL_CASES])
+def test_compiled_pooling_matches_the_reference_on_the_op_cases(case, monkeypatch):
+    got = _run(case.build, case.inputs, True, monkeypatch)
+    want = _run(case.build, case.inputs, False, monkeypatch)
+    np.testing.assert_array_equal(got, want)
+
+
+SHAPES = [  # input (NHWC), window, strides, padding
+    ((16, 28, 28, 16), (2, 2), (2, 2), "VALID"),
+    ((8, 15, 13, 5), (3, 3), (2, 2), "SAME"),
+    ((8, 15, 13, 5), (3, 2), (1, 2), "VALID"),
+    ((6, 9, 9, 7), (3, 3), (1, 1), "SAME"),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_compiled_pooling_matches_the_reference_with_ties(shape, dtype, threads, monkeypatch):
+    x_shape, k, s, padding = shape
+    rng = np.random.default_rng(2)
+    x = np.maximum(rng.standard_normal(x_shape), 0).astype(dtype)  # ReLU-like: many tied zeros
+    x[0, :3, :3, 0] = 1.0
+
+    def build(xs):
+        y = tf.nn.max_pool(xs, [1, *k, 1], [1, *s, 1], padding)
+        g = tf.constant(np.random.default_rng(3).standard_normal(y.shape.as_list()).astype(dtype))
+        return [y, tf.gradients(y, [xs], grad_ys=[g])[0]]
+    got = _run(build, [x], True, monkeypatch, threads)
+    want = _run(build, [x], False, monkeypatch)
+    np.testing.assert_array_equal(got[0], want[0])
+    # overlapping windows add several gradients into one input in another order than the reference
+    tol = 1e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got[1], want[1], rtol=tol, atol=tol)
+    assert np.array_equal(got[1] != 0, want[1] != 0)  # the same routes, ties included
+
+
+def test_compiled_pooling_nchw_matches_the_reference(monkeypatch):
+    x = np.random.default_rng(4).standard_normal((4, 6, 10, 12)).astype(np.float32)
+
+    def build(xs):
+        y = tf.nn.max_pool(xs, [1, 1, 2, 2], [1, 1, 2, 2], "VALID", data_format="NCHW")
+        return [y, tf.gradients(tf.reduce_sum(tf.sin(y)), [xs])[0]]
+    for a, b in zip(_run(build, [x], True, monkeypatch), _run(build, [x], False, monkeypatch)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_compiled_max_pool_gradient_passes_finite_differences(monkeypatch):
+    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+    x = np.random.default_rng(5).permutation(2 * 5 * 5 * 3).reshape(2, 5, 5, 3) * 0.1  # distinct
+    xs = tf.placeholder(tf.float64, x.shape)
+    loss = tf.reduce_sum(tf.sin(tf.nn.max_pool(xs, [1, 3, 3, 1], [1, 2, 2, 1], "SAME")))
+    (gx,) = tf.gradients(loss, [xs])
+    with tf.Session() as sess:
+        analytic = sess.run(gx, {xs: x})
+        numeric = np.zeros_like(x)
+        eps = 1e-6
+        for idx in np.ndindex(x.shape):
+            plus, minus = x.copy(), x.copy()
+            plus[idx] += eps
+            minus[idx] -= eps
+            numeric[idx] = (sess.run(loss, {xs: plus}) - sess.run(loss, {xs: minus})) / (2 * eps)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)

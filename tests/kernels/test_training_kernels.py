@@ -1,0 +1,169 @@
+"""graphflow.kernels.cpu.training_kernels and jit_updates: every optimizer update gives, bit for
+bit, the whole-array numpy update (each term a full-size numpy operation, TF1's functor order), with
+the compiled loops (when numba is installed) and without, on one and several threads over blocks
+with a short last one; a failed update writes nothing."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels.cpu import jit_updates
+
+SIZE = 2 * jit_updates.BLOCK_ELEMENTS + 12345  # three blocks, the last one short
+SHAPE = (SIZE // 5, 5)
+HAVE_NUMBA = jit_updates.loops() is not None
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def mode(request, monkeypatch):
+    if request.param == "jit" and not HAVE_NUMBA:
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): the numpy form is the only one")
+    if request.param == "numpy":
+        monkeypatch.setattr(jit_updates, "_loops", False)
+    return request.param
+
+
+def _whole_array(kind, var, slots, grad, hyper, one):
+    """The whole-array update the kernels computed before they were chunked (the reference)."""
+    if kind == "sgd":
+        return [var - grad * hyper["lr"]]
+    if kind in ("momentum", "nesterov"):
+        (accum,) = slots
+        lr, momentum = hyper["lr"], hyper["momentum"]
+        accum_new = accum * momentum
+        accum_new += grad
+        if kind == "nesterov":
+            step = grad * lr
+            step += accum_new * momentum * lr
+        else:
+            step = accum_new * lr
+        return [var - step, accum_new]
+    ms, mom = slots[:2]
+    rho, momentum, eps, lr = hyper["decay"], hyper["momentum"], hyper["epsilon"], hyper["lr"]
+    ms_new = np.square(grad)
+    ms_new -= ms
+    ms_new *= one - rho
+    ms_new += ms
+    if kind == "centered":
+        mg = slots[2]
+        mg_new = grad - mg
+        mg_new *= one - rho
+        mg_new += mg
+        denom = ms_new - np.square(mg_new)
+        denom += eps
+    else:
+        denom = ms_new + eps
+    denom = np.sqrt(denom)
+    mom_new = grad * lr
+    mom_new /= denom
+    mom_new += mom * momentum
+    return [var - mom_new, ms_new, mom_new]
+
+
+def _optimizer(kind, hyper):
+    if kind == "sgd":
+        return tf.train.GradientDescentOptimizer(hyper["lr"])
+    if kind in ("momentum", "nesterov"):
+        return tf.train.MomentumOptimizer(hyper["lr"], hyper["momentum"],
+                                          use_nesterov=kind == "nesterov")
+    if kind == "adam":
+        return tf.train.AdamOptimizer(hyper["lr"], hyper["beta1"], hyper["beta2"], hyper["epsilon"])
+    return tf.train.RMSPropOptimizer(hyper["lr"], hyper["decay"], hyper["momentum"], hyper["epsilon"],
+                                     centered=kind == "centered")
+
+
+SLOTS = {"sgd": [], "momentum": ["momentum"], "nesterov": ["momentum"], "adam": ["m", "v"],
+         "rmsprop": ["rms", "momentum"], "centered": ["rms", "momentum", "mg"]}
+HYPER = {"lr": 0.05, "momentum": 0.9, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7, "decay": 0.9}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("kind", list(SLOTS))
+def test_update_is_the_whole_array_update_bit_for_bit(kind, threads, dtype, mode):
+    rng = np.random.default_rng(3)
+    start = rng.standard_normal(SHAPE).astype(dtype)
+    grad_value = rng.standard_normal(SHAPE).astype(dtype)
+    var = tf.Variable(start)
+    grad = tf.placeholder(tf.as_dtype(dtype), SHAPE)
+    opt = _optimizer(kind, HYPER)
+    train = opt.apply_gradients([(grad, var)])
+    slot_vars = [opt.get_slot(var, s) for s in SLOTS[kind]]
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        # one step from zero slots, then a second step from the first one's slots
+        sess.run(train, {grad: grad_value})
+        before = sess.run([var] + slot_vars)
+        sess.run(train, {grad: grad_value * 0.5})
+        after = sess.run([var] + slot_vars)
+    one = dtype(1)
+    hyper = {k: np.asarray(v, dtype) for k, v in HYPER.items()}
+    slots_before = before[1:]
+    if kind == "adam":  # the second step's bias correction: beta1**2, beta2**2
+        b1, b2 = hyper["beta1"], hyper["beta2"]
+        expect = _whole_array_adam_step2(before[0], slots_before, grad_value * dtype(0.5), hyper,
+                                         one, b1 * b1, b2 * b2)
+    else:
+        expect = _whole_array(kind, before[0], slots_before, grad_value * dtype(0.5), hyper, one)
+    for got, want in zip(after, expect):
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes()
+
+
+def _whole_array_adam_step2(var, slots, grad, hyper, one, beta1_power, beta2_power):
+    m, v = slots
+    b1, b2, eps = hyper["beta1"], hyper["beta2"], hyper["epsilon"]
+    alpha = hyper["lr"] * np.sqrt(one - beta2_power) / (one - beta1_power)
+    m_new = grad - m
+    m_new *= one - b1
+    m_new += m
+    v_new = np.square(grad)
+    v_new -= v
+    v_new *= one - b2
+    v_new += v
+    denom = np.sqrt(v_new)
+    denom += eps
+    step = m_new * alpha
+    step /= denom
+    return [var - step, m_new, v_new]
+
+
+def test_the_compiled_loops_are_used_when_numba_is_installed():
+    var = np.ones(SIZE, np.float32)
+    assert jit_updates.applies(var, var) == HAVE_NUMBA
+    assert not jit_updates.applies(np.ones(16, np.float32), np.ones(16, np.float32))  # small
+    assert not jit_updates.applies(var, var.astype(np.float64))                       # mixed dtypes
+
+
+def test_a_gradient_of_the_wrong_shape_changes_no_variable(mode):
+    var = tf.Variable(np.ones(SIZE, np.float32))
+    grad = tf.placeholder(tf.float32, None)
+    train = tf.train.AdamOptimizer(0.1).apply_gradients([(grad, var)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(Exception, match="does not match"):
+            sess.run(train, {grad: np.ones(SIZE - 1, np.float32)})
+        np.testing.assert_array_equal(sess.run(var), np.ones(SIZE, np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_recycled_buffers_never_overwrite_a_value_still_in_use(threads, mode):
+    var = tf.Variable(np.ones(SHAPE, np.float32))
+    grad = tf.placeholder(tf.float32, SHAPE)
+    train = tf.train.AdamOptimizer(0.1).apply_gradients([(grad, var)])
+    ones = np.ones(SHAPE, np.float32)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {grad: ones})
+        held = sess.run(var)            # a fetched value the user keeps
+        view = sess.run(var)[::2]       # and a view of another one
+        kept, kept_view = held.copy(), view.copy()
+        pointers = set()
+        for step in range(4):
+            sess.run(train, {grad: ones * (step + 2)})
+            pointers.add(sess.run(var).__array_interface__["data"][0])
+        np.testing.assert_array_equal(held, kept)
+        np.testing.assert_array_equal(view, kept_view)
+        if mode == "jit":  # four steps live in fewer buffers than four fresh ones each
+            assert len(pointers) < 4
