@@ -3,6 +3,7 @@ branch running, data-dependent trip counts, variables inside bodies, and clear e
 user's line. Gradients are in test_control_flow_grad.py."""
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -214,6 +215,59 @@ def test_case_picks_the_first_true_predicate_and_runs_only_it():
         assert [sess.run(out, {x: v}) for v in (-3, 0, 5, 1000)] == [-1, 0, 1, 99]
         assert sess.run(hits) == 1
         assert sess.run(as_dict, {x: -1}) == -5
+
+
+def test_case_exclusive_fails_the_run_naming_the_predicates_when_two_hold():
+    """TF1: exclusive=True asserts at run time that at most one predicate is true; the error
+    names the predicates and shows their values, and no branch runs."""
+    x = tf.placeholder(tf.int32, [])
+    hits = tf.Variable(0)
+    out = tf.case([(tf.greater(x, 0, name="positive"), lambda: tf.assign_add(hits, 1)),
+                   (tf.greater(x, 1, name="above_one"), lambda: tf.assign_add(hits, 10))],
+                  default=lambda: tf.constant(-1), exclusive=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert [sess.run(out, {x: v}) for v in (1, -4)] == [1, -1]
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(out, {x: 5})
+        assert sess.run(hits) == 1
+    message = str(info.value)
+    assert "exclusive=True: more than 1 conditions (positive:0, above_one:0) evaluated as " \
+           "True:] [1 1]" in message
+    assert "test_control_flow_ops.py" in message  # the user's line that built the case
+
+
+def test_case_without_default_checks_the_last_predicate_as_tf1():
+    """TF1: with no default, the last pair's function is the default and its predicate must
+    hold when it is taken (InvalidArgumentError 'None of conditions evaluated as True')."""
+    x = tf.placeholder(tf.int32, [])
+    out = tf.case([(tf.less(x, 0), lambda: tf.constant(-1)), (tf.less(x, 10), lambda: tf.constant(1))])
+    single = tf.case([(tf.less(x, 10), lambda: tf.constant(1))])
+    with tf.Session() as sess:
+        assert [sess.run(out, {x: v}) for v in (-3, 3)] == [-1, 1]
+        assert sess.run(single, {x: 3}) == 1
+        for fetch, values in ((out, "[0 0]"), (single, "[0]")):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"None of conditions evaluated as True:\] " + re.escape(values)):
+                sess.run(fetch, {x: 50})
+
+
+def test_case_takes_a_dict_in_the_order_of_its_predicates_names():
+    x = tf.placeholder(tf.int32, [])
+    # both hold for x = 7: TF1 sorts a dict's pairs by predicate name, so 'a_big' comes first
+    out = tf.case({tf.greater(x, 1, name="b_small"): lambda: tf.constant(2),
+                   tf.greater(x, 5, name="a_big"): lambda: tf.constant(1)},
+                  default=lambda: tf.constant(0))
+    with tf.Session() as sess:
+        assert [sess.run(out, {x: v}) for v in (7, 3, 0)] == [1, 2, 0]
+
+
+def test_case_predicates_must_be_scalar_bools():
+    x = tf.placeholder(tf.int32, [])
+    with pytest.raises(ValueError, match="scalar bool"):
+        tf.case([(x, lambda: tf.constant(1))], default=lambda: tf.constant(0))
+    with pytest.raises(TypeError, match="list, tuple or dict"):
+        tf.case(tf.less(x, 1), default=lambda: tf.constant(0))
 
 
 # ------------------------------------------------------------------------------ TensorArray
