@@ -179,8 +179,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
     loop_vars: a tuple/list (or any nest of tuples, lists, dicts, namedtuples) of tensors and
     TensorArrays. shape_invariants: the same nest of shapes, for variables whose shape changes
-    across iterations. maximum_iterations: stop after this many iterations (as in TF1: the loop
-    ends, it is not an error). back_prop=False: no gradient flows through the loop.
+    across iterations. maximum_iterations: as TF1, the loop's predicate becomes
+    `iteration < maximum_iterations and cond(...)`: the loop ends after that many iterations (it
+    is not an error), runs none for a value <= 0, and `cond` runs once more than `body`.
+    back_prop=False: no gradient flows through the loop.
     `parallel_iterations` and `swap_memory` are accepted for TF1 compatibility (iterations run
     one after another on the host; the body's ops may run on the device).
     """

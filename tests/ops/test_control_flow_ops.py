@@ -356,12 +356,39 @@ def test_cond_on_operations_runs_the_taken_update():
         tf.cond(p, lambda: outer, lambda: tf.no_op())
 
 
-def test_maximum_iterations_must_be_a_non_negative_integer():
+def test_maximum_iterations_must_be_a_scalar_integer():
     with pytest.raises(ControlFlowError, match="maximum_iterations must be a scalar integer"):
         tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=2.5)
+    with pytest.raises(ControlFlowError, match="maximum_iterations must be a scalar integer"):
+        tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)],
+                      maximum_iterations=[2, 3])
+
+
+def test_maximum_iterations_zero_or_negative_runs_no_iteration_as_tf1():
+    """TF1 (checked against tf.compat.v1 2.21): maximum_iterations 0 or -3 runs the body no
+    time, without an error, and a gradient through it is the identity's."""
     n = tf.placeholder(tf.int32, [])
-    i = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=n)
-    with tf.Session() as sess, pytest.raises(
-            tf.errors.InvalidArgumentError,
-            match=r"test_control_flow_ops.py.*maximum_iterations must be >= 0, got -1"):
-        sess.run(i, {n: -1})
+    x = tf.placeholder(tf.float64, [])
+    _, y = tf.while_loop(lambda k, y: True, lambda k, y: (k + 1, y * x), [tf.constant(0), x],
+                         maximum_iterations=n)
+    (g,) = tf.gradients(y, x)
+    with tf.Session() as sess:
+        # the values tf.compat.v1 prints for the same loop at x = 2
+        assert sess.run([y, g], {n: 5, x: 2.0}) == [64.0, 192.0]
+        for limit in (0, -3):
+            assert sess.run([y, g], {n: limit, x: 2.0}) == [2.0, 1.0]
+
+
+def test_cond_runs_once_more_than_the_body_under_maximum_iterations():
+    """TF1 ANDs the limit with cond's result, so cond (and its side effects) runs limit + 1
+    times; tf.compat.v1 gives (5, 6) for this program."""
+    calls = tf.Variable(0)
+
+    def cond(i):
+        with tf.control_dependencies([tf.assign_add(calls, 1)]):
+            return i < 100
+    i = tf.while_loop(cond, lambda i: i + 1, [tf.constant(0)], maximum_iterations=5)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(i) == 5
+        assert sess.run(calls) == 6

@@ -45,16 +45,17 @@ def _while(node):
         values = list(args[:n])
         cond_caps = list(args[n:n + n_cond])
         body_caps = list(args[n + n_cond:n + n_cond + n_body])
-        limit = int(args[-1]) if has_limit else -1
-        if has_limit and limit < 0:
-            raise ValueError(f"maximum_iterations must be >= 0, got {limit}")
+        # maximum_iterations as TF1: the predicate becomes `iteration < limit and cond(...)`,
+        # so the loop ends (no error) after `limit` iterations, runs none for a limit <= 0, and
+        # cond runs once more than the body either way
+        limit = int(args[-1]) if has_limit else None
         history = []
         iteration = 0
-        while iteration != limit:
+        while True:
             (pred,) = run_cond(values + cond_caps)
             if pred.__class__ is not np.bool_:  # a comparison's usual result skips the check
                 pred = _predicate(pred, where)
-            if not pred:
+            if not pred or iteration == limit or (limit is not None and limit < 0):
                 break
             out = run_body(values + body_caps)
             values = list(out[:n])
