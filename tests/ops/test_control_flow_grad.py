@@ -311,3 +311,18 @@ def test_a_second_derivative_through_a_while_loop_is_a_clear_error():
     with tf.Session() as sess:
         assert sess.run(g, {x: 2.0}) == 12.0  # the first derivative still works
         assert sess.run(hessian, {x: 2.0}) == 12.0
+
+
+def test_case_gradients_with_its_run_time_checks():
+    """exclusive=True and the asserted default (no default given) put an Assert before the
+    result; gradients still flow through the taken branch."""
+    x = tf.placeholder(F64, [])
+    y = tf.case([(x > 0, lambda: x * x), (x < -1, lambda: -x)], default=lambda: 3 * x,
+                exclusive=True)
+    z = tf.case([(x > 0, lambda: x * x), (x <= 0, lambda: -x)])
+    (g,) = tf.gradients([y, z], x)
+    with tf.Session() as sess:
+        # x = 2: 2x + 2x; x = -2: -1 - 1; x = -0.5: 3 - 1
+        assert [sess.run(g, {x: v}) for v in (2.0, -2.0, -0.5)] == [8.0, -2.0, 2.0]
+        fd = _finite_differences(sess, y + z, x, {}, np.array(-0.5))
+    np.testing.assert_allclose(fd, 2.0, rtol=1e-6)
