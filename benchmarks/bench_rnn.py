@@ -25,6 +25,15 @@ import graphflow as gf
 VOCAB, HIDDEN, LAYERS, SEQ, BATCH = 65, 256, 2, 50, 32
 
 
+def tf1_with_cells():
+    """(tf.compat.v1, TF1's rnn cell module) or None where TensorFlow is missing. TF1's cells live
+    in TensorFlow's bundled legacy Keras (Keras 3 refuses `tf.compat.v1.nn.rnn_cell`)."""
+    tf1 = tensorflow_v1()
+    if tf1 is None:
+        return None
+    from tensorflow.python.keras.layers.legacy_rnn import rnn_cell_impl
+    return tf1, rnn_cell_impl
+
 
 def data(rng):
     ids = rng.integers(0, VOCAB, size=(BATCH, SEQ + 1)).astype(np.int32)
@@ -77,7 +86,7 @@ def main(argv=None):
     threadpool_limits(limits=args.threads, user_api="blas")
     batch = data(np.random.default_rng(0))
     contenders = {"graphflow": contender(gf, gf.nn.rnn_cell, batch, args.threads)}
-    tf1 = tensorflow_v1()
+    tf1 = tf1_with_cells()
     if tf1 is not None:
         contenders["tf.compat.v1"] = contender(tf1[0], tf1[1], batch, args.threads)
     for step, _, _ in contenders.values():

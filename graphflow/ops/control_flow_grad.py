@@ -17,7 +17,7 @@ When some op inside a function graph has no gradient rule, G is an empty graph h
 
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
-from graphflow.framework.graph import describe_op
+from graphflow.framework.graph import _user_location, describe_op
 from graphflow.ops import shape_ops, tensor_array_grad
 from graphflow.ops.registry import define, make_op, register_gradient
 
@@ -103,10 +103,26 @@ def _while_grad_infer(inputs, attrs):
 
 # Inputs: the gradients of the loop's differentiable outputs, the loop's per-iteration history,
 # the loop body's capture inputs. Outputs: G's outputs (gradients of the initial loop values, then
-# of the captures listed in `grad_captures`, summed over iterations). No gradient of its own: a
-# second derivative through a while_loop is not supported.
+# of the captures listed in `grad_captures`, summed over iterations). Its gradient rule refuses:
+# a second derivative through a while_loop is not supported (see `_while_grad_grad`).
 define("WhileGrad", _while_grad_infer, stateful=True,
        attrs="grad:function grad_sources:list(int) num_grads:int>=0 grad_captures:list(int)")
+
+
+@register_gradient("WhileGrad")
+def _while_grad_grad(op, *grads):
+    """A gradient of a loop's gradient (a second derivative, a Hessian-vector product) is not
+    supported: the backward loop reads per-iteration values the forward loop keeps in a form
+    that has no gradient of its own. Raised only when such a gradient must actually flow."""
+    loop = op.inputs[op.attrs["num_grads"]].op
+    where = _user_location()
+    called = f" (the second tf.gradients is called at {where})" if where is not None else ""
+    raise LookupError(
+        f"No second derivative through tf.while_loop: {describe_op(op)} is the gradient of the "
+        f"loop {describe_op(loop)}, and graphflow cannot differentiate a loop's gradient again"
+        f"{called}. For a second derivative or a Hessian-vector product, build that part with "
+        "the loop unrolled in Python (a for loop calling the body), or take finite differences "
+        "of the first derivative; tf.cond supports gradients of gradients.")
 
 
 @register_gradient("While")

@@ -179,8 +179,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
     loop_vars: a tuple/list (or any nest of tuples, lists, dicts, namedtuples) of tensors and
     TensorArrays. shape_invariants: the same nest of shapes, for variables whose shape changes
-    across iterations. maximum_iterations: stop after this many iterations (as in TF1: the loop
-    ends, it is not an error). back_prop=False: no gradient flows through the loop.
+    across iterations. maximum_iterations: as TF1, the loop's predicate becomes
+    `iteration < maximum_iterations and cond(...)`: the loop ends after that many iterations (it
+    is not an error), runs none for a value <= 0, and `cond` runs once more than `body`.
+    back_prop=False: no gradient flows through the loop.
     `parallel_iterations` and `swap_memory` are accepted for TF1 compatibility (iterations run
     one after another on the host; the body's ops may run on the device).
     """
@@ -298,31 +300,100 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """`tf.case`: the function of the first pair whose predicate is true, else `default` (a chain
-    of conds, each running only when the predicates before it are false). `exclusive=True` (a
-    run-time check that at most one predicate holds) is not supported and raises."""
-    if exclusive:
-        raise NotImplementedError(_at_user_line("tf.case(exclusive=True) is not supported: "
-                                                "graphflow has no run-time assertion op yet"))
-    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(
-        pred_fn_pairs)
+    of conds, each running only when the predicates before it are false), as TF1:
+
+    - a dict of pairs is taken in the order of its predicates' names;
+    - without `default`, the last pair's function is the default and the run fails with
+      InvalidArgumentError ('None of conditions evaluated as True') when its predicate is false
+      too;
+    - `exclusive=True` checks at run time, before any branch runs, that at most one predicate is
+      true, else InvalidArgumentError naming the predicates and their values."""
+    if not isinstance(pred_fn_pairs, (list, tuple, dict)):
+        raise TypeError(_at_user_line(
+            f"tf.case: pred_fn_pairs must be a list, tuple or dict, got "
+            f"{type(pred_fn_pairs).__name__}"))
+    if isinstance(pred_fn_pairs, dict):
+        pairs = sorted(pred_fn_pairs.items(), key=lambda item: getattr(item[0], "name", ""))
+    else:
+        pairs = list(pred_fn_pairs)
     for p in pairs:
         if not isinstance(p, tuple) or len(p) != 2 or not callable(p[1]):
             raise TypeError(_at_user_line("tf.case: pred_fn_pairs must be (pred, callable) pairs"))
-    if default is None:
-        if not pairs:
-            raise ValueError(_at_user_line("tf.case: no pairs and no default"))
-        *pairs, (_, default) = pairs  # TF1: the last function is the default
+    if default is not None and not callable(default):
+        raise TypeError(_at_user_line("tf.case: default must be callable"))
+    if default is None and not pairs:
+        raise ValueError(_at_user_line("tf.case: no pairs and no default"))
     graph = get_default_graph()
     with graph.name_scope(name or "case"):
-        preds = [convert_to_tensor(p, name="pred") for p, _ in pairs]
+        preds = [convert_to_tensor(p) for p, _ in pairs]
+        for pred in preds:
+            if pred.dtype != dtypes.bool_ or not pred.shape.is_compatible_with(TensorShape([])):
+                raise ControlFlowError(_at_user_line(
+                    f"tf.case: each predicate must be a scalar bool tensor, got {pred.name} of "
+                    f"dtype {pred.dtype.name} and shape {pred.shape}"))
+        fns = [f for _, f in pairs]
+        if default is None:  # TF1: the last pair is the default, checked when it is taken
+            default = _asserted_default(preds, fns[-1])
+            preds, fns = preds[:-1], fns[:-1]
         fn = default
-        for p, branch in reversed(list(zip(preds, [f for _, f in pairs]))):
+        for p, branch in reversed(list(zip(preds, fns))):
             fn = functools.partial(cond, p, branch, fn, strict=True, name="case_cond")
-        result = fn()
+        if exclusive and len(preds) > 1:
+            check = _assert_at_most_one_true(preds)
+            with graph.control_dependencies([check]):
+                result = _after(fn(), check)
+        else:
+            result = fn()
     if not strict and isinstance(result, (list, tuple)) and len(result) == 1 \
             and not hasattr(result, "_fields"):
         return result[0]
     return result
+
+
+def _stacked_predicates(preds):
+    from graphflow.ops import shape_ops
+    return shape_ops.stack(preds, name="preds_c")
+
+
+def _assert_at_most_one_true(preds):
+    from graphflow.ops import math_ops
+    from graphflow.ops.logging_ops import Assert
+    stacked = _stacked_predicates(preds)
+    count = math_ops.reduce_sum(math_ops.cast(stacked, dtypes.int32), name="num_true_conds")
+    names = ", ".join(p.name for p in preds)
+    return Assert(math_ops.less_equal(count, 1),
+                  [f"Input error: exclusive=True: more than 1 conditions ({names}) evaluated "
+                   "as True:", stacked], summarize=len(preds))
+
+
+def _asserted_default(preds, action):
+    """The last pair's function as the default of a case without one: fails the run unless its
+    predicate is true (the others are false whenever the default runs)."""
+    from graphflow.ops.logging_ops import Assert
+
+    def default_action():
+        graph = get_default_graph()  # a branch of the case's conds, or the user's graph
+        here = [graph.capture(p) if isinstance(graph, FuncGraph) else p for p in preds]
+        check = Assert(here[-1], ["Input error: None of conditions evaluated as True:",
+                                  _stacked_predicates(here)], summarize=len(preds))
+        with get_default_graph().control_dependencies([check]):
+            return _after(action(), check)
+    return default_action
+
+
+def _after(result, check):
+    """`result` with each tensor leaf passed through an identity that runs after `check` (a
+    leaf may be a tensor built before `check`, which a control dependency cannot order)."""
+    from graphflow.framework.graph import Tensor
+    from graphflow.ops.core_ops import identity
+    graph = get_default_graph()
+    leaves = []
+    for leaf in nest.flatten(result):
+        if isinstance(leaf, Tensor):
+            with graph.control_dependencies([check]):
+                leaf = identity(leaf)
+        leaves.append(leaf)
+    return nest.pack_sequence_as(result, leaves)
 
 
 __all__ = ["while_loop", "cond", "case"]

@@ -287,3 +287,42 @@ def test_a_first_order_cond_gradient_reads_kept_values_and_recomputes_nothing():
                    if op.type == "If" and op.name.startswith("gradients"))
     branch_types = {op.type for op in grad_if.attrs["then_branch"].get_operations()}
     assert "Cos" in branch_types and not {"Sin", "Exp"} & branch_types
+
+
+def test_a_second_derivative_through_a_while_loop_is_a_clear_error():
+    """d2/dx2 of x**3 computed in a loop: not supported; the error names the loop's gradient op,
+    the loop and the user's lines that built them, and says what to do instead. The same
+    computation unrolled in Python has its second derivative (6x)."""
+    x = tf.placeholder(F64, [])
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x),
+                         [tf.constant(0), tf.constant(1.0, F64)])
+    (g,) = tf.gradients(y, x)
+    with pytest.raises(LookupError) as info:
+        tf.gradients(g, x)
+    message = str(info.value)
+    assert "No second derivative through tf.while_loop" in message
+    assert "(WhileGrad)" in message and "'while/While' (While)" in message
+    assert message.count("test_control_flow_grad.py") == 3  # the loop, both tf.gradients calls
+    assert "unrolled" in message
+    with pytest.raises(LookupError, match="No second derivative through tf.while_loop"):
+        tf.hessians(y, x)
+    unrolled = x * x * x
+    (hessian,) = tf.gradients(tf.gradients(unrolled, x)[0], x)
+    with tf.Session() as sess:
+        assert sess.run(g, {x: 2.0}) == 12.0  # the first derivative still works
+        assert sess.run(hessian, {x: 2.0}) == 12.0
+
+
+def test_case_gradients_with_its_run_time_checks():
+    """exclusive=True and the asserted default (no default given) put an Assert before the
+    result; gradients still flow through the taken branch."""
+    x = tf.placeholder(F64, [])
+    y = tf.case([(x > 0, lambda: x * x), (x < -1, lambda: -x)], default=lambda: 3 * x,
+                exclusive=True)
+    z = tf.case([(x > 0, lambda: x * x), (x <= 0, lambda: -x)])
+    (g,) = tf.gradients([y, z], x)
+    with tf.Session() as sess:
+        # x = 2: 2x + 2x; x = -2: -1 - 1; x = -0.5: 3 - 1
+        assert [sess.run(g, {x: v}) for v in (2.0, -2.0, -0.5)] == [8.0, -2.0, 2.0]
+        fd = _finite_differences(sess, y + z, x, {}, np.array(-0.5))
+    np.testing.assert_allclose(fd, 2.0, rtol=1e-6)

@@ -3,6 +3,7 @@ branch running, data-dependent trip counts, variables inside bodies, and clear e
 user's line. Gradients are in test_control_flow_grad.py."""
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -216,6 +217,59 @@ def test_case_picks_the_first_true_predicate_and_runs_only_it():
         assert sess.run(as_dict, {x: -1}) == -5
 
 
+def test_case_exclusive_fails_the_run_naming_the_predicates_when_two_hold():
+    """TF1: exclusive=True asserts at run time that at most one predicate is true; the error
+    names the predicates and shows their values, and no branch runs."""
+    x = tf.placeholder(tf.int32, [])
+    hits = tf.Variable(0)
+    out = tf.case([(tf.greater(x, 0, name="positive"), lambda: tf.assign_add(hits, 1)),
+                   (tf.greater(x, 1, name="above_one"), lambda: tf.assign_add(hits, 10))],
+                  default=lambda: tf.constant(-1), exclusive=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert [sess.run(out, {x: v}) for v in (1, -4)] == [1, -1]
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(out, {x: 5})
+        assert sess.run(hits) == 1
+    message = str(info.value)
+    assert "exclusive=True: more than 1 conditions (positive:0, above_one:0) evaluated as " \
+           "True:] [1 1]" in message
+    assert "test_control_flow_ops.py" in message  # the user's line that built the case
+
+
+def test_case_without_default_checks_the_last_predicate_as_tf1():
+    """TF1: with no default, the last pair's function is the default and its predicate must
+    hold when it is taken (InvalidArgumentError 'None of conditions evaluated as True')."""
+    x = tf.placeholder(tf.int32, [])
+    out = tf.case([(tf.less(x, 0), lambda: tf.constant(-1)), (tf.less(x, 10), lambda: tf.constant(1))])
+    single = tf.case([(tf.less(x, 10), lambda: tf.constant(1))])
+    with tf.Session() as sess:
+        assert [sess.run(out, {x: v}) for v in (-3, 3)] == [-1, 1]
+        assert sess.run(single, {x: 3}) == 1
+        for fetch, values in ((out, "[0 0]"), (single, "[0]")):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"None of conditions evaluated as True:\] " + re.escape(values)):
+                sess.run(fetch, {x: 50})
+
+
+def test_case_takes_a_dict_in_the_order_of_its_predicates_names():
+    x = tf.placeholder(tf.int32, [])
+    # both hold for x = 7: TF1 sorts a dict's pairs by predicate name, so 'a_big' comes first
+    out = tf.case({tf.greater(x, 1, name="b_small"): lambda: tf.constant(2),
+                   tf.greater(x, 5, name="a_big"): lambda: tf.constant(1)},
+                  default=lambda: tf.constant(0))
+    with tf.Session() as sess:
+        assert [sess.run(out, {x: v}) for v in (7, 3, 0)] == [1, 2, 0]
+
+
+def test_case_predicates_must_be_scalar_bools():
+    x = tf.placeholder(tf.int32, [])
+    with pytest.raises(ValueError, match="scalar bool"):
+        tf.case([(x, lambda: tf.constant(1))], default=lambda: tf.constant(0))
+    with pytest.raises(TypeError, match="list, tuple or dict"):
+        tf.case(tf.less(x, 1), default=lambda: tf.constant(0))
+
+
 # ------------------------------------------------------------------------------ TensorArray
 def test_tensor_array_in_a_loop_writes_and_stacks():
     x = tf.placeholder(tf.float32, [None, 2])
@@ -302,12 +356,39 @@ def test_cond_on_operations_runs_the_taken_update():
         tf.cond(p, lambda: outer, lambda: tf.no_op())
 
 
-def test_maximum_iterations_must_be_a_non_negative_integer():
+def test_maximum_iterations_must_be_a_scalar_integer():
     with pytest.raises(ControlFlowError, match="maximum_iterations must be a scalar integer"):
         tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=2.5)
+    with pytest.raises(ControlFlowError, match="maximum_iterations must be a scalar integer"):
+        tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)],
+                      maximum_iterations=[2, 3])
+
+
+def test_maximum_iterations_zero_or_negative_runs_no_iteration_as_tf1():
+    """TF1 (checked against tf.compat.v1 2.21): maximum_iterations 0 or -3 runs the body no
+    time, without an error, and a gradient through it is the identity's."""
     n = tf.placeholder(tf.int32, [])
-    i = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], maximum_iterations=n)
-    with tf.Session() as sess, pytest.raises(
-            tf.errors.InvalidArgumentError,
-            match=r"test_control_flow_ops.py.*maximum_iterations must be >= 0, got -1"):
-        sess.run(i, {n: -1})
+    x = tf.placeholder(tf.float64, [])
+    _, y = tf.while_loop(lambda k, y: True, lambda k, y: (k + 1, y * x), [tf.constant(0), x],
+                         maximum_iterations=n)
+    (g,) = tf.gradients(y, x)
+    with tf.Session() as sess:
+        # the values tf.compat.v1 prints for the same loop at x = 2
+        assert sess.run([y, g], {n: 5, x: 2.0}) == [64.0, 192.0]
+        for limit in (0, -3):
+            assert sess.run([y, g], {n: limit, x: 2.0}) == [2.0, 1.0]
+
+
+def test_cond_runs_once_more_than_the_body_under_maximum_iterations():
+    """TF1 ANDs the limit with cond's result, so cond (and its side effects) runs limit + 1
+    times; tf.compat.v1 gives (5, 6) for this program."""
+    calls = tf.Variable(0)
+
+    def cond(i):
+        with tf.control_dependencies([tf.assign_add(calls, 1)]):
+            return i < 100
+    i = tf.while_loop(cond, lambda i: i + 1, [tf.constant(0)], maximum_iterations=5)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(i) == 5
+        assert sess.run(calls) == 6

@@ -7,7 +7,7 @@ sub-plans' own steps may be placed on a device.
 
 import numpy as np
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu import blas, cpu_kernel
 from graphflow.kernels.cpu.tensor_array_kernels import TensorArrayValue, add_gradient_arrays
 
 
@@ -45,16 +45,17 @@ def _while(node):
         values = list(args[:n])
         cond_caps = list(args[n:n + n_cond])
         body_caps = list(args[n + n_cond:n + n_cond + n_body])
-        limit = int(args[-1]) if has_limit else -1
-        if has_limit and limit < 0:
-            raise ValueError(f"maximum_iterations must be >= 0, got {limit}")
+        # maximum_iterations as TF1: the predicate becomes `iteration < limit and cond(...)`,
+        # so the loop ends (no error) after `limit` iterations, runs none for a limit <= 0, and
+        # cond runs once more than the body either way
+        limit = int(args[-1]) if has_limit else None
         history = []
         iteration = 0
-        while iteration != limit:
+        while True:
             (pred,) = run_cond(values + cond_caps)
             if pred.__class__ is not np.bool_:  # a comparison's usual result skips the check
                 pred = _predicate(pred, where)
-            if not pred:
+            if not pred or iteration == limit or (limit is not None and limit < 0):
                 break
             out = run_body(values + body_caps)
             values = list(out[:n])
@@ -80,27 +81,118 @@ def _accumulate(total, grad):
     return total
 
 
+class _FunctionOutputs:
+    """A function graph seen with other outputs: what `compile_function` reads of it."""
+
+    def __init__(self, graph, outputs):
+        self.outputs = outputs
+        self.all_inputs = graph.all_inputs
+
+
+def _deferred_products(grad_graph, num_grads, num_totals):
+    """{i: (a, b)} for the summed gradients i that G computes as one `MatMul(a, b,
+    transpose_a=True)` of 2-D per-iteration values read by nothing else in G: a layer's weight
+    gradient, inputs^T x activation gradients. Summed over iterations that is ONE product of the
+    iterations' stacked rows, [T*B, in]^T x [T*B, out], done after the loop instead of T small
+    ones inside it."""
+    read = {t for op in grad_graph.get_operations() for t in op.inputs}
+    outputs = grad_graph.outputs
+    deferred = {}
+    for i in range(num_totals):
+        t = outputs[num_grads + i]
+        op = t.op
+        if (op.type != "MatMul" or op.graph is not grad_graph or t in read
+                or outputs.count(t) != 1 or not op.attrs.get("transpose_a", False)
+                or op.attrs.get("transpose_b", False)):
+            continue
+        a, b = op.inputs
+        if a.shape.ndims == 2 and b.shape.ndims == 2:
+            deferred[i] = (a, b)
+    return deferred
+
+
+def _transposed_operands(grad_graph, sources):
+    """Positions j (in G's captures) of loop-invariant values that G reads only as the
+    transposed right operand of MatMuls (`x @ W^T`, the activation gradient of a layer). Fed in
+    column-major order, W^T is a row-major array and the product runs BLAS's fastest case; the
+    values are the same."""
+    uses = {}
+    for op in grad_graph.get_operations():
+        for position, t in enumerate(op.inputs):
+            uses.setdefault(t, []).append((op, position))
+    outputs = set(grad_graph.outputs)
+    chosen = []
+    for j, (_, ph) in enumerate(grad_graph.captures):
+        if sources[j] >= 0 or ph.shape.ndims != 2 or ph in outputs:
+            continue
+        consumers = uses.get(ph, [])
+        if consumers and all(op.type == "MatMul" and position == 1
+                             and op.attrs.get("transpose_b", False)
+                             for op, position in consumers):
+            chosen.append(j)
+    return chosen
+
+
+def _stacked_rows(blocks):
+    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+
+
 @cpu_kernel("WhileGrad")
 def _while_grad(node):
     attrs = node.attrs
     grad_graph = attrs["grad"]
-    run_grad = node.compile_function(grad_graph)
     num_grads = attrs["num_grads"]
     sources = attrs["grad_sources"]
     grad_captures = attrs["grad_captures"]
+    deferred = _deferred_products(grad_graph, num_grads, len(grad_captures))
+    summed = [i for i in range(len(grad_captures)) if i not in deferred]
+    operands = []  # the per-iteration tensors the deferred products read, each once
+    for a, b in deferred.values():
+        operands.extend(t for t in (a, b) if t not in operands)
+    slot = {t: k for k, t in enumerate(operands)}
+    products = [(i, slot[a], slot[b]) for i, (a, b) in deferred.items()]
+    outputs = grad_graph.outputs
+    fetched = outputs[:num_grads] + [outputs[num_grads + i] for i in summed] + operands
+    run_grad = node.compile_function(_FunctionOutputs(grad_graph, fetched))
+    column_major = [num_grads + j for j in _transposed_operands(grad_graph, sources)]
+    threads = blas.session_threads(node)
+    first_rows = num_grads + len(summed)
 
     def run_while_grad(*args):
         grads = list(args[:num_grads])
         history = args[num_grads]
         captures = args[num_grads + 1:]
-        totals = [_zero_gradient(captures[j]) for j in grad_captures]
+        totals = [_zero_gradient(captures[grad_captures[i]]) for i in summed]
+        rows = [[] for _ in operands]
+        invariant = [None] * len(sources)
+        for k, j in enumerate(sources):
+            if j < 0:
+                invariant[k] = captures[-1 - j]
+        feeds = grads + invariant
+        for position in column_major:
+            value = feeds[position]
+            if isinstance(value, np.ndarray) and value.ndim == 2:
+                feeds[position] = np.asfortranarray(value)
         for saved in reversed(history):
-            feeds = grads + [saved[k] if k >= 0 else captures[-1 - k] for k in sources]
+            for k, j in enumerate(sources):
+                if j >= 0:
+                    feeds[num_grads + k] = saved[j]
             out = run_grad(feeds)
-            grads = list(out[:num_grads])
-            for i, g in enumerate(out[num_grads:]):
+            feeds[:num_grads] = out[:num_grads]
+            for i, g in enumerate(out[num_grads:first_rows]):
                 totals[i] = _accumulate(totals[i], g)
-        return _outputs(grads + totals)
+            for k, value in enumerate(out[first_rows:]):
+                rows[k].append(value)
+        result = list(feeds[:num_grads]) + [None] * len(grad_captures)
+        for i, total in zip(summed, totals):
+            result[num_grads + i] = total
+        for i, a, b in products:
+            if history:
+                product = blas.matmul(_stacked_rows(rows[a]).T, _stacked_rows(rows[b]), threads)
+            else:
+                product = _zero_gradient(captures[grad_captures[i]])
+            result[num_grads + i] = product
+        return _outputs(result)
     return run_while_grad
 
 
