@@ -9,6 +9,7 @@ import numpy as np
 
 from graphflow.kernels.cpu import blas, cpu_kernel
 from graphflow.kernels.cpu.tensor_array_kernels import TensorArrayValue, add_gradient_arrays
+from graphflow.ops import fused_ops
 
 
 def _predicate(value, where):
@@ -101,7 +102,7 @@ def _deferred_products(grad_graph, num_grads, num_totals):
     for i in range(num_totals):
         t = outputs[num_grads + i]
         op = t.op
-        if (op.type != "MatMul" or op.graph is not grad_graph or t in read
+        if (not fused_ops.is_matmul(op) or op.graph is not grad_graph or t in read
                 or outputs.count(t) != 1 or not op.attrs.get("transpose_a", False)
                 or op.attrs.get("transpose_b", False)):
             continue
@@ -126,7 +127,7 @@ def _transposed_operands(grad_graph, sources):
         if sources[j] >= 0 or ph.shape.ndims != 2 or ph in outputs:
             continue
         consumers = uses.get(ph, [])
-        if consumers and all(op.type == "MatMul" and position == 1
+        if consumers and all(fused_ops.is_matmul(op) and position == 1
                              and op.attrs.get("transpose_b", False)
                              for op, position in consumers):
             chosen.append(j)
