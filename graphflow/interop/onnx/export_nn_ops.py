@@ -9,17 +9,26 @@ through the batch moments.
 import numpy as np
 
 from graphflow.interop.onnx.export_ops import _ins, _out, _reduce, _scalar, converter
+from graphflow.ops import static_value
 
 
 @converter("Einsum")
 def _einsum(ctx, op):  # the op's equation is already explicit ('->' always present)
+    spans = set()
+    for term, x in zip(op.attrs["equation"].split("->")[0].split(","), op.inputs):
+        if "..." in term and x.shape.ndims is not None:
+            spans.add(x.shape.ndims - len(term.replace("...", "")))
+    if len(spans) > 1:
+        raise ValueError("ONNX Einsum needs every '...' to stand for the same number of dims")
     ctx.one("Einsum", _ins(ctx, op), _out(ctx, op), equation=op.attrs["equation"])
 
 
 @converter("TopKV2")
 def _top_k(ctx, op):  # ONNX TopK: largest first, equal values by lower index (as TF)
     x, k = op.inputs
-    kk = ctx.one("Reshape", [ctx.int64(k), ctx.const(np.array([1], np.int64))])
+    known = static_value.constant_value(k)
+    kk = (ctx.const(np.array([known], np.int64).reshape(1), "k") if known is not None
+          else ctx.one("Reshape", [ctx.int64(k), ctx.const(np.array([1], np.int64))]))
     values, indices = ctx.node("TopK", [ctx.name(x), kk], [_out(ctx, op, 0), ctx.fresh("indices")],
                                axis=-1, largest=1, sorted=1)
     ctx.one("Cast", [indices], _out(ctx, op, 1), to=ctx.elem_type(op.outputs[1].dtype))
@@ -79,13 +88,22 @@ def _unsorted_segment_sum(ctx, op):
     data, ids, num = op.inputs
     if ids.shape.ndims != 1:
         raise ValueError("only 1-D segment_ids export")
-    index = ctx.one("Unsqueeze", [ctx.one("Cast", [ctx.name(ids)], to=ctx.onnx.TensorProto.INT64),
+    ids64 = ctx.one("Cast", [ctx.name(ids)], to=ctx.onnx.TensorProto.INT64)
+    dropped = ctx.one("Less", [ids64, ctx.const(np.array(0, np.int64))])  # TF drops negative ids:
+    zero_id = ctx.const(np.array(0, np.int64))                           # they add zeros to row 0
+    index = ctx.one("Unsqueeze", [ctx.one("Where", [dropped, zero_id, ids64]),
                                   ctx.const(np.array([1], np.int64))])
+    rank = data.shape.ndims
+    if rank is None:
+        raise ValueError("data needs a known rank")
+    row_mask = ctx.one("Unsqueeze", [dropped, ctx.const(np.arange(1, rank, dtype=np.int64))]) \
+        if rank > 1 else dropped
+    values = ctx.one("Where", [row_mask, _scalar(ctx, 0, data), ctx.name(data)])
     rows = ctx.one("Slice", [ctx.one("Shape", [ctx.name(data)]), ctx.const(np.array([1], np.int64)),
                              ctx.const(np.array([2**62], np.int64))])
     count = ctx.one("Reshape", [ctx.int64(num), ctx.const(np.array([1], np.int64))])
     shape = ctx.one("Concat", [count, rows], axis=0)
-    _scatter_add(ctx, op, index, ctx.name(data), shape)
+    _scatter_add(ctx, op, index, values, shape)
 
 
 # ---------------------------------------------------------------- losses
