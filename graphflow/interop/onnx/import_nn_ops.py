@@ -48,6 +48,19 @@ def _pads_and_mode(a, x, kernel, strides, dilations, spatial):
     return [[raw[0], raw[2]], [raw[1], raw[3]]], "VALID"
 
 
+def _same_upper_pads(x, kernel, strides, dilations):
+    """The pads TF's SAME padding gives (odd padding at the end), or None if dims are unknown."""
+    dims = x.shape.as_list()[2:] if x.shape.ndims == 4 else [None]
+    if None in dims:
+        return None
+    pads = []
+    for size, k, s, d in zip(dims, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        pads.append([total // 2, total - total // 2])
+    return pads
+
+
 def _pad_spatial(x, pads, value=0.0):
     if not any(p for pair in pads for p in pair):
         return x
@@ -67,6 +80,8 @@ def _conv(ctx, node, inputs):
     strides = _spatial_attrs(a, "strides", spatial, 1)
     dilations = _spatial_attrs(a, "dilations", spatial, 1)
     pads, mode = _pads_and_mode(a, x, kernel, strides, dilations, spatial)
+    if mode == "VALID" and pads == _same_upper_pads(x, kernel, strides, dilations):
+        pads, mode = [[0, 0], [0, 0]], "SAME"  # the convolution pads itself: no Pad op, no copy
     x = _pad_spatial(x, pads)
     groups = a.get("group", 1)
     filt = tf.transpose(w, [2, 3, 1, 0])  # ONNX [out, in/g, kh, kw] -> [kh, kw, in/g, out]
