@@ -64,16 +64,17 @@ class ExportContext:
         return f"{hint}__{self.root._counter}"
 
     # ---- sub-graphs (If branches, Loop bodies)
-    def subgraph(self, func_graph, outputs, name, inputs=(), extra=None):
+    def subgraph(self, func_graph, outputs, name, captured, inputs=(), extra=None):
         """The ONNX GraphProto computing `outputs` (tensors of `func_graph`). `inputs`: pairs
         (placeholder of func_graph or None, ONNX value_info) that become the graph's inputs, in
-        order; the function's captures read the outer values they stand for (by name, as ONNX
-        sub-graphs do). `extra(sub_ctx)` may add nodes after the function's own and return more
-        output names (a Loop body's condition)."""
+        order; the function's captures read `captured` (the ONNX names of the op's inputs that
+        feed them, in order: the outer values, read by name as ONNX sub-graphs do).
+        `extra(sub_ctx)` may add nodes after the function's own and return more output names
+        (a Loop body's condition)."""
         sub = ExportContext(self.onnx, self.opset, self._variable_values, parent=self,
                             prefix=self.fresh(name) + "/", graph=func_graph)
-        for outer, placeholder in func_graph.captures:
-            sub.alias(placeholder, self.name(outer))
+        for (_, placeholder), outer_name in zip(func_graph.captures, captured):
+            sub.alias(placeholder, outer_name)
         graph_inputs = []
         for placeholder, info in inputs:
             if placeholder is not None:
@@ -91,14 +92,14 @@ class ExportContext:
             for n, t in zip(names, tensors)]
         return self.helper.make_graph(sub.nodes, name, graph_inputs, graph_outputs)
 
-    def inline(self, func_graph, args):
+    def inline(self, func_graph, args, captured):
         """Emit `func_graph`'s ops into this graph with its argument placeholders reading
-        `args` (ONNX names); returns the ONNX names of its outputs."""
+        `args` and its captures `captured` (ONNX names); returns the ONNX names of its outputs."""
         sub = ExportContext(self.onnx, self.opset, self._variable_values, parent=self,
                             prefix=self.fresh(func_graph.name) + "/", graph=func_graph)
         sub.nodes = self.nodes
-        for outer, placeholder in func_graph.captures:
-            sub.alias(placeholder, self.name(outer))
+        for (_, placeholder), outer_name in zip(func_graph.captures, captured):
+            sub.alias(placeholder, outer_name)
         for placeholder, arg in zip(func_graph.inputs, args):
             sub.alias(placeholder, arg)
         convert(sub, needed_ops([t.op for t in func_graph.outputs], set(func_graph.all_inputs)))

@@ -128,3 +128,26 @@ def test_onnx_loop_with_scan_outputs_imports_as_while():
     np.testing.assert_allclose(got["a"], want[0])
     np.testing.assert_allclose(got["trace"], want[1])
     assert got["trace"].shape == (4, 2)
+
+
+def test_a_saved_file_with_a_loop_and_a_nested_cond_exports_from_the_command_line(tmp_path):
+    """A graph read from a .gfz file knows its functions' captures only by position in the op's
+    inputs; the export must wire them from there."""
+    from graphflow.tools.cli import main
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    scale = tf.constant(2.0)
+
+    def body(i, y):
+        return i + 1, tf.cond(i > 1, lambda: y * scale, lambda: y + 1.0)
+
+    _, y = tf.while_loop(lambda i, y: tf.reduce_sum(y) < 50.0, body, (tf.constant(0), x))
+    feed = np.ones((2, 3), np.float32)
+    with tf.Session() as sess:
+        want = sess.run(y, {x: feed})
+        tf.save(tmp_path / "loop.gfz", inputs={"x": x}, outputs={"y": y}, session=sess)
+    assert main(["export-onnx", str(tmp_path / "loop.gfz"), str(tmp_path / "loop.onnx")]) == 0
+    model = onnx.load(str(tmp_path / "loop.onnx"))
+    onnx.checker.check_model(model, full_check=True)
+    runner = ort.InferenceSession(str(tmp_path / "loop.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(runner.run(None, {"x": feed})[0], want)
+    np.testing.assert_allclose(gf_onnx.import_model(model).run({"x": feed})["y"], want)
