@@ -44,7 +44,11 @@ def select_cases():
     onnx = require_onnx()
     from onnx.backend.test.loader import load_model_tests  # noqa: PLC0415
 
-    from graphflow.interop.onnx import import_nn_ops  # noqa: F401, PLC0415 (registers builders)
+    from graphflow.interop.onnx import (  # noqa: F401, PLC0415
+        import_control_flow,  # noqa: F401, PLC0415
+        import_index_ops,
+        import_nn_ops,
+    )
     from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
     selection = {}
     for suite in SUITES:

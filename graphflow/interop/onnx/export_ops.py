@@ -28,8 +28,8 @@ def _ins(ctx, op):
     return [ctx.name(t) for t in op.inputs]
 
 
-def _out(op, index=0):
-    return op.outputs[index].name
+def _out(ctx, op, index=0):
+    return ctx.name(op.outputs[index])
 
 
 def _scalar(ctx, value, like, hint="scalar"):
@@ -43,7 +43,7 @@ _SAME_NAME = {"Abs": "Abs", "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "S
               "Cos": "Cos", "Tan": "Tan", "Floor": "Floor", "Ceil": "Ceil", "Round": "Round",
               "Sign": "Sign", "Reciprocal": "Reciprocal", "Identity": "Identity",
               "StopGradient": "Identity", "LogicalNot": "Not", "IsNan": "IsNaN",
-              "Add": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "Div", "Maximum": "Max",
+              "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Maximum": "Max",
               "Minimum": "Min", "Pow": "Pow", "Equal": "Equal", "Greater": "Greater",
               "GreaterEqual": "GreaterOrEqual", "Less": "Less", "LessEqual": "LessOrEqual",
               "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor", "AddN": "Sum",
@@ -52,108 +52,116 @@ _SAME_NAME = {"Abs": "Abs", "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "S
 
 @converter(*_SAME_NAME)
 def _same_name(ctx, op):
-    ctx.one(_SAME_NAME[op.type], _ins(ctx, op), _out(op))
+    ctx.one(_SAME_NAME[op.type], _ins(ctx, op), _out(ctx, op))
+
+
+@converter("RealDiv")
+def _real_div(ctx, op):  # integers divide as floats (TF's truediv); ONNX Div of integers would floor
+    inputs = _ins(ctx, op)
+    if op.inputs[0].dtype != op.outputs[0].dtype:
+        inputs = [ctx.one("Cast", [name], to=ctx.elem_type(op.outputs[0].dtype)) for name in inputs]
+    ctx.one("Div", inputs, _out(ctx, op))
 
 
 @converter("BroadcastTo")
 def _broadcast_to(ctx, op):  # ONNX Expand takes the shape as int64
-    ctx.one("Expand", [ctx.name(op.inputs[0]), ctx.int64(op.inputs[1])], _out(op))
+    ctx.one("Expand", [ctx.name(op.inputs[0]), ctx.int64(op.inputs[1])], _out(ctx, op))
 
 
 @converter("LeakyRelu")
 def _leaky_relu(ctx, op):
-    ctx.one("LeakyRelu", _ins(ctx, op), _out(op), alpha=float(op.attrs.get("alpha", 0.2)))
+    ctx.one("LeakyRelu", _ins(ctx, op), _out(ctx, op), alpha=float(op.attrs.get("alpha", 0.2)))
 
 
 @converter("Square")
 def _square(ctx, op):  # x^2 -> x * x
     x = ctx.name(op.inputs[0])
-    ctx.one("Mul", [x, x], _out(op))
+    ctx.one("Mul", [x, x], _out(ctx, op))
 
 
 @converter("SquaredDifference")
 def _squared_difference(ctx, op):  # (a - b)^2 -> d * d
     d = ctx.one("Sub", _ins(ctx, op))
-    ctx.one("Mul", [d, d], _out(op))
+    ctx.one("Mul", [d, d], _out(ctx, op))
 
 
 @converter("Rsqrt")
 def _rsqrt(ctx, op):  # 1/sqrt(x) -> Reciprocal(Sqrt(x))
-    ctx.one("Reciprocal", [ctx.one("Sqrt", _ins(ctx, op))], _out(op))
+    ctx.one("Reciprocal", [ctx.one("Sqrt", _ins(ctx, op))], _out(ctx, op))
 
 
 @converter("Expm1")
 def _expm1(ctx, op):  # exp(x) - 1
     x = op.inputs[0]
-    ctx.one("Sub", [ctx.one("Exp", [ctx.name(x)]), _scalar(ctx, 1, x, "one")], _out(op))
+    ctx.one("Sub", [ctx.one("Exp", [ctx.name(x)]), _scalar(ctx, 1, x, "one")], _out(ctx, op))
 
 
 @converter("Log1p")
 def _log1p(ctx, op):  # log(1 + x)
     x = op.inputs[0]
-    ctx.one("Log", [ctx.one("Add", [ctx.name(x), _scalar(ctx, 1, x, "one")])], _out(op))
+    ctx.one("Log", [ctx.one("Add", [ctx.name(x), _scalar(ctx, 1, x, "one")])], _out(ctx, op))
 
 
 @converter("Relu6")
 def _relu6(ctx, op):  # min(max(x, 0), 6) -> Clip(x, 0, 6)
     x = op.inputs[0]
-    ctx.one("Clip", [ctx.name(x), _scalar(ctx, 0, x, "zero"), _scalar(ctx, 6, x, "six")], _out(op))
+    ctx.one("Clip", [ctx.name(x), _scalar(ctx, 0, x, "zero"), _scalar(ctx, 6, x, "six")], _out(ctx, op))
 
 
 @converter("ClipByValue")
 def _clip(ctx, op):
-    ctx.one("Clip", _ins(ctx, op), _out(op))
+    ctx.one("Clip", _ins(ctx, op), _out(ctx, op))
 
 
 @converter("IsFinite")
 def _is_finite(ctx, op):  # not (isinf(x) or isnan(x))
     x = ctx.name(op.inputs[0])
-    ctx.one("Not", [ctx.one("Or", [ctx.one("IsInf", [x]), ctx.one("IsNaN", [x])])], _out(op))
+    ctx.one("Not", [ctx.one("Or", [ctx.one("IsInf", [x]), ctx.one("IsNaN", [x])])], _out(ctx, op))
 
 
 @converter("NotEqual")
 def _not_equal(ctx, op):
-    ctx.one("Not", [ctx.one("Equal", _ins(ctx, op))], _out(op))
+    ctx.one("Not", [ctx.one("Equal", _ins(ctx, op))], _out(ctx, op))
 
 
 @converter("FloorDiv")
 def _floor_div(ctx, op):  # floor(a / b); integers through float64 (exact below 2**53)
     a, b = op.inputs
     if a.dtype.is_floating:
-        ctx.one("Floor", [ctx.one("Div", _ins(ctx, op))], _out(op))
+        ctx.one("Floor", [ctx.one("Div", _ins(ctx, op))], _out(ctx, op))
         return
     f64 = ctx.onnx.TensorProto.DOUBLE
     q = ctx.one("Floor", [ctx.one("Div", [ctx.one("Cast", [ctx.name(a)], to=f64),
                                           ctx.one("Cast", [ctx.name(b)], to=f64)])])
-    ctx.one("Cast", [q], _out(op), to=ctx.elem_type(a.dtype))
+    ctx.one("Cast", [q], _out(ctx, op), to=ctx.elem_type(a.dtype))
 
 
 @converter("FloorMod")
 def _floor_mod(ctx, op):  # integers: Mod (sign of the divisor); floats: a - floor(a / b) * b
     a, b = op.inputs
     if not a.dtype.is_floating:
-        ctx.one("Mod", _ins(ctx, op), _out(op), fmod=0)
+        ctx.one("Mod", _ins(ctx, op), _out(ctx, op), fmod=0)
         return
     an, bn = _ins(ctx, op)
-    ctx.one("Sub", [an, ctx.one("Mul", [ctx.one("Floor", [ctx.one("Div", [an, bn])]), bn])], _out(op))
+    ctx.one("Sub", [an, ctx.one("Mul", [ctx.one("Floor", [ctx.one("Div", [an, bn])]), bn])], _out(ctx, op))
 
 
 @converter("Cast")
 def _cast(ctx, op):
-    ctx.one("Cast", _ins(ctx, op), _out(op), to=ctx.elem_type(op.outputs[0].dtype))
+    ctx.one("Cast", _ins(ctx, op), _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
 
 # ---------------------------------------------------------------- sources
 @converter("Const")
 def _const(ctx, op):
-    name = _out(op)
+    name = _out(ctx, op)
     ctx.initializers.append(ctx.onnx.numpy_helper.from_array(
         np.asarray(op.attrs["value"], dtype=op.outputs[0].dtype.as_numpy_dtype), name))
 
 
 @converter("VariableV2", "ReadVariableOp")
 def _variable(ctx, op):  # frozen: the session's current value becomes an initializer
-    name = _out(op)
+    name = _out(ctx, op)
     value = ctx.variable_value(op).astype(op.outputs[0].dtype.as_numpy_dtype)
     ctx.initializers.append(ctx.onnx.numpy_helper.from_array(value, name))
 
@@ -165,7 +173,7 @@ def _placeholder(ctx, op):
 
 @converter("PlaceholderWithDefault")
 def _placeholder_with_default(ctx, op):
-    ctx.one("Identity", _ins(ctx, op), _out(op))  # not fed: its default
+    ctx.one("Identity", _ins(ctx, op), _out(ctx, op))  # not fed: its default
 
 
 @converter("NoOp")
@@ -181,25 +189,25 @@ def _fill_like(ctx, op):
     x = op.inputs[0]
     fill = _FILLS[op.type]
     value = ctx.onnx.numpy_helper.from_array(fill([1], dtype=x.dtype.as_numpy_dtype))
-    ctx.one("ConstantOfShape", [ctx.one("Shape", [ctx.name(x)])], _out(op), value=value)
+    ctx.one("ConstantOfShape", [ctx.one("Shape", [ctx.name(x)])], _out(ctx, op), value=value)
 
 
 @converter("Fill")
 def _fill(ctx, op):  # Expand(value, dims)
     dims, value = op.inputs
-    ctx.one("Expand", [ctx.name(value), ctx.int64(dims)], _out(op))
+    ctx.one("Expand", [ctx.name(value), ctx.int64(dims)], _out(ctx, op))
 
 
 @converter("Range")
 def _range(ctx, op):
-    ctx.one("Range", _ins(ctx, op), _out(op))
+    ctx.one("Range", _ins(ctx, op), _out(ctx, op))
 
 
 # ---------------------------------------------------------------- matrices and nn
 @converter("MatMul")
 def _matmul(ctx, op):
     a, b = _transposed_operands(ctx, op)
-    ctx.one("MatMul", [a, b], _out(op))
+    ctx.one("MatMul", [a, b], _out(ctx, op))
 
 
 def _transposed_operands(ctx, op):
@@ -222,12 +230,15 @@ def _fused_matmul(ctx, op):  # activation(a @ b + bias), as the fusion pass buil
     y = ctx.one("Add", [ctx.one("MatMul", [a, b]), ctx.name(op.inputs[2])])
     activation = op.attrs.get("activation", "")
     if not activation:
-        ctx.one("Identity", [y], _out(op))
+        ctx.one("Identity", [y], _out(ctx, op))
+    elif activation == "LeakyRelu":
+        alpha = float((op.attrs.get("activation_attrs") or {}).get("alpha", 0.2))
+        ctx.one("LeakyRelu", [y], _out(ctx, op), alpha=alpha)
     elif activation == "Relu6":
         x = op.inputs[0]
-        ctx.one("Clip", [y, _scalar(ctx, 0, x), _scalar(ctx, 6, x)], _out(op))
+        ctx.one("Clip", [y, _scalar(ctx, 0, x), _scalar(ctx, 6, x)], _out(ctx, op))
     elif activation in _SAME_NAME:
-        ctx.one(_SAME_NAME[activation], [y], _out(op))
+        ctx.one(_SAME_NAME[activation], [y], _out(ctx, op))
     else:
         raise ValueError(f"'{op.name}': activation {activation} has no ONNX export")
 
@@ -241,19 +252,19 @@ def _bias_add(ctx, op):
         if rank is None:
             raise ValueError(f"BiasAdd '{op.name}' with NCHW data needs an input of known rank")
         b = ctx.one("Reshape", [b, ctx.const(np.array([-1] + [1] * (rank - 2), np.int64))])
-    ctx.one("Add", [ctx.name(x), b], _out(op))
+    ctx.one("Add", [ctx.name(x), b], _out(ctx, op))
 
 
 @converter("Softmax", "LogSoftmax")
 def _softmax(ctx, op):
-    ctx.one(op.type, _ins(ctx, op), _out(op), axis=int(op.attrs.get("axis", -1)))
+    ctx.one(op.type, _ins(ctx, op), _out(ctx, op), axis=int(op.attrs.get("axis", -1)))
 
 
 @converter("L2Loss")
 def _l2_loss(ctx, op):  # sum(x^2) / 2
     x = op.inputs[0]
     total = ctx.one("ReduceSumSquare", [ctx.name(x)], keepdims=0)
-    ctx.one("Div", [total, _scalar(ctx, 2, x, "two")], _out(op))
+    ctx.one("Div", [total, _scalar(ctx, 2, x, "two")], _out(ctx, op))
 
 
 def _spatial(values, fmt):
@@ -284,9 +295,9 @@ def _nchw_input(ctx, x, fmt):
 
 def _nchw_output(ctx, op, y, fmt):
     if fmt == "NHWC":
-        ctx.one("Transpose", [y], _out(op), perm=[0, 2, 3, 1])
+        ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
     else:
-        ctx.one("Identity", [y], _out(op))
+        ctx.one("Identity", [y], _out(ctx, op))
 
 
 def _padding_attrs(op, x, fmt, k_hw, strides, dilations):
@@ -329,8 +340,14 @@ def _pool(ctx, op):
     onnx_type = _POOLS[op.type]
     if onnx_type == "AveragePool":
         attrs["count_include_pad"] = 0  # TF averages over the real elements of a window only
-    y = ctx.one(onnx_type, [_nchw_input(ctx, x, fmt)],
+    inp = _nchw_input(ctx, x, fmt)
+    integer = not x.dtype.is_floating  # ONNX pools floats only: through float64 (exact for int32)
+    if integer:
+        inp = ctx.one("Cast", [inp], to=ctx.onnx.TensorProto.DOUBLE)
+    y = ctx.one(onnx_type, [inp],
                 kernel_shape=k_hw, strides=strides, **attrs)
+    if integer:
+        y = ctx.one("Cast", [y], to=ctx.elem_type(x.dtype))
     _nchw_output(ctx, op, y, fmt)
 
 
@@ -356,7 +373,7 @@ def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None):
 @converter(*_REDUCE)
 def _reduction(ctx, op):
     _reduce(ctx, _REDUCE[op.type], ctx.name(op.inputs[0]), op.attrs.get("axis"),
-            op.attrs.get("keepdims", False), _out(op))
+            op.attrs.get("keepdims", False), _out(ctx, op))
 
 
 _BOOL_REDUCE = {"All": "ReduceMin", "Any": "ReduceMax"}  # all -> min over 0/1, any -> max over 0/1
@@ -367,7 +384,7 @@ def _bool_reduction(ctx, op):
     ints = ctx.one("Cast", [ctx.name(op.inputs[0])], to=ctx.onnx.TensorProto.INT32)
     kind = _BOOL_REDUCE[op.type]
     r = _reduce(ctx, kind, ints, op.attrs.get("axis"), op.attrs.get("keepdims", False))
-    ctx.one("Cast", [r], _out(op), to=ctx.onnx.TensorProto.BOOL)
+    ctx.one("Cast", [r], _out(ctx, op), to=ctx.onnx.TensorProto.BOOL)
 
 
 @converter("ArgMax", "ArgMin")
@@ -376,186 +393,5 @@ def _arg(ctx, op):
     if axis is None:
         axis = int(ctx.known(op.inputs[1], f"the axis of '{op.name}'")) if len(op.inputs) > 1 else 0
     y = ctx.one(op.type, [ctx.name(op.inputs[0])], axis=int(axis), keepdims=0)
-    ctx.one("Cast", [y], _out(op), to=ctx.elem_type(op.outputs[0].dtype))
+    ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
-
-# ---------------------------------------------------------------- shapes
-@converter("Reshape")
-def _reshape(ctx, op):
-    x, shape = op.inputs
-    ctx.one("Reshape", [ctx.name(x), ctx.int64(shape)], _out(op))
-
-
-@converter("Transpose")
-def _transpose(ctx, op):
-    perm = op.attrs.get("perm")
-    attrs = {} if perm is None else {"perm": [int(p) for p in perm]}
-    ctx.one("Transpose", _ins(ctx, op), _out(op), **attrs)
-
-
-@converter("ConcatV2")
-def _concat(ctx, op):
-    ctx.one("Concat", _ins(ctx, op), _out(op), axis=int(op.attrs["axis"]))
-
-
-@converter("ExpandDims")
-def _expand_dims(ctx, op):
-    ctx.one("Unsqueeze", [ctx.name(op.inputs[0]),
-                          ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")], _out(op))
-
-
-@converter("Squeeze")
-def _squeeze(ctx, op):
-    axis = op.attrs.get("axis")
-    inputs = [ctx.name(op.inputs[0])]
-    if axis:
-        inputs.append(ctx.const(np.array(list(np.atleast_1d(axis)), np.int64), "axes"))
-    ctx.one("Squeeze", inputs, _out(op))
-
-
-@converter("Shape", "Size")
-def _shape(ctx, op):
-    y = ctx.one(op.type, [ctx.name(op.inputs[0])])
-    ctx.one("Cast", [y], _out(op), to=ctx.elem_type(op.outputs[0].dtype))
-
-
-@converter("Rank")
-def _rank(ctx, op):
-    n = ctx.one("Size", [ctx.one("Shape", [ctx.name(op.inputs[0])])])
-    ctx.one("Cast", [n], _out(op), to=ctx.elem_type(op.outputs[0].dtype))
-
-
-@converter("Pack")
-def _pack(ctx, op):
-    axes = ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")
-    parts = [ctx.one("Unsqueeze", [name, axes]) for name in _ins(ctx, op)]
-    ctx.one("Concat", parts, _out(op), axis=int(op.attrs["axis"]))
-
-
-@converter("Unpack")
-def _unpack(ctx, op):
-    axis = int(op.attrs["axis"])
-    parts = ctx.node("Split", [ctx.name(op.inputs[0])], [ctx.fresh("part") for _ in op.outputs],
-                     axis=axis, **({"num_outputs": len(op.outputs)} if ctx.opset >= 18 else {}))
-    axes = ctx.const(np.array([axis], np.int64), "axes")
-    for index, part in enumerate(parts):
-        ctx.one("Squeeze", [part, axes], _out(op, index))
-
-
-@converter("Split")
-def _split(ctx, op):
-    sizes = op.attrs.get("size_splits")
-    x = op.inputs[0]
-    axis = int(op.attrs["axis"])
-    if sizes is None:
-        length = x.shape.as_list()[axis] if x.shape.ndims is not None else None
-        if length is None:
-            raise ValueError(f"Split '{op.name}': the split axis must have a known size to export it")
-        sizes = [length // len(op.outputs)] * len(op.outputs)
-    ctx.node("Split", [ctx.name(x), ctx.const(np.array(sizes, np.int64), "split")],
-             [_out(op, i) for i in range(len(op.outputs))], axis=axis)
-
-
-@converter("GatherV2")
-def _gather(ctx, op):
-    if op.attrs.get("batch_dims", 0):
-        raise ValueError(f"Gather '{op.name}' with batch_dims has no ONNX export")
-    ctx.one("Gather", [ctx.name(op.inputs[0]), ctx.name(op.inputs[1])], _out(op),
-            axis=int(op.attrs.get("axis", 0)))
-
-
-@converter("Tile")
-def _tile(ctx, op):
-    x, multiples = op.inputs
-    ctx.one("Tile", [ctx.name(x), ctx.int64(multiples)], _out(op))
-
-
-@converter("Pad")
-def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., afters...]
-    x, paddings = op.inputs[:2]
-    p = ctx.known(paddings, f"the paddings of '{op.name}'").astype(np.int64).reshape(-1, 2)
-    inputs = [ctx.name(x), ctx.const(np.concatenate([p[:, 0], p[:, 1]]), "pads")]
-    if len(op.inputs) > 2:
-        inputs.append(ctx.name(op.inputs[2]))
-    ctx.one("Pad", inputs, _out(op), mode="constant")
-
-
-@converter("Slice")
-def _slice(ctx, op):  # TF's size -1 means "to the end"
-    x, begin, size = op.inputs
-    b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
-    s = ctx.known(size, f"the size of '{op.name}'").astype(np.int64)
-    ends = np.where(s == -1, INT64_MAX, b + s)
-    ctx.one("Slice", [ctx.name(x), ctx.const(b, "starts"), ctx.const(ends, "ends"),
-                      ctx.const(np.arange(len(b), dtype=np.int64), "axes")], _out(op))
-
-
-@converter("StridedSlice")
-def _strided_slice(ctx, op):
-    """Slice over the input dims the spec walks, Squeeze the shrunk ones, Unsqueeze new axes."""
-    x, begin, end, strides = op.inputs
-    if op.attrs.get("ellipsis_mask", 0):
-        raise ValueError(f"StridedSlice '{op.name}' with an ellipsis has no ONNX export")
-    b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
-    e = ctx.known(end, f"the end of '{op.name}'").astype(np.int64)
-    s = ctx.known(strides, f"the strides of '{op.name}'").astype(np.int64)
-    begin_mask, end_mask = op.attrs.get("begin_mask", 0), op.attrs.get("end_mask", 0)
-    shrink, new_axis = op.attrs.get("shrink_axis_mask", 0), op.attrs.get("new_axis_mask", 0)
-    starts, ends, steps, axes, squeezed, inserted = [], [], [], [], [], []
-    in_dim = out_dim = 0
-    for i in range(len(b)):
-        if new_axis >> i & 1:
-            inserted.append(out_dim)
-            out_dim += 1
-            continue
-        lo, hi, step = int(b[i]), int(e[i]), int(s[i])
-        if shrink >> i & 1:  # one element: [lo, lo + 1) (lo = -1 reads the last)
-            hi, step = (lo + 1 if lo != -1 else INT64_MAX), 1
-            squeezed.append(in_dim)
-        else:
-            if begin_mask >> i & 1:
-                lo = 0 if step > 0 else INT64_MAX
-            if end_mask >> i & 1:
-                hi = INT64_MAX if step > 0 else INT64_MIN
-            out_dim += 1
-        starts.append(lo)
-        ends.append(hi)
-        steps.append(step)
-        axes.append(in_dim)
-        in_dim += 1
-    y = ctx.name(x)
-    if axes:
-        y = ctx.one("Slice", [y, ctx.const(np.array(starts, np.int64), "starts"),
-                              ctx.const(np.array(ends, np.int64), "ends"),
-                              ctx.const(np.array(axes, np.int64), "axes"),
-                              ctx.const(np.array(steps, np.int64), "steps")])
-    if squeezed:
-        y = ctx.one("Squeeze", [y, ctx.const(np.array(squeezed, np.int64), "axes")])
-    if inserted:
-        y = ctx.one("Unsqueeze", [y, ctx.const(np.array(inserted, np.int64), "axes")])
-    ctx.one("Identity", [y], _out(op))
-
-
-@converter("ReverseV2")
-def _reverse(ctx, op):  # Slice with step -1 over each axis
-    axes = np.atleast_1d(np.asarray(op.attrs["axis"], np.int64))
-    n = len(axes)
-    ctx.one("Slice", [ctx.name(op.inputs[0]), ctx.const(np.full(n, -1, np.int64), "starts"),
-                      ctx.const(np.full(n, INT64_MIN, np.int64), "ends"), ctx.const(axes, "axes"),
-                      ctx.const(np.full(n, -1, np.int64), "steps")], _out(op))
-
-
-@converter("OneHot")
-def _one_hot(ctx, op):
-    indices, on, off = op.inputs
-    values = ctx.one("Concat", [ctx.one("Reshape", [ctx.name(t), ctx.const(np.array([1], np.int64))])
-                                for t in (off, on)], axis=0)
-    index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)  # what runtimes implement
-    ctx.one("OneHot", [index, ctx.const(np.array(op.attrs["depth"], np.int64), "depth"),
-                       values], _out(op), axis=int(op.attrs.get("axis", -1)))
-
-
-@converter("Where")
-def _where_indices(ctx, op):  # TF's [n, rank] coordinates = transpose of ONNX NonZero's [rank, n]
-    y = ctx.one("Transpose", [ctx.one("NonZero", [ctx.name(op.inputs[0])])], perm=[1, 0])
-    ctx.one("Cast", [y], _out(op), to=ctx.elem_type(op.outputs[0].dtype))

@@ -28,28 +28,81 @@ class ExportError(ValueError):
 class ExportContext:
     """What a converter sees: names of tensors, and ways to add nodes and constants."""
 
-    def __init__(self, onnx, opset, variable_values):
+    def __init__(self, onnx, opset, variable_values, parent=None, prefix="", graph=None):
         self.onnx = onnx
         self.helper = onnx.helper
         self.opset = opset
         self.nodes = []
-        self.initializers = []
+        self.parent = parent
+        self.prefix = prefix  # sub-graph values get it: ONNX names may not shadow outer ones
+        self.graph = graph  # the function graph whose tensors this context names
+        self.root = parent.root if parent is not None else self
+        # constants go to the outermost graph (sub-graphs see outer values by name)
+        self.initializers = parent.initializers if parent is not None else []
         self._names = {}
         self._counter = 0
         self._variable_values = variable_values
 
     # ---- names
     def name(self, tensor):
-        """The ONNX value name of a graphflow tensor (`op:0` as graphflow names it)."""
-        return self._names.get(tensor, tensor.name)
+        """The ONNX value name of a graphflow tensor (`op:0` as graphflow names it, after the
+        prefix of the sub-graph it is in)."""
+        alias = self._names.get(tensor)
+        if alias is not None:
+            return alias
+        if self.parent is not None and tensor.graph is not self.graph:
+            return self.parent.name(tensor)  # a value of an enclosing graph
+        return self.prefix + tensor.name
 
     def alias(self, tensor, onnx_name):
         """Let `tensor` be the ONNX value `onnx_name` (for ops that become no node at all)."""
         self._names[tensor] = onnx_name
 
     def fresh(self, hint):
-        self._counter += 1
-        return f"{hint}__{self._counter}"
+        self.root._counter += 1
+        return f"{hint}__{self.root._counter}"
+
+    # ---- sub-graphs (If branches, Loop bodies)
+    def subgraph(self, func_graph, outputs, name, captured, inputs=(), extra=None):
+        """The ONNX GraphProto computing `outputs` (tensors of `func_graph`). `inputs`: pairs
+        (placeholder of func_graph or None, ONNX value_info) that become the graph's inputs, in
+        order; the function's captures read `captured` (the ONNX names of the op's inputs that
+        feed them, in order: the outer values, read by name as ONNX sub-graphs do).
+        `extra(sub_ctx)` may add nodes after the function's own and return more output names
+        (a Loop body's condition)."""
+        sub = ExportContext(self.onnx, self.opset, self._variable_values, parent=self,
+                            prefix=self.fresh(name) + "/", graph=func_graph)
+        for (_, placeholder), outer_name in zip(func_graph.captures, captured):
+            sub.alias(placeholder, outer_name)
+        graph_inputs = []
+        for placeholder, info in inputs:
+            if placeholder is not None:
+                sub.alias(placeholder, info.name)
+            graph_inputs.append(info)
+        convert(sub, needed_ops([t.op for t in outputs], set(func_graph.all_inputs)))
+        names = [sub.one("Identity", [sub.name(t)]) for t in outputs]
+        tensors = list(outputs)
+        if extra is not None:
+            more = extra(sub)
+            names = list(more) + names
+            tensors = [None] * len(more) + tensors
+        graph_outputs = [self.helper.make_tensor_value_info(
+            n, sub.elem_type(t.dtype) if t is not None else self.onnx.TensorProto.BOOL, None)
+            for n, t in zip(names, tensors)]
+        return self.helper.make_graph(sub.nodes, name, graph_inputs, graph_outputs)
+
+    def inline(self, func_graph, args, captured):
+        """Emit `func_graph`'s ops into this graph with its argument placeholders reading
+        `args` and its captures `captured` (ONNX names); returns the ONNX names of its outputs."""
+        sub = ExportContext(self.onnx, self.opset, self._variable_values, parent=self,
+                            prefix=self.fresh(func_graph.name) + "/", graph=func_graph)
+        sub.nodes = self.nodes
+        for (_, placeholder), outer_name in zip(func_graph.captures, captured):
+            sub.alias(placeholder, outer_name)
+        for placeholder, arg in zip(func_graph.inputs, args):
+            sub.alias(placeholder, arg)
+        convert(sub, needed_ops([t.op for t in func_graph.outputs], set(func_graph.all_inputs)))
+        return [sub.name(t) for t in func_graph.outputs]
 
     # ---- emitting
     def node(self, op_type, inputs, outputs=None, name=None, **attrs):
@@ -125,7 +178,6 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
                 producer="graphflow"):
     """The ONNX ModelProto for `outputs` ({name: Tensor} or a list) fed through `inputs`."""
     onnx = require_onnx()
-    from graphflow.interop.onnx.export_ops import CONVERTERS  # noqa: PLC0415 (needs onnx loaded)
     latest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= latest:
         raise ExportError(f"opset {opset} is not supported: use {MIN_OPSET}..{latest}")
@@ -138,13 +190,12 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
     ctx = ExportContext(onnx, opset, variable_values)
     fed = set(inputs.values())
     ops = needed_ops([t.op for t in outputs.values()], fed)
-    placeholders = [op for op in ops if registry.lookup(op.type).graph_input
-                    and op.outputs[0] not in fed]
+    placeholders = [op for op in ops if registry.lookup(op.type).must_feed and op.outputs[0] not in fed]
     if placeholders:
         names = ", ".join(f"'{op.name}'" for op in placeholders)
         raise ExportError(f"the outputs depend on placeholder(s) {names} that are not among the "
                           "inputs: pass them in inputs=")
-    missing = [op for op in ops if op.type not in CONVERTERS]
+    missing = _without_converter(ops)
     if missing:
         lines = "\n".join(f"  {describe_op(op)}" for op in missing)
         raise ExportError(f"{len(missing)} op(s) have no ONNX export:\n{lines}")
@@ -152,15 +203,14 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
     for name, tensor in inputs.items():
         ctx.alias(tensor, name)
         graph_inputs.append(_value_info(ctx, name, tensor, name))
-    for op in ops:
-        CONVERTERS[op.type](ctx, op)
+    convert(ctx, ops)
     graph_outputs = []
     for name, tensor in outputs.items():
         source = ctx.name(tensor)
         if source != name:
             ctx.one("Identity", [source], output=name)
         graph_outputs.append(_value_info(ctx, name, tensor, name))
-    used = {name for node in ctx.nodes for name in node.input} | set(outputs)
+    used = _names_read(ctx.nodes) | set(outputs)
     initializers = [init for init in ctx.initializers if init.name in used]  # e.g. shape consts
     graph = ctx.helper.make_graph(ctx.nodes, "graphflow", graph_inputs, graph_outputs,
                                   initializer=initializers)
@@ -169,6 +219,65 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
     model.ir_version = min(model.ir_version, _max_ir_version(onnx, opset))
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def all_converters():
+    """The converter table, once every module holding converters has registered its own."""
+    from graphflow.interop.onnx import (  # noqa: PLC0415
+        export_array_ops,  # noqa: F401
+        export_control_flow,  # noqa: F401
+        export_nn_ops,  # noqa: F401
+    )
+    from graphflow.interop.onnx.export_ops import CONVERTERS  # noqa: PLC0415
+    return CONVERTERS
+
+
+def convert(ctx, ops):
+    """Run each op's converter; a converter's refusal becomes an ExportError naming the op and
+    the user's line that created it."""
+    converters = all_converters()
+    for op in ops:
+        try:
+            converters[op.type](ctx, op)
+        except ExportError as exc:
+            if describe_op(op) in str(exc):
+                raise
+            raise ExportError(f"{describe_op(op)}: {exc}") from exc
+        except ValueError as exc:
+            raise ExportError(f"{describe_op(op)}: {exc}") from exc
+
+
+def _without_converter(ops):
+    """The ops (inside If/While sub-graphs too) that have no converter."""
+    converters = all_converters()
+    missing, stack = [], [list(ops)]
+    while stack:
+        for op in stack.pop():
+            if op.type not in converters:
+                missing.append(op)
+            for func_graph in _function_attrs(op):
+                stack.append(needed_ops([t.op for t in func_graph.outputs],
+                                        set(func_graph.all_inputs)))
+    return missing
+
+
+def _function_attrs(op):
+    names = {"If": ("then_branch", "else_branch"), "While": ("cond", "body")}.get(op.type, ())
+    return [op.attrs[n] for n in names]
+
+
+def _names_read(nodes):
+    """Every value name the nodes (and the nodes of their sub-graphs) read."""
+    names, stack = set(), [list(nodes)]
+    while stack:
+        for node in stack.pop():
+            names.update(node.input)
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    stack.append(list(attr.g.node))
+                for g in attr.graphs:
+                    stack.append(list(g.node))
+    return names
 
 
 def _max_ir_version(onnx, opset):

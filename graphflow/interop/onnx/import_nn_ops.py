@@ -8,6 +8,7 @@ import numpy as np
 
 import graphflow as tf
 from graphflow.interop.onnx.import_ops import _rank, builder
+from graphflow.ops import static_value
 
 
 def _as_2d(x):
@@ -48,6 +49,19 @@ def _pads_and_mode(a, x, kernel, strides, dilations, spatial):
     return [[raw[0], raw[2]], [raw[1], raw[3]]], "VALID"
 
 
+def _same_upper_pads(x, kernel, strides, dilations):
+    """The pads TF's SAME padding gives (odd padding at the end), or None if dims are unknown."""
+    dims = x.shape.as_list()[2:] if x.shape.ndims == 4 else [None]
+    if None in dims:
+        return None
+    pads = []
+    for size, k, s, d in zip(dims, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        pads.append([total // 2, total - total // 2])
+    return pads
+
+
 def _pad_spatial(x, pads, value=0.0):
     if not any(p for pair in pads for p in pair):
         return x
@@ -67,17 +81,28 @@ def _conv(ctx, node, inputs):
     strides = _spatial_attrs(a, "strides", spatial, 1)
     dilations = _spatial_attrs(a, "dilations", spatial, 1)
     pads, mode = _pads_and_mode(a, x, kernel, strides, dilations, spatial)
+    if mode == "VALID" and pads == _same_upper_pads(x, kernel, strides, dilations):
+        pads, mode = [[0, 0], [0, 0]], "SAME"  # the convolution pads itself: no Pad op, no copy
     x = _pad_spatial(x, pads)
     groups = a.get("group", 1)
-    filt = tf.transpose(w, [2, 3, 1, 0])  # ONNX [out, in/g, kh, kw] -> [kh, kw, in/g, out]
+    filt = _constant_or(w, lambda v: np.transpose(v, (2, 3, 1, 0)),  # ONNX [out, in/g, kh, kw]
+                        lambda t: tf.transpose(t, [2, 3, 1, 0]))    # -> [kh, kw, in/g, out]
     xs = tf.split(x, groups, axis=1) if groups > 1 else [x]
     fs = tf.split(filt, groups, axis=3) if groups > 1 else [filt]
     ys = [tf.nn.conv2d(xi, fi, strides=[1, 1] + strides, padding=mode, data_format="NCHW",
                        dilations=[1, 1] + dilations) for xi, fi in zip(xs, fs)]
     y = tf.concat(ys, axis=1) if groups > 1 else ys[0]
     if bias is not None:
-        y = y + tf.reshape(bias, [1, -1, 1, 1])
+        y = y + _constant_or(bias, lambda v: v.reshape(1, -1, 1, 1),
+                             lambda t: tf.reshape(t, [1, -1, 1, 1]))
     return [tf.squeeze(y, [2]) if one_d else y]
+
+
+def _constant_or(t, on_value, on_tensor):
+    """A constant weight rearranged once, at import (no op that redoes it on every run); a
+    variable (trainable import) or computed tensor through the op."""
+    value = static_value.constant_value(t)
+    return tf.constant(on_value(np.asarray(value))) if value is not None else on_tensor(t)
 
 
 @builder("ConvTranspose")
@@ -111,8 +136,16 @@ def _conv_transpose(ctx, node, inputs):
     # output index o is full-grid position o + pad_begin: drop pads from both ends
     y = y[:, :, pads[0][0]:full[0] + extra[0] - pads[0][1], pads[1][0]:full[1] + extra[1] - pads[1][1]]
     if bias is not None:
-        y = y + tf.reshape(bias, [1, -1, 1, 1])
+        y = y + _constant_or(bias, lambda v: v.reshape(1, -1, 1, 1),
+                             lambda t: tf.reshape(t, [1, -1, 1, 1]))
     return [tf.squeeze(y, [2]) if one_d else y]
+
+
+def _constant_or(t, on_value, on_tensor):
+    """A constant weight rearranged once, at import (no op that redoes it on every run); a
+    variable (trainable import) or computed tensor through the op."""
+    value = static_value.constant_value(t)
+    return tf.constant(on_value(np.asarray(value))) if value is not None else on_tensor(t)
 
 
 @builder("MaxPool", "AveragePool")

@@ -340,10 +340,12 @@ def _slice(ctx, node, inputs):
         a = ctx.attrs(node)
         starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
     else:
-        starts = _ints_from(ctx, node, inputs, 1, "starts")
-        ends = _ints_from(ctx, node, inputs, 2, "ends")
         axes = _ints_from(ctx, node, inputs, 3, "axes")
         steps = _ints_from(ctx, node, inputs, 4, "steps")
+        if any(static_value.constant_value(t) is None for t in inputs[1:3]):
+            return [_dynamic_slice(x, rank, inputs[1], inputs[2], axes, steps)]
+        starts = _ints_from(ctx, node, inputs, 1, "starts")
+        ends = _ints_from(ctx, node, inputs, 2, "ends")
     axes = axes or list(range(len(starts)))
     steps = steps or [1] * len(starts)
     begin, end, stride = [0] * rank, [0] * rank, [1] * rank
@@ -360,6 +362,33 @@ def _slice(ctx, node, inputs):
         else:
             end[a] = e
     return [tf.strided_slice(x, begin, end, stride, begin_mask=begin_mask, end_mask=end_mask)]
+
+
+def _dynamic_slice(x, rank, starts, ends, axes, steps):
+    """Slice whose starts/ends are computed at run time (e.g. from a Loop's iteration count);
+    the axes and steps must be constants. Out-of-range bounds clamp, as ONNX says."""
+    if axes is None:
+        count = starts.shape.as_list()[0] if starts.shape.ndims == 1 else None
+        if count is None:
+            raise ValueError("a Slice with computed starts needs constant axes or starts of known length")
+        axes = list(range(count))
+    steps = steps or [1] * len(axes)
+    starts, ends = tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
+    position = {a % rank: j for j, a in enumerate(axes)}
+    zero, stride = tf.constant(0, tf.int64), [1] * rank
+    begin, end, begin_mask, end_mask = [], [], 0, 0
+    for d in range(rank):
+        if d in position:
+            begin.append(starts[position[d]])
+            end.append(ends[position[d]])
+            stride[d] = steps[position[d]]
+        else:
+            begin.append(zero)
+            end.append(zero)
+            begin_mask |= 1 << d
+            end_mask |= 1 << d
+    return tf.strided_slice(x, tf.stack(begin), tf.stack(end), stride, begin_mask=begin_mask,
+                            end_mask=end_mask)
 
 
 @builder("Pad")
@@ -463,3 +492,4 @@ def _gemm(ctx, node, inputs):  # alpha * A' @ B' + beta * C
     if len(inputs) > 2 and inputs[2] is not None:
         y = y + (inputs[2] * beta if beta != 1.0 else inputs[2])
     return [y]
+

@@ -32,9 +32,46 @@ class ImportContext:
         self.onnx = onnx
         self.opset = opset
         self.graph = graph
+        self.values = {}  # ONNX name -> tensor, of the graph being built
 
     def attrs(self, node):
         return {a.name: self.onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+    def build_nodes(self, nodes, values):
+        """Build graphflow ops for `nodes` in the default graph; `values` maps ONNX names to
+        tensors and gains the nodes' outputs."""
+        from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
+        for node in nodes:
+            args = [values[name] if name else None for name in node.input]
+            try:
+                results = BUILDERS[node.op_type](self, node, args)
+            except OnnxImportError:
+                raise
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise OnnxImportError(f"ONNX node '{node.name or node.output[0]}' "
+                                      f"({node.op_type}): {exc}") from exc
+            for name, result in zip(node.output, results):
+                if name:
+                    values[name] = result
+
+    def build_subgraph(self, graph_proto, inputs=()):
+        """Build an ONNX sub-graph (If branch, Loop body) in the default graph (a function graph
+        being traced): its inputs read `inputs`, its free names read the enclosing values
+        (captured); returns its output tensors."""
+        import graphflow as tf  # noqa: PLC0415
+        outer = self.values
+        values = dict(outer)
+        for info, tensor in zip(graph_proto.input, inputs):
+            values[info.name] = tensor
+        for init in graph_proto.initializer:
+            values[init.name] = tf.constant(self.onnx.numpy_helper.to_array(init),
+                                            name=_op_name(init.name))
+        self.values = values
+        try:
+            self.build_nodes(graph_proto.node, values)
+        finally:
+            self.values = outer
+        return [values[info.name] for info in graph_proto.output]
 
 
 class ImportedModel:
@@ -91,10 +128,25 @@ def _load_external_data(onnx, model, base_dir):
     external_data_helper.load_external_data_for_model(model, base_dir)
 
 
-def _check_sizes(model):
+def all_nodes(onnx, graph):
+    """The nodes of `graph` and of every sub-graph (If branches, Loop bodies) inside it."""
+    nodes, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        for node in g.node:
+            nodes.append(node)
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    stack.append(attr.g)
+                stack.extend(attr.graphs)
+    return nodes
+
+
+def _check_sizes(onnx, model):
     graph = model.graph
-    if len(graph.node) > MAX_NODES:
-        raise OnnxImportError(f"the model has {len(graph.node)} nodes, more than {MAX_NODES}")
+    count = len(all_nodes(onnx, graph))
+    if count > MAX_NODES:
+        raise OnnxImportError(f"the model has {count} nodes, more than {MAX_NODES}")
     for init in graph.initializer:
         count = 1
         for d in init.dims:
@@ -117,15 +169,19 @@ def import_model(source, trainable=False, graph=None):
     """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc."""
     onnx = require_onnx()
     import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
-    from graphflow.interop.onnx import import_nn_ops  # noqa: F401, PLC0415 (registers its builders)
+    from graphflow.interop.onnx import (  # noqa: F401, PLC0415
+        import_control_flow,  # noqa: F401, PLC0415
+        import_index_ops,
+        import_nn_ops,
+    )
     from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
     model = _load_proto(onnx, source)
-    _check_sizes(model)
+    _check_sizes(onnx, model)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise OnnxImportError("the model imports no ai.onnx opset")
     unsupported = sorted({n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-                          for n in model.graph.node
+                          for n in all_nodes(onnx, model.graph)
                           if n.domain not in ("", "ai.onnx") or n.op_type not in BUILDERS})
     if unsupported:
         raise OnnxImportError(f"graphflow cannot import ONNX op(s): {', '.join(unsupported)}")
@@ -151,16 +207,8 @@ def import_model(source, trainable=False, graph=None):
             ph = tf.placeholder(dtype, _placeholder_shape(vi), name=_op_name(vi.name))
             inputs[vi.name] = ph
             values[vi.name] = ph
-        for node in model.graph.node:
-            args = [values[name] if name else None for name in node.input]
-            try:
-                results = BUILDERS[node.op_type](ctx, node, args)
-            except (ValueError, TypeError, KeyError, IndexError) as exc:
-                raise OnnxImportError(f"ONNX node '{node.name or node.output[0]}' "
-                                      f"({node.op_type}): {exc}") from exc
-            for name, result in zip(node.output, results):
-                if name:
-                    values[name] = result
+        ctx.values = values
+        ctx.build_nodes(model.graph.node, values)
         outputs = {vi.name: values[vi.name] for vi in model.graph.output}
         session = Session(graph=graph)
         if variables:

@@ -1,0 +1,101 @@
+"""Inference time of graphflow against onnxruntime on the same ONNX models, same inputs, same run.
+
+    python benchmarks/bench_onnx.py [--rounds 7] [--inner 20]
+
+Models: the digits CNN of examples/train_digits.py (8x8x1 images, 3 convolutions, 2 pools, 2
+dense layers; weights as initialized, which does not change the time) run by graphflow on its
+own graph ("exported") and on the graph imported back from the ONNX file ("imported"), and the
+digits MLP imported from its ONNX file. onnxruntime runs the same ONNX file. Batch 1 and 256.
+The two runners alternate: each of `--rounds` rounds times graphflow then onnxruntime
+(`common.median_ms` over `--inner` calls each), and the printed figure is the median of the
+rounds; the ratio is graphflow / onnxruntime (goal: at most 1.5).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import median_ms  # noqa: E402
+
+import graphflow as tf  # noqa: E402
+from graphflow.interop import onnx as gf_onnx  # noqa: E402
+
+
+def digits_cnn(x):
+    images = tf.reshape(x, [-1, 8, 8, 1])
+    h = tf.layers.conv2d(images, 32, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.conv2d(h, 32, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.conv2d(h, 64, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.flatten(h)
+    h = tf.layers.dense(h, 128, activation=tf.nn.relu)
+    return tf.nn.softmax(tf.layers.dense(h, 10))
+
+
+def digits_mlp(x):
+    h = tf.layers.dense(x, 256, activation=tf.nn.relu)
+    h = tf.layers.dense(h, 128, activation=tf.nn.relu)
+    return tf.nn.softmax(tf.layers.dense(h, 10))
+
+
+def export_model(build, path):
+    """(graphflow runner on the original graph, path of the exported ONNX file)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(0)
+        x = tf.placeholder(tf.float32, [None, 64], name="x")
+        probs = build(x)
+        sess = tf.Session(graph=graph)
+        sess.run(tf.global_variables_initializer())
+        gf_onnx.export({"probs": probs}, path, inputs={"x": x}, session=sess)
+    return (lambda feed: sess.run(probs, {x: feed})), path
+
+
+def interleaved(gf_run, ort_run, rounds, inner):
+    gf_ms, ort_ms = [], []
+    for _ in range(rounds):
+        gf_ms.append(median_ms(gf_run, inner, warmup=2))
+        ort_ms.append(median_ms(ort_run, inner, warmup=2))
+    return statistics.median(gf_ms), statistics.median(ort_ms)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--inner", type=int, default=20)
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 256])
+    args = parser.parse_args(argv)
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cnn_run, cnn_path = export_model(digits_cnn, os.path.join(tmp, "cnn.onnx"))
+        _, mlp_path = export_model(digits_mlp, os.path.join(tmp, "mlp.onnx"))
+        cases = [("digits CNN, exported", cnn_path, cnn_run)]
+        for label, path in (("digits CNN, imported", cnn_path), ("digits MLP, imported", mlp_path)):
+            imported = gf_onnx.import_model(path)
+            cases.append((label, path, lambda feed, m=imported: m.run({"x": feed})["probs"]))
+        for label, path, gf_run in cases:
+            runner = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            for batch in args.batches:
+                feed = rng.random((batch, 64), dtype=np.float32)
+                np.testing.assert_allclose(gf_run(feed), runner.run(None, {"x": feed})[0],
+                                           rtol=1e-4, atol=1e-6)
+                gf_ms, ort_ms = interleaved(lambda f=feed, g=gf_run: g(f),
+                                            lambda f=feed, r=runner: r.run(None, {"x": f}),
+                                            args.rounds, args.inner)
+                rows.append((label, batch, gf_ms, ort_ms))
+    print(f"{'model':<24} {'batch':>5} {'graphflow ms':>13} {'onnxruntime ms':>15} {'ratio':>6}")
+    for label, batch, gf_ms, ort_ms in rows:
+        print(f"{label:<24} {batch:>5} {gf_ms:>13.3f} {ort_ms:>15.3f} {gf_ms / ort_ms:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
+split, gather, tile, pad, slice, strided slice, reverse, one-hot, where): the same `converter`
+registry and conventions as `export_ops.py`. Bounds ONNX wants as inputs are constants when
+graphflow knows them when the graph is built."""
+
+import numpy as np
+
+from graphflow.interop.onnx.export_ops import INT64_MAX, INT64_MIN, _ins, _out, converter
+
+
+# ---------------------------------------------------------------- shapes
+@converter("Reshape")
+def _reshape(ctx, op):
+    x, shape = op.inputs
+    ctx.one("Reshape", [ctx.name(x), ctx.int64(shape)], _out(ctx, op))
+
+
+@converter("Transpose")
+def _transpose(ctx, op):
+    perm = op.attrs.get("perm")
+    attrs = {} if perm is None else {"perm": [int(p) for p in perm]}
+    ctx.one("Transpose", _ins(ctx, op), _out(ctx, op), **attrs)
+
+
+@converter("ConcatV2")
+def _concat(ctx, op):
+    ctx.one("Concat", _ins(ctx, op), _out(ctx, op), axis=int(op.attrs["axis"]))
+
+
+@converter("ExpandDims")
+def _expand_dims(ctx, op):
+    ctx.one("Unsqueeze", [ctx.name(op.inputs[0]),
+                          ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")], _out(ctx, op))
+
+
+@converter("Squeeze")
+def _squeeze(ctx, op):
+    axis = op.attrs.get("axis")
+    inputs = [ctx.name(op.inputs[0])]
+    if axis:
+        inputs.append(ctx.const(np.array(list(np.atleast_1d(axis)), np.int64), "axes"))
+    ctx.one("Squeeze", inputs, _out(ctx, op))
+
+
+@converter("Shape", "Size")
+def _shape(ctx, op):
+    y = ctx.one(op.type, [ctx.name(op.inputs[0])])
+    ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
+
+
+@converter("Rank")
+def _rank(ctx, op):
+    n = ctx.one("Size", [ctx.one("Shape", [ctx.name(op.inputs[0])])])
+    ctx.one("Cast", [n], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
+
+
+@converter("Pack")
+def _pack(ctx, op):
+    axes = ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")
+    parts = [ctx.one("Unsqueeze", [name, axes]) for name in _ins(ctx, op)]
+    ctx.one("Concat", parts, _out(ctx, op), axis=int(op.attrs["axis"]))
+
+
+@converter("Unpack")
+def _unpack(ctx, op):
+    axis = int(op.attrs["axis"])
+    parts = ctx.node("Split", [ctx.name(op.inputs[0])], [ctx.fresh("part") for _ in op.outputs],
+                     axis=axis, **({"num_outputs": len(op.outputs)} if ctx.opset >= 18 else {}))
+    axes = ctx.const(np.array([axis], np.int64), "axes")
+    for index, part in enumerate(parts):
+        ctx.one("Squeeze", [part, axes], _out(ctx, op, index))
+
+
+@converter("Split")
+def _split(ctx, op):
+    sizes = op.attrs.get("size_splits")
+    x = op.inputs[0]
+    axis = int(op.attrs["axis"])
+    length = x.shape.as_list()[axis] if x.shape.ndims is not None else None
+    if sizes is None or -1 in list(sizes):
+        if length is None:
+            raise ValueError(f"Split '{op.name}': the split axis must have a known size to export it")
+        if sizes is None:
+            sizes = [length // len(op.outputs)] * len(op.outputs)
+        else:  # one size -1: what the others leave
+            sizes = [int(v) for v in sizes]
+            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
+    ctx.node("Split", [ctx.name(x), ctx.const(np.array(sizes, np.int64), "split")],
+             [_out(ctx, op, i) for i in range(len(op.outputs))], axis=axis)
+
+
+@converter("GatherV2")
+def _gather(ctx, op):
+    if op.attrs.get("batch_dims", 0):
+        raise ValueError(f"Gather '{op.name}' with batch_dims has no ONNX export")
+    ctx.one("Gather", [ctx.name(op.inputs[0]), ctx.name(op.inputs[1])], _out(ctx, op),
+            axis=int(op.attrs.get("axis", 0)))
+
+
+@converter("Tile")
+def _tile(ctx, op):
+    x, multiples = op.inputs
+    ctx.one("Tile", [ctx.name(x), ctx.int64(multiples)], _out(ctx, op))
+
+
+@converter("Pad")
+def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., afters...]
+    x, paddings = op.inputs[:2]
+    p = ctx.known(paddings, f"the paddings of '{op.name}'").astype(np.int64).reshape(-1, 2)
+    inputs = [ctx.name(x), ctx.const(np.concatenate([p[:, 0], p[:, 1]]), "pads")]
+    if len(op.inputs) > 2:
+        inputs.append(ctx.name(op.inputs[2]))
+    ctx.one("Pad", inputs, _out(ctx, op), mode="constant")
+
+
+@converter("Slice")
+def _slice(ctx, op):  # TF's size -1 means "to the end"
+    x, begin, size = op.inputs
+    b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
+    s = ctx.known(size, f"the size of '{op.name}'").astype(np.int64)
+    ends = np.where(s == -1, INT64_MAX, b + s)
+    ctx.one("Slice", [ctx.name(x), ctx.const(b, "starts"), ctx.const(ends, "ends"),
+                      ctx.const(np.arange(len(b), dtype=np.int64), "axes")], _out(ctx, op))
+
+
+@converter("StridedSlice")
+def _strided_slice(ctx, op):
+    """Slice over the input dims the spec walks, Squeeze the shrunk ones, Unsqueeze new axes."""
+    x, begin, end, strides = op.inputs
+    if op.attrs.get("ellipsis_mask", 0):
+        raise ValueError(f"StridedSlice '{op.name}' with an ellipsis has no ONNX export")
+    b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
+    e = ctx.known(end, f"the end of '{op.name}'").astype(np.int64)
+    s = ctx.known(strides, f"the strides of '{op.name}'").astype(np.int64)
+    begin_mask, end_mask = op.attrs.get("begin_mask", 0), op.attrs.get("end_mask", 0)
+    shrink, new_axis = op.attrs.get("shrink_axis_mask", 0), op.attrs.get("new_axis_mask", 0)
+    starts, ends, steps, axes, squeezed, inserted = [], [], [], [], [], []
+    in_dim = out_dim = 0
+    for i in range(len(b)):
+        if new_axis >> i & 1:
+            inserted.append(out_dim)
+            out_dim += 1
+            continue
+        lo, hi, step = int(b[i]), int(e[i]), int(s[i])
+        if shrink >> i & 1:  # one element: [lo, lo + 1) (lo = -1 reads the last)
+            hi, step = (lo + 1 if lo != -1 else INT64_MAX), 1
+            squeezed.append(in_dim)
+        else:
+            if begin_mask >> i & 1:
+                lo = 0 if step > 0 else INT64_MAX
+            if end_mask >> i & 1:
+                hi = INT64_MAX if step > 0 else INT64_MIN
+            out_dim += 1
+        starts.append(lo)
+        ends.append(hi)
+        steps.append(step)
+        axes.append(in_dim)
+        in_dim += 1
+    y = ctx.name(x)
+    if axes:
+        y = ctx.one("Slice", [y, ctx.const(np.array(starts, np.int64), "starts"),
+                              ctx.const(np.array(ends, np.int64), "ends"),
+                              ctx.const(np.array(axes, np.int64), "axes"),
+                              ctx.const(np.array(steps, np.int64), "steps")])
+    if squeezed:
+        y = ctx.one("Squeeze", [y, ctx.const(np.array(squeezed, np.int64), "axes")])
+    if inserted:
+        y = ctx.one("Unsqueeze", [y, ctx.const(np.array(inserted, np.int64), "axes")])
+    ctx.one("Identity", [y], _out(ctx, op))
+
+
+@converter("ReverseV2")
+def _reverse(ctx, op):  # Slice with step -1 over each axis
+    axes = np.atleast_1d(np.asarray(op.attrs["axis"], np.int64))
+    n = len(axes)
+    ctx.one("Slice", [ctx.name(op.inputs[0]), ctx.const(np.full(n, -1, np.int64), "starts"),
+                      ctx.const(np.full(n, INT64_MIN, np.int64), "ends"), ctx.const(axes, "axes"),
+                      ctx.const(np.full(n, -1, np.int64), "steps")], _out(ctx, op))
+
+
+@converter("OneHot")
+def _one_hot(ctx, op):
+    indices, on, off = op.inputs
+    values = ctx.one("Concat", [ctx.one("Reshape", [ctx.name(t), ctx.const(np.array([1], np.int64))])
+                                for t in (off, on)], axis=0)
+    index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)  # what runtimes implement
+    # TF: a negative index is all off; ONNX counts it from the end. Send negatives out of range.
+    depth_value = ctx.const(np.array(op.attrs["depth"], np.int64), "depth")
+    index = ctx.one("Where", [ctx.one("Less", [index, ctx.const(np.array(0, np.int64))]),
+                              depth_value, index])
+    ctx.one("OneHot", [index, depth_value, values], _out(ctx, op), axis=int(op.attrs.get("axis", -1)))
+
+
+@converter("Where")
+def _where_indices(ctx, op):  # TF's [n, rank] coordinates = transpose of ONNX NonZero's [rank, n]
+    y = ctx.one("Transpose", [ctx.one("NonZero", [ctx.name(op.inputs[0])])], perm=[1, 0])
+    ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))

@@ -1,0 +1,153 @@
+"""ONNX control flow as graphflow control flow: `If` becomes `tf.cond` and `Loop` becomes
+`tf.while_loop`, their sub-graphs traced into the branch / body functions (so an imported loop is
+an ordinary graphflow `While` op: it runs only as many iterations as its condition says, and it
+can be differentiated).
+
+`Loop(M, cond, v...)` runs its body while `iteration < M` (when M is given) and `cond`; the body
+takes (iteration, cond, v...) and returns (cond, v..., scan outputs...). The loop variables are
+(iteration, cond, v..., one TensorArray per scan output); the scan outputs are the arrays stacked
+after the loop.
+"""
+
+import graphflow as tf
+from graphflow.framework.tensor_shape import TensorShape
+from graphflow.interop.onnx.import_ops import builder
+from graphflow.ops import control_flow_ops
+
+
+def _scalar_bool(x):
+    x = tf.reshape(x, [])
+    return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
+
+
+@builder("If")
+def _if(ctx, node, inputs):
+    attrs = ctx.attrs(node)
+    then_graph, else_graph = attrs["then_branch"], attrs["else_branch"]
+    outputs = tf.cond(_scalar_bool(inputs[0]),
+                      lambda: ctx.build_subgraph(then_graph),
+                      lambda: ctx.build_subgraph(else_graph), strict=True)
+    return list(outputs)
+
+
+def _declared_shape(value_info, initial):
+    """A loop variable's shape invariant: the body's declared input rank, else the initial
+    value's rank; every dim free (ONNX loop variables may change size across iterations)."""
+    t = value_info.type.tensor_type
+    if t.HasField("shape"):
+        return TensorShape([None] * len(t.shape.dim))
+    if initial.shape.ndims is None:
+        return TensorShape(None)
+    return TensorShape([None] * initial.shape.ndims)
+
+
+@builder("Loop")
+def _loop(ctx, node, inputs):
+    body = ctx.attrs(node)["body"]
+    inputs = list(inputs) + [None] * (2 - len(inputs))
+    trip_count, keep_going, carried = inputs[0], inputs[1], list(inputs[2:])
+    n_carried = len(carried)
+    n_scan = len(body.output) - 1 - n_carried
+    if n_scan < 0:
+        raise ValueError(f"the body returns {len(body.output)} values for {n_carried} loop variables")
+    limit = None if trip_count is None else tf.cast(tf.reshape(trip_count, []), tf.int64)
+    start = tf.constant(True) if keep_going is None else _scalar_bool(keep_going)
+    scan_types = [info.type.tensor_type.elem_type for info in body.output[1 + n_carried:]]
+    if all(scan_types):
+        scan_types = [tf.as_dtype(ctx.onnx.helper.tensor_dtype_to_np_dtype(t)) for t in scan_types]
+    else:  # a body output without a declared type: trace the body once to learn it
+        probe, _ = control_flow_ops.trace_function(
+            "loop_probe", lambda *args: ctx.build_subgraph(body, list(args)),
+            [tf.constant(0, tf.int64), start] + carried)
+        scan_types = [t.dtype for t in probe.outputs[1 + n_carried:]]
+    arrays = [tf.TensorArray(dt, size=0, dynamic_size=True, infer_shape=False)
+              for dt in scan_types]
+
+    def condition(i, go, *rest):
+        return go if limit is None else tf.logical_and(go, i < limit)
+
+    def step(i, go, *rest):
+        values, outs = list(rest[:n_carried]), list(rest[n_carried:])
+        results = ctx.build_subgraph(body, [i, go] + values)
+        index = tf.cast(i, tf.int32)
+        outs = [ta.write(index, y) for ta, y in zip(outs, results[1 + n_carried:])]
+        return [i + 1, _scalar_bool(results[0])] + list(results[1:1 + n_carried]) + outs
+
+    invariants = [TensorShape([]), TensorShape([])]
+    invariants += [_declared_shape(info, v) for info, v in zip(body.input[2:], carried)]
+    invariants += [TensorShape(None)] * n_scan
+    result = tf.while_loop(condition, step, [tf.constant(0, tf.int64), start] + carried + arrays,
+                           shape_invariants=invariants, return_same_structure=True)
+    finals = list(result[2:2 + n_carried])
+    return finals + [ta.stack() for ta in result[2 + n_carried:]]
+
+
+def _to_front(x, axis):
+    """`x` with `axis` moved to the front (Scan walks axis 0)."""
+    rank = x.shape.ndims
+    if axis % rank == 0:
+        return x
+    axis %= rank
+    return tf.transpose(x, [axis] + [d for d in range(rank) if d != axis])
+
+
+def _from_front(x, axis):
+    rank = x.shape.ndims
+    if axis % rank == 0:
+        return x
+    axis %= rank
+    perm = list(range(1, rank))
+    perm.insert(axis, 0)
+    return tf.transpose(x, perm)
+
+
+@builder("Scan")
+def _scan(ctx, node, inputs):
+    """Scan (opset 9+): states carried through the body, scan inputs sliced along their scan
+    axis (reversed where the direction is 1), scan outputs stacked along theirs."""
+    if ctx.opset < 9:
+        raise ValueError("Scan-8 (with a batch axis and sequence_lens) is not supported")
+    attrs = ctx.attrs(node)
+    body, n_scan_in = attrs["body"], attrs["num_scan_inputs"]
+    states, scans = list(inputs[:len(inputs) - n_scan_in]), list(inputs[len(inputs) - n_scan_in:])
+    n_states, n_scan_out = len(states), len(body.output) - len(states)
+    in_axes = attrs.get("scan_input_axes") or [0] * n_scan_in
+    in_dirs = attrs.get("scan_input_directions") or [0] * n_scan_in
+    out_axes = attrs.get("scan_output_axes") or [0] * n_scan_out
+    out_dirs = attrs.get("scan_output_directions") or [0] * n_scan_out
+    for i, x in enumerate(scans):
+        if x.shape.ndims is None:
+            raise ValueError(f"scan input {i} needs a known rank")
+        x = _to_front(x, in_axes[i])
+        scans[i] = tf.reverse(x, [0]) if in_dirs[i] else x
+    length = tf.shape(scans[0], out_type=tf.int64)[0]
+    reads = [tf.TensorArray(x.dtype, size=tf.cast(length, tf.int32), clear_after_read=False,
+                            element_shape=x.shape[1:]).unstack(x) for x in scans]
+    out_types = [tf.as_dtype(ctx.onnx.helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type))
+                 if info.type.tensor_type.elem_type else None for info in body.output[n_states:]]
+    if None in out_types:
+        probe, _ = control_flow_ops.trace_function(
+            "scan_probe", lambda *args: ctx.build_subgraph(body, list(args)),
+            states + [ta.read(0) for ta in reads])
+        out_types = [t.dtype for t in probe.outputs[n_states:]]
+    writes = [tf.TensorArray(dt, size=tf.cast(length, tf.int32), infer_shape=False)
+              for dt in out_types]
+
+    def step(i, *rest):
+        values, outs = list(rest[:n_states]), list(rest[n_states:])
+        index = tf.cast(i, tf.int32)
+        results = ctx.build_subgraph(body, values + [ta.read(index) for ta in reads])
+        outs = [ta.write(index, y) for ta, y in zip(outs, results[n_states:])]
+        return [i + 1] + list(results[:n_states]) + outs
+
+    invariants = [TensorShape([])] + [TensorShape(None)] * n_states
+    result = tf.while_loop(lambda i, *rest: i < length, step,
+                           [tf.constant(0, tf.int64)] + states + writes,
+                           shape_invariants=invariants + [TensorShape(None)] * n_scan_out,
+                           return_same_structure=True)
+    outputs = list(result[1:1 + n_states])
+    for i, ta in enumerate(result[1 + n_states:]):
+        y = ta.stack()
+        y = tf.reverse(y, [0]) if out_dirs[i] else y
+        outputs.append(_from_front(y, out_axes[i]) if y.shape.ndims is not None else y)
+    return outputs

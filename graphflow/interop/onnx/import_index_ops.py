@@ -1,0 +1,128 @@
+"""ONNX index, sorting and image ops as graphflow ops: Einsum, TopK, GatherND, ScatterND,
+OneHot, NonZero, Resize (same `builder` registry as `import_ops.py`)."""
+
+import numpy as np
+
+import graphflow as tf
+from graphflow.interop.onnx.import_ops import _known, _rank, builder
+
+
+@builder("Einsum")
+def _einsum(ctx, node, inputs):
+    equation = ctx.attrs(node)["equation"]
+    return [tf.einsum(equation.decode() if isinstance(equation, bytes) else equation, *inputs)]
+
+
+@builder("TopK")
+def _top_k(ctx, node, inputs):
+    """graphflow's top_k takes the largest along the last axis: other axes are transposed
+    there and back, the smallest are the largest of -x (equal values keep the lower index)."""
+    x, k = inputs
+    a = ctx.attrs(node)
+    rank = _rank(x)
+    axis = a.get("axis", -1) % rank
+    kk = int(_known(k, "k").reshape(-1)[0])
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    moved = x if axis == rank - 1 else tf.transpose(x, perm)
+    largest = a.get("largest", 1)
+    values, indices = tf.nn.top_k(moved if largest else -moved, kk, sorted=True)
+    values = values if largest else -values
+    if axis != rank - 1:
+        values, indices = tf.transpose(values, perm), tf.transpose(indices, perm)
+    return [values, tf.cast(indices, tf.int64)]
+
+
+@builder("GatherND")
+def _gather_nd(ctx, node, inputs):
+    if ctx.attrs(node).get("batch_dims", 0):
+        raise ValueError("GatherND with batch_dims is not supported")
+    return [tf.gather_nd(inputs[0], inputs[1])]
+
+
+@builder("ScatterND")
+def _scatter_nd(ctx, node, inputs):
+    """data with updates written (reduction none) or added (add) at indices."""
+    data, indices, updates = inputs
+    reduction = ctx.attrs(node).get("reduction", b"none")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    shape = tf.shape(data, out_type=indices.dtype)
+    scattered = tf.scatter_nd(indices, updates, shape)
+    if reduction == "add":
+        return [data + scattered]
+    if reduction != "none":
+        raise ValueError(f"ScatterND reduction '{reduction}' is not supported")
+    written = tf.scatter_nd(indices, tf.ones_like(updates, dtype=tf.int32), shape) > 0
+    return [tf.where(written, scattered, data)]
+
+
+@builder("OneHot")
+def _one_hot(ctx, node, inputs):  # ONNX counts a negative index from the end; TF's is all off
+    indices, depth, values = inputs
+    d = int(_known(depth, "depth").reshape(-1)[0])
+    index = tf.cast(indices, tf.int64)
+    index = tf.where(index < 0, index + d, index)
+    off, on = values[0], values[1]
+    return [tf.one_hot(index, d, on_value=on, off_value=off, axis=ctx.attrs(node).get("axis", -1),
+                       dtype=values.dtype)]
+
+
+@builder("NonZero")
+def _non_zero(ctx, node, inputs):  # ONNX's [rank, n] = transpose of TF's [n, rank] coordinates
+    x = inputs[0]
+    mask = x if x.dtype == tf.bool else tf.not_equal(x, tf.zeros([], x.dtype))
+    return [tf.transpose(tf.cast(tf.where(mask), tf.int64))]
+
+
+_RESIZE_MODES = {  # (mode, coordinate transformation, nearest_mode) -> (align_corners, half_pixel)
+    ("linear", "asymmetric", None): (False, False),
+    ("linear", "align_corners", None): (True, False),
+    ("linear", "half_pixel", None): (False, True),
+    ("nearest", "asymmetric", "floor"): (False, False),
+    ("nearest", "align_corners", "round_prefer_ceil"): (True, False),
+    ("nearest", "tf_half_pixel_for_nn", "floor"): (False, True),
+}
+
+
+@builder("Resize")
+def _resize(ctx, node, inputs):
+    """Resize of the two spatial axes of a 4-D image (NHWC, or NCHW through transposes) with the
+    coordinate modes TF's resize_bilinear / resize_nearest_neighbor have."""
+    x = inputs[0]
+    a = ctx.attrs(node)
+
+    def text(key, default):
+        v = a.get(key, default)
+        return v.decode() if isinstance(v, bytes) else v
+
+    mode = text("mode", "nearest")
+    coords = text("coordinate_transformation_mode", "half_pixel")
+    nearest = text("nearest_mode", "round_prefer_floor") if mode == "nearest" else None
+    key = (mode, coords, nearest)
+    if key not in _RESIZE_MODES:
+        raise ValueError(f"Resize mode={mode} coordinate_transformation_mode={coords}"
+                         + (f" nearest_mode={nearest}" if nearest else "") + " is not supported")
+    align, half = _RESIZE_MODES[key]
+    if _rank(x) != 4 or x.shape.is_fully_defined() is False:
+        raise ValueError("Resize needs a 4-D input of known shape")
+    shape = x.shape.as_list()
+    sizes = inputs[3] if len(inputs) > 3 and inputs[3] is not None else None
+    if sizes is not None:
+        out = [int(v) for v in _known(sizes, "sizes")]
+    else:
+        scales = _known(inputs[2], "scales").astype(np.float64)
+        out = [int(np.floor(d * s)) for d, s in zip(shape, scales)]
+    if out[0] != shape[0]:
+        raise ValueError("Resize of the batch axis is not supported")
+    if out[3] == shape[3]:
+        images, nchw = x, False
+    elif out[1] == shape[1]:
+        images, nchw = tf.transpose(x, [0, 2, 3, 1]), True
+        out = [out[0], out[2], out[3], out[1]]
+    else:
+        raise ValueError("Resize must keep the channel axis (axis 1 or 3) unchanged")
+    resize = tf.image.resize_bilinear if mode == "linear" else tf.image.resize_nearest_neighbor
+    y = resize(images, out[1:3], align_corners=align, half_pixel_centers=half)
+    if y.dtype != x.dtype:
+        y = tf.cast(y, x.dtype)
+    return [tf.transpose(y, [0, 3, 1, 2]) if nchw else y]
