@@ -100,8 +100,9 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
 
 def _check_op(entry, i, limits, shapes, sources):
     """Structure of one op entry (cheap checks first; messages are only built on failure).
-    `shapes` and `sources` cache decoded output shapes and source locations: big graphs repeat a
-    few of each many times, and ops that share one share one object (not a copy per op)."""
+    `shapes` caches decoded output shapes, `sources` source locations (by 3-tuple) and output
+    specs (by (dtype, shape) pair): big graphs repeat a few of each many times, and ops that
+    share one share one object (not a copy per op)."""
     if type(entry) is not dict:
         expect(entry, (dict,), f"op #{i}")
     if not entry.keys() <= _OP_KEYS:
@@ -149,7 +150,8 @@ def _check_op(entry, i, limits, shapes, sources):
         dt = _DTYPES.get(out[0]) if type(out[0]) is str else None
         if dt is None:
             dt = fmt.decode_dtype(out[0], f"{where} output {k} dtype")  # fails with a message
-        specs.append((dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes)))
+        spec = (dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes))
+        specs.append(sources.setdefault(spec, spec))  # one (dtype, shape) tuple per distinct pair
     specs = tuple(specs) if specs else ()
     device = entry.get("device", "")
     if device:
@@ -365,7 +367,7 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
         if type(shape) is not TensorShape:
             shape = TensorShape(shape)
         if shape.dims == dshape.dims and dt == ddt:
-            merged.append((dt, dshape))
+            merged.append(declared[k])
             continue
         if dt != ddt or not shape.is_compatible_with(dshape):
             fail(f"{where} ({meta['type']}) output {k}: the file declares {ddt.name} {dshape} but "
