@@ -100,9 +100,9 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
 
 def _check_op(entry, i, limits, shapes, sources):
     """Structure of one op entry (cheap checks first; messages are only built on failure).
-    `shapes` caches decoded output shapes, `sources` source locations (by 3-tuple) and output
-    specs (by (dtype, shape) pair): big graphs repeat a few of each many times, and ops that
-    share one share one object (not a copy per op)."""
+    `shapes` caches decoded output shapes, `sources` source locations (by 3-tuple), output specs
+    (by (dtype, shape) pair) and canonical devices (by 1-tuple): big graphs repeat a few of each
+    many times, and ops that share one share one object (not a copy per op)."""
     if type(entry) is not dict:
         expect(entry, (dict,), f"op #{i}")
     if not entry.keys() <= _OP_KEYS:
@@ -157,10 +157,13 @@ def _check_op(entry, i, limits, shapes, sources):
     if device:
         if type(device) is not str:
             expect(device, (str,), f"{where} field 'device'")
-        try:
-            device = canonical_device(device)
-        except ValueError as exc:
-            fail(f"{where}: {exc}")
+        shared = sources.get((device,))  # one canonical device string per distinct device
+        if shared is None:
+            try:
+                shared = sources[(device,)] = canonical_device(device)
+            except ValueError as exc:
+                fail(f"{where}: {exc}")
+        device = shared
     source = entry.get("source")
     if source is not None:
         if type(source) is not list or len(source) != 3 or type(source[0]) is not str \

@@ -24,7 +24,7 @@ LOAD_PEAK_PER_DOC_BYTE = 32       # measured worst case below: ~27 (Unpack with 
 TENSOR_COPIES = 3
 TRACED_SLACK = 1 << 20            # the load's own fixed allocations (caches, modules' first use)
 RSS_SLACK = 48 << 20              # interpreter, allocator arenas and pages touched by first use
-N = 10_000
+N = 6_000
 
 
 def _doc(ops, **extra):

@@ -394,13 +394,13 @@ def test_import_with_input_map_and_session_values(tmp_path):
 
 def test_loaded_graph_memory_is_bounded_per_op_and_by_the_json_size(tmp_path):
     """docs/security.md "Memory": a loaded op keeps no per-op dicts or lists it does not need,
-    no name-table entry until a new name is asked for, and no stack frames; 30k NoOps stay under
+    no name-table entry until a new name is asked for, and no stack frames; 12k NoOps stay under
     300 B each (measured ~256) and the load's peak under 30x the graph document's size."""
     import gc
     import json
     import tracemalloc
     import zipfile
-    n = 30_000
+    n = 12_000
     doc = {"format": "graphflow-graph", "version": 1, "signatures": {"inputs": {}, "outputs": {}},
            "ops": [{"name": f"n{i}", "type": "NoOp"} for i in range(n)]}
     text = json.dumps(doc)
