@@ -36,6 +36,45 @@ GPU_OK, GPU_REASON = cuda_table.availability()
 needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"no CUDA device: {GPU_REASON}")
 
 
+# Op cases whose op type has CUDA kernels, but not for this case: {case name: {op type: reason}}.
+# The reason is the placement's own (`Placement.fallbacks`). Any other fallback of an op type that
+# has CUDA kernels fails the tests below; op types without any CUDA kernel fall back by design.
+_NHWC_ONLY = "the CUDA kernels take NHWC data (data_format NCHW runs on the CPU)"
+EXPECTED_FALLBACKS = {
+    "MatMul[[3, 4]x[4, 2]]": {"MatMul": "no CUDA kernel for dtype int32"},
+    "MaxPool[int32]": {"MaxPool": "no CUDA kernel for dtype int32"},
+    "GatherV2[[2, 4, 3]x[2, 5]]": {"GatherV2": "gather with batch_dims runs on the CPU"},
+    "Conv2D[(2, 2, 5, 4)x(3, 3, 2, 2) s=(1, 2) SAME d=(1, 1) NCHW]": {"Conv2D": _NHWC_ONLY},
+    "Conv2D[(2, 8, 4, 5)x(3, 3, 8, 2) s=(1, 1) SAME d=(1, 1) NCHW]": {"Conv2D": _NHWC_ONLY},
+    "Conv2D[conv1d NCW]": {"Conv2D": _NHWC_ONLY},
+    "MaxPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
+    "AvgPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPool": _NHWC_ONLY},
+    "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,
+                                                             "MaxPoolGrad": _NHWC_ONLY},
+    "MaxPoolGradGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
+    "AvgPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPoolGrad": _NHWC_ONLY},
+    # scaling the float16 uniform draws to [minval, maxval): no float16 elementwise kernels
+    "RandomUniform[float16]": {op: "no CUDA kernel for dtype float16" for op in ("Sub", "Mul", "Add")},
+}
+
+
+def _check_fallbacks(case, pl):
+    """The plan's fallbacks to the CPU are exactly the expected ones: op types without CUDA
+    kernels, and the fallbacks EXPECTED_FALLBACKS lists for this case (which must happen)."""
+    expected = EXPECTED_FALLBACKS.get(case.name, {})
+    seen, unexpected = set(), []
+    for op, _, reason in pl.fallbacks:
+        if cuda_table.spec(op.type) is None:
+            if not reason.startswith(f"no CUDA kernel for op type '{op.type}'"):
+                unexpected.append((op.type, reason))
+        elif expected.get(op.type) is not None and reason.startswith(expected[op.type]):
+            seen.add(op.type)
+        else:
+            unexpected.append((op.type, reason))
+    assert not unexpected, f"{case.name}: unexpected fallbacks to the CPU {unexpected}"
+    assert seen == set(expected), f"{case.name}: expected fallbacks {expected} did not happen"
+
+
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
@@ -53,8 +92,35 @@ def recording(monkeypatch):
         yield rt
 
 
-@pytest.mark.parametrize("all_on_gpu", [False, True], ids=["host_int", "all_gpu"])
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# With integer shape arithmetic on the GPU too, these cases compute a value on the device that a
+# host-side op then reads: the recording runtime computes no device values, so they run only
+# with host_int here (their values on the device are compared in
+# test_op_cases_on_the_gpu_match_the_cpu, on the GPU or its emulation).
+HOST_INPUT_FROM_DEVICE = frozenset([
+    "Reshape[[3, 4]]", "Fill[[4, 2]]", "StridedSlice[[4, 3]]", "If[true]", "If[false]",
+    "TensorArrayV3[[3, 2]]", "TensorArrayUnstack[[4]]", "TensorArrayStack[[2, 2, 2]]",
+    "TensorArrayWriteV3[[3]]", "TensorArrayReadV3[[2, 2]]", "TensorArrayConcatV3[[2, 2]]",
+    "WhileGrad[[2, 3]]", "TensorArrayGradOfRead[[2, 3]]", "TensorArrayGradRead[[2]]",
+    "TensorArrayGradOfStack[[2, 2]]", "TensorArrayGradStack[[2, 1]]",
+    "TensorArrayAddGradients[[2, 4]]", "TensorArrayGradOfGather[[3, 2]]",
+    "TensorArrayGradGather[[3]]", "TensorArrayGradOfConcat[[2, 2]]",
+    "TensorArrayZeroGradient[[2, 3]]", "ResizeBilinearGrad[[2, 5, 3, 2]x[2, 3, 4, 2]]",
+    "CheckNumerics[[2, 4]]", "Conv2D[conv1d NCW]",
+    "MaxPoolGradGrad[(2, 4, 4, 2) k=(2, 2) s=(2, 2) VALID NHWC]",
+    "MaxPoolGradGrad[(1, 5, 7, 2) k=(2, 2) s=(2, 2) VALID NHWC]",
+    "MaxPoolGradGrad[(1, 5, 5, 2) k=(3, 3) s=(2, 2) SAME NHWC]",
+    "MaxPoolGradGrad[(2, 4, 5, 1) k=(2, 3) s=(1, 2) SAME NHWC]",
+])
+_LAUNCH_MODES = [pytest.param(case, all_gpu, id=f"{case.name}-{'all_gpu' if all_gpu else 'host_int'}")
+                 for case in CASES for all_gpu in (False, True)
+                 if not (all_gpu and case.name in HOST_INPUT_FROM_DEVICE)]
+
+
+def _host_input_from_device(placement_):
+    return any(c is not None and to == "host" for _, _, to, c in placement_.copies)
+
+
+@pytest.mark.parametrize("case,all_on_gpu", _LAUNCH_MODES)
 def test_launchers_match_kernel_signatures_and_output_shapes(case, all_on_gpu, recording,
                                                              monkeypatch):
     """all_gpu also puts integer shape arithmetic on the GPU, so integer kernels launch too."""
@@ -67,8 +133,8 @@ def test_launchers_match_kernel_signatures_and_output_shapes(case, all_on_gpu, r
     with tf.Session(device="/gpu:0", optimize=False) as sess:
         plan = sess._plan_for(outs, placeholders)
         pl = plan.placement
-        if all_on_gpu and any(c is not None and to == "host" for _, _, to, c in pl.copies):
-            pytest.skip("a host input is computed on the device: its value needs a real device")
+        assert not (all_on_gpu and _host_input_from_device(pl)), \
+            f"{case.name}: a host input is computed on the device; list it in HOST_INPUT_FROM_DEVICE"
         got = plan.run(tuple(case.inputs))
     for g, w in zip(got, want):
         if isinstance(w, bytes):  # a scalar tf.string is fetched as bytes, as in TF1
@@ -76,10 +142,23 @@ def test_launchers_match_kernel_signatures_and_output_shapes(case, all_on_gpu, r
             continue
         assert g.shape == np.shape(w) and g.dtype == np.asarray(w).dtype, case.name
     on_gpu = {op.type for op, d in pl.device_of.items() if d == "/gpu:0"}
+    _check_fallbacks(case, pl)
     if cuda_table.spec(case.op_type) is not None and case.op_type != "Const":
-        elsewhere = [op for op, _, _ in pl.fallbacks] + [op for op, _ in pl.kept_on_host]
-        assert case.op_type in on_gpu or any(op.type == case.op_type for op in elsewhere), \
-            f"{case.op_type} was not placed on the GPU"
+        elsewhere = {op.type for op, _, _ in pl.fallbacks} | {op.type for op, _ in pl.kept_on_host}
+        assert case.op_type in on_gpu | elsewhere, f"{case.op_type} was not placed on the GPU"
+
+
+def test_the_cases_listed_compute_a_host_input_on_the_device(recording, monkeypatch):
+    """HOST_INPUT_FROM_DEVICE is exact for the cases it names (the others are checked above)."""
+    monkeypatch.setattr(placement.Placement, "host_int_arithmetic", False)
+    listed = [c for c in CASES if c.name in HOST_INPUT_FROM_DEVICE]
+    assert len(listed) == len(HOST_INPUT_FROM_DEVICE)
+    for case in listed:
+        tf.reset_default_graph()
+        ph = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape) for x in case.inputs]
+        with tf.Session(device="/gpu:0", optimize=False) as sess:
+            plan = sess._plan_for(_as_list(case.build(*ph)), ph)
+        assert _host_input_from_device(plan.placement), case.name
 
 
 @needs_program("nvcc", "the launch checks read nvcc's parameter lists")
@@ -212,34 +291,50 @@ def _tolerances(case, dtype):
     return case.rtol, case.atol
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# random ops draw different numbers in another session (and run on the CPU): not compared
+_DETERMINISTIC = [c for c in CASES if not registry.lookup(c.op_type).random]
+
+
+@pytest.mark.parametrize("case", _DETERMINISTIC, ids=[c.name for c in _DETERMINISTIC])
 def test_op_cases_on_the_gpu_match_the_cpu(case, gpu):
-    if registry.lookup(case.op_type).random:
-        pytest.skip("random ops draw different numbers in another session (and run on the CPU)")
     placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape, name=f"in{i}")
                     for i, x in enumerate(case.inputs)]
     outs = _as_list(case.build(*placeholders))
     got, want, pl = _run_both(outs, dict(zip(placeholders, case.inputs)))
     for g, w in zip(got, want):
         _compare(g, w, *_tolerances(case, np.asarray(w).dtype), case.name)
+    _check_fallbacks(case, pl)
     if cuda_table.spec(case.op_type) is not None and case.op_type != "Const":
         on_gpu = {op.type for op, d in pl.device_of.items() if d == "/gpu:0"}
         elsewhere = {op.type for op, _, _ in pl.fallbacks} | {op.type for op, _ in pl.kept_on_host}
         assert case.op_type in on_gpu | elsewhere
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=[c.name for c in CASES if c.grad])
+def _grad_positions(case):
+    return case.grad_inputs if case.grad_inputs is not None else [
+        i for i, x in enumerate(case.inputs) if x.dtype.kind == "f"]
+
+
+def _has_floating_gradient(case):
+    """A floating output and a floating input to differentiate (built in a throwaway graph)."""
+    if not case.grad or not _grad_positions(case):
+        return False
+    with tf.Graph().as_default():
+        ph = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape) for x in case.inputs]
+        return any(o.dtype.is_floating for o in _as_list(case.build(*ph)))
+
+
+_GRAD_CASES = [c for c in CASES if _has_floating_gradient(c)]
+
+
+@pytest.mark.parametrize("case", _GRAD_CASES, ids=[c.name for c in _GRAD_CASES])
 def test_gradients_on_the_gpu_match_the_cpu(case, gpu):
     """The backward graph of each differentiable case, run on the GPU, equals the CPU's (whose
     gradients tests/test_gradients.py checks against finite differences)."""
     placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape=x.shape, name=f"in{i}")
                     for i, x in enumerate(case.inputs)]
     outs = [o for o in _as_list(case.build(*placeholders)) if o.dtype.is_floating]
-    positions = case.grad_inputs if case.grad_inputs is not None else [
-        i for i, x in enumerate(case.inputs) if x.dtype.kind == "f"]
-    xs = [placeholders[i] for i in positions]
-    if not outs or not xs:
-        pytest.skip("no floating outputs or inputs")
+    xs = [placeholders[i] for i in _grad_positions(case)]
     total = tf.add_n([tf.reduce_sum(o * (k + 1.0)) for k, o in enumerate(outs)])
     grads = [g for g in tf.gradients(total, xs) if g is not None]
     got, want, _ = _run_both(grads, dict(zip(placeholders, case.inputs)))

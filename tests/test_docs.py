@@ -2,9 +2,10 @@
 per file), in an empty temporary directory with a fresh default graph. Tracebacks point at the
 Markdown file's own line numbers.
 
-Pictures too: an SVG that a page shows (`![...](name.svg)`) and its code writes is compared with the
-committed copy next to the page — same nodes, edges, clusters and labels. When the drawing changed
-the test rewrites the committed SVG and fails, so the new picture gets reviewed and committed.
+Pictures too: an SVG that a page shows (`![...](name.svg)`) and its code writes (into the temporary
+directory) is compared with the committed copy next to the page — same nodes, edges, clusters and
+labels. When the drawing changed the test fails and names the fresh SVG and what differs; the source
+tree is never written (copy the fresh file over the committed one to accept the new picture).
 """
 
 import re
@@ -86,10 +87,15 @@ def test_doc_code_runs(page, tmp_path, monkeypatch):
         if not produced.exists():
             continue  # a picture made some other way; nothing to compare
         committed = page.parent / ref
-        fresh = produced.read_text(encoding="utf-8")
-        if not committed.exists() or _svg_signature(committed.read_text(encoding="utf-8")) != \
-                _svg_signature(fresh):
-            committed.write_text(fresh, encoding="utf-8")
-            stale.append(str(committed.relative_to(DOCS.parent)))
+        fresh = _svg_signature(produced.read_text(encoding="utf-8"))
+        if not committed.exists():
+            stale.append(f"{committed.relative_to(DOCS.parent)} is missing (fresh: {produced})")
+            continue
+        old = _svg_signature(committed.read_text(encoding="utf-8"))
+        if old != fresh:
+            gone = sorted(set(old[0] + old[1]) - set(fresh[0] + fresh[1]), key=str)[:5]
+            new = sorted(set(fresh[0] + fresh[1]) - set(old[0] + old[1]), key=str)[:5]
+            stale.append(f"{committed.relative_to(DOCS.parent)} differs from the fresh {produced} "
+                         f"(only committed: {gone}; only fresh: {new})")
     tf.reset_default_graph()
-    assert not stale, f"pictures were out of date and have been regenerated: {stale}; commit them"
+    assert not stale, f"pictures are out of date: {stale}; copy the fresh SVGs over them"

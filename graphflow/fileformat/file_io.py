@@ -55,19 +55,30 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 OPS_FLOOR = 10_000
 FILE_BYTES_PER_OP = 2
+JSON_FLOOR_BYTES = 1 << 20
+JSON_BYTES_PER_FILE_BYTE = 200
 
 
 def default_limits_for(path):
-    """The default limits for the file at `path`: its op count may not exceed
-    max(OPS_FLOOR, file size / FILE_BYTES_PER_OP) (a real op entry compresses to tens of bytes;
-    even an attr-less NoOp takes more than 2), so the ops a file can make graphflow build, and
-    the memory they take (about 330 bytes each), grow with the file's size."""
+    """The default limits for the file at `path`, proportional to its size on disk:
+
+    - its graph document (`graph.json`, decompressed) may hold at most
+      max(JSON_FLOOR_BYTES, JSON_BYTES_PER_FILE_BYTE x file size) bytes, checked against the
+      size the zip directory declares before anything is decompressed (and the entry must hold
+      exactly that many bytes), so a document cannot expand more than 200x (beyond 1 MiB);
+    - its op count may not exceed max(OPS_FLOOR, file size / FILE_BYTES_PER_OP).
+
+    Loading a document of J bytes takes at most about 32 J of memory at its peak (measured worst
+    case ~26 J; see docs/security.md), plus the tensor data the file declares, so the memory a
+    file can make a load use grows with the file's size."""
     try:
         size = os.path.getsize(os.fspath(path))
     except (OSError, TypeError, ValueError):
         return DEFAULT_LIMITS
     max_ops = min(DEFAULT_LIMITS.max_ops, max(OPS_FLOOR, size // FILE_BYTES_PER_OP))
-    return dataclasses.replace(DEFAULT_LIMITS, max_ops=max_ops)
+    max_json = min(DEFAULT_LIMITS.max_json_bytes,
+                   max(JSON_FLOOR_BYTES, JSON_BYTES_PER_FILE_BYTE * size))
+    return dataclasses.replace(DEFAULT_LIMITS, max_ops=max_ops, max_json_bytes=max_json)
 
 _SUPPORTED_NUMPY = {d.as_numpy_dtype: d for d in dtypes.ALL_DTYPES}
 

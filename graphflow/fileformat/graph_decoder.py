@@ -10,6 +10,7 @@ the session restores. Every problem raises `GraphFormatError`.
 
 import heapq
 import types
+from array import array
 
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_encoder import VARIABLE_TYPE
@@ -56,8 +57,8 @@ def _checked_ops(raw_ops, limits, where):
     """(per-op records, {name: position}, a topological order) of a list of op entries: each
     entry checked, names unique, edges resolved, cycles reported. `where` prefixes errors about a
     function sub-graph."""
-    shapes = {}
-    ops_meta = [_check_op(entry, i, limits, shapes) for i, entry in enumerate(raw_ops)]
+    shapes, sources = {}, {}
+    ops_meta = [_check_op(entry, i, limits, shapes, sources) for i, entry in enumerate(raw_ops)]
     index = {}
     for i, meta in enumerate(ops_meta):
         if meta["name"] in index:
@@ -86,10 +87,10 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
         raise ValueError(f"Cannot import: the graph already has an op named "
                          f"'{full(meta['name'])}'; choose another prefix")
     shared_names = _variable_shared_names(ops_meta)
-    built = {}
+    built, shared_attrs = {}, {}
     for i in order:
         built[ops_meta[i]["name"]] = _build_op(ops_meta[i], built, graph, tensors, limits, full,
-                                              input_map, shared_names, prefix)
+                                              input_map, shared_names, prefix, shared_attrs)
     variables, values = _decode_variables(doc.get("variables", []), built, tensors, graph,
                                           limits)
     inputs, outputs = _decode_signatures(doc.get("signatures", {}), built, limits)
@@ -97,9 +98,11 @@ def decode_graph(doc, tensors, graph, limits, prefix="", input_map=None):
     return DecodedGraph(built, inputs, outputs, list(variables.values()), values)
 
 
-def _check_op(entry, i, limits, shapes):
+def _check_op(entry, i, limits, shapes, sources):
     """Structure of one op entry (cheap checks first; messages are only built on failure).
-    `shapes` caches decoded output shapes: big graphs repeat a few shapes many times."""
+    `shapes` caches decoded output shapes, `sources` source locations (by 3-tuple), output specs
+    (by (dtype, shape) pair) and canonical devices (by 1-tuple): big graphs repeat a few of each
+    many times, and ops that share one share one object (not a copy per op)."""
     if type(entry) is not dict:
         expect(entry, (dict,), f"op #{i}")
     if not entry.keys() <= _OP_KEYS:
@@ -119,8 +122,8 @@ def _check_op(entry, i, limits, shapes):
         fail(f"{where} has the unknown op type {fmt._short(op_type)}: no OpDef is registered under "
              "that name (the file may need a newer graphflow)")
     op_type = op_def.type  # the registry's string, shared by every op of this type
-    inputs = entry.get("inputs", [])
-    controls = entry.get("control_inputs", [])
+    inputs = entry.get("inputs", _ABSENT_LIST)
+    controls = entry.get("control_inputs", _ABSENT_LIST)
     if type(inputs) is not list or type(controls) is not list:
         expect(inputs, (list,), f"{where} field 'inputs'")
         expect(controls, (list,), f"{where} field 'control_inputs'")
@@ -130,14 +133,14 @@ def _check_op(entry, i, limits, shapes):
     for x in controls:
         if type(x) is not str:
             expect(x, (str,), f"{where} control input")
-    attrs = entry.get("attrs", {})
+    attrs = entry.get("attrs", _ABSENT_DICT)
     if type(attrs) is not dict:
         expect(attrs, (dict,), f"{where} field 'attrs'")
     if attrs and not attrs.keys() <= op_def.attr_types.keys():
         undeclared = sorted(set(attrs) - set(op_def.attr_names))
         fail(f"{where}: attr(s) {undeclared} are not attrs of op type '{op_type}' (it declares "
              f"{list(op_def.attr_names)})")
-    outputs = entry.get("outputs", [])
+    outputs = entry.get("outputs", _ABSENT_LIST)
     if type(outputs) is not list:
         expect(outputs, (list,), f"{where} field 'outputs'")
     specs = []
@@ -147,36 +150,48 @@ def _check_op(entry, i, limits, shapes):
         dt = _DTYPES.get(out[0]) if type(out[0]) is str else None
         if dt is None:
             dt = fmt.decode_dtype(out[0], f"{where} output {k} dtype")  # fails with a message
-        specs.append((dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes)))
+        spec = (dt, _output_shape(out[1], f"{where} output {k} shape", limits, shapes))
+        specs.append(sources.setdefault(spec, spec))  # one (dtype, shape) tuple per distinct pair
+    specs = tuple(specs) if specs else ()
     device = entry.get("device", "")
     if device:
         if type(device) is not str:
             expect(device, (str,), f"{where} field 'device'")
-        try:
-            device = canonical_device(device)
-        except ValueError as exc:
-            fail(f"{where}: {exc}")
+        shared = sources.get((device,))  # one canonical device string per distinct device
+        if shared is None:
+            try:
+                shared = sources[(device,)] = canonical_device(device)
+            except ValueError as exc:
+                fail(f"{where}: {exc}")
+        device = shared
     source = entry.get("source")
     if source is not None:
         if type(source) is not list or len(source) != 3 or type(source[0]) is not str \
                 or type(source[1]) is not int or type(source[2]) is not str:
             fail(f"{where} field 'source': expected [filename, line, function], found "
                  f"{fmt._short(source)}")
-        source = SourceLocation(source[0], source[1], source[2], text="")  # never opened
-    return _OpMeta(name, op_type, op_def, inputs, controls, attrs, specs, device, source, where)
+        key = (source[0], source[1], source[2])
+        shared = sources.get(key)
+        if shared is None:
+            shared = sources[key] = SourceLocation(*key, text="")  # never opened
+        source = shared
+    return _OpMeta(name, op_type, op_def, inputs, controls, attrs, specs, device, source)
 
 
 class _OpMeta:
     """One checked op entry of the file (slots: a loader holds one per op until it is built)."""
 
     __slots__ = ("name", "type", "op_def", "inputs", "controls", "attrs", "specs", "device",
-                 "source", "where", "input_refs", "control_refs")
+                 "source", "input_refs", "control_refs")
 
-    def __init__(self, name, op_type, op_def, inputs, controls, attrs, specs, device, source,
-                 where):
+    def __init__(self, name, op_type, op_def, inputs, controls, attrs, specs, device, source):
         self.name, self.type, self.op_def = name, op_type, op_def
         self.inputs, self.controls, self.attrs, self.specs = inputs, controls, attrs, specs
-        self.device, self.source, self.where = device, source, where
+        self.device, self.source = device, source
+
+    @property
+    def where(self):
+        return f"op '{self.name}'"
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -185,6 +200,7 @@ class _OpMeta:
         setattr(self, key, value)
 
 
+_ABSENT_LIST, _ABSENT_DICT = [], {}  # absent fields of an op entry: read, never changed
 _DTYPES = {d.name: d for d in dtypes.ALL_DTYPES + (dtypes.variant,)}
 
 
@@ -215,43 +231,58 @@ def _parse_tensor_name(text, where, index, ops_meta):
 
 
 def _resolve_edges(meta, index, ops_meta):
-    where = meta["where"]
-    meta["input_refs"] = [_parse_tensor_name(t, where, index, ops_meta) for t in meta["inputs"]]
-    preds = {p for p, _ in meta["input_refs"]}
+    """The positions of the ops `meta` depends on (a tuple, repeats allowed; () when none)."""
+    if not meta.inputs and not meta.controls:
+        meta.input_refs = meta.control_refs = ()
+        return ()
+    where = meta.where
+    meta.input_refs = tuple(_parse_tensor_name(t, where, index, ops_meta) for t in meta.inputs)
     refs = []
-    for c in meta["controls"]:
+    for c in meta.controls:
         producer = index.get(c)
         if producer is None:
             fail(f"{where}: control input '{c}' is not an op in the graph")
         refs.append(producer)
-        preds.add(producer)
-    meta["control_refs"] = refs
-    return preds
+    meta.control_refs = tuple(refs)
+    return tuple(p for p, _ in meta.input_refs) + meta.control_refs
 
 
 def _topological_order(preds, ops_meta):
     """Kahn's algorithm, smallest file position first (so a well-ordered file keeps its order);
-    iterative. A cycle is reported with the names of the ops on it."""
+    iterative. A cycle is reported with the names of the ops on it. `preds` may repeat a
+    predecessor (an op reading two outputs of another): each edge is counted once each way.
+    Successors are kept in flat machine-integer arrays (no list per op)."""
     n = len(preds)
-    succs = [[] for _ in range(n)]
-    indegree = [0] * n
+    indegree = array("q", bytes(8 * n))
+    start = array("q", bytes(8 * (n + 1)))
     for i, ps in enumerate(preds):
         indegree[i] = len(ps)
         for p in ps:
-            succs[p].append(i)
+            start[p + 1] += 1
+    for i in range(n):
+        start[i + 1] += start[i]
+    fill = array("q", start)
+    succs = array("q", bytes(8 * start[n]))
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succs[fill[p]] = i
+            fill[p] += 1
+    del fill
     ready = [i for i in range(n) if indegree[i] == 0]
     heapq.heapify(ready)
-    order = []
+    order = array("q")
     while ready:
         i = heapq.heappop(ready)
         order.append(i)
-        for s in succs[i]:
+        for k in range(start[i], start[i + 1]):
+            s = succs[k]
             indegree[s] -= 1
             if indegree[s] == 0:
                 heapq.heappush(ready, s)
     if len(order) == n:
         return order
     remaining = {i for i in range(n) if indegree[i] > 0}
+    preds = [set(ps) for ps in preds]
     cur = min(remaining)
     position = {}
     path = []
@@ -292,7 +323,10 @@ def _variable_shared_names(ops_meta):
     return names
 
 
-def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names, prefix):
+def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names, prefix,
+              shared_attrs):
+    """Build one checked op in `graph`. Ops whose attrs are equal scalars (bool, int, float, str,
+    dtype) share one read-only attrs mapping, from `shared_attrs` (one per load)."""
     where = meta["where"]
     attrs, parents = {}, {}
     if not meta["attrs"]:
@@ -312,6 +346,12 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
         for k, v in attrs.items():
             if type(v) is str and v in shared_names:
                 attrs[k] = f"{prefix}/{v}"
+    if attrs and all(type(v) in _SCALAR_ATTR_TYPES for v in attrs.values()):
+        key = tuple((k, type(v), v) for k, v in attrs.items())
+        shared = shared_attrs.get(key)
+        if shared is None:
+            shared = shared_attrs[key] = types.MappingProxyType(attrs)
+        attrs = shared
     inputs = []
     for text, (_, idx) in zip(meta["inputs"], meta["input_refs"]):
         mapped = input_map.get(text)
@@ -331,7 +371,7 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
         if type(shape) is not TensorShape:
             shape = TensorShape(shape)
         if shape.dims == dshape.dims and dt == ddt:
-            merged.append((dt, dshape))
+            merged.append(declared[k])
             continue
         if dt != ddt or not shape.is_compatible_with(dshape):
             fail(f"{where} ({meta['type']}) output {k}: the file declares {ddt.name} {dshape} but "
@@ -347,6 +387,7 @@ def _build_op(meta, built, graph, tensors, limits, full, input_map, shared_names
 
 
 _NO_ATTRS = types.MappingProxyType({})
+_SCALAR_ATTR_TYPES = frozenset({bool, int, float, str, dtypes.DType})
 _NO_SOURCE = SourceLocation("<unknown>", 0, "<unknown>", text="")
 _FUNCTION_KEYS = {"name", "parent", "error", "inputs", "outputs", "captures", "ops"}
 
@@ -364,10 +405,10 @@ def _decode_function(entry, where, tensors, limits, shared_names, prefix):
     raw_ops = expect(entry["ops"], (list,), f"{where} ops")
     ops_meta, _, order = _checked_ops(raw_ops, limits, f"{where}: ")
     func = FuncGraph(name, None)
-    built = {}
+    built, shared_attrs = {}, {}
     for i in order:
         built[ops_meta[i]["name"]] = _build_op(ops_meta[i], built, func, tensors, limits,
-                                              lambda n: n, {}, shared_names, prefix)
+                                              lambda n: n, {}, shared_names, prefix, shared_attrs)
 
     def tensor(text, what, placeholder=False):
         op_name, _, idx = expect(text, (str,), what).rpartition(":")

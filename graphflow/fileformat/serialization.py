@@ -11,9 +11,9 @@ code from the file (JSON and pickle-free `.npy` only), enforces size limits, and
 through its OpDef so shapes and dtypes are re-validated; any bad file raises `GraphFormatError`.
 """
 
-import json
 import os
 import zipfile
+import zlib
 
 from graphflow.engine.session import Session
 from graphflow.fileformat import file_io
@@ -141,6 +141,12 @@ def _graph_of(elements):
 # ------------------------------------------------------------------------------------ reading
 def read_file(path, limits=None):
     """(document, {npz key: array}) from a graph file, checked for structure, sizes and version."""
+    doc, tensors, _ = _read_file(path, limits)
+    return doc, tensors
+
+
+def _read_file(path, limits=None):
+    """(document, tensors, the document's JSON bytes)."""
     limits = limits or file_io.DEFAULT_LIMITS
     what = f"graph file '{os.fspath(path)}'"
     with file_io.Archive(path, what, limits) as archive, gc_paused():
@@ -156,7 +162,7 @@ def read_file(path, limits=None):
         if TENSORS_MEMBER in names:
             data = archive.read(TENSORS_MEMBER, limits.max_tensor_bytes + (1 << 26))
             tensors = file_io.read_npz(data, f"{what}: {TENSORS_MEMBER}", limits)
-    return doc, tensors
+    return doc, tensors, raw
 
 
 def _decode(doc, tensors, graph, limits, prefix="", input_map=None, what="graph file"):
@@ -177,7 +183,7 @@ class LoadedGraph:
     ({name: Tensor/Operation}), `variables` and `path` are exposed for direct use.
     """
 
-    def __init__(self, path, graph, decoded, session, document, tensors):
+    def __init__(self, path, graph, decoded, session, document, tensors, document_zlib):
         self.path = path
         self.graph = graph
         self.session = session
@@ -186,9 +192,9 @@ class LoadedGraph:
         self.variables = decoded.variables
         self.format_version = document["version"]
         self.producer = document.get("producer", "")
-        # the document is kept as compact JSON text (about a tenth of the parsed objects'
-        # memory) for `import_graph(loaded_graph)`, which parses it again
-        self._document_json = json.dumps(document, separators=(",", ":"), allow_nan=False)
+        # the document's JSON bytes, as read and zlib-compressed (a few percent of the parsed
+        # objects' memory), for `import_graph(loaded_graph)`, which parses them again
+        self._document_zlib = document_zlib
         self._tensors = tensors
         self._variable_values = decoded.variable_values
 
@@ -237,14 +243,16 @@ def load(path, limits=None):
     Returns a `LoadedGraph`. Raises `GraphFormatError` for any truncated, corrupted, hostile or
     newer-version file (and the usual OSError when `path` cannot be opened)."""
     limits = limits or file_io.default_limits_for(path)
-    doc, tensors = read_file(path, limits)
+    doc, tensors, raw = _read_file(path, limits)
+    packed = zlib.compress(raw, 1)
+    del raw
     graph = Graph()
     decoded = _decode(doc, tensors, graph, limits, what=f"graph file '{os.fspath(path)}'")
     graph.seed = doc.get("seed")
     session = Session(graph=graph)
     if decoded.variable_values:
         session.set_variable_values(decoded.variable_values)
-    return LoadedGraph(os.fspath(path), graph, decoded, session, doc, tensors)
+    return LoadedGraph(os.fspath(path), graph, decoded, session, doc, tensors, packed)
 
 
 class ImportedGraph:
@@ -277,8 +285,9 @@ def import_graph(source, prefix="imported", graph=None, input_map=None, session=
         limits = (file_io.DEFAULT_LIMITS if isinstance(source, LoadedGraph)
                   else file_io.default_limits_for(source))
     if isinstance(source, LoadedGraph):
-        doc, tensors = json.loads(source._document_json), source._tensors
         what = f"graph file '{source.path}'"
+        doc = fmt.parse_document(zlib.decompress(source._document_zlib), what)
+        tensors = source._tensors
     else:
         doc, tensors = read_file(source, limits)
         what = f"graph file '{os.fspath(source)}'"

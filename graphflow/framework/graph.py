@@ -180,6 +180,7 @@ class Graph:
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
+        self._unindexed_names = []  # [start, end) runs of self._ops not yet in _names_in_use
         self._name_stack = ""
         self._control_dependencies_stack = []
         self._device_stack = []
@@ -200,6 +201,8 @@ class Graph:
 
     def unique_name(self, name, mark_as_used=True):
         """A name unique in this graph, prefixed by the current name scope ('scope/Name_1')."""
+        if self._unindexed_names:
+            self._index_names()
         if self._name_stack:
             name = f"{self._name_stack}/{name}"
         key = name.lower()
@@ -216,6 +219,18 @@ class Graph:
             if mark_as_used:
                 self._names_in_use[name.lower()] = 1
         return name
+
+    def _index_names(self):
+        """Enter the names of ops added by exact name (a loaded file's ops) into the name counts,
+        on the first `unique_name` after them: loading a graph builds no second name table, and the
+        counts end up as if each had been entered when its op was added (every such entry is 1)."""
+        names = self._names_in_use
+        for start, end in self._unindexed_names:
+            for op in self._ops[start:end]:
+                name = op.name
+                key = name.lower()
+                names[name if key == name else key] = 1  # no copy of an all-lowercase name
+        self._unindexed_names = []
 
     def get_name_scope(self):
         return self._name_stack
@@ -350,8 +365,11 @@ class Graph:
                 op_name = name
                 if op_name in self._ops_by_name:
                     raise ValueError(f"Duplicate op name '{op_name}'")
-                key = op_name.lower()
-                self._names_in_use[op_name if key == op_name else key] = 1  # no copy per op
+                runs = self._unindexed_names  # named on the next unique_name (_index_names)
+                if runs and runs[-1][1] == len(self._ops):
+                    runs[-1][1] += 1
+                else:
+                    runs.append([len(self._ops), len(self._ops) + 1])
                 controls = list(control_inputs)
                 dev = device or ""
             if source is None:

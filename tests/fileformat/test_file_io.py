@@ -129,8 +129,15 @@ def test_compression_ratio_and_size_limits(tmp_path):
     members["graph.json"] = members["graph.json"] + b" " * 3_000_000  # valid JSON, 3 MB of space
     path = tmp_path / "padded.gfz"
     _zip(path, members)
-    assert os.path.getsize(path) < 30_000
-    assert tf.load(str(path)).graph.num_ops() == 3  # default limits: fine
+    size = os.path.getsize(path)
+    assert size < 30_000
+    # default limits: the document may expand at most 200x (beyond 1 MiB), checked before it is
+    # decompressed; given explicit limits, the same file loads
+    assert file_io.default_limits_for(str(path)).max_json_bytes == max(1 << 20, 200 * size)
+    if 200 * size < len(members["graph.json"]):
+        with pytest.raises(GraphFormatError, match=r"'graph.json' declares \d+ bytes, more than"):
+            tf.load(str(path))
+    assert tf.load(str(path), limits=file_io.DEFAULT_LIMITS).graph.num_ops() == 3
     ratio = file_io.Limits(ratio_floor_bytes=1 << 20, max_ratio=100)
     with pytest.raises(GraphFormatError, match="more than 100x expansion"):
         tf.load(str(path), limits=ratio)
