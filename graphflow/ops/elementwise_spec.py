@@ -12,12 +12,13 @@ Everything else is derived from these rows:
 
 A row's fields (see `Elementwise`):
 
-- `op`, `fn`: op type and public function name; `arity`: operand count (0: two or more, AddN).
+- `op`, `fn`: op type and public function name; `arity`: operand count (0: any number, AddN).
 - `dtypes`: the operands' allowed dtypes (a key of `DTYPE_SETS`); `result`: the result dtype rule,
   "same" (the operands' dtype), "bool", "truediv" (`TRUEDIV` for integers), "cast" (attr DstT),
   "select" (operand 1's dtype; operand 0 is the bool condition).
-- `numpy`: a numpy ufunc name, or `fn(*operands, out)` writing the result into `out`, or with
-  `numpy_for_attrs`, `build(attrs, in_dtypes) -> fn` (alpha of LeakyRelu, integer RealDiv).
+- `numpy`: a numpy ufunc name, or `fn(*operands, out=None) -> result` writing into `out` when
+  given (a fused program's instruction) and into a new array otherwise (the op's own kernel), or
+  with `numpy_for_attrs`, `build(attrs, in_dtypes) -> fn` (LeakyRelu's alpha, integer RealDiv, Cast).
   `alias_ok`: `out` may be one of the operands' buffers. `clamp`: bounds a fused CPU program
   lowers the op to (Maximum/Minimum against constants).
 - `c`: C expression; `{0}`, `{1}`.. are the operands, `{T}` the C type of the (value) operand,
@@ -28,13 +29,14 @@ A row's fields (see `Elementwise`):
   inputs get their gradient summed back to their shape); or `ZERO` (zeros, piecewise constant
   ops) or `NO_GRADIENT` (bool/integer results). `m` offers the math ops plus `zeros`, `ones`,
   `mask(cond, g)` (g where cond, else 0).
-- `attrs`: (name, type, default) of each attr; `custom`: the OpDef, constructor, CPU kernel and
-  gradient are written elsewhere (they take mixed dtypes or live in another op family); the row
-  still gives the fused instruction and the C expression. `fusible`: a FusedElementwise program may
-  contain the op. `public`: the TF1 namespaces that export `fn` ("tf", "nn": `tf.nn.<fn>`).
+- `attrs`: (name, type, default) of each attr; `custom`: the OpDef, constructor and gradient are
+  written elsewhere (they take mixed dtypes or live in another op family); the row still gives the
+  CPU kernels (when it has `numpy`; otherwise the op family has its own) and the C expression.
+  `fusible`: a FusedElementwise program may contain the op. `public`: the TF1 namespaces that
+  export `fn` ("tf", "nn": `tf.nn.<fn>`).
 
 Adding an activation is one row here plus its case in `tests/op_cases/math_cases.py`
-(docs/architecture.md, "Adding an elementwise op", walks through it).
+(docs/architecture.md, "Adding an activation", walks through it).
 """
 
 import math
@@ -43,6 +45,8 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 from scipy import special as _special
+
+from graphflow.framework import dtypes
 
 # ---------------------------------------------------------------- dtype rules (dtype names)
 _FLOATS = ("float16", "float32", "float64")
@@ -112,78 +116,94 @@ class Elementwise:
         return {a.name: (attrs or {}).get(a.name, a.default) for a in self.attrs}
 
 
-# ---------------------------------------------------------------- numpy, written into `out`
-def _sigmoid(x, *, out):
+# ---------------------------------------------------------------- numpy
+# Each is `fn(*operands, out=None) -> result`: written into `out` when given (an instruction of a
+# fused CPU program), else into a new array (the op's own CPU kernel), so both compute the same.
+# A first step with out=None gives a numpy scalar for 0-d operands: np.asarray makes it an array
+# the next steps can write into.
+def _into(out, value):
+    """`value`, computed as a whole array, as the result: copied into `out` when there is one."""
+    if out is None:
+        return value
+    np.copyto(out, value)
+    return out
+
+
+def _sigmoid(x, *, out=None):
     # 1/(1+exp(-x)) without overflow warnings: sigmoid(x) = (tanh(x/2) + 1) / 2
-    np.multiply(x, 0.5, out=out)
+    out = np.asarray(np.multiply(x, 0.5, out=out))
     np.tanh(out, out=out)
     np.add(out, 1, out=out)
-    np.multiply(out, 0.5, out=out)
+    return np.multiply(out, 0.5, out=out)
 
 
-def _relu(x, *, out):
-    np.maximum(x, 0, out=out)
+def _relu(x, *, out=None):
+    return np.maximum(x, 0, out=out)
 
 
-def _relu6(x, *, out):
-    np.maximum(x, 0, out=out)
-    np.minimum(out, 6, out=out)
+def _relu6(x, *, out=None):
+    out = np.asarray(np.maximum(x, 0, out=out))
+    return np.minimum(out, 6, out=out)
 
 
 # np.where is faster than np.copyto(..., where=mask) on unpredictable masks: the selecting
-# functions compute np.where and copy its result into the buffer.
-def _elu(x, *, out):
+# functions compute np.where (and copy its result into the buffer).
+def _elu(x, *, out=None):
     positive = np.greater(x, 0)
-    np.minimum(x, 0, out=out)
-    np.expm1(out, out=out)
-    np.copyto(out, np.where(positive, x, out))
+    negative = np.asarray(np.minimum(x, 0, out=out))
+    np.expm1(negative, out=negative)
+    return _into(out, np.where(positive, x, negative))
 
 
-def _selu(x, *, out):
+def _selu(x, *, out=None):
     positive = np.greater(x, 0)
-    np.minimum(x, 0, out=out)
+    out = np.asarray(np.minimum(x, 0, out=out))
     np.expm1(out, out=out)
     np.multiply(out, SELU_ALPHA, out=out)
-    np.multiply(np.where(positive, x, out), SELU_SCALE, out=out)
+    return np.multiply(np.where(positive, x, out), SELU_SCALE, out=out)
 
 
-def _softsign(x, *, out):
-    np.abs(x, out=out)
+def _softsign(x, *, out=None):
+    out = np.asarray(np.abs(x, out=out))
     np.add(1, out, out=out)
-    np.true_divide(x, out, out=out)
+    return np.true_divide(x, out, out=out)
 
 
-def _rsqrt(x, *, out):
-    np.sqrt(x, out=out)
-    np.reciprocal(out, out=out)
+def _rsqrt(x, *, out=None):
+    out = np.asarray(np.sqrt(x, out=out))
+    return np.reciprocal(out, out=out)
 
 
-def _erf(x, *, out):
-    _special.erf(x, out=out)
+def _erf(x, *, out=None):
+    if out is None:  # scipy has no float16 loop: computed in float32, given back in x's dtype
+        return _special.erf(x).astype(x.dtype, copy=False)
+    return _special.erf(x, out=out)
 
 
-def _softplus(x, *, out):
-    np.logaddexp(x, 0, out=out)
+def _softplus(x, *, out=None):
+    if out is None:
+        return np.logaddexp(x, 0).astype(x.dtype, copy=False)
+    return np.logaddexp(x, 0, out=out)
 
 
-def _squared_difference(x, y, *, out):
-    np.subtract(x, y, out=out)
-    np.square(out, out=out)
+def _squared_difference(x, y, *, out=None):
+    out = np.asarray(np.subtract(x, y, out=out))
+    return np.square(out, out=out)
 
 
-def _add_n(*xs, out):
-    np.add(xs[0], xs[1], out=out)
+def _add_n(*xs, out=None):
+    out = np.asarray(np.add(xs[0], xs[1], out=out))
     for x in xs[2:]:
         np.add(out, x, out=out)
+    return out
 
 
 def _leaky_relu(attrs, in_dtypes):
     alpha = np.asarray(attrs["alpha"], dtype=in_dtypes[0])
 
-    def leaky_relu(x, *, out):
+    def leaky_relu(x, *, out=None):
         positive = np.greater(x, 0)
-        np.multiply(x, alpha, out=out)
-        np.copyto(out, np.where(positive, x, out))
+        return _into(out, np.where(positive, x, np.multiply(x, alpha, out=out)))
     return leaky_relu
 
 
@@ -192,16 +212,18 @@ def _real_div(attrs, in_dtypes):
         return np.true_divide
     out_dtype = np.dtype(TRUEDIV[np.dtype(in_dtypes[0]).name])
 
-    def int_div(x, y, *, out):
-        np.true_divide(x, y, out=out, dtype=out_dtype)
+    def int_div(x, y, *, out=None):
+        return np.true_divide(x, y, out=out, dtype=out_dtype)
     return int_div
 
 
-def _select(cond, x, y, *, out):
+def _select(cond, x, y, *, out=None):
+    if out is None:
+        return np.where(cond, x, y)
     bits = _select_bits(out.dtype, x, y)
     if bits is None:
         np.copyto(out, np.where(cond, x, y))
-        return
+        return out
     # Bitwise select, exactly np.where's values (NaN payloads and -0.0 included) without its
     # data-dependent branch, which costs ~3.5 ns per element on random masks: with m all ones
     # where cond holds and zeros elsewhere, out = (x & m) | (y & ~m).
@@ -215,6 +237,7 @@ def _select(cond, x, y, *, out):
         np.bitwise_or(out.view(bits), rest, out=out.view(bits))
     else:
         np.bitwise_and(x_bits, mask, out=out.view(bits))
+    return out
 
 
 def _select_bits(dtype, x, y):
@@ -224,15 +247,23 @@ def _select_bits(dtype, x, y):
     return np.dtype(f"i{dtype.itemsize}")
 
 
-_select.alloc = np.where  # whole-array evaluation (and the unfused kernel): no buffer to fill
+_select.alloc = np.where  # whole-array evaluation of a fused program: no buffer to fill
 
 
-def _cast(x, *, out):
-    np.copyto(out, x, casting="unsafe")
+def _cast(attrs, in_dtypes):
+    # (an instruction of a fused program writes into a buffer of its dtype: it needs no DstT)
+    dst = dtypes.as_dtype(attrs["DstT"]).as_numpy_dtype if "DstT" in attrs else None
+
+    def cast(x, *, out=None):
+        if out is None:
+            return np.asarray(x).astype(dst)
+        np.copyto(out, x, casting="unsafe")
+        return out
+    return cast
 
 
-def _clip(t, lo, hi, *, out):
-    np.clip(t, lo, hi, out=out)
+def _clip(t, lo, hi, *, out=None):
+    return np.clip(t, lo, hi, out=out)
 
 
 # ---------------------------------------------------------------- gradient rules (m: math ops)
@@ -364,7 +395,7 @@ ROWS = (
     _E("AddN", "add_n", 0, "any", numpy=_add_n, alias_ok=False, custom=True,
        c="({0} + {1})"),
     _E("Select", "where", 3, "any", "select", numpy=_select, custom=True, c="({0} ? {1} : {2})"),
-    _E("Cast", "cast", 1, "any", "cast", numpy=_cast, custom=True, c=""),
+    _E("Cast", "cast", 1, "any", "cast", numpy=_cast, numpy_for_attrs=True, custom=True, c=""),
     _E("ClipByValue", "clip_by_value", 3, "numeric", numpy=_clip, custom=True,
        c="gf_minimum(gf_maximum({0}, {1}), {2})"),
     # ---- elementwise ops of other families with a CUDA expression (no fused CPU instruction)

@@ -2,7 +2,7 @@
 function `fn(*operands, out=buffer)` computing exactly what the op's own CPU kernel computes, but
 into a given buffer. Both come from the op's row of the elementwise table
 (`graphflow/ops/elementwise_spec.py`): a numpy ufunc (which has this calling convention already) or
-the row's `fn(*operands, out)`, which the unfused kernel (`math_kernels.py`) calls on a new array.
+the row's `fn(*operands, out=None)`, which is also the unfused kernel (`math_kernels.py`).
 Used by `fused_kernels.py`.
 """
 
@@ -24,5 +24,5 @@ def instruction(op_type, attrs, in_dtypes, out_dtype):
     if isinstance(row.numpy, str):
         return getattr(np, row.numpy), row.alias_ok
     if row.numpy_for_attrs:
-        return row.numpy(row.attr_values(attrs), in_dtypes), row.alias_ok
+        return row.numpy({**attrs, **row.attr_values(attrs)}, in_dtypes), row.alias_ok
     return row.numpy, row.alias_ok

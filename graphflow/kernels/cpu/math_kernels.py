@@ -8,30 +8,14 @@ from graphflow.ops import elementwise_spec
 
 
 def elementwise_kernel(row):
-    """The unfused kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out)`
-    (the fused CPU instruction, see `fused_instructions.py`) called on a new result array."""
+    """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
+    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here."""
     if isinstance(row.numpy, str):
         fn = getattr(np, row.numpy)
         return lambda node: fn
-    alloc = getattr(row.numpy, "alloc", None)
-    if alloc is not None:
-        return lambda node: alloc
-
-    def build(node):
-        fn = row.numpy(row.attr_values(node.attrs), node.in_dtypes) if row.numpy_for_attrs \
-            else row.numpy
-
-        out_dtype = node.out_dtypes[0]
-
-        def kernel(*xs):
-            dtype = out_dtype if out_dtype is not None else \
-                row.result_dtype([np.asarray(x).dtype.name for x in xs], node.attrs)
-            out = np.empty(np.broadcast_shapes(*(np.shape(x) for x in xs)), dtype)
-            fn(*xs, out=out)
-            return out
-        kernel.__name__ = row.fn
-        return kernel
-    return build
+    if row.numpy_for_attrs:
+        return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
+    return lambda node: row.numpy
 
 
 # The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
