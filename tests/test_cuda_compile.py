@@ -189,42 +189,48 @@ def _compile_generated(programs, tag, index64=True):
 
 def test_every_elementwise_op_generates_compilable_kernels():
     programs = _single_op_programs()
-    ops = {p["nodes"][0]["op"] for p, _ in programs}
+    ops = {p["instructions"][0][0] for p, _ in programs}
     missing = {t for t in codegen.SUPPORTED_OPS if cuda.spec(t) is not None} - ops
     assert not missing, f"elementwise ops never generated: {sorted(missing)}"
     assert len(programs) > 200
     _compile_generated(programs, "single_ops", index64=False)
 
 
+def _program(inputs, instructions):
+    """A program of the elementwise program format whose output is its last instruction (dtypes
+    left to the validator)."""
+    return {"version": 1, "inputs": inputs, "output": len(inputs) + len(instructions) - 1,
+            "instructions": [[op, refs, attrs, dtype] for op, refs, attrs, dtype in instructions]}
+
+
+_TRANSCENDENTAL = ["Sigmoid", "Log1p", "Expm1", "Tanh", "Erf", "Softplus", "Softsign", "Elu", "Selu",
+                   "Rsqrt", "Round", "Sin"]
 HAND_WRITTEN = [
     # constants of every kind, casts both ways, select with a constant condition operand
-    {"inputs": ["float32", "int32"],
-     "nodes": [{"op": "Cast", "args": ["i1"], "attrs": {"DstT": "float32"}},
-               {"op": "Mul", "args": ["i0", {"const": float("inf")}]},
-               {"op": "Greater", "args": ["n1", {"const": -0.0}]},
-               {"op": "Select", "args": ["n2", "n0", {"const": float("nan")}]},
-               {"op": "Cast", "args": ["n3"], "attrs": {"DstT": "bool"}},
-               {"op": "LogicalXor", "args": ["n4", {"const": True}]}],
-     "outputs": ["n3", "n5"]},
+    _program(["float32", "int32"], [
+        ("Cast", [1], {"DstT": "float32"}, None),                   # 2
+        ("Const", [], {"value": float("inf")}, "float32"),          # 3
+        ("Mul", [0, 3], {}, None),                                  # 4
+        ("Const", [], {"value": -0.0}, "float32"),                  # 5
+        ("Greater", [4, 5], {}, None),                              # 6
+        ("Const", [], {"value": float("nan")}, "float32"),          # 7
+        ("Select", [6, 2, 7], {}, None),                            # 8
+        ("Cast", [8], {"DstT": "bool"}, None),                      # 9
+        ("Const", [], {"value": True}, "bool"),                     # 10
+        ("LogicalXor", [9, 10], {}, None)]),                        # 11
     # integer corner cases: floor division/modulo, power, extreme literals
-    {"inputs": ["int64", "int64"],
-     "nodes": [{"op": "FloorDiv", "args": ["i0", "i1"]}, {"op": "FloorMod", "args": ["i0", "i1"]},
-               {"op": "Pow", "args": ["n0", {"const": 3}]},
-               {"op": "Add", "args": ["n2", {"const": -2**63}]},
-               {"op": "AddN", "args": ["n1", "n3", "i0"]}],
-     "outputs": ["n4"]},
-    {"inputs": ["uint8", "int8", "int16"],
-     "nodes": [{"op": "RealDiv", "args": ["i0", {"const": 3}]},
-               {"op": "Abs", "args": ["i1"]}, {"op": "Square", "args": ["i2"]},
-               {"op": "Cast", "args": ["n1"], "attrs": {"DstT": "int16"}},
-               {"op": "Maximum", "args": ["n3", "n2"]}],
-     "outputs": ["n0", "n4"]},
+    _program(["int64", "int64"], [
+        ("FloorDiv", [0, 1], {}, None), ("FloorMod", [0, 1], {}, None),    # 2, 3
+        ("Const", [], {"value": 3}, "int64"), ("Pow", [2, 4], {}, None),    # 4, 5
+        ("Const", [], {"value": -2**63}, "int64"), ("Add", [5, 6], {}, None),  # 6, 7
+        ("AddN", [3, 7, 0], {}, None)]),                                   # 8
+    _program(["uint8", "int8", "int16"], [
+        ("Const", [], {"value": 3}, "uint8"), ("RealDiv", [0, 3], {}, None),  # 3, 4
+        ("Abs", [1], {}, None), ("Square", [2], {}, None),                   # 5, 6
+        ("Cast", [5], {"DstT": "int16"}, None), ("Maximum", [7, 6], {}, None),  # 7, 8
+        ("Cast", [8], {"DstT": "float32"}, None), ("Add", [4, 9], {}, None)]),  # 9, 10
     # a long float64 chain with every transcendental
-    {"inputs": ["float64"],
-     "nodes": [{"op": op, "args": ["i0" if k == 0 else f"n{k - 1}"]}
-               for k, op in enumerate(["Sigmoid", "Log1p", "Expm1", "Tanh", "Erf", "Softplus",
-                                       "Softsign", "Elu", "Selu", "Rsqrt", "Round", "Sin"])],
-     "outputs": ["n11"]},
+    _program(["float64"], [(op, [k], {}, None) for k, op in enumerate(_TRANSCENDENTAL)]),
 ]
 
 
@@ -264,7 +270,7 @@ def test_fusion_pass_programs_compile():
         graph, _ = optimize(out, feeds=feeds)
         for op in graph.get_operations():
             if op.type == "FusedElementwise":
-                program = codegen.normalize(codegen.from_fusion_program(op.attrs["program"]))
+                program = codegen.normalize(op.attrs["program"])
                 layouts = ["s" if t.shape.num_elements() == 1 else
                            ("c" if t.shape.as_list() == op.outputs[0].shape.as_list() else "b")
                            for t in op.inputs]

@@ -3,8 +3,8 @@ private graph in place of several user ops. Users never build them, but they are
 `OpDef` each plus a kernel per device, and they have cases in the op harness.
 
 - `FusedElementwise`: a group of elementwise ops evaluated as one op. Its `program` attr is a small
-  JSON-able expression program; the exact format is specified in the fusion pass's docstring
-  (`graphflow/optimizer_passes/fusion.py`), and `validate_program` below enforces it.
+  JSON-able expression program; the format is specified in `graphflow/ops/elementwise_program.py`,
+  whose `check` (`validate_program` below) is its one validator.
 - `FusedMatMul`: `activation(matmul(a, b) + bias)` (TF's `_FusedMatMul` remapping).
 
 Both carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
@@ -13,58 +13,27 @@ Both carry their provenance in attrs: `members` (names of the ops they replaced,
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.math_ops import BINARY_OPS, UNARY_OPS, _matmul_infer
+from graphflow.ops import elementwise_program, elementwise_spec
+from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
 from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
 
-PROGRAM_VERSION = 1
+PROGRAM_VERSION = elementwise_program.VERSION
 
-# Op types a FusedElementwise program may contain, besides the "Const" pseudo-instruction. Every one
-# is an elementwise op of the graph with the same meaning and attrs; each device's fused kernel
-# implements all of them (tests/op_cases/fused_cases.py checks the CPU kernel does).
-ELEMENTWISE_INSTRUCTIONS = frozenset(UNARY_OPS) | frozenset(BINARY_OPS) | frozenset(
-    ["AddN", "Select", "Cast", "ClipByValue"])
+# Op types a FusedElementwise program may contain, besides the "Const" pseudo-instruction: the
+# fusible rows of the elementwise table. Every one is an elementwise op of the graph with the same
+# meaning and attrs; each device's fused kernel implements all of them (tests/op_cases/fused_cases.py
+# and tests/optimizer_passes/test_fusion.py check the CPU kernel does).
+ELEMENTWISE_INSTRUCTIONS = elementwise_spec.FUSIBLE
 
 # Activations FusedMatMul can apply to its result ("" = none).
 MATMUL_ACTIVATIONS = ("", "Relu", "Relu6", "Tanh", "Sigmoid", "Elu", "Selu", "Softplus", "LeakyRelu")
 
 
 def validate_program(program, input_dtypes=None):
-    """Check a FusedElementwise program's structure; returns the output's DType. Raises ValueError."""
-    if not isinstance(program, dict):
-        raise ValueError(f"program must be a dict, got {type(program).__name__}")
-    if program.get("version") != PROGRAM_VERSION:
-        raise ValueError(f"unsupported program version {program.get('version')!r}")
-    inputs = program.get("inputs")
-    instructions = program.get("instructions")
-    if not isinstance(inputs, list) or not isinstance(instructions, list) or not instructions:
-        raise ValueError("program needs an 'inputs' list and a non-empty 'instructions' list")
-    value_dtypes = [dtypes.as_dtype(d) for d in inputs]
-    if input_dtypes is not None:
-        if len(input_dtypes) != len(inputs):
-            raise ValueError(f"program expects {len(inputs)} inputs, got {len(input_dtypes)}")
-        for i, (want, got) in enumerate(zip(value_dtypes, input_dtypes)):
-            if want != got:
-                raise TypeError(f"program input {i} must be {want.name}, got {got.name}")
-    for j, ins in enumerate(instructions):
-        if not (isinstance(ins, list) and len(ins) == 4):
-            raise ValueError(f"instruction {j} must be [op_type, operands, attrs, dtype], got {ins!r}")
-        op_type, operands, attrs, dtype = ins
-        if op_type != "Const" and op_type not in ELEMENTWISE_INSTRUCTIONS:
-            raise ValueError(f"instruction {j}: '{op_type}' is not a fusible elementwise op")
-        if not isinstance(attrs, dict):
-            raise ValueError(f"instruction {j}: attrs must be a dict")
-        if op_type == "Const" and (operands or "value" not in attrs):
-            raise ValueError(f"instruction {j}: Const takes no operands and needs a 'value' attr")
-        here = len(inputs) + j
-        for ref in operands:
-            if not isinstance(ref, int) or not 0 <= ref < here:
-                raise ValueError(f"instruction {j}: operand {ref!r} does not name an input or an "
-                                 "earlier instruction")
-        value_dtypes.append(dtypes.as_dtype(dtype))
-    out = program.get("output")
-    if not isinstance(out, int) or not len(inputs) <= out < len(value_dtypes):
-        raise ValueError(f"program output {out!r} must name an instruction")
-    return value_dtypes[out]
+    """Check a FusedElementwise program (`elementwise_program.check`); returns the output's DType.
+    Raises ValueError, or TypeError for an input of the wrong dtype."""
+    checked = elementwise_program.check(program, input_dtypes)
+    return dtypes.as_dtype(checked["instructions"][checked["output"] - len(checked["inputs"])][3])
 
 
 def _fused_elementwise_infer(inputs, attrs):

@@ -16,15 +16,13 @@ Choices (documented, TF-compatible where TF is consistent):
   Pow's gradient with respect to the exponent is 0 where the base is <= 0.
 """
 
-import math
+from types import SimpleNamespace
 
+from graphflow.ops import elementwise_spec, shape_ops
 from graphflow.ops import math_ops as m
-from graphflow.ops import shape_ops
+from graphflow.ops.elementwise_spec import NO_GRADIENT, ZERO
 from graphflow.ops.grad_util import restore_reduced_dims, shape_of, unbroadcast
 from graphflow.ops.registry import no_gradient, register_gradient
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _zeros(t):
@@ -37,9 +35,7 @@ def _mask(condition, grad):
 
 
 # ---------------------------------------------------------------- not differentiable
-no_gradient("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
-            "LogicalOr", "LogicalXor", "LogicalNot", "IsNan", "IsFinite", "ArgMax", "ArgMin",
-            "Where", "All", "Any")
+no_gradient("ArgMax", "ArgMin", "Where", "All", "Any")
 no_gradient("StopGradient", "ReducedShape")
 no_gradient("Assign", "AssignAdd", "AssignSub")
 
@@ -65,146 +61,44 @@ def _add_n_grad(op, grad):
     return (grad,) * len(op.inputs)
 
 
-# ---------------------------------------------------------------- elementwise unary
-def _unary_rule(op_type, derivative):
-    """Register `grad * derivative(x, y)` (x: input, y: output) as the rule of `op_type`."""
-    def rule(op, grad):
-        return (grad * derivative(op.inputs[0], op.outputs[0]),)
-    rule.__name__ = f"_{op_type.lower()}_grad"
-    register_gradient(op_type)(rule)
+# ---------------------------------------------------------------- elementwise unary and binary
+# The rule of every row of the elementwise table (ops/elementwise_spec.py); the rows' rules build
+# their ops through `_OPS`: the math ops plus zeros, ones and mask.
+_OPS = SimpleNamespace(**{name: getattr(m, name) for name in m.__all__}, zeros=_zeros,
+                       ones=shape_ops.ones_like, mask=_mask)
 
 
-_unary_rule("Abs", lambda x, y: m.sign(x))
-_unary_rule("Square", lambda x, y: 2 * x)
-_unary_rule("Exp", lambda x, y: y)
-_unary_rule("Expm1", lambda x, y: m.exp(x))
-_unary_rule("Log", lambda x, y: m.reciprocal(x))
-_unary_rule("Log1p", lambda x, y: m.reciprocal(1 + x))
-_unary_rule("Sqrt", lambda x, y: 0.5 / y)
-_unary_rule("Rsqrt", lambda x, y: -0.5 * (y * y * y))
-_unary_rule("Reciprocal", lambda x, y: -(y * y))
-_unary_rule("Sin", lambda x, y: m.cos(x))
-_unary_rule("Cos", lambda x, y: -m.sin(x))
-_unary_rule("Tan", lambda x, y: 1 + y * y)
-_unary_rule("Tanh", lambda x, y: 1 - y * y)
-_unary_rule("Sigmoid", lambda x, y: y * (1 - y))
-_unary_rule("Erf", lambda x, y: (2 / math.sqrt(math.pi)) * m.exp(-(x * x)))
-_unary_rule("Softplus", lambda x, y: m.sigmoid(x))
-_unary_rule("Softsign", lambda x, y: m.reciprocal(m.square(1 + m.abs(x))))
+def _row_rule(row):
+    """`grad(op, grad)` of an elementwise row (None for the NO_GRADIENT rows)."""
+    if row.grad == NO_GRADIENT:
+        return None
+    if row.grad == ZERO:
+        return lambda op, grad: tuple(_zeros(x) for x in op.inputs)
+    if row.dydx is not None:
+        derivative = row.dydx
+        return lambda op, grad: (grad * derivative(_OPS, op.inputs[0], op.outputs[0]),)
+    rule = row.grad
+    if row.arity == 1:
+        def unary(op, grad):
+            return (rule(_OPS, grad, op.inputs[0], op.outputs[0], row.attr_values(op.attrs)),)
+        return unary
+
+    def binary(op, grad):
+        x, y = op.inputs
+        dx, dy = rule(_OPS, grad, x, y, op.outputs[0])
+        return unbroadcast(dx, x), unbroadcast(dy, y)
+    return binary
 
 
-@register_gradient("Neg")
-def _neg_grad(op, grad):
-    return (-grad,)
-
-
-def _zero_grad(op, grad):
-    return (_zeros(op.inputs[0]),)
-
-
-for _type in ("Sign", "Floor", "Ceil", "Round"):
-    register_gradient(_type)(_zero_grad)
-
-
-@register_gradient("Relu")
-def _relu_grad(op, grad):
-    # relu(x) > 0 exactly where x > 0. Reading the output (as TF's ReluGrad does) rather than the
-    # input lets fusion fold the activation into the producer of x: x is then read only once.
-    return (_mask(op.outputs[0] > 0, grad),)
-
-
-@register_gradient("Relu6")
-def _relu6_grad(op, grad):
-    x = op.inputs[0]
-    return (_mask(m.logical_and(x > 0, x < 6), grad),)
-
-
-@register_gradient("Elu")
-def _elu_grad(op, grad):
-    x, y = op.inputs[0], op.outputs[0]
-    return (m.where(x > 0, grad, grad * (y + 1)),)
-
-
-@register_gradient("Selu")
-def _selu_grad(op, grad):
-    x, y = op.inputs[0], op.outputs[0]
-    return (m.where(x > 0, grad * _SELU_SCALE, grad * (y + _SELU_SCALE * _SELU_ALPHA)),)
-
-
-@register_gradient("LeakyRelu")
-def _leaky_relu_grad(op, grad):
-    alpha = op.attrs.get("alpha", 0.2)
-    return (m.where(op.inputs[0] > 0, grad, grad * alpha),)
-
-
-# ---------------------------------------------------------------- elementwise binary
-@register_gradient("Add")
-def _add_grad(op, grad):
-    x, y = op.inputs
-    return unbroadcast(grad, x), unbroadcast(grad, y)
-
-
-@register_gradient("Sub")
-def _sub_grad(op, grad):
-    x, y = op.inputs
-    return unbroadcast(grad, x), unbroadcast(-grad, y)
-
-
-@register_gradient("Mul")
-def _mul_grad(op, grad):
-    x, y = op.inputs
-    return unbroadcast(grad * y, x), unbroadcast(x * grad, y)
-
-
-@register_gradient("RealDiv")
-def _real_div_grad(op, grad):
-    x, y = op.inputs
-    return unbroadcast(grad / y, x), unbroadcast(grad * (-x / y / y), y)
-
-
-@register_gradient("FloorDiv")
-def _floor_div_grad(op, grad):
-    x, y = op.inputs
-    return _zeros(x), _zeros(y)
-
-
-@register_gradient("FloorMod")
-def _floor_mod_grad(op, grad):
-    x, y = op.inputs  # x mod y = x - floor(x / y) * y
-    return unbroadcast(grad, x), unbroadcast(-grad * m.floordiv(x, y), y)
-
-
-@register_gradient("Pow")
-def _pow_grad(op, grad):
-    x, y = op.inputs
-    z = op.outputs[0]
-    grad_x = grad * y * m.pow(x, y - 1)
-    positive = x > 0
-    log_x = m.where(positive, m.log(m.where(positive, x, shape_ops.ones_like(x))), _zeros(x))
-    return unbroadcast(grad_x, x), unbroadcast(grad * z * log_x, y)
-
-
-@register_gradient("Maximum")
-def _maximum_grad(op, grad):
-    x, y = op.inputs
-    x_wins = x >= y
-    return (unbroadcast(_mask(x_wins, grad), x),
-            unbroadcast(_mask(m.logical_not(x_wins), grad), y))
-
-
-@register_gradient("Minimum")
-def _minimum_grad(op, grad):
-    x, y = op.inputs
-    x_wins = x <= y
-    return (unbroadcast(_mask(x_wins, grad), x),
-            unbroadcast(_mask(m.logical_not(x_wins), grad), y))
-
-
-@register_gradient("SquaredDifference")
-def _squared_difference_grad(op, grad):
-    x, y = op.inputs
-    scaled = (2 * grad) * (x - y)
-    return unbroadcast(scaled, x), unbroadcast(-scaled, y)
+for _row in elementwise_spec.ROWS:
+    if _row.custom:
+        continue
+    _rule = _row_rule(_row)
+    if _rule is None:
+        no_gradient(_row.op)
+    else:
+        _rule.__name__ = f"_{_row.op.lower()}_grad"
+        register_gradient(_row.op)(_rule)
 
 
 # ---------------------------------------------------------------- select, cast, clip

@@ -1,9 +1,12 @@
 """Math ops: elementwise unary/binary (numpy broadcasting), comparisons, logic, where, cast, clip,
 matmul (batched, transposes) and reductions. Each op type is one table row / one `define` call."""
 
+import inspect
+
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import elementwise_spec
 from graphflow.ops.core_ops import consumer_scope, convert_pair, convert_to_tensor
 from graphflow.ops.registry import (
     FLOATS,
@@ -17,153 +20,81 @@ from graphflow.ops.registry import (
 )
 
 BOOL = (dtypes.bool_,)
+_DTYPE_SETS = {"float": FLOATS, "signed": SIGNED, "numeric": NUMERIC, "numeric|bool": NUMERIC + BOOL,
+               "bool": BOOL}
 
-# ---------------------------------------------------------------- elementwise unary
+# ---------------------------------------------------------------- elementwise unary and binary
+# One OpDef and one public function per row of the elementwise table (ops/elementwise_spec.py);
+# rows marked `custom` (AddN, Select, Cast, ClipByValue, ...) are written out by hand below or in
+# their own op family.
+_ROWS = [r for r in elementwise_spec.ROWS if not r.custom]
 # op type -> (public function name, allowed input dtypes)
-UNARY_OPS = {
-    "Neg": ("negative", SIGNED),
-    "Abs": ("abs", SIGNED),
-    "Sign": ("sign", SIGNED),
-    "Square": ("square", NUMERIC),
-    "Exp": ("exp", FLOATS),
-    "Expm1": ("expm1", FLOATS),
-    "Log": ("log", FLOATS),
-    "Log1p": ("log1p", FLOATS),
-    "Sqrt": ("sqrt", FLOATS),
-    "Rsqrt": ("rsqrt", FLOATS),
-    "Reciprocal": ("reciprocal", FLOATS),
-    "Sin": ("sin", FLOATS),
-    "Cos": ("cos", FLOATS),
-    "Tan": ("tan", FLOATS),
-    "Tanh": ("tanh", FLOATS),
-    "Sigmoid": ("sigmoid", FLOATS),
-    "Erf": ("erf", FLOATS),
-    "Floor": ("floor", FLOATS),
-    "Ceil": ("ceil", FLOATS),
-    "Round": ("round", FLOATS),
-    "Relu": ("relu", NUMERIC),
-    "Relu6": ("relu6", NUMERIC),
-    "Elu": ("elu", FLOATS),
-    "Selu": ("selu", FLOATS),
-    "Softplus": ("softplus", FLOATS),
-    "Softsign": ("softsign", FLOATS),
-    "LeakyRelu": ("leaky_relu", FLOATS),
-    "LogicalNot": ("logical_not", BOOL),
-    "IsNan": ("is_nan", FLOATS),
-    "IsFinite": ("is_finite", FLOATS),
-}
-_BOOL_RESULT = {"IsNan", "IsFinite"}
+UNARY_OPS = {r.op: (r.fn, _DTYPE_SETS[r.dtypes]) for r in _ROWS if r.arity == 1}
+# op type -> (allowed dtypes, result: "same" | "bool" | "truediv")
+BINARY_OPS = {r.op: (_DTYPE_SETS[r.dtypes], r.result) for r in _ROWS if r.arity == 2}
 
 
-def _unary_infer(op_type, allowed):
+def _elementwise_infer(row):
+    allowed = _DTYPE_SETS[row.dtypes]
+
     def infer(inputs, attrs):
-        (x,) = inputs
-        require_dtype(x, allowed, "input")
-        return [(dtypes.bool_ if op_type in _BOOL_RESULT else x.dtype, x.shape)]
+        if len(inputs) == 1:
+            (x,) = inputs
+            require_dtype(x, allowed, "input")
+            shape = x.shape
+        else:
+            x, y = inputs
+            same_dtype(inputs)
+            require_dtype(x, allowed, "inputs")
+            shape = broadcast_static(x.shape, y.shape)
+        dt = dtypes.as_dtype(row.result_dtype([t.dtype.name for t in inputs]))
+        return [(dt, shape)]
     return infer
 
 
-for _type, (_fn, _allowed) in UNARY_OPS.items():
-    define(_type, _unary_infer(_type, _allowed), elementwise=True, inplace_inputs=(0,),
-           attrs="alpha:float" if _type == "LeakyRelu" else "")
+def _inplace_inputs(row):
+    if row.arity == 1:
+        return (0,)
+    return (0, 1) if row.result == "same" else ()
 
 
-def _unary(op_type, default_name):
+for _row in _ROWS:
+    define(_row.op, _elementwise_infer(_row), elementwise=True, inplace_inputs=_inplace_inputs(_row),
+           attrs=" ".join(f"{a.name}:{a.type}" for a in _row.attrs), commutative=_row.commutative)
+
+
+def _unary(row):
+    op_type, default_name = row.op, row.fn
+
     def op(x, name=None):
         return make_tensor(op_type, (convert_to_tensor(x),), name=name or op_type)
+    if row.attrs:  # attrs follow the operand, with their defaults: leaky_relu(features, alpha=0.2)
+        params = [inspect.Parameter("features", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        params += [inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     default=a.default) for a in row.attrs]
+        params.append(inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None))
+        signature = inspect.Signature(params)
+        casts = {a.name: _ATTR_CASTS[a.type] for a in row.attrs}
+
+        def op(*args, **kwargs):  # noqa: F811 - the attr-taking form
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = dict(bound.arguments)
+            x, name = values.pop("features"), values.pop("name")
+            attrs = {k: casts[k](v) for k, v in values.items()}
+            return make_tensor(op_type, (convert_to_tensor(x),), attrs, name=name or op_type)
+        op.__signature__ = signature
     op.__name__ = op.__qualname__ = default_name
     op.__doc__ = f"Elementwise `{default_name}` (op type '{op_type}')."
     return op
 
 
-negative = _unary("Neg", "negative")
-abs = _unary("Abs", "abs")  # noqa: A001 - TF1 name
-sign = _unary("Sign", "sign")
-square = _unary("Square", "square")
-exp = _unary("Exp", "exp")
-expm1 = _unary("Expm1", "expm1")
-log = _unary("Log", "log")
-log1p = _unary("Log1p", "log1p")
-sqrt = _unary("Sqrt", "sqrt")
-rsqrt = _unary("Rsqrt", "rsqrt")
-reciprocal = _unary("Reciprocal", "reciprocal")
-sin = _unary("Sin", "sin")
-cos = _unary("Cos", "cos")
-tan = _unary("Tan", "tan")
-tanh = _unary("Tanh", "tanh")
-sigmoid = _unary("Sigmoid", "sigmoid")
-erf = _unary("Erf", "erf")
-floor = _unary("Floor", "floor")
-ceil = _unary("Ceil", "ceil")
-round = _unary("Round", "round")  # noqa: A001 - TF1 name
-relu = _unary("Relu", "relu")
-relu6 = _unary("Relu6", "relu6")
-elu = _unary("Elu", "elu")
-selu = _unary("Selu", "selu")
-softplus = _unary("Softplus", "softplus")
-softsign = _unary("Softsign", "softsign")
-logical_not = _unary("LogicalNot", "logical_not")
-is_nan = _unary("IsNan", "is_nan")
-is_finite = _unary("IsFinite", "is_finite")
+_ATTR_CASTS = {"float": float, "int": int, "bool": bool}
 
 
-def leaky_relu(features, alpha=0.2, name=None):
-    return make_tensor("LeakyRelu", (convert_to_tensor(features),), {"alpha": float(alpha)},
-                       name=name or "LeakyRelu")
+def _binary(row):
+    op_type, default_name = row.op, row.fn
 
-
-# ---------------------------------------------------------------- elementwise binary
-# op type -> (allowed dtypes, result: "same" | "bool" | "truediv")
-BINARY_OPS = {
-    "Add": (NUMERIC, "same"),
-    "Sub": (NUMERIC, "same"),
-    "Mul": (NUMERIC, "same"),
-    "RealDiv": (NUMERIC, "truediv"),
-    "FloorDiv": (NUMERIC, "same"),
-    "FloorMod": (NUMERIC, "same"),
-    "Pow": (NUMERIC, "same"),
-    "Maximum": (NUMERIC, "same"),
-    "Minimum": (NUMERIC, "same"),
-    "SquaredDifference": (NUMERIC, "same"),
-    "Equal": (NUMERIC + BOOL, "bool"),
-    "NotEqual": (NUMERIC + BOOL, "bool"),
-    "Less": (NUMERIC, "bool"),
-    "LessEqual": (NUMERIC, "bool"),
-    "Greater": (NUMERIC, "bool"),
-    "GreaterEqual": (NUMERIC, "bool"),
-    "LogicalAnd": (BOOL, "bool"),
-    "LogicalOr": (BOOL, "bool"),
-    "LogicalXor": (BOOL, "bool"),
-}
-_TRUEDIV_RESULT = {dtypes.int8: dtypes.float32, dtypes.uint8: dtypes.float32,
-                   dtypes.int16: dtypes.float32, dtypes.int32: dtypes.float64,
-                   dtypes.int64: dtypes.float64}
-
-
-def _binary_infer(allowed, result):
-    def infer(inputs, attrs):
-        x, y = inputs
-        dt = same_dtype(inputs)
-        require_dtype(x, allowed, "inputs")
-        shape = broadcast_static(x.shape, y.shape)
-        if result == "bool":
-            dt = dtypes.bool_
-        elif result == "truediv":
-            dt = _TRUEDIV_RESULT.get(dt, dt)
-        return [(dt, shape)]
-    return infer
-
-
-# Swapping the inputs changes no output bit (IEEE + and * are commutative; AddN is not listed,
-# since a different summation order rounds differently).
-_COMMUTATIVE = frozenset(["Add", "Mul", "Maximum", "Minimum", "Equal", "NotEqual", "LogicalAnd",
-                          "LogicalOr", "LogicalXor", "SquaredDifference"])
-for _type, (_allowed, _result) in BINARY_OPS.items():
-    define(_type, _binary_infer(_allowed, _result), elementwise=True,
-           inplace_inputs=(0, 1) if _result == "same" else (), commutative=_type in _COMMUTATIVE)
-
-
-def _binary(op_type, default_name):
     def op(x, y, name=None):
         with consumer_scope(name, op_type, (x, y)) as op_name:
             x, y = convert_pair(x, y)
@@ -173,34 +104,22 @@ def _binary(op_type, default_name):
     return op
 
 
-add = _binary("Add", "add")
-subtract = _binary("Sub", "subtract")
-sub = subtract
-multiply = _binary("Mul", "multiply")
-mul = multiply
-truediv = _binary("RealDiv", "truediv")
-floordiv = _binary("FloorDiv", "floordiv")
-floor_div = floordiv
-mod = _binary("FloorMod", "mod")
-floormod = mod
-pow = _binary("Pow", "pow")  # noqa: A001 - TF1 name
-maximum = _binary("Maximum", "maximum")
-minimum = _binary("Minimum", "minimum")
-squared_difference = _binary("SquaredDifference", "squared_difference")
-equal = _binary("Equal", "equal")
-not_equal = _binary("NotEqual", "not_equal")
-less = _binary("Less", "less")
-less_equal = _binary("LessEqual", "less_equal")
-greater = _binary("Greater", "greater")
-greater_equal = _binary("GreaterEqual", "greater_equal")
-logical_and = _binary("LogicalAnd", "logical_and")
-logical_or = _binary("LogicalOr", "logical_or")
-logical_xor = _binary("LogicalXor", "logical_xor")
+# The public functions, one per row: negative, abs, ..., relu, ..., add, subtract, ..., logical_xor.
+ELEMENTWISE_FUNCTIONS = {r.fn: (_unary(r) if r.arity == 1 else _binary(r)) for r in _ROWS}
+# The ones TF1 exports as tf.nn.<name> (relu, sigmoid, tanh, leaky_relu, ...).
+NN_FUNCTIONS = sorted(r.fn for r in _ROWS if "nn" in r.public)
+globals().update(ELEMENTWISE_FUNCTIONS)
+# (this module's own code reaches them through the dict: linters cannot see the names above)
+_truediv, _floordiv = ELEMENTWISE_FUNCTIONS["truediv"], ELEMENTWISE_FUNCTIONS["floordiv"]
+sub = ELEMENTWISE_FUNCTIONS["subtract"]
+mul = ELEMENTWISE_FUNCTIONS["multiply"]
+floor_div = _floordiv
+floormod = ELEMENTWISE_FUNCTIONS["mod"]
 
 
 def divide(x, y, name=None):
     """`tf.divide`: true division (ints give floats)."""
-    return truediv(x, y, name=name)
+    return _truediv(x, y, name=name)
 
 
 def div(x, y, name=None):
@@ -208,8 +127,8 @@ def div(x, y, name=None):
     with consumer_scope(name, "div", (x, y)) as op_name:
         x, y = convert_pair(x, y)
         if x.dtype.is_integer:
-            return floordiv(x, y, name=op_name)
-        return truediv(x, y, name=op_name)
+            return _floordiv(x, y, name=op_name)
+        return _truediv(x, y, name=op_name)
 
 
 def add_n(inputs, name=None):
@@ -449,18 +368,13 @@ argmin = _arg("ArgMin")
 def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=dtypes.int64, name=None):
     x = convert_to_tensor(input_tensor)
     zero = convert_to_tensor(0 if not x.dtype.is_bool else False, dtype=x.dtype)
-    nz = cast(not_equal(x, zero), dtype)
+    nz = cast(ELEMENTWISE_FUNCTIONS["not_equal"](x, zero), dtype)
     return reduce_sum(nz, axis=axis, keepdims=keepdims, name=name)
 
 
 
-__all__ = [
-    "negative", "abs", "sign", "square", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
-    "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
-    "logical_not", "is_nan", "is_finite", "add", "subtract", "multiply", "truediv", "floordiv",
-    "floor_div", "mod", "floormod", "pow", "maximum", "minimum", "squared_difference", "equal",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-    "logical_xor", "where", "where_v2", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_all", "reduce_any", "argmax", "argmin", "divide", "div", "add_n",
-    "cast", "to_float", "to_int32", "clip_by_value", "matmul", "count_nonzero",
+__all__ = [r.fn for r in _ROWS if "tf" in r.public] + [
+    "floor_div", "floormod", "where", "where_v2", "reduce_sum", "reduce_mean", "reduce_max",
+    "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "argmax", "argmin", "divide", "div",
+    "add_n", "cast", "to_float", "to_int32", "clip_by_value", "matmul", "count_nonzero",
 ]

@@ -15,36 +15,11 @@ The fused op takes the root's name, device and output Tensor (so fetches and rea
 the root's source line, and records the members in attrs (`members`, `member_types`,
 `member_sources`).
 
-FusedElementwise program format (attr `program`, plain JSON)
---------------------------------------------------------------
-    {
-      "version": 1,
-      "inputs": ["float32", "float32"],            # dtype of each fused-op input, in input order
-      "instructions": [                            # evaluated in order, each defines one value
-        [op_type, [operand, ...], attrs, dtype],
-        ...
-      ],
-      "output": 7                                  # the value the fused op returns
-    }
-
-Values are numbered in one sequence: values 0 .. n-1 are the fused op's n inputs, value n + j is the
-result of instruction j. An operand is such a number and always names an input or an *earlier*
-instruction; `output` names an instruction.
-
-An instruction is a 4-element list:
-  - op_type: "Const" or one of `fused_ops.ELEMENTWISE_INSTRUCTIONS` (the graph's elementwise op types:
-    "Add", "Mul", "Tanh", "Relu", "Select", "Cast", ...). It means exactly what that op means in
-    the graph, with the same operand order: "Sub" [a, b] is a - b; "Select" [cond, x, y];
-    "AddN" takes two or more operands; "Cast" converts to `dtype`.
-  - operands: list of value numbers; "Const" has none.
-  - attrs: that op type's attrs (e.g. {"alpha": 0.2} for "LeakyRelu", {"DstT": "int32"} for
-    "Cast"); for "Const", {"value": number} is a scalar (Python int/float/bool) of type `dtype`.
-  - dtype: the result's dtype name ("float32", "int32", "bool", ...).
-
-Shapes follow numpy broadcasting, instruction by instruction; the fused op's output shape is the
-broadcast of all its input shapes, and constants are scalars. Because elementwise ops commute with
-broadcasting, a backend may evaluate the whole program once per output element, reading input k at
-that element's broadcast index. The pass only fuses ops whose static shapes equal the output's.
+The FusedElementwise program (attr `program`, plain JSON) has the format of
+`graphflow/ops/elementwise_program.py`, whose validator the FusedElementwise OpDef runs; its
+instructions are the fusible op types of the elementwise table (`fused_ops.ELEMENTWISE_INSTRUCTIONS`),
+each meaning exactly what that op means in the graph. The pass only fuses ops whose static shapes
+equal the output's.
 """
 
 import numpy as np

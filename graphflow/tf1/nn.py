@@ -14,7 +14,8 @@ from graphflow.ops.conv_ops import (
     max_pool2d,
 )
 from graphflow.ops.index_ops import in_top_k, top_k
-from graphflow.ops.math_ops import elu, leaky_relu, relu, relu6, selu, sigmoid, softplus, softsign, tanh
+from graphflow.ops.math_ops import ELEMENTWISE_FUNCTIONS as _ELEMENTWISE
+from graphflow.ops.math_ops import NN_FUNCTIONS as _NN_FUNCTIONS
 from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
@@ -46,4 +47,6 @@ rnn_cell = _PublicNamespace("tf.nn.rnn_cell", ["graphflow.tf1.rnn_cell",
                                                "graphflow.tf1.rnn_cell_wrappers"])
 
 # This module only re-exports: every name imported above is public (add an import, and it is in tf.nn).
+# the activations of the elementwise table (relu, sigmoid, tanh, leaky_relu, ...)
+globals().update({_name: _ELEMENTWISE[_name] for _name in _NN_FUNCTIONS})
 __all__ = sorted(name for name in dir() if not name.startswith("_"))

@@ -1,112 +1,30 @@
-"""numpy kernels for the math ops: elementwise, comparisons, logic, select, cast, clip, matmul,
-reductions."""
+"""numpy kernels for the math ops: the elementwise table's (unary, binary, comparisons, logic,
+select, cast, clip, add_n), matmul, reductions."""
 
 import numpy as np
-from scipy import special as _special
 
 from graphflow.kernels.cpu import blas, cpu_kernel, simple
+from graphflow.ops import elementwise_spec
 
 
-def _sigmoid(x):
-    # 1/(1+exp(-x)) without overflow warnings: sigmoid(x) = (tanh(x/2) + 1) / 2
-    out = np.asarray(np.multiply(x, 0.5))  # 0-d inputs give a numpy scalar: out= needs an array
-    np.tanh(out, out=out)
-    out += 1
-    out *= 0.5
-    return out
+def elementwise_kernel(row):
+    """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
+    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here."""
+    if isinstance(row.numpy, str):
+        fn = getattr(np, row.numpy)
+        return lambda node: fn
+    if row.numpy_for_attrs:
+        return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
+    return lambda node: row.numpy
 
 
-def _relu(x):
-    return np.maximum(x, 0)
+# The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
+for _row in elementwise_spec.ROWS:
+    if _row.numpy is not None:
+        cpu_kernel(_row.op)(elementwise_kernel(_row))
 
 
-def _relu6(x):
-    return np.minimum(np.maximum(x, 0), 6)
-
-
-def _elu(x):
-    return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _selu(x):
-    return _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(np.minimum(x, 0)))
-
-
-def _rsqrt(x):
-    out = np.asarray(np.sqrt(x))  # 0-d inputs give a numpy scalar: out= needs an array
-    return np.reciprocal(out, out=out)
-
-
-def _erf(x):
-    return _special.erf(x).astype(x.dtype, copy=False)
-
-
-UNARY_KERNELS = {
-    "Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Square": np.square, "Exp": np.exp,
-    "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Sqrt": np.sqrt, "Rsqrt": _rsqrt,
-    "Reciprocal": np.reciprocal, "Sin": np.sin, "Cos": np.cos, "Tan": np.tan, "Tanh": np.tanh,
-    "Sigmoid": _sigmoid, "Erf": _erf, "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
-    "Relu": _relu, "Relu6": _relu6, "Elu": _elu, "Selu": _selu,
-    "Softplus": lambda x: np.logaddexp(x, 0).astype(x.dtype, copy=False),
-    "Softsign": lambda x: x / (1 + np.abs(x)),
-    "LogicalNot": np.logical_not, "IsNan": np.isnan, "IsFinite": np.isfinite,
-}
-
-BINARY_KERNELS = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
-    "FloorDiv": np.floor_divide, "FloorMod": np.mod, "Pow": np.power, "Maximum": np.maximum,
-    "Minimum": np.minimum, "SquaredDifference": lambda x, y: np.square(np.subtract(x, y)),
-    "Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
-    "Greater": np.greater, "GreaterEqual": np.greater_equal, "LogicalAnd": np.logical_and,
-    "LogicalOr": np.logical_or, "LogicalXor": np.logical_xor,
-}
-
-for _type, _fn in {**UNARY_KERNELS, **BINARY_KERNELS}.items():
-    simple(_type, _fn)
-
-
-@cpu_kernel("RealDiv")
-def _real_div(node):
-    out_dtype = node.out_dtypes[0]
-    if np.dtype(node.in_dtypes[0]).kind == "f":
-        return np.true_divide
-    return lambda x, y: np.true_divide(x, y, dtype=out_dtype)
-
-
-@cpu_kernel("LeakyRelu")
-def _leaky_relu(node):
-    alpha = node.attrs.get("alpha", 0.2)
-
-    def leaky_relu(x):
-        return np.where(x > 0, x, x * np.asarray(alpha, dtype=x.dtype))
-    return leaky_relu
-
-
-@cpu_kernel("AddN")
-def _add_n(node):
-    def add_n(*xs):
-        out = np.asarray(np.add(xs[0], xs[1]))  # 0-d inputs give a numpy scalar: out= needs an array
-        for x in xs[2:]:
-            np.add(out, x, out=out)
-        return out
-    return add_n
-
-
-simple("Select", np.where)
 simple("Where", lambda cond: np.argwhere(cond).astype(np.int64))
-
-
-@cpu_kernel("Cast")
-def _cast(node):
-    dst = node.out_dtypes[0]
-    return lambda x: np.asarray(x).astype(dst)
-
-
-simple("ClipByValue", np.clip)
 
 
 @cpu_kernel("MatMul")

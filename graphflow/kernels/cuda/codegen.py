@@ -1,20 +1,13 @@
 """Code generator: an elementwise expression program -> one CUDA kernel source.
 
-Programs arrive in two forms. The fusion pass's `FusedElementwise` ops carry the versioned format
-documented in `graphflow/optimizer_passes/fusion.py` (numbered values, `[op, operands, attrs, dtype]`
-instructions, "Const" scalars); `from_fusion_program` translates it into the generator's own form,
-which single elementwise ops also use (one-node programs):
-
-    {"inputs":  ["float32", "float32"],                 # dtype of each kernel input, in order
-     "nodes":   [{"op": "Mul",  "args": ["i0", "i1"]},  # op type of graphflow's registry
-                 {"op": "Tanh", "args": ["n0"]},        # "iK" = input K, "nK" = node K
-                 {"op": "LeakyRelu", "args": ["n1"], "attrs": {"alpha": 0.1}},
-                 {"op": "Add",  "args": ["n2", {"const": 1.0}]}],   # scalar literal of the dtype
-     "outputs": ["n3"]}                                 # refs to write, one output array each
-
-A node may give its result dtype as "dtype"; otherwise it is inferred (comparisons -> bool, Cast ->
-attrs["DstT"], integer RealDiv -> float, else the dtype of its first argument). Inputs broadcast
-against each other with numpy rules; every output has the broadcast shape.
+Programs have the one format of `graphflow/ops/elementwise_program.py` (numbered values,
+`[op, operands, attrs, dtype]` instructions, "Const" scalars): a `FusedElementwise` op's program
+attr as the fusion pass built it, or the one-instruction program of a single elementwise op
+(`elementwise.single_op_program`). `normalize` checks one with that module's validator (plus the
+dtypes CUDA has) and fills in every dtype. The C expression of each op type comes from its row of
+the elementwise table (`graphflow/ops/elementwise_spec.py`); the scalar functions those expressions
+call (`gf_*`, numpy's corner cases) are in `elementwise.cuh`. Inputs broadcast against each other
+with numpy rules; the output has the broadcast shape.
 
 One kernel is generated per (program, layout): each input is either contiguous with the output
 ("c": read at the linear index), a single element ("s": read once) or broadcast/strided ("b": offset
@@ -24,63 +17,29 @@ kernel is a grid-stride loop; `generate` returns (source text, kernel name, para
 """
 
 import hashlib
-import json
 import math
 
 import numpy as np
 
 from graphflow.kernels.cuda import CTYPES
+from graphflow.ops import elementwise_program, elementwise_spec
+from graphflow.ops.elementwise_program import ProgramError  # noqa: F401 - part of this module's API
 
 MAX_DIMS = 8
 
-# ---- op type -> C expression; {0}, {1}.. are argument variables, {T} the C type of argument 0,
-#      {O} the C type of the result, attrs by name.
-UNARY = {
-    "Neg": "(-{0})", "Abs": "gf_abs({0})", "Sign": "gf_sign({0})", "Square": "({0} * {0})",
-    "Exp": "gf_exp({0})", "Expm1": "gf_expm1({0})", "Log": "gf_log({0})", "Log1p": "gf_log1p({0})",
-    "Sqrt": "gf_sqrt({0})", "Rsqrt": "gf_rsqrt({0})", "Reciprocal": "(({T})1 / {0})",
-    "Sin": "gf_sin({0})", "Cos": "gf_cos({0})", "Tan": "gf_tan({0})", "Tanh": "gf_tanh({0})",
-    "Sigmoid": "gf_sigmoid({0})", "Erf": "gf_erf({0})", "Floor": "gf_floor({0})",
-    "Ceil": "gf_ceil({0})", "Round": "gf_round({0})", "Relu": "gf_relu({0})",
-    "Relu6": "gf_relu6({0})", "Elu": "gf_elu({0})", "Selu": "gf_selu({0})",
-    "Softplus": "gf_softplus({0})", "Softsign": "gf_softsign({0})",
-    "LeakyRelu": "gf_leaky_relu({0}, ({T}){alpha})", "LogicalNot": "(!{0})",
-    "IsNan": "gf_isnan_({0})", "IsFinite": "gf_isfinite({0})", "Identity": "{0}",
-    "StopGradient": "{0}", "ZerosLike": "((void){0}, ({T})0)",
-    "OnesLike": "((void){0}, ({T})1)",
-    "Cast": None,  # handled by _cast
-}
-BINARY = {
-    "Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "RealDiv": None,
-    "FloorDiv": "gf_floordiv({0}, {1})", "FloorMod": "gf_floormod({0}, {1})",
-    "Pow": "gf_pow({0}, {1})", "Maximum": "gf_maximum({0}, {1})",
-    "Minimum": "gf_minimum({0}, {1})", "SquaredDifference": "(({0} - {1}) * ({0} - {1}))",
-    "Equal": "({0} == {1})", "NotEqual": "({0} != {1})", "Less": "({0} < {1})",
-    "LessEqual": "({0} <= {1})", "Greater": "({0} > {1})", "GreaterEqual": "({0} >= {1})",
-    "LogicalAnd": "({0} && {1})", "LogicalOr": "({0} || {1})", "LogicalXor": "({0} != {1})",
-    "BiasAdd": "({0} + {1})",
-    "SigmoidCrossEntropyWithLogits": "(gf_maximum({0}, ({T})0) - {0} * {1} + gf_log1p(gf_exp(-gf_abs({0}))))",
-}
-TERNARY = {
-    "Select": "({0} ? {1} : {2})",
-    "ClipByValue": "gf_minimum(gf_maximum({0}, {1}), {2})",
-}
-NARY = {"AddN"}
-CONST = "Const"  # a scalar literal node: attrs {"value": number}, no arguments
-BOOL_RESULT = {"IsNan", "IsFinite", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
-               "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot"}
-FLOAT_ONLY = {"Exp", "Expm1", "Log", "Log1p", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos", "Tan",
-              "Tanh", "Sigmoid", "Erf", "Floor", "Ceil", "Round", "Elu", "Selu", "Softplus",
-              "Softsign", "LeakyRelu", "IsNan", "IsFinite", "SigmoidCrossEntropyWithLogits"}
-_TRUEDIV = {"int8": "float32", "uint8": "float32", "int16": "float32", "int32": "float64",
-            "int64": "float64"}
+# ---- op type -> C expression (from the elementwise table); {0}, {1}.. are argument variables,
+#      {T} the C type of the (value) argument, float attrs by name as literals of that type.
+_ROWS = [r for r in elementwise_spec.ROWS if r.c or r.result == "cast"]
+UNARY = {r.op: r.c for r in _ROWS if r.arity == 1}
+BINARY = {r.op: r.c for r in _ROWS if r.arity == 2}
+TERNARY = {r.op: r.c for r in _ROWS if r.arity == 3}
+NARY = {r.op for r in _ROWS if r.arity == 0}  # the binary expression folded over the arguments
+CONST = elementwise_program.CONST
+BOOL_RESULT = {r.op for r in _ROWS if r.result == "bool"}
+FLOAT_ONLY = {r.op for r in _ROWS if r.dtypes == "float"}
+_TRUEDIV = elementwise_spec.TRUEDIV
 
-SUPPORTED_OPS = frozenset(UNARY) | frozenset(BINARY) | frozenset(TERNARY) | NARY
-FUSION_PROGRAM_VERSION = 1
-
-
-class ProgramError(ValueError):
-    """A program the generator cannot turn into a kernel (unknown op, bad reference, dtype)."""
+SUPPORTED_OPS = frozenset(r.op for r in _ROWS)
 
 
 def _dtype(name):
@@ -117,104 +76,30 @@ def literal(value, dtype):
 
 
 def normalize(program):
-    """Validate a program and fill in every node's dtype; returns a canonical copy."""
-    if isinstance(program, str):
-        program = json.loads(program)
-    inputs = [_dtype(d).name for d in program["inputs"]]
-    types = {f"i{k}": d for k, d in enumerate(inputs)}
-    nodes = []
-    for j, node in enumerate(program["nodes"]):
-        op = node["op"]
-        if op == CONST:
-            dtype = _dtype(node["dtype"]).name
-            entry = {"op": op, "args": [], "dtype": dtype,
-                     "attrs": {"value": _scalar(node["attrs"]["value"])}}
-            types[f"n{j}"] = dtype
-            nodes.append(entry)
-            continue
-        if op not in SUPPORTED_OPS:
-            raise ProgramError(f"op type '{op}' has no elementwise CUDA expression")
-        args = []
-        for a in node["args"]:
-            if isinstance(a, dict):
-                args.append({"const": a["const"]})
-            elif a in types:
-                args.append(a)
-            else:
-                raise ProgramError(f"node {j} ({op}) refers to unknown value '{a}'")
-        arg_types = [types[a] if not isinstance(a, dict) else None for a in args]
-        known = [t for t in arg_types if t is not None]
-        if not known:
-            raise ProgramError(f"node {j} ({op}) has only constant arguments")
-        first = known[0] if op != "Select" else (arg_types[1] or arg_types[2])
-        dtype = node.get("dtype")
-        if dtype is None:
-            if op in BOOL_RESULT:
-                dtype = "bool"
-            elif op == "Cast":
-                dtype = np.dtype(node["attrs"]["DstT"]).name
-            elif op == "RealDiv":
-                dtype = _TRUEDIV.get(first, first)
-            else:
-                dtype = first
-        dtype = _dtype(dtype).name
-        if op in FLOAT_ONLY and np.dtype(first).kind != "f":
-            raise ProgramError(f"op type '{op}' needs a float argument, got {first}")
-        if op in NARY and len(args) < 1 or op in UNARY and len(args) != 1 or \
-                op in BINARY and len(args) != 2 or op in TERNARY and len(args) != 3:
-            raise ProgramError(f"node {j} ({op}) has {len(args)} arguments")
-        entry = {"op": op, "args": args, "dtype": dtype}
-        if node.get("attrs"):
-            entry["attrs"] = {k: node["attrs"][k] for k in sorted(node["attrs"])}
-        types[f"n{j}"] = dtype
-        nodes.append(entry)
-    outputs = list(program["outputs"])
-    for ref in outputs:
-        if ref not in types:
-            raise ProgramError(f"output refers to unknown value '{ref}'")
-    return {"inputs": inputs, "nodes": nodes, "outputs": outputs}
-
-
-def _scalar(value):
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    return float(value)
-
-
-def from_fusion_program(program):
-    """The generator's form of a FusedElementwise `program` attr (fusion pass format, version 1)."""
-    if isinstance(program, str):
-        program = json.loads(program)
-    if program.get("version") != FUSION_PROGRAM_VERSION:
-        raise ProgramError(f"unsupported fused program version {program.get('version')!r}")
-    n = len(program["inputs"])
-
-    def ref(k):
-        if not isinstance(k, int) or k < 0:
-            raise ProgramError(f"bad operand {k!r}")
-        return f"i{k}" if k < n else f"n{k - n}"
-    nodes = []
-    for op_type, operands, attrs, dtype in program["instructions"]:
-        node = {"op": op_type, "args": [ref(k) for k in operands], "dtype": dtype}
-        if attrs:
-            node["attrs"] = dict(attrs)
-        nodes.append(node)
-    if program["output"] < n:
-        raise ProgramError("the program output must name an instruction")
-    return {"inputs": list(program["inputs"]), "nodes": nodes, "outputs": [ref(program["output"])]}
+    """Validate a program (`elementwise_program.check`, with the op types that have a C expression
+    and the dtypes CUDA has) and fill in every dtype; returns the canonical copy."""
+    checked = elementwise_program.check(program, ops=SUPPORTED_OPS)
+    for dt in checked["inputs"] + [ins[3] for ins in checked["instructions"]]:
+        _dtype(dt)
+    return checked
 
 
 def program_key(program):
-    return json.dumps(program, sort_keys=True, separators=(",", ":"))
+    return elementwise_program.key(program)
 
 
 def output_dtypes(program):
-    types = {f"i{k}": d for k, d in enumerate(program["inputs"])}
-    for j, node in enumerate(program["nodes"]):
-        types[f"n{j}"] = node["dtype"]
-    return [np.dtype(types[r]) for r in program["outputs"]]
+    return [np.dtype(_value_dtypes(program)[program["output"]])]
+
+
+def _value_dtypes(program):
+    return list(program["inputs"]) + [ins[3] for ins in program["instructions"]]
+
+
+def _var(program, k):
+    """The C variable of value `k`: iK for input K, nJ for instruction J."""
+    n = len(program["inputs"])
+    return f"i{k}" if k < n else f"n{k - n}"
 
 
 def _cast(value, src, dst):
@@ -223,26 +108,22 @@ def _cast(value, src, dst):
     return f"(({_ctype(dst)}){value})"
 
 
-def _expression(node, arg_vars, arg_dtypes):
-    op = node["op"]
-    dtype = node["dtype"]
-    if op == CONST:
-        return literal(node["attrs"]["value"], dtype)
-    if op == "Cast":
+def _expression(op, attrs, dtype, arg_vars, arg_dtypes):
+    row = elementwise_spec.ROW[op]
+    if row.result == "cast":
         return _cast(arg_vars[0], arg_dtypes[0], dtype)
-    if op == "RealDiv":
-        if np.dtype(arg_dtypes[0]).kind == "f":
-            return f"({arg_vars[0]} / {arg_vars[1]})"
-        o = _ctype(dtype)
-        return f"(({o}){arg_vars[0]} / ({o}){arg_vars[1]})"
+    if row.result == "truediv" and np.dtype(arg_dtypes[0]).kind != "f":
+        o = _ctype(dtype)  # integers are divided in the result's float type
+        arg_vars = [f"(({o}){v})" for v in arg_vars]
     if op in NARY:
-        return "(" + " + ".join(arg_vars) + ")"
-    template = UNARY.get(op) or BINARY.get(op) or TERNARY.get(op)
-    attrs = dict(node.get("attrs", {}))
-    if op == "LeakyRelu":
-        attrs["alpha"] = literal(attrs.get("alpha", 0.2), arg_dtypes[0])
-    t_index = 1 if op == "Select" else 0
-    return template.format(*arg_vars, T=_ctype(arg_dtypes[t_index]), O=_ctype(dtype), **attrs)
+        expr = arg_vars[0]
+        for v in arg_vars[1:]:
+            expr = row.c.format(expr, v)
+        return expr
+    t_dtype = arg_dtypes[1] if row.result == "select" else arg_dtypes[0]
+    values = {a.name: literal(v, t_dtype) if a.is_float else v
+              for a, v in zip(row.attrs, row.attr_values(attrs).values())}
+    return row.c.format(*arg_vars, T=_ctype(t_dtype), O=_ctype(dtype), **values)
 
 
 HEADER = '#include "common.cuh"\n#include "elementwise.cuh"\n'
@@ -260,7 +141,7 @@ def generate_kernel(program, layouts, ndim, index32=True):
     """The kernel function alone (it needs `HEADER` before it); several may share one header.
 
     Kernel parameters, all 8-byte aligned: n (int64), shape (gf_shape), then per input a pointer
-    (followed by its gf_strides when its layout is 'b'), then one pointer per output."""
+    (followed by its gf_strides when its layout is 'b'), then the output's pointer."""
     if len(layouts) != len(program["inputs"]):
         raise ProgramError("one layout per input is needed")
     if not 0 <= ndim <= MAX_DIMS:
@@ -277,19 +158,17 @@ def generate_kernel(program, layouts, ndim, index32=True):
         if layout == "b":
             params.append(f"const gf_strides st{k}")
             fmt.append("64s")
-    out_types = [str(d) for d in output_dtypes(program)]
-    for k, dt in enumerate(out_types):
-        params.append(f"{_ctype(dt)} *__restrict__ out{k}")
-        fmt.append("P")
+    out_dtype = output_dtypes(program)[0]
+    params.append(f"{_ctype(out_dtype)} *__restrict__ out0")
+    fmt.append("P")
     body = []
     pre = []
     strided = [k for k, lay in enumerate(layouts) if lay == "b"]
-    used = {a for node in program["nodes"] for a in node["args"] if isinstance(a, str)}
-    used |= set(program["outputs"])
+    used = {r for ins in program["instructions"] for r in ins[1]} | {program["output"]}
     for k, (dt, layout) in enumerate(zip(in_types, layouts)):
-        if layout == "s" and f"i{k}" in used:
+        if layout == "s" and k in used:
             pre.append(f"    const {_ctype(dt)} i{k} = in{k}[0];")
-    strided = [k for k in strided if f"i{k}" in used]
+    strided = [k for k in strided if k in used]
     if strided:
         body.append(f"        {idx} r = ({idx})i;")
         for k in strided:
@@ -304,40 +183,21 @@ def generate_kernel(program, layouts, ndim, index32=True):
         body.append("            r = q;")
         body.append("        }")
     for k, (dt, layout) in enumerate(zip(in_types, layouts)):
-        if f"i{k}" not in used:
+        if k not in used:
             continue
         if layout == "c":
             body.append(f"        const {_ctype(dt)} i{k} = in{k}[i];")
         elif layout == "b":
             body.append(f"        const {_ctype(dt)} i{k} = in{k}[o{k}];")
-    types = {f"i{k}": d for k, d in enumerate(in_types)}
-    for j, node in enumerate(program["nodes"]):
-        if node["op"] == CONST:
-            body.append(f"        const {_ctype(node['dtype'])} n{j} = "
-                        f"{literal(node['attrs']['value'], node['dtype'])};")
-            types[f"n{j}"] = node["dtype"]
-            continue
-        arg_vars, arg_dtypes = [], []
-        for a in node["args"]:
-            if isinstance(a, dict):
-                arg_vars.append(None)
-                arg_dtypes.append(None)
-            else:
-                arg_vars.append(a)
-                arg_dtypes.append(types[a])
-        ref_dt = next(d for d in arg_dtypes if d is not None)
-        if node["op"] == "Select":
-            ref_dt = arg_dtypes[1] or arg_dtypes[2]
-        for pos, a in enumerate(node["args"]):
-            if isinstance(a, dict):
-                lit_dt = "bool" if (node["op"] == "Select" and pos == 0) else ref_dt
-                arg_vars[pos] = literal(a["const"], lit_dt)
-                arg_dtypes[pos] = lit_dt
-        expr = _expression(node, arg_vars, arg_dtypes)
-        body.append(f"        const {_ctype(node['dtype'])} n{j} = {expr};")
-        types[f"n{j}"] = node["dtype"]
-    for k, ref in enumerate(program["outputs"]):
-        body.append(f"        out{k}[i] = {ref};")
+    types = _value_dtypes(program)
+    for j, (op, operands, attrs, dtype) in enumerate(program["instructions"]):
+        if op == CONST:
+            expr = literal(attrs["value"], dtype)
+        else:
+            expr = _expression(op, attrs, dtype, [_var(program, r) for r in operands],
+                               [types[r] for r in operands])
+        body.append(f"        const {_ctype(dtype)} n{j} = {expr};")
+    body.append(f"        out0[i] = {_var(program, program['output'])};")
     source = "\n".join([
         f"// program: {program_key(program)}",
         f"// layouts: {''.join(layouts) or '-'}, rank {ndim}, {'32' if index32 else '64'}-bit index",

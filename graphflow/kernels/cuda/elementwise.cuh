@@ -1,6 +1,8 @@
-// graphflow CUDA kernels: scalar device functions of the elementwise ops, with numpy semantics.
-// The code generator (codegen.py) composes them into one kernel per (fused) expression program;
-// overloads cover float, double and the integer types, bool is `bool`.
+// graphflow CUDA kernels: scalar device functions with numpy semantics, which the C expressions of
+// the elementwise table (graphflow/ops/elementwise_spec.py) call. The code generator (codegen.py)
+// composes those expressions into one kernel per (fused) expression program; overloads cover
+// float, double and the integer types, bool is `bool`. Activations built from these (sigmoid, elu,
+// softplus, ...) are written as expressions in their table rows, not here.
 #pragma once
 
 // ---- arithmetic with numpy's integer/float corner cases ----------------------------------------
@@ -81,9 +83,6 @@ __device__ __forceinline__ double gf_sign(double x) { return x != x ? x : double
 template <typename T> __device__ __forceinline__ T gf_relu(T x) { return x > T(0) ? x : T(0); }
 __device__ __forceinline__ float gf_relu(float x) { return x != x ? x : fmaxf(x, 0.f); }
 __device__ __forceinline__ double gf_relu(double x) { return x != x ? x : fmax(x, 0.0); }
-template <typename T> __device__ __forceinline__ T gf_relu6(T x) {
-    return gf_minimum(gf_maximum(x, T(0)), T(6));
-}
 
 // ---- transcendental (float and double overloads) ------------------------------------------------
 __device__ __forceinline__ float gf_exp(float x) { return expf(x); }
@@ -118,24 +117,3 @@ __device__ __forceinline__ bool gf_isnan_(float x) { return x != x; }
 __device__ __forceinline__ bool gf_isnan_(double x) { return x != x; }
 __device__ __forceinline__ bool gf_isfinite(float x) { return isfinite(x); }
 __device__ __forceinline__ bool gf_isfinite(double x) { return isfinite(x); }
-
-// sigmoid(x) = (tanh(x/2) + 1) / 2: no overflow for large |x|
-template <typename T> __device__ __forceinline__ T gf_sigmoid(T x) {
-    return (gf_tanh(x * T(0.5)) + T(1)) * T(0.5);
-}
-template <typename T> __device__ __forceinline__ T gf_elu(T x) {
-    return x > T(0) ? x : gf_expm1(x < T(0) ? x : T(0));
-}
-template <typename T> __device__ __forceinline__ T gf_selu(T x) {
-    const T alpha = T(1.6732632423543772848170429916717);
-    const T scale = T(1.0507009873554804934193349852946);
-    return scale * (x > T(0) ? x : alpha * gf_expm1(x < T(0) ? x : T(0)));
-}
-// softplus(x) = log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))
-template <typename T> __device__ __forceinline__ T gf_softplus(T x) {
-    return (x > T(0) ? x : T(0)) + gf_log1p(gf_exp(-gf_abs(x)));
-}
-template <typename T> __device__ __forceinline__ T gf_softsign(T x) { return x / (T(1) + gf_abs(x)); }
-template <typename T> __device__ __forceinline__ T gf_leaky_relu(T x, T alpha) {
-    return x > T(0) ? x : x * alpha;
-}

@@ -1,6 +1,7 @@
-"""Elementwise ops on the GPU: every op of `codegen.SUPPORTED_OPS` runs as a one-node expression
-program through the code generator (numpy broadcasting, strided indexing, any rank up to 8), and
-`FusedElementwise` ops of the fusion pass run the same way: their whole program is one kernel.
+"""Elementwise ops on the GPU: every op of `codegen.SUPPORTED_OPS` (the elementwise table's rows with
+a C expression) runs as a one-instruction expression program through the code generator (numpy
+broadcasting, strided indexing, any rank up to 8), and `FusedElementwise` ops of the fusion pass
+run the same way: their whole program is one kernel.
 
 `ElementwiseKernel` is shared by all plans using the same program; it keeps one launch closure per
 tuple of input shapes (layout, collapsed strides, grid and compiled function decided once).
@@ -11,6 +12,7 @@ import threading
 import numpy as np
 
 from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
+from graphflow.ops import elementwise_program, elementwise_spec
 
 _BLOCK = 256
 _kernels = {}
@@ -87,22 +89,18 @@ def kernel_for(program):
     return k
 
 
-def _alpha_attrs(attrs, out_dtype):
-    return {"alpha": float(attrs.get("alpha", 0.2))}
-
-
-# op type -> the expression attrs of its one-node program, from the op's attrs and output dtype
-_PROGRAM_ATTRS = {"LeakyRelu": _alpha_attrs, "LeakyReluGrad": _alpha_attrs,
-                  "Cast": lambda attrs, out_dtype: {"DstT": np.dtype(out_dtype).name}}
-
-
 def single_op_program(op_type, in_dtypes, out_dtype, attrs):
-    node = {"op": op_type, "args": [f"i{k}" for k in range(len(in_dtypes))],
-            "dtype": np.dtype(out_dtype).name}
-    program_attrs = _PROGRAM_ATTRS.get(op_type)
-    if program_attrs is not None:
-        node["attrs"] = program_attrs(attrs, out_dtype)
-    return {"inputs": [np.dtype(d).name for d in in_dtypes], "nodes": [node], "outputs": ["n0"]}
+    """The one-instruction program of an elementwise op (its declared attrs only; a Cast's DstT is
+    its output dtype)."""
+    row = elementwise_spec.ROW.get(op_type)
+    if row is None:
+        raise codegen.ProgramError(f"op type '{op_type}' has no elementwise CUDA expression")
+    kept = row.attr_values(attrs)
+    if row.result == "cast":
+        kept["DstT"] = np.dtype(out_dtype).name
+    program = elementwise_program.single_op(op_type, in_dtypes, kept)
+    program["instructions"][0][3] = np.dtype(out_dtype).name
+    return program
 
 
 def _supports(op_type):
@@ -137,7 +135,7 @@ for _op in _ELEMENTWISE:
 
 def _fused_supported(in_dtypes, out_dtypes, attrs):
     try:
-        codegen.normalize(codegen.from_fusion_program(attrs["program"]))
+        codegen.normalize(attrs["program"])
     except (codegen.ProgramError, KeyError, TypeError, ValueError) as exc:
         return f"the fused program has no CUDA form: {exc}"
     return None
@@ -146,5 +144,5 @@ def _fused_supported(in_dtypes, out_dtypes, attrs):
 @cuda_kernel("FusedElementwise", supports=_fused_supported)
 def _fused_elementwise(node):
     """A FusedElementwise op of the fusion pass: its whole program is one generated kernel."""
-    k = kernel_for(codegen.from_fusion_program(node.attrs["program"]))
+    k = kernel_for(node.attrs["program"])
     return lambda *xs: k(*xs)[0]

@@ -103,9 +103,10 @@ def _fused_matmul(node):
     from graphflow.kernels.cuda.elementwise import kernel_for
     matmul = _matmul(node)
     dt = np.dtype(node.out_dtypes[0]).name
-    nodes = [{"op": "Add", "args": ["i0", "i1"]}]
+    instructions = [["Add", [0, 1], {}, None]]
     act = node.attrs.get("activation", "")
     if act:
-        nodes.append({"op": act, "args": ["n0"], "attrs": dict(node.attrs.get("activation_attrs") or {})})
-    epilogue = kernel_for({"inputs": [dt, dt], "nodes": nodes, "outputs": [f"n{len(nodes) - 1}"]})
+        instructions.append([act, [2], dict(node.attrs.get("activation_attrs") or {}), None])
+    epilogue = kernel_for({"version": 1, "inputs": [dt, dt], "instructions": instructions,
+                           "output": 1 + len(instructions)})
     return lambda a, b, bias: epilogue(matmul(a, b), bias)[0]
