@@ -52,7 +52,8 @@ def _wait_infer(inputs, attrs):
     return [(dtype, TensorShape(list(shape))) for shape in attrs["shapes"]]
 
 
-define("MpiAllreduceStart", _start_infer, stateful=True, extra={"schedule": "early"})
+define("MpiAllreduceStart", _start_infer, stateful=True, attrs="average:bool",
+       extra={"schedule": "early"})
 define("MpiAllreduceWait", _wait_infer, stateful=True,
        attrs="average:bool dtype:dtype shapes:list(shape)", extra={"schedule": "late"})
 no_gradient("MpiAllreduceStart", "MpiAllreduceWait")
@@ -69,7 +70,8 @@ def fused_allreduce(tensors, average, name=None, control_inputs=()):
     tensors = list(tensors)
     name = name or "fused_allreduce"
     with tensors[0].graph.control_dependencies(list(control_inputs)):
-        start = make_op("MpiAllreduceStart", tensors, {}, name=name + "_start")
+        start = make_op("MpiAllreduceStart", tensors, {"average": bool(average)},
+                        name=name + "_start")
     wait = make_op("MpiAllreduceWait", (start.outputs[0],),
                    {"average": bool(average), "dtype": tensors[0].dtype,
                     "shapes": [t.shape.as_list() for t in tensors]}, name=name)

@@ -2,8 +2,9 @@
 
 The allreduce kernels write into buffers they reuse from run to run (`mpi_runtime.BufferPool`) and
 average in place. `MpiAllreduceStart` packs a bucket of gradients into one buffer and posts its
-reduction; `MpiAllreduceWait` completes it and returns the summed (averaged) gradients as views of
-the received buffer, so a fused bucket costs one packing copy and no unpacking copy.
+reduction (dividing float values by the process count as it packs them, for a mean); `MpiAllreduceWait`
+completes it and returns the reduced gradients as views of the received buffer, so a fused bucket
+costs one packing pass and no unpacking copy.
 """
 
 import numpy as np
@@ -33,9 +34,16 @@ def _allreduce(node):
     return allreduce
 
 
+def _prescaled(dtype):
+    """Float buffers are divided by the process count while they are packed (no extra pass);
+    float16 sums are averaged in float32 and integers after the sum (truncated like TF)."""
+    return np.dtype(dtype).kind in "fc" and np.dtype(dtype) != np.float16
+
+
 @cpu_kernel("MpiAllreduceStart")
 def _allreduce_start(node):
     what = f"allreduce '{node.name}'"
+    average = node.attrs["average"]
     sends, recvs = mpi_runtime.BufferPool(), mpi_runtime.BufferPool()
     last = [None]
 
@@ -45,10 +53,16 @@ def _allreduce_start(node):
         dtype = np.result_type(*grads) if grads else np.float32
         total = sum(int(np.size(g)) for g in grads)
         send = sends.get((total,), dtype)
+        size = mpi_runtime.comm().Get_size()
+        scale = average and _prescaled(dtype) and size > 1
         offset = 0
         for g in grads:
             n = int(np.size(g))
-            np.copyto(send[offset:offset + n].reshape(np.shape(g)), g)
+            part = send[offset:offset + n].reshape(np.shape(g))
+            if scale:
+                np.divide(g, size, out=part)
+            else:
+                np.copyto(part, g)
             offset += n
         if dtype == np.float16:  # everyone's halves, summed in float32 by the wait
             recv = recvs.get((mpi_runtime.comm().Get_size(), total), np.uint16)
@@ -70,9 +84,10 @@ def _allreduce_wait(node):
 
     def allreduce_wait(token):
         out = float16_out.get((sum(sizes),), np.float16) if dtype == np.float16 else None
-        total = mpi_runtime.finish(int(token), what, out)
-        if average:
-            total = _divide_in_place(total, mpi_runtime.comm().Get_size())
+        size = mpi_runtime.comm().Get_size()
+        total = mpi_runtime.finish(int(token), what, out, size if average else 1)
+        if average and not _prescaled(dtype) and dtype != np.float16:
+            total = _divide_in_place(total, size)
         outputs, offset = [], 0
         for shape, n in zip(shapes, sizes):
             outputs.append(total[offset:offset + n].reshape(shape))

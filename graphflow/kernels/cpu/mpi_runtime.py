@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
-SPIN_SECONDS = 0.1  # test in a tight loop (yielding the core) this long before backing off to sleeps
+SPIN_SECONDS = 0.1  # test in a tight loop this long before backing off to sleeps
 PROGRESS_PAUSE = 50e-6  # how often the progress thread tests the requests in flight
 _state = {"comm": None, "progress": None}
 
@@ -79,8 +79,8 @@ def _timeout_error(what):
 
 def _wait(request, what):
     """Complete `request`: test it in a tight loop first (MPI progresses inside Test, so sleeping
-    early would stall the transfer; yielding lets a process sharing this core run), then with
-    growing pauses; past the deadline, fail clearly."""
+    early would stall the transfer; yielding the core costs whole scheduler slices on a busy
+    machine), then with growing pauses; past the deadline, fail clearly."""
     if request.Test():
         return
     start = time.monotonic()
@@ -94,8 +94,6 @@ def _wait(request, what):
         if now > spin_until:
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
-        else:
-            os.sched_yield()
 
 
 class BufferPool:
@@ -229,6 +227,9 @@ def _progress():
 
 _TOKENS = itertools.count(1)
 _in_flight = {}
+# seconds `finish` spent waiting for reductions (the communication not hidden behind computation)
+# and how many it completed: benchmarks/bench_distributed.py reads them
+wait_stats = {"seconds": 0.0, "count": 0}
 
 
 def start_allreduce(send, recv, what):
@@ -255,17 +256,22 @@ def abandon(token):
     _in_flight.pop(token, None)
 
 
-def finish(token, what, out=None):
+def finish(token, what, out=None, divisor=1):
     """Complete the allreduce of `token` within the deadline; returns the summed 1-d array
-    (float16 sums are computed here, into `out` when given)."""
+    (float16 sums are computed here in float32, divided by `divisor`, into `out` when given)."""
     item = _in_flight.pop(token, None)
     if item is None:
         raise RuntimeError(f"{what}: no allreduce in flight for this step (its start did not run)")
     progress = _progress()
+    t0 = time.perf_counter()
     if not (progress and progress.take(item)):
         _wait(item.request, what)
+    wait_stats["seconds"] += time.perf_counter() - t0
+    wait_stats["count"] += 1
     if item.float16:
         total = item.recv.view(np.float16).sum(axis=0, dtype=np.float32)
+        if divisor != 1:
+            total /= divisor
         if out is None:
             return total.astype(np.float16)
         out[...] = total
