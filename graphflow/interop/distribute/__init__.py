@@ -10,7 +10,9 @@
 
 and `mpirun -np 4 python train.py`. Collectives are graph ops (`ops/collective_ops.py`) that run
 inside `Session.run` over `mpi4py` (`kernels/cpu/mpi_runtime.py`); a collective that another process
-never joins fails after a timeout with a clear error. See docs/distributed.md.
+never joins fails after a timeout with a clear error. DistributedOptimizer fuses the gradients into
+buckets whose reduction starts as soon as they are computed and overlaps with the rest of the
+backward pass. See docs/distributed.md.
 """
 
 from graphflow.framework import dtypes

@@ -27,7 +27,7 @@ import numpy as np
 
 ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
 SPIN_SECONDS = 0.1  # test in a tight loop this long before backing off to sleeps
-PROGRESS_PAUSE = 50e-6  # how often the progress thread tests the requests in flight
+PROGRESS_PAUSE = 100e-6  # how often the progress thread tests the requests in flight
 _state = {"comm": None, "progress": None}
 
 
@@ -198,11 +198,14 @@ class _Progress:
                     self.lock.wait()
                 if self.stopped:
                     return
+            # first let the caller go on (a wait that follows its start at once completes the
+            # request itself, with no hand-over between threads), then test what is still here
+            time.sleep(PROGRESS_PAUSE)
+            with self.lock:
                 for item in list(self.active):
                     if item.request.Test():
                         item.done = True
                         self.active.remove(item)
-            time.sleep(PROGRESS_PAUSE)
 
     def stop(self):
         with self.lock:

@@ -30,8 +30,15 @@ def collectives():
         total, mean, gathered, bcast = sess.run([hvd.allreduce(x, average=False), hvd.allreduce(x),
                                                  hvd.allgather(rows),
                                                  hvd.broadcast(tf.constant([r, r * 10]), n - 1)])
+        # the kernel reuses its output buffer only once nothing refers to it: values fetched
+        # earlier and still held keep their values
+        fed = tf.placeholder(tf.float32, [4])
+        run = sess.make_callable(hvd.allreduce(fed, average=False), [fed])
+        kept = [run(np.full(4, float(k), np.float32)) for k in range(3)]
+        kept.append(run(np.full(4, 7.0, np.float32)).copy())
+        kept.append(run(np.full(4, 8.0, np.float32)))  # (the buffer of the one just dropped)
     report(size=n, total=total.tolist(), mean=mean.tolist(), gathered=gathered.tolist(),
-           bcast=bcast.tolist())
+           bcast=bcast.tolist(), kept=[k.tolist() for k in kept])
 
 
 def gradients():

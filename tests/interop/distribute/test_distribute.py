@@ -63,6 +63,7 @@ def test_collective_values(n):
         np.testing.assert_allclose(res["mean"], np.full((2, 3), total / n))
         assert res["gathered"] == gathered
         assert res["bcast"] == [n - 1, (n - 1) * 10]
+        assert res["kept"] == [[k * n] * 4 for k in (0.0, 1.0, 2.0, 7.0, 8.0)]
 
 
 @pytest.mark.parametrize("n", [2, 3])
