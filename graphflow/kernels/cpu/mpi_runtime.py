@@ -158,59 +158,64 @@ def barrier(what="barrier"):
 
 # ---------------------------------------------------------------- split (overlapped) allreduce
 class _InFlight:
-    """A posted allreduce: its request and the buffers MPI reads and writes until it completes."""
+    """A posted allreduce: its request and the buffers MPI reads and writes until it completes.
+    `lock` is held by the progress thread only around one test of this request."""
 
-    __slots__ = ("request", "send", "recv", "what", "done", "float16")
+    __slots__ = ("request", "send", "recv", "what", "done", "float16", "lock", "taken")
 
     def __init__(self, request, send, recv, what, float16):
         self.request, self.send, self.recv, self.what = request, send, recv, what
         self.done, self.float16 = False, float16
+        self.lock = threading.Lock()
+        self.taken = False  # the caller completes it now
 
 
 class _Progress:
     """A daemon thread testing the requests in flight (under MPI_THREAD_MULTIPLE only), so that
-    their data moves while the calling thread computes. It sleeps while nothing is in flight."""
+    their data moves while the calling thread computes. It sleeps while nothing is in flight.
+    The calling thread never waits for it except while it tests that very request: the list of
+    requests changes by single list operations, and a request is handed back by a flag."""
 
     def __init__(self):
-        self.lock = threading.Condition()
         self.active = []
+        self.wake = threading.Event()
         self.stopped = False
         self.thread = threading.Thread(target=self._loop, name="graphflow-mpi-progress",
                                        daemon=True)
         self.thread.start()
 
     def add(self, item):
-        with self.lock:
-            self.active.append(item)
-            self.lock.notify()
+        self.active.append(item)
+        self.wake.set()
 
     def take(self, item):
         """Stop testing `item` (the caller completes it); True if it already completed."""
-        with self.lock:
-            if item in self.active:
-                self.active.remove(item)
+        with item.lock:
+            item.taken = True
             return item.done
 
     def _loop(self):
-        while True:
-            with self.lock:
-                while not self.active and not self.stopped:
-                    self.lock.wait()
-                if self.stopped:
-                    return
+        while not self.stopped:
+            if not self.active:
+                self.wake.wait()
+                self.wake.clear()
+                continue
             # first let the caller go on (a wait that follows its start at once completes the
-            # request itself, with no hand-over between threads), then test what is still here
+            # request itself), then test what is still in flight
             time.sleep(PROGRESS_PAUSE)
-            with self.lock:
-                for item in list(self.active):
-                    if item.request.Test():
-                        item.done = True
-                        self.active.remove(item)
+            for item in list(self.active):
+                if item.taken or item.done:
+                    self.active.remove(item)
+                elif item.lock.acquire(blocking=False):
+                    try:
+                        if not item.taken and item.request.Test():
+                            item.done = True
+                    finally:
+                        item.lock.release()
 
     def stop(self):
-        with self.lock:
-            self.stopped = True
-            self.lock.notify()
+        self.stopped = True
+        self.wake.set()
         self.thread.join(timeout=1.0)
 
 
