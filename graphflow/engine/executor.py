@@ -2,7 +2,8 @@
 
 A `Plan` is compiled once per (graph version, fetches, feeds) and then run many times. Compiling:
   1. prune: the ancestors of the fetches (data + control edges), cut at fed tensors;
-  2. schedule: graph creation order restricted to those ops (always topological);
+  2. schedule: graph creation order restricted to those ops (always topological), with the ops
+     whose type asks to run early or late moved accordingly (`engine/scheduling.py`);
   3. last use: each intermediate value is dropped right after its last consumer;
   4. build each op's kernel once (`kernels.cpu`) and emit a straight-line Python function
      `v3 = k0(f0, f1); v4 = k1(v3, f2); del v3; ...` so a run does no graph work, no dict lookups
@@ -14,6 +15,7 @@ import itertools
 import numpy as np
 
 from graphflow.engine import placement
+from graphflow.engine.scheduling import apply_schedule_hints
 from graphflow.framework import dtypes
 from graphflow.framework.errors import (
     CheckFailedError,
@@ -138,7 +140,7 @@ class Plan:
         fed = set(feed_tensors)
         fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
-        self.ops = needed_ops(fetch_ops, fed)
+        self.ops = apply_schedule_hints(needed_ops(fetch_ops, fed))
         self._check_feeds_cover_placeholders(fed)
         self.has_state_writes = any(registry.lookup(op.type).stateful
                                     and not registry.lookup(op.type).variable for op in self.ops)

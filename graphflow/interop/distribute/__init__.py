@@ -10,7 +10,9 @@
 
 and `mpirun -np 4 python train.py`. Collectives are graph ops (`ops/collective_ops.py`) that run
 inside `Session.run` over `mpi4py` (`kernels/cpu/mpi_runtime.py`); a collective that another process
-never joins fails after a timeout with a clear error. See docs/distributed.md.
+never joins fails after a timeout with a clear error. DistributedOptimizer fuses the gradients into
+buckets whose reduction starts as soon as they are computed and overlaps with the rest of the
+backward pass. See docs/distributed.md.
 """
 
 from graphflow.framework import dtypes
@@ -19,8 +21,6 @@ from graphflow.kernels.cpu import mpi_runtime
 from graphflow.kernels.cpu.mpi_runtime import CollectiveTimeoutError
 from graphflow.ops import collective_ops, math_ops, state_ops
 from graphflow.ops.core_ops import convert_to_tensor, group
-from graphflow.ops.shape_ops import concat, reshape
-from graphflow.ops.slice_ops import split
 
 DEFAULT_FUSION_THRESHOLD_BYTES = 64 << 20
 
@@ -131,61 +131,91 @@ class BroadcastGlobalVariablesHook:
         pass
 
 
-def _fused_allreduce(grads, average, compression, threshold):
-    """Allreduce `grads` in few large buffers (Horovod's tensor fusion): gradients of one dtype are
-    concatenated into buffers of at most `threshold` bytes, reduced, and split back."""
-    reduced = [None] * len(grads)
+def _buckets(grads, threshold):
+    """Indexes of `grads` in buckets of one dtype and at most `threshold` bytes, in the order the
+    gradients are computed (backpropagation makes the last layer's first), plus the indexes of
+    gradients of unknown size (reduced on their own)."""
+    known = [i for i, g in enumerate(grads) if g is not None and g.shape.is_fully_defined()]
+    unknown = [i for i, g in enumerate(grads) if g is not None and not g.shape.is_fully_defined()]
+    known.sort(key=lambda i: grads[i].op._id)
     buckets, current, current_bytes = [], [], 0
-    for index, g in enumerate(grads):
-        if g is None:
-            continue
-        n = g.shape.num_elements()
-        if n is None:  # unknown size: reduced on its own
-            reduced[index] = allreduce(g, average, compression=compression)
-            continue
-        nbytes = n * g.dtype.as_numpy_dtype.itemsize
+    for i in known:
+        g = grads[i]
+        nbytes = g.shape.num_elements() * g.dtype.as_numpy_dtype.itemsize
         if current and (current_bytes + nbytes > threshold or g.dtype != grads[current[0]].dtype):
             buckets.append(current)
             current, current_bytes = [], 0
-        current.append(index)
+        current.append(i)
         current_bytes += nbytes
     if current:
         buckets.append(current)
+    return buckets, unknown
+
+
+def _fused_allreduce(grads, average, compression, threshold, overlap):
+    """Allreduce `grads` in few large buffers (Horovod's tensor fusion). Each bucket is packed and
+    its reduction posted by a start op that runs as soon as the bucket's gradients exist, and
+    completed by a wait op that runs just before the first update reading them: with `overlap`,
+    the reduction of the last layers' gradients proceeds while the first layers' are computed.
+    Without it, every start waits for all gradients (the same ops and values, no overlap).
+    Returns the reduced gradients and, for each, the rank of its bucket."""
+    reduced = [None] * len(grads)
+    rank = [0] * len(grads)
+    buckets, unknown = _buckets(grads, threshold)
+    for i in unknown:
+        reduced[i] = allreduce(grads[i], average, compression=compression)
+    everything = [] if overlap else [grads[i] for bucket in buckets for i in bucket]
     for number, bucket in enumerate(buckets):
-        if len(bucket) == 1:
-            i = bucket[0]
-            reduced[i] = allreduce(grads[i], average, compression=compression)
-            continue
-        flat = concat([reshape(grads[i], [-1]) for i in bucket], axis=0)
-        total = allreduce(flat, average, name=f"fused_allreduce_{number}", compression=compression)
-        sizes = [grads[i].shape.num_elements() for i in bucket]
-        for i, part in zip(bucket, split(total, sizes, axis=0)):
-            reduced[i] = reshape(part, grads[i].shape.as_list())
-    return reduced
+        values, originals = [], []
+        for i in bucket:
+            value, original = _compress(grads[i], compression)
+            values.append(value)
+            originals.append(original)
+        outputs = collective_ops.fused_allreduce(values, average, name=f"fused_allreduce_{number}",
+                                                 control_inputs=everything)
+        for i, out, original in zip(bucket, outputs, originals):
+            reduced[i] = math_ops.cast(out, original) if original is not None else out
+            rank[i] = number
+    return reduced, rank
 
 
 class DistributedOptimizer:
     """Wraps any graphflow optimizer: `compute_gradients` averages the gradients over all processes
-    (fused into few allreduces) before `apply_gradients` uses them."""
+    (fused into buckets of at most `fusion_threshold_bytes`) before `apply_gradients` uses them.
+    With `overlap` (the default) a bucket's reduction starts as soon as its gradients are computed
+    and runs while the backward pass goes on; `apply_gradients` updates the variables in the order
+    their buckets complete."""
 
     def __init__(self, optimizer, name=None, use_locking=False, device_dense="", device_sparse="",
                  compression=Compression.none, sparse_as_dense=False,
-                 fusion_threshold_bytes=DEFAULT_FUSION_THRESHOLD_BYTES, average=True):
+                 fusion_threshold_bytes=DEFAULT_FUSION_THRESHOLD_BYTES, average=True, overlap=True):
+        if compression not in (Compression.none, Compression.fp16):
+            raise ValueError(f"compression must be Compression.none or Compression.fp16, got "
+                             f"{compression!r}")
         self._optimizer = optimizer
         self._compression = compression
         self._threshold = int(fusion_threshold_bytes)
         self._average = average
+        self._overlap = bool(overlap)
+        self._bucket_of = {}  # reduced gradient -> rank of its bucket
 
     def compute_gradients(self, *args, **kwargs):
         grads_and_vars = self._optimizer.compute_gradients(*args, **kwargs)
         if size() == 1:
             return grads_and_vars
         grads = [g for g, _ in grads_and_vars]
-        reduced = _fused_allreduce(grads, self._average, self._compression, self._threshold)
+        reduced, rank = _fused_allreduce(grads, self._average, self._compression, self._threshold,
+                                         self._overlap)
+        self._bucket_of.update((r, k) for r, k in zip(reduced, rank) if r is not None)
         return [(r, v) for r, (_, v) in zip(reduced, grads_and_vars)]
 
-    def apply_gradients(self, *args, **kwargs):
-        return self._optimizer.apply_gradients(*args, **kwargs)
+    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+        """The wrapped optimizer's updates, those of the first reduced buckets first (so they run
+        while later buckets are still being reduced)."""
+        pairs = list(grads_and_vars)
+        if self._overlap:  # (a stable sort: pairs of other gradients keep their order)
+            pairs.sort(key=lambda gv: self._bucket_of.get(gv[0], -1))
+        return self._optimizer.apply_gradients(pairs, *args, **kwargs)
 
     def minimize(self, loss, global_step=None, var_list=None, name=None, **kwargs):
         grads_and_vars = self.compute_gradients(loss, var_list=var_list, **kwargs)

@@ -1,22 +1,99 @@
-"""CPU kernels of the collective ops (`ops/collective_ops.py`) over the MPI runtime (`mpi_runtime.py`)."""
+"""CPU kernels of the collective ops (`ops/collective_ops.py`) over the MPI runtime (`mpi_runtime.py`).
+
+The allreduce kernels write into buffers they reuse from run to run (`mpi_runtime.BufferPool`) and
+average in place. `MpiAllreduceStart` packs a bucket of gradients into one buffer and posts its
+reduction (dividing float values by the process count as it packs them, for a mean); `MpiAllreduceWait`
+completes it and returns the reduced gradients as views of the received buffer, so a fused bucket
+costs one packing pass and no unpacking copy.
+"""
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel, mpi_runtime
 
 
+def _divide_in_place(total, size):
+    """The mean from the sum: in place for floating values, truncated like TF for integers."""
+    if total.dtype.kind in "fc" and total.ndim:
+        np.divide(total, size, out=total)
+        return total
+    return (total / size).astype(total.dtype, copy=False)
+
+
 @cpu_kernel("MpiAllreduce")
 def _allreduce(node):
     average = node.attrs["average"]
     what = f"allreduce '{node.name}'"
+    pool = mpi_runtime.BufferPool()
 
     def allreduce(x):
-        total = mpi_runtime.allreduce(np.asarray(x), what)
+        total = mpi_runtime.allreduce(np.asarray(x), what, pool)
         if average:
-            size = mpi_runtime.comm().Get_size()
-            return (total / size).astype(total.dtype, copy=False)
+            return _divide_in_place(total, mpi_runtime.comm().Get_size())
         return total
     return allreduce
+
+
+def _prescaled(dtype):
+    """Float buffers are divided by the process count while they are packed (no extra pass);
+    float16 sums are averaged in float32 and integers after the sum (truncated like TF)."""
+    return np.dtype(dtype).kind in "fc" and np.dtype(dtype) != np.float16
+
+
+@cpu_kernel("MpiAllreduceStart")
+def _allreduce_start(node):
+    what = f"allreduce '{node.name}'"
+    average = node.attrs["average"]
+    sends, recvs = mpi_runtime.BufferPool(), mpi_runtime.BufferPool()
+    last = [None]
+
+    def allreduce_start(*grads):
+        if last[0] is not None:  # the previous run failed between start and wait
+            mpi_runtime.abandon(last[0])
+        dtype = np.result_type(*grads) if grads else np.float32
+        total = sum(int(np.size(g)) for g in grads)
+        send = sends.get((total,), dtype)
+        size = mpi_runtime.comm().Get_size()
+        scale = average and _prescaled(dtype) and size > 1
+        offset = 0
+        for g in grads:
+            n = int(np.size(g))
+            part = send[offset:offset + n].reshape(np.shape(g))
+            if scale:
+                np.divide(g, size, out=part)
+            else:
+                np.copyto(part, g)
+            offset += n
+        if dtype == np.float16:  # everyone's halves, summed in float32 by the wait
+            recv = recvs.get((mpi_runtime.comm().Get_size(), total), np.uint16)
+        else:
+            recv = recvs.get((total,), dtype)
+        last[0] = mpi_runtime.start_allreduce(send, recv, what)
+        return np.array(last[0], np.int64)
+    return allreduce_start
+
+
+@cpu_kernel("MpiAllreduceWait")
+def _allreduce_wait(node):
+    average = node.attrs["average"]
+    shapes = [tuple(s) for s in node.attrs["shapes"]]
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    dtype = node.attrs["dtype"].as_numpy_dtype
+    what = f"allreduce '{node.name}'"
+    float16_out = mpi_runtime.BufferPool()
+
+    def allreduce_wait(token):
+        out = float16_out.get((sum(sizes),), np.float16) if dtype == np.float16 else None
+        size = mpi_runtime.comm().Get_size()
+        total = mpi_runtime.finish(int(token), what, out, size if average else 1)
+        if average and not _prescaled(dtype) and dtype != np.float16:
+            total = _divide_in_place(total, size)
+        outputs, offset = [], 0
+        for shape, n in zip(shapes, sizes):
+            outputs.append(total[offset:offset + n].reshape(shape))
+            offset += n
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+    return allreduce_wait
 
 
 @cpu_kernel("MpiAllgather")

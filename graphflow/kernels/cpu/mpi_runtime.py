@@ -1,21 +1,34 @@
 """The MPI communicator behind graphflow's collective ops (through `mpi4py`, imported when needed).
 
-Every collective first waits for all processes at a non-blocking barrier, polled with a deadline:
-if another process died, raised before reaching the same collective, or hangs, this process fails
-with `CollectiveTimeoutError` naming the collective after `timeout()` seconds (GRAPHFLOW_MPI_TIMEOUT,
-default 60) instead of waiting forever. The data then moves with MPI's blocking collective.
+Every collective is MPI's non-blocking one (`Iallreduce`, `Iallgatherv`, `Ibcast`), completed by
+testing its request with a deadline: if another process died, raised before reaching the same
+collective, or hangs, this process fails with `CollectiveTimeoutError` naming the collective after
+`timeout()` seconds (GRAPHFLOW_MPI_TIMEOUT, default 60) instead of waiting forever. The deadline
+costs no extra message: the transfer itself is what is polled.
+
+An allreduce can also be split in two (`start_allreduce` / `finish`): the request is posted, the
+caller goes on computing, and a progress thread tests it meanwhile (MPI moves data only inside MPI
+calls), so the reduction overlaps with that computation; `finish` completes it with the deadline.
+
+Results are written into buffers a kernel keeps (`BufferPool`) and hands out again once nothing
+refers to them any more, so a large reduction neither allocates nor page-faults fresh memory.
 Processes must issue collectives in the same order; they do when every process runs the same graph,
 since a plan runs its ops in one fixed order.
 """
 
+import atexit
+import itertools
 import os
+import sys
+import threading
 import time
 
 import numpy as np
 
 ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
-SPIN_SECONDS = 0.05  # test without pausing this long before backing off to short sleeps
-_state = {"comm": None}
+SPIN_SECONDS = 0.1  # test in a tight loop this long before backing off to sleeps
+PROGRESS_PAUSE = 100e-6  # how often the progress thread tests the requests in flight
+_state = {"comm": None, "progress": None}
 
 
 class CollectiveTimeoutError(RuntimeError):
@@ -57,9 +70,19 @@ def timeout():
     return float(value) if value else 60.0
 
 
+def _timeout_error(what):
+    return CollectiveTimeoutError(
+        f"{what} did not complete within {timeout():g} s on rank {comm().Get_rank()} of "
+        f"{comm().Get_size()}: another process failed, exited or did not reach the same "
+        f"collective (set {ENV_TIMEOUT} to wait longer)")
+
+
 def _wait(request, what):
-    """Complete `request`, testing it in a tight loop first (MPI progresses inside Test, so sleeping
-    early would stall the transfer), then with growing pauses; past the deadline, fail clearly."""
+    """Complete `request`: test it in a tight loop first (MPI progresses inside Test, so sleeping
+    early would stall the transfer; yielding the core costs whole scheduler slices on a busy
+    machine), then with growing pauses; past the deadline, fail clearly."""
+    if request.Test():
+        return
     start = time.monotonic()
     deadline = start + timeout()
     spin_until = start + SPIN_SECONDS
@@ -67,33 +90,46 @@ def _wait(request, what):
     while not request.Test():
         now = time.monotonic()
         if now > deadline:
-            raise CollectiveTimeoutError(
-                f"{what} did not complete within {timeout():g} s on rank {comm().Get_rank()} of "
-                f"{comm().Get_size()}: another process failed, exited or did not reach the same "
-                f"collective (set {ENV_TIMEOUT} to wait longer)")
+            raise _timeout_error(what)
         if now > spin_until:
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
 
 
-def _arrive(what):
-    """Wait (with the deadline) until every process has reached this collective. The transfer
-    itself then uses MPI's blocking collective, whose tuned algorithms are several times faster
-    than the non-blocking ones for the buffer sizes of gradients."""
-    _wait(comm().Ibarrier(), what)
+class BufferPool:
+    """Output buffers one kernel reuses from run to run. A buffer is handed out again only when
+    nothing but the pool refers to it (CPython's reference count: a fetched value the user keeps,
+    a variable that stored it, a view of it or a request in flight all hold a reference), so a value
+    still in use is never overwritten; otherwise a fresh buffer replaces it in the pool."""
+
+    MAX_SHAPES = 4
+    _FREE = 3  # the pool's dict, the local name in get() and getrefcount's argument
+
+    def __init__(self):
+        self._buffers = {}
+
+    def get(self, shape, dtype):
+        key = (tuple(shape), np.dtype(dtype).str)
+        buf = self._buffers.get(key)
+        if buf is None or sys.getrefcount(buf) > self._FREE:
+            if len(self._buffers) >= self.MAX_SHAPES and key not in self._buffers:
+                self._buffers.clear()
+            buf = np.empty(key[0], dtype)
+            self._buffers[key] = buf
+        return buf
 
 
-def allreduce(array, what="allreduce"):
-    """Elementwise sum over all processes."""
+def allreduce(array, what="allreduce", pool=None):
+    """Elementwise sum over all processes (into a buffer of `pool` when given)."""
     MPI = mpi()
     send = np.require(array, requirements="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-    _arrive(what)
-    if send.dtype == np.float16:  # MPI has no float16 sum: move the halves, add in float32
-        everyone = np.empty((comm().Get_size(),) + send.shape, np.uint16)
-        comm().Allgather(send.view(np.uint16), everyone)
+    c = comm()
+    if send.dtype == np.float16:
+        everyone = np.empty((c.Get_size(),) + send.shape, np.uint16)
+        _wait(c.Iallgather(send.view(np.uint16), everyone), what)
         return everyone.view(np.float16).sum(axis=0, dtype=np.float32).astype(np.float16)
-    recv = np.empty_like(send)
-    comm().Allreduce(send, recv, op=MPI.SUM)
+    recv = pool.get(send.shape, send.dtype) if pool is not None else np.empty_like(send)
+    _wait(c.Iallreduce(send, recv, op=MPI.SUM), what)
     return recv
 
 
@@ -101,22 +137,151 @@ def allgather(array, what="allgather"):
     """Concatenation along axis 0 of every process's array (first dims may differ)."""
     send = np.require(array, requirements="C")
     c = comm()
-    _arrive(what)
     counts = np.empty(c.Get_size(), dtype=np.int64)
-    c.Allgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts)
+    _wait(c.Iallgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts), what)
     row = int(np.prod(send.shape[1:])) if send.ndim > 1 else 1
     recv = np.empty((int(counts.sum()),) + send.shape[1:], dtype=send.dtype)
-    c.Allgatherv(send, [recv, counts * row])
+    _wait(c.Iallgatherv(send, [recv, counts * row]), what)
     return recv
 
 
 def broadcast(array, root, what="broadcast"):
     """The root process's array on every process."""
     buf = np.array(array, copy=True, order="C")
-    _arrive(what)
-    comm().Bcast(buf, root=root)
+    _wait(comm().Ibcast(buf, root=root), what)
     return buf
 
 
 def barrier(what="barrier"):
     _wait(comm().Ibarrier(), what)
+
+
+# ---------------------------------------------------------------- split (overlapped) allreduce
+class _InFlight:
+    """A posted allreduce: its request and the buffers MPI reads and writes until it completes.
+    `lock` is held by the progress thread only around one test of this request."""
+
+    __slots__ = ("request", "send", "recv", "what", "done", "float16", "lock", "taken")
+
+    def __init__(self, request, send, recv, what, float16):
+        self.request, self.send, self.recv, self.what = request, send, recv, what
+        self.done, self.float16 = False, float16
+        self.lock = threading.Lock()
+        self.taken = False  # the caller completes it now
+
+
+class _Progress:
+    """A daemon thread testing the requests in flight (under MPI_THREAD_MULTIPLE only), so that
+    their data moves while the calling thread computes. It sleeps while nothing is in flight.
+    The calling thread never waits for it except while it tests that very request: the list of
+    requests changes by single list operations, and a request is handed back by a flag."""
+
+    def __init__(self):
+        self.active = []
+        self.wake = threading.Event()
+        self.stopped = False
+        self.thread = threading.Thread(target=self._loop, name="graphflow-mpi-progress",
+                                       daemon=True)
+        self.thread.start()
+
+    def add(self, item):
+        self.active.append(item)
+        self.wake.set()
+
+    def take(self, item):
+        """Stop testing `item` (the caller completes it); True if it already completed."""
+        with item.lock:
+            item.taken = True
+            return item.done
+
+    def _loop(self):
+        while not self.stopped:
+            if not self.active:
+                self.wake.wait()
+                self.wake.clear()
+                continue
+            # first let the caller go on (a wait that follows its start at once completes the
+            # request itself), then test what is still in flight
+            time.sleep(PROGRESS_PAUSE)
+            for item in list(self.active):
+                if item.taken or item.done:
+                    self.active.remove(item)
+                elif item.lock.acquire(blocking=False):
+                    try:
+                        if not item.taken and item.request.Test():
+                            item.done = True
+                    finally:
+                        item.lock.release()
+
+    def stop(self):
+        self.stopped = True
+        self.wake.set()
+        self.thread.join(timeout=1.0)
+
+
+def _progress():
+    progress = _state["progress"]
+    if progress is None:
+        MPI = mpi()
+        if MPI.Query_thread() < MPI.THREAD_MULTIPLE or os.environ.get(
+                "GRAPHFLOW_MPI_PROGRESS_THREAD", "1") == "0":
+            progress = False
+        else:
+            progress = _Progress()
+            atexit.register(progress.stop)  # before mpi4py finalizes MPI
+        _state["progress"] = progress
+    return progress
+
+
+_TOKENS = itertools.count(1)
+_in_flight = {}
+# seconds `finish` spent waiting for reductions (the communication not hidden behind computation)
+# and how many it completed: benchmarks/bench_distributed.py reads them
+wait_stats = {"seconds": 0.0, "count": 0}
+
+
+def start_allreduce(send, recv, what):
+    """Post the sum of `send` (1-d) over all processes into `recv` and return a token for
+    `finish`; for float16, `recv` is a (size, n) uint16 buffer receiving everyone's halves."""
+    MPI = mpi()
+    c = comm()
+    if send.dtype == np.float16:
+        request = c.Iallgather(send.view(np.uint16), recv)
+    else:
+        request = c.Iallreduce(send, recv, op=MPI.SUM)
+    item = _InFlight(request, send, recv, what, send.dtype == np.float16)
+    progress = _progress()
+    if progress:
+        progress.add(item)
+    token = next(_TOKENS)
+    _in_flight[token] = item
+    return token
+
+
+def abandon(token):
+    """Forget a posted allreduce whose run failed before finishing it (its buffers stay held, so
+    never reused, until the progress thread sees it complete)."""
+    _in_flight.pop(token, None)
+
+
+def finish(token, what, out=None, divisor=1):
+    """Complete the allreduce of `token` within the deadline; returns the summed 1-d array
+    (float16 sums are computed here in float32, divided by `divisor`, into `out` when given)."""
+    item = _in_flight.pop(token, None)
+    if item is None:
+        raise RuntimeError(f"{what}: no allreduce in flight for this step (its start did not run)")
+    progress = _progress()
+    t0 = time.perf_counter()
+    if not (progress and progress.take(item)):
+        _wait(item.request, what)
+    wait_stats["seconds"] += time.perf_counter() - t0
+    wait_stats["count"] += 1
+    if item.float16:
+        total = item.recv.view(np.float16).sum(axis=0, dtype=np.float32)
+        if divisor != 1:
+            total /= divisor
+        if out is None:
+            return total.astype(np.float16)
+        out[...] = total
+        return out
+    return item.recv

@@ -13,6 +13,7 @@ import numpy as np
 
 import graphflow as tf
 from graphflow import horovod as hvd
+from graphflow.ops import collective_ops
 
 
 def report(**values):
@@ -29,8 +30,15 @@ def collectives():
         total, mean, gathered, bcast = sess.run([hvd.allreduce(x, average=False), hvd.allreduce(x),
                                                  hvd.allgather(rows),
                                                  hvd.broadcast(tf.constant([r, r * 10]), n - 1)])
+        # the kernel reuses its output buffer only once nothing refers to it: values fetched
+        # earlier and still held keep their values
+        fed = tf.placeholder(tf.float32, [4])
+        run = sess.make_callable(hvd.allreduce(fed, average=False), [fed])
+        kept = [run(np.full(4, float(k), np.float32)) for k in range(3)]
+        kept.append(run(np.full(4, 7.0, np.float32)).copy())
+        kept.append(run(np.full(4, 8.0, np.float32)))  # (the buffer of the one just dropped)
     report(size=n, total=total.tolist(), mean=mean.tolist(), gathered=gathered.tolist(),
-           bcast=bcast.tolist())
+           bcast=bcast.tolist(), kept=[k.tolist() for k in kept])
 
 
 def gradients():
@@ -68,7 +76,8 @@ def train():
     xs, ys = _data()
     x, y, loss, variables = _model()
     opt = hvd.DistributedOptimizer(tf.train.MomentumOptimizer(0.1, 0.9), compression=compression,
-                                   fusion_threshold_bytes=threshold)
+                                   fusion_threshold_bytes=threshold,
+                                   overlap="no_overlap" not in sys.argv)
     step = opt.minimize(loss)
     shard = slice(r * len(xs) // n, (r + 1) * len(xs) // n)
     with tf.Session() as sess:
@@ -77,7 +86,7 @@ def train():
         for _ in range(5):
             sess.run(step, {x: xs[shard], y: ys[shard]})
         distributed = [a.tolist() for a in sess.run(variables)]
-    allreduces = sum(1 for op in tf.get_default_graph().get_operations() if op.type == "MpiAllreduce")
+    allreduces = sum(1 for op in tf.get_default_graph().get_operations() if op.type == "MpiAllreduceStart")
     tf.reset_default_graph()
     x, y, loss, variables = _model()
     step = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
@@ -87,6 +96,43 @@ def train():
             sess.run(step, {x: xs, y: ys})
         single = [a.tolist() for a in sess.run(variables)]
     report(distributed=distributed, single=single, allreduces=allreduces)
+
+
+def _mlp_step(overlap, threshold):
+    """Three Adam steps of a 12-16-16-3 MLP on this rank's data; the variables, the reduced
+    gradients (with their static shapes) and the plan's op types in run order."""
+    tf.reset_default_graph()
+    rng = np.random.default_rng(hvd.rank())
+    xs = rng.standard_normal((8, 12)).astype(np.float32)
+    ys = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)]
+    x = tf.placeholder(tf.float32, [None, 12])
+    y = tf.placeholder(tf.float32, [None, 3])
+    init = tf.random_normal_initializer(seed=1)
+    h = tf.layers.dense(x, 16, tf.nn.relu, kernel_initializer=init)
+    h = tf.layers.dense(h, 16, tf.nn.relu, kernel_initializer=init)
+    logits = tf.layers.dense(h, 3, kernel_initializer=init)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    opt = hvd.DistributedOptimizer(tf.train.AdamOptimizer(0.01), overlap=overlap,
+                                   fusion_threshold_bytes=threshold)
+    grads_and_vars = opt.compute_gradients(loss)
+    step = opt.apply_gradients(grads_and_vars)
+    grads = [g for g, _ in grads_and_vars]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(step, {x: xs, y: ys})
+        values = sess.run(grads, {x: xs, y: ys})
+        order = [op.type for op in sess._plan_for([step], [x, y]).ops]
+        variables = [v.tolist() for v in sess.run(tf.trainable_variables())]
+    shapes_agree = all(list(v.shape) == g.shape.as_list() for v, g in zip(values, grads))
+    return {"variables": variables, "grads": [v.tolist() for v in values], "order": order,
+            "shapes_agree": shapes_agree}
+
+
+def overlap():
+    """The same steps with the reductions overlapped and not: identical values."""
+    threshold = int(sys.argv[2])
+    report(on=_mlp_step(True, threshold), off=_mlp_step(False, threshold))
 
 
 def broadcast_start():
@@ -137,12 +183,16 @@ def saved():
     total = hvd.allreduce(tf.reduce_sum(gathered * gathered), average=False)
     grad = tf.gradients(total, rows)[0]  # MpiAllreduce and MpiAllgatherGrad
     start = hvd.broadcast(tf.constant([7.0]), 0)
+    mean, pair = collective_ops.fused_allreduce(  # MpiAllreduceStart and MpiAllreduceWait
+        [tf.reduce_sum(rows), tf.constant([1.0, 2.0], tf.float64)], average=True)
     path = os.path.join(directory, f"model{r}.gfz")
-    tf.save(path, inputs={"rows": rows}, outputs={"total": total, "grad": grad, "start": start})
+    tf.save(path, inputs={"rows": rows}, outputs={"total": total, "grad": grad, "start": start,
+                                                  "mean": mean, "pair": pair})
     tf.reset_default_graph()
     with tf.load(path) as model:
         out = model.run({"rows": np.full((r + 1, 2), r + 1.0)})
-    report(total=float(out["total"]), grad=out["grad"].tolist(), start=out["start"].tolist())
+    report(total=float(out["total"]), grad=out["grad"].tolist(), start=out["start"].tolist(),
+           mean=float(out["mean"]), pair=out["pair"].tolist())
 
 
 def checkpoint():

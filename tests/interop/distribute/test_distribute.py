@@ -63,6 +63,7 @@ def test_collective_values(n):
         np.testing.assert_allclose(res["mean"], np.full((2, 3), total / n))
         assert res["gathered"] == gathered
         assert res["bcast"] == [n - 1, (n - 1) * 10]
+        assert res["kept"] == [[k * n] * 4 for k in (0.0, 1.0, 2.0, 7.0, 8.0)]
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -77,7 +78,8 @@ def test_collective_gradients(n):
         np.testing.assert_allclose(res["grows"], np.full((r + 1, 2), weights))
 
 
-@pytest.mark.parametrize("n,options", [(2, []), (3, []), (2, ["small_buckets"]), (2, ["fp16"])])
+@pytest.mark.parametrize("n,options", [(2, []), (3, []), (2, ["small_buckets"]), (2, ["fp16"]),
+                                       (3, ["small_buckets", "no_overlap"])])
 def test_training_matches_one_process_on_the_whole_batch(n, options):
     results, _ = mpirun(n, "train", *options)
     tolerance = 2e-2 if "fp16" in options else 1e-10
@@ -86,6 +88,25 @@ def test_training_matches_one_process_on_the_whole_batch(n, options):
             np.testing.assert_allclose(dist, single, rtol=tolerance, atol=tolerance)
         # tensor fusion: one allreduce for all gradients, or one per 64-byte bucket
         assert res["allreduces"] == (1 if "small_buckets" not in options else 2)  # [w] [v, b]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_overlapped_reduction_gives_the_same_values(n):
+    results, _ = mpirun(n, "overlap", 1024)  # 1 KiB buckets: several of them
+    for res in results:
+        on, off = res["on"], res["off"]
+        assert on["variables"] == off["variables"]  # bit-identical
+        assert on["grads"] == off["grads"]
+        assert on["shapes_agree"] and off["shapes_agree"]  # the wait's static shapes
+        assert on["order"].count("MpiAllreduceStart") >= 3
+        # overlapped: the first bucket is posted while gradients are still being computed, and
+        # the first wait comes after the last gradient; not overlapped: every start after them
+        last_grad = max(i for i, t in enumerate(on["order"]) if t == "MatMul")
+        assert on["order"].index("MpiAllreduceStart") < last_grad < on["order"].index(
+            "MpiAllreduceWait")
+        last_grad = max(i for i, t in enumerate(off["order"]) if t == "MatMul")
+        assert off["order"].index("MpiAllreduceStart") > last_grad
+    assert results[0]["on"]["variables"] == results[-1]["on"]["variables"]  # ranks agree
 
 
 def test_broadcast_global_variables():
@@ -123,6 +144,7 @@ def test_collectives_save_load_and_run_in_every_process(tmp_path):
         # the 2 processes that used the gathered rows: 8 * rows of this rank
         np.testing.assert_allclose(res["grad"], np.full((r + 1, 2), 8 * (r + 1.0)))
         assert res["start"] == [7.0]
+        assert res["mean"] == (2 * 1.0 + 2 * 2 * 2.0) / 2 and res["pair"] == [1.0, 2.0]
 
 
 def test_train_digits_distributed(tmp_path):
