@@ -1,7 +1,7 @@
 """Schedule hints: op types that ask to run as early, or as late, as their data edges allow.
 
 A plan runs its ops one after another in graph order (`framework.graph.needed_ops`). An op whose
-OpDef has `extra["schedule"] == "early"` is moved to right after the last op of the plan it depends
+OpDef has `schedule == "early"` is moved to right after the last op of the plan it depends
 on (data or control input), or to the front when it depends on none; one with `"late"` is moved to
 right before the first op of the plan that depends on it, and stays where it is when none does (a
 fetched value). All other ops keep their relative order, so the schedule stays topological.
@@ -22,8 +22,8 @@ def apply_schedule_hints(ops):
     """`ops` (a topological order) with the early/late ops moved; the same list when none is."""
     hints = {}
     for op in ops:
-        hint = registry.lookup(op.type).extra.get("schedule")
-        if hint is not None:
+        hint = registry.lookup(op.type).schedule
+        if hint:
             hints[op] = hint
     if not hints:
         return ops

@@ -9,7 +9,7 @@ value depends on other processes. `graphflow.interop.distribute` builds them; ke
 A fused allreduce of several tensors is split in two ops so that it can overlap with computation:
 `MpiAllreduceStart` (the tensors -> an int64 token of the posted reduction) is scheduled as early
 as its inputs allow and `MpiAllreduceWait` (token -> the reduced tensors) as late as its readers
-allow (`OpDef.extra["schedule"]`, applied by `engine/scheduling.py`), so the ops in between run
+allow (`OpDef.schedule`, applied by `engine/scheduling.py`), so the ops in between run
 while the reduction is in flight. They have no gradient (they carry gradients to the optimizer).
 """
 
@@ -53,9 +53,9 @@ def _wait_infer(inputs, attrs):
 
 
 define("MpiAllreduceStart", _start_infer, stateful=True, attrs="average:bool",
-       extra={"schedule": "early"})
+       schedule="early")
 define("MpiAllreduceWait", _wait_infer, stateful=True,
-       attrs="average:bool dtype:dtype shapes:list(shape)", extra={"schedule": "late"})
+       attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late")
 no_gradient("MpiAllreduceStart", "MpiAllreduceWait")
 
 

@@ -72,6 +72,10 @@ class OpDef:
     value_dependent_shape: the output shape depends on input values (Where, Range, decoders), so
         static shape inference cannot know it even from known input shapes.
 
+    Scheduling
+    schedule: "early" to run as soon as its inputs exist, "late" to run just before its first
+        reader, "" for graph order (`engine/scheduling.py`; the split allreduce's start and wait).
+
     Gradients
     no_gradient: declared not differentiable (`no_gradient(...)`): a gradient never flows through.
     gradient_takes_none: the gradient rule gets None, not zeros, for outputs no gradient reached
@@ -110,6 +114,7 @@ class OpDef:
     gradient_takes_none: bool = False
     unsaveable: str = ""
     cannot_save: str = ""
+    schedule: str = ""
     attr_types: dict = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -117,6 +122,9 @@ class OpDef:
             self.attr_types = parse_attr_spec(self.attrs)
         except ValueError as exc:
             raise ValueError(f"OpDef '{self.type}': bad attrs declaration: {exc}") from None
+        if self.schedule not in ("", "early", "late"):
+            raise ValueError(f"OpDef '{self.type}': schedule must be '', 'early' or 'late', "
+                             f"not {self.schedule!r}")
         if self.must_feed:
             self.graph_input = True
         if self.fresh_output is None:
