@@ -24,7 +24,7 @@ import tracemalloc
 import numpy as np
 
 import graphflow as tf
-from graphflow.optimizer_passes import memory_planning
+from graphflow.engine import memory_plan as memory_planning
 
 
 def compare(contenders, repeat, warmup=3):
