@@ -130,10 +130,12 @@ def schedule_ops(fetch_elements, fed, pruned=None):
     (its graph copy), taken as they are; else the ancestors of the fetches over data and control
     edges, cut at the fed tensors."""
     if pruned is not None:
-        return list(pruned)
-    fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
-    fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
-    return needed_ops(fetch_ops, fed)
+        ops = list(pruned)
+    else:
+        fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
+        fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
+        ops = needed_ops(fetch_ops, fed)
+    return ops
 
 
 class Plan:
