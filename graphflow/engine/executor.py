@@ -29,6 +29,7 @@ from graphflow.framework.errors import (
     UnimplementedError,
     UninitializedVariableError,
 )
+from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import describe_op, needed_ops
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
@@ -167,9 +168,16 @@ class Plan:
         self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
                                         if op.attrs.get("use_locking") is True
                                         and "shared_name" in op.attrs})
-        schedule = Schedule(self.ops, feed_tensors, fetch_elements)
+        # the stages allocate many long-lived objects and no garbage: no collections meanwhile
+        with gc_paused():
+            self._compile(Schedule(self.ops, feed_tensors, fetch_elements), feed_tensors,
+                          fetch_elements, kernel_table)
+
+    def _compile(self, schedule, feed_tensors, fetch_elements, kernel_table):
+        """The compile stages after the schedule, in order; each hands the next plain data."""
+        fed = schedule.fed
         # device of each step, value locations, host<->device copies (engine/placement.py)
-        self.placement = placement.place(self.ops, fed, device, state, kernel_table)
+        self.placement = placement.place(self.ops, fed, self._device, self._state, kernel_table)
         kernel_of = self._build_kernels(schedule)
         self.kernels = list(kernel_of.values())
         self.num_steps = len(self.kernels)

@@ -32,12 +32,20 @@ from graphflow.ops import registry
 class MemoryPlan:
     """`inplace`: {op: input position whose buffer the op's output reuses}; peaks in bytes."""
 
-    def __init__(self, inplace, peak_bytes, peak_bytes_without_reuse, num_buffers, unknown):
+    def __init__(self, inplace, peak_bytes, without_reuse, num_buffers, unknown):
         self.inplace = inplace
         self.peak_bytes = peak_bytes
-        self.peak_bytes_without_reuse = peak_bytes_without_reuse
+        self._without_reuse = without_reuse  # the number, or a function computing it on demand
         self.num_buffers = num_buffers
         self.unknown_sizes = unknown
+
+    @property
+    def peak_bytes_without_reuse(self):
+        """The planned peak had no op written in place (computed when first asked for: runs
+        never need it)."""
+        if callable(self._without_reuse):
+            self._without_reuse = self._without_reuse()
+        return self._without_reuse
 
     def summary(self):
         if self.peak_bytes is None:
@@ -219,7 +227,8 @@ def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_ho
             if buf is not None:
                 buf.add(t, last.get(t, i), preserve)
     with_reuse = _peak(buffers, len(ops))
-    without = _peak_without_reuse(ops, last, preserve, fed)
+    def without():
+        return _peak_without_reuse(ops, last, preserve, fed)
     unknown = sum(1 for b in buffers if b.bytes is None)
     return MemoryPlan(inplace, with_reuse, without, len(buffers), unknown)
 

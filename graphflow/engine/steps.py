@@ -88,26 +88,29 @@ def build_steps(schedule, kernel_of, placement, inplace, feed_tensors, fetch_ele
     constants = {}
     steps = []
     values = 0
+    used, last_use = schedule.used, schedule.last_use
+    fed, fetched = schedule.fed, schedule.fetched
+    input_copies, uploads, device_of = placement.input_copies, placement.uploads, placement.device_of
     for index, op in enumerate(schedule.ops):
         kernel = kernel_of.get(op)
         if kernel is None:
             continue
         outputs = []
         for t in op.outputs:
-            if schedule.used(t):
-                slot_of[t] = ("v", values)
+            if used(t):
+                slot = slot_of[t] = ("v", values)
                 values += 1
-                outputs.append(slot_of[t])
+                outputs.append(slot)
             else:
                 outputs.append(None)
         args, copies = [], []
-        for t, copy in zip(op.inputs, placement.input_copies(op)):
+        for t, copy in zip(op.inputs, input_copies(op)):
             if copy is None:
                 args.append(slot_of[t])
                 continue
             slot = copy_slot.get(copy)
             if slot is None:
-                upload = placement.uploads.get(copy)
+                upload = uploads.get(copy)
                 if upload is not None:
                     slot = ("u", len(constants))
                     constants[slot] = upload
@@ -117,13 +120,18 @@ def build_steps(schedule, kernel_of, placement, inplace, feed_tensors, fetch_ele
                     copies_of.setdefault(slot_of[t], []).append(slot)
                 copy_slot[copy] = slot
             args.append(slot)
-        out = None
         pos = inplace.get(op)
-        if pos is not None:
-            out = args[pos]
-        frees = [slot_of[t] for t in dict.fromkeys(op.inputs) if schedule.dies_at(t, index)]
-        frees += [c for v in frees for c in copies_of.get(v, ())]
-        steps.append(Step(op, origin.get(op, op), placement.device_of[op], kernel, tuple(args),
+        out = None if pos is None else args[pos]
+        # the inputs read for the last time here (each once), with their copies
+        frees = []
+        for t in op.inputs:
+            if last_use[t] == index and t not in fetched and t not in fed:
+                slot = slot_of[t]
+                if slot not in frees:
+                    frees.append(slot)
+        if copies_of:
+            frees += [c for v in frees for c in copies_of.get(v, ())]
+        steps.append(Step(op, origin.get(op, op), device_of[op], kernel, tuple(args),
                           tuple(outputs), copies, frees, out))
     fetches = []
     for e in fetch_elements:
