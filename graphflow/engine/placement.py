@@ -330,6 +330,8 @@ class Placement:
         """For each input of `op` (a step, in schedule order): None when the step reads the value
         where it lives, else the `Copy` that brings it there (one per (value, destination), made
         before its first consumer and shared by the later ones)."""
+        if self.backend is None:  # everything on the host
+            return [None] * len(op.inputs)
         out = []
         for i, t in enumerate(op.inputs):
             want = self._needed(op, i)
