@@ -24,7 +24,6 @@ import tracemalloc
 import numpy as np
 
 import graphflow as tf
-from graphflow.optimizer_passes import memory_planning
 
 
 def compare(contenders, repeat, warmup=3):
@@ -112,11 +111,8 @@ def memory_rows(indent, rows, preserve):
 
 
 def planned_peak(plan, preserve):
-    """The memory plan's peak; for an unoptimized plan, the same analysis of its schedule (no step
-    runs in place there, so its peak without reuse)."""
-    if plan.memory_plan is not None:
-        return plan.memory_plan.peak_bytes
-    return memory_planning.plan_memory(plan.ops, set(preserve)).peak_bytes_without_reuse
+    """The plan's memory plan's peak (every plan has one, optimized or not)."""
+    return plan.memory_plan.peak_bytes
 
 
 # ------------------------------------------------------------------ 2. training steps

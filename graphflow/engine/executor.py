@@ -1,21 +1,26 @@
-"""Plan compilation and execution: prune -> schedule -> build kernels -> generate a flat step function.
-
-A `Plan` is compiled once per (graph version, fetches, feeds) and then run many times. Compiling:
-  1. prune: the ancestors of the fetches (data + control edges), cut at fed tensors;
-  2. schedule: graph creation order restricted to those ops (always topological), with the ops
-     whose type asks to run early or late moved accordingly (`engine/scheduling.py`);
-  3. last use: each intermediate value is dropped right after its last consumer;
-  4. build each op's kernel once (`kernels.cpu`) and emit a straight-line Python function
+"""Plan compilation and execution. A `Plan` is compiled once per (graph version, fetches, feeds)
+and then run many times. Compiling is a chain of stages, each returning plain data:
+  1. schedule (`schedule_ops`): the ops to run in creation order (always topological): the
+     optimizer's already-pruned copy, or here the ancestors of the fetches cut at fed tensors,
+     with the ops whose type asks to run early or late moved accordingly (`engine/scheduling.py`);
+  2. place (`engine/placement.py`): the device of each op and the host<->device copies;
+  3. kernels: each op's kernel built once on its device;
+  4. memory plan (`engine/memory_plan.py`, always): last use of each value, in-place reuse;
+  5. steps (`engine/steps.py`): the step list with slots, copies, frees and reused buffers;
+  6. emit (`engine/emit.py`), the only stage writing code: a straight-line Python function
      `v3 = k0(f0, f1); v4 = k1(v3, f2); del v3; ...` so a run does no graph work, no dict lookups
-     and no per-step bookkeeping. A failure is mapped back to its step by the line number.
+     and no per-step bookkeeping. A failure maps back to its step through the failing line and
+     the step's slots (`Plan._translate`).
 """
 
 import itertools
 
 import numpy as np
 
-from graphflow.engine import placement
+from graphflow.engine import memory_plan, placement
+from graphflow.engine.emit import emit, slot_name
 from graphflow.engine.scheduling import apply_schedule_hints
+from graphflow.engine.steps import Schedule, build_steps
 from graphflow.framework import dtypes
 from graphflow.framework.errors import (
     CheckFailedError,
@@ -26,8 +31,9 @@ from graphflow.framework.errors import (
     UnimplementedError,
     UninitializedVariableError,
 )
+from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import describe_op, needed_ops
-from graphflow.kernels import KernelNode, kernel_accepts_out
+from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
 
@@ -121,26 +127,36 @@ class FeedSpec:
         return f"{text}: tensor '{self.tensor.name}' of {describe_op(self.tensor.op)}"
 
 
+def schedule_ops(fetch_elements, fed, pruned=None):
+    """The order the plan's steps run in (the one place it is decided): graph creation order,
+    always topological, of the ops the fetches need. `pruned`: ops the optimizer already pruned
+    (its graph copy), taken as they are; else the ancestors of the fetches over data and control
+    edges, cut at the fed tensors."""
+    if pruned is not None:
+        ops = list(pruned)
+    else:
+        fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
+        fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
+        ops = needed_ops(fetch_ops, fed)
+    return apply_schedule_hints(ops)
+
+
 class Plan:
     """A compiled, reusable execution plan for one (fetches, feeds) signature."""
 
     optimization = None  # the optimizer's report when the session optimized this plan's graph
 
     def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
-                 origin=None, memory_plan=None, optimizer=None):
+                 origin=None, optimizer=None, ops=None):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
         # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
-        # maps its ops and fed tensors back to the user's for errors; `memory_plan` names the steps
-        # that may write into a dead input's buffer (emitted below as `k3(v2, v5, out=v2)`).
+        # maps its ops and fed tensors back to the user's for errors, and `ops` are that copy's
+        # ops, already pruned by the optimizer (None: prune here).
         self._origin = origin or {}
-        self.memory_plan = memory_plan
-        self.inplace_steps = 0
         self.feed_specs = [FeedSpec(self._origin.get(t, t)) for t in feed_tensors]
         fed = set(feed_tensors)
-        fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
-        fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
-        self.ops = apply_schedule_hints(needed_ops(fetch_ops, fed))
+        self.ops = schedule_ops(fetch_elements, fed, ops)
         self._check_feeds_cover_placeholders(fed)
         self.has_state_writes = any(registry.lookup(op.type).stateful
                                     and not registry.lookup(op.type).variable for op in self.ops)
@@ -154,9 +170,34 @@ class Plan:
         self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
                                         if op.attrs.get("use_locking") is True
                                         and "shared_name" in op.attrs})
-        # device of each step, value locations, host<->device copies (graphflow/placement.py)
-        self.placement = placement.place(self.ops, fed, device, state, kernel_table)
-        self._build(fetch_elements, feed_tensors, fed, kernel_table)
+        # the stages allocate many long-lived objects and no garbage: no collections meanwhile
+        with gc_paused():
+            self._compile(Schedule(self.ops, feed_tensors, fetch_elements), feed_tensors,
+                          fetch_elements, kernel_table)
+
+    def _compile(self, schedule, feed_tensors, fetch_elements, kernel_table):
+        """The compile stages after the schedule, in order; each hands the next plain data."""
+        fed = schedule.fed
+        # device of each step, value locations, host<->device copies (engine/placement.py)
+        self.placement = placement.place(self.ops, fed, self._device, self._state, kernel_table)
+        kernel_of = self._build_kernels(schedule)
+        self.kernels = list(kernel_of.values())
+        self.num_steps = len(self.kernels)
+        on_cpu = {op: k for op, k in kernel_of.items()
+                  if not placement.is_gpu(self.placement.device_of[op])}
+        self.memory_plan = memory_plan.plan_memory(
+            self.ops, fed | schedule.fetched, fed, schedule.last_use, on_cpu,
+            self.placement.on_host)
+        self.inplace_steps = len(self.memory_plan.inplace)
+        self.step_list = build_steps(schedule, kernel_of, self.placement, self.memory_plan.inplace,
+                                     feed_tensors, fetch_elements, self._origin)
+        self.copy_fetch = [f.slot is not None and may_alias_external(e, fed) and e not in fed
+                           and self.placement.on_host(e)
+                           for f, e in zip(self.step_list.fetches, fetch_elements)]
+        self.any_copy = any(self.copy_fetch)
+        self._generated = self._emit(traced=False)
+        self.fn = self.placement.wrap(self._generated.fn)
+        self._traced = None
 
     def _check_feeds_cover_placeholders(self, fed):
         for op in self.ops:
@@ -167,106 +208,45 @@ class Plan:
                     f"tensor '{t.name}' with dtype {t.dtype.name} and shape {t.shape}: "
                     f"{describe_op(op)}")
 
-    def _build(self, fetch_elements, feed_tensors, fed, kernel_table):
-        var_of = {}
-        for i, t in enumerate(feed_tensors):
-            var_of[t] = f"f{i}"
-        last_use = {}
-        for step, op in enumerate(self.ops):
-            for t in op.inputs:
-                last_use[t] = step
-        fetched = {e for e in fetch_elements if hasattr(e, "value_index")}
-        lines = [f"def plan_{self.plan_id}(feeds):"]
-        if feed_tensors:
-            lines.append("    " + ", ".join(var_of[t] for t in feed_tensors) + ", = feeds")
-        namespace = {}
-        self.line_to_op = {}
-        self._call_lines = {}  # index in `lines` of each kernel call -> its op (for tracing)
-        self.kernels = []
-        counter = 0
-        for step, op in enumerate(self.ops):
+    def _build_kernels(self, schedule):
+        """{op: kernel} of every op that runs one, built once on its device, in schedule order."""
+        kernel_of = {}
+        for op in schedule.ops:
             if not registry.lookup(op.type).runs_kernel:
                 continue
             try:
                 builder = self.placement.lookup(op)
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
-            used = tuple(t not in fed and (t in last_use or t in fetched) for t in op.outputs)
             node = KernelNode(op.name, op.type, op.attrs,
                               tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                               tuple(t.dtype.as_numpy_dtype for t in op.outputs),
                               tuple(t.shape.dims for t in op.outputs), self._state,
-                              self.compile_function, used)
-            kernel = builder(node)
-            kname = f"k{len(self.kernels)}"
-            self.kernels.append(kernel)
-            namespace[kname] = kernel
-            outs = []
-            for t, is_used in zip(op.outputs, used):
-                if not is_used:
-                    outs.append("_")
-                else:
-                    name = f"v{counter}"
-                    counter += 1
-                    var_of[t] = name
-                    outs.append(name)
-            copies, arg_names = self.placement.args(op, var_of)
-            for line in copies:
-                lines.append(f"    {line}")
-                self.line_to_op[len(lines)] = self._origin.get(op, op)
-            reuse = self._reuse(op, step, kernel, arg_names, var_of, last_use, fetched, fed)
-            call = f"{kname}({', '.join(arg_names + reuse)})"
-            if not op.outputs:
-                lines.append(f"    {call}")
-            elif len(op.outputs) == 1:
-                lines.append(f"    {outs[0]} = {call}")
-            else:
-                lines.append(f"    {', '.join(outs)}, = {call}")
-            self.line_to_op[len(lines)] = self._origin.get(op, op)
-            self._call_lines[len(lines) - 1] = op
-            dead = [var_of[t] for t in dict.fromkeys(op.inputs)
-                    if last_use.get(t) == step and t not in fetched and t not in fed]
-            dead += [c for v in dead for c in self.placement.copies_of(v)]
-            if dead:
-                lines.append(f"    del {', '.join(dead)}")
-        self.fetch_slots = []
-        self.copy_fetch = []
-        returns = []
-        for e in fetch_elements:
-            if hasattr(e, "value_index"):
-                expr = self.placement.fetch(e, var_of[e])
-                if e.dtype == dtypes.string and e.shape.ndims in (0, None):  # TF1: a scalar is bytes
-                    expr = f"_string_scalar({expr})"
-                    namespace["_string_scalar"] = _string_scalar
-                returns.append(expr)
-                self.copy_fetch.append(may_alias_external(e, fed) and e not in fed
-                                       and self.placement.on_host(e))
-            else:
-                returns.append("None")
-                self.copy_fetch.append(False)
-        self.any_copy = any(self.copy_fetch)
-        lines.append(f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})")
-        self.source = "\n".join(lines) + "\n"
-        code = compile(self.source, f"<graphflow plan {self.plan_id}>", "exec")
-        self._code_filename = code.co_filename
-        namespace.update(self.placement.namespace)
-        exec(code, namespace)  # our own generated code, never data from a file
-        self.fn = self.placement.wrap(namespace[f"plan_{self.plan_id}"])
-        self.num_steps = len(self.kernels)
-        self._lines, self._namespace, self._traced = lines, namespace, None
+                              self.compile_function,
+                              tuple(schedule.used(t) for t in op.outputs))
+            kernel_of[op] = builder(node)
+        return kernel_of
 
-    def _reuse(self, op, step, kernel, arg_names, var_of, last_use, fetched, fed):
-        """`["out=v2"]` when the memory plan lets this step write into its dead input v2."""
-        pos = None if self.memory_plan is None else self.memory_plan.inplace.get(op)
-        if pos is None:
-            return []
-        t = op.inputs[pos]
-        var = var_of.get(t, "")
-        if (last_use.get(t) != step or t in fetched or t in fed or arg_names[pos] != var
-                or not var.startswith("v") or not kernel_accepts_out(kernel)):
-            return []
-        self.inplace_steps += 1
-        return [f"out={var}"]
+    def _emit(self, traced):
+        backend = self.placement.backend
+        clock = None
+        if traced:
+            from graphflow.engine.tracing import Recorder
+            clock = Recorder.clock
+        name = f"plan_{self.plan_id}" + ("_traced" if traced else "")
+        return emit(self.step_list, name, backend and backend.to_device,
+                    backend and backend.to_host, traced, clock)
+
+    @property
+    def source(self):
+        """The generated function's Python source (for reading; runs never parse it)."""
+        return self._generated.source
+
+    @property
+    def line_to_op(self):
+        """{line number of the generated source: the user's op of the step it belongs to}."""
+        steps = self.step_list.steps
+        return {line: steps[i].origin for line, i in self._generated.step_at.items()}
 
     def compile_function(self, func_graph, extra_fetches=()):
         """A sub-plan for a control-flow op's function graph: `run(values)` feeds the graph's
@@ -280,8 +260,8 @@ class Plan:
         else:
             opt = self._optimizer(fetches, feeds)
             plan = Plan(opt.fetches, opt.feeds, self._state, self._kernel_table, self._device,
-                        origin=opt.origin, memory_plan=opt.report.memory_plan,
-                        optimizer=self._optimizer)
+                        origin=opt.origin, optimizer=self._optimizer,
+                        ops=opt.graph.get_operations())
         return plan.call
 
     def call(self, values):
@@ -329,34 +309,17 @@ class Plan:
     # ------------------------------------------------------------------ tracing
     def _traced_variant(self):
         """The plan's function with a clock read around every kernel call (engine/tracing.py),
-        generated and compiled on the first traced run; untraced runs never pay for it."""
-        if self._traced is not None:
-            return self._traced
-        from graphflow.engine.tracing import Recorder
-        lines = [f"def plan_{self.plan_id}_traced(feeds, _records):"]
-        line_to_op, traced_ops = {}, []
-        for index, line in enumerate(self._lines[1:], start=1):
-            op = self._call_lines.get(index)
-            if op is not None:
-                lines.append("    _t = _clock()")
-            lines.append(line)
-            if self.line_to_op.get(index + 1) is not None:
-                line_to_op[len(lines)] = self.line_to_op[index + 1]
-            if op is not None:
-                lines.append(f"    _records.append(({len(traced_ops)}, _t, _clock()))")
-                traced_ops.append(self._origin.get(op, op))
-        source = "\n".join(lines) + "\n"
-        code = compile(source, f"<graphflow plan {self.plan_id} traced>", "exec")
-        namespace = dict(self._namespace, _clock=Recorder.clock)
-        exec(code, namespace)  # our own generated code, never data from a file
-        fn = self.placement.wrap(namespace[f"plan_{self.plan_id}_traced"])
-        self._traced = _TracedVariant(fn, source, line_to_op, code.co_filename, traced_ops)
+        generated from the same steps and compiled on the first traced run; untraced runs never
+        pay for it."""
+        if self._traced is None:
+            generated = self._emit(traced=True)
+            self._traced = (generated, self.placement.wrap(generated.fn))
         return self._traced
 
     def run_traced(self, feed_values):
         """`run` through the traced variant: (fetches, StepStats of this run)."""
         from graphflow.engine.tracing import Recorder
-        traced = self._traced_variant()
+        generated, fn = self._traced_variant()
         specs = self.feed_specs
         feeds = [spec.convert(v) for spec, v in zip(specs, feed_values)] if specs else ()
         recorder = Recorder()
@@ -364,11 +327,11 @@ class Plan:
         if self.has_state_writes:
             variables.begin()
         try:
-            out = traced.fn(feeds, recorder.records)
+            out = fn(feeds, recorder.records)
         except BaseException as exc:
             if self.has_state_writes:
                 variables.abort()
-            raise self._translate(exc, traced) from exc
+            raise self._translate(exc, generated) from exc
         if self.has_state_writes:
             variables.commit()
         if self.any_copy:
@@ -376,24 +339,27 @@ class Plan:
                         for v, c in zip(out, self.copy_fetch))
         device_of = {self._origin.get(op, op): d for op, d in self.placement.device_of.items()}
         device_of.update(self.placement.device_of)
-        return out, recorder.step_stats(traced.ops, device_of)
+        return out, recorder.step_stats([step.origin for step in self.step_list.steps], device_of)
 
     def _translate(self, exc, generated=None):
         """Turn an exception from the generated function into an OpError naming the user's op
-        (an OpError a kernel raised itself, e.g. OutOfRangeError, gets its `op` filled in)."""
+        (an OpError a kernel raised itself, e.g. OutOfRangeError, gets its `op` filled in). The
+        failing line gives the step; the step's slots give its input values from the frame."""
         if not isinstance(exc, Exception) or (isinstance(exc, OpError) and exc.op is not None):
             return exc
-        generated = generated or self
+        generated = generated or self._generated
         tb = exc.__traceback__
         frame_locals, lineno = None, None
         while tb is not None:
-            if tb.tb_frame.f_code.co_filename == generated._code_filename:
+            if tb.tb_frame.f_code.co_filename == generated.filename:
                 lineno = tb.tb_lineno
                 frame_locals = tb.tb_frame.f_locals
             tb = tb.tb_next
-        op = generated.line_to_op.get(lineno)
-        if op is None:
+        index = generated.step_at.get(lineno)
+        if index is None:
             return exc
+        step = self.step_list.steps[index]
+        op = step.origin
         if isinstance(exc, OpError):
             exc.op = op
             return exc
@@ -409,9 +375,8 @@ class Plan:
                 None, op, f"OOM: {op.type} {describe_op(op)} needs more memory than can be "
                 f"allocated ({type(exc).__name__}: {exc})")
         inputs = []
-        for t in op.inputs:
-            line = generated.source.splitlines()[lineno - 1]
-            value = _input_value(frame_locals, line, op.inputs.index(t))
+        for t, slot in zip(op.inputs, step.args):
+            value = self._slot_value(frame_locals, slot)
             inputs.append(f"{t.name}: shape={getattr(value, 'shape', '?')} "
                           f"dtype={getattr(value, 'dtype', '?')}")
         detail = "; ".join(inputs) if inputs else "no inputs"
@@ -419,34 +384,15 @@ class Plan:
             None, op, f"{op.type} kernel failed for {describe_op(op)} on inputs [{detail}]: "
             f"{type(exc).__name__}: {exc}")
 
-
-class _TracedVariant:
-    """A plan's traced function with what error translation needs (source, line -> op)."""
-
-    __slots__ = ("fn", "source", "line_to_op", "_code_filename", "ops")
-
-    def __init__(self, fn, source, line_to_op, code_filename, ops):
-        self.fn, self.source, self.line_to_op = fn, source, line_to_op
-        self._code_filename, self.ops = code_filename, ops
-
-
-def _string_scalar(value):
-    """A fetched tf.string value as TF1 returns it: `bytes` for a scalar, else the object array."""
-    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
-
-
-def _input_value(frame_locals, line, index):
-    """The value of the index-th argument of the kernel call on `line`, read from the frame."""
-    if frame_locals is None or "(" not in line:
-        return None
-    args = line[line.index("(") + 1:line.rindex(")")].split(", ")
-    if index >= len(args):
-        return None
-    name = args[index].strip()
-    if name.startswith("f") and name[1:].isdigit():
-        feeds = frame_locals.get("feeds")
-        try:
-            return feeds[int(name[1:])]
-        except (TypeError, IndexError):
-            return frame_locals.get(name)
-    return frame_locals.get(name)
+    def _slot_value(self, frame_locals, slot):
+        """The value a slot held in the failed run's frame (a feed also from `feeds`)."""
+        if slot in self.step_list.constants:
+            return self.step_list.constants[slot]
+        if frame_locals is None:
+            return None
+        if slot[0] == "f":
+            try:
+                return frame_locals["feeds"][slot[1]]
+            except (KeyError, TypeError, IndexError):
+                pass
+        return frame_locals.get(slot_name(slot))

@@ -27,6 +27,7 @@ machines without a GPU.
 
 import contextlib
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -195,12 +196,23 @@ class DeviceVariableStore(VariableStore):
 
 
 # ---------------------------------------------------------------------------------- placement
+class Copy(NamedTuple):
+    """A value moved between the host and a device before `consumer` runs (None: a fetch, or a
+    constant uploaded once when the plan is built, see `Placement.uploads`)."""
+
+    tensor: object
+    source: str
+    target: str
+    consumer: object
+
+
 class Placement:
     """The devices of one plan's ops, the location of each value and the copies between them.
 
-    Built by `place`; the executor asks it for each step's kernel builder (`lookup`), the argument
-    expressions of each step (`args`, which also emits copy steps), the expression of each fetch
-    (`fetch`), copies to drop with a dead value (`copies_of`) and a wrapper for the plan function.
+    Built by `place`: plain data the plan's later stages read. The executor asks it for each
+    step's kernel builder (`lookup`), the copies each step's inputs need (`input_copies`), the copy
+    a fetched device value comes back through (`fetch_copy`), where a value lives (`on_host`) and a
+    wrapper for the plan function (`wrap`). It writes no code: the emitter turns copies into calls.
 
     `host_int_arithmetic` (default True) keeps integer ops of host values on the CPU; with False
     every op with a kernel goes to the requested GPU (tests use it to run each kernel there)."""
@@ -213,13 +225,11 @@ class Placement:
         self.device_of = {}
         self.fallbacks = []      # (op, requested device, reason)
         self.kept_on_host = []   # (op, reason)
-        self.copies = []         # (tensor, from location, to location, first consumer op)
-        self.namespace = {}
+        self.copies = []         # Copy records, in the order the steps need them
+        self.uploads = {}        # Copy of a constant to the device -> its device value (made once)
         self.backend = None
         self._loc = {}
-        self._copy_var = {}
-        self._copies_by_var = {}
-        self._const_uploads = {}
+        self._copy_of = {}       # (tensor, destination) -> Copy
         self._specs = {}
         self._assign(ops, fed, state)
 
@@ -245,9 +255,6 @@ class Placement:
             else:
                 for t in op.outputs:
                     self._loc[t] = "host"
-        if self.backend is not None:
-            self.namespace["_to_device"] = self.backend.to_device
-            self.namespace["_to_host"] = self.backend.to_host
 
     def _gpu_choice(self, op, requested, state):
         if registry.lookup(op.type).constant:  # host value; GPU consumers get an uploaded copy
@@ -299,7 +306,7 @@ class Placement:
     def uses_device(self):
         return self.backend is not None and any(is_gpu(d) for d in self.device_of.values())
 
-    # ---- code generation support --------------------------------------------------------------
+    # ---- what the plan's steps read -----------------------------------------------------------
     def lookup(self, op):
         """The kernel builder of `op` on its device (a LookupError names the op type)."""
         device = self.device_of[op]
@@ -319,55 +326,47 @@ class Placement:
             return "host"
         return "host" if index in self._specs[op].host_inputs else device
 
-    def args(self, op, var_of):
-        """(copy lines to emit before the step, argument expressions of the step)."""
-        pre, names = [], []
+    def input_copies(self, op):
+        """For each input of `op` (a step, in schedule order): None when the step reads the value
+        where it lives, else the `Copy` that brings it there (one per (value, destination), made
+        before its first consumer and shared by the later ones)."""
+        if self.backend is None:  # everything on the host
+            return [None] * len(op.inputs)
+        out = []
         for i, t in enumerate(op.inputs):
             want = self._needed(op, i)
             have = self._loc.get(t, "host")
-            if want == have:
-                names.append(var_of[t])
-            else:
-                names.append(self._copy(t, have, want, op, var_of, pre))
-        return pre, names
+            out.append(None if want == have else self._copy(t, have, want, op))
+        return out
 
-    def _copy(self, t, have, want, consumer, var_of, pre):
+    def _copy(self, t, have, want, consumer):
         key = (t, want)
-        name = self._copy_var.get(key)
-        if name is not None:
-            return name
+        copy = self._copy_of.get(key)
+        if copy is not None:
+            return copy
         if want != "host" and registry.lookup(t.op.type).constant:
-            name = f"_const{len(self._const_uploads)}"
-            with self.backend.active():
-                self.namespace[name] = self.backend.to_device(t.op.attrs["value"])
-            self._const_uploads[t] = name
-            self._copy_var[key] = name
-            self.copies.append((t, have, want, None))
-            return name
-        name = f"c{len(self._copy_var)}"
-        fn = "_to_host" if want == "host" else "_to_device"
-        pre.append(f"{name} = {fn}({var_of[t]})")
-        self._copy_var[key] = name
-        self._copies_by_var.setdefault(var_of[t], []).append(name)
-        self.copies.append((t, have, want, consumer))
-        return name
-
-    def copies_of(self, var):
-        """Copy variables to delete together with `var`."""
-        return self._copies_by_var.get(var, ())
+            copy = Copy(t, have, want, None)
+            with self.backend.active():  # uploaded once, now: the plan holds the device value
+                self.uploads[copy] = self.backend.to_device(t.op.attrs["value"])
+        else:
+            copy = Copy(t, have, want, consumer)
+        self._copy_of[key] = copy
+        self.copies.append(copy)
+        return copy
 
     def on_host(self, tensor):
         return self._loc.get(tensor, "host") == "host"
 
-    def fetch(self, tensor, var):
-        """The expression returning fetched `tensor` as a host array."""
+    def fetch_copy(self, tensor):
+        """None for a fetched value on the host, else the `Copy` to the host it comes back
+        through: the one a step already made, or a new one (consumer None) at the return."""
         if self.on_host(tensor):
-            return var
-        host_copy = self._copy_var.get((tensor, "host"))
-        if host_copy is not None:
-            return host_copy
-        self.copies.append((tensor, self._loc[tensor], "host", None))
-        return f"_to_host({var})"
+            return None
+        copy = self._copy_of.get((tensor, "host"))
+        if copy is None:
+            copy = Copy(tensor, self._loc[tensor], "host", None)
+            self.copies.append(copy)
+        return copy
 
     def wrap(self, fn):
         return self.backend.wrap_run(fn) if self.uses_device else fn
@@ -391,7 +390,7 @@ class Placement:
         if self.copies:
             lines.append(f"copies ({len(self.copies)}):")
             for t, have, want, consumer in self.copies:
-                when = "once at plan build" if t in self._const_uploads and want != "host" \
+                when = "once at plan build" if (t, have, want, consumer) in self.uploads \
                     else "every run"
                 to = f" for {consumer.name}" if consumer is not None else \
                     (" (fetch)" if want == "host" else "")

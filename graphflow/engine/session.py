@@ -226,7 +226,7 @@ class Session:
         optimizer = functools.partial(optimizer_passes.optimize_for_plan, passes=self._passes)
         opt = optimizer(elements, feed_tensors)
         plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
-                    origin=opt.origin, memory_plan=opt.report.memory_plan, optimizer=optimizer)
+                    origin=opt.origin, optimizer=optimizer, ops=opt.graph.get_operations())
         plan.optimization = opt.report
         return plan
 

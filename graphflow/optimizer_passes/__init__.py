@@ -19,7 +19,6 @@ from graphflow.optimizer_passes import (
     constant_folding,
     cse,
     fusion,
-    memory_planning,
     prune,
 )
 from graphflow.optimizer_passes.stats import OptimizationReport, PassStats
@@ -31,8 +30,8 @@ PIPELINE = (
     arithmetic,        # ... simplification rules: x*1, --x, transpose(transpose(x)), log(softmax(x))
     cse,               # merge duplicates (the simplified graph has more of them)
     fusion,            # matmul+bias+activation, then elementwise groups, into single ops
-    memory_planning,   # last: plans buffers for the final schedule
 )
+# Buffer reuse is not a pass: every plan compile plans memory after placement (engine/memory_plan.py).
 PASSES = {p.NAME: p for p in PIPELINE}
 
 

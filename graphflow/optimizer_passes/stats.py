@@ -51,13 +51,6 @@ class OptimizationReport:
     def seconds(self):
         return sum(p.seconds for p in self.passes)
 
-    @property
-    def memory_plan(self):
-        for p in self.passes:
-            if "memory_plan" in p.details:
-                return p.details["memory_plan"]
-        return None
-
     def __getitem__(self, name):
         for p in self.passes:
             if p.name == name:
@@ -82,9 +75,6 @@ class OptimizationReport:
                                    for i, c in enumerate(r)))
             if n == 0 or n == len(rows) - 2:
                 lines.append("  ".join("-" * w for w in widths))
-        plan = self.memory_plan
-        if plan is not None:
-            lines.append(f"memory plan: {plan.summary()}")
         return "\n".join(lines)
 
     __repr__ = __str__

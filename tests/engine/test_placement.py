@@ -473,3 +473,26 @@ def test_without_soft_placement_an_unavailable_gpu_is_an_error():
             sess.run(y, {x: 2.0})
     with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
         assert sess.run(y, {x: 2.0}) == 6.0
+
+
+def test_memory_plan_follows_placement_and_copies_are_step_data(fake_gpu):
+    fake_gpu.table.exclude.add("Tanh")
+    x = tf.placeholder(tf.float32, [4], name="x")
+    a = tf.multiply(x, 2.0, name="a")     # GPU
+    b = tf.tanh(a, name="b")              # CPU (no fake GPU kernel), reads a copy of a
+    c = tf.sin(b, name="c")               # GPU again, reads a copy of b
+    d = tf.exp(tf.cos(x, name="e"), name="d")  # GPU: never written in place by a CPU kernel
+    with tf.Session(device="/gpu:0", optimize=False) as sess:
+        out, pl = _run(sess, [c, d], {x: np.arange(4, dtype=np.float32)})
+        plan = list(sess._plans.values())[-1]
+    np.testing.assert_allclose(out[0], np.sin(np.tanh(np.arange(4) * 2.0)), rtol=1e-6)
+    np.testing.assert_allclose(out[1], np.exp(np.cos(np.arange(4))), rtol=1e-6)
+    # b's only input lives on the device: the CPU kernel must not write into its host copy,
+    # and GPU steps never get an out= buffer from the (CPU) memory plan
+    assert plan.memory_plan.inplace == {}
+    steps = {s.op.name: s for s in plan.step_list.steps}
+    (to_host,) = steps["b"].copies
+    assert not to_host.to_device and steps["b"].args == (to_host.target,)
+    (to_device,) = steps["c"].copies
+    assert to_device.to_device and to_device.source == steps["b"].outputs[0]
+    assert all(kind in "fvcu" for s in plan.step_list.steps for kind, _ in s.args)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.engine import memory_plan as memory_planning
 from graphflow.framework import dtypes
 from graphflow.ops import registry
-from graphflow.optimizer_passes import cse, memory_planning
+from graphflow.optimizer_passes import cse
 
 PACKAGE = pathlib.Path(tf.__file__).parent
 

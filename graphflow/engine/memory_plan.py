@@ -1,9 +1,12 @@
-"""Memory planning: from the schedule, when each value dies and which outputs can be written into
-the buffer of a dead input (in place), plus the planned peak of the bytes the plan allocates.
+"""Memory planning, a stage of every plan compile (after placement, before code is emitted): from
+the schedule, which outputs can be written into the buffer of a dead input (in place), plus the
+planned peak of the bytes the plan allocates. It is not an optimization pass: it runs for every
+plan, `Session(optimize=False)` included, and returns its result as a `MemoryPlan`.
 
-The executor already drops every value right after its last reader. On top of that, an op listed in
+The plan already drops every value right after its last reader. On top of that, an op listed in
 `OpDef.inplace_inputs` (or a fused op, any input) whose CPU kernel takes an `out=` buffer may write
 its result over input `p` when all of this holds:
+  - the op runs on the CPU and reads the input where it lives (no device-to-host copy between);
   - the input's buffer is owned by the plan: produced by an op whose OpDef declares
     `fresh_output` (elementwise ops, matmuls, fused ops), never a fed array, a constant, a
     variable value or a view of one (the rule of `executor.may_alias_external`);
@@ -14,8 +17,7 @@ its result over input `p` when all of this holds:
   - the input has the output's dtype and, statically, its exact shape (broadcasting cannot grow
     it) -- or merely a compatible one, for kernels that check the buffer at run time and allocate
     when it does not fit (the fused kernels: `checks_out_shape`).
-The executor emits such steps explicitly as `v7 = k3(v2, v5, out=v2)` and re-checks the conditions
-it knows (last use, fetched/fed, the kernel's `accepts_out`).
+The plan's steps record the reused buffer and the emitted function calls `v7 = k3(v2, v5, out=v2)`.
 
 The planned peak counts plan-owned buffers only (not feeds, constants or variables, nor a kernel's
 internal temporaries), from static shapes; it is None when a shape is not fully known.
@@ -25,20 +27,25 @@ internal temporaries), from static shapes; it is None when a shape is not fully 
 from graphflow.kernels import KernelNode, SessionState, kernel_accepts_out
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
-from graphflow.optimizer_passes.stats import PassStats, Timer
-
-NAME = "memory_planning"
 
 
 class MemoryPlan:
     """`inplace`: {op: input position whose buffer the op's output reuses}; peaks in bytes."""
 
-    def __init__(self, inplace, peak_bytes, peak_bytes_without_reuse, num_buffers, unknown):
+    def __init__(self, inplace, peak_bytes, without_reuse, num_buffers, unknown):
         self.inplace = inplace
         self.peak_bytes = peak_bytes
-        self.peak_bytes_without_reuse = peak_bytes_without_reuse
+        self._without_reuse = without_reuse  # the number, or a function computing it on demand
         self.num_buffers = num_buffers
         self.unknown_sizes = unknown
+
+    @property
+    def peak_bytes_without_reuse(self):
+        """The planned peak had no op written in place (computed when first asked for: runs
+        never need it)."""
+        if callable(self._without_reuse):
+            self._without_reuse = self._without_reuse()
+        return self._without_reuse
 
     def summary(self):
         if self.peak_bytes is None:
@@ -58,13 +65,13 @@ def _fmt(n):
     return f"{n / 2**10:.1f} KiB" if n >= 2**10 else f"{n} B"
 
 
-def run(graph, preserve):
-    stats = PassStats(NAME)
-    with Timer(stats, graph):
-        plan = plan_memory(graph.get_operations(), preserve)
-        stats.rewrites = len(plan.inplace)
-        stats.details["memory_plan"] = plan
-    return stats
+def last_uses(ops):
+    """{tensor: index in `ops` of its last reader} for a schedule `ops`."""
+    last = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            last[t] = i
+    return last
 
 
 # ------------------------------------------------------------------ analysis
@@ -94,9 +101,11 @@ def _nbytes(t):
     return None if n is None else n * t.dtype.size
 
 
-def _external(t, preserve):
+def _external(t, fed):
     """The `executor.may_alias_external` rule: fed, constant, variable, or a view of one."""
     while True:
+        if t in fed:
+            return True
         op_def = registry.lookup(t.op.type)
         if op_def.returns_state or op_def.must_feed:
             return True
@@ -154,8 +163,14 @@ def _shape_kept(v, op):
     return True
 
 
-def _out_support(op, state):
-    """(accepts out=, checks the buffer's shape itself) for op's CPU kernel."""
+def _out_support(op, state, kernel_of):
+    """(accepts out=, checks the buffer's shape itself) for op's CPU kernel (the plan's own kernel
+    when `kernel_of` is given: ops missing there run elsewhere and never write in place)."""
+    if kernel_of is not None:
+        kernel = kernel_of.get(op)
+        if kernel is None:
+            return False, False
+        return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))
     try:
         build = cpu_kernels.lookup(op.type)
         node = KernelNode(op.name, op.type, op.attrs,
@@ -176,24 +191,27 @@ def _shape_compatible(v, op):
         a is None or b is None or a == b for a, b in zip(vd, od))
 
 
-def plan_memory(ops, preserve):
-    """The MemoryPlan of running `ops` (a schedule in topological order)."""
-    ops = [op for op in ops if registry.lookup(op.type).runs_kernel]
-    last = {}
-    for i, op in enumerate(ops):
-        for t in op.inputs:
-            last[t] = i
+def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_host=None):
+    """The MemoryPlan of running `ops` (a schedule in topological order); `preserve` holds the
+    fetched (and fed) tensors, `fed` the fed ones. A plan compile passes what its earlier stages
+    computed: `last` (`last_uses(ops)`), `kernel_of` {op: its CPU kernel} for the ops placed on the
+    CPU, and `on_host(tensor)` (placement: the value lives on the host). Without them every op
+    is taken to run on the CPU and its kernel is built here."""
+    if last is None:
+        last = last_uses(ops)
     buffer_of = {}
     buffers = []
     inplace = {}
     state = SessionState()
     for i, op in enumerate(ops):
-        reuse = _choose_inplace(op, i, last, buffer_of, preserve, state)
+        op_def = registry.lookup(op.type)
+        if not op_def.runs_kernel:
+            continue
+        reuse = _choose_inplace(op, i, last, buffer_of, state, kernel_of, on_host)
         if reuse is not None:
             inplace[op] = reuse
-        op_def = registry.lookup(op.type)
         for t in op.outputs:
-            if _external(t, preserve):
+            if _external(t, fed):
                 buf = None
             elif reuse is not None:
                 buf = buffer_of[op.inputs[reuse]]
@@ -209,27 +227,28 @@ def plan_memory(ops, preserve):
             if buf is not None:
                 buf.add(t, last.get(t, i), preserve)
     with_reuse = _peak(buffers, len(ops))
-    without = _peak_without_reuse(ops, last, preserve)
+    def without():
+        return _peak_without_reuse(ops, last, preserve, fed)
     unknown = sum(1 for b in buffers if b.bytes is None)
     return MemoryPlan(inplace, with_reuse, without, len(buffers), unknown)
 
 
-def _choose_inplace(op, step, last, buffer_of, preserve, state):
+def _choose_inplace(op, step, last, buffer_of, state, kernel_of, on_host):
     positions = _inplace_positions(op)
-    if not positions:
+    if not positions or (kernel_of is not None and op not in kernel_of):
         return None
     out = op.outputs[0]
     for p in positions:
         v = op.inputs[p]
         buf = buffer_of.get(v)
         if (buf is None or not buf.fresh or buf.pinned or buf.retained or buf.end > step
-                or v.dtype != out.dtype):
+                or v.dtype != out.dtype or (on_host is not None and not on_host(v))):
             continue
         if any(t is not v and buffer_of.get(t) is buf for t in op.inputs):
             continue
         if not _shape_compatible(v, op):
             continue
-        accepts, checks = _out_support(op, state)
+        accepts, checks = _out_support(op, state, kernel_of)
         # A kernel that checks the buffer's shape itself falls back to a new array when the shapes
         # differ at run time; for the others the static shapes must prove it.
         if accepts and (checks or _shape_kept(v, op)):
@@ -253,13 +272,15 @@ def _peak(buffers, num_steps):
     return peak
 
 
-def _peak_without_reuse(ops, last, preserve):
+def _peak_without_reuse(ops, last, preserve, fed):
     buffers = []
     buffer_of = {}
     for i, op in enumerate(ops):
         op_def = registry.lookup(op.type)
+        if not op_def.runs_kernel:
+            continue
         for t in op.outputs:
-            if _external(t, preserve):
+            if _external(t, fed):
                 continue
             if op_def.may_alias_input and op.inputs:
                 buf = buffer_of.get(op.inputs[0])

@@ -1,20 +1,20 @@
-"""Memory planning: in-place steps where they are safe, never over fed arrays, constants, variable
-values, fetched values, views that are still alive or buffers a stateful op received; and the
-planned peak."""
+"""Memory planning (a stage of every plan compile): in-place steps where they are safe, never over
+fed arrays, constants, variable values, fetched values, views that are still alive or buffers a
+stateful op received; the planned peak; and that it runs without the optimizer too."""
 
 import numpy as np
 
 import graphflow as tf
-from graphflow.optimizer_passes import memory_planning
+from graphflow.engine import memory_plan as memory_planning
 
-PASS = ["memory_planning"]
+PASS = []  # no optimization pass: the memory plan is part of every compile
 
 
 def _plan(sess):
     return list(sess._plans.values())[-1]  # the plan compiled last
 
 
-def test_elementwise_chain_runs_in_place(optimized):
+def test_elementwise_chain_runs_in_place():
     x = tf.placeholder(tf.float64, [1000], name="x")
     y = tf.tanh(tf.sin(tf.exp(x)) * 2.0)
     xv = np.linspace(-1, 1, 1000)
@@ -28,7 +28,7 @@ def test_elementwise_chain_runs_in_place(optimized):
     np.testing.assert_array_equal(xv, keep)        # the fed array is never written
     assert plan.inplace_steps == 3                 # sin, mul, tanh reuse their input's buffer
     assert "out=" in plan.source and "k0(f0, out" not in plan.source
-    report = plan.optimization["memory_planning"].details["memory_plan"]
+    report = plan.memory_plan
     assert report.peak_bytes == 8000 and report.peak_bytes_without_reuse == 16000
 
 
@@ -64,7 +64,7 @@ def test_buffers_that_flow_into_stateful_ops_are_not_reused():
     assert all(op.name != y.op.name for op in plan_graph_ops)
 
 
-def test_live_views_and_broadcasting_block_reuse(optimized):
+def test_live_views_and_broadcasting_block_reuse():
     x = tf.placeholder(tf.float64, [2, 3], name="x")
     row = tf.placeholder(tf.float64, [3], name="row")
     h = tf.exp(x)
@@ -73,30 +73,31 @@ def test_live_views_and_broadcasting_block_reuse(optimized):
     small = tf.exp(row)
     grown = small + tf.sin(x)           # [3] + [2, 3]: the output is bigger than `small`
     out = [tf.reduce_sum(view * 2.0) + tf.reduce_sum(s), grown]
-    opt = optimized(out, [x, row], passes=PASS)
-    plan = opt.report["memory_planning"].details["memory_plan"]
+    xv = np.arange(6.0).reshape(2, 3)
+    with tf.Session(passes=PASS) as sess:
+        got = sess.run(out, {x: xv, row: [1.0, 2.0, 3.0]})
+        plan = _plan(sess).memory_plan
     names = {op.name for op in plan.inplace}
     assert s.op.name not in names
     assert grown.op.name in names  # reuses sin(x), which has the output's shape
-    xv = np.arange(6.0).reshape(2, 3)
-    with tf.Session(optimize=False) as sess:
-        want = sess.run(out, {x: xv, row: [1.0, 2.0, 3.0]})
-    with tf.Session(passes=PASS) as sess:
-        got = sess.run(out, {x: xv, row: [1.0, 2.0, 3.0]})
+    hv = np.exp(xv)
+    want = [np.sum(hv.reshape(6) * 2.0) + np.sum(np.sin(hv)),
+            np.exp([1.0, 2.0, 3.0]) + np.sin(xv)]
     for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)
+        np.testing.assert_allclose(g, w, rtol=1e-14)
 
 
-def test_unknown_dims_reuse_only_when_the_shape_cannot_grow(optimized):
+def test_unknown_dims_reuse_only_when_the_shape_cannot_grow():
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     y = tf.placeholder(tf.float32, [None, 3], name="y")
     b = tf.placeholder(tf.float32, [3], name="b")
     ok = tf.exp(x) + b            # [?, 3] + [3]: the output is exactly exp(x)'s shape
     risky = tf.exp(y) * tf.sin(x)  # [?, 3] * [?, 3]: either side could have one row
-    opt = optimized([ok, risky], [x, y, b], passes=PASS)
-    names = {op.name for op in opt.report["memory_planning"].details["memory_plan"].inplace}
+    with tf.Session(passes=PASS) as sess:
+        sess.run([ok, risky], {x: np.ones([2, 3]), y: np.ones([2, 3]), b: np.ones(3)})
+        plan = _plan(sess).memory_plan
+    names = {op.name for op in plan.inplace}
     assert ok.op.name in names and risky.op.name not in names
-    plan = opt.report.memory_plan
     assert plan.peak_bytes is None and "unknown" in plan.summary()
 
 
@@ -119,3 +120,33 @@ def test_kernel_accepts_out():
     assert memory_planning.kernel_accepts_out(np.add)
     assert not memory_planning.kernel_accepts_out(np.divmod)
     assert not memory_planning.kernel_accepts_out(lambda x: x)
+
+
+def test_memory_plan_runs_without_the_optimizer():
+    x = tf.placeholder(tf.float64, [1000], name="x")
+    y = tf.tanh(tf.sin(tf.exp(x)) * 2.0)
+    xv = np.linspace(-1, 1, 1000)
+    keep = xv.copy()
+    with tf.Session(optimize=False) as sess:
+        got = sess.run(y, {x: xv})
+        plan = _plan(sess)
+    assert plan.optimization is None
+    assert plan.inplace_steps == 3 and len(plan.memory_plan.inplace) == 3
+    assert {step.op.type for step in plan.step_list.steps if step.out is not None} == {
+        "Sin", "Mul", "Tanh"}
+    np.testing.assert_array_equal(xv, keep)
+    np.testing.assert_allclose(got, np.tanh(np.sin(np.exp(keep)) * 2.0), rtol=1e-14)
+
+
+def test_a_fed_intermediate_is_never_written_over():
+    x = tf.placeholder(tf.float64, [4], name="x")
+    h = tf.exp(x)
+    y = tf.sin(h)  # h is fed: sin must not write into the user's array
+    hv = np.arange(4.0)
+    keep = hv.copy()
+    with tf.Session(optimize=False) as sess:
+        got = sess.run(y, {h: hv})
+        plan = _plan(sess)
+    assert plan.inplace_steps == 0
+    np.testing.assert_array_equal(hv, keep)
+    np.testing.assert_allclose(got, np.sin(keep))
