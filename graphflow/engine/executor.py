@@ -40,21 +40,6 @@ from graphflow.ops import registry
 _PLAN_IDS = itertools.count()
 
 
-def may_alias_external(tensor, fed):
-    """True if the value of `tensor` may be an array the user or the variable store also holds
-    (a fed array, a constant, a variable value, or a view of one). Such values are copied
-    before they are handed out or stored."""
-    while True:
-        if tensor in fed:
-            return True
-        op_def = registry.lookup(tensor.op.type)
-        if op_def.returns_state or op_def.must_feed:
-            return True
-        if not op_def.may_alias_input or not tensor.op.inputs:
-            return False
-        tensor = tensor.op.inputs[0]
-
-
 def _short(value):
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -191,7 +176,7 @@ class Plan:
         self.inplace_steps = len(self.memory_plan.inplace)
         self.step_list = build_steps(schedule, kernel_of, self.placement, self.memory_plan.inplace,
                                      feed_tensors, fetch_elements, self._origin)
-        self.copy_fetch = [f.slot is not None and may_alias_external(e, fed) and e not in fed
+        self.copy_fetch = [f.slot is not None and memory_plan.may_alias_external(e, fed) and e not in fed
                            and self.placement.on_host(e)
                            for f, e in zip(self.step_list.fetches, fetch_elements)]
         self.any_copy = any(self.copy_fetch)
@@ -218,12 +203,8 @@ class Plan:
                 builder = self.placement.lookup(op)
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
-            node = KernelNode(op.name, op.type, op.attrs,
-                              tuple(t.dtype.as_numpy_dtype for t in op.inputs),
-                              tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                              tuple(t.shape.dims for t in op.outputs), self._state,
-                              self.compile_function,
-                              tuple(schedule.used(t) for t in op.outputs))
+            node = KernelNode.describing(op, self._state, self.compile_function,
+                                         tuple(schedule.used(t) for t in op.outputs))
             kernel_of[op] = builder(node)
         return kernel_of
 

@@ -9,7 +9,7 @@ its result over input `p` when all of this holds:
   - the op runs on the CPU and reads the input where it lives (no device-to-host copy between);
   - the input's buffer is owned by the plan: produced by an op whose OpDef declares
     `fresh_output` (elementwise ops, matmuls, fused ops), never a fed array, a constant, a
-    variable value or a view of one (the rule of `executor.may_alias_external`);
+    variable value or a view of one (`may_alias_external`);
   - every value sharing that buffer (views made by `may_alias_input` ops) is dead after this op,
     none is fetched, and no reader of them `retains_inputs` (so never a buffer
     that flowed into a stateful op);
@@ -101,17 +101,19 @@ def _nbytes(t):
     return None if n is None else n * t.dtype.size
 
 
-def _external(t, fed):
-    """The `executor.may_alias_external` rule: fed, constant, variable, or a view of one."""
+def may_alias_external(tensor, fed):
+    """True if the value of `tensor` may be an array the user or the variable store also holds
+    (a fed array, a constant, a variable value, or a view of one). Such values are never written
+    over in place, and the executor copies them before they are handed out or stored."""
     while True:
-        if t in fed:
+        if tensor in fed:
             return True
-        op_def = registry.lookup(t.op.type)
+        op_def = registry.lookup(tensor.op.type)
         if op_def.returns_state or op_def.must_feed:
             return True
-        if not op_def.may_alias_input or not t.op.inputs:
+        if not op_def.may_alias_input or not tensor.op.inputs:
             return False
-        t = t.op.inputs[0]
+        tensor = tensor.op.inputs[0]
 
 
 def _fresh_producer(op):
@@ -173,11 +175,7 @@ def _out_support(op, state, kernel_of):
         return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))
     try:
         build = cpu_kernels.lookup(op.type)
-        node = KernelNode(op.name, op.type, op.attrs,
-                          tuple(t.dtype.as_numpy_dtype for t in op.inputs),
-                          tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                          tuple(t.shape.dims for t in op.outputs), state)
-        kernel = build(node)
+        kernel = build(KernelNode.describing(op, state))
     except Exception:
         return False, False
     return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))
@@ -211,7 +209,7 @@ def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_ho
         if reuse is not None:
             inplace[op] = reuse
         for t in op.outputs:
-            if _external(t, fed):
+            if may_alias_external(t, fed):
                 buf = None
             elif reuse is not None:
                 buf = buffer_of[op.inputs[reuse]]
@@ -280,7 +278,7 @@ def _peak_without_reuse(ops, last, preserve, fed):
         if not op_def.runs_kernel:
             continue
         for t in op.outputs:
-            if _external(t, fed):
+            if may_alias_external(t, fed):
                 continue
             if op_def.may_alias_input and op.inputs:
                 buf = buffer_of.get(op.inputs[0])

@@ -39,6 +39,13 @@ class KernelNode:
         # which outputs the plan reads (None: all may be); a kernel may skip computing the others
         self.outputs_used = outputs_used
 
+    @classmethod
+    def describing(cls, op, state, compile_function=None, outputs_used=None):
+        """The node describing graph op `op` (its name, type, attrs, dtypes and static shapes)."""
+        return cls(op.name, op.type, op.attrs, tuple(t.dtype.as_numpy_dtype for t in op.inputs),
+                   tuple(t.dtype.as_numpy_dtype for t in op.outputs),
+                   tuple(t.shape.dims for t in op.outputs), state, compile_function, outputs_used)
+
 
 def kernel_accepts_out(kernel):
     """True when a built kernel can be called as `kernel(*inputs, out=buffer)` (a one-output

@@ -144,10 +144,7 @@ def _evaluate(op, inputs, state):
         return None
     try:
         build = cpu_kernels.lookup(op.type)
-        node = KernelNode(op.name, op.type, op.attrs,
-                          tuple(t.dtype.as_numpy_dtype for t in op.inputs),
-                          tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                          tuple(t.shape.dims for t in op.outputs), state)
+        node = KernelNode.describing(op, state)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             result = build(node)(*inputs)

@@ -8,6 +8,7 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import jit_updates
+from graphflow.ops import training_ops
 
 SIZE = 2 * jit_updates.BLOCK_ELEMENTS + 12345  # three blocks, the last one short
 SHAPE = (SIZE // 5, 5)
@@ -167,3 +168,29 @@ def test_recycled_buffers_never_overwrite_a_value_still_in_use(threads, mode):
         np.testing.assert_array_equal(view, kept_view)
         if mode == "jit":  # four steps live in fewer buffers than four fresh ones each
             assert len(pointers) < 4
+
+
+def _nesterov_adam_steps(loops, monkeypatch):
+    monkeypatch.setattr(jit_updates, "_loops", loops)
+    tf.reset_default_graph()
+    rng = np.random.default_rng(5)
+    n = 100_003  # several blocks and a short last one
+    var = tf.Variable(rng.standard_normal(n).astype(np.float32))
+    m, v = tf.Variable(np.zeros(n, np.float32)), tf.Variable(np.zeros(n, np.float32))
+    grad = tf.placeholder(tf.float32, [n])
+    update = training_ops.apply_adam(var, m, v, 0.9, 0.999, 0.01, 0.9, 0.999, 1e-7, grad,
+                                     use_nesterov=True)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(update, {grad: rng.standard_normal(n).astype(np.float32)})
+        return sess.run([var, m, v])
+
+
+def test_nesterov_adam_compiled_loop_is_the_numpy_update_bit_for_bit(monkeypatch):
+    if jit_updates.loops() is None:
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): the numpy form is the only one")
+    compiled = _nesterov_adam_steps(jit_updates.loops(), monkeypatch)
+    reference = _nesterov_adam_steps(False, monkeypatch)
+    for got, want in zip(compiled, reference):
+        np.testing.assert_array_equal(got, want)

@@ -66,42 +66,27 @@ def _compile():
              lo, hi):
         var, m, v, grad = var[lo:hi], m[lo:hi], v[lo:hi], grad[lo:hi]
         var_out, m_out, v_out = var_out[lo:hi], m_out[lo:hi], v_out[lo:hi]
-        if nesterov:
-            for i in range(var.shape[0]):
-                g = grad[i]
-                mn = g - m[i]
-                mn *= omb1
-                mn += m[i]
-                vn = g * g
-                vn -= v[i]
-                vn *= omb2
-                vn += v[i]
-                denom = np.sqrt(vn)
-                denom += eps
+        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `nesterov` test
+            g = grad[i]
+            mn = g - m[i]
+            mn *= omb1
+            mn += m[i]
+            vn = g * g
+            vn -= v[i]
+            vn *= omb2
+            vn += v[i]
+            denom = np.sqrt(vn)
+            denom += eps
+            if nesterov:
                 step = g * omb1
                 step += beta1 * mn
-                step *= alpha
-                step /= denom
-                m_out[i] = mn
-                v_out[i] = vn
-                var_out[i] = var[i] - step
-        else:
-            for i in range(var.shape[0]):
-                g = grad[i]
-                mn = g - m[i]
-                mn *= omb1
-                mn += m[i]
-                vn = g * g
-                vn -= v[i]
-                vn *= omb2
-                vn += v[i]
-                denom = np.sqrt(vn)
-                denom += eps
-                step = mn * alpha
-                step /= denom
-                m_out[i] = mn
-                v_out[i] = vn
-                var_out[i] = var[i] - step
+            else:
+                step = mn
+            step *= alpha
+            step /= denom
+            m_out[i] = mn
+            v_out[i] = vn
+            var_out[i] = var[i] - step
 
     @njit(**opts)
     def rms_prop(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, var_out, ms_out,
