@@ -92,10 +92,7 @@ def _conv(ctx, node, inputs):
     ys = [tf.nn.conv2d(xi, fi, strides=[1, 1] + strides, padding=mode, data_format="NCHW",
                        dilations=[1, 1] + dilations) for xi, fi in zip(xs, fs)]
     y = tf.concat(ys, axis=1) if groups > 1 else ys[0]
-    if bias is not None:
-        y = y + _constant_or(bias, lambda v: v.reshape(1, -1, 1, 1),
-                             lambda t: tf.reshape(t, [1, -1, 1, 1]))
-    return [tf.squeeze(y, [2]) if one_d else y]
+    return [_with_channel_bias(y, bias, one_d)]
 
 
 def _constant_or(t, on_value, on_tensor):
@@ -103,6 +100,14 @@ def _constant_or(t, on_value, on_tensor):
     variable (trainable import) or computed tensor through the op."""
     value = static_value.constant_value(t)
     return tf.constant(on_value(np.asarray(value))) if value is not None else on_tensor(t)
+
+
+def _with_channel_bias(y, bias, one_d):
+    """NCHW output `y` plus the per-channel `bias` (when given), back to NCW for a 1-D op."""
+    if bias is not None:
+        y = y + _constant_or(bias, lambda v: v.reshape(1, -1, 1, 1),
+                             lambda t: tf.reshape(t, [1, -1, 1, 1]))
+    return tf.squeeze(y, [2]) if one_d else y
 
 
 @builder("ConvTranspose")
@@ -135,17 +140,7 @@ def _conv_transpose(ctx, node, inputs):
         y = tf.pad(y, [[0, 0], [0, 0], [0, extra[0]], [0, extra[1]]])
     # output index o is full-grid position o + pad_begin: drop pads from both ends
     y = y[:, :, pads[0][0]:full[0] + extra[0] - pads[0][1], pads[1][0]:full[1] + extra[1] - pads[1][1]]
-    if bias is not None:
-        y = y + _constant_or(bias, lambda v: v.reshape(1, -1, 1, 1),
-                             lambda t: tf.reshape(t, [1, -1, 1, 1]))
-    return [tf.squeeze(y, [2]) if one_d else y]
-
-
-def _constant_or(t, on_value, on_tensor):
-    """A constant weight rearranged once, at import (no op that redoes it on every run); a
-    variable (trainable import) or computed tensor through the op."""
-    value = static_value.constant_value(t)
-    return tf.constant(on_value(np.asarray(value))) if value is not None else on_tensor(t)
+    return [_with_channel_bias(y, bias, one_d)]
 
 
 @builder("MaxPool", "AveragePool")

@@ -93,41 +93,28 @@ def _compile():
                  mom_out, mg_out, lo, hi):
         var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
         var_out, ms_out, mom_out, mg_out = var_out[lo:hi], ms_out[lo:hi], mom_out[lo:hi], mg_out[lo:hi]
-        if centered:
-            for i in range(var.shape[0]):
-                g = grad[i]
-                msn = g * g
-                msn -= ms[i]
-                msn *= omrho
-                msn += ms[i]
-                ms_out[i] = msn
+        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `centered` test
+            g = grad[i]
+            msn = g * g
+            msn -= ms[i]
+            msn *= omrho
+            msn += ms[i]
+            ms_out[i] = msn
+            if centered:
                 mgn = g - mg[i]
                 mgn *= omrho
                 mgn += mg[i]
                 mg_out[i] = mgn
                 denom = msn - mgn * mgn
                 denom += eps
-                denom = np.sqrt(denom)
-                mn = g * lr
-                mn /= denom
-                mn += mom[i] * momentum
-                mom_out[i] = mn
-                var_out[i] = var[i] - mn
-        else:
-            for i in range(var.shape[0]):
-                g = grad[i]
-                msn = g * g
-                msn -= ms[i]
-                msn *= omrho
-                msn += ms[i]
-                ms_out[i] = msn
+            else:
                 denom = msn + eps
-                denom = np.sqrt(denom)
-                mn = g * lr
-                mn /= denom
-                mn += mom[i] * momentum
-                mom_out[i] = mn
-                var_out[i] = var[i] - mn
+            denom = np.sqrt(denom)
+            mn = g * lr
+            mn /= denom
+            mn += mom[i] * momentum
+            mom_out[i] = mn
+            var_out[i] = var[i] - mn
 
     return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop}
 
