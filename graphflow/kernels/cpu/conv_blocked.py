@@ -31,8 +31,12 @@ output row (contiguous when the column stride is 1), and the products read it tr
 Blocks are shared by the calling thread and the intra-op pool (`intra_op.py`), each block one
 single-threaded BLAS call (`blas.py` owns the BLAS threads). The filter gradient's per-block partial
 products are summed in block order, so the result does not depend on which thread computed which
-block. Strided input gradients, and those of inputs with few channels, keep the reference kernel
-(col2im), which these are tested against.
+block. The products are `np.dot` calls, not `np.matmul`: numpy 2.4's 2-D matmul keeps the GIL
+when its output is small (measured: a [25, 16] output, a 5x5x1x16 filter gradient's per-block
+partial, keeps it, a [32, 16] one does not), so two threads' products ran one after the other
+(that filter gradient: 1.1 ms on 1 thread, 1.3-1.4 ms on 2; with `np.dot`, which releases the GIL
+for every BLAS call, 0.7 ms on 2). Strided input gradients, and those of inputs with few
+channels, keep the reference kernel (col2im), which these are tested against.
 """
 
 import threading
@@ -208,7 +212,7 @@ def conv2d(x, f, win, threads):
             cols = _fill_planar(win, x, lo, hi, dtype).T
         else:
             cols = _fill(_buffer(win, nb, c, dtype), x, lo, hi, win.copies)
-        np.matmul(cols, fm, out=out[lo:hi].reshape(-1, out_c))
+        np.dot(cols, fm, out=out[lo:hi].reshape(-1, out_c))
     _share(len(starts), block, threads, n * rows_per_image * k * out_c)
     return out
 
@@ -235,7 +239,7 @@ def conv2d_backprop_filter(x, g, win, f_shape, threads):
             cols_t = _fill_planar(win, x, lo, hi, dtype)
         else:
             cols_t = _fill(_buffer(win, nb, c, dtype), x, lo, hi, win.copies).T
-        np.matmul(cols_t, g[lo:hi].reshape(-1, out_c), out=partials[b])
+        np.dot(cols_t, g[lo:hi].reshape(-1, out_c), out=partials[b])
     _share(len(starts), block, threads, n * rows_per_image * k * out_c)
     return np.add.reduce(partials, axis=0).reshape(f_shape)  # block order: thread-independent
 
