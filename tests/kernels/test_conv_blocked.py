@@ -1,7 +1,8 @@
 """graphflow.kernels.cpu.conv_blocked: the blocked im2col convolutions give the reference kernels'
 values (conv_kernels.py with BLOCKED off: whole-input padding, im2col, col2im) on every conv op case
 and on shapes that make several blocks, a short last block, strides, dilations, both paddings,
-NCHW, float32/float64 and several threads; and their gradients pass finite differences."""
+NCHW, float32/float64 and several threads, in both block layouts (planar blocks for few input
+channels, tap-copy blocks for more); and their gradients pass finite differences."""
 
 import numpy as np
 import pytest
@@ -63,6 +64,13 @@ GEOMETRIES = [  # x shape (NHWC), filter, strides, padding, dilations
     ((6, 12, 12, 10), (3, 3, 10, 5), (1, 1), "SAME", (2, 2)),   # dilated
     ((5, 10, 9, 12), (2, 4, 12, 7), (1, 1), "SAME", (1, 2)),    # even taps: uneven padding
     ((40, 28, 28, 1), (5, 5, 1, 16), (1, 1), "SAME", (1, 1)),   # several images per block
+    # few channels: planar blocks (conv_blocked.MAX_PLANAR_CHANNELS)
+    ((10, 13, 11, 1), (5, 5, 1, 7), (1, 1), "VALID", (1, 1)),
+    ((9, 12, 10, 2), (3, 4, 2, 5), (2, 1), "VALID", (1, 1)),
+    ((8, 11, 12, 3), (3, 3, 3, 6), (2, 2), "SAME", (1, 1)),
+    ((7, 12, 13, 2), (3, 3, 2, 4), (1, 1), "SAME", (2, 1)),
+    ((6, 10, 11, 1), (4, 2, 1, 3), (1, 3), "SAME", (1, 1)),     # even taps, column stride 3
+    ((20, 9, 9, 3), (9, 9, 3, 2), (1, 1), "SAME", (1, 1)),      # taps wider than most outputs
 ]
 
 
@@ -83,11 +91,13 @@ def test_blocked_conv_and_gradients_match_the_reference(geometry, threads, dtype
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol * 10)
 
 
-def test_blocked_conv_nchw_matches_the_reference(monkeypatch):
+@pytest.mark.parametrize("channels, strides", [(8, [1, 1, 1, 1]), (1, [1, 1, 1, 1]),
+                                               (3, [1, 1, 2, 1]), (2, [1, 1, 1, 2])])
+def test_blocked_conv_nchw_matches_the_reference(channels, strides, monkeypatch):
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((6, 8, 10, 9))  # NCHW
-    w = rng.standard_normal((3, 3, 8, 5))
-    args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NCHW")
+    x = rng.standard_normal((6, channels, 10, 9))  # NCHW
+    w = rng.standard_normal((3, 3, channels, 5))
+    args = (strides, "SAME", [1, 1, 1, 1], "NCHW")
     got = _conv_step(x, w, *args, 2, True, monkeypatch)
     want = _conv_step(x, w, *args, 1, False, monkeypatch)
     for a, b in zip(got[0] + got[1], want[0] + want[1]):
@@ -105,6 +115,53 @@ def test_blocks_split_the_batch_and_the_last_block_may_be_short(monkeypatch):
     want = _conv_step(x, w, [1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC", 1, False, monkeypatch)
     for a, b in zip(got[0] + got[1], want[0] + want[1]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3])
+def test_planar_blocks_split_the_batch_and_the_last_block_may_be_short(channels, monkeypatch):
+    monkeypatch.setattr(conv_blocked, "BLOCK_FLOATS", 3 * 10 * 9 * 25 * channels)  # 3 images
+    monkeypatch.setattr(conv_blocked, "MIN_BLOCKS", 1)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((10, 10, 9, channels))
+    w = rng.standard_normal((5, 5, channels, 4))
+    conv_blocked._local.buffers = {}
+    got = _conv_step(x, w, [1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC", 1, True, monkeypatch)
+    planar = {key[1] for key in conv_blocked._local.buffers if key[-1]}
+    assert planar == {3, 1}  # the planar layout ran: blocks of 3 images and the short last one
+    want = _conv_step(x, w, [1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC", 1, False, monkeypatch)
+    for a, b in zip(got[0] + got[1], want[0] + want[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 8])
+def test_planar_and_tap_copy_blocks_agree(channels, monkeypatch):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((12, 11, 10, channels)).astype(np.float32)
+    w = rng.standard_normal((5, 3, channels, 6)).astype(np.float32)
+    args = ([1, 2, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
+    planar = _conv_step(x, w, *args, 2, True, monkeypatch)
+    monkeypatch.setattr(conv_blocked, "MAX_PLANAR_CHANNELS", 0)
+    copies = _conv_step(x, w, *args, 2, True, monkeypatch)
+    for a, b in zip(planar[0] + planar[1], copies[0] + copies[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_first_layer_filter_gradient_runs_no_input_gradient():
+    """Training a first layer needs only the filter gradient: the input gradient is pruned."""
+    tf.reset_default_graph()
+    rng = np.random.default_rng(3)
+    x = tf.placeholder(tf.float32, [4, 12, 12, 1])
+    w = tf.Variable(rng.standard_normal((5, 5, 1, 3)).astype(np.float32))
+    loss = tf.reduce_sum(tf.nn.relu(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        meta = tf.RunMetadata()
+        sess.run(train, {x: rng.standard_normal((4, 12, 12, 1)).astype(np.float32)},
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=meta)
+    labels = [n.timeline_label for d in meta.step_stats.dev_stats for n in d.node_stats]
+    assert any("Conv2DBackpropFilter(" in label for label in labels)
+    assert not any("Conv2DBackpropInput(" in label for label in labels)
 
 
 def test_large_buffers_are_not_kept_between_calls(monkeypatch):
@@ -132,7 +189,10 @@ def test_filter_gradient_does_not_depend_on_the_thread_count(monkeypatch):
 
 
 @pytest.mark.parametrize("geometry", [((2, 6, 5, 8), (3, 3, 8, 2), [1, 1, 1, 1], "SAME"),
-                                      ((2, 7, 6, 3), (3, 2, 3, 2), [1, 2, 1, 1], "VALID")])
+                                      ((2, 6, 5, 12), (3, 3, 12, 2), [1, 1, 1, 1], "SAME"),
+                                      ((2, 7, 6, 3), (3, 2, 3, 2), [1, 2, 1, 1], "VALID"),
+                                      ((2, 7, 6, 1), (5, 5, 1, 2), [1, 1, 1, 1], "SAME"),
+                                      ((1, 7, 8, 2), (3, 3, 2, 2), [1, 2, 2, 1], "SAME")])
 def test_blocked_conv_gradients_pass_finite_differences(geometry, monkeypatch):
     monkeypatch.setattr(conv_kernels, "BLOCKED", True)
     x_shape, f_shape, strides, padding = geometry
