@@ -1,13 +1,18 @@
 """Nested structures (TF's `nest`): flatten tuples, lists, dicts and namedtuples to a list of
 leaves and pack a flat list back into the same structure. Dicts flatten in sorted key order, as
-in TF. Anything else (a Tensor, a TensorArray, a number) is a leaf."""
+in TF. Anything else (a Tensor, a TensorArray, a number) is a leaf.
+
+`sequences` names the types besides dict that are structure: (list, tuple) here, as in TF's
+`nest`; `tf.data` passes (tuple,) so that a list is one component (`tf1/data/nest.py`)."""
+
+SEQUENCES = (list, tuple)
 
 
-def is_sequence(x):
-    return isinstance(x, (list, tuple, dict))
+def is_sequence(x, sequences=SEQUENCES):
+    return isinstance(x, (dict, *sequences))
 
 
-def flatten(structure):
+def flatten(structure, sequences=SEQUENCES):
     """The leaves of `structure`, depth first (iterative: no recursion limit)."""
     out = []
     stack = [structure]
@@ -15,7 +20,7 @@ def flatten(structure):
         x = stack.pop()
         if isinstance(x, dict):
             stack.extend(x[k] for k in reversed(sorted(x)))
-        elif isinstance(x, (list, tuple)):
+        elif isinstance(x, sequences):
             stack.extend(reversed(x))
         else:
             out.append(x)
@@ -32,16 +37,16 @@ def _rebuild(template, items):
     return type(template)(items)
 
 
-def pack_sequence_as(structure, flat):
+def pack_sequence_as(structure, flat, sequences=SEQUENCES):
     """A structure shaped like `structure` whose leaves are taken from `flat` in order."""
     flat = list(flat)
-    n = len(flatten(structure))
+    n = len(flatten(structure, sequences))
     if n != len(flat):
         raise ValueError(f"The structure has {n} leaves but {len(flat)} values were given")
     position = [0]
 
     def build(x):
-        if is_sequence(x):
+        if is_sequence(x, sequences):
             children = [x[k] for k in sorted(x)] if isinstance(x, dict) else list(x)
             return _rebuild(x, [build(c) for c in children])
         value = flat[position[0]]

@@ -47,6 +47,17 @@ class KernelNode:
                    tuple(t.shape.dims for t in op.outputs), state, compile_function, outputs_used)
 
 
+def check_update_shapes(node, var, grad, slots=()):
+    """An optimizer update's gradient and slots must have the variable's shape (every device)."""
+    if grad.shape != var.shape:
+        raise ValueError(f"gradient of shape {grad.shape} does not match variable "
+                         f"'{node.attrs['shared_name']}' of shape {var.shape}")
+    for slot in slots:
+        if slot.shape != var.shape:
+            raise ValueError(f"slot of shape {slot.shape} does not match variable "
+                             f"'{node.attrs['shared_name']}' of shape {var.shape}")
+
+
 def kernel_accepts_out(kernel):
     """True when a built kernel can be called as `kernel(*inputs, out=buffer)` (a one-output
     ufunc, or a function flagged `accepts_out`): the memory plan and the executor then let it

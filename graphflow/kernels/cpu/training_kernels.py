@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 
+from graphflow.kernels import check_update_shapes
 from graphflow.kernels.cpu import blas, cpu_kernel, jit_updates
 
 
@@ -57,14 +58,6 @@ class _Recycler:
             self.spares.extend(a for a in replaced if isinstance(a, np.ndarray) and a.base is None)
 
 
-def _check(node, var, grad, slots=()):
-    if grad.shape != var.shape:
-        raise ValueError(f"gradient of shape {grad.shape} does not match variable "
-                         f"'{node.attrs['shared_name']}' of shape {var.shape}")
-    for slot in slots:
-        if slot.shape != var.shape:
-            raise ValueError(f"slot of shape {slot.shape} does not match variable "
-                             f"'{node.attrs['shared_name']}' of shape {var.shape}")
 
 
 @cpu_kernel("ApplyGradientDescent")
@@ -77,7 +70,7 @@ def _apply_gradient_descent(node):
 
     def run(alpha, delta):
         var = store.read(name)
-        _check(node, var, delta)
+        check_update_shapes(node, var, delta)
         if jit_updates.applies(var, delta):
             out = recycler.take(var)
             jit_updates.run(jit_updates.loops()["sgd"], var.size,
@@ -102,7 +95,7 @@ def _apply_momentum(node):
 
     def run(lr, grad, momentum):
         var, accum = store.read(name), store.read(accum_name)
-        _check(node, var, grad, (accum,))
+        check_update_shapes(node, var, grad, (accum,))
         if jit_updates.applies(var, grad, accum):
             var_new, accum_new = recycler.take(var), recycler.take(var)
             f, dt = jit_updates.flat, var.dtype
@@ -138,7 +131,7 @@ def _apply_adam(node):
 
     def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
         var, m, v = store.read(name), store.read(m_name), store.read(v_name)
-        _check(node, var, grad, (m, v))
+        check_update_shapes(node, var, grad, (m, v))
         alpha = lr * np.sqrt(one - beta2_power) / (one - beta1_power)
         if jit_updates.applies(var, grad, m, v):
             var_new, m_new, v_new = recycler.take(var), recycler.take(var), recycler.take(var)
@@ -187,7 +180,7 @@ def _rms_prop_kernel(node, centered):
     def run(lr, rho, momentum, epsilon, grad):
         var, ms, mom = store.read(name), store.read(ms_name), store.read(mom_name)
         mg = store.read(mg_name) if centered else None
-        _check(node, var, grad, (ms, mom) + ((mg,) if centered else ()))
+        check_update_shapes(node, var, grad, (ms, mom) + ((mg,) if centered else ()))
         if jit_updates.applies(var, grad, ms, mom, *((mg,) if centered else ())):
             var_new, ms_new, mom_new = recycler.take(var), recycler.take(var), recycler.take(var)
             mg_new = recycler.take(var) if centered else ms_new  # (unused when not centered)

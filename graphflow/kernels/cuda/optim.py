@@ -9,6 +9,7 @@ whole run succeeds. The scalar hyper-parameters are device scalars read by the k
 
 import numpy as np
 
+from graphflow.kernels import check_update_shapes
 from graphflow.kernels.cuda import cuda_kernel, runtime
 from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
 
@@ -19,14 +20,6 @@ def _addr(*arrays):
     return [int(a.gpudata) for a in arrays]
 
 
-def _check(node, var, grad, slots=()):
-    if grad.shape != var.shape:
-        raise ValueError(f"gradient of shape {grad.shape} does not match variable "
-                         f"'{node.attrs['shared_name']}' of shape {var.shape}")
-    for slot in slots:
-        if slot.shape != var.shape:
-            raise ValueError(f"slot of shape {slot.shape} does not match variable "
-                             f"'{node.attrs['shared_name']}' of shape {var.shape}")
 
 
 def _setup(node, *slot_attrs):
@@ -49,7 +42,7 @@ def _apply_gradient_descent(node):
     def run(alpha, delta):
         nonlocal fn
         (var,) = _read(store, [name], rt)
-        _check(node, var, delta)
+        check_update_shapes(node, var, delta)
         out = rt.empty(var.shape, var.dtype)
         if var.size:
             fn = fn or rt.kernel("optim.cu", f"gf_apply_sgd_{t}", "qPPPP")
@@ -65,7 +58,7 @@ def _apply_momentum(node):
 
     def run(lr, grad, momentum):
         var, accum = _read(store, names, rt)
-        _check(node, var, grad, (accum,))
+        check_update_shapes(node, var, grad, (accum,))
         var_new, accum_new = rt.empty(var.shape, var.dtype), rt.empty(var.shape, var.dtype)
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_momentum_{t}", "qPPPPPPPq")
@@ -83,7 +76,7 @@ def _apply_adam(node):
 
     def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
         var, m, v = _read(store, names, rt)
-        _check(node, var, grad, (m, v))
+        check_update_shapes(node, var, grad, (m, v))
         outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_adam_{t}", "qPPPPPPPPPPPPPq")
@@ -102,7 +95,7 @@ def _apply_rms_prop(node):
 
     def run(lr, rho, momentum, epsilon, grad):
         var, ms, mom = _read(store, names, rt)
-        _check(node, var, grad, (ms, mom))
+        check_update_shapes(node, var, grad, (ms, mom))
         outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_rms_prop_{t}", "qPPPPPPPPPPP")
@@ -120,7 +113,7 @@ def _apply_centered_rms_prop(node):
 
     def run(lr, rho, momentum, epsilon, grad):
         var, mg, ms, mom = _read(store, names, rt)
-        _check(node, var, grad, (mg, ms, mom))
+        check_update_shapes(node, var, grad, (mg, ms, mom))
         outs = [rt.empty(var.shape, var.dtype) for _ in range(4)]
         if var.size:
             fn = rt.kernel("optim.cu", f"gf_apply_centered_rms_prop_{t}", "qPPPPPPPPPPPPP")

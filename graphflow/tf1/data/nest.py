@@ -6,24 +6,18 @@ order, and everything else (arrays, Tensors, numbers, *lists*) is one component.
 carry.
 """
 
+from graphflow.framework import nest
+
+_COMPONENT_SEQUENCES = (tuple,)  # a list is one component, as in TF1's tf.data
+
 
 def is_structure(value):
-    return isinstance(value, (tuple, dict))
+    return nest.is_sequence(value, _COMPONENT_SEQUENCES)
 
 
 def flatten(structure):
     """The components of `structure` in TF1's order (iterative, no recursion limit)."""
-    out = []
-    stack = [structure]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item[k] for k in reversed(sorted(item)))
-        elif isinstance(item, tuple):
-            stack.extend(reversed(item))
-        else:
-            out.append(item)
-    return out
+    return nest.flatten(structure, _COMPONENT_SEQUENCES)
 
 
 def pack_as(template, flat):
@@ -32,17 +26,7 @@ def pack_as(template, flat):
     count = len(flatten(template))
     if count != len(flat):
         raise ValueError(f"structure {template!r} has {count} components, got {len(flat)}")
-    it = iter(flat)
-
-    def build(node):
-        if isinstance(node, dict):
-            built = {k: build(node[k]) for k in sorted(node)}
-            return type(node)((k, built[k]) for k in node)
-        if isinstance(node, tuple):
-            items = [build(v) for v in node]
-            return type(node)(*items) if hasattr(node, "_fields") else type(node)(items)
-        return next(it)
-    return build(template)
+    return nest.pack_sequence_as(template, flat, _COMPONENT_SEQUENCES)
 
 
 def map_structure(fn, *structures):
