@@ -3,7 +3,9 @@
 Each program is `program(tf, np, **options) -> {name: array}` and builds its own graph. The same
 source runs under graphflow (`tf` = graphflow) and, for the comparison, under TensorFlow
 (`tf` = tensorflow.compat.v1), so the programs use only what both provide; weights start from
-seeded numpy arrays so that both frameworks start from the same point.
+seeded numpy arrays so that both frameworks start from the same point. Each program is
+self-contained (its source alone is sent to the TensorFlow process), so programs that share a data
+set repeat its few lines of setup instead of calling a helper.
 """
 
 
