@@ -56,7 +56,9 @@ DEFAULT_LIMITS = Limits()
 OPS_FLOOR = 10_000
 FILE_BYTES_PER_OP = 2
 JSON_FLOOR_BYTES = 1 << 20
-JSON_BYTES_PER_FILE_BYTE = 200
+# graphflow writes `graph.json` uncompressed, so its document is never larger than its file; a
+# document that expands beyond the file (and beyond the floor) is refused by default.
+JSON_BYTES_PER_FILE_BYTE = 1
 
 
 def default_limits_for(path):
@@ -65,12 +67,13 @@ def default_limits_for(path):
     - its graph document (`graph.json`, decompressed) may hold at most
       max(JSON_FLOOR_BYTES, JSON_BYTES_PER_FILE_BYTE x file size) bytes, checked against the
       size the zip directory declares before anything is decompressed (and the entry must hold
-      exactly that many bytes), so a document cannot expand more than 200x (beyond 1 MiB);
+      exactly that many bytes), so beyond 1 MiB the document is at most as large as the file
+      (graphflow stores it uncompressed; a compressed one may not expand past the file's size);
     - its op count may not exceed max(OPS_FLOOR, file size / FILE_BYTES_PER_OP).
 
     Loading a document of J bytes takes at most about 32 J of memory at its peak (measured worst
-    case ~26 J; see docs/security.md), plus the tensor data the file declares, so the memory a
-    file can make a load use grows with the file's size."""
+    case ~27 J; see docs/security.md), plus the tensor data the file declares, so a load uses at
+    most about 32x the file's size (beyond a 32 MiB floor) plus its declared tensor data."""
     try:
         size = os.path.getsize(os.fspath(path))
     except (OSError, TypeError, ValueError):

@@ -71,8 +71,9 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
     tensors = file_io.npz_bytes(arrays)
     with file_io.atomic_write(path) as f:
         with zipfile.ZipFile(f, "w", allowZip64=True) as zf:
-            zf.writestr(file_io.zip_entry(GRAPH_MEMBER, zipfile.ZIP_DEFLATED), text,
-                        compresslevel=6)
+            # uncompressed: the loader's default limits allow a document no larger than its
+            # file (beyond 1 MiB), which bounds a load's memory by the file's size
+            zf.writestr(file_io.zip_entry(GRAPH_MEMBER), text)
             zf.writestr(file_io.zip_entry(TENSORS_MEMBER), tensors)
     return path
 
@@ -156,6 +157,7 @@ def _read_file(path, limits=None):
         extra = sorted(names - {GRAPH_MEMBER, TENSORS_MEMBER})
         if extra:
             raise GraphFormatError(f"{what} contains unexpected entries {extra}")
+        _check_document_size(archive, limits, what)
         raw = archive.read(GRAPH_MEMBER, limits.max_json_bytes)
         doc = fmt.parse_document(raw, f"{what}: {GRAPH_MEMBER}")
         tensors = {}
@@ -163,6 +165,21 @@ def _read_file(path, limits=None):
             data = archive.read(TENSORS_MEMBER, limits.max_tensor_bytes + (1 << 26))
             tensors = file_io.read_npz(data, f"{what}: {TENSORS_MEMBER}", limits)
     return doc, tensors, raw
+
+
+def _check_document_size(archive, limits, what):
+    """A compressed document larger than the limit gets an error saying how to load a trusted
+    file (graphflow itself writes the document uncompressed; older files compressed it)."""
+    info = archive.members[GRAPH_MEMBER]
+    if info.file_size > limits.max_json_bytes and info.compress_type != zipfile.ZIP_STORED:
+        raise GraphFormatError(
+            f"{what}: entry '{GRAPH_MEMBER}' declares {info.file_size} bytes, more than the limit "
+            f"of {limits.max_json_bytes}: its compressed document expands "
+            f"{info.file_size / max(info.compress_size, 1):.0f}x, past the file's own size, which "
+            f"graphflow refuses by default to bound the memory a load takes (docs/security.md). "
+            f"graphflow writes this document uncompressed; to load a file you trust that an "
+            f"older version wrote, pass explicit limits: graphflow.load(path, "
+            f"limits=graphflow.fileformat.file_io.DEFAULT_LIMITS), then save it again")
 
 
 def _decode(doc, tensors, graph, limits, prefix="", input_map=None, what="graph file"):

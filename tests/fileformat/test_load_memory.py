@@ -1,7 +1,8 @@
 """The memory bound of loading a graph file (docs/security.md, "Memory"): with the default limits,
 a file whose graph document is J bytes (decompressed) makes `graphflow.load` use at most
 LOAD_PEAK_PER_DOC_BYTE x J + the declared tensor data (x3: the zip member, its `.npy` copies, one
-conversion) + a constant, and J itself is at most max(1 MiB, 200 x the file's size).
+conversion) + a constant, and J itself is at most max(1 MiB, the file's size F): so at most
+LOAD_PEAK_PER_DOC_BYTE x F + 3 x the tensor data beyond a constant floor.
 
 Each hostile file is built to maximize memory per byte of JSON (empty containers, minimal op
 entries, many inputs/outputs/control inputs per op, long chains); they are loaded in a fresh
@@ -59,8 +60,8 @@ def _hostile_documents():
                                                     "outputs": [["float32", []]] * N}])
 
 
-def _write(path, document, npz=None):
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+def _write(path, document, npz=None, compression=zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w", compression) as zf:
         zf.writestr("graph.json", document)
         if npz is not None:
             zf.writestr(file_io.zip_entry("tensors.npz"), npz)
@@ -118,6 +119,7 @@ def hostile_files(tmp_path_factory):
         path = str(d / f"{name}.gfz")
         _write(path, document)
         files[path] = (name, len(document), 0)
+        assert len(document) <= os.path.getsize(path)  # stored: a document never exceeds its file
     weights = np.arange(1 << 20, dtype=np.float32)  # 4 MiB of declared tensor data
     document = _doc([{"name": "w", "type": "Const", "attrs": {
         "value": {"tensor": {"dtype": "float32", "shape": [1 << 20], "data": "w"}}},
@@ -144,6 +146,8 @@ def test_every_hostile_file_loads_within_the_stated_multiple_of_its_document(hos
         if not tensor_bytes:
             worst = max(worst, peak / doc_bytes)
             print(f"{name}: document {doc_bytes} B, traced peak {peak} B ({peak / doc_bytes:.1f}x)")
+        # the same bound against the file's size (the document is stored, so J <= F)
+        assert peak <= _bound(os.path.getsize(path), tensor_bytes, TRACED_SLACK)
     assert worst > LOAD_PEAK_PER_DOC_BYTE / 2  # the files do probe the bound (it is not loose)
     loaded = {files[p][0]: outcome for p, (_, outcome) in peaks.items()}
     assert loaded["minimal_noops"] == N and loaded["many_outputs"] == 2 and loaded["tensor"] == 1
@@ -160,12 +164,39 @@ def test_peak_rss_of_the_largest_hostile_load_is_within_the_bound(hostile_files)
     assert rss <= _bound(doc_bytes, tensor_bytes, RSS_SLACK), (name, rss, doc_bytes, outcome)
 
 
-def test_a_document_expanding_more_than_200x_is_refused_before_decompressing(tmp_path):
+def test_a_document_expanding_past_its_file_is_refused_before_decompressing(tmp_path):
     path = str(tmp_path / "bomb.gfz")
-    _write(path, _doc([], pad=" " * (4 << 20)))  # 4 MiB of JSON in a file of a few KB
-    size = os.path.getsize(path)
-    assert size * file_io.JSON_BYTES_PER_FILE_BYTE < 4 << 20
-    assert file_io.default_limits_for(path).max_json_bytes == max(file_io.JSON_FLOOR_BYTES,
-                                                                  200 * size)
-    with pytest.raises(GraphFormatError, match="'graph.json' declares [0-9]+ bytes, more than"):
+    _write(path, _doc([], pad=" " * (4 << 20)), compression=zipfile.ZIP_DEFLATED)
+    size = os.path.getsize(path)  # 4 MiB of JSON in a file of a few KB
+    assert size < 64 << 10
+    assert file_io.default_limits_for(path).max_json_bytes == file_io.JSON_FLOOR_BYTES
+    with pytest.raises(GraphFormatError, match="'graph.json' declares [0-9]+ bytes, more than "
+                                               "the limit of 1048576: its compressed document "
+                                               "expands [0-9]+x"):
         tf.load(path)
+    # a file the user trusts (an older graphflow compressed the document) loads with limits
+    with pytest.raises(GraphFormatError, match="unknown fields \\['pad'\\]"):
+        tf.load(path, limits=file_io.DEFAULT_LIMITS)
+
+
+def test_a_compressed_document_within_the_floor_still_loads(tmp_path):
+    path = str(tmp_path / "small_deflated.gfz")
+    _write(path, _doc([{"name": f"n{i}", "type": "NoOp"} for i in range(2000)]),
+           compression=zipfile.ZIP_DEFLATED)
+    assert tf.load(path).graph.num_ops() == 2000
+
+
+def test_saved_files_store_the_document_uncompressed_and_load_by_default(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    ops = [x]
+    for i in range(30_000):  # a ~3 MB document: over the floor, so only its storage lets it load
+        ops.append(tf.identity(ops[-1], name=f"step_{i}"))
+    path = str(tmp_path / "big.gfz")
+    tf.save(path, inputs={"x": x}, outputs={"y": ops[-1]})
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("graph.json")
+    assert info.compress_type == zipfile.ZIP_STORED and info.file_size > file_io.JSON_FLOOR_BYTES
+    assert info.file_size <= file_io.default_limits_for(path).max_json_bytes
+    model = tf.load(path)
+    np.testing.assert_array_equal(model.run({"x": np.ones((2, 3), np.float32)})["y"],
+                                  np.ones((2, 3), np.float32))
