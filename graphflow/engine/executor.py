@@ -48,7 +48,7 @@ def _short(value):
 class FeedSpec:
     """How one fed tensor's value is checked and converted before a run."""
 
-    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape")
+    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape", "castable")
 
     def __init__(self, tensor):
         self.tensor = tensor
@@ -59,6 +59,7 @@ class FeedSpec:
         self.fixed_dims = () if dims is None else tuple((i, d) for i, d in enumerate(dims)
                                                          if d is not None)
         self.exact_shape = dims if tensor.shape.is_fully_defined() else None
+        self.castable = {}  # fed numpy dtype -> whether TF1's feed rule lets it cast to `dtype`
 
     def convert(self, value):
         if self.np_dtype.kind == "O":  # tf.string: an object array of bytes
@@ -70,7 +71,10 @@ class FeedSpec:
         else:
             arr = value if type(value) is np.ndarray else self._from_python(value)
         if arr.dtype != self.np_dtype:
-            if not dtypes.can_feed(arr.dtype, self.dtype):
+            castable = self.castable.get(arr.dtype)
+            if castable is None:
+                castable = self.castable[arr.dtype] = dtypes.can_feed(arr.dtype, self.dtype)
+            if not castable:
                 raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
                                               f"tensor of dtype {self.dtype.name} (the cast "
                                               "would lose information)"))
