@@ -97,6 +97,8 @@ class FeedSpec:
         except (ValueError, TypeError, OverflowError) as exc:
             raise ValueError(self._message(f"cannot feed {_short(value)}: it is not a rectangular "
                                            f"array of numbers (numpy: {exc})")) from None
+        if arr.size == 0 and arr.dtype != self.np_dtype and self.np_dtype.kind != "O":
+            return arr.astype(self.np_dtype)  # `[]` has no dtype of its own (TF1 feeds it as is)
         if arr.dtype == object:
             raise TypeError(self._message(f"cannot feed {_short(value)}: it holds values that are "
                                           "not numbers of one numeric type (e.g. integers "

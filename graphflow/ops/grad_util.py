@@ -11,6 +11,7 @@
 
 import numpy as np
 
+from graphflow.framework.graph import Tensor
 from graphflow.ops import math_ops, shape_ops
 from graphflow.ops.core_ops import constant
 from graphflow.ops.gradient_ops import reduced_shape, sum_to_shape
@@ -53,6 +54,8 @@ def restore_reduced_dims(grad, x, axis, keepdims):
     """`grad` of `reduce_*(x, axis, keepdims)`, reshaped to the keepdims shape (reduced axes = 1)."""
     if keepdims:
         return grad
+    if isinstance(axis, Tensor):  # axes read at run time
+        return shape_ops.reshape(grad, reduced_shape(shape_ops.shape(x), axis))
     rank = x.shape.ndims
     if axis is None and grad.shape.ndims == 0:
         return grad  # a scalar broadcasts against anything

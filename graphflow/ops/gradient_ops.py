@@ -10,6 +10,7 @@
 """
 
 from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor
@@ -65,7 +66,7 @@ def sum_to_shape(x, shape, name=None):
 
 
 def _reduced_shape_infer(inputs, attrs):
-    (s,) = inputs
+    s = inputs[0]
     _check_shape_input(s, "shape")
     return [(s.dtype, s.shape if s.shape.ndims == 1 else TensorShape([None]))]
 
@@ -75,8 +76,12 @@ define("ReducedShape", _reduced_shape_infer, attrs="axis:none|int|list(int)")
 
 def reduced_shape(shape, axis, name=None):
     """`shape` (1-D int tensor) with the entries at `axis` (None = all; negative counts from the
-    end) set to 1: the keepdims shape of a reduction over `axis`."""
+    end; an int tensor: axes read at run time) set to 1: the keepdims shape of a reduction over
+    `axis`."""
     shape = convert_to_tensor(shape)
+    if isinstance(axis, Tensor):
+        return make_tensor("ReducedShape", (shape, axis), {"axis": None},
+                           name=name or "ReducedShape")
     if axis is not None:
         axis = [int(a) for a in axis] if isinstance(axis, (list, tuple)) else int(axis)
     return make_tensor("ReducedShape", (shape,), {"axis": axis}, name=name or "ReducedShape")

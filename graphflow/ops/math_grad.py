@@ -150,16 +150,23 @@ def _matmul_grad(op, grad):
 
 # ---------------------------------------------------------------- reductions
 def _kept(op, grad):
-    """(x, axis, grad reshaped to the keepdims shape of the reduction)."""
+    """(x, axis, grad reshaped to the keepdims shape of the reduction); axis is the axes tensor
+    when the reduction reads its axes at run time."""
     x = op.inputs[0]
-    axis, keepdims = op.attrs["axis"], op.attrs.get("keepdims", False)
+    axis = op.inputs[1] if len(op.inputs) == 2 else op.attrs["axis"]
+    keepdims = op.attrs.get("keepdims", False)
     return x, axis, restore_reduced_dims(grad, x, axis, keepdims)
+
+
+def _axes_input_grad(op, grads):
+    """The reduction's gradients, with None for its axes input when it has one."""
+    return grads + (None,) if len(op.inputs) == 2 else grads
 
 
 @register_gradient("Sum")
 def _sum_grad(op, grad):
     x, _, grad = _kept(op, grad)
-    return (shape_ops.broadcast_to(grad, shape_of(x)),)
+    return _axes_input_grad(op, (shape_ops.broadcast_to(grad, shape_of(x)),))
 
 
 @register_gradient("Mean")
@@ -176,7 +183,7 @@ def _mean_grad(op, grad):
             n_out = m.reduce_prod(shape_ops.shape(y))
         count = m.maximum(m.floordiv(n_in, m.maximum(n_out, 1)), 1)
         grad = grad / m.cast(count, grad.dtype)
-    return (shape_ops.broadcast_to(grad, shape_of(x)),)
+    return _axes_input_grad(op, (shape_ops.broadcast_to(grad, shape_of(x)),))
 
 
 def _min_or_max_grad(op, grad):
@@ -184,7 +191,7 @@ def _min_or_max_grad(op, grad):
     y = restore_reduced_dims(op.outputs[0], x, axis, op.attrs.get("keepdims", False))
     chosen = m.cast(m.equal(y, x), grad.dtype)
     ties = m.reduce_sum(chosen, axis=axis, keepdims=True)
-    return (chosen / ties * grad,)
+    return _axes_input_grad(op, (chosen / ties * grad,))
 
 
 register_gradient("Max")(_min_or_max_grad)
@@ -204,4 +211,4 @@ def _prod_grad(op, grad):
     at_single_zero = m.logical_and(m.equal(zero_count, 1), m.logical_not(nonzero))
     others = m.where(m.equal(zero_count, 0), prod_nonzero / safe_x,
                      m.where(at_single_zero, prod_nonzero, _zeros(x)))
-    return (grad * others,)
+    return _axes_input_grad(op, (grad * others,))

@@ -3,6 +3,8 @@ matmul (batched, transposes) and reductions. Each op type is one table row / one
 
 import inspect
 
+import numpy as np
+
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
@@ -18,6 +20,7 @@ from graphflow.ops.registry import (
     require_dtype,
     same_dtype,
 )
+from graphflow.ops.static_value import constant_value
 
 BOOL = (dtypes.bool_,)
 _DTYPE_SETS = {"float": FLOATS, "signed": SIGNED, "numeric": NUMERIC, "numeric|bool": NUMERIC + BOOL,
@@ -277,14 +280,19 @@ def normalize_axes(axis, ndims):
 
 def _reduce_infer(allowed, result_dtype=None):
     def infer(inputs, attrs):
-        (x,) = inputs
+        x = inputs[0]
         require_dtype(x, allowed, "input")
         dt = result_dtype or x.dtype
         ndims = x.shape.ndims
+        keep = attrs.get("keepdims", False)
+        if len(inputs) == 2:  # axes given as a tensor, known at run time only
+            _check_axes_input(inputs[1])
+            if keep and ndims is not None:
+                return [(dt, TensorShape([None] * ndims))]
+            return [(dt, TensorShape(None))]
         axes = normalize_axes(attrs["axis"], ndims)
         if ndims is None or axes is None:
             return [(dt, TensorShape(None))]
-        keep = attrs.get("keepdims", False)
         dims = []
         for i, d in enumerate(x.shape.dims):
             if i in axes:
@@ -294,6 +302,12 @@ def _reduce_infer(allowed, result_dtype=None):
                 dims.append(d)
         return [(dt, TensorShape(dims))]
     return infer
+
+
+def _check_axes_input(axes):
+    if not axes.dtype.is_integer or (axes.shape.ndims is not None and axes.shape.ndims > 1):
+        raise TypeError(f"reduction axes must be an integer scalar or vector, got {axes.dtype.name} "
+                        f"of shape {axes.shape}")
 
 
 REDUCTIONS = {"Sum": NUMERIC, "Mean": NUMERIC, "Max": NUMERIC, "Min": NUMERIC, "Prod": NUMERIC,
@@ -306,11 +320,24 @@ for _type, _allowed in REDUCTIONS.items():
 def _axis_attr(axis):
     if axis is None:
         return None
-    if isinstance(axis, Tensor):
-        raise TypeError("graphflow reductions need a static axis (a Python int or list of ints)")
     if isinstance(axis, (list, tuple)):
         return [int(a) for a in axis]
     return int(axis)
+
+
+def _static_or_tensor_axis(axis):
+    """(attr value, axes tensor or None): a Python axis, or a tensor whose value is known when the
+    graph is built (`tf.range(1, tf.rank(x))` for x of known rank), is the op's `axis` attr; any
+    other tensor is an input whose value is read at run time, as TF1's `reduction_indices` is."""
+    if isinstance(axis, Tensor) or (isinstance(axis, (list, tuple))
+                                    and any(isinstance(a, Tensor) for a in axis)):
+        tensor = convert_to_tensor(axis)
+        value = constant_value(tensor)
+        if value is None:
+            return None, tensor
+        value = np.asarray(value)
+        return (int(value) if value.ndim == 0 else [int(a) for a in value.ravel()]), None
+    return _axis_attr(axis), None
 
 
 def _reduction(op_type, default_name):
@@ -320,10 +347,13 @@ def _reduction(op_type, default_name):
         if axis is None:
             axis = reduction_indices
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
-        attrs = {"axis": _axis_attr(axis), "keepdims": keep}
-        return make_tensor(op_type, (x,), attrs, name=name or op_type)
+        static, tensor = _static_or_tensor_axis(axis)
+        attrs = {"axis": static, "keepdims": keep}
+        inputs = (x,) if tensor is None else (x, tensor)
+        return make_tensor(op_type, inputs, attrs, name=name or op_type)
     op.__name__ = op.__qualname__ = default_name
-    op.__doc__ = f"`tf.{default_name}` over `axis` (None = all), optionally keeping reduced dims."
+    op.__doc__ = (f"`tf.{default_name}` over `axis` (None = all; a Python int or list, or an "
+                  f"integer tensor read at run time), optionally keeping reduced dims.")
     return op
 
 

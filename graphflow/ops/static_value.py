@@ -10,6 +10,7 @@ Evaluation follows a bounded number of producer ops; anything else is "unknown",
 import numpy as np
 
 _MAX_DEPTH = 12
+_MAX_RANGE = 1 << 16  # a build-time Range value is a shape-like vector, never a large tensor
 # integer arithmetic commonly used to compute shapes (`tf.shape(x)[0] * 2`, `n - 1`)
 _ARITHMETIC = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "FloorDiv": np.floor_divide,
                "Maximum": np.maximum, "Minimum": np.minimum, "Neg": np.negative}
@@ -60,6 +61,14 @@ def constant_value(tensor, _depth=0):
     if kind == "Cast":
         value = constant_value(op.inputs[0], _depth + 1)
         return None if value is None else np.asarray(value).astype(dtype)
+    if kind == "Range" and tensor.dtype.is_integer:  # tf.range(1, tf.rank(x)) for x of known rank
+        bounds = [constant_value(t, _depth + 1) for t in op.inputs]
+        if any(v is None or np.ndim(v) != 0 for v in bounds) or int(bounds[2]) == 0:
+            return None
+        start, limit, delta = (int(v) for v in bounds)
+        if abs((limit - start) // delta) > _MAX_RANGE:
+            return None
+        return np.arange(start, limit, delta, dtype=dtype)
     return None
 
 

@@ -34,3 +34,41 @@ def test_which_sums_are_products():
     assert math_kernels._sum_as_product(x.astype(np.int32), (0,), False, np.dtype(np.int32)) is None
     np.testing.assert_array_equal(math_kernels._sum_as_product(x, (0, 1, 2), False, f32),
                                   np.full(16, 64 * 28 * 28, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_max_and_min_of_nothing_are_the_extremes_as_in_tf1(dtype):
+    xs = tf.placeholder(tf.as_dtype(dtype), [None, 3])
+    empty = np.zeros((0, 3), dtype)
+    with tf.Session() as sess:
+        hi, lo, full = sess.run([tf.reduce_max(xs, 0), tf.reduce_min(xs, 0), tf.reduce_max(xs)],
+                                {xs: empty})
+    lowest, highest = ((-np.inf, np.inf) if dtype == np.float32
+                       else (np.iinfo(dtype).min, np.iinfo(dtype).max))
+    np.testing.assert_array_equal(hi, np.full(3, lowest, dtype))
+    np.testing.assert_array_equal(lo, np.full(3, highest, dtype))
+    assert full == lowest
+
+
+def test_reductions_read_axes_fed_at_run_time_as_tf1_reduction_indices():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    xs = tf.placeholder(tf.float32, [2, 3, 4])
+    axes = tf.placeholder(tf.int32, [None])
+    total = tf.reduce_sum(xs, axis=axes)
+    kept = tf.reduce_mean(xs, reduction_indices=axes, keep_dims=True)
+    assert total.shape.ndims is None and kept.shape.as_list() == [None, None, None]
+    with tf.Session() as sess:
+        for value in ([0], [2, 0], [-1, 2], []):
+            got_sum, got_mean = sess.run([total, kept], {xs: x, axes: value})
+            want = tuple(sorted({a % 3 for a in value}))
+            np.testing.assert_array_equal(got_sum, np.sum(x, axis=want))
+            np.testing.assert_allclose(got_mean, np.mean(x, axis=want, keepdims=True))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid reduction dimension 3"):
+            sess.run(total, {xs: x, axes: [3]})
+
+
+def test_axes_known_when_the_graph_is_built_stay_static():
+    xs = tf.placeholder(tf.float32, [2, 3, 4])
+    per_example = tf.reduce_sum(xs, axis=tf.range(1, tf.rank(xs)))  # a common TF1 idiom
+    assert per_example.shape.as_list() == [2] and len(per_example.op.inputs) == 1
+    assert per_example.op.attrs["axis"] == [1, 2]

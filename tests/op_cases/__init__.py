@@ -23,6 +23,8 @@ class OpCase:
     grad: check the gradient w.r.t. the float inputs by finite differences (cast to float64).
     grad_inputs: which input positions to differentiate (default: all floating inputs).
     second_order: False for ops whose gradient has no gradient (through a while_loop).
+    shape_from_values: the output shape depends on the values fed to this case (reduction axes
+        fed at run time), so static shape inference is checked for compatibility only.
     """
 
     op_type: str
@@ -37,6 +39,7 @@ class OpCase:
     grad_atol: float = 1e-5
     unknown_shapes: bool = True  # also build with shape-less placeholders
     second_order: bool = True  # also check the gradient of the gradient
+    shape_from_values: bool = False
     name: str = ""
 
     def __post_init__(self):

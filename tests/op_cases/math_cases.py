@@ -133,7 +133,22 @@ for _type, _fn, _ref in _REDUCE:
             lambda x, r=_ref, a=_axis, k=_keep: r(x, axis=tuple(a) if isinstance(a, list) else a,
                                                   keepdims=k),
             name=f"{_type}[axis={_axis},keepdims={_keep}]"))
+# axes fed at run time (TF1's reduction_indices as a tensor): the op reads its second input
+for _type, _fn, _ref in _REDUCE:
+    for _axes, _keep in [(np.array([0, 2], np.int32), False), (np.array(-1, np.int32), True),
+                         (np.array([2, 0, -1], np.int64), True)]:
+        CASES.append(OpCase(
+            _type, lambda x, a, f=_fn, k=_keep: f(x, axis=a, keepdims=k),
+            [rand(2, 3, 4, seed=12) + (0.5 if _type == "Prod" else 0), _axes],
+            lambda x, a, r=_ref, k=_keep: r(x, axis=tuple(sorted({int(i) % 3 for i in
+                                                                  np.ravel(a)})), keepdims=k),
+            grad_inputs=[0], shape_from_values=True,
+            name=f"{_type}[axes fed {_axes.tolist()},keepdims={_keep}]"))
 CASES += [
+    OpCase("All", lambda x, a: tf.reduce_all(x, axis=a),
+           [np.array([[True, False], [True, True]]), np.array([1], np.int32)],
+           lambda x, a: np.all(x, axis=1), grad=False, shape_from_values=True,
+           name="All[axes fed]"),
     OpCase("Sum", lambda x: tf.reduce_sum(x, 0), [rand(3, 2, dtype=np.int32, low=-5, high=5)],
            lambda x: np.sum(x, 0).astype(np.int32)),
     OpCase("Mean", lambda x: tf.reduce_mean(x, 1), [np.array([[1, 2], [3, 6]], np.int32)],

@@ -356,14 +356,21 @@ _REDUCE = {"Sum": "ReduceSum", "Mean": "ReduceMean", "Max": "ReduceMax", "Min": 
            "Prod": "ReduceProd"}
 
 
-def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None):
+def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None, axes_tensor=None):
     attrs = {"keepdims": int(bool(keepdims))}
     inputs = [x_name]
+    takes_axes_input = onnx_type == "ReduceSum" or ctx.opset >= 18
+    if axes_tensor is not None and not takes_axes_input:
+        axis = ctx.known(axes_tensor, f"the axes of {onnx_type} below opset 18").tolist()
+    elif axes_tensor is not None:  # read at run time: int64 vector; empty reduces nothing, as in TF
+        axes = ctx.one("Cast", [ctx.name(axes_tensor)], to=ctx.onnx.TensorProto.INT64)
+        inputs.append(ctx.one("Reshape", [axes, ctx.const(np.array([-1], np.int64), "flat")]))
+        return ctx.one(onnx_type, inputs, output, noop_with_empty_axes=1, **attrs)
     if axis is not None:
         axes = np.atleast_1d(np.asarray(axis, dtype=np.int64))
         if axes.size == 0:
             return ctx.one("Identity", [x_name], output)
-        if onnx_type == "ReduceSum" or ctx.opset >= 18:
+        if takes_axes_input:
             inputs.append(ctx.const(axes, "axes"))
         else:
             attrs["axes"] = [int(a) for a in axes]
@@ -373,7 +380,12 @@ def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None):
 @converter(*_REDUCE)
 def _reduction(ctx, op):
     _reduce(ctx, _REDUCE[op.type], ctx.name(op.inputs[0]), op.attrs.get("axis"),
-            op.attrs.get("keepdims", False), _out(ctx, op))
+            op.attrs.get("keepdims", False), _out(ctx, op), axes_tensor=_axes_input(op))
+
+
+def _axes_input(op):
+    """The axes tensor of a reduction that reads its axes at run time, else None."""
+    return op.inputs[1] if len(op.inputs) == 2 else None
 
 
 _BOOL_REDUCE = {"All": "ReduceMin", "Any": "ReduceMax"}  # all -> min over 0/1, any -> max over 0/1
@@ -383,7 +395,8 @@ _BOOL_REDUCE = {"All": "ReduceMin", "Any": "ReduceMax"}  # all -> min over 0/1, 
 def _bool_reduction(ctx, op):
     ints = ctx.one("Cast", [ctx.name(op.inputs[0])], to=ctx.onnx.TensorProto.INT32)
     kind = _BOOL_REDUCE[op.type]
-    r = _reduce(ctx, kind, ints, op.attrs.get("axis"), op.attrs.get("keepdims", False))
+    r = _reduce(ctx, kind, ints, op.attrs.get("axis"), op.attrs.get("keepdims", False),
+                axes_tensor=_axes_input(op))
     ctx.one("Cast", [r], _out(ctx, op), to=ctx.onnx.TensorProto.BOOL)
 
 

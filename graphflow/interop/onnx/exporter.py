@@ -168,7 +168,10 @@ def _value_info(ctx, name, tensor, symbolic_prefix):
     dims = []
     shape = tensor.shape
     if shape.ndims is None:
-        return ctx.helper.make_tensor_value_info(name, ctx.elem_type(tensor.dtype), None)
+        raise ExportError(f"'{name}' ({describe_op(tensor.op)}) has an unknown rank: every input "
+                          "and output of an ONNX graph needs a rank (give the placeholder a "
+                          "shape; a reduction over axes read at run time keeps its rank only "
+                          "with keepdims=True)")
     for i, d in enumerate(shape.as_list()):
         dims.append(d if d is not None else f"{symbolic_prefix}_d{i}")
     return ctx.helper.make_tensor_value_info(name, ctx.elem_type(tensor.dtype), dims)

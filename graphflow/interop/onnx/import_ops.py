@@ -437,11 +437,15 @@ def _reduce(ctx, node, inputs):
     a = ctx.attrs(node)
     x = inputs[0]
     from_input = node.op_type == "ReduceSum" and ctx.opset >= 13 or ctx.opset >= 18
-    axes = _ints_from(ctx, node, inputs, 1, "axes") if from_input else a.get("axes")
-    if not axes:
-        if a.get("noop_with_empty_axes", 0):
-            return [tf.identity(x)]
-        axes = None
+    noop_when_empty = bool(a.get("noop_with_empty_axes", 0))
+    if from_input and _axes_at_run_time(inputs):
+        axes = _run_time_axes(x, inputs[1], noop_when_empty)
+    else:
+        axes = _ints_from(ctx, node, inputs, 1, "axes") if from_input else a.get("axes")
+        if not axes:
+            if noop_when_empty:
+                return [tf.identity(x)]
+            axes = None
     keep = bool(a.get("keepdims", 1))
     kind = node.op_type
     if kind in _REDUCE:
@@ -454,9 +458,24 @@ def _reduce(ctx, node, inputs):
         return [tf.sqrt(tf.reduce_sum(x * x, axis=axes, keepdims=keep))]
     if kind == "ReduceLogSum":
         return [tf.log(tf.reduce_sum(x, axis=axes, keepdims=keep))]
-    peak = tf.stop_gradient(tf.reduce_max(x, axis=axes, keepdims=True))  # log(sum(exp(x - m))) + m
-    total = tf.log(tf.reduce_sum(tf.exp(x - peak), axis=axes, keepdims=True)) + peak
-    return [total if keep else tf.squeeze(total, axes)]
+    # log(sum(exp(x - m))) + m, with m the max over the same axes
+    peak = tf.stop_gradient(tf.reduce_max(x, axis=axes, keepdims=True))
+    total = tf.log(tf.reduce_sum(tf.exp(x - peak), axis=axes, keepdims=keep))
+    return [total + (peak if keep else tf.stop_gradient(tf.reduce_max(x, axis=axes)))]
+
+
+def _axes_at_run_time(inputs):
+    return (len(inputs) > 1 and inputs[1] is not None
+            and static_value.constant_value(inputs[1]) is None)
+
+
+def _run_time_axes(x, axes, noop_when_empty):
+    """Axes fed at run time, as graphflow's reductions read them (an empty list reduces nothing);
+    ONNX reduces over all axes when the list is empty unless noop_with_empty_axes is set."""
+    if noop_when_empty:
+        return axes
+    every = tf.range(tf.rank(x), dtype=axes.dtype)
+    return tf.cond(tf.equal(tf.size(axes), 0), lambda: every, lambda: axes)
 
 
 @builder("ArgMax", "ArgMin")

@@ -37,13 +37,14 @@ def _reduced_shape(node):
     axis = node.attrs["axis"]
     dtype = node.out_dtypes[0]
 
-    def reduced_shape(shape):
+    def reduced_shape(shape, axes=None):
         out = np.array(shape, dtype=dtype).reshape(-1)
         n = out.shape[0]
-        if axis is None:
+        chosen = axis if axes is None else np.asarray(axes).ravel().tolist()
+        if chosen is None:
             out[:] = 1
             return out
-        for a in [axis] if isinstance(axis, int) else axis:
+        for a in [chosen] if isinstance(chosen, int) else chosen:
             if not -n <= a < n:
                 raise ValueError(f"axis {a} is out of range for a tensor of rank {n}")
             out[a % n] = 1

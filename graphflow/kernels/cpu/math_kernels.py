@@ -49,6 +49,21 @@ def _axis(attrs):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
+def run_time_axes(x, axes):
+    """The axes of a reduction given as a tensor (TF1's `reduction_indices`): an int scalar or
+    vector, each in [-rank, rank), duplicates allowed (as TF1 allows them)."""
+    values = np.asarray(axes)
+    if values.dtype.kind not in "iu" or values.ndim > 1:
+        raise ValueError(f"reduction axes must be an integer scalar or vector, got {values!r}")
+    rank = np.ndim(x)
+    out = set()
+    for a in values.ravel().tolist():
+        if not -rank <= a < max(rank, 1):
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions")
+        out.add(a % rank if rank else 0)
+    return tuple(sorted(out)) if rank else None
+
+
 # Reductions call the ufunc's reduce directly (cheaper than np.sum & co on small arrays).
 _UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min": np.minimum,
                      "All": np.logical_and, "Any": np.logical_or}
@@ -92,21 +107,44 @@ def _sum_as_product(x, axis, keepdims, out_dtype):
     return result.reshape(shape)
 
 
+def _extreme(dtype, lowest):
+    if dtype.kind == "f":
+        return -np.inf if lowest else np.inf
+    info = np.iinfo(dtype)
+    return info.min if lowest else info.max
+
+
+_EMPTY_IDENTITY = {np.maximum: lambda dtype: _extreme(dtype, True),
+                   np.minimum: lambda dtype: _extreme(dtype, False)}
+
+
 def _make_reduction(ufunc):
     def build(node):
-        axis = _axis(node.attrs)
+        static_axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
         if ufunc is np.add:
-            def add_reduce(x):
+            def add_reduce(x, axis=static_axis):
                 fast = _sum_as_product(x, axis, keepdims, out_dtype)
                 if fast is not None:
                     return fast
                 return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
-            return add_reduce
-        if ufunc is np.multiply:  # accumulate in the output dtype, as TF does
-            return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
-        return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
+            reduce = add_reduce
+        elif ufunc is np.multiply:  # accumulate in the output dtype, as TF does
+            def reduce(x, axis=static_axis):
+                return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
+        elif ufunc in _EMPTY_IDENTITY:
+            def reduce(x, axis=static_axis):
+                if x.size == 0:  # TF1: the max of nothing is the lowest value (-inf), min the highest
+                    initial = _EMPTY_IDENTITY[ufunc](x.dtype)
+                    return ufunc.reduce(x, axis=axis, keepdims=keepdims, initial=initial)
+                return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        else:
+            def reduce(x, axis=static_axis):
+                return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+        if len(node.in_dtypes) == 2:  # axes read at run time (TF1's reduction_indices)
+            return lambda x, axes: reduce(x, run_time_axes(x, axes))
+        return reduce
     return build
 
 
@@ -116,17 +154,20 @@ for _type, _ufunc in _UFUNC_REDUCTIONS.items():
 
 @cpu_kernel("Mean")
 def _mean(node):
-    axis = _axis(node.attrs)
+    static_axis = _axis(node.attrs)
     keepdims = node.attrs.get("keepdims", False)
     out_dtype = node.out_dtypes[0]
     if np.dtype(out_dtype).kind == "f":
-        return lambda x: np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
-
-    def int_mean(x):  # TF: integer mean truncates toward zero
-        total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
-        count = max(x.size, 1) // max(np.asarray(total).size, 1)
-        return np.asarray(np.trunc(total / max(count, 1))).astype(out_dtype)
-    return int_mean
+        def mean(x, axis=static_axis):
+            return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
+    else:
+        def mean(x, axis=static_axis):  # TF: integer mean truncates toward zero
+            total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
+            count = max(x.size, 1) // max(np.asarray(total).size, 1)
+            return np.asarray(np.trunc(total / max(count, 1))).astype(out_dtype)
+    if len(node.in_dtypes) == 2:
+        return lambda x, axes: mean(x, run_time_axes(x, axes))
+    return mean
 
 
 _ARG = {"ArgMax": np.argmax, "ArgMin": np.argmin}

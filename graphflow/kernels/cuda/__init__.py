@@ -58,8 +58,9 @@ class KernelSpec:
 
     def unsupported(self, in_dtypes, out_dtypes, attrs):
         """None if this kernel runs an op with these dtypes/attrs, else the reason it cannot."""
-        if self.dtypes is not None:
-            for dt in tuple(in_dtypes) + tuple(out_dtypes):
+        if self.dtypes is not None:  # host inputs (shape vectors, axes) are numpy values of any dtype
+            device_inputs = tuple(d for i, d in enumerate(in_dtypes) if i not in self.host_inputs)
+            for dt in device_inputs + tuple(out_dtypes):
                 if np.dtype(dt) not in self.dtypes:
                     return f"no CUDA kernel for dtype {np.dtype(dt).name}"
         if self.check is not None:

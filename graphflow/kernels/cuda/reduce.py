@@ -190,16 +190,19 @@ def reduced_shape(shape, axes, keepdims):
                  for d, n in enumerate(shape) if keepdims or d not in axes)
 
 
-@cuda_kernel("Sum", "Mean", "Prod", "Max", "Min", dtypes=_NUMERIC)
-@cuda_kernel("All", "Any", dtypes=(np.bool_,))
+@cuda_kernel("Sum", "Mean", "Prod", "Max", "Min", dtypes=_NUMERIC, host_inputs=(1,))
+@cuda_kernel("All", "Any", dtypes=(np.bool_,), host_inputs=(1,))
 def _reduce(node):
+    """Reduction over the node's static axis, or over axes read at run time from its second
+    input (a host value: TF1's reduction_indices)."""
     rt = runtime()
     kind, mean = _OPS[node.type]
     reducer = Reducer(rt, kind, node.out_dtypes[0], mean=mean)
     axis, keepdims = node.attrs["axis"], node.attrs.get("keepdims", False)
 
-    def reduce(x):
-        axes = normalize_axes(axis, len(x.shape))
+    def reduce(x, run_time_axes=None):
+        chosen = axis if run_time_axes is None else np.asarray(run_time_axes).ravel().tolist()
+        axes = normalize_axes(chosen, len(x.shape))
         return reducer(x, axes, reduced_shape(x.shape, axes, keepdims))
     return reduce
 
