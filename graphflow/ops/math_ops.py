@@ -9,7 +9,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_spec
-from graphflow.ops.core_ops import consumer_scope, convert_pair, convert_to_tensor
+from graphflow.ops.core_ops import consumer_scope, convert_pair, convert_to_tensor, static_int
 from graphflow.ops.registry import (
     FLOATS,
     NUMERIC,
@@ -386,7 +386,8 @@ def _arg(op_type):
         if axis is None:
             axis = 0 if dimension is None else dimension
         x = convert_to_tensor(input)
-        attrs = {"axis": int(axis), "output_type": dtypes.as_dtype(output_type).name}
+        attrs = {"axis": static_int(axis, f"the axis of {op_type}"),
+                 "output_type": dtypes.as_dtype(output_type).name}
         return make_tensor(op_type, (x,), attrs, name=name or op_type)
     return op
 

@@ -72,3 +72,15 @@ def test_axes_known_when_the_graph_is_built_stay_static():
     per_example = tf.reduce_sum(xs, axis=tf.range(1, tf.rank(xs)))  # a common TF1 idiom
     assert per_example.shape.as_list() == [2] and len(per_example.op.inputs) == 1
     assert per_example.op.attrs["axis"] == [1, 2]
+
+
+def test_argmax_axis_from_a_tensor_known_when_the_graph_is_built():
+    xs = tf.placeholder(tf.float32, [2, 3])
+    last = tf.argmax(xs, axis=tf.rank(xs) - 1)
+    first = tf.argmin(xs, tf.constant(0))
+    x = np.array([[1, 5, 2], [7, 0, 3]], np.float32)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(last, {xs: x}), [1, 0])
+        np.testing.assert_array_equal(sess.run(first, {xs: x}), [0, 1, 0])
+    with pytest.raises(TypeError, match="the axis of ArgMax must be a static integer"):
+        tf.argmax(xs, axis=tf.placeholder(tf.int32, []))
