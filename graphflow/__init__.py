@@ -101,13 +101,24 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
               "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
               "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
+from graphflow.tf1 import seq2seq as _seq2seq
+
+distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
 contrib = _Namespace("tf.contrib", members={
     "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
     "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
     "rnn": _Namespace("tf.contrib.rnn", optional={
-        n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()})},
-    any_hint="graphflow provides tf.contrib.layers, tf.contrib.rnn and tf.contrib.framework only")
-for _name in ("layers", "framework", "rnn"):  # `from tensorflow.contrib import rnn` works too
+        n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()}),
+    "distributions": _Namespace("tf.contrib.distributions", ["graphflow.tf1.distributions"]),
+    "seq2seq": _Namespace("tf.contrib.seq2seq", members={
+        "sequence_loss": _seq2seq.sequence_loss}),
+    "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
+        "sequence_loss_by_example": _seq2seq.sequence_loss_by_example,
+        "sequence_loss": _seq2seq.legacy_sequence_loss})},
+    any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
+             "(sequence_loss) and legacy_seq2seq (its sequence losses) only")
+for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq"):
+    # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
 
