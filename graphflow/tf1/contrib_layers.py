@@ -1,5 +1,5 @@
 """`tf.contrib.layers`: the TF1 contrib layer functions programs of that era use (`fully_connected`,
-`conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`), their initializers
+`conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`, `layer_norm`), their initializers
 (`xavier_initializer`, `variance_scaling_initializer`) and regularizers (`l1_regularizer`,
 `l2_regularizer`), with contrib's names and defaults: variables are '<scope>/weights' and
 '<scope>/biases' (default scopes 'fully_connected', 'Conv', 'BatchNorm'), the activation defaults
@@ -14,7 +14,7 @@ from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import conv_ops, math_ops, nn_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1.arg_scope import add_arg_scope
-from graphflow.tf1.init_ops import Initializer, compute_fans, zeros_initializer
+from graphflow.tf1.init_ops import Initializer, compute_fans, ones_initializer, zeros_initializer
 from graphflow.tf1.variable_scope import get_variable, variable_scope
 
 
@@ -288,6 +288,43 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
         return _collect(out, outputs_collections)
 
 
+@add_arg_scope
+def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
+               variables_collections=None, outputs_collections=None, trainable=True,
+               begin_norm_axis=1, begin_params_axis=-1, scope=None):
+    """contrib's layer normalization: each example normalized over axes begin_norm_axis.. (by
+    default all but the batch axis) with epsilon 1e-12, then scaled by 'gamma' and shifted by
+    'beta' of shape inputs.shape[begin_params_axis:] (scope 'LayerNorm')."""
+    x = convert_to_tensor(inputs)
+    rank = x.shape.ndims
+    if rank is None:
+        raise ValueError(f"Inputs {x.name} have undefined rank.")
+    norm_axis = begin_norm_axis % rank if begin_norm_axis < 0 else begin_norm_axis
+    params_axis = begin_params_axis % rank if begin_params_axis < 0 else begin_params_axis
+    if not 0 <= norm_axis < rank or not 0 <= params_axis < rank:
+        raise ValueError(f"begin_norm_axis ({begin_norm_axis}) and begin_params_axis "
+                         f"({begin_params_axis}) must be < rank(inputs) ({rank})")
+    params_shape = x.shape.dims[params_axis:]
+    if any(d is None for d in params_shape):
+        raise ValueError(f"Inputs {x.name}: shape[{begin_params_axis}:] is not fully defined: "
+                         f"{x.shape}")
+    with variable_scope(scope, default_name="LayerNorm", values=[x], reuse=reuse):
+        beta = gamma = None
+        if center:
+            beta = _model_variable("beta", params_shape, x.dtype, zeros_initializer(), None,
+                                   trainable, variables_collections)
+        if scale:
+            gamma = _model_variable("gamma", params_shape, x.dtype, ones_initializer(), None,
+                                    trainable, variables_collections)
+        mean, variance = nn_ops.moments(x, list(range(norm_axis, rank)), keep_dims=True)
+        out = nn_ops.batch_normalization(x, mean, variance, offset=beta, scale=gamma,
+                                         variance_epsilon=1e-12)
+        if activation_fn is not None:
+            out = activation_fn(out)
+        return _collect(out, outputs_collections)
+
+
 __all__ = ["fully_connected", "conv2d", "max_pool2d", "avg_pool2d", "flatten", "batch_norm",
+           "layer_norm",
            "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
            "l1_regularizer", "l2_regularizer"]

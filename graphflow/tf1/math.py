@@ -1,8 +1,35 @@
 """`tf.math`: TF1's math namespace — the elementwise and reduction ops of `ops/math_ops.py` under
-their `tf.math.*` names, plus top_k and in_top_k."""
+their `tf.math.*` names, plus top_k and in_top_k, softplus/softsign, log_sigmoid and the
+reduce_variance / reduce_std composites."""
 
+from graphflow.framework.graph import name_scope
+from graphflow.ops import math_ops as _m
+from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.index_ops import in_top_k, top_k  # noqa: F401
 from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.math_ops import __all__ as _math_names
+from graphflow.ops.math_ops import softplus, softsign  # noqa: F401
 
-__all__ = list(_math_names) + ["top_k", "in_top_k"]
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), without overflow for large |x|."""
+    with name_scope(name, "LogSigmoid"):
+        return _m.negative(_m.softplus(_m.negative(convert_to_tensor(x))))
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """The (population) variance over `axis`: mean((x - mean(x))**2)."""
+    with name_scope(name, "reduce_variance"):
+        x = convert_to_tensor(input_tensor)
+        mean = _m.reduce_mean(x, axis=axis, keepdims=True)
+        return _m.reduce_mean(_m.square(x - mean), axis=axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """The standard deviation over `axis`: sqrt(reduce_variance)."""
+    with name_scope(name, "reduce_std"):
+        return _m.sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+__all__ = list(_math_names) + ["top_k", "in_top_k", "softplus", "softsign", "log_sigmoid",
+                               "reduce_variance", "reduce_std"]

@@ -155,3 +155,24 @@ def test_fully_connected_with_batch_norm_as_normalizer():
     out = _run(h, {x: data, training: True})
     np.testing.assert_allclose(out.mean(0), np.maximum(0, out).mean(0), atol=1e-6)  # post-ReLU
     assert out.shape == (8, 4) and (out >= 0).all()
+
+
+def test_layer_norm_normalizes_each_example_and_trains_its_scale_and_shift():
+    rng = np.random.default_rng(0)
+    x_val = rng.standard_normal((4, 3, 5)) * 3 + 1
+    x = tf.placeholder(tf.float64, [None, 3, 5])
+    y = tf.contrib.layers.layer_norm(x)
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == ["LayerNorm/beta", "LayerNorm/gamma"]
+    assert tf.global_variables()[0].shape.as_list() == [5]
+    last = tf.contrib.layers.layer_norm(x, begin_norm_axis=-1, center=False, scope="ln2")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, got_last = sess.run([y, last], {x: x_val})
+    mean = x_val.mean(axis=(1, 2), keepdims=True)
+    var = x_val.var(axis=(1, 2), keepdims=True)
+    np.testing.assert_allclose(got, (x_val - mean) / np.sqrt(var + 1e-12), rtol=1e-9)
+    m, v = x_val.mean(-1, keepdims=True), x_val.var(-1, keepdims=True)
+    np.testing.assert_allclose(got_last, (x_val - m) / np.sqrt(v + 1e-12), rtol=1e-9)
+    with pytest.raises(ValueError, match="must be < rank"):
+        tf.contrib.layers.layer_norm(x, begin_norm_axis=3)

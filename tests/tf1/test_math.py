@@ -1,0 +1,46 @@
+"""graphflow.tf1.math (`tf.math`): the composites it adds to the math ops — reduce_variance,
+reduce_std, log_sigmoid — against numpy, with gradients by finite differences."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ([0, 2], True), (-1, True)])
+def test_reduce_variance_and_std_match_numpy(axis, keepdims):
+    x = np.random.default_rng(0).standard_normal((3, 4, 5))
+    xs = tf.placeholder(tf.float64, x.shape)
+    var = tf.math.reduce_variance(xs, axis=axis, keepdims=keepdims)
+    std = tf.math.reduce_std(xs, axis=axis, keepdims=keepdims)
+    with tf.Session() as sess:
+        got_var, got_std = sess.run([var, std], {xs: x})
+    np_axis = tuple(axis) if isinstance(axis, list) else axis
+    np.testing.assert_allclose(got_var, np.var(x, axis=np_axis, keepdims=keepdims), rtol=1e-12)
+    np.testing.assert_allclose(got_std, np.std(x, axis=np_axis, keepdims=keepdims), rtol=1e-12)
+    assert var.shape.as_list() == list(np.var(x, axis=np_axis, keepdims=keepdims).shape)
+
+
+def test_reduce_std_gradient_matches_finite_differences():
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    xs = tf.placeholder(tf.float64, x.shape)
+    y = tf.reduce_sum(tf.math.reduce_std(xs, axis=1) * [1.0, 2.0, 3.0])
+    grad, = tf.gradients(y, [xs])
+    with tf.Session() as sess:
+        got = sess.run(grad, {xs: x})
+    eps, numeric = 1e-6, np.zeros_like(x)
+    f = lambda v: np.sum(np.std(v, axis=1) * [1.0, 2.0, 3.0])  # noqa: E731
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        numeric[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_log_sigmoid_is_stable_for_large_inputs():
+    x = np.array([-800.0, -3.0, 0.0, 3.0, 800.0])
+    with tf.Session() as sess:
+        got = sess.run(tf.math.log_sigmoid(tf.constant(x)))
+    want = -np.logaddexp(0.0, -x)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert np.all(np.isfinite(got))
