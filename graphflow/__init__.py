@@ -123,6 +123,34 @@ for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_
 _register_importable(contrib, "graphflow.contrib")
 
 
+# --- SavedModel export and load (graphflow's own files in TF1's directory API) ---
+from graphflow.tf1 import saved_model as _saved_model
+
+saved_model = _Namespace("tf.saved_model", members={
+    "simple_save": _saved_model.simple_save,
+    "tag_constants": _saved_model.tag_constants,
+    "signature_constants": _saved_model.signature_constants,
+    "SERVING": _saved_model.tag_constants.SERVING,
+    "TRAINING": _saved_model.tag_constants.TRAINING,
+    "DEFAULT_SERVING_SIGNATURE_DEF_KEY":
+        _saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+    "PREDICT_METHOD_NAME": _saved_model.signature_constants.PREDICT_METHOD_NAME,
+    "build_tensor_info": _saved_model.build_tensor_info,
+    "predict_signature_def": _saved_model.predict_signature_def,
+    "build_signature_def": _saved_model.build_signature_def,
+    "Builder": _saved_model.SavedModelBuilder,
+    "builder": _Namespace("tf.saved_model.builder", members={
+        "SavedModelBuilder": _saved_model.SavedModelBuilder}),
+    "loader": _Namespace("tf.saved_model.loader", members={
+        "load": _saved_model.load,
+        "maybe_saved_model_directory": _saved_model.maybe_saved_model_directory}),
+    "signature_def_utils": _Namespace("tf.saved_model.signature_def_utils", members={
+        "predict_signature_def": _saved_model.predict_signature_def,
+        "build_signature_def": _saved_model.build_signature_def}),
+    "utils": _Namespace("tf.saved_model.utils", members={
+        "build_tensor_info": _saved_model.build_tensor_info})})
+
+
 # --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py
 data = _Namespace("tf.data", ["graphflow.tf1.data"])
 

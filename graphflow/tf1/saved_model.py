@@ -1,0 +1,258 @@
+"""`tf.saved_model`: TF1's SavedModel export and load (`simple_save`, `builder.SavedModelBuilder`,
+`loader.load`, tag and signature constants, `signature_def_utils`, `utils.build_tensor_info`), so
+serving code of that era runs unchanged.
+
+An export directory holds `saved_model.gfz` (the whole graph and the session's variable values, in
+graphflow's own graph format, not TensorFlow's protobufs: a directory written by TensorFlow cannot
+be loaded, nor the other way round) and `saved_model.json` (the meta graphs: their tags and
+signature defs, each tensor by name, dtype and shape). `loader.load(sess, tags, export_dir)`
+imports the graph into `sess.graph` under the original names (or `import_scope`), writes the
+variable values into `sess`, and returns a MetaGraphDef-like object whose `signature_def` maps
+keys to SignatureDefs, as TF1's did: `sess.graph.get_tensor_by_name(sig.inputs["x"].name)`.
+Both files are written atomically (temp file, fsync, rename); loading validates them as untrusted
+input (`graphflow.load`'s limits; the JSON is size-bounded and checked field by field).
+"""
+
+import json
+import os
+
+from graphflow.fileformat import file_io
+from graphflow.fileformat.serialization import import_graph, save
+from graphflow.framework import dtypes
+from graphflow.framework.errors import GraphFormatError
+from graphflow.framework.graph import Tensor
+
+GRAPH_FILE = "saved_model.gfz"
+META_FILE = "saved_model.json"
+_META_LIMIT = 1 << 22
+
+
+class tag_constants:  # noqa: N801 - TF1 module name
+    SERVING = "serve"
+    TRAINING = "train"
+    EVAL = "eval"
+    GPU = "gpu"
+    TPU = "tpu"
+
+
+class signature_constants:  # noqa: N801 - TF1 module name
+    DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+    PREDICT_METHOD_NAME = "tensorflow/serving/predict"
+    PREDICT_INPUTS = "inputs"
+    PREDICT_OUTPUTS = "outputs"
+    CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+    CLASSIFY_INPUTS = "inputs"
+    CLASSIFY_OUTPUT_CLASSES = "classes"
+    CLASSIFY_OUTPUT_SCORES = "scores"
+    REGRESS_METHOD_NAME = "tensorflow/serving/regress"
+    REGRESS_INPUTS = "inputs"
+    REGRESS_OUTPUTS = "outputs"
+
+
+class TensorInfo:
+    """A signature entry: the tensor's `name` ('x:0'), `dtype` (a DType) and `tensor_shape`."""
+
+    def __init__(self, name, dtype, shape):
+        self.name = name
+        self.dtype = dtypes.as_dtype(dtype)
+        self.tensor_shape = shape  # a list with None for unknown dims, or None for unknown rank
+
+    def to_json(self):
+        return {"name": self.name, "dtype": self.dtype.name, "shape": self.tensor_shape}
+
+    def __repr__(self):
+        return f"TensorInfo(name={self.name!r}, dtype={self.dtype.name}, shape={self.tensor_shape})"
+
+
+class SignatureDef:
+    """`inputs` / `outputs`: {key: TensorInfo}; `method_name`: e.g. PREDICT_METHOD_NAME."""
+
+    def __init__(self, inputs=None, outputs=None, method_name=""):
+        self.inputs = dict(inputs or {})
+        self.outputs = dict(outputs or {})
+        self.method_name = method_name or ""
+
+    def to_json(self):
+        return {"inputs": {k: v.to_json() for k, v in self.inputs.items()},
+                "outputs": {k: v.to_json() for k, v in self.outputs.items()},
+                "method_name": self.method_name}
+
+
+class MetaGraphDef:
+    """What `loader.load` returns: `signature_def` {key: SignatureDef} and `meta_info_def.tags`."""
+
+    class _MetaInfo:
+        def __init__(self, tags):
+            self.tags = list(tags)
+
+    def __init__(self, tags, signature_def):
+        self.meta_info_def = self._MetaInfo(tags)
+        self.signature_def = signature_def
+
+
+def build_tensor_info(tensor):
+    """The signature entry of a Tensor (`tf.saved_model.utils.build_tensor_info`)."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"build_tensor_info needs a Tensor, got {tensor!r}")
+    shape = None if tensor.shape.ndims is None else tensor.shape.as_list()
+    return TensorInfo(tensor.name, tensor.dtype, shape)
+
+
+def build_signature_def(inputs=None, outputs=None, method_name=None):
+    return SignatureDef(inputs, outputs, method_name)
+
+
+def predict_signature_def(inputs, outputs):
+    """A predict signature from {key: Tensor} inputs and outputs."""
+    if not inputs or not outputs:
+        raise ValueError("Prediction signatures need at least one input and one output")
+    return SignatureDef({k: build_tensor_info(t) for k, t in inputs.items()},
+                        {k: build_tensor_info(t) for k, t in outputs.items()},
+                        signature_constants.PREDICT_METHOD_NAME)
+
+
+class SavedModelBuilder:
+    """`tf.saved_model.builder.SavedModelBuilder(export_dir)`: one graph and its variables
+    (`add_meta_graph_and_variables`), more tag sets over the same graph (`add_meta_graph`), then
+    `save()`."""
+
+    def __init__(self, export_dir):
+        if os.path.exists(export_dir):
+            raise AssertionError(f"Export directory already exists, and isn't empty. Please "
+                                 f"choose a different export directory, or delete all the "
+                                 f"contents of the specified directory: {export_dir}")
+        self._export_dir = export_dir
+        self._session = None
+        self._meta_graphs = []
+
+    def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
+                                     assets_collection=None, legacy_init_op=None,
+                                     clear_devices=False, main_op=None, strip_default_attrs=False,
+                                     saver=None):
+        if self._session is not None:
+            raise AssertionError("Graph state including variables and assets has already been "
+                                 "saved. Please invoke `add_meta_graph()` instead.")
+        self._session = sess
+        self._add(tags, signature_def_map)
+
+    def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None,
+                       legacy_init_op=None, clear_devices=False, main_op=None,
+                       strip_default_attrs=False, saver=None):
+        if self._session is None:
+            raise AssertionError("Graph state including variables and assets has not been saved "
+                                 "yet. Please invoke `add_meta_graph_and_variables()` first.")
+        self._add(tags, signature_def_map)
+
+    def _add(self, tags, signature_def_map):
+        tags = [tags] if isinstance(tags, str) else list(tags)
+        if any(sorted(tags) == sorted(m["tags"]) for m in self._meta_graphs):
+            raise AssertionError(f"A meta graph with tags {tags} was already added")
+        for key, sig in (signature_def_map or {}).items():
+            if not isinstance(sig, SignatureDef):
+                raise TypeError(f"signature_def_map['{key}'] must be a SignatureDef, got {sig!r}")
+        self._meta_graphs.append({"tags": tags, "signature_def": {
+            k: v.to_json() for k, v in (signature_def_map or {}).items()}})
+
+    def save(self, as_text=False):
+        if self._session is None:
+            raise AssertionError("Nothing to save: call add_meta_graph_and_variables() first")
+        os.makedirs(self._export_dir, exist_ok=True)
+        save(os.path.join(self._export_dir, GRAPH_FILE), session=self._session)
+        text = json.dumps({"format": "graphflow-saved-model", "version": 1,
+                           "meta_graphs": self._meta_graphs}, indent=1).encode()
+        with file_io.atomic_write(os.path.join(self._export_dir, META_FILE)) as f:
+            f.write(text)
+        return self._export_dir.encode()
+
+
+def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
+    """Export `session`'s graph and variables with one predict signature ('serving_default')
+    under the SERVING tag (`tf.saved_model.simple_save`)."""
+    builder = SavedModelBuilder(export_dir)
+    signature = predict_signature_def(inputs, outputs)
+    builder.add_meta_graph_and_variables(
+        session, [tag_constants.SERVING],
+        {signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature})
+    builder.save()
+
+
+def maybe_saved_model_directory(export_dir):
+    return os.path.isfile(os.path.join(export_dir, META_FILE))
+
+
+def _read_meta(export_dir):
+    path = os.path.join(export_dir, META_FILE)
+    if not os.path.isfile(path):
+        raise OSError(f"SavedModel file does not exist at: {export_dir}/{META_FILE}")
+    with open(path, "rb") as f:
+        raw = f.read(_META_LIMIT + 1)
+    what = f"SavedModel '{path}'"
+    if len(raw) > _META_LIMIT:
+        raise GraphFormatError(f"{what} is larger than {_META_LIMIT} bytes")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise GraphFormatError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != "graphflow-saved-model" \
+            or not isinstance(doc.get("meta_graphs"), list):
+        raise GraphFormatError(f"{what} is not a graphflow SavedModel")
+    return doc["meta_graphs"], what
+
+
+def _tensor_info(entry, what):
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise GraphFormatError(f"{what}: a signature entry needs a tensor name")
+    shape = entry.get("shape")
+    if shape is not None and (not isinstance(shape, list) or not all(
+            d is None or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+            for d in shape)):
+        raise GraphFormatError(f"{what}: bad shape {shape!r} for '{entry['name']}'")
+    try:
+        return TensorInfo(entry["name"], entry.get("dtype", "float32"), shape)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise GraphFormatError(f"{what}: bad dtype for '{entry['name']}': {exc}") from None
+
+
+def _signature(entry, what):
+    if not isinstance(entry, dict):
+        raise GraphFormatError(f"{what}: a signature def must be an object")
+    parts = {}
+    for side in ("inputs", "outputs"):
+        items = entry.get(side, {})
+        if not isinstance(items, dict):
+            raise GraphFormatError(f"{what}: signature {side} must be an object")
+        parts[side] = {str(k): _tensor_info(v, what) for k, v in items.items()}
+    return SignatureDef(parts["inputs"], parts["outputs"], str(entry.get("method_name", "")))
+
+
+def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
+    """Import the meta graph saved with exactly `tags` into `sess.graph`, restore its variables
+    into `sess`, and return its MetaGraphDef (`tf.saved_model.loader.load`)."""
+    tags = [tags] if isinstance(tags, str) else list(tags)
+    meta_graphs, what = _read_meta(export_dir)
+    for meta in meta_graphs:
+        if isinstance(meta, dict) and isinstance(meta.get("tags"), list) \
+                and sorted(map(str, meta["tags"])) == sorted(tags):
+            break
+    else:
+        available = [m.get("tags") for m in meta_graphs if isinstance(m, dict)]
+        raise RuntimeError(f"MetaGraphDef associated with tags {tags} could not be found in "
+                           f"SavedModel. To inspect available tag-sets in the SavedModel, please "
+                           f"use the SavedModel CLI: `saved_model_cli`; available: {available}")
+    signatures = meta.get("signature_def", {})
+    if not isinstance(signatures, dict):
+        raise GraphFormatError(f"{what}: signature_def must be an object")
+    signature_def = {str(k): _signature(v, what) for k, v in signatures.items()}
+    prefix = import_scope or ""
+    import_graph(os.path.join(export_dir, GRAPH_FILE), prefix=prefix, graph=sess.graph,
+                 session=sess)
+    if prefix:
+        for sig in signature_def.values():
+            for info in list(sig.inputs.values()) + list(sig.outputs.values()):
+                info.name = f"{prefix}/{info.name}"
+    return MetaGraphDef(tags, signature_def)
+
+
+__all__ = ["simple_save", "tag_constants", "signature_constants", "TensorInfo", "SignatureDef",
+           "MetaGraphDef", "build_tensor_info", "build_signature_def", "predict_signature_def",
+           "SavedModelBuilder", "load", "maybe_saved_model_directory"]
