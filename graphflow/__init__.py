@@ -29,6 +29,7 @@ from graphflow.ops.random_ops import *
 from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
+from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
 from graphflow.engine.session import InteractiveSession, Session
 from graphflow.framework.default_session import get_default_session
 from graphflow.optimizer_passes import optimize

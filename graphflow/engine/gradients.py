@@ -85,7 +85,7 @@ def _differentiable(t):
 
 def _stops_gradient(op):
     """Declared not differentiable (TF's NotDifferentiable): nothing flows to its inputs."""
-    return registry.lookup(op.type).no_gradient
+    return registry.lookup(op.type).no_gradient and registry.gradient_override(op) is None
 
 
 def _reachable_from(xs, stop_ops):
@@ -257,7 +257,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 continue
             if not any(t in pending for t in op.outputs):
                 continue
-            rule = registry.lookup(op.type).grad
+            rule = registry.gradient_rule(op)
             if rule is None:
                 raise _missing_rule_error(op)
             with graph.name_scope(op.name + "_grad"):

@@ -184,6 +184,8 @@ class Graph:
         self._name_stack = ""
         self._control_dependencies_stack = []
         self._device_stack = []
+        self._gradient_override_map = {}  # op type -> gradient name, while gradient_override_map()
+        self.gradient_overrides = {}      # Operation -> the RegisterGradient name of its gradient
         self._collections = {}
         self._finalized = False
         self._lock = threading.RLock()
@@ -252,6 +254,19 @@ class Graph:
             yield (new + "/") if new else ""
         finally:
             self._name_stack = old
+
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map):
+        """`with graph.gradient_override_map({"Square": "MySquare"}):` ops of those types built in
+        the block take their gradient from the function `tf.RegisterGradient("MySquare")` named."""
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in op_type_map.items()):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+        saved = self._gradient_override_map
+        self._gradient_override_map = {**saved, **op_type_map}
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
@@ -379,6 +394,8 @@ class Graph:
                 if output_specs else _NO_OPS
             if dev is None and self._device_stack:
                 op.device = self._device_for(op)
+            if op_type in self._gradient_override_map:
+                self.gradient_overrides[op] = self._gradient_override_map[op_type]
             op._id = len(self._ops)
             self._ops.append(op)
             self._ops_by_name[op_name] = op

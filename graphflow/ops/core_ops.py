@@ -42,6 +42,8 @@ define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape", 
 define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
        attrs="shape:none|shape", graph_input=True)
 define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
+define("IdentityN", lambda inputs, attrs: [(t.dtype, t.shape) for t in inputs],
+       may_alias_input=True)
 define("NoOp", _no_outputs, control_only=True)
 
 
@@ -299,6 +301,15 @@ def identity(input, name=None):
     return make_tensor("Identity", (convert_to_tensor(input),), name=name or "Identity")
 
 
+def identity_n(input, name=None):
+    """`tf.identity_n`: the tensors of the list `input`, unchanged, as one op (the op that
+    `tf.custom_gradient` gives its gradient)."""
+    tensors = [convert_to_tensor(t) for t in input]
+    if not tensors:
+        raise ValueError("identity_n needs at least one tensor")
+    return list(make_op("IdentityN", tensors, name=name or "IdentityN").outputs)
+
+
 def no_op(name=None):
     return make_op("NoOp", (), name=name or "NoOp", graph=get_default_graph())
 
@@ -337,4 +348,4 @@ def tuple_(tensors, name=None, control_inputs=None):
 
 
 __all__ = ["constant", "convert_to_tensor", "placeholder", "placeholder_with_default", "identity",
-           "no_op", "group"]
+           "identity_n", "no_op", "group"]

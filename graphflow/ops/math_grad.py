@@ -46,6 +46,11 @@ def _identity_grad(op, grad):
     return (grad,)
 
 
+@register_gradient("IdentityN")
+def _identity_n_grad(op, *grads):
+    return grads
+
+
 @register_gradient("PlaceholderWithDefault")
 def _placeholder_with_default_grad(op, grad):
     return (grad,)

@@ -200,6 +200,40 @@ def register_gradient(op_type):
     return attach
 
 
+# Gradient functions registered by name (`tf.RegisterGradient("MySquare")`) for the ops that a
+# `graph.gradient_override_map({"Square": "MySquare"})` block built; by op type above otherwise.
+_NAMED_GRADIENTS = {}
+
+
+def register_named_gradient(name, fn):
+    if not isinstance(name, str):
+        raise TypeError(f"the gradient's name must be a string, got {name!r}")
+    if name in _NAMED_GRADIENTS:
+        raise KeyError(f"Registering two gradient with name '{name}'! (Previous registration was "
+                       f"{_NAMED_GRADIENTS[name].__qualname__})")
+    _NAMED_GRADIENTS[name] = fn
+
+
+def gradient_rule(op):
+    """The gradient rule of `op`: the named one its graph's override map gave it, else its op
+    type's (None when neither exists)."""
+    override = gradient_override(op)
+    if override is not None:
+        if override in _NAMED_GRADIENTS:
+            return _NAMED_GRADIENTS[override]
+        if override in _REGISTRY and _REGISTRY[override].grad is not None:
+            return _REGISTRY[override].grad  # an op type's own rule, e.g. "Identity"
+        raise LookupError(f"No gradient registered under the name '{override}' (the gradient "
+                          f"override of {op.name}, type {op.type}): define it with "
+                          f"@tf.RegisterGradient('{override}')")
+    return lookup(op.type).grad
+
+
+def gradient_override(op):
+    """The gradient name a `gradient_override_map` block gave `op`, else None."""
+    return op.graph.gradient_overrides.get(op) if op.graph.gradient_overrides else None
+
+
 def no_gradient(*op_types):
     """Declare ops that have no gradient (integer outputs, comparisons, shape queries)."""
     for t in op_types:

@@ -377,6 +377,12 @@ def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None, axes_tensor=Non
     return ctx.one(onnx_type, inputs, output, **attrs)
 
 
+@converter("IdentityN")
+def _identity_n(ctx, op):
+    for i, t in enumerate(op.inputs):
+        ctx.one("Identity", [ctx.name(t)], _out(ctx, op, i))
+
+
 @converter(*_REDUCE)
 def _reduction(ctx, op):
     _reduce(ctx, _REDUCE[op.type], ctx.name(op.inputs[0]), op.attrs.get("axis"),

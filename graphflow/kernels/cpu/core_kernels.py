@@ -1,4 +1,4 @@
-"""numpy kernels for core and state ops: Const, PlaceholderWithDefault, Identity, variables."""
+"""numpy kernels for core and state ops: Const, PlaceholderWithDefault, Identity(N), variables."""
 
 import numpy as np
 
@@ -14,6 +14,11 @@ def _const(node):
 @cpu_kernel("Identity", "PlaceholderWithDefault", "StopGradient")
 def _identity(node):
     return lambda x: x
+
+
+@cpu_kernel("IdentityN")
+def _identity_n(node):
+    return lambda *xs: xs
 
 
 @cpu_kernel("VariableV2", "ReadVariableOp")
