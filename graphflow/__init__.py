@@ -30,6 +30,8 @@ from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
+from graphflow.tf1.initialization import (AggregationMethod, report_uninitialized_variables,
+                                          tables_initializer)
 from graphflow.engine.session import InteractiveSession, Session
 from graphflow.framework.default_session import get_default_session
 from graphflow.optimizer_passes import optimize
@@ -123,6 +125,8 @@ for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
 
+
+test = _Namespace("tf.test", ["graphflow.tf1.testing"])
 
 # --- SavedModel export and load (graphflow's own files in TF1's directory API) ---
 from graphflow.tf1 import saved_model as _saved_model

@@ -36,6 +36,12 @@ from graphflow.ops.nn_ops import (
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
+from graphflow.tf1.nn_statistics import (
+    log_poisson_loss,
+    normalize_moments,
+    sufficient_statistics,
+    weighted_moments,
+)
 from graphflow.tf1.rnn import (  # recurrent networks: the functions that run a cell along time
     bidirectional_dynamic_rnn,
     dynamic_rnn,
