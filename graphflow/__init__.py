@@ -127,6 +127,14 @@ _register_importable(contrib, "graphflow.contrib")
 
 
 test = _Namespace("tf.test", ["graphflow.tf1.testing"])
+from graphflow.framework import dtypes as _dtypes_module
+from graphflow.ops import math_ops as _math_ops
+
+dtypes = _Namespace("tf.dtypes", members={
+    **{d.name if d.name != "bool" else "bool": d for d in _dtypes_module.ALL_DTYPES},
+    "double": _dtypes_module.float64, "half": _dtypes_module.float16,
+    "DType": _dtypes_module.DType, "as_dtype": _dtypes_module.as_dtype,
+    "cast": _math_ops.cast, "saturate_cast": _math_ops.saturate_cast})
 
 # --- SavedModel export and load (graphflow's own files in TF1's directory API) ---
 from graphflow.tf1 import saved_model as _saved_model

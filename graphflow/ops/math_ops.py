@@ -210,6 +210,36 @@ def to_int32(x, name="ToInt32"):
     return cast(x, dtypes.int32, name=name)
 
 
+def to_int64(x, name="ToInt64"):
+    return cast(x, dtypes.int64, name=name)
+
+
+def to_double(x, name="ToDouble"):
+    return cast(x, dtypes.float64, name=name)
+
+
+def saturate_cast(value, dtype, name=None):
+    """Cast to `dtype`, first clipping values to its range (so 300.0 to uint8 gives 255, not
+    the wrapped value a plain cast would give)."""
+    x = convert_to_tensor(value)
+    dtype = dtypes.as_dtype(dtype)
+    src, dst = np.dtype(x.dtype.as_numpy_dtype), np.dtype(dtype.as_numpy_dtype)
+    if src.kind in "iuf" and dst.kind in "iuf":
+        dst_info = np.iinfo(dst) if dst.kind in "iu" else np.finfo(dst)
+        src_info = np.iinfo(src) if src.kind in "iu" else np.finfo(src)
+        low = src.type(max(dst_info.min, src_info.min))
+        high = src.type(min(dst_info.max, src_info.max))
+        if src.kind == "f" and dst.kind in "iu":  # the float nearest an int bound may lie beyond it
+            if float(high) > float(dst_info.max):
+                high = np.nextafter(high, src.type(0))
+            if float(low) < float(dst_info.min):
+                low = np.nextafter(low, src.type(0))
+        if low > src_info.min or high < src_info.max:
+            x = clip_by_value(x, convert_to_tensor(low, dtype=x.dtype),
+                              convert_to_tensor(high, dtype=x.dtype))
+    return cast(x, dtype, name=name or "saturate_cast")
+
+
 def _clip_infer(inputs, attrs):
     t, lo, hi = inputs
     dt = same_dtype(inputs)
@@ -407,5 +437,6 @@ def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=dtypes.int64, n
 __all__ = [r.fn for r in _ROWS if "tf" in r.public] + [
     "floor_div", "floormod", "where", "where_v2", "reduce_sum", "reduce_mean", "reduce_max",
     "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "argmax", "argmin", "divide", "div",
-    "add_n", "cast", "to_float", "to_int32", "clip_by_value", "matmul", "count_nonzero",
+    "add_n", "cast", "to_float", "to_int32", "to_int64", "to_double",
+    "saturate_cast", "clip_by_value", "matmul", "count_nonzero",
 ]

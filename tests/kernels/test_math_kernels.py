@@ -84,3 +84,16 @@ def test_argmax_axis_from_a_tensor_known_when_the_graph_is_built():
         np.testing.assert_array_equal(sess.run(first, {xs: x}), [0, 1, 0])
     with pytest.raises(TypeError, match="the axis of ArgMax must be a static integer"):
         tf.argmax(xs, axis=tf.placeholder(tf.int32, []))
+
+
+def test_to_int64_to_double_and_saturate_cast():
+    with tf.Session() as sess:
+        u8, i32, narrowed, i64, f64 = sess.run([
+            tf.saturate_cast(tf.constant([-5.0, 300.0, 3e10]), tf.uint8),
+            tf.saturate_cast(tf.constant([3e10, -3e10, 5.5]), tf.int32),
+            tf.saturate_cast(tf.constant([2 ** 40, -1], tf.int64), tf.dtypes.int32),
+            tf.to_int64(tf.constant([1.7, -2.5])), tf.to_double(tf.constant(1))])
+    np.testing.assert_array_equal(u8, [0, 255, 255])
+    assert i32[0] > 2 ** 31 - 200 and i32[1] == -2 ** 31 and i32[2] == 5
+    np.testing.assert_array_equal(narrowed, [2 ** 31 - 1, -1])
+    assert i64.dtype == np.int64 and list(i64) == [1, -2] and f64.dtype == np.float64
