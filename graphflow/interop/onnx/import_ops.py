@@ -16,6 +16,12 @@ from graphflow.ops import static_value
 BUILDERS = {}
 
 
+def op_key(node):
+    """The `BUILDERS` key of an ONNX node: its op type, prefixed by its domain outside ai.onnx
+    (e.g. 'ai.onnx.preview.training.Gradient')."""
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+
+
 def builder(*op_types):
     def register(fn):
         for op_type in op_types:
