@@ -1,7 +1,8 @@
 """Gradient rules for the 3-D convolution and pooling ops (`conv3d_ops.py`), the same rules as
 their 2-D counterparts in `nn_grad.py`: the conv backprops are linear in each argument,
 MaxPool3DGrad and MaxPool3DGradGrad are each other's adjoint (zero with respect to the pooled
-input), AvgPool3DGrad's adjoint is AvgPool3D.
+input; away from ties: at a tie TF's MaxPool3DGrad feeds every maximum and MaxPool3DGradGrad reads
+the first, and graphflow keeps TF's numbers), AvgPool3DGrad's adjoint is AvgPool3D.
 """
 
 from graphflow.ops import conv3d_ops, shape_ops

@@ -127,9 +127,15 @@ def _argmax_positions(x, k, s, padding):
 
 
 def _max_pool_grad_ref(x, g, k, s, padding):
+    """TF's rule: a window's gradient goes to every element equal to its maximum."""
     dx = np.zeros(x.shape)
-    for o, b, ch, pos in _argmax_positions(x, k, s, padding):
-        dx[(b, *pos, ch)] += g[(b, *o, ch)]
+    for o, taps in _window_positions(x.shape[1:4], k, s, (1, 1, 1), padding):
+        for b in range(x.shape[0]):
+            for ch in range(x.shape[4]):
+                best = max(x[(b, *pos, ch)] for _, pos in taps)
+                for _, pos in taps:
+                    if x[(b, *pos, ch)] == best:
+                        dx[(b, *pos, ch)] += g[(b, *o, ch)]
     return dx
 
 
@@ -199,6 +205,12 @@ CASES += [
            [rand(2, 3, 5, 4, 3, dtype=np.float32)],
            lambda x: _avg_pool_ref(x, (2, 3, 2), (2, 2, 2), "SAME"), grad=False,
            name="AvgPool3D[float32]"),
+    OpCase("MaxPool3DGrad",  # ties: every maximum of a window gets its gradient, as in TF
+           lambda x, g: conv3d_ops.max_pool3d_grad(x, tf.nn.max_pool3d(x, 2, 1, "VALID"), g, 2, 1,
+                                                   "VALID"),
+           [np.round(rand(1, 3, 3, 3, 2, seed=27)), rand(1, 2, 2, 2, 2, seed=28)],
+           lambda x, g: _max_pool_grad_ref(x, g, (2, 2, 2), (1, 1, 1), "VALID"), grad=False,
+           name="MaxPool3DGrad[ties]"),
 ]
 CASES += [
     OpCase("Conv3DBackpropInputV2",

@@ -17,8 +17,7 @@ BUILDERS = {}
 
 
 def op_key(node):
-    """The `BUILDERS` key of an ONNX node: its op type, prefixed by its domain outside ai.onnx
-    (e.g. 'ai.onnx.preview.training.Gradient')."""
+    """A node's `BUILDERS` key: its op type, domain-prefixed outside ai.onnx (a.b.Gradient)."""
     return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
 
 

@@ -5,7 +5,9 @@ conv3d is im2col + one matmul (a zero-copy strided view of the padded input as
 [n, od, oh, ow, kd, kh, kw, c] windows reshaped to a [n*od*oh*ow, kd*kh*kw*c] matrix times the
 [kd*kh*kw*c, out] filter); the filter gradient is cols^T @ grad, the input gradient
 grad @ filter^T summed back with one strided slice-add per filter tap (col2im). Pooling loops over
-the window taps, each a vectorized op over the whole batch.
+the window taps, each a vectorized op over the whole batch. Max-pool gradients follow TF's CPU
+kernels at ties: MaxPool3DGrad gives a window's gradient to every element equal to its maximum,
+MaxPool3DGradGrad reads the first one.
 """
 
 import itertools
@@ -216,6 +218,8 @@ def _max_pool3d(node):
 
 @cpu_kernel("MaxPool3DGrad")
 def _max_pool3d_grad(node):
+    """TF's CPU rule: each window's gradient goes to every element equal to the window maximum
+    (ties all receive it; the 2-D MaxPoolGrad picks the first)."""
     pool = _Pool(node)
 
     def max_pool3d_grad(x, y, g):
@@ -224,16 +228,21 @@ def _max_pool3d_grad(node):
         geo = pool.geometry(x.shape)
         n, c = x.shape[0], x.shape[4]
         _check_grad(g, geo, n, c, "grad")
-        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+        xp = geo.pad(x, _lowest(x.dtype))
+        taps = geo.taps()
+        best = np.array(xp[taps[0]])
+        for tap in taps[1:]:
+            np.maximum(best, xp[tap], out=best)
         dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
-        for k, tap in enumerate(geo.taps()):
-            dxp[tap] += np.where(index == k, g, 0)
+        for tap in taps:
+            dxp[tap] += np.where(xp[tap] == best, g, 0)
         return _from_ndhwc(np.ascontiguousarray(geo.crop(dxp)), pool.fmt)
     return max_pool3d_grad
 
 
 @cpu_kernel("MaxPool3DGradGrad")
 def _max_pool3d_grad_grad(node):
+    """TF's rule: each output takes `grad` at the first (row-major) maximum of its window."""
     pool = _Pool(node)
 
     def max_pool3d_grad_grad(x, y, g):
