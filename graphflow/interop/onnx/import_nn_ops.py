@@ -4,7 +4,8 @@ unit height).
 Explicit ONNX pads become a `tf.pad` before a VALID op (so asymmetric pads import exactly); groups
 split the channels into separate convolutions joined by a concat. Pooling with ceil_mode pads the
 end further (the overhang is not counted by an average); pooling with dilations, which TF1's
-pooling ops lack, is the max / sum over one strided slice per window tap.
+pooling ops lack, is the max / sum over one strided slice per window tap. LpPool is the p-th root
+of the window sums of |x|^p.
 """
 
 import itertools
@@ -130,34 +131,58 @@ def _conv_transpose(ctx, node, inputs):
     a = ctx.attrs(node)
     x, w = inputs[0], inputs[1]
     bias = inputs[2] if len(inputs) > 2 else None
-    if a.get("group", 1) != 1 or any(d != 1 for d in a.get("dilations", [1])):
-        raise ValueError("ConvTranspose with groups or dilations is not supported")
     x, one_d = _as_nd(x)
-    if _rank(x) != 4:
-        raise ValueError("ConvTranspose is supported for 1-D and 2-D inputs only")
-    spatial = 1 if one_d else 2
+    spatial = 1 if one_d else _rank(x) - 2
     if one_d:
         w = tf.expand_dims(w, 2)
-    n, _, h, wd = x.shape.as_list()
-    kh, kw = w.shape.as_list()[2:]
+    rank, groups = _rank(x), a.get("group", 1)
+    n, dims, kernel = x.shape.as_list()[0], x.shape.as_list()[2:], w.shape.as_list()[2:]
     out_c = w.shape.as_list()[1]
-    if None in (h, wd, kh, kw, out_c):
+    if None in dims + kernel or out_c is None:
         raise ValueError("ConvTranspose needs known spatial sizes")
-    sh, sw = _spatial_attrs(a, "strides", spatial, 1)
-    full = [(h - 1) * sh + kh, (wd - 1) * sw + kw]
+    strides = _spatial_attrs(a, "strides", spatial, 1)
+    dilations = _spatial_attrs(a, "dilations", spatial, 1)
+    full = [(size - 1) * s + (k - 1) * d + 1 for size, k, s, d in zip(dims, kernel, strides, dilations)]
     batch = tf.shape(x)[0] if n is None else n
-    y = tf.nn.conv2d_transpose(x, tf.transpose(w, [2, 3, 1, 0]),  # [in, out, kh, kw] -> [kh, kw, out, in]
-                               tf.stack([batch, out_c, full[0], full[1]]) if n is None
-                               else [n, out_c, full[0], full[1]],
-                               strides=[1, 1, sh, sw], padding="VALID", data_format="NCHW")
-    raw = list(a.get("pads", [0] * (2 * spatial)))
-    pads = [[0, 0], [raw[0], raw[1]]] if one_d else [[raw[0], raw[2]], [raw[1], raw[3]]]
-    extra = _spatial_attrs(a, "output_padding", spatial, 0)
-    if any(extra):  # output_padding extends the full grid at the end (no input reaches it)
-        y = tf.pad(y, [[0, 0], [0, 0], [0, extra[0]], [0, extra[1]]])
-    # output index o is full-grid position o + pad_begin: drop pads from both ends
-    y = y[:, :, pads[0][0]:full[0] + extra[0] - pads[0][1], pads[1][0]:full[1] + extra[1] - pads[1][1]]
+    shape = tf.stack([batch, out_c] + full) if n is None else [n, out_c] + full
+    fn, fmt = (tf.nn.conv2d_transpose, "NCHW") if rank == 4 else (tf.nn.conv3d_transpose, "NCDHW")
+    order = list(range(2, rank)) + [1, 0]  # [in, out/g, k...] -> [k..., out/g, in]
+    xs = tf.split(x, groups, axis=1) if groups > 1 else [x]
+    ws = tf.split(w, groups, axis=0) if groups > 1 else [w]
+    ys = [fn(xi, tf.transpose(wi, order), shape, strides=[1, 1] + strides, padding="VALID",
+             data_format=fmt, dilations=[1, 1] + dilations) for xi, wi in zip(xs, ws)]
+    y = tf.concat(ys, axis=1) if groups > 1 else ys[0]
+    pads, sizes = _transpose_output(a, spatial, dims, full)
+    grow = [max(lo + size - f, 0) for (lo, _), size, f in zip(pads, sizes, full)]
+    if any(grow):  # output_padding / output_shape extend the full grid at the end (zeros)
+        y = tf.pad(y, [[0, 0], [0, 0]] + [[0, g] for g in grow])
+    # output index o is full-grid position o + pad_begin
+    y = y[(slice(None), slice(None), *(slice(lo, lo + size) for (lo, _), size in zip(pads, sizes)))]
     return [_with_channel_bias(y, bias, one_d)]
+
+
+def _transpose_output(a, spatial, dims, full):
+    """ConvTranspose's ([[pad begin, pad end]...], output sizes): explicit pads; SAME_UPPER /
+    SAME_LOWER pads that give `output_shape` (default input * stride); or a given
+    `output_shape` with no pads, the full grid cut or zero-extended at the end."""
+    extra = _spatial_attrs(a, "output_padding", spatial, 0)
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    shape = a.get("output_shape")
+    shape = None if shape is None else _spatial_attrs(a, "output_shape", spatial, 1)
+    if auto in ("SAME_UPPER", "SAME_LOWER") and "pads" not in a:
+        strides = _spatial_attrs(a, "strides", spatial, 1)
+        shape = shape or [size * s for size, s in zip(dims, strides)]
+        pads = []
+        for f, e, out in zip(full, extra, shape):
+            total = f + e - out
+            small, big = total // 2, total - total // 2
+            pads.append([small, big] if auto == "SAME_UPPER" else [big, small])
+        return pads, shape
+    pads = _explicit_pads(a, spatial)
+    if shape is not None and "pads" not in a:
+        return pads, shape
+    return pads, [f + e - lo - hi for f, e, (lo, hi) in zip(full, extra, pads)]
 
 
 def _ceil_extra(x, pads, kernel, strides, dilations):
@@ -213,7 +238,7 @@ def _window_reduce(kind, xp, kernel, strides, dilations, mode):
     return fn(xp, ksize, stride, mode, data_format=fmt) * float(np.prod(kernel))
 
 
-@builder("MaxPool", "AveragePool")
+@builder("MaxPool", "AveragePool", "LpPool")
 def _pool(ctx, node, inputs):
     a = ctx.attrs(node)
     x, one_d = _as_nd(inputs[0])
@@ -223,10 +248,17 @@ def _pool(ctx, node, inputs):
     dilations = _spatial_attrs(a, "dilations", spatial, 1)
     pads, mode = _pads_and_mode(a, x, kernel, strides, dilations, spatial)
     extra = _ceil_extra(x, pads, kernel, strides, dilations) if a.get("ceil_mode", 0) else None
-    if extra is not None and mode == "SAME":
+    if mode == "SAME" and (extra is not None or node.op_type == "LpPool"):
         pads, mode = _same_upper_pads(x, kernel, strides, dilations), "VALID"
+        if pads is None:
+            raise ValueError(f"{node.op_type} with auto_pad here needs known spatial dims")
     full = [[lo, hi + e] for (lo, hi), e in zip(pads, extra)] if extra else pads
-    if node.op_type == "MaxPool":
+    if node.op_type == "LpPool":  # (sum of |x|^p over the window)^(1/p), padding adds 0
+        p = float(a.get("p", 2))
+        total = _window_reduce("sum", _pad_spatial(tf.pow(tf.abs(x), p), full), kernel, strides,
+                               dilations, mode)
+        y = tf.pow(total, 1.0 / p)
+    elif node.op_type == "MaxPool":
         lowest = -np.inf if x.dtype.is_floating else int(np.iinfo(np.dtype(x.dtype.as_numpy_dtype)).min)
         y = _window_reduce("max", _pad_spatial(x, full, lowest), kernel, strides, dilations, mode)
     else:

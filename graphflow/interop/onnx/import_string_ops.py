@@ -1,4 +1,6 @@
-"""ONNX string ops as graphflow string ops: StringNormalizer.
+"""ONNX string ops as graphflow string ops: StringNormalizer and RegexFullMatch (as
+`tf.strings.regex_full_match`: Python's `re` syntax, which agrees with ONNX's RE2 on the common
+constructs).
 
 StringNormalizer([C] or [1, C] strings) drops the elements equal to a stopword (compared ignoring
 case unless `is_case_sensitive`), then changes the case of the rest (`case_change_action` LOWER /
@@ -48,3 +50,8 @@ def _string_normalizer(ctx, node, inputs):
     elif action == "UPPER":
         y = tf.strings.upper(y, encoding="utf-8")
     return [tf.identity(y)]
+
+
+@builder("RegexFullMatch")
+def _regex_full_match(ctx, node, inputs):
+    return [tf.strings.regex_full_match(inputs[0], _text(ctx.attrs(node)["pattern"]))]
