@@ -3,9 +3,10 @@
 The same scheme as the 2-D reference kernels of `conv_kernels.py`, over three spatial axes:
 conv3d is im2col + one matmul (a zero-copy strided view of the padded input as
 [n, od, oh, ow, kd, kh, kw, c] windows reshaped to a [n*od*oh*ow, kd*kh*kw*c] matrix times the
-[kd*kh*kw*c, out] filter); the filter gradient is cols^T @ grad, the input gradient
-grad @ filter^T summed back with one strided slice-add per filter tap (col2im). Pooling loops over
-the window taps, each a vectorized op over the whole batch. Max-pool gradients follow TF's CPU
+[kd*kh*kw*c, out] filter; products split over the session's threads by `blas.matmul`); the filter
+gradient is cols^T @ grad, the input gradient grad @ filter^T summed back with one strided
+slice-add per filter tap (col2im). Pooling loops over the window taps, each a vectorized op over
+the whole batch. Max-pool gradients follow TF's CPU
 kernels at ties: MaxPool3DGrad gives a window's gradient to every element equal to its maximum,
 MaxPool3DGradGrad reads the first one.
 """
@@ -15,7 +16,7 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu import blas, cpu_kernel
 from graphflow.kernels.cpu.conv_kernels import _axis, _lowest
 
 
@@ -126,13 +127,14 @@ def _im2col(xp, geo):
 @cpu_kernel("Conv3D")
 def _conv3d(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv3d(x, f):
         _check5(x, "input")
         _check5(f, "filter")
         x = _to_ndhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
-        out = _im2col(geo.pad(x), geo) @ f.reshape(-1, f.shape[4])
+        out = blas.matmul(_im2col(geo.pad(x), geo), f.reshape(-1, f.shape[4]), threads)
         return _from_ndhwc(out.reshape(x.shape[0], *geo.out, f.shape[4]), conv.fmt)
     return conv3d
 
@@ -140,6 +142,7 @@ def _conv3d(node):
 @cpu_kernel("Conv3DBackpropInputV2")
 def _conv3d_backprop_input(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv3d_backprop_input(input_sizes, f, g):
         _check5(f, "filter")
@@ -148,7 +151,7 @@ def _conv3d_backprop_input(node):
         g = _to_ndhwc(g, conv.fmt)
         geo = conv.geometry((n, d, h, w, c), f.shape)
         _check_grad(g, geo, n, f.shape[4], "out_backprop")
-        gcols = g.reshape(-1, f.shape[4]) @ f.reshape(-1, f.shape[4]).T
+        gcols = blas.matmul(g.reshape(-1, f.shape[4]), f.reshape(-1, f.shape[4]).T, threads)
         gcols = gcols.reshape(n, *geo.out, -1, c)
         dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
         for k, tap in enumerate(geo.taps()):
@@ -160,6 +163,7 @@ def _conv3d_backprop_input(node):
 @cpu_kernel("Conv3DBackpropFilterV2")
 def _conv3d_backprop_filter(node):
     conv = _Conv(node)
+    threads = blas.session_threads(node)
 
     def conv3d_backprop_filter(x, filter_sizes, g):
         _check5(x, "input")
@@ -169,7 +173,7 @@ def _conv3d_backprop_filter(node):
         geo = conv.geometry(x.shape, f_shape)
         _check_grad(g, geo, x.shape[0], f_shape[4], "out_backprop")
         cols = _im2col(geo.pad(x), geo)
-        return (cols.T @ g.reshape(-1, f_shape[4])).reshape(f_shape)
+        return blas.matmul(cols.T, g.reshape(-1, f_shape[4]), threads).reshape(f_shape)
     return conv3d_backprop_filter
 
 
