@@ -1,7 +1,9 @@
 """String ops on `tf.string` tensors (object arrays of bytes): join, split, length, conversion to
-and from numbers. TF1 names: `tf.strings.join` / `tf.string_join`, `tf.string_split` (a SparseTensor),
-`tf.strings.split` (Python's `str.split` rules), `tf.strings.length`, `tf.as_string`,
-`tf.strings.to_number` / `tf.string_to_number`. None has a gradient (strings are not differentiable).
+and from numbers, case change, regular-expression matches. TF1 names: `tf.strings.join` /
+`tf.string_join`, `tf.string_split` (a SparseTensor), `tf.strings.split` (Python's `str.split`
+rules), `tf.strings.length`, `tf.as_string`, `tf.strings.to_number` / `tf.string_to_number`,
+`tf.strings.lower` / `upper`, `tf.strings.regex_full_match`. None has a gradient (strings are not
+differentiable).
 """
 
 from graphflow.framework import dtypes
@@ -166,8 +168,65 @@ def to_number(string_tensor, out_type=dtypes.float32, name=None):
                        name=name or "StringToNumber")
 
 
+# ---------------------------------------------------------------- case, regular expressions
+def _case_infer(inputs, attrs):
+    require_dtype(inputs[0], STRING, "tf.strings.lower/upper input")
+    if attrs["encoding"] not in ("", "utf-8"):
+        raise ValueError(f"encoding must be '' or 'utf-8', got {attrs['encoding']!r}")
+    return [(dtypes.string, inputs[0].shape)]
+
+
+define("StringLower", _case_infer, attrs="encoding:string")
+define("StringUpper", _case_infer, attrs="encoding:string")
+
+
+def _case(op_type, input, encoding, name):
+    encoding = (encoding or "").lower()
+    if encoding not in ("", "utf-8"):
+        raise ValueError(f"encoding must be '' (ASCII letters only) or 'utf-8', got {encoding!r}")
+    (t,) = _strings([input], f"tf.strings.{op_type[6:].lower()} input")
+    return make_tensor(op_type, (t,), {"encoding": encoding}, name=name or op_type)
+
+
+def lower(input, encoding="", name=None):
+    """`tf.strings.lower`: each string lowercased; with encoding '' only the ASCII letters A-Z
+    change (locale-free, any bytes), with 'utf-8' every Unicode letter (Python's rules)."""
+    return _case("StringLower", input, encoding, name)
+
+
+def upper(input, encoding="", name=None):
+    """`tf.strings.upper`: each string uppercased (the rules of `lower`)."""
+    return _case("StringUpper", input, encoding, name)
+
+
+def _match_infer(inputs, attrs):
+    require_dtype(inputs[0], STRING, "tf.strings.regex_full_match input")
+    if len(inputs) > 1:
+        require_dtype(inputs[1], STRING, "tf.strings.regex_full_match pattern")
+        if inputs[1].shape.ndims not in (None, 0):
+            raise ValueError(f"pattern must be a scalar, got shape {inputs[1].shape}")
+    return [(dtypes.bool_, inputs[0].shape)]
+
+
+define("RegexFullMatch", _match_infer)
+define("StaticRegexFullMatch", _match_infer, attrs="pattern:string")
+
+
+def regex_full_match(input, pattern, name=None):
+    """`tf.strings.regex_full_match`: whether each whole string matches `pattern` (Python's `re`
+    syntax, which agrees with TF's RE2 for the common constructs). A Python string pattern is an
+    attribute (StaticRegexFullMatch), a tensor one an input read at run time (RegexFullMatch)."""
+    (t,) = _strings([input], "tf.strings.regex_full_match input")
+    if isinstance(pattern, (str, bytes)):
+        return make_tensor("StaticRegexFullMatch", (t,), {"pattern": _text(pattern, "pattern")},
+                           name=name or "StaticRegexFullMatch")
+    (p,) = _strings([pattern], "tf.strings.regex_full_match pattern")
+    return make_tensor("RegexFullMatch", (t, p), name=name or "RegexFullMatch")
+
+
 no_gradient("StringJoin", "StringSplit", "StringSplitV2", "StringLength", "AsString",
-            "StringToNumber")
+            "StringToNumber", "StringLower", "StringUpper", "RegexFullMatch",
+            "StaticRegexFullMatch")
 
 string_to_number = to_number
 join = string_join

@@ -145,6 +145,8 @@ class Dropout(_StatelessLayer):
 
 
 class _Pooling2D(_StatelessLayer):
+    """A pooling layer (2-D or 3-D: the pooling function `_pool` decides)."""
+
     _pool = None
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
@@ -172,5 +174,19 @@ class AveragePooling2D(_Pooling2D):
     _pool = staticmethod(layers.average_pooling2d)
 
 
+class MaxPooling3D(_Pooling2D):
+    """`MaxPooling3D(pool_size, strides, padding='valid', data_format='channels_last')`."""
+
+    _default_name = "max_pooling3d"
+    _pool = staticmethod(layers_conv.max_pooling3d)
+
+
+class AveragePooling3D(_Pooling2D):
+    """`AveragePooling3D(pool_size, strides, padding='valid', data_format='channels_last')`."""
+
+    _default_name = "average_pooling3d"
+    _pool = staticmethod(layers_conv.average_pooling3d)
+
+
 __all__ = ["Layer", "Dense", "Conv2D", "Conv2DTranspose", "Conv3D", "SeparableConv2D", "Flatten",
-           "Dropout", "MaxPooling2D", "AveragePooling2D"]
+           "Dropout", "MaxPooling2D", "AveragePooling2D", "MaxPooling3D", "AveragePooling3D"]

@@ -235,6 +235,7 @@ __all__ = ["dense", "batch_normalization",
 # The convolutions of layers_conv and the layer classes are part of `tf.layers` too.
 from graphflow.tf1.layer_classes import (  # noqa: E402
     AveragePooling2D,
+    AveragePooling3D,
     Conv2D,
     Conv2DTranspose,
     Conv3D,
@@ -243,10 +244,18 @@ from graphflow.tf1.layer_classes import (  # noqa: E402
     Flatten,
     Layer,
     MaxPooling2D,
+    MaxPooling3D,
     SeparableConv2D,
 )
-from graphflow.tf1.layers_conv import conv2d_transpose, conv3d, separable_conv2d  # noqa: E402
+from graphflow.tf1.layers_conv import (  # noqa: E402
+    average_pooling3d,
+    conv2d_transpose,
+    conv3d,
+    max_pooling3d,
+    separable_conv2d,
+)
 
-__all__ += ["conv2d_transpose", "conv3d", "separable_conv2d", "Layer", "Dense", "Conv2D",
+__all__ += ["conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling3d", "average_pooling3d",
+            "Layer", "Dense", "Conv2D",
             "Conv2DTranspose", "Conv3D", "SeparableConv2D", "Flatten", "Dropout", "MaxPooling2D",
-            "AveragePooling2D"]
+            "AveragePooling2D", "MaxPooling3D", "AveragePooling3D"]

@@ -1,11 +1,14 @@
-"""More `tf.layers` convolutions: `conv2d_transpose`, `conv3d` and `separable_conv2d`, with TF1's
+"""More `tf.layers` convolutions: `conv2d_transpose`, `conv3d` and `separable_conv2d` (and the 3-D
+poolings `max_pooling3d` / `average_pooling3d`), with TF1's
 variable names ('conv2d_transpose/kernel' [kh, kw, filters, in], 'conv3d/kernel'
 [kd, kh, kw, in, filters], 'separable_conv2d/depthwise_kernel' [kh, kw, in, depth_multiplier] and
 '.../pointwise_kernel' [1, 1, in * depth_multiplier, filters], and 'bias'), scoping and reuse
 rules as in `graphflow.tf1.layers`.
 """
 
-from graphflow.ops import conv_composite_ops, conv_ops, nn_ops, shape_ops
+from graphflow.framework.graph import get_default_graph
+from graphflow.ops import conv3d_ops, conv_composite_ops, conv_ops, nn_ops, shape_ops
+from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.layers import (
     _ZEROS,
     _data_format,
@@ -89,8 +92,6 @@ def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
     _no_constraints("conv3d", kernel_constraint, bias_constraint)
     if data_format != "channels_last":
         raise ValueError("conv3d: only data_format='channels_last' is supported")
-    if _triple(dilation_rate, "dilation_rate") != (1, 1, 1):
-        raise ValueError("conv3d: dilation_rate other than 1 is not supported")
     x = _float_input(inputs, "conv3d")
     if x.shape.ndims != 5 or x.shape[4] is None:
         raise ValueError(f"conv3d: inputs must have rank 5 and known channels, got {x.name} of "
@@ -100,7 +101,9 @@ def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid",
     with _layer_scope(name, "conv3d", reuse):
         kernel = get_variable("kernel", [kd, kh, kw, x.shape[4], int(filters)], x.dtype,
                               kernel_initializer, kernel_regularizer, trainable)
-        outputs = conv_composite_ops.conv3d(x, kernel, [1, sd, sh, sw, 1], _padding(padding))
+        dd, dh, dw = _triple(dilation_rate, "dilation_rate")
+        outputs = conv3d_ops.conv3d(x, kernel, [1, sd, sh, sw, 1], _padding(padding),
+                                    dilations=[1, dd, dh, dw, 1])
         if use_bias:
             bias = get_variable("bias", [int(filters)], x.dtype, bias_initializer,
                                 bias_regularizer, trainable)
@@ -149,4 +152,28 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
         return _finish(outputs, activation, activity_regularizer)
 
 
-__all__ = ["conv2d_transpose", "conv3d", "separable_conv2d"]
+def _pooling3d(pool, default_name, inputs, pool_size, strides, padding, data_format, name):
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"data_format must be 'channels_last' or 'channels_first', got "
+                         f"{data_format!r}")
+    fmt = "NDHWC" if data_format == "channels_last" else "NCDHW"
+    with get_default_graph().name_scope(name or default_name):
+        return pool(convert_to_tensor(inputs), list(_triple(pool_size, "pool_size")),
+                    list(_triple(strides, "strides")), _padding(padding), data_format=fmt)
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                  name=None):
+    """3-D max pooling over `pool_size` windows moved by `strides`."""
+    return _pooling3d(conv3d_ops.max_pool3d, "max_pooling3d", inputs, pool_size, strides, padding,
+                      data_format, name)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                      name=None):
+    """3-D average pooling over `pool_size` windows moved by `strides`."""
+    return _pooling3d(conv3d_ops.avg_pool3d, "average_pooling3d", inputs, pool_size, strides,
+                      padding, data_format, name)
+
+
+__all__ = ["conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling3d", "average_pooling3d"]

@@ -1,7 +1,14 @@
 """`tf.nn`: the neural-network ops under TF1's names (activations, softmax, losses, conv, pooling)."""
 
 from graphflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler, uniform_candidate_sampler
-from graphflow.ops.conv_composite_ops import conv3d, depthwise_conv2d, separable_conv2d
+from graphflow.ops.conv3d_ops import (
+    avg_pool3d,
+    conv3d,
+    conv3d_backprop_filter_v2,
+    conv3d_transpose,
+    max_pool3d,
+)
+from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,

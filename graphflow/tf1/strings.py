@@ -1,7 +1,17 @@
 """`tf.strings`: the TF1 string namespace (ops in graphflow/ops/string_ops.py)."""
 
-from graphflow.ops.string_ops import as_string, length, split, string_join, to_number
+from graphflow.ops.string_ops import (
+    as_string,
+    length,
+    lower,
+    regex_full_match,
+    split,
+    string_join,
+    to_number,
+    upper,
+)
 
 join = string_join
 
-__all__ = ["as_string", "join", "length", "split", "to_number"]
+__all__ = ["as_string", "join", "length", "lower", "regex_full_match", "split", "to_number",
+           "upper"]

@@ -1,10 +1,10 @@
-"""Cases for the convolutions composed from conv2d (conv3d, depthwise_conv2d, separable_conv2d):
+"""Cases for the convolutions composed from conv2d (depthwise_conv2d, separable_conv2d):
 naive-loop numpy references and the generic finite-difference gradient checks. They are listed
 under the Conv2D op they build; they need static shapes."""
 
 import numpy as np
 
-from graphflow.ops.conv_composite_ops import conv3d, depthwise_conv2d, separable_conv2d
+from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
 from tests.op_cases import OpCase, rand
 
 
@@ -15,23 +15,6 @@ def _pad_same(x, axis, k, s):
     widths = [(0, 0)] * x.ndim
     widths[axis] = (total // 2, total - total // 2)
     return np.pad(x, widths)
-
-
-def _conv3d_ref(x, f, strides, padding):
-    if padding == "SAME":
-        for axis, k, s in zip((1, 2, 3), f.shape[:3], strides):
-            x = _pad_same(x, axis, k, s)
-    n, d, h, w, _ = x.shape
-    kd, kh, kw, _, o = f.shape
-    sd, sh, sw = strides
-    od, oh, ow = (d - kd) // sd + 1, (h - kh) // sh + 1, (w - kw) // sw + 1
-    out = np.zeros((n, od, oh, ow, o))
-    for i in range(od):
-        for j in range(oh):
-            for k in range(ow):
-                window = x[:, i * sd:i * sd + kd, j * sh:j * sh + kh, k * sw:k * sw + kw]
-                out[:, i, j, k] = np.tensordot(window, f, axes=([1, 2, 3, 4], [0, 1, 2, 3]))
-    return out
 
 
 def _depthwise_ref(x, f, strides, padding):
@@ -50,14 +33,6 @@ def _depthwise_ref(x, f, strides, padding):
     return out
 
 
-def _conv3d_case(x_shape, f_shape, strides, padding):
-    return OpCase("Conv2D", lambda x, f: conv3d(x, f, [1, *strides, 1], padding),
-                  [rand(*x_shape), rand(*f_shape, seed=3)],
-                  reference=lambda x, f: _conv3d_ref(x, f, strides, padding),
-                  unknown_shapes=False,
-                  name=f"conv3d[{x_shape}x{f_shape} s={strides} {padding}]")
-
-
 def _depthwise_case(x_shape, f_shape, strides, padding):
     return OpCase("Conv2D", lambda x, f: depthwise_conv2d(x, f, [1, *strides, 1], padding),
                   [rand(*x_shape), rand(*f_shape, seed=4)],
@@ -71,8 +46,6 @@ def _separable_ref(x, dw, pw):
 
 
 CASES = [
-    _conv3d_case((2, 4, 4, 3, 2), (2, 2, 2, 2, 3), (1, 1, 1), "VALID"),
-    _conv3d_case((1, 5, 4, 4, 1), (3, 2, 3, 1, 2), (2, 1, 2), "SAME"),
     _depthwise_case((2, 5, 5, 3), (3, 3, 3, 2), (1, 1), "VALID"),
     _depthwise_case((1, 6, 5, 2), (2, 3, 2, 1), (2, 2), "SAME"),
     OpCase("Conv2D", lambda x, dw, pw: separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID"),

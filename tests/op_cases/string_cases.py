@@ -60,3 +60,32 @@ CASES = [
            [np.array([" 12", "-7"])], lambda s: np.array([12, -7], np.int64), grad=False,
            name="StringToNumber[int64]"),
 ]
+
+
+def _matrix(rows):
+    out = np.empty((len(rows), len(rows[0])), dtype=object)
+    out[:] = rows
+    return out
+
+
+CASES += [
+    OpCase("StringLower", tf.strings.lower,
+           [_b("MonDAY \u00c9t\u00c9 7!".encode(), b"")],
+           lambda s: _b("monday \u00c9t\u00c9 7!".encode(), b""), grad=False,
+           name="StringLower[ascii only]"),
+    OpCase("StringLower", lambda s: tf.strings.lower(s, encoding="utf-8"),
+           [_matrix([["\u00c9T\u00c9".encode(), b"ABC"]])],
+           lambda s: _matrix([["\u00e9t\u00e9".encode(), b"abc"]]), grad=False,
+           name="StringLower[utf-8]"),
+    OpCase("StringUpper", tf.strings.upper, [_b(b"tuesday", "\u00e9a".encode())],
+           lambda s: _b(b"TUESDAY", "\u00e9A".encode()), grad=False),
+    OpCase("StringUpper", lambda s: tf.strings.upper(s, encoding="utf-8"),
+           [_b("\u00e9a".encode())], lambda s: _b("\u00c9A".encode()), grad=False,
+           name="StringUpper[utf-8]"),
+    OpCase("StaticRegexFullMatch", lambda s: tf.strings.regex_full_match(s, "(?i)mon(day)?"),
+           [_matrix([[b"Monday", b"mon", b"monday!"]])],
+           lambda s: np.array([[True, True, False]]), grad=False),
+    OpCase("RegexFullMatch", tf.strings.regex_full_match,
+           [_b(b"a1", b"b22", b"c"), np.array(b"[a-z][0-9]+", dtype=object)],
+           lambda s, p: np.array([True, True, False]), grad=False),
+]

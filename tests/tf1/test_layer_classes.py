@@ -69,3 +69,12 @@ def test_a_small_model_of_layer_objects_trains():
         for _ in range(30):
             sess.run(train, {x: images, y: labels})
         assert sess.run(loss, {x: images, y: labels}) < 0.5 * first
+
+
+def test_pooling3d_classes_call_the_functions():
+    volume = tf.placeholder(tf.float32, [None, 4, 4, 6, 2])
+    mx = tf.layers.MaxPooling3D(2, (2, 2, 3), padding="same")(volume)
+    av = tf.layers.AveragePooling3D((1, 2, 2), 2, name="avg")(volume)
+    assert mx.op.type == "MaxPool3D" and mx.shape.as_list() == [None, 2, 2, 2, 2]
+    assert av.op.type == "AvgPool3D" and av.op.name.startswith("avg")
+    assert av.shape.as_list() == [None, 2, 2, 3, 2]

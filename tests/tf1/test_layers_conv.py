@@ -38,3 +38,26 @@ def test_conv3d_and_separable_conv2d_variables_and_reuse():
         "separable_conv2d/pointwise_kernel"]
     with pytest.raises(ValueError, match="channels_last"):
         tf.layers.conv3d(volume, 3, 2, data_format="channels_first")
+
+
+def test_pooling3d_layers_match_tf_nn_and_conv3d_takes_dilations():
+    volume = tf.placeholder(tf.float64, [None, 4, 5, 6, 2])
+    mx = tf.layers.max_pooling3d(volume, 2, (2, 1, 2), padding="same", name="mp")
+    av = tf.layers.average_pooling3d(volume, (2, 2, 3), 2)
+    first = tf.layers.max_pooling3d(tf.transpose(volume, [0, 4, 1, 2, 3]), 2, 2,
+                                    data_format="channels_first")
+    assert mx.op.name == "mp/MaxPool3D" and mx.shape.as_list() == [None, 2, 5, 3, 2]
+    assert av.shape.as_list() == [None, 2, 2, 2, 2]
+    dilated = tf.layers.conv3d(volume, 3, 2, dilation_rate=(1, 2, 2), name="dil")
+    assert dilated.shape.as_list() == [None, 3, 3, 4, 3]
+    value = np.random.default_rng(2).normal(size=(2, 4, 5, 6, 2))
+    want_mx = tf.nn.max_pool3d(volume, [1, 2, 2, 2, 1], [1, 2, 1, 2, 1], "SAME")
+    want_av = tf.nn.avg_pool3d(volume, [1, 2, 2, 3, 1], [1, 2, 2, 2, 1], "VALID")
+    want_first = tf.nn.max_pool3d(volume, 2, 2, "VALID")
+    with tf.Session() as sess:
+        got = sess.run([mx, av, first], {volume: value})
+        want = sess.run([want_mx, want_av, want_first], {volume: value})
+    np.testing.assert_allclose(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1])
+    np.testing.assert_allclose(got[2], np.transpose(want[2], [0, 4, 1, 2, 3]))
+    np.testing.assert_allclose(got[1][0, 0, 0, 0, 0], value[0, :2, :2, :3, 0].mean())

@@ -2,6 +2,7 @@
 returns a rep whose `run(inputs)` executes it in a graphflow Session. ONNX's own conformance tests
 (`onnx.backend.test.BackendTest`) drive graphflow through this interface (tests/interop/onnx)."""
 
+import numpy as np
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from graphflow.interop.onnx.importer import import_model
@@ -24,7 +25,21 @@ class GraphflowRep(BackendRep):
                 inputs = [inputs]
             feeds = dict(zip(self.input_names, inputs))
         results = self.imported.run(feeds)
-        return namedtupledict("Outputs", self.output_names)(*[results[n] for n in self.output_names])
+        return namedtupledict("Outputs", self.output_names)(
+            *[_onnx_value(results[n]) for n in self.output_names])
+
+
+def _onnx_value(value):
+    """graphflow's strings are bytes, ONNX's (numpy_helper) str: decode string arrays; a sequence
+    output (a list of arrays) element by element."""
+    if isinstance(value, list):
+        return [_onnx_value(v) for v in value]
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        out = np.empty(value.shape, dtype=object)
+        out.reshape(-1)[:] = [v.decode("utf-8") if isinstance(v, bytes) else v
+                              for v in value.reshape(-1)]
+        return out
+    return value
 
 
 class GraphflowBackend(Backend):

@@ -267,15 +267,19 @@ def _l2_loss(ctx, op):  # sum(x^2) / 2
     ctx.one("Div", [total, _scalar(ctx, 2, x, "two")], _out(ctx, op))
 
 
+_CHANNELS_LAST = ("NHWC", "NDHWC")
+
+
 def _spatial(values, fmt):
+    """The spatial entries of a 4- or 5-list (or shape) in data format `fmt`."""
     values = list(values)
-    return values[1:3] if fmt == "NHWC" else values[2:4]
+    return values[1:-1] if fmt in _CHANNELS_LAST else values[2:]
 
 
 def _pads(op, in_hw, k_hw, strides, dilations):
-    """ONNX pads [top, left, bottom, right] for TF's padding of this op, or None if unknown."""
+    """ONNX pads [begin..., end...] for TF's padding of this op, or None if unknown."""
     if op.attrs["padding"] == "VALID":
-        return [0, 0, 0, 0]
+        return [0] * (2 * len(k_hw))
     if any(v is None for v in in_hw):
         return None
     begin, end = [], []
@@ -288,46 +292,53 @@ def _pads(op, in_hw, k_hw, strides, dilations):
 
 
 def _nchw_input(ctx, x, fmt):
-    if fmt == "NHWC":
-        return ctx.one("Transpose", [ctx.name(x)], perm=[0, 3, 1, 2])
+    if fmt in _CHANNELS_LAST:
+        rank = len(fmt)
+        return ctx.one("Transpose", [ctx.name(x)], perm=[0, rank - 1] + list(range(1, rank - 1)))
     return ctx.name(x)
 
 
 def _nchw_output(ctx, op, y, fmt):
-    if fmt == "NHWC":
-        ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
+    if fmt in _CHANNELS_LAST:
+        rank = len(fmt)
+        ctx.one("Transpose", [y], _out(ctx, op), perm=[0] + list(range(2, rank)) + [1])
     else:
         ctx.one("Identity", [y], _out(ctx, op))
 
 
 def _padding_attrs(op, x, fmt, k_hw, strides, dilations):
-    dims = x.shape.as_list() if x.shape.ndims == 4 else [None] * 4
+    rank = len(fmt)
+    dims = x.shape.as_list() if x.shape.ndims == rank else [None] * rank
     pads = _pads(op, _spatial(dims, fmt), k_hw, strides, dilations)
     if pads is None:
         return {"auto_pad": "SAME_UPPER"}  # TF's SAME puts the odd padding at the end, as SAME_UPPER
     return {"pads": pads}
 
 
-@converter("Conv2D")
-def _conv2d(ctx, op):
+@converter("Conv2D", "Conv3D")
+def _conv(ctx, op):
     x, f = op.inputs
     fmt = op.attrs["data_format"]
     strides = _spatial(op.attrs["strides"], fmt)
     dilations = _spatial(op.attrs["dilations"], fmt)
-    k_hw = f.shape.as_list()[:2] if f.shape.ndims == 4 else None
+    spatial = len(strides)
+    k_hw = f.shape.as_list()[:spatial] if f.shape.ndims == spatial + 2 else None
     if k_hw is None or None in k_hw:
-        raise ValueError(f"Conv2D '{op.name}': the filter's spatial size must be known to export it")
+        raise ValueError(f"{op.type} '{op.name}': the filter's spatial size must be known to "
+                         "export it")
+    order = [spatial + 1, spatial] + list(range(spatial))  # [k..., in, out] -> [out, in, k...]
     value = static_value.constant_value(f)
-    if value is not None:  # [kh, kw, in, out] -> ONNX's [out, in, kh, kw]
-        w = ctx.const(np.ascontiguousarray(np.transpose(value, (3, 2, 0, 1))), "filter")
+    if value is not None:
+        w = ctx.const(np.ascontiguousarray(np.transpose(value, order)), "filter")
     else:
-        w = ctx.one("Transpose", [ctx.name(f)], perm=[3, 2, 0, 1])
+        w = ctx.one("Transpose", [ctx.name(f)], perm=order)
     y = ctx.one("Conv", [_nchw_input(ctx, x, fmt), w], strides=strides, dilations=dilations,
                 kernel_shape=k_hw, **_padding_attrs(op, x, fmt, k_hw, strides, dilations))
     _nchw_output(ctx, op, y, fmt)
 
 
-_POOLS = {"MaxPool": "MaxPool", "AvgPool": "AveragePool"}
+_POOLS = {"MaxPool": "MaxPool", "AvgPool": "AveragePool", "MaxPool3D": "MaxPool",
+          "AvgPool3D": "AveragePool"}
 
 
 @converter(*_POOLS)
@@ -336,7 +347,7 @@ def _pool(ctx, op):
     fmt = op.attrs["data_format"]
     k_hw = _spatial(op.attrs["ksize"], fmt)
     strides = _spatial(op.attrs["strides"], fmt)
-    attrs = _padding_attrs(op, x, fmt, k_hw, strides, (1, 1))
+    attrs = _padding_attrs(op, x, fmt, k_hw, strides, [1] * len(k_hw))
     onnx_type = _POOLS[op.type]
     if onnx_type == "AveragePool":
         attrs["count_include_pad"] = 0  # TF averages over the real elements of a window only

@@ -1,7 +1,7 @@
 """ONNX control flow as graphflow control flow: `If` becomes `tf.cond` and `Loop` becomes
 `tf.while_loop`, their sub-graphs traced into the branch / body functions (so an imported loop is
 an ordinary graphflow `While` op: it runs only as many iterations as its condition says, and it
-can be differentiated).
+can be differentiated). An If whose branches give sequences (of one length) gives them too.
 
 `Loop(M, cond, v...)` runs its body while `iteration < M` (when M is given) and `cond`; the body
 takes (iteration, cond, v...) and returns (cond, v..., scan outputs...). The loop variables are
@@ -12,6 +12,7 @@ after the loop.
 import graphflow as tf
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.interop.onnx.import_ops import builder
+from graphflow.interop.onnx.import_sequence_ops import Sequence
 from graphflow.ops import control_flow_ops
 
 
@@ -24,10 +25,34 @@ def _scalar_bool(x):
 def _if(ctx, node, inputs):
     attrs = ctx.attrs(node)
     then_graph, else_graph = attrs["then_branch"], attrs["else_branch"]
-    outputs = tf.cond(_scalar_bool(inputs[0]),
-                      lambda: ctx.build_subgraph(then_graph),
-                      lambda: ctx.build_subgraph(else_graph), strict=True)
-    return list(outputs)
+    layouts = []  # per branch: None for a tensor output, (length, dtype) for a sequence
+
+    def branch(graph):
+        def build():
+            flat, layout = [], []
+            for value in ctx.build_subgraph(graph):
+                if isinstance(value, Sequence):
+                    layout.append((len(value), value.dtype))
+                    flat.extend(value.tensors)
+                else:
+                    layout.append(None)
+                    flat.append(value)
+            layouts.append(layout)
+            return flat
+        return build
+    flat = list(tf.cond(_scalar_bool(inputs[0]), branch(then_graph), branch(else_graph),
+                        strict=True))
+    if layouts[0] != layouts[1]:
+        raise ValueError("the If branches give sequences of different lengths (or a sequence and "
+                         "a tensor): graphflow needs sequence lengths known when the graph is built")
+    outputs = []
+    for item in layouts[0]:  # regroup the flat outputs into the branches' sequences
+        if item is None:
+            outputs.append(flat.pop(0))
+        else:
+            outputs.append(Sequence(flat[:item[0]], item[1]))
+            del flat[:item[0]]
+    return outputs
 
 
 def _declared_shape(value_info, initial):
@@ -151,3 +176,22 @@ def _scan(ctx, node, inputs):
         y = tf.reverse(y, [0]) if out_dirs[i] else y
         outputs.append(_from_front(y, out_axes[i]) if y.shape.ndims is not None else y)
     return outputs
+
+
+@builder("ai.onnx.preview.training.Gradient")
+def _gradient(ctx, node, inputs):
+    """ONNX's Gradient (preview training domain): d y / d x for each named x, as graphflow's own
+    `tf.gradients` of the tensor named `y` (built earlier in the graph) with respect to the
+    tensors named in `xs`; `zs` (names that are inputs of the differentiated sub-graph but not
+    differentiated) stop the gradient. An x that y does not depend on gets zeros."""
+    a = ctx.attrs(node)
+    names = [n.decode() if isinstance(n, bytes) else n for n in a["xs"]]
+    y_name = a["y"].decode() if isinstance(a["y"], bytes) else a["y"]
+    zs = [n.decode() if isinstance(n, bytes) else n for n in a.get("zs", [])]
+    missing = [n for n in [y_name, *names, *zs] if n not in ctx.values]
+    if missing:
+        raise ValueError(f"Gradient names {missing}, which no earlier node or input defines")
+    xs = [ctx.values[n] for n in names]
+    grads = tf.gradients(ctx.values[y_name], xs,
+                         stop_gradients=[ctx.values[n] for n in zs] or None)
+    return [tf.zeros_like(x) if g is None else g for x, g in zip(xs, grads)]

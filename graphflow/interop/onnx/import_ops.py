@@ -16,6 +16,11 @@ from graphflow.ops import static_value
 BUILDERS = {}
 
 
+def op_key(node):
+    """A node's `BUILDERS` key: its op type, domain-prefixed outside ai.onnx (a.b.Gradient)."""
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+
+
 def builder(*op_types):
     def register(fn):
         for op_type in op_types:

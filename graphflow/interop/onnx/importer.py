@@ -6,7 +6,9 @@ element counts, external data only inside the model's own folder, dims that fit 
 unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
 `import_ops.BUILDERS`. Initializers become constants, or variables with `trainable=True`.
 The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
-a session holding the variable values, and `run({name: array}) -> {name: array}`.
+a session holding the variable values, and `run({name: array}) -> {name: array}` (a list of
+arrays for an output that is an ONNX sequence). Ops outside ai.onnx are keyed by domain
+(`ai.onnx.preview.training.Gradient`).
 """
 
 import os
@@ -40,11 +42,11 @@ class ImportContext:
     def build_nodes(self, nodes, values):
         """Build graphflow ops for `nodes` in the default graph; `values` maps ONNX names to
         tensors and gains the nodes' outputs."""
-        from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
+        from graphflow.interop.onnx.import_ops import BUILDERS, op_key  # noqa: PLC0415
         for node in nodes:
             args = [values[name] if name else None for name in node.input]
             try:
-                results = BUILDERS[node.op_type](self, node, args)
+                results = BUILDERS[op_key(node)](self, node, args)
             except OnnxImportError:
                 raise
             except (ValueError, TypeError, KeyError, IndexError) as exc:
@@ -86,9 +88,13 @@ class ImportedModel:
         unknown = [k for k in feeds if k not in self.inputs]
         if unknown:
             raise KeyError(f"Unknown input(s) {unknown}; the model's inputs are {sorted(self.inputs)}")
+        from graphflow.interop.onnx.import_sequence_ops import Sequence  # noqa: PLC0415
         names = list(self.outputs) if outputs is None else list(outputs)
-        return self.session.run({k: self.outputs[k] for k in names},
-                                {self.inputs[k]: v for k, v in feeds.items()})
+        fetches = {}
+        for k in names:  # a sequence output is fetched as the list of its elements
+            value = self.outputs[k]
+            fetches[k] = list(value.tensors) if isinstance(value, Sequence) else value
+        return self.session.run(fetches, {self.inputs[k]: v for k, v in feeds.items()})
 
     def close(self):
         self.session.close()
@@ -173,16 +179,17 @@ def import_model(source, trainable=False, graph=None):
         import_control_flow,  # noqa: F401, PLC0415
         import_index_ops,
         import_nn_ops,
+        import_sequence_ops,
+        import_string_ops,
     )
-    from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415
+    from graphflow.interop.onnx.import_ops import BUILDERS, op_key  # noqa: PLC0415
     model = _load_proto(onnx, source)
     _check_sizes(onnx, model)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
         raise OnnxImportError("the model imports no ai.onnx opset")
-    unsupported = sorted({n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-                          for n in all_nodes(onnx, model.graph)
-                          if n.domain not in ("", "ai.onnx") or n.op_type not in BUILDERS})
+    unsupported = sorted({op_key(n) for n in all_nodes(onnx, model.graph)
+                          if op_key(n) not in BUILDERS})
     if unsupported:
         raise OnnxImportError(f"graphflow cannot import ONNX op(s): {', '.join(unsupported)}")
     graph = graph or Graph()
@@ -202,6 +209,11 @@ def import_model(source, trainable=False, graph=None):
         for vi in model.graph.input:
             if vi.name in initializer_names:
                 continue  # an initializer listed as an input (older exporters): its default value
+            if not vi.type.HasField("tensor_type"):
+                raise OnnxImportError(
+                    f"input '{vi.name}' is not a tensor (an ONNX {vi.type.WhichOneof('value')}): "
+                    "graphflow imports a sequence as a list of tensors whose length is known "
+                    "when the graph is built")
             elem = vi.type.tensor_type.elem_type
             dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
             ph = tf.placeholder(dtype, _placeholder_shape(vi), name=_op_name(vi.name))

@@ -122,3 +122,47 @@ def _string_to_number(node):
                              f"{s.decode('utf-8', 'replace')}") from None
 
     return lambda x: np.array([parse(s) for s in x.reshape(-1)], dtype=out).reshape(x.shape)
+
+
+def _case_kernel(method):
+    def build(node):
+        utf8 = node.attrs["encoding"] == "utf-8"
+        table = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+        if method == "upper":
+            table = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+        def change(s):  # '' changes the ASCII letters only, whatever the other bytes are
+            if utf8:
+                return getattr(s.decode("utf-8"), method)().encode("utf-8")
+            return s.translate(table)
+
+        return lambda x: _strings_like(x.shape, [change(s) for s in x.reshape(-1)])
+    return build
+
+
+cpu_kernel("StringLower")(_case_kernel("lower"))
+cpu_kernel("StringUpper")(_case_kernel("upper"))
+
+
+def _full_match(pattern, x):
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid pattern {pattern!r}: {exc}") from None
+    out = np.array([compiled.fullmatch(s.decode("utf-8", "surrogateescape")) is not None
+                    for s in x.reshape(-1)], dtype=bool)
+    return out.reshape(x.shape)
+
+
+@cpu_kernel("StaticRegexFullMatch")
+def _static_regex_full_match(node):
+    pattern = node.attrs["pattern"]
+    return lambda x: _full_match(pattern, x)
+
+
+@cpu_kernel("RegexFullMatch")
+def _regex_full_match(node):
+    def regex_full_match(x, pattern):
+        p = pattern.item() if isinstance(pattern, np.ndarray) else pattern
+        return _full_match(p.decode("utf-8") if isinstance(p, bytes) else p, x)
+    return regex_full_match

@@ -151,3 +151,27 @@ def test_a_saved_file_with_a_loop_and_a_nested_cond_exports_from_the_command_lin
     runner = ort.InferenceSession(str(tmp_path / "loop.onnx"), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(runner.run(None, {"x": feed})[0], want)
     np.testing.assert_allclose(gf_onnx.import_model(model).run({"x": feed})["y"], want)
+
+
+def test_gradient_of_the_preview_training_domain_is_tf_gradients():
+    nodes = [helper.make_node("Mul", ["a", "b"], ["c"]),
+             helper.make_node("Add", ["c", "a"], ["d"]),
+             helper.make_node("Gradient", ["a", "b"], ["da", "db"], domain="ai.onnx.preview.training",
+                              xs=["a", "b"], y="d"),
+             helper.make_node("Gradient", ["a", "b"], ["da_z", "db_z"],
+                              domain="ai.onnx.preview.training", xs=["a", "b"], zs=["c"], y="d")]
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("a", "b")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+            for n in ("d", "da", "db", "da_z", "db_z")]
+    model = helper.make_model(helper.make_graph(nodes, "g", vi, outs), opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.preview.training", 1)])
+    a, b = np.array([1.0, 2.0], np.float32), np.array([3.0, -4.0], np.float32)
+    got = gf_onnx.import_model(model).run({"a": a, "b": b})
+    np.testing.assert_allclose(got["da"], b + 1)  # d = a * b + a
+    np.testing.assert_allclose(got["db"], a)
+    np.testing.assert_allclose(got["da_z"], [1.0, 1.0])  # c held constant: only the '+ a' path
+    np.testing.assert_allclose(got["db_z"], [0.0, 0.0])  # b reaches d only through c
+    late = helper.make_model(helper.make_graph(
+        [nodes[2], nodes[0], nodes[1]], "g", vi, outs[:3]), opset_imports=model.opset_import)
+    with pytest.raises(gf_onnx.OnnxImportError, match="no earlier node"):
+        gf_onnx.import_model(late)

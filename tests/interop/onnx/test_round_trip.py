@@ -28,6 +28,9 @@ _TENSOR_ARRAY = "TensorArray state (a resource handle written in place) has no O
     "sequence ops are values, not indexable buffers"
 _STRING = "ONNX's string support has no op for this (only StringNormalizer, RegexFullMatch, " \
     "StringConcat, StringSplit with different semantics)"
+_CASE = "ONNX's only case change is StringNormalizer: a locale's rules, and 1-D or [1, C] inputs " \
+    "only (TF's lower/upper change ASCII letters, any shape)"
+_REGEX = "ONNX's RegexFullMatch (opset 20, RE2 syntax) is not mapped yet"
 _SUMMARY = "a TensorBoard summary: serialized protobufs, no ONNX meaning"
 _IO = "file or image I/O: ONNX graphs have no access to files"
 _RANDOM = "random numbers: ONNX's generators draw different numbers, outputs cannot match"
@@ -37,6 +40,8 @@ _STATE = "updates a variable: ONNX graphs are pure functions of their inputs"
 NOT_EXPORTABLE = {
     "AsString": _STRING, "StringJoin": _STRING, "StringSplit": _STRING, "StringSplitV2": _STRING,
     "StringLength": _STRING, "StringToNumber": _STRING,
+    "StringLower": _CASE, "StringUpper": _CASE,
+    "RegexFullMatch": _REGEX, "StaticRegexFullMatch": _REGEX,
     "ScalarSummary": _SUMMARY, "HistogramSummary": _SUMMARY, "ImageSummary": _SUMMARY,
     "AudioSummary": _SUMMARY, "TextSummary": _SUMMARY, "MergeSummary": _SUMMARY,
     "WriteFile": _IO, "ReadFile": _IO, "DecodePng": _IO, "DecodeBmp": _IO, "DecodeGif": _IO,
@@ -59,6 +64,8 @@ NOT_EXPORTABLE = {
     "ReducedShape": "a gradient helper (shape arithmetic of reductions); not mapped yet",
     "Conv2DBackpropInput": _GRADIENT, "Conv2DBackpropFilter": _GRADIENT,
     "MaxPoolGrad": _GRADIENT, "MaxPoolGradGrad": _GRADIENT, "AvgPoolGrad": _GRADIENT,
+    "Conv3DBackpropInputV2": _GRADIENT, "Conv3DBackpropFilterV2": _GRADIENT,
+    "MaxPool3DGrad": _GRADIENT, "MaxPool3DGradGrad": _GRADIENT, "AvgPool3DGrad": _GRADIENT,
     "FusedBatchNormGrad": _GRADIENT, "GatherGrad": _GRADIENT, "StridedSliceGrad": _GRADIENT,
     "TileGrad": _GRADIENT, "MirrorPadGrad": _GRADIENT, "ResizeBilinearGrad": _GRADIENT,
     "ResizeNearestNeighborGrad": _GRADIENT, "WhileGrad": _GRADIENT,
