@@ -117,10 +117,13 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss": _seq2seq.sequence_loss}),
     "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
         "sequence_loss_by_example": _seq2seq.sequence_loss_by_example,
-        "sequence_loss": _seq2seq.legacy_sequence_loss})},
+        "sequence_loss": _seq2seq.legacy_sequence_loss}),
+    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={"losses": losses},
+                       hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
+                                          "loop instead of slim.learning.train"})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
-             "(sequence_loss) and legacy_seq2seq (its sequence losses) only")
-for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq"):
+             "(sequence_loss), legacy_seq2seq (its sequence losses) and slim only")
+for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
