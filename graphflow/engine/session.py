@@ -113,6 +113,30 @@ def _container(kind, keys, items):
     return kind(items)
 
 
+def _flatten_structured_feeds(feed_dict):
+    """TF1 lets a feed_dict key be a tuple of tensors (an RNN's state tuple) fed with a value of
+    the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor."""
+    flat = {}
+    for key, value in feed_dict.items():
+        stack = [(key, value, "")]
+        while stack:
+            k, v, path = stack.pop()
+            if type(k) is not Tensor and isinstance(k, tuple):
+                if not isinstance(v, (tuple, list)) or len(v) != len(k):
+                    raise ValueError(f"feed_dict key {path or 'a tuple'} of {len(k)} tensors is fed "
+                                     f"{type(v).__name__} {_short(v)}, not a structure of "
+                                     f"{len(k)} values")
+                stack.extend((ki, vi, f"{path}[{i}]") for i, (ki, vi) in enumerate(zip(k, v)))
+            else:
+                flat[k] = v
+    return flat
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class Session:
     """`tf.Session(graph=None)`: a context manager that runs ops of `graph` (default graph if None).
 
@@ -173,6 +197,8 @@ class Session:
             leaves, rebuild = (fetches,), _first
         else:
             leaves, rebuild = flatten_fetches(fetches)
+        if feed_dict and any(type(k) is not Tensor and isinstance(k, tuple) for k in feed_dict):
+            feed_dict = _flatten_structured_feeds(feed_dict)
         if options is not None and run_metadata is not None and options.trace_level:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         if feed_dict:

@@ -263,3 +263,18 @@ def test_fetch_structures_of_any_depth_flatten_and_rebuild_without_recursion():
         result = result[0] if isinstance(result, list) else result["k"]
         depth += 1
     assert depth == 3000 and result == 1.0
+
+
+def test_a_tuple_of_tensors_is_fed_with_a_value_of_the_same_structure():
+    import collections
+
+    State = collections.namedtuple("State", "c h")
+    c, h = tf.placeholder(tf.float32, [2]), tf.placeholder(tf.float32, [2])
+    other = tf.placeholder(tf.float32, [])
+    state = (State(c, h), other)
+    total = tf.reduce_sum(c) + tf.reduce_sum(h) * 10.0 + other * 100.0
+    with tf.Session() as sess:
+        value = (State(np.ones(2, np.float32), [2.0, 3.0]), 4.0)
+        assert sess.run(total, {state: value}) == 2.0 + 50.0 + 400.0
+        with pytest.raises(ValueError, match=r"feed_dict key \[0\] of 2 tensors is fed float"):
+            sess.run(total, {state: (1.0, 4.0)})

@@ -81,6 +81,8 @@ SHAPE_CASES = [
            lambda a: np.array([[a, 1.0], [2.0, 2 * a]])),
     OpCase("Unpack", lambda x: tuple(tf.unstack(x, num=3, axis=1)), [rand(2, 3)],
            lambda x: tuple(x[:, i] for i in range(3))),
+    OpCase("Unpack", lambda x: tf.unstack(x, num=1, axis=1)[0], [rand(2, 1)], lambda x: x[:, 0],
+           name="Unpack[one output]"),
     OpCase("Range", lambda: tf.range(2, 11, 3), [], lambda: np.arange(2, 11, 3, dtype=i32),
            grad=False),
     OpCase("Range", tf.range, [np.array(5, i32), np.array(-4, i32), np.array(-2, i32)],
@@ -134,6 +136,10 @@ SLICE_CASES = [
            lambda x: tuple(np.split(x, 3, axis=1))),
     OpCase("Split", lambda x: tuple(tf.split(x, [1, -1, 2], axis=-1)), [rand(3, 6)],
            lambda x: (x[:, :1], x[:, 1:4], x[:, 4:])),
+    OpCase("Split", lambda x: tf.split(x, 1, axis=1)[0], [rand(2, 3)], lambda x: x,
+           name="Split[one output]"),
+    OpCase("Split", lambda x: tf.split(x, [-1], axis=0)[0], [rand(2, 3)], lambda x: x,
+           name="Split[one size]"),
 ]
 
 ARRAY_CASES = [

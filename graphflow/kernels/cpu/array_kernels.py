@@ -124,7 +124,8 @@ def _unpack(node):
         if x.shape[axis] != num:
             raise ValueError(f"cannot unstack dimension {axis} of shape {x.shape} into {num} "
                              "tensors")
-        return tuple(np.moveaxis(x, axis, 0))
+        parts = tuple(np.moveaxis(x, axis, 0))
+        return parts[0] if num == 1 else parts  # one output: the value itself, as for any op
     return unpack
 
 
@@ -286,6 +287,11 @@ def _strided_slice_grad(node):
     return strided_slice_grad
 
 
+def _one_or_tuple(parts):
+    """A kernel returns its only output itself and several outputs as a tuple."""
+    return parts[0] if len(parts) == 1 else parts
+
+
 @cpu_kernel("Split")
 def _split(node):
     num, sizes, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
@@ -296,7 +302,7 @@ def _split(node):
             if d % num:
                 raise ValueError(f"dimension {axis % x.ndim} of shape {x.shape} is not divisible "
                                  f"into {num} equal splits")
-            return tuple(np.split(x, num, axis=axis))
+            return _one_or_tuple(tuple(np.split(x, num, axis=axis)))
         parts = list(sizes)
         rest = sum(s for s in parts if s != -1)
         if -1 in parts:
@@ -304,7 +310,7 @@ def _split(node):
         if sum(parts) != d or min(parts) < 0:
             raise ValueError(f"size_splits {sizes} do not add up to dimension {axis % x.ndim} of "
                              f"shape {x.shape}")
-        return tuple(np.split(x, np.cumsum(parts)[:-1], axis=axis))
+        return _one_or_tuple(tuple(np.split(x, np.cumsum(parts)[:-1], axis=axis)))
     return split
 
 

@@ -320,7 +320,7 @@ def _split(node):
         for start, stop in bounds:
             index = (slice(None),) * ax + ((start,) if stop is None else (slice(start, stop),))
             outs.append(copy_view(rt, x, lambda p, index=index: index_view(p, index)))
-        return tuple(outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)  # one output: the value itself
     return split
 
 
