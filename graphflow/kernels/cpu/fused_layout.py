@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from graphflow.kernels.cpu import fused_jit
+
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
 # while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
 # benchmarks/bench_passes.py and a sweep of 8K..64K (32K-64K best from 64K to 1M elements).
@@ -34,7 +36,7 @@ class _Layout:
     `loop(vals, views, registers, constants, target, starts)` with one straight line per
     instruction, computing the chunks that begin at the rows `starts` yields (`chunk_starts()`)."""
 
-    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None):
+    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None, jit=False):
         self.loop = None
         chunk_elements = chunk_elements or CHUNK_ELEMENTS
         rank = len(shape)
@@ -72,6 +74,8 @@ class _Layout:
                 self.hoisted.append(ins)
                 fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
                 names[ins.id] = f"h{ins.id}"
+        if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
+            steps = fused_jit.group(program, steps, chunk_shape, fixed_shape, full)
         self.registers, self.constants = [], []
         lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
                                     out_is_input)

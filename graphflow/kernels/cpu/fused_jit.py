@@ -1,0 +1,249 @@
+"""Compiled runs of a FusedElementwise program's cheap instructions, when numba is installed
+(optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off). Used by `fused_layout.py`.
+
+A chunked run of a program calls one numpy ufunc per instruction and chunk. Transcendental ufuncs
+(tanh, exp, ...) are SIMD loops that cost most of their time computing, but an add or a multiply by
+a constant costs about as much as a tanh's memory traffic: ten ufunc calls per chunk make the
+program compute-bound on its arithmetic, not on memory. Here each run of consecutive arithmetic
+instructions (add, sub, mul, div, neg, abs, square, maximum/minimum, comparisons, select) becomes one
+numba loop that reads its operands once per element, keeps the intermediate values in registers and
+writes the one value the rest of the program reads; the transcendental instructions stay numpy calls.
+
+Bits: each instruction is computed in its own dtype (float32 stays float32: constants are passed as
+values of the instruction's dtype), in the program's order, without fast-math or fused multiply-add
+contraction, so a compiled run gives numpy's values exactly (NaN payloads, signed zeros and
+denormals included; maximum/minimum and select follow numpy's own formulas, tested against numpy on
+edge values). Only float32/float64 arithmetic with operands of the result's dtype (and bool
+conditions) is compiled; anything else keeps its numpy instruction. numba does not raise or warn on
+floating-point errors: a call under `np.errstate` asking for errors (raise, call, log) runs numpy.
+
+A loop is compiled once per process for each distinct run (its generated source and dtypes) when
+a layout is first built, never per call; compiled loops release the GIL, so chunks computed by the
+intra-op threads run in parallel.
+"""
+
+import math
+import os
+import threading
+
+import numpy as np
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BOOL = np.dtype(bool)
+
+# op type -> (expression over operand names a, b, c; result kind: "same" float or "bool")
+_BINARY = {"Add": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
+           "RealDiv": "({a} / {b})",
+           # numpy's SIMD maximum/minimum: x > y (x < y) or x is NaN gives x, else y
+           "Maximum": "({a} if ({a} > {b} or {a} != {a}) else {b})",
+           "Minimum": "({a} if ({a} < {b} or {a} != {a}) else {b})",
+           "SquaredDifference": None}
+_UNARY = {"Neg": "(-{a})", "Abs": "abs({a})", "Square": "({a} * {a})"}
+_COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<=", "Equal": "==",
+            "NotEqual": "!="}
+
+_lock = threading.Lock()
+_numba = None  # None: not tried yet; False: unavailable or switched off; else the njit decorator
+_compiled = {}  # (source, arg dtypes) -> compiled loop
+
+
+def enabled():
+    """True when numba is installed and GRAPHFLOW_NO_JIT is not set."""
+    global _numba
+    if _numba is None:
+        with _lock:
+            if _numba is None:
+                if os.environ.get("GRAPHFLOW_NO_JIT", "").strip() not in ("", "0"):
+                    _numba = False
+                else:
+                    try:
+                        from numba import njit
+                        _numba = njit
+                    except ImportError:
+                        _numba = False
+    return _numba is not False
+
+
+def errstate_allows():
+    """True when numpy's error handling asks for no exception or callback (compiled loops do not
+    detect floating-point errors)."""
+    return all(v in ("ignore", "warn", "print") for v in np.geterr().values())
+
+
+def compilable(ins, dtype_of, operand_kind):
+    """True when instruction `ins` (its `op`, `refs`, `dtype`) can be part of a compiled run;
+    `dtype_of(v)` is value v's dtype and `operand_kind(v)` one of "full", "scalar", "periodic" or
+    None (another broadcast: not compiled)."""
+    dt = ins.dtype
+    op, refs = ins.op, ins.refs
+    kinds = [operand_kind(r) for r in refs]
+    if None in kinds:
+        return False
+    types = [dtype_of(r) for r in refs]
+    if op in _BINARY or op in _UNARY:
+        return dt in FLOATS and all(t == dt for t in types)
+    if op in _COMPARE:
+        return dt == _BOOL and types[0] in FLOATS and all(t == types[0] for t in types)
+    if op == "Select":
+        return dt in FLOATS and types[0] == _BOOL and types[1] == dt and types[2] == dt
+    return False
+
+
+def expression(ins, names):
+    """The numba expression of instruction `ins` over the operand variable names."""
+    op = ins.op
+    args = [names[r] for r in ins.refs]
+    if op == "SquaredDifference":
+        return None  # (two statements: see _statements)
+    if op in _BINARY:
+        return _BINARY[op].format(a=args[0], b=args[1])
+    if op in _UNARY:
+        return _UNARY[op].format(a=args[0])
+    if op in _COMPARE:
+        return f"({args[0]} {_COMPARE[op]} {args[1]})"
+    if op == "Select":
+        return f"({args[1]} if {args[0]} else {args[2]})"
+    raise KeyError(op)
+
+
+class Run:
+    """Consecutive compiled instructions as one step of a chunked program: `fn(*operands, out)` with
+    the step's operands (`refs`: the values it reads that it does not compute) writes its last
+    instruction's value into `out` (chunk-shaped). Looks like one instruction to the scheduler."""
+
+    alias_ok = False  # out never shares memory with an operand: the loop stays vectorized
+
+    def __init__(self, instrs, kinds, period, dtype_of, ndims):
+        last = instrs[-1]
+        self.id, self.dtype, self.member = last.id, last.dtype, last.member
+        self.op = "+".join(i.op for i in instrs)
+        self.instrs = instrs
+        inside = {i.id for i in instrs}
+        self.refs = tuple(dict.fromkeys(r for i in instrs for r in i.refs if r not in inside))
+        self.kinds = [kinds[r] for r in self.refs]
+        self.period = period
+        self.ndim = ndims(self.id)
+        self.fn = self._build([dtype_of(r) for r in self.refs], [ndims(r) for r in self.refs])
+        self.value = None
+
+    def _build(self, arg_dtypes, ndims):
+        names, params, head, body, load = {}, [], [], [], []
+        for k, (r, kind, nd) in enumerate(zip(self.refs, self.kinds, ndims)):
+            p = f"a{k}"
+            params.append(p)
+            if kind == "scalar":
+                head.append(f"    s{k} = {p}[{', '.join(['0'] * nd) or '()'}]")
+                names[r] = f"s{k}"
+            elif kind == "periodic":
+                head.append(f"    {p}_ = {p}.reshape({p}.size)")
+                load.append(f"            v{r} = {p}_[j]")
+                names[r] = f"v{r}"
+            else:
+                head.append(f"    {p}_ = {p}.reshape({p}.size)")
+                body.append(f"        {p}r = {p}_[lo:lo + n]")
+                load.append(f"            v{r} = {p}r[j]")
+                names[r] = f"v{r}"
+        for ins in self.instrs:
+            if ins.op == "SquaredDifference":
+                a, b = (names[r] for r in ins.refs)
+                load.append(f"            d{ins.id} = {a} - {b}")
+                load.append(f"            v{ins.id} = d{ins.id} * d{ins.id}")
+            else:
+                load.append(f"            v{ins.id} = {expression(ins, names)}")
+            names[ins.id] = f"v{ins.id}"
+        # `period`: elements per row of the periodic operands (0: none, one row)
+        src = [f"def run(period, {', '.join(params)}, out):",
+               "    out_ = out.reshape(out.size)", "    n = period if period else out.size",
+               "    rows = out.size // n if n else 0", *head,
+               "    for row in range(rows):", "        lo = row * n",
+               *body, "        o = out_[lo:lo + n]", "        for j in range(n):", *load,
+               f"            o[j] = v{self.id}"]
+        self.source = "\n".join(src) + "\n"
+        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)) + ((self.dtype, self.ndim),))
+        period = self.period
+
+        def fn(*operands, out):
+            loop(period, *operands, out)
+        return fn
+
+
+def _compile(source, arrays):
+    """The loop `source` defines, compiled for C-contiguous arrays of these (dtype, ndim) (cached)."""
+    key = (source, arrays)
+    loop = _compiled.get(key)
+    if loop is None:
+        with _lock:
+            loop = _compiled.get(key)
+            if loop is None:
+                from numba import from_dtype, types
+                namespace = {}
+                exec(compile(source, "<fused run>", "exec"), namespace)
+                signature = types.void(types.intp, *(types.Array(from_dtype(d), nd, "C")
+                                                     for d, nd in arrays))
+                loop = _numba(signature, nogil=True, cache=False, fastmath=False,
+                              error_model="numpy", boundscheck=False)(namespace["run"])
+                _compiled[key] = loop
+    return loop
+
+
+def group(program, steps, chunk_shape, fixed_shape, full):
+    """`steps` with each run of consecutive compilable instructions whose intermediate values only
+    the run reads replaced by one `Run` (runs of a single cheap instruction other than Select keep
+    numpy: one ufunc call is as fast)."""
+    rest = full[1:]
+    period = math.prod(rest) if rest else 0
+
+    def kind(v):
+        if v in chunk_shape:
+            return "full" if chunk_shape[v] == full else None
+        shape = fixed_shape[v]
+        if math.prod(shape) == 1:
+            return "scalar"
+        if rest and period > 0 and math.prod(shape) == period and \
+                np.broadcast_shapes(shape, rest) == rest:
+            return "periodic"
+        return None
+
+    def ndims(v):
+        return len(chunk_shape[v] if v in chunk_shape else fixed_shape[v])
+
+    kinds = {}
+    ok = []
+    for ins in steps:
+        good = chunk_shape.get(ins.id) == full and compilable(ins, program.value_dtype, kind)
+        ok.append(good)
+        if good:
+            for r in ins.refs:
+                kinds[r] = kind(r)
+    out, si = [], 0
+    while si < len(steps):
+        if not ok[si]:
+            out.append(steps[si])
+            si += 1
+            continue
+        end = si
+        while end < len(steps) and ok[end]:
+            end += 1
+        # the run's values read after it (or the program's output) end a segment
+        run_ids = {steps[k].id for k in range(si, end)}
+        live_out = {program.output}
+        for later in steps[end:]:
+            live_out.update(r for r in later.refs if r in run_ids)
+        segment = []
+        for k in range(si, end):
+            segment.append(steps[k])
+            if steps[k].id in live_out or k == end - 1:
+                out.extend(_segment(program, segment, kinds, period, ndims))
+                segment = []
+        si = end
+    return out
+
+
+def _segment(program, instrs, kinds, period, ndims):
+    """One Run for `instrs`, or the instructions themselves when compiling does not pay."""
+    if len(instrs) == 1 and instrs[0].op not in ("Select", "SquaredDifference"):
+        return instrs
+    inside = {i.id for i in instrs}
+    refs = {r for i in instrs for r in i.refs if r not in inside}
+    periodic = any(kinds[r] == "periodic" for r in refs)
+    return [Run(instrs, kinds, period if periodic else 0, program.value_dtype, ndims)]
