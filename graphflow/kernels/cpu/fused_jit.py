@@ -38,7 +38,12 @@ _BINARY = {"Add": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
            "Maximum": "({a} if ({a} > {b} or {a} != {a}) else {b})",
            "Minimum": "({a} if ({a} < {b} or {a} != {a}) else {b})",
            "SquaredDifference": None}
-_UNARY = {"Neg": "(-{a})", "Abs": "abs({a})", "Square": "({a} * {a})"}
+# Negation and absolute value change only the sign bit, NaNs included, as numpy's do. LLVM's fneg
+# and fabs would too, but LLVM rewrites them together with the arithmetic around them (fneg(x) + c
+# into c - x, fabs(x) * fabs(x) into x * x), which is the same number except for a NaN's sign bit:
+# the loops flip or clear the bit with a mask they get as an argument, which LLVM cannot see into.
+_UNARY = {"Neg": "flipsign({a}, sign)", "Abs": "clearsign({a}, sign)", "Square": "({a} * {a})"}
+SIGN = -(1 << 63)  # the int64 sign bit, the loops' `sign` argument
 _COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<=", "Equal": "==",
             "NotEqual": "!="}
 
@@ -152,7 +157,7 @@ class Run:
                 load.append(f"            v{ins.id} = {expression(ins, names)}")
             names[ins.id] = f"v{ins.id}"
         # `period`: elements per row of the periodic operands (0: none, one row)
-        src = [f"def run(period, {', '.join(params)}, out):",
+        src = [f"def run(period, sign, {', '.join(params)}, out):",
                "    out_ = out.reshape(out.size)", "    n = period if period else out.size",
                "    rows = out.size // n if n else 0", *head,
                "    for row in range(rows):", "        lo = row * n",
@@ -163,7 +168,7 @@ class Run:
         period = self.period
 
         def fn(*operands, out):
-            loop(period, *operands, out)
+            loop(period, SIGN, *operands, out)
         return fn
 
 
@@ -176,14 +181,51 @@ def _compile(source, arrays):
             loop = _compiled.get(key)
             if loop is None:
                 from numba import from_dtype, types
-                namespace = {}
+                namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
                 exec(compile(source, "<fused run>", "exec"), namespace)
-                signature = types.void(types.intp, *(types.Array(from_dtype(d), nd, "C")
+                signature = types.void(types.intp, types.int64, *(types.Array(from_dtype(d), nd, "C")
                                                      for d, nd in arrays))
                 loop = _numba(signature, nogil=True, cache=False, fastmath=False,
                               error_model="numpy", boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
     return loop
+
+
+_sign_intrinsics = None
+
+
+def _sign_functions():
+    """numba functions (x, sign) -> x with its sign bit flipped, cleared: `sign` is the int64 sign
+    bit, shifted down for float32."""
+    global _sign_intrinsics
+    if _sign_intrinsics is None:
+        from llvmlite import ir
+        from numba import njit
+        from numba.core import types
+        from numba.extending import intrinsic
+
+        def bitwise(flip):
+            @intrinsic
+            def apply(typingctx, x, sign):
+                if not isinstance(x, types.Float) or not isinstance(sign, types.Integer):
+                    return None
+
+                def codegen(context, builder, signature, args):
+                    value, mask = args
+                    width = x.bitwidth
+                    ity = ir.IntType(width)
+                    mask = builder.trunc(builder.lshr(mask, ir.Constant(mask.type, 64 - width)), ity)
+                    bits = builder.bitcast(value, ity)
+                    bits = builder.xor(bits, mask) if flip else builder.and_(bits, builder.not_(mask))
+                    return builder.bitcast(bits, value.type)
+                return x(x, sign), codegen
+
+            @njit(inline="always")
+            def fn(x, sign):
+                return apply(x, sign)
+            return fn
+        _sign_intrinsics = (bitwise(True), bitwise(False))
+    return _sign_intrinsics
 
 
 def group(program, steps, chunk_shape, fixed_shape, full):
@@ -224,18 +266,38 @@ def group(program, steps, chunk_shape, fixed_shape, full):
         end = si
         while end < len(steps) and ok[end]:
             end += 1
-        # the run's values read after it (or the program's output) end a segment
-        run_ids = {steps[k].id for k in range(si, end)}
-        live_out = {program.output}
-        for later in steps[end:]:
-            live_out.update(r for r in later.refs if r in run_ids)
-        segment = []
-        for k in range(si, end):
-            segment.append(steps[k])
-            if steps[k].id in live_out or k == end - 1:
-                out.extend(_segment(program, segment, kinds, period, ndims))
-                segment = []
+        out.extend(_segments(program, steps, si, end, kinds, period, ndims))
         si = end
+    return out
+
+
+def _segments(program, steps, si, end, kinds, period, ndims):
+    """Runs for the compilable steps[si:end]: a run writes only its last value, so the run is cut
+    after every value that is read after its own run (by a later run, a later step, or as the
+    program's output)."""
+    run_ids = [steps[k].id for k in range(si, end)]
+    position = {v: k for k, v in enumerate(run_ids)}
+    cuts = {position[program.output]} if program.output in position else set()
+    for later in steps[end:]:
+        cuts.update(position[r] for r in later.refs if r in position)
+    cuts.add(len(run_ids) - 1)
+    while True:
+        segment_of, seg = {}, 0
+        for k in range(len(run_ids)):
+            segment_of[k] = seg
+            if k in cuts:
+                seg += 1
+        more = {position[r] for k in range(len(run_ids)) for r in steps[si + k].refs
+                if r in position and segment_of[position[r]] != segment_of[k]} - cuts
+        if not more:
+            break
+        cuts |= more
+    out, segment = [], []
+    for k in range(len(run_ids)):
+        segment.append(steps[si + k])
+        if k in cuts:
+            out.extend(_segment(program, segment, kinds, period, ndims))
+            segment = []
     return out
 
 

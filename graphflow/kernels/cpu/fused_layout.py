@@ -76,6 +76,7 @@ class _Layout:
                 names[ins.id] = f"h{ins.id}"
         if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
             steps = fused_jit.group(program, steps, chunk_shape, fixed_shape, full)
+        self.runs = [s for s in steps if isinstance(s, fused_jit.Run)]
         self.registers, self.constants = [], []
         lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
                                     out_is_input)
