@@ -352,6 +352,24 @@ def test_strided_inputs_run_the_numpy_instructions():
     assert f(x).tobytes() == want.tobytes() and not _runs(f)
 
 
+def test_read_only_inputs_and_operands_a_loop_was_not_compiled_for():
+    # variables' buffers are read-only; an operand of another layout falls back to numpy calls
+    program = _program(["float32", "float32"], [["Add", [0, 1], {}, "float32"],
+                                                ["Relu", [2], {}, "float32"]])
+    x, b = _data((CHUNKED // 16, 16), 19), _data(16, 20)
+    x.setflags(write=False)
+    b.setflags(write=False)
+    f = _check(program, [x, b], nan_pairs=True)
+    (run,) = _runs(f)
+    zero = np.zeros((), np.float32)
+    want = np.empty((50, 16), np.float32)
+    run.fn(x[:50], b, zero, out=want)
+    got = np.empty((50, 16), np.float32)
+    run.fn(x[:100:2], b, zero, out=got)  # strided rows: not the compiled signature
+    assert got.tobytes() == np.maximum(x[:100:2] + b, zero).tobytes()
+    assert want.tobytes() == np.maximum(x[:50] + b, zero).tobytes()
+
+
 def test_loops_compile_once_per_program_signature():
     program = fused_cases.BENCH_PROGRAM
     x = _data(CHUNKED, 14)

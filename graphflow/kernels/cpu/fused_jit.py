@@ -166,10 +166,30 @@ class Run:
         self.source = "\n".join(src) + "\n"
         loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)) + ((self.dtype, self.ndim),))
         period = self.period
+        numpy_run = self.numpy_run
 
         def fn(*operands, out):
-            loop(period, SIGN, *operands, out)
+            try:
+                loop(period, SIGN, *operands, out)
+            except TypeError:  # operands the loop was not compiled for (a view of another layout)
+                numpy_run(*operands, out=out)
         return fn
+
+    def numpy_run(self, *operands, out):
+        """The run's instructions as numpy calls (what the program computes without numba)."""
+        vals = dict(zip(self.refs, operands))
+        for ins in self.instrs[:-1]:
+            vals[ins.id] = _alloc(ins, [vals[r] for r in ins.refs])
+        last = self.instrs[-1]
+        result = _alloc(last, [vals[r] for r in last.refs])
+        np.copyto(out, result)
+
+
+def _alloc(ins, operands):
+    """Instruction `ins` on `operands` into a new chunk-sized array."""
+    out = np.empty(np.broadcast_shapes(*(np.shape(o) for o in operands)), ins.dtype)
+    ins.fn(*operands, out=out)
+    return out
 
 
 def _compile(source, arrays):
@@ -183,8 +203,12 @@ def _compile(source, arrays):
                 from numba import from_dtype, types
                 namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
                 exec(compile(source, "<fused run>", "exec"), namespace)
-                signature = types.void(types.intp, types.int64, *(types.Array(from_dtype(d), nd, "C")
-                                                     for d, nd in arrays))
+                # operands read-only (variables' buffers are), the output writable
+                *operands, (out_dtype, out_ndim) = arrays
+                signature = types.void(
+                    types.intp, types.int64,
+                    *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
+                    types.Array(from_dtype(out_dtype), out_ndim, "C"))
                 loop = _numba(signature, nogil=True, cache=False, fastmath=False,
                               error_model="numpy", boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
