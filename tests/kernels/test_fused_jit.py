@@ -253,6 +253,29 @@ def test_sigmoid_is_split_into_its_ufunc_steps(dtype):
     assert [run.op for run in _runs(f)] == ["Mul+Mul", "Add+Mul+Mul"]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_lone_instruction_joins_an_earlier_run(dtype, threads):
+    # tanh(x * 2 + 1) * sigmoid(x) - x * x (benchmarks/bench_vs_tf1.py): the sigmoid's x * 0.5,
+    # alone between two tanh calls, is computed by the first run, which writes two values
+    program = _program([dtype], [
+        ["Const", [], {"value": 2.0}, dtype], ["Const", [], {"value": 1.0}, dtype],
+        ["Mul", [0, 1], {}, dtype], ["Add", [3, 2], {}, dtype], ["Tanh", [4], {}, dtype],
+        ["Sigmoid", [0], {}, dtype], ["Mul", [5, 6], {}, dtype], ["Mul", [0, 0], {}, dtype],
+        ["Sub", [7, 8], {}, dtype]])
+    x = _data(PARALLEL, 21, dtype, edge_every=3)
+    f = _check(program, [x], threads, nan_pairs=True)
+    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == [
+        ("Mul+Add+Mul", 1), ("Add+Mul+Mul+Mul+Sub", 0)]
+    # x * 0.5 of tanh(x) cannot move before the tanh it reads: it stays a numpy call
+    program = _program([dtype], [
+        ["Const", [], {"value": 2.0}, dtype], ["Mul", [0, 1], {}, dtype], ["Add", [2, 1], {}, dtype],
+        ["Tanh", [3], {}, dtype], ["Mul", [4, 1], {}, dtype], ["Exp", [5], {}, dtype],
+        ["Add", [6, 0], {}, dtype], ["Mul", [7, 7], {}, dtype]])
+    f = _check(program, [x], threads, nan_pairs=True)
+    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == [("Mul+Add", 0), ("Add+Mul", 0)]
+
+
 # ------------------------------------------------------------------ the small CNN's groups
 @pytest.mark.parametrize("threads", [1, 2])
 def test_bias_relu_and_relu_gradient(threads):

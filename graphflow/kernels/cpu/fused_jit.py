@@ -112,26 +112,30 @@ def expression(ins, names):
 
 
 class Run:
-    """Consecutive compiled instructions as one step of a chunked program: `fn(*operands, out)` with
-    the step's operands (`refs`: the values it reads that it does not compute) writes its last
-    instruction's value into `out` (chunk-shaped). Looks like one instruction to the scheduler."""
+    """Compiled instructions as one step of a chunked program: `fn(*operands, out, extra=())` with
+    the step's operands (`refs`: the values it reads that it does not compute) writes the value
+    `id` into `out` and the values `extra_ids` into the `extra` buffers (chunk-shaped). To the
+    scheduler it is one instruction (that may define more values)."""
 
     alias_ok = False  # out never shares memory with an operand: the loop stays vectorized
 
-    def __init__(self, instrs, kinds, period, dtype_of, ndims):
+    def __init__(self, instrs, extras, kinds, period, dtype_of, ndims):
         last = instrs[-1]
         self.id, self.dtype, self.member = last.id, last.dtype, last.member
+        self.extra_ids = tuple(i.id for i in extras)
+        instrs = list(instrs) + list(extras)
         self.op = "+".join(i.op for i in instrs)
         self.instrs = instrs
         inside = {i.id for i in instrs}
         self.refs = tuple(dict.fromkeys(r for i in instrs for r in i.refs if r not in inside))
         self.kinds = [kinds[r] for r in self.refs]
         self.period = period
-        self.ndim = ndims(self.id)
-        self.fn = self._build([dtype_of(r) for r in self.refs], [ndims(r) for r in self.refs])
+        outputs = (self.id,) + self.extra_ids
+        self.fn = self._build([dtype_of(r) for r in self.refs], [ndims(r) for r in self.refs],
+                              [(dtype_of(v), ndims(v)) for v in outputs])
         self.value = None
 
-    def _build(self, arg_dtypes, ndims):
+    def _build(self, arg_dtypes, ndims, out_types):
         names, params, head, body, load = {}, [], [], [], []
         for k, (r, kind, nd) in enumerate(zip(self.refs, self.kinds, ndims)):
             p = f"a{k}"
@@ -156,33 +160,36 @@ class Run:
             else:
                 load.append(f"            v{ins.id} = {expression(ins, names)}")
             names[ins.id] = f"v{ins.id}"
+        outputs = (self.id,) + self.extra_ids
+        outs = [f"out{k}" for k in range(len(outputs))]
         # `period`: elements per row of the periodic operands (0: none, one row)
-        src = [f"def run(period, sign, {', '.join(params)}, out):",
-               "    out_ = out.reshape(out.size)", "    n = period if period else out.size",
-               "    rows = out.size // n if n else 0", *head,
-               "    for row in range(rows):", "        lo = row * n",
-               *body, "        o = out_[lo:lo + n]", "        for j in range(n):", *load,
-               f"            o[j] = v{self.id}"]
+        src = [f"def run(period, sign, {', '.join(params + outs)}):",
+               "    size = out0.size", "    n = period if period else size",
+               "    rows = size // n if n else 0", *head,
+               *(f"    {o}_ = {o}.reshape(size)" for o in outs),
+               "    for row in range(rows):", "        lo = row * n", *body,
+               *(f"        {o}r = {o}_[lo:lo + n]" for o in outs),
+               "        for j in range(n):", *load,
+               *(f"            {o}r[j] = v{v}" for o, v in zip(outs, outputs))]
         self.source = "\n".join(src) + "\n"
-        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)) + ((self.dtype, self.ndim),))
+        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)), tuple(out_types))
         period = self.period
         numpy_run = self.numpy_run
 
-        def fn(*operands, out):
+        def fn(*operands, out, extra=()):
             try:
-                loop(period, SIGN, *operands, out)
+                loop(period, SIGN, *operands, out, *extra)
             except TypeError:  # operands the loop was not compiled for (a view of another layout)
-                numpy_run(*operands, out=out)
+                numpy_run(*operands, out=out, extra=extra)
         return fn
 
-    def numpy_run(self, *operands, out):
+    def numpy_run(self, *operands, out, extra=()):
         """The run's instructions as numpy calls (what the program computes without numba)."""
         vals = dict(zip(self.refs, operands))
-        for ins in self.instrs[:-1]:
+        for ins in self.instrs:
             vals[ins.id] = _alloc(ins, [vals[r] for r in ins.refs])
-        last = self.instrs[-1]
-        result = _alloc(last, [vals[r] for r in last.refs])
-        np.copyto(out, result)
+        for buffer, v in zip((out,) + tuple(extra), (self.id,) + self.extra_ids):
+            np.copyto(buffer, vals[v])
 
 
 def _alloc(ins, operands):
@@ -192,9 +199,9 @@ def _alloc(ins, operands):
     return out
 
 
-def _compile(source, arrays):
+def _compile(source, operands, outputs):
     """The loop `source` defines, compiled for C-contiguous arrays of these (dtype, ndim) (cached)."""
-    key = (source, arrays)
+    key = (source, operands, outputs)
     loop = _compiled.get(key)
     if loop is None:
         with _lock:
@@ -203,12 +210,11 @@ def _compile(source, arrays):
                 from numba import from_dtype, types
                 namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
                 exec(compile(source, "<fused run>", "exec"), namespace)
-                # operands read-only (variables' buffers are), the output writable
-                *operands, (out_dtype, out_ndim) = arrays
+                # operands read-only (variables' buffers are), the outputs writable
                 signature = types.void(
                     types.intp, types.int64,
                     *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
-                    types.Array(from_dtype(out_dtype), out_ndim, "C"))
+                    *(types.Array(from_dtype(d), nd, "C") for d, nd in outputs))
                 loop = _numba(signature, nogil=True, cache=False, fastmath=False,
                               error_model="numpy", boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
@@ -254,8 +260,8 @@ def _sign_functions():
 
 def group(program, steps, chunk_shape, fixed_shape, full):
     """`steps` with each run of consecutive compilable instructions whose intermediate values only
-    the run reads replaced by one `Run` (runs of a single cheap instruction other than Select keep
-    numpy: one ufunc call is as fast)."""
+    the run reads replaced by one `Run`; a lone cheap instruction joins an earlier run when it can
+    (`_attach_lone_instructions`), or stays a numpy call (as fast as a loop of one)."""
     rest = full[1:]
     period = math.prod(rest) if rest else 0
 
@@ -281,24 +287,68 @@ def group(program, steps, chunk_shape, fixed_shape, full):
         if good:
             for r in ins.refs:
                 kinds[r] = kind(r)
-    out, si = [], 0
+    items, si = [], 0  # numpy steps, and lists of instructions to compile together
     while si < len(steps):
         if not ok[si]:
-            out.append(steps[si])
+            items.append(steps[si])
             si += 1
             continue
         end = si
         while end < len(steps) and ok[end]:
             end += 1
-        out.extend(_segments(program, steps, si, end, kinds, period, ndims))
+        items.extend(_segments(program, steps, si, end))
         si = end
+    extras = _attach_lone_instructions(program, items)
+    out = []
+    for item in items:
+        if not isinstance(item, list):
+            out.append(item)
+        elif len(item) == 1 and not extras.get(id(item)) and item[0].op not in _WORTH_ALONE:
+            out.append(item[0])  # one ufunc call is as fast
+        else:
+            more = extras.get(id(item), [])
+            refs = {r for i in item + more for r in i.refs}
+            periodic = any(kinds.get(r) == "periodic" for r in refs)
+            out.append(Run(item, more, kinds, period if periodic else 0, program.value_dtype,
+                           ndims))
     return out
 
 
-def _segments(program, steps, si, end, kinds, period, ndims):
-    """Runs for the compilable steps[si:end]: a run writes only its last value, so the run is cut
-    after every value that is read after its own run (by a later run, a later step, or as the
-    program's output)."""
+# Instructions compiled even alone: numpy needs several calls for them.
+_WORTH_ALONE = ("Select", "SquaredDifference")
+
+
+def _attach_lone_instructions(program, items):
+    """Move each lone cheap instruction (a run of one, which would stay a numpy call) into the
+    nearest earlier run when everything it reads is computed by then (the steps in between compute
+    none of its operands): that run then writes its value too, reading shared operands once. Returns
+    {id(run): [moved instructions]} and removes the moved ones from `items`."""
+    extras = {}
+    k = 0
+    while k < len(items):
+        item = items[k]
+        if (isinstance(item, list) and len(item) == 1 and item[0].op not in _WORTH_ALONE
+                and item[0].id != program.output):
+            lone = item[0]
+            needs = set(lone.refs)
+            for j in range(k - 1, -1, -1):
+                before = items[j]
+                defined = ({i.id for i in before} if isinstance(before, list) else {before.id})
+                if isinstance(before, list) and (len(before) > 1 or extras.get(id(before))):
+                    extras.setdefault(id(before), []).append(lone)
+                    del items[k]
+                    k -= 1
+                    break
+                if needs & defined:
+                    break
+        k += 1
+    return extras
+
+
+def _segments(program, steps, si, end):
+    """The compilable steps[si:end] as lists of instructions to compile together: a run writes its
+    last value only, so the steps are cut after every value read after its own run (by a later
+    run, a later step, or as the program's output)."""
     run_ids = [steps[k].id for k in range(si, end)]
     position = {v: k for k, v in enumerate(run_ids)}
     cuts = {position[program.output]} if program.output in position else set()
@@ -320,16 +370,6 @@ def _segments(program, steps, si, end, kinds, period, ndims):
     for k in range(len(run_ids)):
         segment.append(steps[si + k])
         if k in cuts:
-            out.extend(_segment(program, segment, kinds, period, ndims))
+            out.append(segment)
             segment = []
     return out
-
-
-def _segment(program, instrs, kinds, period, ndims):
-    """One Run for `instrs`, or the instructions themselves when compiling does not pay."""
-    if len(instrs) == 1 and instrs[0].op not in ("Select", "SquaredDifference"):
-        return instrs
-    inside = {i.id for i in instrs}
-    refs = {r for i in instrs for r in i.refs if r not in inside}
-    periodic = any(kinds[r] == "periodic" for r in refs)
-    return [Run(instrs, kinds, period if periodic else 0, program.value_dtype, ndims)]

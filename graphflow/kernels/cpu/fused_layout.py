@@ -115,11 +115,23 @@ class _Layout:
                 owner[ins.id] = (ins.dtype, shape, reg)
                 dst = f"r{reg}"
                 names[ins.id] = dst
+            extra = []
+            for v in getattr(ins, "extra_ids", ()):  # more values a compiled run writes
+                dtype = program.value_dtype(v)
+                pool = free.get((dtype, shape))
+                reg = pool.pop() if pool else len(self.registers)
+                if reg == len(self.registers):
+                    self.registers.append((shape, dtype))
+                owner[v] = (dtype, shape, reg)
+                names[v] = f"r{reg}"
+                extra.append(names[v])
             if not ins.alias_ok:
                 _release(dying, owner, free)
-            if ins.id not in last_use and ins.id in owner and ins.id != program.output:
-                _release([ins.id], owner, free)
-            lines.append(f"f{si}({', '.join(args)}, out={dst})")
+            for v in [ins.id] + list(getattr(ins, "extra_ids", ())):
+                if v not in last_use and v in owner and v != program.output:
+                    _release([v], owner, free)
+            more = f", extra=({', '.join(extra)},)" if extra else ""
+            lines.append(f"f{si}({', '.join(args)}, out={dst}{more})")
             fns.append(ins.fn)
         if not writes_target:  # the result broadcasts over the chunk, or must not alias an input
             lines.append(f"copyto(t[c0:c1], {names[program.output]})")
