@@ -2,24 +2,34 @@
 (optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off). Used by `fused_layout.py`.
 
 A chunked run of a program calls one numpy ufunc per instruction and chunk. Transcendental ufuncs
-(tanh, exp, ...) are SIMD loops that cost most of their time computing, but an add or a multiply by
-a constant costs about as much as a tanh's memory traffic: ten ufunc calls per chunk make the
-program compute-bound on its arithmetic, not on memory. Here each run of consecutive arithmetic
-instructions (add, sub, mul, div, neg, abs, square, maximum/minimum, comparisons, select) becomes one
-numba loop that reads its operands once per element, keeps the intermediate values in registers and
-writes the one value the rest of the program reads; the transcendental instructions stay numpy calls.
+(tanh, exp, ...) are SIMD loops that spend their time computing, and an add or a multiply by a
+constant costs a quarter of a tanh (a pass over the chunk in the cache): the arithmetic
+instructions together cost more than the transcendental ones. Here each run of consecutive
+arithmetic instructions (add, sub, mul, div, neg, abs, square, maximum/minimum and the clamps
+lowered to them, comparisons, select) becomes one numba loop that reads its operands once per
+element, keeps the intermediate values in registers and writes only the values the rest of the
+program reads; the transcendental instructions stay numpy calls (numpy's SIMD tanh/exp are faster
+than numba's scalar ones, and they define the bits). A lone arithmetic instruction between two
+numpy calls is computed by the nearest earlier run when its operands are ready there (that run
+then writes two values); Sigmoid is split into its ufunc calls (`fused_kernels._SPLIT`) so that its
+multiplies and add join the runs around its tanh.
 
 Bits: each instruction is computed in its own dtype (float32 stays float32: constants are passed as
-values of the instruction's dtype), in the program's order, without fast-math or fused multiply-add
-contraction, so a compiled run gives numpy's values exactly (NaN payloads, signed zeros and
-denormals included; maximum/minimum and select follow numpy's own formulas, tested against numpy on
-edge values). Only float32/float64 arithmetic with operands of the result's dtype (and bool
-conditions) is compiled; anything else keeps its numpy instruction. numba does not raise or warn on
-floating-point errors: a call under `np.errstate` asking for errors (raise, call, log) runs numpy.
+values of the instruction's dtype, at run time, so LLVM cannot fold them), in the program's order,
+without fast-math or fused multiply-add contraction, so a compiled run gives numpy's values exactly:
+signed zeros, infinities, denormals, and NaN payloads where one operand is NaN (negation and
+absolute value act on the sign bit, see `_UNARY`; maximum/minimum and select follow numpy's own
+formulas). Where two *different* NaNs meet in one instruction numpy itself returns one or the other
+depending on where the element falls in its loop (vector body or scalar remainder); so does the
+compiled loop, and the result is a NaN either way. Only float32/float64 arithmetic with operands of
+the result's dtype (and bool conditions) is compiled, on operands that are chunk-sized, scalars, or
+rows repeated along the chunk (a bias); anything else keeps its numpy instruction. numba does not
+raise or warn on floating-point errors: a call under `np.errstate` asking for errors (raise, call,
+log) runs the numpy instructions, and the default (warn) gets no warnings from compiled runs.
 
-A loop is compiled once per process for each distinct run (its generated source and dtypes) when
-a layout is first built, never per call; compiled loops release the GIL, so chunks computed by the
-intra-op threads run in parallel.
+A loop is compiled once per process for each distinct run (its generated source and the operands'
+dtypes and ranks) when a layout is first built (about 0.1-0.3 s each), never per call; compiled
+loops release the GIL, so chunks computed by the intra-op threads run in parallel.
 """
 
 import math

@@ -17,6 +17,9 @@ each instruction is elementwise and numpy computes an element the same way where
 chunk starts (the whole-array, chunked and threaded runs of every instruction type are checked
 against the op's own kernel, bit for bit).
 
+With numba installed, runs of the cheap arithmetic instructions of a chunked program are compiled
+loops (`fused_jit.py`, same bits as the numpy instructions); `GRAPHFLOW_NO_JIT=1` keeps numpy only.
+
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
 

@@ -5,7 +5,8 @@ For one combination of input shapes, a `_Layout` decides which inputs are cut in
 reused as soon as its value is dead) and generates a loop function with one straight line per
 instruction. The loop takes the chunk start rows to compute as an iterator: the whole range for a
 single-thread run, or one iterator shared by the threads of a parallel run, each thread with its own
-registers.
+registers. With numba, runs of cheap instructions are first grouped into compiled steps
+(`fused_jit.py`), each one line of the loop that may write several registers.
 """
 
 import math
