@@ -12,7 +12,6 @@ from graphflow.kernels.cpu import fused_jit, fused_kernels
 from tests.kernels.test_fused_kernels import CASES as THREAD_CASES
 from tests.op_cases import fused_cases
 
-pytest.importorskip("numba")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # edge values overflow
 
 CHUNKED = 2 * fused_kernels.CHUNK_ELEMENTS + 4_321           # several chunks and a partial one
@@ -23,7 +22,8 @@ def _build(program, dtypes, threads, jit):
     """A FusedProgram with compiled runs (jit) or with numpy instructions only."""
     dts = [np.dtype(d) for d in dtypes]
     if jit:
-        assert fused_jit.enabled()
+        if not fused_jit.enabled():
+            pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
         return fused_kernels.FusedProgram(program, dts, threads=threads)
     saved = fused_jit._numba
     fused_jit._numba = False
@@ -348,11 +348,12 @@ def test_no_jit_switch_keeps_the_numpy_instructions(monkeypatch):
     np.testing.assert_allclose(got, fused_cases.bench_reference(x), rtol=2e-6)
     monkeypatch.setattr(fused_jit, "_numba", None)
     monkeypatch.delenv("GRAPHFLOW_NO_JIT")
-    assert fused_jit.enabled()
     assert _build(program, ["float32"], 1, jit=True)(x).tobytes() == got.tobytes()
 
 
 def test_errors_asked_for_run_the_numpy_instructions():
+    if not fused_jit.enabled():
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
     program = _program(["float32"], [["Const", [], {"value": 1e30}, "float32"],
                                      ["Mul", [0, 1], {}, "float32"], ["Mul", [2, 1], {}, "float32"]])
     f = fused_kernels.FusedProgram(program, [np.dtype(np.float32)], name="big", threads=1,
@@ -394,6 +395,8 @@ def test_read_only_inputs_and_operands_a_loop_was_not_compiled_for():
 
 
 def test_loops_compile_once_per_program_signature():
+    if not fused_jit.enabled():
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
     program = fused_cases.BENCH_PROGRAM
     x = _data(CHUNKED, 14)
     _build(program, ["float32"], 1, jit=True)(x)
