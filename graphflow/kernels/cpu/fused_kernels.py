@@ -96,6 +96,7 @@ class FusedProgram:
             dt = np.dtype(dtype)
             vid = n_in + j
             constant = registry.lookup(op_type).constant
+            lowered = len(self._extra)
             if constant:
                 ins = _Instr(vid, op_type, (), None, True, dt, np.asarray(attrs["value"], dtype=dt))
             elif op_type in _CLAMPS:
@@ -107,7 +108,8 @@ class FusedProgram:
                 fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
             if not constant:
-                ins.member = member
+                for part in [ins] + self._extra[lowered:]:  # (errors in lowered steps name it too)
+                    part.member = member
                 member += 1
             value_dtypes.append(dt)
             self.instrs.append(ins)
