@@ -28,8 +28,10 @@ raise or warn on floating-point errors: a call under `np.errstate` asking for er
 log) runs the numpy instructions, and the default (warn) gets no warnings from compiled runs.
 
 A loop is compiled once per process for each distinct run (its generated source and the operands'
-dtypes and ranks) when a layout is first built (about 0.1-0.3 s each), never per call; compiled
-loops release the GIL, so chunks computed by the intra-op threads run in parallel.
+dtypes and ranks) when a layout is first built, never per call: a few tenths of a second each, and
+about a second once per process to import numba (the benchmark chain's first call took 2.7 s with
+its 3 loops on a loaded 2-core machine). Compiled loops release the GIL, so chunks computed by the
+intra-op threads run in parallel.
 """
 
 import math
