@@ -60,7 +60,7 @@ _COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<="
             "NotEqual": "!="}
 
 _lock = threading.Lock()
-_numba = None  # None: not tried yet; False: unavailable or switched off; else the njit decorator
+_numba = None  # None: not tried yet; False: unavailable or switched off; else numba's njit
 _compiled = {}  # (source, arg dtypes) -> compiled loop
 
 
@@ -219,7 +219,7 @@ def _compile(source, operands, outputs):
         with _lock:
             loop = _compiled.get(key)
             if loop is None:
-                from numba import from_dtype, types
+                from numba import from_dtype, njit, types
                 namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
                 exec(compile(source, "<fused run>", "exec"), namespace)
                 # operands read-only (variables' buffers are), the outputs writable
@@ -227,7 +227,7 @@ def _compile(source, operands, outputs):
                     types.intp, types.int64,
                     *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
                     *(types.Array(from_dtype(d), nd, "C") for d, nd in outputs))
-                loop = _numba(signature, nogil=True, cache=False, fastmath=False,
+                loop = njit(signature, nogil=True, cache=False, fastmath=False,
                               error_model="numpy", boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
     return loop
