@@ -49,7 +49,8 @@ _BINARY = {"Add": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
            # numpy's SIMD maximum/minimum: x > y (x < y) or x is NaN gives x, else y
            "Maximum": "({a} if ({a} > {b} or {a} != {a}) else {b})",
            "Minimum": "({a} if ({a} < {b} or {a} != {a}) else {b})",
-           "SquaredDifference": None}
+           # numpy: subtract, then square the difference (LLVM computes it once)
+           "SquaredDifference": "(({a} - {b}) * ({a} - {b}))"}
 # Negation and absolute value change only the sign bit, NaNs included, as numpy's do. LLVM's fneg
 # and fabs would too, but LLVM rewrites them together with the arithmetic around them (fneg(x) + c
 # into c - x, fabs(x) * fabs(x) into x * x), which is the same number except for a NaN's sign bit:
@@ -61,7 +62,7 @@ _COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<="
 
 _lock = threading.Lock()
 _numba = None  # None: not tried yet; False: unavailable or switched off; else numba's njit
-_compiled = {}  # (source, arg dtypes) -> compiled loop
+_compiled = {}  # (source, operand (dtype, ndim)s, output (dtype, ndim)s) -> compiled loop
 
 
 def enabled():
@@ -110,8 +111,6 @@ def expression(ins, names):
     """The numba expression of instruction `ins` over the operand variable names."""
     op = ins.op
     args = [names[r] for r in ins.refs]
-    if op == "SquaredDifference":
-        return None  # (two statements: see _statements)
     if op in _BINARY:
         return _BINARY[op].format(a=args[0], b=args[1])
     if op in _UNARY:
@@ -165,12 +164,7 @@ class Run:
                 load.append(f"            v{r} = {p}r[j]")
                 names[r] = f"v{r}"
         for ins in self.instrs:
-            if ins.op == "SquaredDifference":
-                a, b = (names[r] for r in ins.refs)
-                load.append(f"            d{ins.id} = {a} - {b}")
-                load.append(f"            v{ins.id} = d{ins.id} * d{ins.id}")
-            else:
-                load.append(f"            v{ins.id} = {expression(ins, names)}")
+            load.append(f"            v{ins.id} = {expression(ins, names)}")
             names[ins.id] = f"v{ins.id}"
         outputs = (self.id,) + self.extra_ids
         outs = [f"out{k}" for k in range(len(outputs))]
