@@ -49,7 +49,8 @@ PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
 _MAX_LAYOUTS = 8
 # Instructions whose numpy function is a sequence of ufunc calls: (op type, constant operand or None)
 # per call, as `elementwise_spec._sigmoid` makes them. With compiled runs (`fused_jit.py`) a program
-# computes them as those calls, so that the cheap ones join the runs around them.
+# computes them as those calls, so that the cheap ones join the runs around them (the split programs
+# are tested bit for bit against the unsplit function: tests/kernels/test_fused_jit.py).
 _SPLIT = {"Sigmoid": (("Mul", 0.5), ("Tanh", None), ("Add", 1), ("Mul", 0.5))}
 
 
