@@ -11,7 +11,7 @@ Settings (each runs in a fresh child process, since BLAS reads its thread count 
 Each row builds the same model in both frameworks from one function written against the TF1 API
 (`tf` is graphflow or tensorflow.compat.v1), runs a warmup, then times the step in interleaved
 rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio graphflow/TF1 (below 1:
-graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s (elementwise row) next to
+graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s (elementwise rows) next to
 the machine's own sgemm GFLOP/s and copy GB/s, measured in the same process. With TensorFlow not
 installed the TF1 column is skipped.
 """
@@ -81,12 +81,16 @@ def mlp_adam(tf, rng):
     return [loss, train], feed, 3 * 2 * n * (784 * 512 + 512 * 512 + 512 * 10), 0.0
 
 
-def elementwise(tf, rng):
-    size = 1 << 20
+def elementwise(tf, rng, size=1 << 20):
     x = tf.placeholder(tf.float32, [size])
     y = tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x) - x * x
     feed = {x: rng.standard_normal(size).astype(np.float32)}
     return [y], feed, 0.0, 2 * 4 * size  # read x, write y
+
+
+def elementwise_16m(tf, rng):
+    # the size of the copy measured in `machine_limits`: GB/s comparable with copy GB/s
+    return elementwise(tf, rng, 1 << 24)
 
 
 def _conv(tf, x, k, c_in, c_out, rng):
@@ -130,6 +134,7 @@ def cifar_cnn(tf, rng):
 
 ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
         ("784-512-512-10 Adam, batch 256", mlp_adam), ("elementwise chain 1M float32", elementwise),
+        ("elementwise chain 16M float32", elementwise_16m),
         ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
         ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn)]
 

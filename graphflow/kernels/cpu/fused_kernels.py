@@ -17,6 +17,9 @@ each instruction is elementwise and numpy computes an element the same way where
 chunk starts (the whole-array, chunked and threaded runs of every instruction type are checked
 against the op's own kernel, bit for bit).
 
+With numba installed, runs of the cheap arithmetic instructions of a chunked program are compiled
+loops (`fused_jit.py`, same bits as the numpy instructions); `GRAPHFLOW_NO_JIT=1` keeps numpy only.
+
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
 
@@ -25,7 +28,7 @@ import math
 import numpy as np
 
 from graphflow.engine import config
-from graphflow.kernels.cpu import blas, cpu_kernel, intra_op
+from graphflow.kernels.cpu import blas, cpu_kernel, fused_jit, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 from graphflow.ops import registry
@@ -44,6 +47,11 @@ PARALLEL_CHUNK_ELEMENTS = 1 << 16
 PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
+# Instructions whose numpy function is a sequence of ufunc calls: (op type, constant operand or None)
+# per call, as `elementwise_spec._sigmoid` makes them. With compiled runs (`fused_jit.py`) a program
+# computes them as those calls, so that the cheap ones join the runs around them (the split programs
+# are tested bit for bit against the unsplit function: tests/kernels/test_fused_jit.py).
+_SPLIT = {"Sigmoid": (("Mul", 0.5), ("Tanh", None), ("Add", 1), ("Mul", 0.5))}
 
 
 def _alloc_call(fn, operands, dtype):
@@ -84,19 +92,25 @@ class FusedProgram:
         value_dtypes = [np.dtype(d) for d in in_dtypes]
         self.instrs = []
         self._extra = []  # values added by lowering, numbered after the program's own
+        self._jit = fused_jit.enabled()
         for j, (op_type, refs, attrs, dtype) in enumerate(program["instructions"]):
             dt = np.dtype(dtype)
             vid = n_in + j
             constant = registry.lookup(op_type).constant
+            lowered = len(self._extra)
             if constant:
                 ins = _Instr(vid, op_type, (), None, True, dt, np.asarray(attrs["value"], dtype=dt))
             elif op_type in _CLAMPS:
                 ins = self._lower_clamp(vid, op_type, refs[0], dt, n_in + len(program["instructions"]))
+            elif op_type in _SPLIT and self._jit and dt in fused_jit.FLOATS:
+                ins = self._lower_steps(vid, _SPLIT[op_type], refs[0], dt,
+                                        n_in + len(program["instructions"]))
             else:
                 fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
             if not constant:
-                ins.member = member
+                for part in [ins] + self._extra[lowered:]:  # (errors in lowered steps name it too)
+                    part.member = member
                 member += 1
             value_dtypes.append(dt)
             self.instrs.append(ins)
@@ -134,6 +148,29 @@ class FusedProgram:
         self._extra.append(inner)
         self.instrs.append(inner)
         return _Instr(vid, "Minimum", (mid, ids[1]), np.minimum, True, dtype)
+
+    def _lower_steps(self, vid, steps, x, dtype, first_extra):
+        """An instruction whose numpy function is a sequence of ufunc calls (`_SPLIT`) as those
+        calls, one instruction each, with its constants as Const values of its dtype: the same
+        operations in the same order (the same bits), but the cheap ones can join compiled runs
+        (`fused_jit.py`) and only the transcendental ones stay numpy calls."""
+        prev = x
+        for k, (op, const) in enumerate(steps):
+            refs = (prev,)
+            if const is not None:
+                cid = first_extra + len(self._extra)
+                c = _Instr(cid, "Const", (), None, True, dtype, np.asarray(const, dtype=dtype))
+                self._extra.append(c)
+                self.instrs.append(c)
+                refs = (prev, cid)
+            fn, alias_ok = instruction(op, {}, [dtype] * len(refs), dtype)
+            if k == len(steps) - 1:
+                return _Instr(vid, op, refs, fn, alias_ok, dtype)
+            mid = first_extra + len(self._extra)
+            ins = _Instr(mid, op, refs, fn, alias_ok, dtype)
+            self._extra.append(ins)
+            self.instrs.append(ins)
+            prev = mid
 
     # ---------------------------------------------------------------- running
     def __call__(self, *inputs, out=None):
@@ -200,11 +237,13 @@ class FusedProgram:
     def _run_chunked(self, arrays, shape, out, out_is_input):
         threads = self.threads if math.prod(shape) >= PARALLEL_MIN_ELEMENTS else 1
         parallel = threads > 1 and not intra_op.in_worker()
-        key = (tuple(a.shape for a in arrays), out_is_input, parallel)
+        jit = (self._jit and fused_jit.errstate_allows()
+               and all(a.flags.c_contiguous for a in arrays))
+        key = (tuple(a.shape for a in arrays), out_is_input, parallel, jit)
         layout = self._layouts.get(key)
         if layout is None:
             layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
-                             PARALLEL_CHUNK_ELEMENTS if parallel else CHUNK_ELEMENTS)
+                             PARALLEL_CHUNK_ELEMENTS if parallel else CHUNK_ELEMENTS, jit)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 try:  # (other threads running this plan may be evicting too)
                     self._layouts.pop(next(iter(self._layouts)))
@@ -216,9 +255,9 @@ class FusedProgram:
         vals = [None] * self.num_values
         for i, s in layout.unchunked:
             vals[i] = arrays[i].reshape(s)
-        for ins in layout.hoisted:
-            vals[ins.id] = ins.value if ins.fn is None else _alloc_call(
-                ins.fn, [vals[r] for r in ins.refs], ins.dtype)
+        for ins in layout.hoisted:  # (arrays, numpy scalars made 0-d: compiled runs take arrays)
+            vals[ins.id] = ins.value if ins.fn is None else np.asarray(_alloc_call(
+                ins.fn, [vals[r] for r in ins.refs], ins.dtype))
         views = [arrays[i].reshape(s) for i, s in layout.chunked]
         constants = [np.full(s, np.asarray(vals[v]).reshape(()), dt) for v, s, dt in layout.constants]
         target = out if out is not None and out.flags.c_contiguous else np.empty(shape, self.out_dtype)

@@ -5,12 +5,15 @@ For one combination of input shapes, a `_Layout` decides which inputs are cut in
 reused as soon as its value is dead) and generates a loop function with one straight line per
 instruction. The loop takes the chunk start rows to compute as an iterator: the whole range for a
 single-thread run, or one iterator shared by the threads of a parallel run, each thread with its own
-registers.
+registers. With numba, runs of cheap instructions are first grouped into compiled steps
+(`fused_jit.py`), each one line of the loop that may write several registers.
 """
 
 import math
 
 import numpy as np
+
+from graphflow.kernels.cpu import fused_jit
 
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
 # while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
@@ -34,7 +37,7 @@ class _Layout:
     `loop(vals, views, registers, constants, target, starts)` with one straight line per
     instruction, computing the chunks that begin at the rows `starts` yields (`chunk_starts()`)."""
 
-    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None):
+    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None, jit=False):
         self.loop = None
         chunk_elements = chunk_elements or CHUNK_ELEMENTS
         rank = len(shape)
@@ -72,6 +75,9 @@ class _Layout:
                 self.hoisted.append(ins)
                 fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
                 names[ins.id] = f"h{ins.id}"
+        if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
+            steps = fused_jit.group(program, steps, chunk_shape, fixed_shape, full)
+        self.runs = [s for s in steps if isinstance(s, fused_jit.Run)]
         self.registers, self.constants = [], []
         lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
                                     out_is_input)
@@ -110,11 +116,23 @@ class _Layout:
                 owner[ins.id] = (ins.dtype, shape, reg)
                 dst = f"r{reg}"
                 names[ins.id] = dst
+            extra = []
+            for v in getattr(ins, "extra_ids", ()):  # more values a compiled run writes
+                dtype = program.value_dtype(v)
+                pool = free.get((dtype, shape))
+                reg = pool.pop() if pool else len(self.registers)
+                if reg == len(self.registers):
+                    self.registers.append((shape, dtype))
+                owner[v] = (dtype, shape, reg)
+                names[v] = f"r{reg}"
+                extra.append(names[v])
             if not ins.alias_ok:
                 _release(dying, owner, free)
-            if ins.id not in last_use and ins.id in owner and ins.id != program.output:
-                _release([ins.id], owner, free)
-            lines.append(f"f{si}({', '.join(args)}, out={dst})")
+            for v in [ins.id] + list(getattr(ins, "extra_ids", ())):
+                if v not in last_use and v in owner and v != program.output:
+                    _release([v], owner, free)
+            more = f", extra=({', '.join(extra)},)" if extra else ""
+            lines.append(f"f{si}({', '.join(args)}, out={dst}{more})")
             fns.append(ins.fn)
         if not writes_target:  # the result broadcasts over the chunk, or must not alias an input
             lines.append(f"copyto(t[c0:c1], {names[program.output]})")

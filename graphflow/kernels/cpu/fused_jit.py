@@ -1,0 +1,381 @@
+"""Compiled runs of a FusedElementwise program's cheap instructions, when numba is installed
+(optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off). Used by `fused_layout.py`.
+
+A chunked run of a program calls one numpy ufunc per instruction and chunk. Transcendental ufuncs
+(tanh, exp, ...) are SIMD loops that spend their time computing, and an add or a multiply by a
+constant costs a quarter of a tanh (a pass over the chunk in the cache): the arithmetic
+instructions together cost more than the transcendental ones. Here each run of consecutive
+arithmetic instructions (add, sub, mul, div, neg, abs, square, maximum/minimum and the clamps
+lowered to them, comparisons, select) becomes one numba loop that reads its operands once per
+element, keeps the intermediate values in registers and writes only the values the rest of the
+program reads; the transcendental instructions stay numpy calls (numpy's SIMD tanh/exp are faster
+than numba's scalar ones, and they define the bits). A lone arithmetic instruction between two
+numpy calls is computed by the nearest earlier run when its operands are ready there (that run
+then writes two values); Sigmoid is split into its ufunc calls (`fused_kernels._SPLIT`) so that its
+multiplies and add join the runs around its tanh.
+
+Bits: each instruction is computed in its own dtype (float32 stays float32: constants are passed as
+values of the instruction's dtype, at run time, so LLVM cannot fold them), in the program's order,
+without fast-math or fused multiply-add contraction, so a compiled run gives numpy's values exactly:
+signed zeros, infinities, denormals, and NaN payloads where one operand is NaN (negation and
+absolute value act on the sign bit, see `_UNARY`; maximum/minimum and select follow numpy's own
+formulas). Where two *different* NaNs meet in one instruction numpy itself returns one or the other
+depending on where the element falls in its loop (vector body or scalar remainder); so does the
+compiled loop, and the result is a NaN either way. Only float32/float64 arithmetic with operands of
+the result's dtype (and bool conditions) is compiled, on operands that are chunk-sized, scalars, or
+rows repeated along the chunk (a bias); anything else keeps its numpy instruction. numba does not
+raise or warn on floating-point errors: a call under `np.errstate` asking for errors (raise, call,
+log) runs the numpy instructions, and the default (warn) gets no warnings from compiled runs.
+
+A loop is compiled once per process for each distinct run (its generated source and the operands'
+dtypes and ranks) when a layout is first built, never per call: a few tenths of a second each, and
+about a second once per process to import numba (the benchmark chain's first call took 2.7 s with
+its 3 loops on a loaded 2-core machine). Compiled loops release the GIL, so chunks computed by the
+intra-op threads run in parallel.
+"""
+
+import math
+import os
+import threading
+
+import numpy as np
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BOOL = np.dtype(bool)
+
+# op type -> (expression over operand names a, b, c; result kind: "same" float or "bool")
+_BINARY = {"Add": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
+           "RealDiv": "({a} / {b})",
+           # numpy's SIMD maximum/minimum: x > y (x < y) or x is NaN gives x, else y
+           "Maximum": "({a} if ({a} > {b} or {a} != {a}) else {b})",
+           "Minimum": "({a} if ({a} < {b} or {a} != {a}) else {b})",
+           # numpy: subtract, then square the difference (LLVM computes it once)
+           "SquaredDifference": "(({a} - {b}) * ({a} - {b}))"}
+# Negation and absolute value change only the sign bit, NaNs included, as numpy's do. LLVM's fneg
+# and fabs would too, but LLVM rewrites them together with the arithmetic around them (fneg(x) + c
+# into c - x, fabs(x) * fabs(x) into x * x), which is the same number except for a NaN's sign bit:
+# the loops flip or clear the bit with a mask they get as an argument, which LLVM cannot see into.
+_UNARY = {"Neg": "flipsign({a}, sign)", "Abs": "clearsign({a}, sign)", "Square": "({a} * {a})"}
+SIGN = -(1 << 63)  # the int64 sign bit, the loops' `sign` argument
+_COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<=", "Equal": "==",
+            "NotEqual": "!="}
+
+_lock = threading.Lock()
+_numba = None  # None: not tried yet; False: unavailable or switched off; else numba's njit
+_compiled = {}  # (source, operand (dtype, ndim)s, output (dtype, ndim)s) -> compiled loop
+
+
+def enabled():
+    """True when numba is installed and GRAPHFLOW_NO_JIT is not set."""
+    global _numba
+    if _numba is None:
+        with _lock:
+            if _numba is None:
+                if os.environ.get("GRAPHFLOW_NO_JIT", "").strip() not in ("", "0"):
+                    _numba = False
+                else:
+                    try:
+                        from numba import njit
+                        _numba = njit
+                    except ImportError:
+                        _numba = False
+    return _numba is not False
+
+
+def errstate_allows():
+    """True when numpy's error handling asks for no exception or callback (compiled loops do not
+    detect floating-point errors)."""
+    return all(v in ("ignore", "warn", "print") for v in np.geterr().values())
+
+
+def compilable(ins, dtype_of, operand_kind):
+    """True when instruction `ins` (its `op`, `refs`, `dtype`) can be part of a compiled run;
+    `dtype_of(v)` is value v's dtype and `operand_kind(v)` one of "full", "scalar", "periodic" or
+    None (another broadcast: not compiled)."""
+    dt = ins.dtype
+    op, refs = ins.op, ins.refs
+    kinds = [operand_kind(r) for r in refs]
+    if None in kinds:
+        return False
+    types = [dtype_of(r) for r in refs]
+    if op in _BINARY or op in _UNARY:
+        return dt in FLOATS and all(t == dt for t in types)
+    if op in _COMPARE:
+        return dt == _BOOL and types[0] in FLOATS and all(t == types[0] for t in types)
+    if op == "Select":
+        return dt in FLOATS and types[0] == _BOOL and types[1] == dt and types[2] == dt
+    return False
+
+
+def expression(ins, names):
+    """The numba expression of instruction `ins` over the operand variable names."""
+    op = ins.op
+    args = [names[r] for r in ins.refs]
+    if op in _BINARY:
+        return _BINARY[op].format(a=args[0], b=args[1])
+    if op in _UNARY:
+        return _UNARY[op].format(a=args[0])
+    if op in _COMPARE:
+        return f"({args[0]} {_COMPARE[op]} {args[1]})"
+    if op == "Select":
+        return f"({args[1]} if {args[0]} else {args[2]})"
+    raise KeyError(op)
+
+
+class Run:
+    """Compiled instructions as one step of a chunked program: `fn(*operands, out, extra=())` with
+    the step's operands (`refs`: the values it reads that it does not compute) writes the value
+    `id` into `out` and the values `extra_ids` into the `extra` buffers (chunk-shaped). To the
+    scheduler it is one instruction (that may define more values)."""
+
+    alias_ok = False  # out never shares memory with an operand: the loop stays vectorized
+
+    def __init__(self, instrs, extras, kinds, period, dtype_of, ndims):
+        last = instrs[-1]
+        self.id, self.dtype, self.member = last.id, last.dtype, last.member
+        self.extra_ids = tuple(i.id for i in extras)
+        instrs = list(instrs) + list(extras)
+        self.op = "+".join(i.op for i in instrs)
+        self.instrs = instrs
+        inside = {i.id for i in instrs}
+        self.refs = tuple(dict.fromkeys(r for i in instrs for r in i.refs if r not in inside))
+        self.kinds = [kinds[r] for r in self.refs]
+        self.period = period
+        outputs = (self.id,) + self.extra_ids
+        self.fn = self._build([dtype_of(r) for r in self.refs], [ndims(r) for r in self.refs],
+                              [(dtype_of(v), ndims(v)) for v in outputs])
+        self.value = None
+
+    def _build(self, arg_dtypes, ndims, out_types):
+        names, params, head, body, load = {}, [], [], [], []
+        for k, (r, kind, nd) in enumerate(zip(self.refs, self.kinds, ndims)):
+            p = f"a{k}"
+            params.append(p)
+            if kind == "scalar":
+                head.append(f"    s{k} = {p}[{', '.join(['0'] * nd) or '()'}]")
+                names[r] = f"s{k}"
+            elif kind == "periodic":
+                head.append(f"    {p}_ = {p}.reshape({p}.size)")
+                load.append(f"            v{r} = {p}_[j]")
+                names[r] = f"v{r}"
+            else:
+                head.append(f"    {p}_ = {p}.reshape({p}.size)")
+                body.append(f"        {p}r = {p}_[lo:lo + n]")
+                load.append(f"            v{r} = {p}r[j]")
+                names[r] = f"v{r}"
+        for ins in self.instrs:
+            load.append(f"            v{ins.id} = {expression(ins, names)}")
+            names[ins.id] = f"v{ins.id}"
+        outputs = (self.id,) + self.extra_ids
+        outs = [f"out{k}" for k in range(len(outputs))]
+        # `period`: elements per row of the periodic operands (0: none, one row)
+        src = [f"def run(period, sign, {', '.join(params + outs)}):",
+               "    size = out0.size", "    n = period if period else size",
+               "    rows = size // n if n else 0", *head,
+               *(f"    {o}_ = {o}.reshape(size)" for o in outs),
+               "    for row in range(rows):", "        lo = row * n", *body,
+               *(f"        {o}r = {o}_[lo:lo + n]" for o in outs),
+               "        for j in range(n):", *load,
+               *(f"            {o}r[j] = v{v}" for o, v in zip(outs, outputs))]
+        self.source = "\n".join(src) + "\n"
+        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)), tuple(out_types))
+        period = self.period
+        numpy_run = self.numpy_run
+
+        def fn(*operands, out, extra=()):
+            try:
+                loop(period, SIGN, *operands, out, *extra)
+            except TypeError:  # operands the loop was not compiled for (a view of another layout)
+                numpy_run(*operands, out=out, extra=extra)
+        return fn
+
+    def numpy_run(self, *operands, out, extra=()):
+        """The run's instructions as numpy calls (what the program computes without numba)."""
+        vals = dict(zip(self.refs, operands))
+        for ins in self.instrs:
+            vals[ins.id] = _alloc(ins, [vals[r] for r in ins.refs])
+        for buffer, v in zip((out,) + tuple(extra), (self.id,) + self.extra_ids):
+            np.copyto(buffer, vals[v])
+
+
+def _alloc(ins, operands):
+    """Instruction `ins` on `operands` into a new chunk-sized array."""
+    out = np.empty(np.broadcast_shapes(*(np.shape(o) for o in operands)), ins.dtype)
+    ins.fn(*operands, out=out)
+    return out
+
+
+def _compile(source, operands, outputs):
+    """The loop `source` defines, compiled for C-contiguous arrays of these (dtype, ndim) (cached)."""
+    key = (source, operands, outputs)
+    loop = _compiled.get(key)
+    if loop is None:
+        with _lock:
+            loop = _compiled.get(key)
+            if loop is None:
+                from numba import from_dtype, njit, types
+                namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
+                exec(compile(source, "<fused run>", "exec"), namespace)
+                # operands read-only (variables' buffers are), the outputs writable
+                signature = types.void(
+                    types.intp, types.int64,
+                    *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
+                    *(types.Array(from_dtype(d), nd, "C") for d, nd in outputs))
+                loop = njit(signature, nogil=True, cache=False, fastmath=False,
+                              error_model="numpy", boundscheck=False)(namespace["run"])
+                _compiled[key] = loop
+    return loop
+
+
+_sign_intrinsics = None
+
+
+def _sign_functions():
+    """numba functions (x, sign) -> x with its sign bit flipped, cleared: `sign` is the int64 sign
+    bit, shifted down for float32."""
+    global _sign_intrinsics
+    if _sign_intrinsics is None:
+        from llvmlite import ir
+        from numba import njit
+        from numba.core import types
+        from numba.extending import intrinsic
+
+        def bitwise(flip):
+            @intrinsic
+            def apply(typingctx, x, sign):
+                if not isinstance(x, types.Float) or not isinstance(sign, types.Integer):
+                    return None
+
+                def codegen(context, builder, signature, args):
+                    value, mask = args
+                    width = x.bitwidth
+                    ity = ir.IntType(width)
+                    mask = builder.trunc(builder.lshr(mask, ir.Constant(mask.type, 64 - width)), ity)
+                    bits = builder.bitcast(value, ity)
+                    bits = builder.xor(bits, mask) if flip else builder.and_(bits, builder.not_(mask))
+                    return builder.bitcast(bits, value.type)
+                return x(x, sign), codegen
+
+            @njit(inline="always")
+            def fn(x, sign):
+                return apply(x, sign)
+            return fn
+        _sign_intrinsics = (bitwise(True), bitwise(False))
+    return _sign_intrinsics
+
+
+def group(program, steps, chunk_shape, fixed_shape, full):
+    """`steps` with each run of consecutive compilable instructions whose intermediate values only
+    the run reads replaced by one `Run`; a lone cheap instruction joins an earlier run when it can
+    (`_attach_lone_instructions`), or stays a numpy call (as fast as a loop of one)."""
+    rest = full[1:]
+    period = math.prod(rest) if rest else 0
+
+    def kind(v):
+        if v in chunk_shape:
+            return "full" if chunk_shape[v] == full else None
+        shape = fixed_shape[v]
+        if math.prod(shape) == 1:
+            return "scalar"
+        if rest and period > 0 and math.prod(shape) == period and \
+                np.broadcast_shapes(shape, rest) == rest:
+            return "periodic"
+        return None
+
+    def ndims(v):
+        return len(chunk_shape[v] if v in chunk_shape else fixed_shape[v])
+
+    kinds = {}
+    ok = []
+    for ins in steps:
+        good = chunk_shape.get(ins.id) == full and compilable(ins, program.value_dtype, kind)
+        ok.append(good)
+        if good:
+            for r in ins.refs:
+                kinds[r] = kind(r)
+    items, si = [], 0  # numpy steps, and lists of instructions to compile together
+    while si < len(steps):
+        if not ok[si]:
+            items.append(steps[si])
+            si += 1
+            continue
+        end = si
+        while end < len(steps) and ok[end]:
+            end += 1
+        items.extend(_segments(program, steps, si, end))
+        si = end
+    extras = _attach_lone_instructions(program, items)
+    out = []
+    for item in items:
+        if not isinstance(item, list):
+            out.append(item)
+        elif len(item) == 1 and not extras.get(id(item)) and item[0].op not in _WORTH_ALONE:
+            out.append(item[0])  # one ufunc call is as fast
+        else:
+            more = extras.get(id(item), [])
+            refs = {r for i in item + more for r in i.refs}
+            periodic = any(kinds.get(r) == "periodic" for r in refs)
+            out.append(Run(item, more, kinds, period if periodic else 0, program.value_dtype,
+                           ndims))
+    return out
+
+
+# Instructions compiled even alone: numpy needs several calls for them.
+_WORTH_ALONE = ("Select", "SquaredDifference")
+
+
+def _attach_lone_instructions(program, items):
+    """Move each lone cheap instruction (a run of one, which would stay a numpy call) into the
+    nearest earlier run when everything it reads is computed by then (the steps in between compute
+    none of its operands): that run then writes its value too, reading shared operands once. Returns
+    {id(run): [moved instructions]} and removes the moved ones from `items`."""
+    extras = {}
+    k = 0
+    while k < len(items):
+        item = items[k]
+        if (isinstance(item, list) and len(item) == 1 and item[0].op not in _WORTH_ALONE
+                and item[0].id != program.output):
+            lone = item[0]
+            needs = set(lone.refs)
+            for j in range(k - 1, -1, -1):
+                before = items[j]
+                defined = ({i.id for i in before} if isinstance(before, list) else {before.id})
+                if isinstance(before, list) and (len(before) > 1 or extras.get(id(before))):
+                    extras.setdefault(id(before), []).append(lone)
+                    del items[k]
+                    k -= 1
+                    break
+                if needs & defined:
+                    break
+        k += 1
+    return extras
+
+
+def _segments(program, steps, si, end):
+    """The compilable steps[si:end] as lists of instructions to compile together: a run writes its
+    last value only, so the steps are cut after every value read after its own run (by a later
+    run, a later step, or as the program's output)."""
+    run_ids = [steps[k].id for k in range(si, end)]
+    position = {v: k for k, v in enumerate(run_ids)}
+    cuts = {position[program.output]} if program.output in position else set()
+    for later in steps[end:]:
+        cuts.update(position[r] for r in later.refs if r in position)
+    cuts.add(len(run_ids) - 1)
+    while True:
+        segment_of, seg = {}, 0
+        for k in range(len(run_ids)):
+            segment_of[k] = seg
+            if k in cuts:
+                seg += 1
+        more = {position[r] for k in range(len(run_ids)) for r in steps[si + k].refs
+                if r in position and segment_of[position[r]] != segment_of[k]} - cuts
+        if not more:
+            break
+        cuts |= more
+    out, segment = [], []
+    for k in range(len(run_ids)):
+        segment.append(steps[si + k])
+        if k in cuts:
+            out.append(segment)
+            segment = []
+    return out
