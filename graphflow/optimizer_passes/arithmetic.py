@@ -13,6 +13,7 @@ both are one numpy pass over the data, and measurement showed no gain.
 
 import numpy as np
 
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import registry
 from graphflow.optimizer_passes.rewrite import Editor, move_output, replace_uses
 from graphflow.optimizer_passes.stats import PassStats, Timer
@@ -29,6 +30,10 @@ class New:
         self.op_type = op_type
         self.inputs = list(inputs)
         self.attrs = dict(attrs or {})
+
+
+class Zero:
+    """An input of a `New` op: a scalar 0 of the replaced op's dtype, built as a Const."""
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -177,6 +182,27 @@ def log_of_softmax(op):
     return New(log_type, [inner.op.inputs[0]], dict(inner.op.attrs))
 
 
+# ops whose output is all zeros of their input's shape and dtype
+_ZEROS_OF_INPUT = {"ZerosLike": True}
+
+
+def _zeros_like(t, other):
+    """True when `t` is zeros_like(other): zeros of exactly other's shape and dtype."""
+    return bool(_ZEROS_OF_INPUT.get(t.op.type)) and t.op.inputs[0] is other and not _fenced(t.op)
+
+
+# where(c, a, zeros_like(a)) -> where(c, a, 0),  where(c, zeros_like(b), b) -> where(c, 0, b)
+# (the result already has a's shape, so the scalar zero broadcasts to what the array held: the
+# ReLU gradient then neither fills nor reads an array of zeros, and fusion folds the constant)
+def select_zeros_like(op):
+    c, a, b = op.inputs
+    if _zeros_like(b, a):
+        return New(op.type, [c, a, Zero])
+    if _zeros_like(a, b):
+        return New(op.type, [c, Zero, b])
+    return None
+
+
 RULES = {
     "Mul": (mul_by_one,),
     "Add": (add_zero,),
@@ -191,6 +217,7 @@ RULES = {
     "Reshape": (reshape_to_same,),
     "Transpose": (transpose_identity, transpose_of_transpose),
     "Log": (log_of_softmax,),
+    "Select": (select_zeros_like,),
 }
 
 
@@ -225,6 +252,11 @@ def run(graph, preserve):
 def _apply(editor, op, result, preserve):
     out = op.outputs[0]
     if isinstance(result, New):
+        if any(t is Zero for t in result.inputs):
+            zero = editor.add_op("Const", [], {"value": np.zeros((), out.dtype.as_numpy_dtype)},
+                                 [(out.dtype, TensorShape([]))], anchor=op,
+                                 name=f"{op.name}/zero", source=op.source, device=op.device)
+            result.inputs = [zero.outputs[0] if t is Zero else t for t in result.inputs]
         op_def = registry.lookup(result.op_type)
         try:
             ((dtype, shape),) = op_def.infer(result.inputs, result.attrs)

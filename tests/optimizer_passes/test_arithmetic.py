@@ -123,3 +123,22 @@ def test_rules_are_small_functions_returning_none_when_they_do_not_match():
     for rules in arithmetic.RULES.values():
         for rule in rules:  # each rule's algebra is in the comment above it
             assert "->" in (inspect.getcomments(rule) or ""), rule.__name__
+
+
+def test_select_against_zeros_like_its_other_branch_takes_a_scalar_zero():
+    x = tf.placeholder(tf.float32, [None, 5])
+    g = tf.placeholder(tf.float32, [None, 5])
+    relu_grad, = tf.gradients(tf.nn.relu(x), x, grad_ys=g)
+    flipped = tf.where(x > 0, tf.zeros_like(g), g)
+    kept = tf.where(x > 0, g, tf.zeros_like(x))  # zeros of another tensor: left alone
+    optimized, report = tf.optimize([relu_grad, flipped, kept], feeds=[x, g],
+                                    passes=["arithmetic"])
+    assert report["arithmetic"].details["rules"] == {"select_zeros_like": 2}
+    assert sum(op.type == "ZerosLike" for op in optimized.get_operations()) == 1
+    feed = {x: np.array([[1, -2, 0, 3, -0.5]] * 2, np.float32),
+            g: np.arange(10, dtype=np.float32).reshape(2, 5) - 3}
+    with tf.Session() as sess:
+        got, got_flipped, got_kept = sess.run([relu_grad, flipped, kept], feed)
+    np.testing.assert_array_equal(got, np.where(feed[x] > 0, feed[g], 0))
+    np.testing.assert_array_equal(got_flipped, np.where(feed[x] > 0, 0, feed[g]))
+    np.testing.assert_array_equal(got_kept, got)
