@@ -188,8 +188,11 @@ def diag(diagonal, name=None):
     d = convert_to_tensor(diagonal)
     if d.shape.ndims == 1:
         return matrix_diag(d, name=name or "Diag")
-    dims = shape_ops.shape(d)
     square = matrix_diag(shape_ops.reshape(d, [-1]))
+    if d.shape.is_fully_defined():
+        dims = list(d.shape.dims)
+        return shape_ops.reshape(square, dims + dims, name=name or "Diag")
+    dims = shape_ops.shape(d)
     return shape_ops.reshape(square, shape_ops.concat([dims, dims], 0), name=name or "Diag")
 
 

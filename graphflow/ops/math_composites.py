@@ -111,13 +111,15 @@ def meshgrid(*args, **kwargs):
     dims = [[1] * ndim for _ in tensors]
     for i, d in enumerate(dims):
         d[i] = -1
-    sizes = [shape_ops.size(x) for x in tensors]
+    sizes = [x.shape.num_elements() if x.shape.is_fully_defined() else shape_ops.size(x)
+             for x in tensors]
     if indexing == "xy" and ndim > 1:
         dims[0][0], dims[0][1] = 1, -1
         dims[1][0], dims[1][1] = -1, 1
         sizes[0], sizes[1] = sizes[1], sizes[0]
     with name_scope(name):
-        ones = shape_ops.ones(shape_ops.stack(sizes), dtype=tensors[0].dtype)
+        static = all(isinstance(n, int) for n in sizes)
+        ones = shape_ops.ones(sizes if static else shape_ops.stack(sizes), dtype=tensors[0].dtype)
         return [math_ops.multiply(shape_ops.reshape(x, d), ones) for x, d in zip(tensors, dims)]
 
 

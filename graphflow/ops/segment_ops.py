@@ -9,12 +9,11 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import math_ops, shape_ops
 from graphflow.ops.array_ops import INT_INDEX, _segment_sum_infer
 from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.cumulative_ops import static_axis
 from graphflow.ops.registry import NUMERIC, define, make_tensor, require_dtype
 from graphflow.ops.shape_ops import is_tensor_like
-from graphflow.ops.static_value import scalar_value
 
 SORTED_SEGMENT_OPS = ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin")
 UNSORTED_SEGMENT_OPS = ("UnsortedSegmentMax", "UnsortedSegmentMin")
@@ -85,39 +84,35 @@ unsorted_segment_min = _unsorted("UnsortedSegmentMin", "unsorted_segment_min")
 
 # ---------------------------------------------------------------- bincount
 def _bincount_infer(inputs, attrs):
-    arr, size, weights = inputs
+    arr, weights = inputs
     if arr.dtype != dtypes.int32:
         raise TypeError(f"bincount: arr must be int32, got {arr.dtype.name}")
-    if size.dtype != dtypes.int32 or size.shape.ndims not in (None, 0):
-        raise TypeError(f"bincount: size must be an int32 scalar, got {size.dtype.name} of "
-                        f"shape {size.shape}")
     require_dtype(weights, NUMERIC, "weights")
-    return [(weights.dtype, TensorShape([scalar_value(size)]))]
+    low, high = attrs["minlength"], attrs["maxlength"]
+    return [(weights.dtype, TensorShape([high if low >= high >= 0 else None]))]
 
 
-define("Bincount", _bincount_infer, value_dependent_shape=True)
+# The length max(arr) + 1, clipped to [minlength, maxlength] (-1: no bound), is found by the
+# kernel itself (TF1's Python computes it into a `size` input), so no value computed on a device
+# has to come back to the host before the counting starts.
+define("Bincount", _bincount_infer, attrs="minlength:int maxlength:int", value_dependent_shape=True)
 
 
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int32, name=None):
     """`tf.math.bincount`: out[i] = how many times i occurs in `arr` (or the sum of the `weights`
     at those places); the length is max(arr) + 1 (0 for an empty arr), at least `minlength`
-    and at most `maxlength` (values beyond it are ignored). arr must be non-negative."""
+    and at most `maxlength` (values beyond it are ignored; both known when the graph is built).
+    arr must be non-negative."""
     arr = convert_to_tensor(arr, dtype=None if is_tensor_like(arr) else dtypes.int32)
     if arr.dtype != dtypes.int32:
         raise TypeError(f"bincount: arr must be int32, got {arr.dtype.name}")
-    nonempty = math_ops.cast(math_ops.greater(shape_ops.size(arr), 0), dtypes.int32)
-    zero = constant(0, dtypes.int32)
-    size = (math_ops.reduce_max(arr) + 1) * nonempty
-    size = math_ops.maximum(size, zero)
-    if minlength is not None:
-        size = math_ops.maximum(size, convert_to_tensor(minlength, dtype=dtypes.int32))
-    if maxlength is not None:
-        size = math_ops.minimum(size, convert_to_tensor(maxlength, dtype=dtypes.int32))
+    attrs = {"minlength": -1 if minlength is None else max(static_axis(minlength, "minlength"), 0),
+             "maxlength": -1 if maxlength is None else max(static_axis(maxlength, "maxlength"), 0)}
     if weights is None:
         weights = constant(np.zeros([0], dtypes.as_dtype(dtype).as_numpy_dtype))
     else:
         weights = convert_to_tensor(weights)
-    return make_tensor("Bincount", (arr, size, weights), name=name or "bincount")
+    return make_tensor("Bincount", (arr, weights), attrs, name=name or "bincount")
 
 
 __all__ = ["segment_sum", "segment_mean", "segment_max", "segment_min", "unsorted_segment_max",

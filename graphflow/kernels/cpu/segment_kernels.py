@@ -94,14 +94,16 @@ cpu_kernel("UnsortedSegmentMin")(_unsorted_extremum(np.minimum, _highest))
 @cpu_kernel("Bincount")
 def _bincount(node):
     out_dtype = node.out_dtypes[0]
+    low, high = node.attrs["minlength"], node.attrs["maxlength"]
 
-    def bincount(arr, size, weights):
-        size = int(size)
-        if size < 0:
-            raise ValueError(f"bincount: size must be non-negative, got {size}")
+    def bincount(arr, weights):
         flat = arr.reshape(-1)
         if flat.size and flat.min() < 0:
             raise ValueError(f"bincount: values must be non-negative, got {flat.min()}")
+        size = int(flat.max()) + 1 if flat.size else 0
+        size = max(size, low)
+        if high >= 0:
+            size = min(size, high)
         keep = flat < size
         if weights.size:
             if weights.shape != arr.shape:
