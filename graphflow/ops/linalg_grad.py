@@ -10,8 +10,14 @@ the gradient is symmetric, as if A's two triangles moved together.
 
 from graphflow.ops import math_ops as m
 from graphflow.ops import shape_ops
-from graphflow.ops.linalg_ops import (matrix_band_part, matrix_diag, matrix_diag_part,
-                                      matrix_inverse, matrix_set_diag, matrix_transpose)
+from graphflow.ops.linalg_ops import (
+    matrix_band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_inverse,
+    matrix_set_diag,
+    matrix_transpose,
+)
 from graphflow.ops.registry import register_gradient
 
 

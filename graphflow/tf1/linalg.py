@@ -3,9 +3,19 @@ matmul, einsum, tensordot, norm) under their `tf.linalg.*` names: band_part, dia
 set_diag, inv, det, cholesky, logdet, transpose, adjoint, trace."""
 
 from graphflow.ops.einsum_ops import einsum
-from graphflow.ops.linalg_ops import (cholesky, eye, logdet, matrix_band_part, matrix_determinant,
-                                      matrix_diag, matrix_diag_part, matrix_inverse,
-                                      matrix_set_diag, matrix_transpose, trace)
+from graphflow.ops.linalg_ops import (
+    cholesky,
+    eye,
+    logdet,
+    matrix_band_part,
+    matrix_determinant,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_inverse,
+    matrix_set_diag,
+    matrix_transpose,
+    trace,
+)
 from graphflow.ops.math_composites import norm, tensordot
 from graphflow.ops.math_ops import matmul
 

@@ -77,7 +77,8 @@ CASES = [
            lambda x: np.linalg.inv(x.T), name="MatrixInverse[adjoint]"),
     OpCase("MatrixDeterminant", tf.matrix_determinant, [rand(2, 3, 3) + 2 * np.eye(3)],
            np.linalg.det),
-    OpCase("MatrixDeterminant", tf.linalg.det, [rand(3, 3).astype(np.float32) + 2 * np.eye(3, dtype=np.float32)],
+    OpCase("MatrixDeterminant", tf.linalg.det,
+           [rand(3, 3).astype(np.float32) + 2 * np.eye(3, dtype=np.float32)],
            np.linalg.det, rtol=1e-4, name="MatrixDeterminant[float32]"),
     # TF1's Cholesky gradient is the symmetric one while the kernel reads one triangle, so
     # finite differences along arbitrary directions do not apply: tests/ops/test_linalg_ops.py

@@ -45,7 +45,7 @@ CASES = [
            name="UnsortedSegmentMin[int32, empty segment]"),
     OpCase("Bincount", tf.bincount, [np.array([1, 4, 1, 0, 4, 4], i32)],
            lambda a: np.bincount(a).astype(i32)),
-    OpCase("Bincount", lambda a, w: tf.math.bincount(a, weights=w, minlength=7), 
+    OpCase("Bincount", lambda a, w: tf.math.bincount(a, weights=w, minlength=7),
            [np.array([[1, 3], [1, 2]], i32), rand(2, 2)],
            lambda a, w: np.bincount(a.ravel(), w.ravel(), minlength=7), grad=False,
            name="Bincount[weights, minlength]"),
