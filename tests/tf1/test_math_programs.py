@@ -6,8 +6,10 @@ layer with tensordot), run with `import graphflow as tf` and checked against num
 import math
 
 import numpy as np
+import pytest
 
 import graphflow as tf
+from tests.tf_reference import run_in_tensorflow, tf_python
 
 
 def _rbf(a, b, lengthscale, variance):
@@ -128,3 +130,80 @@ def test_grids_segments_histograms_and_a_bilinear_layer():
     np.testing.assert_allclose(out[3], [[3, 4], [5, -6], [0, 1]])
     np.testing.assert_array_equal(out[4], [2, 1, 1, 0])
     assert final_loss < 0.05 * out[5]  # the tensordot layer learns the bilinear map
+
+
+def edge_semantics(tf, np):
+    """The corners of TF1's definitions, evaluated by graphflow and by TensorFlow alike."""
+    x = tf.constant([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]], tf.float64)
+    spd = tf.constant([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], tf.float64)
+    ids = tf.constant([0, 0, 2, 2])
+    data = tf.constant([[1, 2], [3, 4], [5, 6], [-7, 9]], tf.int32)
+    out = {
+        "cumsum_excl_rev": tf.cumsum(x, axis=1, exclusive=True, reverse=True),
+        "cumprod_excl": tf.cumprod(x, axis=0, exclusive=True),
+        "cumprod_rev": tf.cumprod(x, axis=-1, reverse=True),
+        "logsumexp_inf": tf.reduce_logsumexp(tf.constant([[-np.inf, -np.inf], [1.0, np.inf]]), 1),
+        "logsumexp_keep": tf.reduce_logsumexp(x, axis=0, keepdims=True),
+        "norm_inf": tf.norm(x, ord=np.inf),
+        "norm_3": tf.norm(x, ord=3, axis=1, keepdims=True),
+        "norm_mat_1": tf.norm(x, ord=1, axis=[0, 1]),
+        "norm_mat_inf": tf.norm(x, ord=np.inf, axis=[-2, -1]),
+        "tensordot_2": tf.tensordot(tf.reshape(tf.range(24.0), [2, 3, 4]),
+                                    tf.reshape(tf.range(12.0), [3, 4]), axes=2),
+        "linspace": tf.linspace(-1.0, 2.0, 7),
+        "meshgrid_xy": tf.meshgrid([1, 2, 3], [4, 5], [6, 7, 8, 9])[2],
+        "band": tf.matrix_band_part(tf.ones([4, 5]), 1, 2),
+        "diag_part_rect": tf.matrix_diag_part(x),
+        "set_diag_rect": tf.matrix_set_diag(x, tf.constant([9.0, 8.0], tf.float64)),
+        "trace": tf.trace(spd),
+        "inv_adjoint": tf.matrix_inverse(spd + tf.constant(np.triu(np.ones([3, 3]), 1)),
+                                         adjoint=True),
+        "det": tf.matrix_determinant(spd),
+        "chol": tf.cholesky(spd),
+        "segment_mean_int": tf.segment_mean(data, ids),
+        "segment_max_empty": tf.segment_max(data, ids),
+        "unsorted_min_empty": tf.unsorted_segment_min(data, ids, 4),
+        "unsorted_max_neg": tf.unsorted_segment_max(tf.constant([1.0, 5.0, 2.0]),
+                                                    tf.constant([1, -1, 1]), 2),
+        "bincount_w": tf.bincount(tf.constant([[0, 3], [3, 5]]), weights=tf.constant([[1.0, 2.0],
+                                                                                      [3.0, 4.0]]),
+                                  minlength=3, maxlength=5),
+        "lgamma": tf.lgamma(tf.constant([-2.5, -0.5, 0.5, 7.0], tf.float64)),
+        "digamma": tf.digamma(tf.constant([-2.5, -0.5, 0.5, 7.0], tf.float64)),
+        "polygamma": tf.polygamma(tf.constant([1.0, 2.0, 3.0], tf.float64),
+                                  tf.constant([0.5, 2.0, 7.0], tf.float64)),
+    }
+    ties = tf.constant([1.0, 1.0, 3.0, 2.0])
+    gammas = tf.constant([0.5, 3.0, -1.5], tf.float64)
+    grads = {
+        "g_cumprod": tf.gradients(tf.reduce_sum(tf.cumprod(x, 1, exclusive=True) * x), x)[0],
+        "g_logsumexp": tf.gradients(tf.reduce_sum(tf.reduce_logsumexp(x, 1) ** 2), x)[0],
+        "g_det": tf.gradients(tf.matrix_determinant(spd), spd)[0],
+        "g_inv": tf.gradients(tf.reduce_sum(tf.matrix_inverse(spd) * x[:1, :]), spd)[0],
+        "g_chol": tf.gradients(tf.reduce_sum(tf.cholesky(spd) * tf.reshape(
+            tf.range(9.0, dtype=tf.float64), [3, 3])), spd)[0],
+        "g_band": tf.gradients(tf.reduce_sum(tf.matrix_band_part(x, 0, 1) * x), x)[0],
+        "g_segment_max": tf.gradients(tf.reduce_sum(tf.segment_max(ties, ids)
+                                                    * tf.constant([1.0, 2.0, 5.0])), ties)[0],
+        "g_unsorted_min": tf.gradients(tf.reduce_sum(tf.unsorted_segment_min(ties, ids, 3)
+                                                     * tf.constant([1.0, 2.0, 5.0])), ties)[0],
+        "g_segment_mean": tf.gradients(tf.reduce_sum(tf.segment_mean(ties, ids)
+                                                     * tf.constant([1.0, 2.0, 5.0])), ties)[0],
+        "g_digamma": tf.gradients(tf.reduce_sum(tf.digamma(gammas)), gammas)[0],
+        "g_lgamma": tf.gradients(tf.reduce_sum(tf.lgamma(gammas)), gammas)[0],
+    }
+    out.update(grads)
+    with tf.Session() as sess:
+        return dict(zip(out, sess.run(list(out.values()))))
+
+
+def test_corner_cases_agree_with_tensorflow():
+    ours = edge_semantics(tf, np)
+    if tf_python() is None:
+        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
+    theirs = run_in_tensorflow([("edges", edge_semantics, {})])["edges"]
+    assert set(theirs) == set(ours)
+    for name, want in theirs.items():
+        got = np.asarray(ours[name])
+        assert got.shape == want.shape and got.dtype == want.dtype, (name, got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9, err_msg=name)
