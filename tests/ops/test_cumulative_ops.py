@@ -36,3 +36,9 @@ def test_empty_axis_and_exclusive_of_one_element():
         one = sess.run(tf.cumprod(x, exclusive=True), {x: [[5.0, 7.0]]})
     assert empty.shape == (0, 2)
     np.testing.assert_array_equal(one, [[1.0, 1.0]])
+
+
+def test_axis_out_of_range_for_the_fed_value():
+    x = tf.placeholder(tf.float32)
+    with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        sess.run(tf.cumsum(x, axis=1), {x: [1.0, 2.0]})

@@ -12,6 +12,8 @@ def _cumulative(node, accumulate, identity):
     axis, exclusive, reverse = (node.attrs[k] for k in ("axis", "exclusive", "reverse"))
 
     def cumulative(x):
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of range for an input of shape {x.shape}")
         ax = axis % x.ndim
         if x.shape[ax] == 0:
             return x.copy()
