@@ -25,6 +25,10 @@ from graphflow.ops.array_ops import *
 from graphflow.ops.core_ops import *
 from graphflow.ops.gradient_ops import stop_gradient
 from graphflow.ops.math_ops import *
+from graphflow.ops.cumulative_ops import *
+from graphflow.ops.linalg_ops import *
+from graphflow.ops.math_composites import *
+from graphflow.ops.segment_ops import *
 from graphflow.ops.random_ops import *
 from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
@@ -95,6 +99,7 @@ gfile = _Namespace("tf.gfile", members={n: getattr(_gfile, n) for n in _gfile.V1
 image = _Namespace("tf.image", ["graphflow.tf1.image"],
                    members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
 math = _Namespace("tf.math", ["graphflow.tf1.math"])
+linalg = _Namespace("tf.linalg", ["graphflow.tf1.linalg"])
 graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
 io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),

@@ -188,6 +188,31 @@ def _erf(x, *, out=None):
     return _special.erf(x, out=out)
 
 
+def _lgamma(x, *, out=None):  # log |Gamma(x)|, as TF's lgamma (float16: computed in float32)
+    if out is None:
+        return _special.gammaln(x).astype(x.dtype, copy=False)
+    return _special.gammaln(x, out=out)
+
+
+def _digamma(x, *, out=None):
+    if out is None:
+        return _special.psi(x).astype(x.dtype, copy=False)
+    return _special.psi(x, out=out)
+
+
+def _polygamma(n, x, *, out=None):
+    """TF's polygamma(n, x): the n-th derivative of digamma, for whole n >= 0 (NaN otherwise):
+    digamma for n = 0, (-1)^(n+1) n! zeta(n + 1, x) beyond."""
+    dtype = np.result_type(n, x)
+    n64, x64 = np.asarray(n, np.float64), np.asarray(x, np.float64)
+    whole = (n64 >= 0) & (np.floor(n64) == n64)
+    order = np.where(whole, n64, 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        higher = (-1.0) ** (order + 1) * _special.gamma(order + 1) * _special.zeta(order + 1, x64)
+        value = np.where(whole, np.where(order == 0, _special.psi(x64), higher), np.nan)
+    return _into(out, value.astype(dtype, copy=False))
+
+
 def _softplus(x, *, out=None):
     if out is None:
         return np.logaddexp(x, 0).astype(x.dtype, copy=False)
@@ -327,6 +352,10 @@ ROWS = (
        c="((gf_tanh({0} * ({T})0.5) + ({T})1) * ({T})0.5)", dydx=lambda m, x, y: y * (1 - y)),
     _E("Erf", "erf", **_FLOAT_UNARY, numpy=_erf, c="gf_erf({0})",
        dydx=lambda m, x, y: (2 / math.sqrt(math.pi)) * m.exp(-(x * x))),
+    _E("Lgamma", "lgamma", **_FLOAT_UNARY, numpy=_lgamma, c="gf_lgamma({0})",
+       dydx=lambda m, x, y: m.digamma(x)),
+    _E("Digamma", "digamma", **_FLOAT_UNARY, numpy=_digamma, c="gf_digamma({0})",
+       dydx=lambda m, x, y: m.polygamma(m.ones(x), x)),
     _E("Floor", "floor", **_FLOAT_UNARY, numpy="floor", c="gf_floor({0})", grad=ZERO),
     _E("Ceil", "ceil", **_FLOAT_UNARY, numpy="ceil", c="gf_ceil({0})", grad=ZERO),
     _E("Round", "round", **_FLOAT_UNARY, numpy="rint", c="gf_round({0})", grad=ZERO),  # half to even
@@ -377,6 +406,9 @@ ROWS = (
        grad=lambda m, g, x, y, z: (g, -g * m.floordiv(x, y))),
     # the gradient with respect to the exponent is 0 where the base is <= 0
     _E("Pow", "pow", 2, "numeric", numpy="power", c="gf_pow({0}, {1})", grad=_pow_grad),
+    # d/dx polygamma(n, x) = polygamma(n + 1, x); none for the order n (TF1 has none either)
+    _E("Polygamma", "polygamma", 2, "float", numpy=_polygamma, c="gf_polygamma({0}, {1})",
+       grad=lambda m, g, n, x, z: (None, g * m.polygamma(n + 1, x))),
     _E("Maximum", "maximum", 2, "numeric", commutative=True, numpy="maximum", c="gf_maximum({0}, {1})",
        grad=_maximum_grad),
     _E("Minimum", "minimum", 2, "numeric", commutative=True, numpy="minimum", c="gf_minimum({0}, {1})",

@@ -91,7 +91,7 @@ def _row_rule(row):
     def binary(op, grad):
         x, y = op.inputs
         dx, dy = rule(_OPS, grad, x, y, op.outputs[0])
-        return unbroadcast(dx, x), unbroadcast(dy, y)
+        return (None if dx is None else unbroadcast(dx, x)), (None if dy is None else unbroadcast(dy, y))
     return binary
 
 

@@ -1,14 +1,20 @@
 """`tf.math`: TF1's math namespace — the elementwise and reduction ops of `ops/math_ops.py` under
-their `tf.math.*` names, plus top_k and in_top_k, softplus/softsign, log_sigmoid and the
-reduce_variance / reduce_std composites."""
+their `tf.math.*` names, plus top_k and in_top_k, the cumulative ops, reduce_logsumexp, the
+segment reductions and bincount, softplus/softsign, log_sigmoid and the reduce_variance /
+reduce_std composites."""
 
 from graphflow.framework.graph import name_scope
 from graphflow.ops import math_ops as _m
+from graphflow.ops.array_ops import unsorted_segment_sum  # noqa: F401
 from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.cumulative_ops import cumprod, cumsum  # noqa: F401
 from graphflow.ops.index_ops import in_top_k, top_k  # noqa: F401
+from graphflow.ops.math_composites import reduce_logsumexp  # noqa: F401
 from graphflow.ops.math_ops import *  # noqa: F401,F403
 from graphflow.ops.math_ops import __all__ as _math_names
 from graphflow.ops.math_ops import softplus, softsign  # noqa: F401
+from graphflow.ops.segment_ops import *  # noqa: F401,F403
+from graphflow.ops.segment_ops import __all__ as _segment_names
 
 
 def log_sigmoid(x, name=None):
@@ -31,5 +37,6 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
         return _m.sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
-__all__ = list(_math_names) + ["top_k", "in_top_k", "softplus", "softsign", "log_sigmoid",
-                               "reduce_variance", "reduce_std"]
+__all__ = list(_math_names) + ["top_k", "in_top_k", "cumsum", "cumprod", "reduce_logsumexp",
+                               "unsorted_segment_sum", "softplus", "softsign", "log_sigmoid",
+                               "reduce_variance", "reduce_std"] + list(_segment_names)

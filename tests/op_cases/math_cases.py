@@ -1,5 +1,7 @@
 """Cases for the math ops (elementwise, comparisons, logic, select, cast, clip, matmul, reductions)."""
 
+import math
+
 import numpy as np
 from scipy import special
 
@@ -37,6 +39,19 @@ CASES = [
     _unary("Sigmoid", tf.sigmoid, _sigmoid, rand(5, 3, low=-6, high=6)),
     _unary("Sigmoid", tf.sigmoid, _sigmoid, rand(4, dtype=f32, low=-90, high=90), grad=False),
     _unary("Erf", tf.erf, special.erf, rand(7)),
+    _unary("Lgamma", tf.lgamma, np.vectorize(math.lgamma), positive(2, 3, low=0.2, high=6.0)),
+    _unary("Lgamma", tf.math.lgamma, np.vectorize(math.lgamma),
+           np.array([-2.5, -0.3, 0.7, 3.0, 12.5]), name="Lgamma[negative]"),
+    _unary("Lgamma", tf.lgamma, np.vectorize(math.lgamma), positive(5, dtype=f32),
+           rtol=1e-5, name="Lgamma[float32]"),
+    _unary("Digamma", tf.digamma, special.psi, positive(3, 2, low=0.3, high=20.0)),
+    _unary("Digamma", tf.math.digamma, special.psi, np.array([-2.5, -0.3, 0.7, 1.0, 15.0]),
+           name="Digamma[negative]"),
+    OpCase("Polygamma", tf.polygamma, [np.array([[1.0], [2.0], [3.0]]), positive(3, 4)],
+           lambda n, x: special.polygamma(n.astype(int), x), grad_inputs=[1]),
+    OpCase("Polygamma", tf.math.polygamma, [np.array([0.0, 1.0, 0.5, -1.0]), positive(4)],
+           lambda n, x: np.array([special.psi(x[0]), special.polygamma(1, x[1]), np.nan, np.nan]),
+           grad=False, name="Polygamma[order 0, not whole]"),
     _unary("Floor", tf.floor, np.floor, rand(6) + 0.01, grad=False),
     _unary("Ceil", tf.ceil, np.ceil, rand(6) + 0.01, grad=False),
     _unary("Round", tf.round, np.round, rand(6) + 0.01, grad=False),

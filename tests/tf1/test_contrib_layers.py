@@ -124,9 +124,11 @@ def test_contrib_imports_and_unknown_modules():
     from graphflow.contrib import framework
     from graphflow.contrib.layers import fully_connected
     assert fully_connected is layers.fully_connected and framework is tf.contrib.framework
-    with pytest.raises(AttributeError, match="graphflow does not implement tf.contrib.slim .*"
+    from graphflow.contrib import slim
+    assert slim.conv2d is layers.conv2d
+    with pytest.raises(AttributeError, match="graphflow does not implement tf.contrib.learn .*"
                                              "provides tf.contrib.layers"):
-        tf.contrib.slim  # noqa: B018
+        tf.contrib.learn  # noqa: B018
 
 
 def test_contrib_rnn_names_its_source_module():

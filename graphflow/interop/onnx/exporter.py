@@ -229,6 +229,7 @@ def all_converters():
     from graphflow.interop.onnx import (  # noqa: PLC0415
         export_array_ops,  # noqa: F401
         export_control_flow,  # noqa: F401
+        export_linalg_ops,  # noqa: F401
         export_nn_ops,  # noqa: F401
     )
     from graphflow.interop.onnx.export_ops import CONVERTERS  # noqa: PLC0415

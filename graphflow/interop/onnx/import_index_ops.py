@@ -1,10 +1,11 @@
-"""ONNX index, sorting and image ops as graphflow ops: Einsum, TopK, GatherND, ScatterND,
-OneHot, NonZero, Resize (same `builder` registry as `import_ops.py`)."""
+"""ONNX index, sorting, image and matrix ops as graphflow ops: Einsum, TopK, GatherND, ScatterND,
+OneHot, NonZero, Resize, CumSum, Trilu, Det (same `builder` registry as `import_ops.py`)."""
 
 import numpy as np
 
 import graphflow as tf
 from graphflow.interop.onnx.import_ops import _known, _rank, builder
+from graphflow.ops import static_value
 
 
 @builder("Einsum")
@@ -126,3 +127,41 @@ def _resize(ctx, node, inputs):
     if y.dtype != x.dtype:
         y = tf.cast(y, x.dtype)
     return [tf.transpose(y, [0, 3, 1, 2]) if nchw else y]
+
+
+@builder("CumSum")
+def _cumsum(ctx, node, inputs):
+    x, axis = inputs
+    a = ctx.attrs(node)
+    return [tf.cumsum(x, int(_known(axis, "axis").reshape(-1)[0]),
+                      exclusive=bool(a.get("exclusive", 0)), reverse=bool(a.get("reverse", 0)))]
+
+
+@builder("Trilu")
+def _trilu(ctx, node, inputs):
+    """upper=1 keeps j - i >= k, upper=0 keeps j - i <= k: one band part when k is a constant
+    and the kept part holds the main diagonal; otherwise a mask built from the row and column
+    indices (k may then be a value known at run time only)."""
+    x = inputs[0]
+    upper = bool(ctx.attrs(node).get("upper", 1))
+    k_input = inputs[1] if len(inputs) > 1 and inputs[1] is not None else None
+    k = 0 if k_input is None else static_value.constant_value(k_input)
+    if k is not None:
+        k = int(np.asarray(k).reshape(-1)[0])
+        if upper and k <= 0:
+            return [tf.matrix_band_part(x, -k, -1)]
+        if not upper and k >= 0:
+            return [tf.matrix_band_part(x, -1, k)]
+        k = tf.constant(k, tf.int64)
+    else:
+        k = tf.cast(tf.reshape(k_input, []), tf.int64)
+    dims = tf.shape(x, out_type=tf.int64)
+    rows, cols = dims[-2], dims[-1]
+    offset = tf.range(cols)[None, :] - tf.range(rows)[:, None]  # j - i
+    keep = tf.greater_equal(offset, k) if upper else tf.less_equal(offset, k)
+    return [tf.where(keep, x, tf.zeros_like(x))]
+
+
+@builder("Det")
+def _det(ctx, node, inputs):
+    return [tf.matrix_determinant(inputs[0])]

@@ -463,10 +463,7 @@ def _reduce(ctx, node, inputs):
         return [tf.sqrt(tf.reduce_sum(x * x, axis=axes, keepdims=keep))]
     if kind == "ReduceLogSum":
         return [tf.log(tf.reduce_sum(x, axis=axes, keepdims=keep))]
-    # log(sum(exp(x - m))) + m, with m the max over the same axes
-    peak = tf.stop_gradient(tf.reduce_max(x, axis=axes, keepdims=True))
-    total = tf.log(tf.reduce_sum(tf.exp(x - peak), axis=axes, keepdims=keep))
-    return [total + (peak if keep else tf.stop_gradient(tf.reduce_max(x, axis=axes)))]
+    return [tf.reduce_logsumexp(x, axis=axes, keepdims=keep)]  # ReduceLogSumExp
 
 
 def _axes_at_run_time(inputs):

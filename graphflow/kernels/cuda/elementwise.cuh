@@ -107,6 +107,62 @@ __device__ __forceinline__ float gf_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double gf_tanh(double x) { return tanh(x); }
 __device__ __forceinline__ float gf_erf(float x) { return erff(x); }
 __device__ __forceinline__ double gf_erf(double x) { return erf(x); }
+__device__ __forceinline__ float gf_lgamma(float x) { return lgammaf(x); }
+__device__ __forceinline__ double gf_lgamma(double x) { return lgamma(x); }
+
+// digamma: reflection below 0, the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+// asymptotic series log x - 1/(2x) - sum B_2k / (2k x^2k); scipy's values at the poles (0: -inf,
+// negative whole numbers: NaN)
+__device__ inline double gf_digamma(double x) {
+    if (x != x || x == INFINITY) return x;
+    if (x == 0.0) return -INFINITY;
+    double shift = 0.0;
+    if (x < 0.0) {
+        if (x == floor(x)) return NAN;
+        const double pi = 3.14159265358979323846;
+        shift = -pi / tan(pi * x);
+        x = 1.0 - x;
+    }
+    while (x < 10.0) { shift -= 1.0 / x; x += 1.0; }
+    double f = 1.0 / (x * x);
+    double series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132
+                    - f * (691.0 / 32760 - f / 12))))));
+    return shift + log(x) - 0.5 / x - series;
+}
+__device__ __forceinline__ float gf_digamma(float x) { return (float)gf_digamma((double)x); }
+
+// Hurwitz zeta(s, q) for s > 1 by Euler-Maclaurin summation: the first 10 terms, the integral of
+// the tail and 8 Bernoulli corrections at a = q + 10 (relative error near 1e-16)
+__device__ inline double gf_hurwitz_zeta(double s, double q) {
+    if (q <= 0.0 && q == floor(q)) return INFINITY;
+    double sum = 0.0;
+    for (int k = 0; k < 10; ++k) sum += pow(q + k, -s);
+    double a = q + 10.0, term = pow(a, -s);
+    sum += a * term / (s - 1.0) + 0.5 * term;
+    // B_2j / (2j)!, j = 1..8
+    const double b[8] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                         -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
+                         -3617.0 / 10670622842880000.0};
+    double rising = s, power = term / a;  // s (s+1) ... (s+2j-2), a^(-s-2j+1)
+    for (int j = 0; j < 8; ++j) {
+        sum += b[j] * rising * power;
+        rising *= (s + 2 * j + 1) * (s + 2 * j + 2);
+        power /= a * a;
+    }
+    return sum;
+}
+
+// polygamma(n, x): digamma for n = 0, (-1)^(n+1) n! zeta(n + 1, x) for whole n >= 1, NaN otherwise
+__device__ inline double gf_polygamma(double n, double x) {
+    if (n != n || x != x || n < 0.0 || n != floor(n)) return NAN;
+    if (n == 0.0) return gf_digamma(x);
+    double sign = fmod(n, 2.0) == 0.0 ? -1.0 : 1.0;
+    return sign * exp(lgamma(n + 1.0)) * gf_hurwitz_zeta(n + 1.0, x);
+}
+__device__ __forceinline__ float gf_polygamma(float n, float x) {
+    return (float)gf_polygamma((double)n, (double)x);
+}
+
 __device__ __forceinline__ float gf_floor(float x) { return floorf(x); }
 __device__ __forceinline__ double gf_floor(double x) { return floor(x); }
 __device__ __forceinline__ float gf_ceil(float x) { return ceilf(x); }
