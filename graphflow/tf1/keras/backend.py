@@ -9,6 +9,8 @@ initializes the variables Keras created that are not initialized yet (TF1 Keras 
 fixes it to a Python value instead.
 """
 
+import weakref
+
 import numpy as np
 
 from graphflow.framework import dtypes
@@ -17,10 +19,10 @@ from graphflow.framework.graph import get_default_graph, reset_default_graph
 from graphflow.ops.core_ops import convert_to_tensor, placeholder_with_default
 
 _STATE = {"session": None, "floatx": "float32", "epsilon": 1e-7, "phase": None}
-_UIDS = {}              # graph -> {prefix: count}
-_PHASES = {}            # graph -> the learning-phase placeholder
-_TRACKED = {}           # graph -> [variables Keras created], initialized by get_session
-_INITIALIZED = {}       # (session id, variable name) seen initialized
+_UIDS = weakref.WeakKeyDictionary()         # graph -> {prefix: count}
+_PHASES = weakref.WeakKeyDictionary()       # graph -> the learning-phase placeholder
+_TRACKED = weakref.WeakKeyDictionary()      # graph -> [Keras's variables], see get_session
+_INITIALIZED = weakref.WeakKeyDictionary()  # session -> {id of a variable seen initialized}
 
 
 def floatx():
@@ -94,8 +96,8 @@ def get_session():
 
 
 def _initialize(session):
-    pending = [v for v in _TRACKED.get(session.graph, ())
-               if (id(session), v.op.name) not in _INITIALIZED]
+    done = _INITIALIZED.setdefault(session, set())
+    pending = [v for v in _TRACKED.get(session.graph, ()) if id(v) not in done]
     if not pending:
         return
     from graphflow.ops.state_ops import is_variable_initialized, variables_initializer
@@ -104,8 +106,7 @@ def _initialize(session):
         fresh = [v for v, done in zip(pending, flags) if not done]
         if fresh:
             session.run(variables_initializer(fresh))
-    for v in pending:
-        _INITIALIZED[(id(session), v.op.name)] = True
+    done.update(id(v) for v in pending)
 
 
 def set_session(session):

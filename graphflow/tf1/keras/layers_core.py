@@ -2,8 +2,6 @@
 Concatenate, Add and BatchNormalization, built from graphflow's ops with Keras's defaults
 (glorot_uniform kernels, zero biases; BatchNormalization momentum 0.99, epsilon 1e-3)."""
 
-import numpy as np
-
 from graphflow.ops import math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1 import layers as tf_layers
@@ -227,13 +225,10 @@ class BatchNormalization(Layer):
             return normalize(self.moving_mean.value(), self.moving_variance.value())
         mean, variance = nn_ops.moments(x, reduce_axes)
         training_out = normalize(mean, variance)
-        n = np.prod([d for i, d in enumerate(x.shape.as_list()) if i in reduce_axes and d]) \
-            if x.shape.is_fully_defined() else None
-        if ndims == 4 and n is not None and n > 1:
-            # 4-D inputs go through TF's fused kernel, whose variance for the update is unbiased
-            variance_for_update = variance * (n / (n - 1.0))
-        else:
-            variance_for_update = variance
+        variance_for_update = variance
+        if ndims == 4:  # TF's fused kernel (4-D inputs) updates with the unbiased variance
+            n = math_ops.cast(shape_ops.size(x), x.dtype) / float(x.shape.as_list()[self._axis])
+            variance_for_update = variance * (n / math_ops.maximum(n - 1.0, 1.0))
         decay = 1.0 - self.momentum
         flag = None if training is True or training == 1 else convert_to_tensor(training)
         for var, value in ((self.moving_mean, mean), (self.moving_variance, variance_for_update)):
