@@ -41,7 +41,11 @@ class Model(Network):
         self._compiled = None
         self._train_op = None
         if self.outputs is not None:
-            self._compile_graph()
+            try:
+                self._compile_graph()
+            except Exception:
+                self.optimizer = None          # a failed compile leaves the model uncompiled
+                raise
 
     # ------------------------------------------------------------------ graph pieces
     def _per_output(self, spec, fallback):
@@ -107,13 +111,28 @@ class Model(Network):
                 backend.track_variable(variable)
         return self._train_op
 
+    def _arrays(self, data, tensors):
+        """`data` (an array, a list, or a dict by input/output layer name) as a list of arrays."""
+        if isinstance(data, dict):
+            from graphflow.tf1.keras.base_layer import history
+            names = [history(t)[0].name for t in tensors]
+            missing = [n for n in names if n not in data]
+            if missing:
+                raise ValueError(f"No data provided for {missing} (the model's names are "
+                                 f"{names})")
+            data = [data[n] for n in names]
+        return [np.asarray(a) for a in to_list(data)]
+
     def _ensure_inputs(self, x):
         if self.inputs is not None:
-            return
+            return self._arrays(x, self.inputs)
+        if isinstance(x, dict):
+            raise ValueError("a model without inputs builds on arrays, not a dict")
         arrays = to_list(x)
         inputs = [Input(shape=np.shape(a)[1:]) for a in arrays]
         outputs = self(inputs[0] if len(inputs) == 1 else inputs)
         self._init_data_graph(inputs, outputs)
+        return self._arrays(x, self.inputs)
 
     def _init_data_graph(self, inputs, outputs):
         self.inputs, self.outputs = inputs, to_list(outputs)
@@ -157,8 +176,8 @@ class Model(Network):
             raise ValueError("fit needs numpy arrays x and y (graphflow's tf.keras does not fit "
                              "from datasets or generators)")
         batch_size = batch_size or 32
-        self._ensure_inputs(x)
-        x, y = [np.asarray(a) for a in to_list(x)], [np.asarray(a) for a in to_list(y)]
+        x = self._ensure_inputs(x)
+        y = self._arrays(y, self.outputs)
         if validation_data is None and validation_split:
             split = int(len(x[0]) * (1.0 - validation_split))
             validation_data = ([a[split:] for a in x], [a[split:] for a in y])
@@ -197,18 +216,17 @@ class Model(Network):
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, **kwargs):
         """The loss (and the metrics, in `metrics_names` order) over `x`, `y`."""
-        self._ensure_inputs(x)
+        x = self._ensure_inputs(x)
         compiled = self._compile_graph()
         fetches = [compiled["loss"]] + [t for _, t in compiled["metrics"]]
-        values = self._run_batches(fetches, [np.asarray(a) for a in to_list(x)],
-                                   [np.asarray(a) for a in to_list(y)], batch_size or 32, False)
+        values = self._run_batches(fetches, x, self._arrays(y, self.outputs), batch_size or 32,
+                                   False)
         if verbose:
             print(format_logs(dict(zip(self.metrics_names, values))))
         return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
     def predict(self, x, batch_size=None, verbose=0, **kwargs):
-        self._ensure_inputs(x)
-        xs = [np.asarray(a) for a in to_list(x)]
+        xs = self._ensure_inputs(x)
         session = backend.get_session()
         chunks = []
         for rows in batches(len(xs[0]), batch_size or 32, None):
@@ -217,10 +235,10 @@ class Model(Network):
         return outputs[0] if len(outputs) == 1 else outputs
 
     def train_on_batch(self, x, y, **kwargs):
-        self._ensure_inputs(x)
+        x = self._ensure_inputs(x)
         compiled = self._compile_graph()
         fetches = [self._training_op(), compiled["loss"]] + [t for _, t in compiled["metrics"]]
-        values = self._run_batches(fetches, to_list(x), to_list(y), len(to_list(x)[0]), True)
+        values = self._run_batches(fetches, x, self._arrays(y, self.outputs), len(x[0]), True)
         return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
     def test_on_batch(self, x, y, **kwargs):

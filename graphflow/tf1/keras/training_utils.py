@@ -1,6 +1,8 @@
 """What `training.Model` needs besides the graph: the `History` callback, batch index ranges,
 matching numpy data to a model's inputs, the summary table and the weight-file format (an `.npz`
-of the weights in model order plus their names, written atomically)."""
+of the weights in model order plus their names as JSON bytes, written atomically)."""
+
+import json
 
 import numpy as np
 
@@ -57,6 +59,8 @@ def standardize(data, tensors, what):
     for tensor, array in zip(tensors, arrays):
         array = np.asarray(array, dtype=tensor.dtype.as_numpy_dtype)
         dims = tensor.shape.as_list() if tensor.shape.ndims is not None else None
+        if dims is not None and array.ndim == 1 and len(dims) == 2 and dims[1] == 1:
+            array = array.reshape(-1, 1)   # Keras takes a vector for a one-unit output
         if dims is not None and (array.ndim != len(dims) or any(
                 d is not None and d != a for d, a in zip(dims[1:], array.shape[1:]))):
             raise ValueError(f"Error when checking {what}: expected {tensor.name.split(':')[0]} "
@@ -91,7 +95,7 @@ def summary_lines(model):
 
 def write_weights(path, names, values):
     arrays = {f"w{i:05d}": np.asarray(v) for i, v in enumerate(values)}
-    arrays["names"] = np.array(names, dtype=np.str_)
+    arrays["names"] = np.frombuffer(json.dumps(list(names)).encode(), dtype=np.uint8)
     with file_io.atomic_write(path) as f:
         file_io.write_npz(f, arrays)
 
@@ -101,7 +105,7 @@ def read_weights(path):
     with np.load(path, allow_pickle=False) as data:
         if "names" not in data.files:
             raise ValueError(f"{path} is not a graphflow Keras weights file (no 'names' entry)")
-        names = [str(n) for n in data["names"]]
+        names = json.loads(data["names"].tobytes().decode())
         values = [data[f"w{i:05d}"] for i in range(len(names))]
     return names, values
 
