@@ -26,7 +26,7 @@ class _UnitForgetBias(init_ops.Initializer):
                                  shape_ops.zeros([2 * units], dtype)], axis=0)
 
 
-class _KerasLSTMCell(RNNCell):
+class KerasLSTMCell(RNNCell):
     """One LSTM step over the weights of an `LSTM` layer (already created: nothing to build)."""
 
     def __init__(self, layer):
@@ -97,7 +97,7 @@ class LSTM(Layer):
         x = convert_to_tensor(inputs)
         if initial_state is not None:
             initial_state = LSTMStateTuple(*initial_state)
-        outputs, state = dynamic_rnn(_KerasLSTMCell(self), x, initial_state=initial_state,
+        outputs, state = dynamic_rnn(KerasLSTMCell(self), x, initial_state=initial_state,
                                      dtype=x.dtype)
         result = outputs if self.return_sequences else state.h
         if self.return_state:

@@ -68,3 +68,29 @@ def keras_cnn(tf, np):
         moving_variance = model.layers[2].get_weights()[3]
     return {"loss": np.array(history.history["loss"]), "evaluate": np.array(evaluated),
             "moving_mean": moving_mean, "moving_variance": moving_variance}
+
+
+def keras_lstm(tf, np):
+    """Embedding -> LSTM -> Dense trained two epochs with Adam (the LSTM's
+    weights from numpy; TF1 Keras's hard_sigmoid recurrent activation named explicitly)."""
+    rng = np.random.RandomState(8)
+    ids = rng.randint(0, 7, (48, 5))
+    y = (ids.sum(axis=1) > 15).astype(np.float32)
+    table = (rng.randn(7, 3) * 0.5).astype(np.float32)
+    kernel = (rng.randn(3, 16) * 0.4).astype(np.float32)
+    recurrent = (rng.randn(4, 16) * 0.4).astype(np.float32)
+    with tf.Graph().as_default():
+        model = tf.keras.Sequential([
+            tf.keras.layers.Embedding(7, 3, input_length=5,
+                                      embeddings_initializer=tf.constant_initializer(table)),
+            tf.keras.layers.LSTM(4, recurrent_activation="hard_sigmoid",
+                                 kernel_initializer=tf.constant_initializer(kernel),
+                                 recurrent_initializer=tf.constant_initializer(recurrent)),
+            tf.keras.layers.Dense(1, activation="sigmoid",
+                                  kernel_initializer=tf.constant_initializer(0.3))])
+        model.compile(tf.keras.optimizers.Adam(0.01), "binary_crossentropy",
+                      metrics=["accuracy"])
+        history = model.fit(ids, y, batch_size=12, epochs=2, shuffle=False, verbose=0)
+        predicted = model.predict(ids[:6])
+        bias = model.layers[1].get_weights()[2]
+    return {"loss": np.array(history.history["loss"]), "predict": predicted, "lstm_bias": bias}

@@ -25,7 +25,8 @@ def tensorflow_results():
     if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
         pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
     calls = [(f"{opt}-{loss}", programs.keras_mlp, {"optimizer": opt, "loss": loss})
-             for opt, loss in _MLP_CASES] + [("cnn", programs.keras_cnn, {})]
+             for opt, loss in _MLP_CASES] + [("cnn", programs.keras_cnn, {}),
+                                             ("lstm", programs.keras_lstm, {})]
     saved = os.environ.get("TF_USE_LEGACY_KERAS")
     os.environ["TF_USE_LEGACY_KERAS"] = "1"   # tf.keras = tf_keras, which runs TF1 graphs
     try:
@@ -63,3 +64,8 @@ def test_rmsprop_matches_tf1_keras_up_to_where_epsilon_goes(tensorflow_results):
 def test_functional_cnn_with_batch_norm_matches_tf1_keras(tensorflow_results):
     ours = programs.keras_cnn(tf, np)
     _assert_matches(ours, tensorflow_results["cnn"], rtol=1e-4, atol=1e-5)
+
+
+def test_embedding_lstm_classifier_matches_tf1_keras(tensorflow_results):
+    ours = programs.keras_lstm(tf, np)
+    _assert_matches(ours, tensorflow_results["lstm"], rtol=1e-4, atol=1e-5)
