@@ -9,8 +9,8 @@ value.
 
 import numpy as np
 
-from graphflow.ops.core_ops import constant
 from graphflow.ops import math_ops
+from graphflow.ops.core_ops import constant
 from graphflow.tf1 import init_ops
 
 Zeros = init_ops.zeros_initializer

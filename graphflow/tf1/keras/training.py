@@ -14,11 +14,19 @@ import numpy as np
 
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import group, placeholder
-from graphflow.tf1.keras import backend, losses as keras_losses, optimizers as keras_optimizers
+from graphflow.tf1.keras import backend
+from graphflow.tf1.keras import losses as keras_losses
+from graphflow.tf1.keras import optimizers as keras_optimizers
 from graphflow.tf1.keras.base_layer import Input, to_list
 from graphflow.tf1.keras.network import Network
-from graphflow.tf1.keras.training_utils import (History, batches, format_logs, read_weights,
-                                                standardize, write_weights)
+from graphflow.tf1.keras.training_utils import (
+    History,
+    batches,
+    format_logs,
+    read_weights,
+    standardize,
+    write_weights,
+)
 
 
 class Model(Network):
