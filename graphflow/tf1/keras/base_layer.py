@@ -35,7 +35,7 @@ def history(tensor):
 
 def snake_case(name):
     s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower().lstrip("_") or "layer"
 
 
 def to_list(x):
@@ -227,7 +227,7 @@ class InputLayer(Layer):
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
                  sparse=False, name=None, batch_input_shape=None, **kwargs):
-        super().__init__(name=name or backend.unique_name("input"), dtype=dtype,
+        super().__init__(name=name or f"input_{backend.get_uid('input')}", dtype=dtype,
                          input_shape=input_shape, batch_input_shape=batch_input_shape,
                          batch_size=batch_size)
         if input_tensor is None:

@@ -1,5 +1,5 @@
 """Keras programs run the same under graphflow (`tf` = graphflow) and TF1's tf.keras
-(`tf` = tensorflow.compat.v1 with legacy Keras), for tests/tf1/keras/test_against_tf1.py. Weights
+(`tf` = tensorflow.compat.v1 with legacy Keras), for tests/tf1/keras/test_keras_against_tf1.py. Weights
 start from seeded numpy arrays (constant initializers) and `fit` does not shuffle, so both
 frameworks see the same numbers. Each program is self-contained: only its source is sent to the
 TensorFlow process."""
