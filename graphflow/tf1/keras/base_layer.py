@@ -76,8 +76,11 @@ class Layer:
         self.built = False
 
     # ------------------------------------------------------------------ weights
-    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
-                   trainable=True, constraint=None):
+    def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None,
+                   trainable=None, constraint=None, **kwargs):
+        trainable = True if trainable is None else trainable
+        name = name or "weight"
+        shape = () if shape is None else shape
         if constraint is not None:
             raise NotImplementedError(f"{self.name}: weight constraints are not supported")
         dtype = dtypes.as_dtype(dtype or self.dtype)

@@ -100,6 +100,7 @@ class Model(Network):
             for name in names:
                 metric_fn = keras_losses.get_metric(name, fn, out.shape.as_list())
                 label = name if isinstance(name, str) else getattr(name, "__name__", "metric")
+                label = "acc" if label == "accuracy" else label   # TF1 Keras's name
                 metrics.append((prefix + label, math_ops.reduce_mean(metric_fn(target, out))))
         regularization = self.losses
         if regularization:

@@ -22,13 +22,34 @@ class Callback:
         self.params = params
 
 
+class _Logs(dict):
+    """History's dict: TF1 Keras names accuracy 'acc'; 'accuracy' (TF2's name) reads it too."""
+
+    def __missing__(self, key):
+        if isinstance(key, str) and key.endswith("accuracy"):
+            short = key[:-len("accuracy")] + "acc"
+            if short in self:
+                return self[short]
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or (
+            isinstance(key, str) and key.endswith("accuracy")
+            and dict.__contains__(self, key[:-len("accuracy")] + "acc"))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
 class History(Callback):
-    """`fit`'s return value: `history` = {metric name: [value per epoch]}, `epoch` = [indices]."""
+    """`fit`'s return value: `history` = {metric name: [value per epoch]}, `epoch` = [indices].
+    Accuracy is named 'acc' (and 'val_acc') as TF1 Keras named it; `history['accuracy']`
+    reads the same list."""
 
     def __init__(self, model=None, params=None):
         super().__init__()
         self.model, self.params = model, dict(params or {})
-        self.history, self.epoch = {}, []
+        self.history, self.epoch = _Logs(), []
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)

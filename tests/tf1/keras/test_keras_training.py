@@ -25,7 +25,8 @@ def test_sequential_mlp_learns_separable_blobs():
     model = _mlp()
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     history = model.fit(x, labels, batch_size=32, epochs=15, verbose=0)
-    assert set(history.history) == {"loss", "accuracy"}
+    assert set(history.history) == {"loss", "acc"}     # TF1 Keras's name for accuracy
+    assert history.history["accuracy"] is history.history["acc"]
     assert len(history.history["loss"]) == 15 and history.epoch == list(range(15))
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
     loss, accuracy = model.evaluate(x, labels, verbose=0)
@@ -78,7 +79,7 @@ def test_functional_model_with_two_inputs_and_two_outputs():
     assert [layer.name for layer in model.layers][:2] == ["a", "b"]
     model.compile(tf.keras.optimizers.Adam(0.01), loss=["mse", "binary_crossentropy"],
                   metrics=["accuracy"])
-    assert model.metrics_names == ["loss", "regression_accuracy", "classification_accuracy"]
+    assert model.metrics_names == ["loss", "regression_acc", "classification_acc"]
     history = model.fit([a, b], [target_sum, target_class], epochs=30, verbose=0)
     assert history.history["loss"][-1] < 0.2 * history.history["loss"][0]
     results = model.evaluate({"a": a, "b": b}, [target_sum, target_class], verbose=0)
@@ -145,3 +146,27 @@ def test_fit_checks_data_shapes():
     with pytest.raises(ValueError, match="expected .* to have shape \\[None, 2\\] but got array "
                                          "with shape \\(4, 5\\)"):
         model.fit(np.zeros((4, 5), np.float32), np.zeros(4), verbose=0)
+
+
+class _Scale(tf.keras.layers.Layer):
+    """A user-defined layer as TF1 programs write them: build with add_weight, call."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def build(self, input_shape):
+        self.scale = self.add_weight(name="scale", shape=(int(input_shape[-1]),),
+                                     initializer="ones")
+        super().build(input_shape)
+
+    def call(self, inputs):
+        return inputs * self.scale
+
+
+def test_user_defined_layer_trains_in_a_model():
+    x = np.random.RandomState(4).randn(128, 2).astype(np.float32)
+    model = tf.keras.Sequential([_Scale(input_shape=(2,))])
+    model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+    model.fit(x, x * [2.0, -1.0], epochs=30, verbose=0)
+    assert model.layers[0].name == "scale" and len(model.trainable_weights) == 1
+    np.testing.assert_allclose(model.layers[0].get_weights()[0], [2.0, -1.0], atol=1e-3)
