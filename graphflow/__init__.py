@@ -181,6 +181,41 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
     "inputs": _Namespace("tf.estimator.inputs", ["graphflow.tf1.estimator.inputs"])})
 
 
+# --- tf.keras in graph mode (graphflow/tf1/keras/): layers, models, compile/fit, backend session ---
+from graphflow.tf1.keras import initializers as _keras_initializers
+from graphflow.tf1.keras import losses as _keras_losses
+from graphflow.tf1.keras.sequential import Sequential as _KerasSequential
+from graphflow.tf1.keras.training import Model as _KerasModel
+
+_KERAS = "graphflow.tf1.keras."
+_keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
+    "base_layer", "layers_core", "layers_conv", "layers_recurrent")])
+_keras_models = _Namespace("tf.keras.models", members={"Sequential": _KerasSequential,
+                                                      "Model": _KerasModel})
+keras = _Namespace("tf.keras", members={
+    "layers": _keras_layers,
+    "models": _keras_models,
+    "Sequential": _keras_models.Sequential,
+    "Model": _keras_models.Model,
+    "Input": _keras_layers.Input,
+    "backend": _Namespace("tf.keras.backend", [_KERAS + "backend"]),
+    "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers"]),
+    "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
+    "metrics": _Namespace("tf.keras.metrics", members={
+        n: getattr(_keras_losses, n) for n in _keras_losses.METRICS_ALL}),
+    "activations": _Namespace("tf.keras.activations", [_KERAS + "activations"]),
+    "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
+    "regularizers": _Namespace("tf.keras.regularizers", members={
+        n: getattr(_keras_initializers, n) for n in _keras_initializers.REGULARIZERS_ALL}),
+    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils"]),
+    "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "training_utils"])},
+    hints={"datasets": "tf.keras.datasets downloads its data and graphflow works offline: load "
+                       "the arrays with numpy instead"})
+for _name in ("layers", "models", "backend", "optimizers", "losses", "metrics", "activations",
+              "initializers", "regularizers", "utils", "callbacks"):
+    _register_importable(getattr(keras, _name), f"graphflow.keras.{_name}")
+_register_importable(keras, "graphflow.keras")
+
 # --- TensorBoard, debugging and profiling: tf.summary, tf.Print/print/debugging, tracing ---
 summary = _Namespace("tf.summary", ["graphflow.tf1.summary"])
 from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
