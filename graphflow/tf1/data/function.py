@@ -13,6 +13,7 @@ pass numpy values), and it cannot create or read variables.
 
 from graphflow.engine.session import Session
 from graphflow.framework.graph import Graph, Tensor, name_scope
+from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.ops.core_ops import convert_to_tensor, placeholder
 from graphflow.tf1.data import nest
 
@@ -55,6 +56,17 @@ class TracedFunction:
         return lambda values: call(*values)
 
 
+def _component_tensor(value, what):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, SparseTensor):
+        raise TypeError(f"{what}: the function returned a SparseTensor (a tf.VarLenFeature?), and "
+                        "graphflow's tf.data elements hold dense tensors only: convert it inside "
+                        "the function (tf.sparse.to_dense), or batch the serialized records and "
+                        "call tf.parse_example on the iterator's output")
+    return convert_to_tensor(value)
+
+
 class ElementFunction:
     """A function from one element to one element (`map`) or to a scalar bool (`filter`)."""
 
@@ -64,8 +76,7 @@ class ElementFunction:
         if isinstance(result, list):  # TF1 also reads a returned list as a tuple
             result = tuple(result)
         with traced.graph.as_default():
-            result = nest.map_structure(
-                lambda t: t if isinstance(t, Tensor) else convert_to_tensor(t), result)
+            result = nest.map_structure(lambda t: _component_tensor(t, what), result)
         self.output_structure = result
         flat = nest.flatten(result)
         self.output_spec = nest.pack_as(result, [nest.ComponentSpec(t.dtype, t.shape)
