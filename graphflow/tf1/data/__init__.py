@@ -4,9 +4,9 @@ Modules: `dataset` (the `Dataset` API and the run context), `sources` (from_tens
 from_tensors, from_generator, range), `transforms` (map, filter, shuffle, repeat, take, skip, zip,
 concatenate, cache, prefetch), `batching` (batch, padded_batch), `nested` (flat_map, interleave),
 `readers` (TFRecordDataset), `function` (user functions traced into graph functions), `threads`
-(parallel map, prefetch producer), `iterator_ops` (iterators and their ops), `queue_runners` (TF1's queue-based API:
-errors pointing here), `nest` (element structures), `experimental` (shuffle_and_repeat,
-map_and_batch, unbatch).
+(parallel map, prefetch producer), `iterator_ops` (iterators and their ops), `queue_runners`
+(TF1's queue-based API: errors pointing here), `nest` (element structures), `experimental`
+(shuffle_and_repeat, map_and_batch, unbatch).
 """
 
 from graphflow.tf1.data import experimental as _experimental_module  # noqa: F401
