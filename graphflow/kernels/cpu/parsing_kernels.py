@@ -101,7 +101,8 @@ def _parse(spec, serialized_items, defaults, batched):
         values = np.concatenate(rows) if rows else np.empty(0, dtype)
         if dtype.kind == "O" and values.dtype.kind != "O":
             values = values.astype(object)
-        sparse_out[0].append(np.concatenate(indices).astype(np.int64).reshape(-1, len(dense_shape)))
+        indices = np.concatenate(indices) if indices else np.empty((0, 2), np.int64)
+        sparse_out[0].append(indices.astype(np.int64).reshape(-1, len(dense_shape)))
         sparse_out[1].append(values)
         sparse_out[2].append(np.array(dense_shape, np.int64))
     dense_out = []

@@ -1,0 +1,125 @@
+"""tf.data.TFRecordDataset: records in file order, several files, compressed files, filenames fed
+at run time, corrupt files failing get_next, and a whole TF1-style pipeline that trains a model."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from tests.tf1.data.conftest import run_to_end
+
+
+def _write(path, records, options=None):
+    with tf.python_io.TFRecordWriter(str(path), options) as writer:
+        for r in records:
+            writer.write(r)
+    return str(path)
+
+
+def test_records_in_order(tmp_path, elements):
+    path = _write(tmp_path / "a", [b"x", b"", b"yz"])
+    ds = tf.data.TFRecordDataset(path)
+    assert ds.output_types == tf.string and ds.output_shapes.as_list() == []
+    assert elements(ds) == [b"x", b"", b"yz"]
+
+
+def test_several_files_and_parallel_reads(tmp_path, elements):
+    a = _write(tmp_path / "a", [b"a0", b"a1", b"a2"])
+    b = _write(tmp_path / "b", [b"b0"])
+    c = _write(tmp_path / "c", [b"c0", b"c1"])
+    assert elements(tf.data.TFRecordDataset([a, b, c])) == [b"a0", b"a1", b"a2", b"b0", b"c0", b"c1"]
+    assert elements(tf.data.TFRecordDataset([a, b, c], num_parallel_reads=2)) == [
+        b"a0", b"b0", b"a1", b"a2", b"c0", b"c1"]
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_compressed_files(tmp_path, elements, compression):
+    path = _write(tmp_path / "g", [b"r%d" % i for i in range(100)], compression)
+    got = elements(tf.data.TFRecordDataset(path, compression_type=compression, buffer_size=1024))
+    assert got == [b"r%d" % i for i in range(100)]
+
+
+def test_filenames_fed_at_run_time(tmp_path):
+    a = _write(tmp_path / "a", [b"1"])
+    b = _write(tmp_path / "b", [b"2", b"3"])
+    names = tf.placeholder(tf.string, [None])
+    it = tf.data.TFRecordDataset(names).make_initializable_iterator()
+    nxt = it.get_next()
+    with tf.Session() as sess:
+        sess.run(it.initializer, {names: [b]})
+        assert run_to_end(sess, nxt) == [b"2", b"3"]
+        sess.run(it.initializer, {names: [a, b]})
+        assert run_to_end(sess, nxt) == [b"1", b"2", b"3"]
+
+
+def test_corrupt_file_fails_get_next_with_data_loss(tmp_path):
+    path = _write(tmp_path / "a", [b"good", b"bad!"])
+    data = bytearray(open(path, "rb").read())
+    data[-6] ^= 1
+    open(path, "wb").write(bytes(data))
+    nxt = tf.data.TFRecordDataset(path).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        assert sess.run(nxt) == b"good"
+        with pytest.raises(tf.errors.DataLossError, match=f"{path}: corrupted record at 20"):
+            sess.run(nxt)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="compression_type"):
+        tf.data.TFRecordDataset("f", compression_type="LZ4")
+    with pytest.raises(ValueError, match="num_parallel_reads"):
+        tf.data.TFRecordDataset("f", num_parallel_reads=0)
+    with pytest.raises(TypeError, match="strings"):
+        tf.data.TFRecordDataset([1, 2])
+
+
+def _mnist_like(rng, n):
+    """Two classes of 8x8 'digits': a bright left or right half, with noise."""
+    labels = rng.integers(0, 2, n)
+    images = rng.uniform(0, 0.3, (n, 8, 8)).astype(np.float32)
+    for i, y in enumerate(labels):
+        images[i, :, 4 * y:4 * y + 4] += 0.7
+    return images, labels
+
+
+def test_tf1_style_pipeline_trains_a_model(tmp_path):
+    rng = np.random.default_rng(0)
+    images, labels = _mnist_like(rng, 200)
+    paths = [str(tmp_path / f"train-{k}.tfrecord") for k in range(2)]
+    for k, path in enumerate(paths):
+        with tf.python_io.TFRecordWriter(path, tf.python_io.TFRecordOptions("GZIP")) as w:
+            for image, label in zip(images[k::2], labels[k::2]):
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    "image_raw": tf.train.Feature(
+                        bytes_list=tf.train.BytesList(value=[image.tobytes()])),
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)]))}))
+                w.write(example.SerializeToString())
+
+    def parse(serialized):
+        features = tf.parse_single_example(serialized, features={
+            "image_raw": tf.FixedLenFeature([], tf.string),
+            "label": tf.FixedLenFeature([], tf.int64)})
+        image = tf.reshape(tf.decode_raw(features["image_raw"], tf.float32), [64])
+        return image, tf.cast(features["label"], tf.int32)
+
+    dataset = (tf.data.TFRecordDataset(paths, compression_type="GZIP").map(parse)
+               .shuffle(100, seed=1).repeat(10).batch(20))
+    x, y = dataset.make_one_shot_iterator().get_next()
+    assert x.shape.as_list() == [None, 64]
+    logits = tf.layers.dense(x, 2)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    test_x = tf.constant(images.reshape(-1, 64))
+    accuracy = tf.reduce_mean(tf.cast(tf.equal(
+        tf.argmax(tf.layers.dense(test_x, 2, name="dense", reuse=True), 1), labels), tf.float32))
+    losses = []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        while True:
+            try:
+                losses.append(sess.run([train, loss])[1])
+            except tf.errors.OutOfRangeError:
+                break
+        acc = sess.run(accuracy)
+    assert len(losses) == 100  # 200 examples x 10 epochs / 20
+    assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:5])
+    assert acc > 0.95
