@@ -11,7 +11,10 @@ Limits: the function cannot use tensors of the outer graph (build them inside th
 pass numpy values), and it cannot create or read variables.
 """
 
+import numpy as np
+
 from graphflow.engine.session import Session
+from graphflow.framework import dtypes
 from graphflow.framework.graph import Graph, Tensor, name_scope
 from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.ops.core_ops import convert_to_tensor, placeholder
@@ -53,7 +56,17 @@ class TracedFunction:
         if not tensors:
             return lambda values: []
         call = self.session.make_callable(tensors, self.placeholders)
-        return lambda values: call(*values)
+        if not any(t.dtype == dtypes.string and t.shape.ndims in (None, 0) for t in tensors):
+            return lambda values: call(*values)
+        # a session hands a scalar string out as bytes; inside a pipeline it stays an array
+        return lambda values: [_string_scalar(v) if isinstance(v, bytes) else v
+                               for v in call(*values)]
+
+
+def _string_scalar(data):
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
 
 
 def _component_tensor(value, what):
