@@ -6,6 +6,8 @@ and raise TF1's `InvalidArgumentError` messages (a missing required feature, a t
 does not match the spec, bytes that are not an Example).
 """
 
+import math
+
 import numpy as np
 
 from graphflow.framework import example_proto
@@ -61,8 +63,8 @@ def _example_features(serialized, example_class):
         raise _error(f"Could not parse example input, value: {shown!r}") from None
 
 
-def _dense_value(feature_map, key, kind, dtype, shape, required, default, index):
-    """One dense feature of one Example: an array of `shape` ([None, ...] for a sequence)."""
+def _dense_values(feature_map, key, kind, dtype, shape, inner, required, index):
+    """The values of one dense feature of one Example, flat (None when missing and optional)."""
     type_name = _TYPE_NAME[kind]
     if key not in feature_map:
         if required:
@@ -70,17 +72,36 @@ def _dense_value(feature_map, key, kind, dtype, shape, required, default, index)
                          "but could not be found.")
         return None
     values = _values(feature_map[key], kind, dtype, key, index)
-    inner = int(np.prod(shape[1:])) if shape and shape[0] is None else int(np.prod(shape))
     if shape and shape[0] is None:
         if inner == 0 or values.size % inner:
             raise _error(f"Name: <unknown>, Key: {key}, Index: {index}.  Number of {type_name} "
                          f"values is not a multiple of stride length. Saw {values.size} values "
                          f"but output shape is: {shape}")
-        return values.reshape([-1] + shape[1:])
-    if values.size != inner:
+    elif values.size != inner:
         raise _error(f"Name: <unknown>, Key: {key}, Index: {index}.  Number of {type_name} "
                      f"values != expected.  Values size: {values.size} but output shape: {shape}")
-    return values.reshape(shape)
+    return values
+
+
+def _dense(maps, key, kind, dtype, shape, required, default):
+    """One dense feature of every Example: [batch] + shape (a sequence padded with `default`)."""
+    sequence = bool(shape) and shape[0] is None
+    inner = math.prod(shape[1:] if sequence else shape)
+    parts = [_dense_values(m, key, kind, dtype, shape, inner, required, i)
+             for i, m in enumerate(maps)]
+    default = np.asarray(default, dtype=dtype).reshape(-1)
+    if not sequence:
+        flat = np.empty((len(parts), inner), dtype=dtype)
+        for i, part in enumerate(parts):
+            flat[i] = default if part is None else part
+        return flat.reshape([len(parts)] + shape)
+    length = max((p.size // inner for p in parts if p is not None), default=0)
+    flat = np.empty((len(parts), length * inner), dtype=dtype)
+    flat[...] = default[0] if dtype.kind != "O" else np.full(flat.shape, default[0], dtype=object)
+    for i, part in enumerate(parts):
+        if part is not None:
+            flat[i, :part.size] = part
+    return flat.reshape([len(parts), length] + shape[1:])
 
 
 def _parse(spec, serialized_items, defaults, batched):
@@ -107,20 +128,7 @@ def _parse(spec, serialized_items, defaults, batched):
         sparse_out[2].append(np.array(dense_shape, np.int64))
     dense_out = []
     for (key, kind, dtype, shape, required), default in zip(spec.dense, defaults):
-        parts = [_dense_value(m, key, kind, dtype, shape, required, default, i)
-                 for i, m in enumerate(maps)]
-        sequence = bool(shape) and shape[0] is None
-        if sequence:
-            length = max((p.shape[0] for p in parts if p is not None), default=0)
-            full = [length] + shape[1:]
-        else:
-            full = shape
-        out = np.empty([len(parts)] + full, dtype=dtype)
-        for i, part in enumerate(parts):
-            if part is None or sequence:
-                out[i, ...] = np.broadcast_to(np.asarray(default, dtype=dtype), full)
-            if part is not None:
-                out[(i,) + tuple(slice(0, d) for d in part.shape) + (Ellipsis,)] = part
+        out = _dense(maps, key, kind, dtype, shape, required, default)
         dense_out.append(out if batched else out[0, ...])
     outputs = sparse_out[0] + sparse_out[1] + sparse_out[2] + dense_out
     return outputs[0] if len(outputs) == 1 else tuple(outputs)  # one output: the array itself
