@@ -24,6 +24,7 @@ _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 _MASK_DELTA = 0xA282EAD8
 _CHUNK = 1 << 22  # compressed streams are read at most this many bytes at a time
+_BLOCK = 1 << 20  # records are cut from blocks of at least this many bytes
 
 
 # ------------------------------------------------------------------ CRC-32C
@@ -59,16 +60,20 @@ CRC32C_IMPLEMENTATION = ("google-crc32c" if _google_crc32c is not None
                          and _google_crc32c.implementation == "c" else "python")
 
 
+if CRC32C_IMPLEMENTATION == "google-crc32c":
+    _crc32c_bytes = _google_crc32c.value
+else:
+    _crc32c_bytes = _crc32c_python
+
+
 def crc32c(data):
     """The CRC-32C (Castagnoli) of `data` (bytes-like), as an int."""
-    if CRC32C_IMPLEMENTATION == "google-crc32c":
-        return _google_crc32c.value(bytes(data) if not isinstance(data, bytes) else data)
-    return _crc32c_python(data)
+    return _crc32c_bytes(data if isinstance(data, bytes) else bytes(data))
 
 
 def masked_crc32c(data):
     """TFRecord's masked CRC: rotate the CRC-32C right by 15 bits and add a constant."""
-    crc = crc32c(data)
+    crc = _crc32c_bytes(data if isinstance(data, bytes) else bytes(data))
     return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
 
 
@@ -196,11 +201,12 @@ class _RawSource:
 
     def __init__(self, f):
         self._f = f
-        self._size = os.fstat(f.fileno()).st_size
+        self._remaining = os.fstat(f.fileno()).st_size
 
     def read(self, n):
-        remaining = self._size - self._f.tell()
-        return self._f.read(max(0, min(n, remaining)))
+        data = self._f.read(n if n <= self._remaining else max(0, self._remaining))
+        self._remaining -= len(data)
+        return data
 
 
 class _InflateSource:
@@ -238,34 +244,59 @@ def _open_source(path, compression):
     return f, (_InflateSource(f, compression, path) if compression else _RawSource(f))
 
 
+class _Blocks:
+    """Bytes of a source served from blocks of about _BLOCK bytes (few reads for small records)."""
+
+    def __init__(self, source):
+        self._source = source
+        self.buf, self.pos = b"", 0
+
+    def fill(self, n):
+        """Make n bytes available from `pos` if the source has them; True when it did."""
+        avail = len(self.buf) - self.pos
+        if avail >= n:
+            return True
+        parts = [self.buf[self.pos:]]
+        while avail < n:
+            chunk = self._source.read(max(n - avail, _BLOCK))
+            if not chunk:
+                break
+            parts.append(chunk)
+            avail += len(chunk)
+        self.buf, self.pos = b"".join(parts), 0
+        return avail >= n
+
+
 def read_records(path, compression_type=None):
     """Yield the records of the TFRecord file `path` (bytes each), checking every length and CRC."""
     path = os.fsdecode(path)
     compression = compression_name(compression_type)
     f, source = _open_source(path, compression)
-    offset = 0
+    blocks, offset = _Blocks(source), 0
     with f:
         while True:
-            header = source.read(12)
-            if not header:
-                return
-            if len(header) < 12:
+            if not blocks.fill(12):
+                left = len(blocks.buf) - blocks.pos
+                if left == 0:
+                    return
                 raise DataLossError(None, None, f"{path}: truncated record at {offset} (the "
-                                    f"file ends {len(header)} bytes into the record's header)")
-            length, length_crc = _U64.unpack_from(header)[0], _U32.unpack_from(header, 8)[0]
-            if masked_crc32c(header[:8]) != length_crc:
+                                    f"file ends {left} bytes into the record's header)")
+            buf, pos = blocks.buf, blocks.pos
+            length, length_crc = _U64.unpack_from(buf, pos)[0], _U32.unpack_from(buf, pos + 8)[0]
+            if masked_crc32c(buf[pos:pos + 8]) != length_crc:
                 raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the "
                                     "length's CRC does not match)")
-            body = source.read(length + 4) if length < 1 << 62 else b""
-            if len(body) < length + 4:
+            if length >= 1 << 62 or not blocks.fill(length + 16):
                 raise DataLossError(None, None, f"{path}: truncated record at {offset} (a "
                                     f"record of {length} bytes, but the file ends before it does)")
-            data = body[:length]
-            if masked_crc32c(data) != _U32.unpack_from(body, length)[0]:
+            buf, start = blocks.buf, blocks.pos + 12
+            data = buf[start:start + length]
+            if masked_crc32c(data) != _U32.unpack_from(buf, start + length)[0]:
                 raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the "
                                     "data's CRC does not match)")
+            blocks.pos = start + length + 4
+            offset += length + 16
             yield data
-            offset += 12 + length + 4
 
 
 def tf_record_iterator(path, options=None):
