@@ -4,9 +4,9 @@
 yields each record of each file as a scalar string, files in order; with `num_parallel_reads=k`
 it reads k files at a time and takes one record from each in turn (a file that ends hands its turn
 to the next file; the order can differ from TF's parallel interleave once files end). `filenames`
-is a string, a list of strings, or a string Tensor (scalar or vector, read when the pipeline
-starts). Records are checked as `tf1/tfrecord.py` describes: a corrupt or truncated file raises
-`tf.errors.DataLossError` from `get_next`.
+is a string, a list of strings, a string Tensor (scalar or vector, read when the pipeline starts)
+or a Dataset of scalar strings. Records are checked as `tf1/tfrecord.py` describes: a corrupt or
+truncated file raises `tf.errors.DataLossError` from `get_next`.
 """
 
 import numpy as np
@@ -22,9 +22,12 @@ from graphflow.tf1.data.nest import ComponentSpec
 
 def _filenames(filenames):
     if isinstance(filenames, Dataset):
-        raise TypeError("TFRecordDataset: a Dataset of filenames is not supported here; pass the "
-                        "filenames as a string, a list of strings or a string tensor (or use "
-                        "filenames_dataset.flat_map(tf.data.TFRecordDataset))")
+        spec = filenames.element_spec
+        if not isinstance(spec, ComponentSpec) or spec.dtype != dtypes.string or \
+                spec.shape.ndims not in (None, 0):
+            raise TypeError(f"TFRecordDataset: a Dataset of filenames must have scalar string "
+                            f"elements, got {filenames!r}")
+        return filenames
     if isinstance(filenames, Tensor) or core_ops._contains_tensor(filenames):
         tensor = core_ops.convert_to_tensor(filenames, dtype=dtypes.string)
         if tensor.shape.ndims not in (None, 0, 1):
@@ -60,12 +63,24 @@ class TFRecordDataset(Dataset):
         if self._cycle < 1:
             raise ValueError(f"TFRecordDataset: num_parallel_reads must be >= 1, got "
                              f"{num_parallel_reads}")
+        from_dataset = isinstance(self._filenames, Dataset)
         super().__init__(ComponentSpec(dtypes.string, TensorShape([])),
+                         inputs=[self._filenames] if from_dataset else (),
                          captures=[self._filenames] if isinstance(self._filenames, Tensor) else ())
 
+    def _names(self, ctx):
+        if isinstance(self._filenames, Dataset):
+            upstream = self._filenames._iterate(ctx)
+            try:
+                for (name,) in upstream:
+                    yield np.asarray(name, dtype=object)[()]
+            finally:
+                upstream.close()
+            return
+        yield from np.asarray(ctx.value(self._filenames), dtype=object).reshape(-1)
+
     def _iterate(self, ctx):
-        names = list(np.asarray(ctx.value(self._filenames), dtype=object).reshape(-1))
-        pending = iter(names)
+        pending = self._names(ctx)
         active = []
         while True:
             while len(active) < self._cycle:

@@ -123,3 +123,14 @@ def test_tf1_style_pipeline_trains_a_model(tmp_path):
     assert len(losses) == 100  # 200 examples x 10 epochs / 20
     assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:5])
     assert acc > 0.95
+
+
+def test_filenames_from_a_dataset_and_through_interleave(tmp_path, elements):
+    a = _write(tmp_path / "a", [b"a0", b"a1"])
+    b = _write(tmp_path / "b", [b"b0"])
+    names = tf.data.Dataset.from_tensor_slices(np.array([a, b]))
+    assert elements(tf.data.TFRecordDataset(names)) == [b"a0", b"a1", b"b0"]
+    assert elements(names.interleave(tf.data.TFRecordDataset, cycle_length=2)) == [
+        b"a0", b"b0", b"a1"]
+    with pytest.raises(TypeError, match="scalar string"):
+        tf.data.TFRecordDataset(tf.data.Dataset.range(3))
