@@ -90,6 +90,9 @@ def _split_features(features):
                 default = default.reshape(dims)
             dense.append((key, dtype, dims, default is None, default))
         elif isinstance(spec, FixedLenSequenceFeature):
+            if not spec.allow_missing:
+                raise ValueError("Unsupported: FixedLenSequenceFeature requires allow_missing to "
+                                 "be True.")
             dtype, dims = _example_dtype(spec.dtype, key), _fully_defined(spec.shape, key)
             default = np.zeros((), dtype.as_numpy_dtype) if dtype != dtypes.string else b""
             if spec.default_value is not None:

@@ -30,10 +30,15 @@ def test_static_shapes_and_dtypes():
 
 
 def test_required_feature_missing_is_tf1s_error():
-    d = tf.parse_single_example(_example(y=[1.0]), {"x": tf.FixedLenFeature([], tf.float32)})
+    """TF1's words: parse_single_example's without the example's name, parse_example's with it."""
+    spec = {"x": tf.FixedLenFeature([], tf.float32)}
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"Feature: x \(data type: float\) is required but could not be found"):
-        _run(d)
+                       match=r"^Feature: x \(data type: float\) is required but could not "
+                             r"be found\.$"):
+        _run(tf.parse_single_example(_example(y=[1.0]), spec))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Name: <unknown>, Feature: x \(data type: float\) is required"):
+        _run(tf.parse_example(_b(_example(y=[1.0])), spec))
 
 
 def test_type_mismatch_is_an_error():
@@ -73,9 +78,17 @@ def test_empty_feature_counts_as_no_values():
     assert got["t"].values.shape == (0,) and list(got["t"].dense_shape) == [1, 0]
 
 
-def test_sequence_feature_not_allowed_missing():
-    d = tf.parse_example(_b(_example()), {"q": tf.FixedLenSequenceFeature([], tf.float32)})
-    with pytest.raises(tf.errors.InvalidArgumentError, match="Feature: q .* is required"):
+def test_sequence_feature_must_allow_missing():
+    with pytest.raises(ValueError, match="requires allow_missing to be True"):
+        tf.parse_example(_b(_example()), {"q": tf.FixedLenSequenceFeature([], tf.float32)})
+
+
+def test_sequence_feature_size_must_be_a_multiple_of_the_item():
+    d = tf.parse_example(_b(_example(s=[1.0, 2.0, 3.0])),
+                         {"s": tf.FixedLenSequenceFeature([2], tf.float32, allow_missing=True)})
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Key: s, Index: 0.  Number of float "
+                       r"values is not a multiple of stride length. Saw 3 values but output shape "
+                       r"is: \[\?,2\]"):
         _run(d)
 
 
@@ -120,9 +133,10 @@ def test_sparse_tensor_from_a_dataset_map_names_the_way_out():
 
 
 def test_decode_raw_errors():
-    with pytest.raises(tf.errors.InvalidArgumentError, match="length 5 that is not a multiple of 4"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="length 5 that is not a multiple of 4, the size of float"):
         _run(tf.decode_raw(_b(b"12345"), tf.float32))
-    with pytest.raises(tf.errors.InvalidArgumentError, match="same size.*element 1 has size 8 != 4"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same size, but element 1 has size 4 != 8"):
         _run(tf.decode_raw(_b(b"1234", b"12345678"), tf.int32))
     with pytest.raises(TypeError, match="out_type"):
         tf.decode_raw(_b(b"12"), tf.string)

@@ -19,6 +19,14 @@ _KIND = {np.dtype(np.float32): "float_list", np.dtype(np.int64): "int64_list",
 _TYPE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
 
 
+_TF_TYPE_NAMES = {"float16": "half", "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def _shape_text(shape):
+    """A shape as TF's messages write it: [?,2]."""
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
 def _error(message):
     return InvalidArgumentError(None, None, message)
 
@@ -63,31 +71,33 @@ def _example_features(serialized, example_class):
         raise _error(f"Could not parse example input, value: {shown!r}") from None
 
 
-def _dense_values(feature_map, key, kind, dtype, shape, inner, required, index):
+def _dense_values(feature_map, key, kind, dtype, shape, inner, required, index, batched):
     """The values of one dense feature of one Example, flat (None when missing and optional)."""
     type_name = _TYPE_NAME[kind]
     if key not in feature_map:
         if required:
-            raise _error(f"Name: <unknown>, Feature: {key} (data type: {type_name}) is required "
-                         "but could not be found.")
+            name = "Name: <unknown>, " if batched else ""
+            raise _error(f"{name}Feature: {key} (data type: {type_name}) is required but could "
+                         "not be found.")
         return None
     values = _values(feature_map[key], kind, dtype, key, index)
     if shape and shape[0] is None:
         if inner == 0 or values.size % inner:
             raise _error(f"Name: <unknown>, Key: {key}, Index: {index}.  Number of {type_name} "
                          f"values is not a multiple of stride length. Saw {values.size} values "
-                         f"but output shape is: {shape}")
+                         f"but output shape is: {_shape_text(shape)}")
     elif values.size != inner:
         raise _error(f"Name: <unknown>, Key: {key}, Index: {index}.  Number of {type_name} "
-                     f"values != expected.  Values size: {values.size} but output shape: {shape}")
+                     f"values != expected.  Values size: {values.size} but output shape: "
+                     f"{_shape_text(shape)}")
     return values
 
 
-def _dense(maps, key, kind, dtype, shape, required, default):
+def _dense(maps, key, kind, dtype, shape, required, default, batched):
     """One dense feature of every Example: [batch] + shape (a sequence padded with `default`)."""
     sequence = bool(shape) and shape[0] is None
     inner = math.prod(shape[1:] if sequence else shape)
-    parts = [_dense_values(m, key, kind, dtype, shape, inner, required, i)
+    parts = [_dense_values(m, key, kind, dtype, shape, inner, required, i, batched)
              for i, m in enumerate(maps)]
     default = np.asarray(default, dtype=dtype).reshape(-1)
     if not sequence:
@@ -128,7 +138,7 @@ def _parse(spec, serialized_items, defaults, batched):
         sparse_out[2].append(np.array(dense_shape, np.int64))
     dense_out = []
     for (key, kind, dtype, shape, required), default in zip(spec.dense, defaults):
-        out = _dense(maps, key, kind, dtype, shape, required, default)
+        out = _dense(maps, key, kind, dtype, shape, required, default, batched)
         dense_out.append(out if batched else out[0, ...])
     outputs = sparse_out[0] + sparse_out[1] + sparse_out[2] + dense_out
     return outputs[0] if len(outputs) == 1 else tuple(outputs)  # one output: the array itself
@@ -156,6 +166,8 @@ def _decode_raw(node):
     if dtype.itemsize > 1:
         dtype = dtype.newbyteorder("<" if node.attrs["little_endian"] else ">")
 
+    type_name = _TF_TYPE_NAMES.get(dtype.name, dtype.name)
+
     def decode(data):
         data = np.asarray(data, dtype=object)
         flat = data.reshape(-1)
@@ -164,11 +176,11 @@ def _decode_raw(node):
         size = len(flat[0])
         if size % dtype.itemsize:
             raise _error(f"Input to DecodeRaw has length {size} that is not a multiple of "
-                         f"{dtype.itemsize}, the size of {dtype.name}")
+                         f"{dtype.itemsize}, the size of {type_name}")
         for i, item in enumerate(flat):
             if len(item) != size:
                 raise _error(f"DecodeRaw requires input strings to all be the same size, but "
-                             f"element {i} has size {len(item)} != {size}")
+                             f"element {i} has size {size} != {len(item)}")
         joined = b"".join(flat)
         out = np.frombuffer(joined, dtype=dtype).astype(dtype.newbyteorder("="))
         return out.reshape(data.shape + (size // dtype.itemsize,))
