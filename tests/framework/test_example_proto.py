@@ -48,3 +48,11 @@ def test_sequence_example_round_trip():
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError):
         e.NotAMessage  # noqa: B018
+
+
+def test_missing_protobuf_names_the_extra(monkeypatch):
+    import sys
+    monkeypatch.setattr(e, "_classes", {})
+    monkeypatch.setitem(sys.modules, "google.protobuf", None)
+    with pytest.raises(ImportError, match=r"graphflow\[records\]"):
+        e.message_class("Example")

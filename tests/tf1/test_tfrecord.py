@@ -161,3 +161,12 @@ def test_flush_makes_records_readable_before_close(tmp_path):
             assert zlib.decompressobj(31).decompress(open(path, "rb").read())[12:15] == b"one"
         writer.close()
         assert os.path.getsize(path) > 0
+
+
+def test_reading_with_the_python_crc_fallback(tmp_path, monkeypatch):
+    path = _write(tmp_path / "r.tfrecord")
+    monkeypatch.setattr(tfrecord, "_crc32c_bytes", tfrecord._crc32c_python)
+    assert list(tf.python_io.tf_record_iterator(path)) == RECORDS
+    _corrupt(path, _second_record_offset() + 12)
+    with pytest.raises(tf.errors.DataLossError, match="data's CRC"):
+        list(tf.python_io.tf_record_iterator(path))
