@@ -126,12 +126,6 @@ def test_serialized_rank_is_checked():
         tf.parse_single_example(tf.placeholder(tf.string, [2]), {"x": tf.VarLenFeature(tf.int64)})
 
 
-def test_sparse_tensor_from_a_dataset_map_names_the_way_out():
-    ds = tf.data.Dataset.from_tensor_slices(_b(_example(x=[1.0])))
-    with pytest.raises(TypeError, match="SparseTensor.*tf.sparse.to_dense"):
-        ds.map(lambda s: tf.parse_single_example(s, {"x": tf.VarLenFeature(tf.float32)}))
-
-
 def test_decode_raw_errors():
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match="length 5 that is not a multiple of 4, the size of float"):

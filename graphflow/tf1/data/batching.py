@@ -23,6 +23,11 @@ def _batched_spec(spec, batch_size, drop_remainder, shape=None):
 
 class _Batcher(Dataset):
     def __init__(self, input_dataset, batch_size, drop_remainder, spec):
+        if nest.has_sparse(input_dataset.element_spec):
+            raise TypeError("batching elements that hold a SparseTensor is not implemented in "
+                            "graphflow: batch the serialized records first and parse the batch "
+                            "with tf.parse_example (dataset.batch(n).map(lambda s: "
+                            "tf.parse_example(s, features))), or make it dense in the map function")
         self._batch_size = batch_size
         self._drop_remainder = bool(drop_remainder)
         super().__init__(spec, inputs=[input_dataset], captures=[batch_size])

@@ -16,7 +16,6 @@ import numpy as np
 from graphflow.engine.session import Session
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Graph, Tensor, name_scope
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.ops.core_ops import convert_to_tensor, placeholder
 from graphflow.tf1.data import nest
 
@@ -39,7 +38,7 @@ class TracedFunction:
         with self.graph.as_default(), name_scope(what):
             self.placeholders = [placeholder(spec.dtype, spec.shape, name=f"arg{i}")
                                  for i, spec in enumerate(specs)]
-            args = nest.pack_as(element_spec, self.placeholders)
+            args = nest.to_sparse(nest.pack_as(element_spec, self.placeholders))
             try:
                 self.result = call_with_element(fn, args)
             except ValueError as exc:
@@ -69,17 +68,6 @@ def _string_scalar(data):
     return out
 
 
-def _component_tensor(value, what):
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, SparseTensor):
-        raise TypeError(f"{what}: the function returned a SparseTensor (a tf.VarLenFeature?), and "
-                        "graphflow's tf.data elements hold dense tensors only: convert it inside "
-                        "the function (tf.sparse.to_dense), or batch the serialized records and "
-                        "call tf.parse_example on the iterator's output")
-    return convert_to_tensor(value)
-
-
 class ElementFunction:
     """A function from one element to one element (`map`) or to a scalar bool (`filter`)."""
 
@@ -88,8 +76,10 @@ class ElementFunction:
         result = traced.result
         if isinstance(result, list):  # TF1 also reads a returned list as a tuple
             result = tuple(result)
+        result = nest.from_sparse(result)
         with traced.graph.as_default():
-            result = nest.map_structure(lambda t: _component_tensor(t, what), result)
+            result = nest.map_structure(
+                lambda t: t if isinstance(t, Tensor) else convert_to_tensor(t), result)
         self.output_structure = result
         flat = nest.flatten(result)
         self.output_spec = nest.pack_as(result, [nest.ComponentSpec(t.dtype, t.shape)

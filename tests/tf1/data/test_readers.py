@@ -134,3 +134,47 @@ def test_filenames_from_a_dataset_and_through_interleave(tmp_path, elements):
         b"a0", b"b0", b"a1"]
     with pytest.raises(TypeError, match="scalar string"):
         tf.data.TFRecordDataset(tf.data.Dataset.range(3))
+
+
+def _tagged_file(tmp_path):
+    path = str(tmp_path / "tags.tfrecord")
+    with tf.python_io.TFRecordWriter(path) as w:
+        for i in range(4):
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "tags": tf.train.Feature(int64_list=tf.train.Int64List(value=list(range(i)))),
+                "y": tf.train.Feature(float_list=tf.train.FloatList(value=[i]))}))
+                .SerializeToString())
+    return path
+
+
+def test_var_len_features_through_map(tmp_path):
+    """A VarLenFeature parsed in map comes out of get_next as a SparseTensor."""
+    features = {"tags": tf.VarLenFeature(tf.int64), "y": tf.FixedLenFeature([], tf.float32)}
+    ds = tf.data.TFRecordDataset(_tagged_file(tmp_path)).map(
+        lambda s: tf.parse_single_example(s, features))
+    ds = ds.map(lambda d: (tf.sparse.to_dense(d["tags"]), d["tags"], d["y"]))
+    dense, sparse, y = ds.make_one_shot_iterator().get_next()
+    assert isinstance(sparse, tf.SparseTensor)
+    with tf.Session() as sess:
+        got = [sess.run([dense, sparse, y]) for _ in range(4)]
+    assert [list(g[0]) for g in got] == [[], [0], [0, 1], [0, 1, 2]]
+    assert [list(g[1].dense_shape) for g in got] == [[0], [1], [2], [3]]
+    assert [float(g[2]) for g in got] == [0, 1, 2, 3]
+
+
+def test_batch_then_parse_example_with_var_len_features(tmp_path):
+    features = {"tags": tf.VarLenFeature(tf.int64)}
+    ds = tf.data.TFRecordDataset(_tagged_file(tmp_path)).batch(3).map(
+        lambda s: tf.parse_example(s, features)["tags"])
+    tags = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        first, second = sess.run(tags), sess.run(tags)
+    assert first.indices.tolist() == [[1, 0], [2, 0], [2, 1]]
+    assert list(first.dense_shape) == [3, 2] and list(second.values) == [0, 1, 2]
+
+
+def test_batching_sparse_elements_names_the_way_out(tmp_path):
+    ds = tf.data.TFRecordDataset(_tagged_file(tmp_path)).map(
+        lambda s: tf.parse_single_example(s, {"tags": tf.VarLenFeature(tf.int64)}))
+    with pytest.raises(TypeError, match="SparseTensor.*tf.parse_example"):
+        ds.batch(2)
