@@ -170,3 +170,8 @@ def test_reading_with_the_python_crc_fallback(tmp_path, monkeypatch):
     _corrupt(path, _second_record_offset() + 12)
     with pytest.raises(tf.errors.DataLossError, match="data's CRC"):
         list(tf.python_io.tf_record_iterator(path))
+
+
+def test_queue_based_readers_point_to_tfrecord_dataset():
+    with pytest.raises(AttributeError, match="tf.data.TFRecordDataset"):
+        tf.TFRecordReader  # noqa: B018
