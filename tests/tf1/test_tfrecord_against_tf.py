@@ -1,7 +1,7 @@
 """TFRecord files and Examples cross TensorFlow and graphflow: TensorFlow reads and parses the files
 graphflow writes, graphflow reads and parses the files TensorFlow writes, and both get the same
-values (plain, GZIP and ZLIB files; FixedLenFeature with defaults, VarLenFeature,
-FixedLenSequenceFeature, decode_raw). Skips without TensorFlow (set GRAPHFLOW_TF_PYTHON)."""
+values (plain, GZIP and ZLIB files; FixedLenFeature with defaults, VarLenFeature (also batched by
+tf.data), FixedLenSequenceFeature, decode_raw). Skips without TensorFlow (set GRAPHFLOW_TF_PYTHON)."""
 
 import numpy as np
 import pytest
@@ -48,18 +48,22 @@ def read_examples(tf, np, path, compression):
 
     dataset = tf.data.TFRecordDataset(path, compression_type=compression).map(parse).batch(10)
     batch = dataset.make_one_shot_iterator().get_next()
+    sparse = tf.data.TFRecordDataset(path, compression_type=compression).map(
+        lambda s: tf.parse_single_example(s, {"v": tf.VarLenFeature(tf.int64)})["v"]).batch(3)
+    sparse_batch = sparse.make_one_shot_iterator().get_next()
     options = tf.python_io.TFRecordOptions(compression) if compression else None
     records = list(tf.python_io.tf_record_iterator(path, options))
     parsed = tf.parse_example(tf.constant(records), dict(dense, v=tf.VarLenFeature(tf.int64), w=(
         tf.FixedLenSequenceFeature([2], tf.float32, allow_missing=True, default_value=7.0))))
     with tf.Session() as sess:
-        got, whole = sess.run([batch, parsed])
+        got, whole, var_len = sess.run([batch, parsed, sparse_batch])
     out = {"ds_" + k: v for k, v in got.items() if k != "s"}
     out.update({"pe_" + k: v for k, v in whole.items() if k not in ("s", "raw", "v")})
     out.update(ds_s=encoded(got["s"]), pe_s=encoded(whole["s"]), pe_raw=encoded(whole["raw"]),
                records=encoded(records),
                v_indices=whole["v"].indices, v_values=whole["v"].values,
-               v_shape=whole["v"].dense_shape)
+               v_shape=whole["v"].dense_shape, ds_v_indices=var_len.indices,
+               ds_v_values=var_len.values, ds_v_shape=var_len.dense_shape)
     return out
 
 

@@ -82,6 +82,29 @@ def _replace(structure, leaf):
     return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
 
 
+def map_components(structure, fn):
+    """`structure` with `fn` applied to each component, a SparseParts counting as one."""
+    return _replace(structure, fn)
+
+
+def sparse_starts(structure):
+    """The flat positions (in `flatten` order) where each SparseParts' three components start."""
+    starts, count = [], 0
+    stack = [structure]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x[k] for k in reversed(sorted(x)))
+        elif isinstance(x, SparseParts):
+            starts.append(count)
+            count += 3
+        elif isinstance(x, tuple):
+            stack.extend(reversed(x))
+        else:
+            count += 1
+    return starts
+
+
 def from_sparse(structure):
     """`structure` with each SparseTensor replaced by its SparseParts."""
     return _replace(structure, lambda x: SparseParts(x.indices, x.values, x.dense_shape)

@@ -173,8 +173,22 @@ def test_batch_then_parse_example_with_var_len_features(tmp_path):
     assert list(first.dense_shape) == [3, 2] and list(second.values) == [0, 1, 2]
 
 
-def test_batching_sparse_elements_names_the_way_out(tmp_path):
-    ds = tf.data.TFRecordDataset(_tagged_file(tmp_path)).map(
-        lambda s: tf.parse_single_example(s, {"tags": tf.VarLenFeature(tf.int64)}))
-    with pytest.raises(TypeError, match="SparseTensor.*tf.parse_example"):
-        ds.batch(2)
+def test_batching_sparse_elements_matches_parse_example(tmp_path):
+    """map(parse_single_example).batch(n) gives parse_example's SparseTensor for the same batch."""
+    features = {"tags": tf.VarLenFeature(tf.int64), "y": tf.FixedLenFeature([], tf.float32)}
+    path = _tagged_file(tmp_path)
+    ds = tf.data.TFRecordDataset(path).map(lambda s: tf.parse_single_example(s, features))
+    batched = ds.batch(3).make_one_shot_iterator().get_next()
+    assert batched["tags"].indices.shape.as_list() == [None, 2]
+    assert batched["tags"].dense_shape.shape.as_list() == [2]
+    reference = tf.parse_example(list(tf.python_io.tf_record_iterator(path)), features)
+    with tf.Session() as sess:
+        first, second = sess.run(batched), sess.run(batched)
+        want = sess.run(reference)
+    assert first["tags"].indices.tolist() == want["tags"].indices.tolist()[:3]
+    assert list(first["tags"].dense_shape) == [3, 2] and list(second["tags"].dense_shape) == [1, 3]
+    assert list(first["tags"].values) == [0, 0, 1] and list(second["tags"].values) == [0, 1, 2]
+    assert second["tags"].indices.tolist() == [[0, 0], [0, 1], [0, 2]]
+    assert list(first["y"]) == [0, 1, 2]
+    with pytest.raises(TypeError, match="SparseTensor cannot be padded"):
+        ds.padded_batch(2, padded_shapes={"tags": [None], "y": []})
