@@ -67,6 +67,10 @@ from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
 from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
+from graphflow.ops import parsing_ops as _parsing_ops
+from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
+                                       decode_raw, parse_example, parse_single_example)
+from graphflow.tf1 import tfrecord as _tfrecord
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
 from graphflow.tf1.namespace import not_implemented as _not_implemented
@@ -81,7 +85,10 @@ nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
 random = _Namespace("tf.random", ["graphflow.tf1.random"])
 _QUEUE_HINT = ("graphflow has no queue runners: build the input pipeline with tf.data "
                "(Dataset.from_tensor_slices(...).shuffle(...).batch(...))")
-train = _Namespace("tf.train", ["graphflow.tf1.train"], hints={
+_EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
+    "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
+    "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
+train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES, hints={
     n: _QUEUE_HINT for n in ("string_input_producer", "input_producer", "range_input_producer",
                              "slice_input_producer", "batch", "shuffle_batch", "batch_join",
                              "shuffle_batch_join", "start_queue_runners", "QueueRunner",
@@ -103,7 +110,10 @@ linalg = _Namespace("tf.linalg", ["graphflow.tf1.linalg"])
 graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
 io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
-    **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)}})
+    **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)},
+    **{n: getattr(_parsing_ops, n) for n in _parsing_ops.__all__},
+    **{n: getattr(_tfrecord, n) for n in _tfrecord.__all__}})
+python_io = _Namespace("tf.python_io", ["graphflow.tf1.tfrecord"])
 
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
@@ -247,8 +257,13 @@ from graphflow.ops.tensor_array_ops import TensorArray
 from graphflow.tf1.rnn import reverse_sequence
 
 
+_TOP_LEVEL_HINTS = {
+    n: "graphflow has no queue-based readers: read TFRecord files with tf.data.TFRecordDataset"
+    for n in ("TFRecordReader", "WholeFileReader", "TextLineReader", "FixedLengthRecordReader")}
+
+
 def __getattr__(name):
     """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
     if name.startswith("__"):
         raise AttributeError(name)
-    raise _not_implemented(f"tf.{name}")
+    raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))

@@ -43,6 +43,11 @@ class InternalError(OpError):
     """A bug in graphflow itself."""
 
 
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption: a TFRecord file whose length or data CRC does not
+    match, or that ends in the middle of a record."""
+
+
 class UninitializedVariableError(RuntimeError):
     """Raised by the variable-read kernel; the session turns it into FailedPreconditionError."""
 
@@ -61,5 +66,6 @@ class GraphFormatError(ValueError):
 
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "OutOfRangeError",
-           "UnimplementedError", "ResourceExhaustedError", "InternalError", "UninitializedVariableError",
+           "UnimplementedError", "ResourceExhaustedError", "InternalError", "DataLossError",
+           "UninitializedVariableError",
            "GraphFormatError"]

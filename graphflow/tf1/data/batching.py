@@ -3,11 +3,13 @@
 As TF1: the last batch may be smaller unless `drop_remainder=True` (then the batch dimension is
 static); `batch` needs every component to have one shape within a batch; `padded_batch` pads each
 component to `padded_shapes` (a `None`/-1 dimension pads to the longest in the batch) with
-`padding_values` (default 0).
+`padding_values` (default 0). `batch` stacks a SparseTensor component into one SparseTensor of
+rank + 1 (its dense shape the largest of each dimension), as TF1 does.
 """
 
 import numpy as np
 
+from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.tf1.data import nest
@@ -45,16 +47,50 @@ class _Batcher(Dataset):
             upstream.close()
 
 
+def _batched_sparse_spec(parts):
+    """A batch of SparseTensors is one SparseTensor of rank + 1 (TF1's `batch`)."""
+    dims = parts.dense_shape.shape.dims
+    rank = None if not dims or dims[0] is None else dims[0] + 1
+    return nest.SparseParts(ComponentSpec(dtypes.int64, TensorShape([None, rank])),
+                            ComponentSpec(parts.values.dtype, TensorShape([None])),
+                            ComponentSpec(dtypes.int64, TensorShape([rank])))
+
+
+def _batch_sparse(indices, values, shapes):
+    """Stack SparseTensor values (indices [n, r], values [n], dense_shape [r]) along a new first
+    dimension; the dense shape is the largest of each dimension."""
+    if len({len(s) for s in shapes}) != 1:
+        raise ValueError(f"Cannot batch SparseTensors of different ranks: dense shapes "
+                         f"{[list(s) for s in shapes]}")
+    rank = len(shapes[0])
+    rows = [np.concatenate([np.full((len(ix), 1), b, np.int64),
+                            np.asarray(ix, np.int64).reshape(len(ix), rank)], 1)
+            for b, ix in enumerate(indices)]
+    shape = np.concatenate([[len(shapes)], np.max(np.stack(shapes), axis=0)]).astype(np.int64)
+    return np.concatenate(rows), np.concatenate(values), shape
+
+
 class BatchDataset(_Batcher):
     def __init__(self, input_dataset, batch_size, drop_remainder=False):
         batch_size = scalar_arg(batch_size, "batch_size")
-        spec = nest.map_structure(lambda s: _batched_spec(s, batch_size, drop_remainder),
-                                  input_dataset.element_spec)
+        spec = nest.map_components(
+            input_dataset.element_spec,
+            lambda s: _batched_sparse_spec(s) if isinstance(s, nest.SparseParts)
+            else _batched_spec(s, batch_size, drop_remainder))
+        self._sparse = set(nest.sparse_starts(input_dataset.element_spec))
         super().__init__(input_dataset, batch_size, drop_remainder, spec)
 
     def _stack(self, batch):
-        out = []
-        for index, parts in enumerate(zip(*batch)):
+        out, skip = [], 0
+        columns = list(zip(*batch))
+        for index, parts in enumerate(columns):
+            if skip:
+                skip -= 1
+                continue
+            if index in self._sparse:
+                out.extend(_batch_sparse(parts, columns[index + 1], columns[index + 2]))
+                skip = 2
+                continue
             first = parts[0].shape
             for position, part in enumerate(parts):
                 if part.shape != first:
@@ -71,6 +107,9 @@ class PaddedBatchDataset(_Batcher):
                  drop_remainder=False):
         batch_size = scalar_arg(batch_size, "batch_size")
         element_spec = input_dataset.element_spec
+        if nest.has_sparse(element_spec):
+            raise TypeError("padded_batch: elements holding a SparseTensor cannot be padded; use "
+                            "batch (which stacks SparseTensors) or make them dense first")
         specs = nest.flatten(element_spec)
         if padded_shapes is None:
             shapes = [s.shape for s in specs]

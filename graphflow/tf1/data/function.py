@@ -11,7 +11,10 @@ Limits: the function cannot use tensors of the outer graph (build them inside th
 pass numpy values), and it cannot create or read variables.
 """
 
+import numpy as np
+
 from graphflow.engine.session import Session
+from graphflow.framework import dtypes
 from graphflow.framework.graph import Graph, Tensor, name_scope
 from graphflow.ops.core_ops import convert_to_tensor, placeholder
 from graphflow.tf1.data import nest
@@ -35,7 +38,7 @@ class TracedFunction:
         with self.graph.as_default(), name_scope(what):
             self.placeholders = [placeholder(spec.dtype, spec.shape, name=f"arg{i}")
                                  for i, spec in enumerate(specs)]
-            args = nest.pack_as(element_spec, self.placeholders)
+            args = nest.to_sparse(nest.pack_as(element_spec, self.placeholders))
             try:
                 self.result = call_with_element(fn, args)
             except ValueError as exc:
@@ -52,7 +55,17 @@ class TracedFunction:
         if not tensors:
             return lambda values: []
         call = self.session.make_callable(tensors, self.placeholders)
-        return lambda values: call(*values)
+        if not any(t.dtype == dtypes.string and t.shape.ndims in (None, 0) for t in tensors):
+            return lambda values: call(*values)
+        # a session hands a scalar string out as bytes; inside a pipeline it stays an array
+        return lambda values: [_string_scalar(v) if isinstance(v, bytes) else v
+                               for v in call(*values)]
+
+
+def _string_scalar(data):
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
 
 
 class ElementFunction:
@@ -63,6 +76,7 @@ class ElementFunction:
         result = traced.result
         if isinstance(result, list):  # TF1 also reads a returned list as a tuple
             result = tuple(result)
+        result = nest.from_sparse(result)
         with traced.graph.as_default():
             result = nest.map_structure(
                 lambda t: t if isinstance(t, Tensor) else convert_to_tensor(t), result)

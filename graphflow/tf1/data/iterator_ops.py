@@ -106,7 +106,7 @@ class Iterator:
                  "output_shapes": [s.shape.dims for s in specs],
                  "one_shot": self._one_shot}
         op = make_op("IteratorGetNext", (), attrs, name=name or "IteratorGetNext")
-        return nest.pack_as(self._element_spec, op.outputs)
+        return nest.to_sparse(nest.pack_as(self._element_spec, op.outputs))
 
     def __repr__(self):
         return f"<Iterator '{self._name}' types: {self.output_types}>"

@@ -3,10 +3,15 @@
 As in TF1's `nest`: tuples (and namedtuples) and dicts are structure, dicts flatten in sorted key
 order, and everything else (arrays, Tensors, numbers, *lists*) is one component. `flatten` and
 `pack_as` convert between a structure and the flat list of its components that the iterator ops
-carry.
+carry. A SparseTensor in an element (a map function parsing a `tf.VarLenFeature`) travels as
+`SparseParts`, its three dense parts; the user sees a SparseTensor again in map functions and from
+`get_next` (`from_sparse`, `to_sparse`).
 """
 
+import collections
+
 from graphflow.framework import nest
+from graphflow.framework.sparse_tensor import SparseTensor
 
 _COMPONENT_SEQUENCES = (tuple,)  # a list is one component, as in TF1's tf.data
 
@@ -62,3 +67,56 @@ class ComponentSpec:
 
     def __repr__(self):
         return f"ComponentSpec({self.dtype.name}, {self.shape})"
+
+
+class SparseParts(collections.namedtuple("SparseParts", ["indices", "values", "dense_shape"])):
+    """A SparseTensor component of an element, carried as its three dense parts."""
+
+
+def _replace(structure, leaf):
+    if isinstance(structure, dict):
+        return type(structure)((k, _replace(v, leaf)) for k, v in structure.items())
+    if isinstance(structure, SparseParts) or not isinstance(structure, tuple):
+        return leaf(structure)
+    items = [_replace(v, leaf) for v in structure]
+    return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+
+
+def map_components(structure, fn):
+    """`structure` with `fn` applied to each component, a SparseParts counting as one."""
+    return _replace(structure, fn)
+
+
+def sparse_starts(structure):
+    """The flat positions (in `flatten` order) where each SparseParts' three components start."""
+    starts, count = [], 0
+    stack = [structure]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x[k] for k in reversed(sorted(x)))
+        elif isinstance(x, SparseParts):
+            starts.append(count)
+            count += 3
+        elif isinstance(x, tuple):
+            stack.extend(reversed(x))
+        else:
+            count += 1
+    return starts
+
+
+def from_sparse(structure):
+    """`structure` with each SparseTensor replaced by its SparseParts."""
+    return _replace(structure, lambda x: SparseParts(x.indices, x.values, x.dense_shape)
+                    if isinstance(x, SparseTensor) else x)
+
+
+def to_sparse(structure):
+    """`structure` with each SparseParts replaced by a SparseTensor of its parts."""
+    return _replace(structure, lambda x: SparseTensor(*x) if isinstance(x, SparseParts) else x)
+
+
+def has_sparse(structure):
+    found = []
+    _replace(structure, lambda x: found.append(isinstance(x, SparseParts)))
+    return any(found)

@@ -57,3 +57,11 @@ def test_a_failing_map_function_names_its_op():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Reshape"):
             sess.run(nxt)
+
+
+def test_map_to_a_scalar_string_then_batch(elements):
+    """A map function's scalar tf.string stays an array in the pipeline (a session alone would
+    hand it out as bytes), so batch can stack it."""
+    ds = tf.data.Dataset.from_tensor_slices(np.array([b"a", b"b", b"c"], dtype=object))
+    batches = elements(ds.map(lambda s: tf.strings.join([s, s])).batch(2))
+    assert [list(b) for b in batches] == [[b"aa", b"bb"], [b"cc"]]

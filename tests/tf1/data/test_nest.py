@@ -4,6 +4,8 @@ import collections
 
 import pytest
 
+import graphflow as tf
+from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.tf1.data import nest
 
 
@@ -25,3 +27,16 @@ def test_structure_mismatches():
     with pytest.raises(TypeError, match="same nested structure"):
         nest.assert_same_structure((0, 0), {"a": 0, "b": 0})
     assert nest.map_structure(lambda a, b: a + b, (1, {"k": 2}), (10, {"k": 20})) == (11, {"k": 22})
+
+
+def test_sparse_tensors_travel_as_their_three_parts():
+    data_nest = nest
+    st = SparseTensor(tf.constant([[0, 0]], tf.int64), tf.constant([1.0]), tf.constant([2, 2], tf.int64))
+    structure = {"b": st, "a": (1, st)}
+    parts = data_nest.from_sparse(structure)
+    assert isinstance(parts["b"], data_nest.SparseParts) and data_nest.has_sparse(parts)
+    assert len(data_nest.flatten(parts)) == 7
+    assert data_nest.sparse_starts(parts) == [1, 4]  # "a": (1, st) first, then "b"
+    back = data_nest.to_sparse(parts)
+    assert isinstance(back["a"][1], SparseTensor) and back["b"].values is st.values
+    assert not data_nest.has_sparse(back)

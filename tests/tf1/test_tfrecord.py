@@ -1,0 +1,177 @@
+"""TFRecord files: writing and reading back (plain, GZIP, ZLIB), the record format's bytes, CRC-32C,
+and corrupt, truncated and hostile files raising DataLossError with the file and offset."""
+
+import gzip
+import os
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.tf1 import tfrecord
+
+RECORDS = [b"", b"a", b"hello world" * 30, bytes(range(256)) * 5]
+
+
+def _write(path, records=RECORDS, options=None):
+    with tf.python_io.TFRecordWriter(str(path), options) as writer:
+        for r in records:
+            writer.write(r)
+    return str(path)
+
+
+@pytest.mark.parametrize("options", [None, "", "GZIP", "ZLIB",
+                                     tf.python_io.TFRecordOptions("GZIP"),
+                                     tf.python_io.TFRecordOptions(
+                                         tf.python_io.TFRecordCompressionType.ZLIB,
+                                         compression_level=9)])
+def test_round_trip(tmp_path, options):
+    path = _write(tmp_path / "r.tfrecord", options=options)
+    assert list(tf.python_io.tf_record_iterator(path, options)) == RECORDS
+
+
+def test_record_bytes_follow_the_format(tmp_path):
+    path = _write(tmp_path / "r.tfrecord", [b"abc"])
+    data = open(path, "rb").read()
+    assert len(data) == 8 + 4 + 3 + 4
+    assert struct.unpack("<Q", data[:8])[0] == 3
+    assert data[12:15] == b"abc"
+    crc = tfrecord.crc32c(b"abc")
+    masked = ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+    assert struct.unpack("<I", data[15:])[0] == masked
+
+
+def test_gzip_and_zlib_files_are_standard_streams(tmp_path):
+    plain = open(_write(tmp_path / "p"), "rb").read()
+    assert gzip.decompress(open(_write(tmp_path / "g", options="GZIP"), "rb").read()) == plain
+    assert zlib.decompress(open(_write(tmp_path / "z", options="ZLIB"), "rb").read()) == plain
+
+
+def test_crc32c_known_value_and_fallback_agree():
+    assert tfrecord.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
+    assert tfrecord._crc32c_python(b"123456789") == 0xE3069283
+    data = np.random.default_rng(0).integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    assert tfrecord._crc32c_python(data) == tfrecord.crc32c(data)
+
+
+def _corrupt(path, offset, value=None):
+    data = bytearray(open(path, "rb").read())
+    data[offset] = (data[offset] ^ 0xFF) if value is None else value
+    open(path, "wb").write(bytes(data))
+
+
+def _second_record_offset():
+    return 12 + len(RECORDS[0]) + 4
+
+
+def test_corrupt_length_crc_is_data_loss_naming_file_and_offset(tmp_path):
+    path = _write(tmp_path / "r.tfrecord")
+    _corrupt(path, _second_record_offset() + 9)  # the length's CRC of record 1
+    records = tf.python_io.tf_record_iterator(path)
+    assert next(records) == RECORDS[0]
+    with pytest.raises(tf.errors.DataLossError, match=f"{path}: corrupted record at 16 .*length"):
+        next(records)
+
+
+def test_corrupt_length_is_data_loss(tmp_path):
+    path = _write(tmp_path / "r.tfrecord")
+    _corrupt(path, _second_record_offset() + 7)  # high byte of the length: a huge length
+    with pytest.raises(tf.errors.DataLossError, match="corrupted record at 16"):
+        list(tf.python_io.tf_record_iterator(path))
+
+
+def test_corrupt_data_is_data_loss(tmp_path):
+    path = _write(tmp_path / "r.tfrecord")
+    _corrupt(path, _second_record_offset() + 12)  # the data of record 1
+    with pytest.raises(tf.errors.DataLossError, match="corrupted record at 16 .*data's CRC"):
+        list(tf.python_io.tf_record_iterator(path))
+
+
+@pytest.mark.parametrize("cut", [3, 12 + 5, -2])
+def test_truncated_file_is_data_loss(tmp_path, cut):
+    path = _write(tmp_path / "r.tfrecord")
+    data = open(path, "rb").read()
+    last = len(data) - (12 + len(RECORDS[-1]) + 4)
+    open(path, "wb").write(data[:last + cut] if cut > 0 else data[:cut])
+    with pytest.raises(tf.errors.DataLossError, match=f"truncated record at {last}"):
+        list(tf.python_io.tf_record_iterator(path))
+
+
+def test_truncated_gzip_file_is_data_loss(tmp_path):
+    path = _write(tmp_path / "r.tfrecord", options="GZIP")
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[:len(data) // 2])
+    with pytest.raises(tf.errors.DataLossError):
+        list(tf.python_io.tf_record_iterator(path, "GZIP"))
+
+
+def test_corrupt_gzip_stream_is_data_loss(tmp_path):
+    path = str(tmp_path / "r.tfrecord")
+    open(path, "wb").write(b"\x1f\x8b\x08\x00" + b"\xff" * 64)
+    with pytest.raises(tf.errors.DataLossError, match="compressed stream is corrupt"):
+        list(tf.python_io.tf_record_iterator(path, "GZIP"))
+
+
+def test_hostile_length_with_a_valid_crc_allocates_nothing_large(tmp_path):
+    """A length of 2**40 whose CRC is right: the file is too short, so nothing is allocated."""
+    header = struct.pack("<Q", 1 << 40)
+    path = str(tmp_path / "r.tfrecord")
+    open(path, "wb").write(header + struct.pack("<I", tfrecord.masked_crc32c(header)) + b"x" * 10)
+    with pytest.raises(tf.errors.DataLossError, match="truncated record at 0"):
+        list(tf.python_io.tf_record_iterator(path))
+    gz = str(tmp_path / "r.gz")
+    with open(gz, "wb") as f:
+        f.write(gzip.compress(open(path, "rb").read()))
+    with pytest.raises(tf.errors.DataLossError, match="truncated record at 0"):
+        list(tf.python_io.tf_record_iterator(gz, "GZIP"))
+
+
+def test_missing_file_is_not_found(tmp_path):
+    with pytest.raises(tf.errors.NotFoundError, match="No such file"):
+        list(tf.python_io.tf_record_iterator(str(tmp_path / "absent")))
+
+
+def test_writer_checks_its_input(tmp_path):
+    writer = tf.io.TFRecordWriter(str(tmp_path / "w"))
+    with pytest.raises(TypeError, match="bytes"):
+        writer.write(3)
+    writer.write("text is utf-8")
+    writer.close()
+    with pytest.raises(ValueError, match="closed"):
+        writer.write(b"x")
+    assert list(tf.python_io.tf_record_iterator(str(tmp_path / "w"))) == [b"text is utf-8"]
+
+
+def test_bad_compression_type():
+    with pytest.raises(ValueError, match="compression_type"):
+        tf.python_io.TFRecordOptions("BZIP2")
+
+
+def test_flush_makes_records_readable_before_close(tmp_path):
+    path = str(tmp_path / "f")
+    for options in (None, "GZIP"):
+        writer = tf.python_io.TFRecordWriter(path, options)
+        writer.write(b"one")
+        writer.flush()
+        if options is None:
+            assert list(tf.python_io.tf_record_iterator(path)) == [b"one"]
+        else:  # a sync-flushed gzip stream: the record is there, the stream is unfinished
+            assert zlib.decompressobj(31).decompress(open(path, "rb").read())[12:15] == b"one"
+        writer.close()
+        assert os.path.getsize(path) > 0
+
+
+def test_reading_with_the_python_crc_fallback(tmp_path, monkeypatch):
+    path = _write(tmp_path / "r.tfrecord")
+    monkeypatch.setattr(tfrecord, "_crc32c_bytes", tfrecord._crc32c_python)
+    assert list(tf.python_io.tf_record_iterator(path)) == RECORDS
+    _corrupt(path, _second_record_offset() + 12)
+    with pytest.raises(tf.errors.DataLossError, match="data's CRC"):
+        list(tf.python_io.tf_record_iterator(path))
+
+
+def test_queue_based_readers_point_to_tfrecord_dataset():
+    with pytest.raises(AttributeError, match="tf.data.TFRecordDataset"):
+        tf.TFRecordReader  # noqa: B018
