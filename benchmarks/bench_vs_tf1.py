@@ -2,6 +2,7 @@
 
     python benchmarks/bench_vs_tf1.py                 # all three settings, one child process each
     python benchmarks/bench_vs_tf1.py --setting default --rounds 7
+    python benchmarks/bench_vs_tf1.py --rows CNN      # only the rows whose title contains "CNN"
 
 Settings (each runs in a fresh child process, since BLAS reads its thread count when it loads):
   default       default threads for both frameworks
@@ -176,7 +177,7 @@ def measure(contenders, rounds, budget=0.25):
 
 
 
-def run_setting(name, rounds):
+def run_setting(name, rounds, rows=None):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
@@ -186,6 +187,8 @@ def run_setting(name, rounds):
           f"loaded), copy {gbs:.1f} GB/s (16M float32); graphflow: {loops}")
     print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}  achieved (graphflow)")
     for title, model in ROWS:
+        if rows and not any(r.lower() in title.lower() for r in rows):
+            continue
         gf_step, flops, nbytes = build(gf, model)
         contenders = {"gf": gf_step}
         if tf1 is not None:
@@ -202,10 +205,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--setting", choices=list(SETTINGS))
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rows", nargs="+", metavar="TEXT",
+                        help="run only the rows whose title contains one of these (case-insensitive)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_setting(args.setting, args.rounds)
+        run_setting(args.setting, args.rounds, args.rows)
         return
     for setting in [args.setting] if args.setting else list(SETTINGS):
         env = dict(os.environ, **SETTINGS[setting])
@@ -214,7 +219,8 @@ def main(argv=None):
             hog = subprocess.Popen([sys.executable, "-c", BURN_ONE_CORE])
         try:
             subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
-                            "--rounds", str(args.rounds)], env=env, check=True)
+                            "--rounds", str(args.rounds)] + (["--rows", *args.rows] if args.rows else []),
+                           env=env, check=True)
         finally:
             if hog is not None:
                 hog.kill()

@@ -12,7 +12,7 @@ kernels being the reference.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, intra_op, jit_pool
+from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, intra_op, jit_pool
 
 # The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
 # kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
@@ -158,8 +158,10 @@ def _conv2d(node):
     def conv2d(x, f):
         _check4(x, "input")
         _check4(f, "filter")
+        geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f.shape)
+        if dnnl_conv.applies(x, f):
+            return dnnl_conv.conv2d(x, f, geo, conv.fmt, threads)
         x = _to_nhwc(x, conv.fmt)
-        geo = conv.geometry(x.shape, f.shape)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)
@@ -213,9 +215,11 @@ def _conv2d_backprop_input(node):
         _check4(g, "out_backprop")
         sizes = _sizes(input_sizes, "input_sizes")
         n, h, w, c = sizes if conv.fmt == "NHWC" else (sizes[0], sizes[2], sizes[3], sizes[1])
-        g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
-        conv.check_grad(g, geo, n, f.shape[3])
+        conv.check_grad(_to_nhwc(g, conv.fmt), geo, n, f.shape[3])
+        if dnnl_conv.applies(f, g):
+            return dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, conv.fmt, threads)
+        g = _to_nhwc(g, conv.fmt)
         if BLOCKED and geo.sh == geo.sw == 1 and c >= conv_blocked.MIN_INPUT_GRAD_CHANNELS:
             return _from_nhwc(conv_blocked.conv2d_backprop_input(g, f, geo, threads), conv.fmt)
         ft = f.reshape(-1, f.shape[3]).T
@@ -238,10 +242,12 @@ def _conv2d_backprop_filter(node):
         _check4(x, "input")
         _check4(g, "out_backprop")
         f_shape = _sizes(filter_sizes, "filter_sizes")
+        geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f_shape)
+        conv.check_grad(_to_nhwc(g, conv.fmt), geo, x.shape[0], f_shape[3])
+        if dnnl_conv.applies(x, g) and 0 not in f_shape:
+            return dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, conv.fmt, threads)
         x = _to_nhwc(x, conv.fmt)
         g = _to_nhwc(g, conv.fmt)
-        geo = conv.geometry(x.shape, f_shape)
-        conv.check_grad(g, geo, x.shape[0], f_shape[3])
         if BLOCKED:
             return conv_blocked.conv2d_backprop_filter(x, g, conv.window(geo), f_shape, threads)
         xp = geo.pad(x)

@@ -1,0 +1,276 @@
+"""Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter through oneDNN's convolution primitives
+(`dnnl.py`), for float32, when the optional oneDNN library is installed; `conv_kernels.py` calls
+these and keeps its numpy kernels otherwise, and as the reference the tests compare with.
+
+The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
+oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), NCHW as `nchw`, and TF's HWIO
+filter as oneDNN's `hwio` (logical O, I, H, W). TF's SAME padding may be uneven (more at the bottom
+and right): `Geometry`'s pt/pb/pl/pr become oneDNN's padding_l/padding_r; a TF dilation d is
+oneDNN's d - 1.
+
+Threads: each oneDNN call runs on one OpenMP thread (so OpenMP never starts a team), and a batch
+is cut into blocks of images that the calling thread and graphflow's intra-op pool take from one
+shared iterator (`intra_op.py`), each block one primitive execution: a busy core only means its
+thread takes fewer blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread).
+The filter gradient's per-block partials are summed in block order, so the result does not depend
+on which thread computed which block.
+
+Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
+and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them.
+"""
+
+import collections
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cpu import blas, dnnl, intra_op
+
+# Blocks per thread of the intra-op pool: more blocks share the work better on a busy machine,
+# fewer run longer (more efficient) oneDNN calls.
+BLOCKS_PER_THREAD = 2
+# Convolutions of fewer multiply-adds than this run as one call on the calling thread.
+PARALLEL_MIN_MACS = 1 << 21
+MAX_PLANS = 256
+# oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
+# reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies.
+WEIGHTS_ANY = True
+
+_plans = collections.OrderedDict()
+_plans_lock = threading.Lock()
+
+
+def applies(*arrays):
+    """True when oneDNN is loaded and every operand is float32 and non-empty."""
+    return (all(a.dtype == np.float32 and a.size > 0 for a in arrays)
+            and dnnl.library() is not None)
+
+
+def _nhwc_axes(fmt):
+    """The array axes of oneDNN's logical (N, C, H, W) for a 4-D array in `fmt`."""
+    return (0, 3, 1, 2) if fmt == "NHWC" else (0, 1, 2, 3)
+
+
+def _shape(n, h, w, c, fmt):
+    return (n, h, w, c) if fmt == "NHWC" else (n, c, h, w)
+
+
+_HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
+
+
+class _Plan:
+    """One convolution's primitives (and weight reorders) for one block size."""
+
+    def __init__(self, kind, geo, nb, c, oc, fmt):
+        lib = dnnl.library()
+        self.lib = lib
+        x_shape = _shape(nb, geo.h, geo.w, c, fmt)
+        y_shape = _shape(nb, geo.oh, geo.ow, oc, fmt)
+        f_shape = (geo.kh, geo.kw, c, oc)
+        axes = _nhwc_axes(fmt)
+        src = dnnl.Desc.plain(lib, [x_shape[a] for a in axes], dnnl.element_strides(x_shape, axes))
+        dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
+        w_dims = [f_shape[a] for a in _HWIO_AXES]
+        hwio = dnnl.Desc.plain(lib, w_dims, dnnl.element_strides(f_shape, _HWIO_AXES))
+        weights = dnnl.Desc.any(lib, w_dims) if WEIGHTS_ANY else hwio
+        strides = dnnl.dims((geo.sh, geo.sw))
+        dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
+        pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))
+        attr = dnnl.user_scratchpad_attr(lib)
+        self.reorder = None
+        try:
+            fwd = self._pd("dnnl_convolution_forward_primitive_desc_create", lib.engine,
+                           dnnl.FORWARD_TRAINING, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
+                           None, dst.handle, strides, dilates, pad_l, pad_r, attr)
+            if kind == "forward":
+                w_md = lib.raw("dnnl_primitive_desc_query_md", fwd, dnnl.QUERY_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, fwd, {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: w_md,
+                                                      dnnl.ARG_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=False)
+            elif kind == "backward_data":
+                try:
+                    pd = self._pd("dnnl_convolution_backward_data_primitive_desc_create", lib.engine,
+                                  dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle, dst.handle,
+                                  strides, dilates, pad_l, pad_r, fwd, attr)
+                finally:
+                    lib.call("dnnl_primitive_desc_destroy", fwd)
+                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_DIFF_SRC: src.handle,
+                                                     dnnl.ARG_WEIGHTS: w_md,
+                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=False)
+            else:
+                try:
+                    pd = self._pd("dnnl_convolution_backward_weights_primitive_desc_create",
+                                  lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
+                                  None, dst.handle, strides, dilates, pad_l, pad_r, fwd, attr)
+                finally:
+                    lib.call("dnnl_primitive_desc_destroy", fwd)
+                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_DIFF_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_SRC: src.handle,
+                                                     dnnl.ARG_DIFF_WEIGHTS: w_md,
+                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=True)
+        finally:
+            dnnl.destroy_attr(lib, attr)
+        self.prim.keep(src, dst, hwio, weights)
+        # bytes of the filter (or filter gradient) in the primitive's own layout
+        self.weights_bytes = lib.raw("dnnl_memory_desc_get_size", w_md)
+        self._w_md = w_md  # owned by the primitive's descriptor
+
+    def same_weights(self, other):
+        """True when both primitives read (or write) the filter in the same layout."""
+        return bool(self.lib.raw("dnnl_memory_desc_equal", self._w_md, other._w_md))
+
+    def _pd(self, name, *args):
+        pd = dnnl.ctypes.c_void_p()
+        self.lib.call(name, dnnl.ctypes.byref(pd), *args)
+        return pd
+
+    def _weights_reorder(self, hwio, w_md, to_hwio):
+        if self.lib.raw("dnnl_memory_desc_equal", hwio.handle, w_md):
+            return
+        src, dst = (w_md, hwio.handle) if to_hwio else (hwio.handle, w_md)
+        self.reorder = dnnl.reorder(self.lib, src, dst).keep(hwio)
+
+    @property
+    def implementation(self):
+        return self.prim.implementation
+
+
+def _plan(kind, geo, nb, c, oc, fmt):
+    key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
+           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY)
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            return plan
+    dnnl.library().set_threads(1)  # the primitive's work split is chosen for one OpenMP thread
+    plan = _Plan(kind, geo, nb, c, oc, fmt)
+    with _plans_lock:
+        plan = _plans.setdefault(key, plan)
+        while len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    return plan
+
+
+def _blocks(n, threads, macs):
+    """Images per block: the whole batch as one call on one thread (or for small work), else about
+    BLOCKS_PER_THREAD blocks per thread."""
+    if threads <= 1 or n < 2 or macs < PARALLEL_MIN_MACS or intra_op.in_worker() \
+            or not blas.owns_blas_threads():
+        return n
+    return -(-n // min(n, threads * BLOCKS_PER_THREAD))
+
+
+def _run_blocks(n, nb, work_on, threads):
+    """Call `work_on(lo, hi)` for each block of nb images, shared with the intra-op pool."""
+    starts = range(0, n, nb)
+    lib = dnnl.library()
+    if len(starts) == 1:
+        lib.set_threads(1)
+        work_on(0, n)
+        return
+    pieces = intra_op.shared_iter(starts)
+
+    def work():
+        lib.set_threads(1)
+        for lo in pieces:
+            work_on(lo, min(n, lo + nb))
+    intra_op.POOL.run_shared(work, threads)
+
+
+def _image_bytes(a):
+    return a.strides[0]
+
+
+def _block_plans(kind, geo, n, nb, c, oc, fmt):
+    """{images: plan} for the full blocks and the short last one."""
+    plans = {nb: _plan(kind, geo, nb, c, oc, fmt)}
+    if n % nb:
+        plans[n % nb] = _plan(kind, geo, n % nb, c, oc, fmt)
+    return plans
+
+
+def _weights_in(plans, f):
+    """{images: the filter as that block's primitive reads it}: HWIO as it is, or reordered into
+    the primitive's layout (once per call and layout)."""
+    f = np.ascontiguousarray(f)
+    weights = {}
+    for size, plan in plans.items():
+        if plan.reorder is None:
+            weights[size] = f
+            continue
+        for other, done in weights.items():  # the short block's primitive may share the layout
+            if plans[other].reorder is not None and plans[other].same_weights(plan):
+                weights[size] = done
+                break
+        else:
+            buf = np.empty(plan.weights_bytes // 4, np.float32)
+            dnnl.library().set_threads(1)
+            plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
+            weights[size] = buf
+    return weights
+
+
+def conv2d(x, f, geo, fmt, threads):
+    """Forward convolution of float32 `x` (in `fmt`) with the HWIO filter `f`: output in `fmt`."""
+    x = np.ascontiguousarray(x)
+    n, c, oc = x.shape[0], f.shape[2], f.shape[3]
+    out = np.empty(_shape(n, geo.oh, geo.ow, oc, fmt), np.float32)
+    nb = _blocks(n, threads, n * geo.oh * geo.ow * f.size)
+    plans = _block_plans("forward", geo, n, nb, c, oc, fmt)
+    weights = _weights_in(plans, f)
+    xb, yb = _image_bytes(x), _image_bytes(out)
+
+    def work_on(lo, hi):
+        plans[hi - lo].prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
+                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
+                                     dnnl.ARG_DST: out.ctypes.data + lo * yb})
+    _run_blocks(n, nb, work_on, threads)
+    return out
+
+
+def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
+    """Input gradient (in `fmt`) from the output gradient `g` (in `fmt`) and the HWIO filter."""
+    g = np.ascontiguousarray(g)
+    oc = f.shape[3]
+    dx = np.empty(_shape(n, geo.h, geo.w, c, fmt), np.float32)
+    nb = _blocks(n, threads, n * geo.oh * geo.ow * f.size)
+    plans = _block_plans("backward_data", geo, n, nb, c, oc, fmt)
+    weights = _weights_in(plans, f)
+    gb, xb = _image_bytes(g), _image_bytes(dx)
+
+    def work_on(lo, hi):
+        plans[hi - lo].prim.execute({dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
+                                     dnnl.ARG_DIFF_SRC: dx.ctypes.data + lo * xb})
+    _run_blocks(n, nb, work_on, threads)
+    return dx
+
+
+def conv2d_backprop_filter(x, g, geo, f_shape, fmt, threads):
+    """Filter gradient [kh, kw, c, out] from the input `x` and output gradient `g` (both in `fmt`):
+    one partial per block (reordered to HWIO when the primitive writes its own layout), summed
+    in block order."""
+    x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
+    n = x.shape[0]
+    c, oc = f_shape[2], f_shape[3]
+    nb = _blocks(n, threads, n * geo.oh * geo.ow * int(np.prod(f_shape)))
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc, fmt)
+    starts = range(0, n, nb)
+    partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    xb, gb = _image_bytes(x), _image_bytes(g)
+
+    def work_on(lo, hi):
+        plan = plans[hi - lo]
+        own = partials[lo // nb]
+        out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
+        plan.prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
+                           dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                           dnnl.ARG_DIFF_WEIGHTS: out})
+        if plan.reorder is not None:
+            plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
+    _run_blocks(n, nb, work_on, threads)
+    return partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
