@@ -32,6 +32,9 @@ BLOCKS_PER_THREAD = 2
 # Convolutions of fewer multiply-adds than this run as one call on the calling thread.
 PARALLEL_MIN_MACS = 1 << 21
 MAX_PLANS = 256
+# Experiment switch: True runs each convolution as one oneDNN call on an OpenMP team of the
+# session's thread count instead of image blocks on graphflow's intra-op pool.
+OPENMP_TEAM = False
 # oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
 # reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies.
 WEIGHTS_ANY = True
@@ -140,13 +143,13 @@ class _Plan:
 
 def _plan(kind, geo, nb, c, oc, fmt):
     key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
-           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY)
+           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY, _omp())
     with _plans_lock:
         plan = _plans.get(key)
         if plan is not None:
             _plans.move_to_end(key)
             return plan
-    dnnl.library().set_threads(1)  # the primitive's work split is chosen for one OpenMP thread
+    dnnl.library().set_threads(_omp())  # the primitive's work split is chosen for these threads
     plan = _Plan(kind, geo, nb, c, oc, fmt)
     with _plans_lock:
         plan = _plans.setdefault(key, plan)
@@ -155,9 +158,20 @@ def _plan(kind, geo, nb, c, oc, fmt):
     return plan
 
 
+_team = threading.local()
+
+
+def _omp():
+    return getattr(_team, "threads", 1)
+
+
 def _blocks(n, threads, macs):
     """Images per block: the whole batch as one call on one thread (or for small work), else about
     BLOCKS_PER_THREAD blocks per thread."""
+    _team.threads = 1
+    if OPENMP_TEAM:
+        _team.threads = 1 if intra_op.in_worker() else threads
+        return n
     if threads <= 1 or n < 2 or macs < PARALLEL_MIN_MACS or intra_op.in_worker() \
             or not blas.owns_blas_threads():
         return n
@@ -169,7 +183,7 @@ def _run_blocks(n, nb, work_on, threads):
     starts = range(0, n, nb)
     lib = dnnl.library()
     if len(starts) == 1:
-        lib.set_threads(1)
+        lib.set_threads(_omp())
         work_on(0, n)
         return
     pieces = intra_op.shared_iter(starts)
@@ -208,7 +222,7 @@ def _weights_in(plans, f):
                 break
         else:
             buf = np.empty(plan.weights_bytes // 4, np.float32)
-            dnnl.library().set_threads(1)
+            dnnl.library().set_threads(_omp())
             plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
             weights[size] = buf
     return weights
