@@ -105,7 +105,7 @@ GEOMETRIES = [  # x shape (NHWC), filter, strides, padding, dilations
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: f"{g[0]}x{g[1]}s{g[2]}{g[3]}d{g[4]}")
 def test_onednn_conv_and_gradients_match_the_reference(geometry, threads, weights_any, monkeypatch):
     monkeypatch.setattr(dnnl_conv, "WEIGHTS_ANY", weights_any)
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)  # 2 threads: blocks of images
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)  # 2 threads: blocks of images
     x_shape, f_shape, s, padding, d = geometry
     rng = np.random.default_rng(1)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -126,7 +126,7 @@ def test_onednn_conv_and_gradients_match_the_reference(geometry, threads, weight
                                                           (3, [1, 1, 2, 1], [1, 1, 1, 1]),
                                                           (5, [1, 1, 1, 2], [1, 1, 2, 2])])
 def test_onednn_conv_nchw_matches_the_reference(channels, strides, dilations, threads, monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((7, channels, 10, 9)).astype(np.float32)  # NCHW
     w = rng.standard_normal((3, 3, channels, 5)).astype(np.float32)
@@ -138,10 +138,10 @@ def test_onednn_conv_nchw_matches_the_reference(channels, strides, dilations, th
 
 
 def test_two_threads_cut_the_batch_into_blocks_with_a_short_last_one(monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
     monkeypatch.setattr(conv_blocked.blas, "owns_blas_threads", lambda: True)
-    assert dnnl_conv._blocks(7, 2, 1 << 30) == 2  # 4 blocks: 2, 2, 2 and 1 images
-    assert dnnl_conv._blocks(7, 1, 1 << 30) == 7
+    assert dnnl_conv.image_blocks(7, 2, 1 << 30) == 2  # 4 blocks: 2, 2, 2 and 1 images
+    assert dnnl_conv.image_blocks(7, 1, 1 << 30) == 7
     dnnl_conv._plans.clear()
     rng = np.random.default_rng(3)
     x = rng.standard_normal((7, 9, 8, 4)).astype(np.float32)
@@ -155,7 +155,7 @@ def test_two_threads_cut_the_batch_into_blocks_with_a_short_last_one(monkeypatch
 
 
 def test_filter_gradient_does_not_depend_on_which_thread_ran_a_block(monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((16, 12, 12, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)

@@ -6,13 +6,14 @@ filter. The backprop ops reuse the same geometry: the filter gradient is cols^T 
 gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
 Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch; with numba
 installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`), these numpy
-kernels being the reference.
+kernels being the reference. With the optional oneDNN library, float32 convolutions run its
+primitives (`dnnl_conv.py`), and so does MaxPoolGrad (`dnnl_pool.py`).
 """
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, intra_op, jit_pool
+from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, dnnl_pool, intra_op, jit_pool
 
 # The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
 # kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
@@ -359,9 +360,12 @@ def _max_pool_grad(node):
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
-        x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
-        geo = pool.geometry(x.shape)
-        pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        xn, g_nhwc = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
+        geo = pool.geometry(xn.shape)
+        pool.check_grad(g_nhwc, geo, xn.shape[0], xn.shape[3])
+        if dnnl_pool.applies(x, g):
+            return dnnl_pool.max_pool_grad(x, g, geo, pool.fmt, threads)
+        x, y, g = xn, _to_nhwc(y, pool.fmt), g_nhwc
         if g.dtype == x.dtype and jit_pool.applies(x):
             return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
         if geo.tiles_input:

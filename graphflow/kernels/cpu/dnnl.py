@@ -42,11 +42,13 @@ FORWARD_TRAINING = 64
 BACKWARD_DATA = 160
 BACKWARD_WEIGHTS = 192
 CONVOLUTION_DIRECT = 1
+POOLING_MAX = 0x1ff
+FORWARD_INFERENCE = 96
 SCRATCHPAD_USER = 1
 QUERY_IMPL_INFO_STR = 8
 QUERY_SRC_MD, QUERY_DIFF_SRC_MD, QUERY_WEIGHTS_MD, QUERY_DIFF_WEIGHTS_MD = 129, 130, 131, 132
-QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_SCRATCHPAD_MD = 133, 134, 136
-ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_SCRATCHPAD = 1, 17, 33, 80
+QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_WORKSPACE_MD, QUERY_SCRATCHPAD_MD = 133, 134, 135, 136
+ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE, ARG_SCRATCHPAD = 1, 17, 33, 64, 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
 ARG_FROM, ARG_TO = ARG_SRC, ARG_DST
 MAX_NDIMS = 12
@@ -86,6 +88,10 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_convolution_backward_weights_primitive_desc_create":
         [_PP, _P, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P],
     "dnnl_reorder_primitive_desc_create": [_PP, _P, _P, _P, _P, _P],
+    "dnnl_pooling_forward_primitive_desc_create":
+        [_PP, _P, ctypes.c_int, ctypes.c_int, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P],
+    "dnnl_pooling_backward_primitive_desc_create":
+        [_PP, _P, ctypes.c_int, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P],
     "dnnl_primitive_desc_query": [_P, ctypes.c_int, ctypes.c_int, _P],
     "dnnl_primitive_desc_query_md": [_P, ctypes.c_int, ctypes.c_int],
     "dnnl_primitive_desc_destroy": [_P],

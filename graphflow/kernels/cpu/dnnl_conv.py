@@ -29,12 +29,10 @@ from graphflow.kernels.cpu import blas, dnnl, intra_op
 # Blocks per thread of the intra-op pool: more blocks share the work better on a busy machine,
 # fewer run longer (more efficient) oneDNN calls.
 BLOCKS_PER_THREAD = 2
-# Convolutions of fewer multiply-adds than this run as one call on the calling thread.
-PARALLEL_MIN_MACS = 1 << 21
+# Convolutions of fewer multiply-adds than this (pooling: bytes of input) run as one call on the
+# calling thread.
+PARALLEL_MIN_WORK = 1 << 21
 MAX_PLANS = 256
-# Experiment switch: True runs each convolution as one oneDNN call on an OpenMP team of the
-# session's thread count instead of image blocks on graphflow's intra-op pool.
-OPENMP_TEAM = False
 # oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
 # reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies.
 WEIGHTS_ANY = True
@@ -141,16 +139,15 @@ class _Plan:
         return self.prim.implementation
 
 
-def _plan(kind, geo, nb, c, oc, fmt):
-    key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
-           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY, _omp())
+def cached(key, create):
+    """The plan cached under `key`, created (for one OpenMP thread) by `create()` if missing."""
     with _plans_lock:
         plan = _plans.get(key)
         if plan is not None:
             _plans.move_to_end(key)
             return plan
-    dnnl.library().set_threads(_omp())  # the primitive's work split is chosen for these threads
-    plan = _Plan(kind, geo, nb, c, oc, fmt)
+    dnnl.library().set_threads(1)  # oneDNN picks a primitive's work split for the threads then set
+    plan = create()
     with _plans_lock:
         plan = _plans.setdefault(key, plan)
         while len(_plans) > MAX_PLANS:
@@ -158,32 +155,28 @@ def _plan(kind, geo, nb, c, oc, fmt):
     return plan
 
 
-_team = threading.local()
+def _plan(kind, geo, nb, c, oc, fmt):
+    key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
+           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY)
+    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, fmt))
 
 
-def _omp():
-    return getattr(_team, "threads", 1)
-
-
-def _blocks(n, threads, macs):
-    """Images per block: the whole batch as one call on one thread (or for small work), else about
-    BLOCKS_PER_THREAD blocks per thread."""
-    _team.threads = 1
-    if OPENMP_TEAM:
-        _team.threads = 1 if intra_op.in_worker() else threads
-        return n
-    if threads <= 1 or n < 2 or macs < PARALLEL_MIN_MACS or intra_op.in_worker() \
+def image_blocks(n, threads, work):
+    """Images per block: the whole batch as one call on one thread (or when `work`, in
+    multiply-adds or bytes, is small), else about BLOCKS_PER_THREAD blocks per thread."""
+    if threads <= 1 or n < 2 or work < PARALLEL_MIN_WORK or intra_op.in_worker() \
             or not blas.owns_blas_threads():
         return n
     return -(-n // min(n, threads * BLOCKS_PER_THREAD))
 
 
-def _run_blocks(n, nb, work_on, threads):
-    """Call `work_on(lo, hi)` for each block of nb images, shared with the intra-op pool."""
+def run_blocks(n, nb, work_on, threads):
+    """Call `work_on(lo, hi)` for each block of nb images, shared with the intra-op pool, each
+    oneDNN call on one OpenMP thread."""
     starts = range(0, n, nb)
     lib = dnnl.library()
     if len(starts) == 1:
-        lib.set_threads(_omp())
+        lib.set_threads(1)
         work_on(0, n)
         return
     pieces = intra_op.shared_iter(starts)
@@ -222,7 +215,7 @@ def _weights_in(plans, f):
                 break
         else:
             buf = np.empty(plan.weights_bytes // 4, np.float32)
-            dnnl.library().set_threads(_omp())
+            dnnl.library().set_threads(1)
             plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
             weights[size] = buf
     return weights
@@ -233,7 +226,7 @@ def conv2d(x, f, geo, fmt, threads):
     x = np.ascontiguousarray(x)
     n, c, oc = x.shape[0], f.shape[2], f.shape[3]
     out = np.empty(_shape(n, geo.oh, geo.ow, oc, fmt), np.float32)
-    nb = _blocks(n, threads, n * geo.oh * geo.ow * f.size)
+    nb = image_blocks(n, threads, n * geo.oh * geo.ow * f.size)
     plans = _block_plans("forward", geo, n, nb, c, oc, fmt)
     weights = _weights_in(plans, f)
     xb, yb = _image_bytes(x), _image_bytes(out)
@@ -242,7 +235,7 @@ def conv2d(x, f, geo, fmt, threads):
         plans[hi - lo].prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
                                      dnnl.ARG_WEIGHTS: weights[hi - lo],
                                      dnnl.ARG_DST: out.ctypes.data + lo * yb})
-    _run_blocks(n, nb, work_on, threads)
+    run_blocks(n, nb, work_on, threads)
     return out
 
 
@@ -251,7 +244,7 @@ def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
     g = np.ascontiguousarray(g)
     oc = f.shape[3]
     dx = np.empty(_shape(n, geo.h, geo.w, c, fmt), np.float32)
-    nb = _blocks(n, threads, n * geo.oh * geo.ow * f.size)
+    nb = image_blocks(n, threads, n * geo.oh * geo.ow * f.size)
     plans = _block_plans("backward_data", geo, n, nb, c, oc, fmt)
     weights = _weights_in(plans, f)
     gb, xb = _image_bytes(g), _image_bytes(dx)
@@ -260,7 +253,7 @@ def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
         plans[hi - lo].prim.execute({dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
                                      dnnl.ARG_WEIGHTS: weights[hi - lo],
                                      dnnl.ARG_DIFF_SRC: dx.ctypes.data + lo * xb})
-    _run_blocks(n, nb, work_on, threads)
+    run_blocks(n, nb, work_on, threads)
     return dx
 
 
@@ -271,7 +264,7 @@ def conv2d_backprop_filter(x, g, geo, f_shape, fmt, threads):
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
-    nb = _blocks(n, threads, n * geo.oh * geo.ow * int(np.prod(f_shape)))
+    nb = image_blocks(n, threads, n * geo.oh * geo.ow * int(np.prod(f_shape)))
     plans = _block_plans("backward_weights", geo, n, nb, c, oc, fmt)
     starts = range(0, n, nb)
     partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
@@ -286,5 +279,5 @@ def conv2d_backprop_filter(x, g, geo, f_shape, fmt, threads):
                            dnnl.ARG_DIFF_WEIGHTS: out})
         if plan.reorder is not None:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
-    _run_blocks(n, nb, work_on, threads)
+    run_blocks(n, nb, work_on, threads)
     return partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
