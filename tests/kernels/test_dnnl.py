@@ -123,3 +123,16 @@ def test_element_strides_describe_arrays_as_they_lie():
     a = np.zeros((2, 3, 4, 5), np.float32)  # NHWC
     assert dnnl.element_strides(a.shape, (0, 3, 1, 2)) == [60, 1, 20, 5]
     assert [s // 4 for s in a.strides] == dnnl.element_strides(a.shape, (0, 1, 2, 3))
+
+
+@needs_dnnl
+def test_openmp_thread_count_is_restored_after_a_convolution():
+    gomp = ctypes.CDLL("libgomp.so.1")
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(3)
+    try:
+        loss, _, _ = _conv_train_step()
+        assert np.isfinite(loss) and dnnl_conv._plans
+        assert gomp.omp_get_max_threads() == 3
+    finally:
+        gomp.omp_set_num_threads(before)

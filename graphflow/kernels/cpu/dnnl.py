@@ -2,22 +2,26 @@
 installs the `onednn-cpu-gomp` wheel (oneDNN built on OpenMP, libgomp). Without it, or with
 `GRAPHFLOW_NO_DNNL=1`, `library()` is None and the numpy kernels run unchanged.
 
-Only what graphflow's convolutions (`dnnl_conv.py`) use is bound: memory descriptors from dims and
-strides (so a numpy array is described as it lies in memory, no copy), primitive descriptors,
-primitives, memory objects wrapping numpy buffers, and execution on a CPU stream. Every call's
+Only what graphflow's convolutions and MaxPoolGrad (`dnnl_conv.py`, `dnnl_pool.py`) use is bound:
+memory descriptors from dims and strides (so a numpy array is described as it lies in memory, no
+copy), primitive descriptors, primitives, memory objects wrapping numpy buffers, and execution on
+a CPU stream. Every call's
 status is checked (`DnnlError` names the function and the status). Memory descriptors, primitive
 descriptors and primitives are owned by Python objects (`Desc`, `Primitive`) and destroyed with
 them. The headers are not needed at run time: the few enum values used are spelled out below
 (oneDNN 3.x, `dnnl_types.h` / `dnnl_common_types.h`).
 
 Threads: oneDNN parallelizes with OpenMP, whose thread count is a per-thread setting
-(`omp_set_num_threads` sets it for the calling thread only). graphflow sets it before creating
-and before executing a primitive (`set_threads`; oneDNN picks its work split when a primitive is
-created, for the thread count then current). graphflow's convolutions run oneDNN on one OpenMP
-thread per call and share the work out on graphflow's own intra-op threads (`dnnl_conv.py`), so
-OpenMP never starts a team of its own: no second pool of spinning threads next to graphflow's.
+(`omp_set_num_threads` sets it for the calling thread only). graphflow sets it around creating
+and executing a primitive and restores it after (`Library.openmp_threads`; oneDNN picks its work
+split when a primitive is created, for the thread count then current). graphflow runs every
+oneDNN call on one OpenMP thread and shares the work out on its own intra-op threads
+(`dnnl_conv.py`), so OpenMP never starts a team: no second pool of threads next to graphflow's
+intra-op pool and BLAS, and none of libgomp's spin-waiting between calls (OMP_WAIT_POLICY and
+GOMP_SPINCOUNT only matter to a team, so graphflow sets no OpenMP environment variables).
 """
 
+import contextlib
 import ctypes
 import importlib.metadata
 import os
@@ -118,6 +122,9 @@ class Library:
         self._set_num_threads = gomp.omp_set_num_threads
         self._set_num_threads.argtypes = [ctypes.c_int]
         self._set_num_threads.restype = None
+        self._get_max_threads = gomp.omp_get_max_threads
+        self._get_max_threads.argtypes = []
+        self._get_max_threads.restype = ctypes.c_int
         self._local = threading.local()
         engine = ctypes.c_void_p()
         self.call("dnnl_engine_create", ctypes.byref(engine), CPU, 0)
@@ -133,11 +140,16 @@ class Library:
         """A bound function whose result is not a status (queries)."""
         return getattr(self._dll, name)(*args)
 
-    def set_threads(self, threads):
-        """OpenMP's thread count for the calling thread (oneDNN's next primitives and executions)."""
-        if getattr(self._local, "threads", None) != threads:
-            self._set_num_threads(int(threads))
-            self._local.threads = threads
+    @contextlib.contextmanager
+    def openmp_threads(self, threads):
+        """OpenMP's thread count for the calling thread (oneDNN's primitives created or executed
+        inside), restored on exit: other OpenMP code on the thread keeps its own setting."""
+        before = self._get_max_threads()
+        self._set_num_threads(int(threads))
+        try:
+            yield
+        finally:
+            self._set_num_threads(before)
 
     def stream(self):
         """The calling thread's CPU stream (streams are not shared between threads)."""

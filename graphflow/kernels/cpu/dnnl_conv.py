@@ -146,8 +146,8 @@ def cached(key, create):
         if plan is not None:
             _plans.move_to_end(key)
             return plan
-    dnnl.library().set_threads(1)  # oneDNN picks a primitive's work split for the threads then set
-    plan = create()
+    with dnnl.library().openmp_threads(1):  # oneDNN picks a primitive's work split for these
+        plan = create()
     with _plans_lock:
         plan = _plans.setdefault(key, plan)
         while len(_plans) > MAX_PLANS:
@@ -176,15 +176,15 @@ def run_blocks(n, nb, work_on, threads):
     starts = range(0, n, nb)
     lib = dnnl.library()
     if len(starts) == 1:
-        lib.set_threads(1)
-        work_on(0, n)
+        with lib.openmp_threads(1):
+            work_on(0, n)
         return
     pieces = intra_op.shared_iter(starts)
 
     def work():
-        lib.set_threads(1)
-        for lo in pieces:
-            work_on(lo, min(n, lo + nb))
+        with lib.openmp_threads(1):
+            for lo in pieces:
+                work_on(lo, min(n, lo + nb))
     intra_op.POOL.run_shared(work, threads)
 
 
@@ -215,8 +215,8 @@ def _weights_in(plans, f):
                 break
         else:
             buf = np.empty(plan.weights_bytes // 4, np.float32)
-            dnnl.library().set_threads(1)
-            plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
+            with dnnl.library().openmp_threads(1):
+                plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
             weights[size] = buf
     return weights
 
