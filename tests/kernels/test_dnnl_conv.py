@@ -224,3 +224,30 @@ def test_onednn_conv_gradients_pass_finite_differences(geometry, monkeypatch):
                 symbolic = float(np.sum(analytic.astype(np.float64) * v))
                 np.testing.assert_allclose(symbolic, numeric, rtol=1e-4, atol=1e-4)
     assert set(spy.calls) == {"conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"}
+
+
+def test_a_geometry_onednn_does_not_implement_runs_the_numpy_kernels(monkeypatch):
+    def unimplemented(*args):
+        raise dnnl.DnnlError("oneDNN: no primitive", dnnl.UNIMPLEMENTED)
+    monkeypatch.setattr(dnnl_conv, "_Plan", unimplemented)
+    dnnl_conv._plans.clear()
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 7, 6, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 4, 2)).astype(np.float32)
+    args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
+    got = _conv_step(x, w, *args, 1, True, monkeypatch)
+    assert set(dnnl_conv._plans.values()) == {None}  # remembered: not tried again every step
+    want = _conv_step(x, w, *args, 1, False, monkeypatch)  # the reference (not the blocked ones)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_other_onednn_failures_are_errors(monkeypatch):
+    def invalid(*args):
+        raise dnnl.DnnlError("oneDNN: dnnl_x failed with status 2 (invalid_arguments)", 2)
+    monkeypatch.setattr(dnnl_conv, "_Plan", invalid)
+    dnnl_conv._plans.clear()
+    x = np.ones((1, 4, 4, 2), np.float32)
+    with pytest.raises(Exception, match="invalid_arguments"):
+        _run(lambda a: tf.nn.conv2d(a, tf.ones([3, 3, 2, 2]), [1, 1, 1, 1], "SAME"), [x], True,
+             monkeypatch)

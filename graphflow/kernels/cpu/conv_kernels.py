@@ -161,7 +161,9 @@ def _conv2d(node):
         _check4(f, "filter")
         geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f.shape)
         if dnnl_conv.applies(x, f):
-            return dnnl_conv.conv2d(x, f, geo, conv.fmt, threads)
+            out = dnnl_conv.conv2d(x, f, geo, conv.fmt, threads)
+            if out is not None:
+                return out
         x = _to_nhwc(x, conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
@@ -219,7 +221,9 @@ def _conv2d_backprop_input(node):
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(_to_nhwc(g, conv.fmt), geo, n, f.shape[3])
         if dnnl_conv.applies(f, g):
-            return dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, conv.fmt, threads)
+            dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, conv.fmt, threads)
+            if dx is not None:
+                return dx
         g = _to_nhwc(g, conv.fmt)
         if BLOCKED and geo.sh == geo.sw == 1 and c >= conv_blocked.MIN_INPUT_GRAD_CHANNELS:
             return _from_nhwc(conv_blocked.conv2d_backprop_input(g, f, geo, threads), conv.fmt)
@@ -246,7 +250,9 @@ def _conv2d_backprop_filter(node):
         geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f_shape)
         conv.check_grad(_to_nhwc(g, conv.fmt), geo, x.shape[0], f_shape[3])
         if dnnl_conv.applies(x, g) and 0 not in f_shape:
-            return dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, conv.fmt, threads)
+            df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, conv.fmt, threads)
+            if df is not None:
+                return df
         x = _to_nhwc(x, conv.fmt)
         g = _to_nhwc(g, conv.fmt)
         if BLOCKED:
@@ -364,7 +370,9 @@ def _max_pool_grad(node):
         geo = pool.geometry(xn.shape)
         pool.check_grad(g_nhwc, geo, xn.shape[0], xn.shape[3])
         if dnnl_pool.applies(x, g):
-            return dnnl_pool.max_pool_grad(x, g, geo, pool.fmt, threads)
+            dx = dnnl_pool.max_pool_grad(x, g, geo, pool.fmt, threads)
+            if dx is not None:
+                return dx
         x, y, g = xn, _to_nhwc(y, pool.fmt), g_nhwc
         if g.dtype == x.dtype and jit_pool.applies(x):
             return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)

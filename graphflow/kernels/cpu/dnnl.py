@@ -36,6 +36,7 @@ DISTRIBUTION = "onednn-cpu-gomp"
 
 # enum values of oneDNN 3.x
 SUCCESS = 0
+UNIMPLEMENTED = 3
 _STATUS = {1: "out_of_memory", 2: "invalid_arguments", 3: "unimplemented", 4: "last_impl_reached",
            5: "runtime_error", 6: "not_required"}
 F32 = 3  # dnnl_f32
@@ -65,7 +66,11 @@ class ExecArg(ctypes.Structure):
 
 
 class DnnlError(RuntimeError):
-    """A oneDNN call returned a status other than success."""
+    """A oneDNN call returned a status other than success (`status`: oneDNN's code)."""
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 _P = ctypes.c_void_p
@@ -134,7 +139,7 @@ class Library:
         status = getattr(self._dll, name)(*args)
         if status != SUCCESS:
             raise DnnlError(f"oneDNN: {name} failed with status {status} "
-                            f"({_STATUS.get(status, 'unknown')})")
+                            f"({_STATUS.get(status, 'unknown')})", status)
 
     def raw(self, name, *args):
         """A bound function whose result is not a status (queries)."""
@@ -187,7 +192,7 @@ class Desc:
 
     def __del__(self):
         if self.handle:
-            self._lib.call("dnnl_memory_desc_destroy", self.handle)
+            self._lib.raw("dnnl_memory_desc_destroy", self.handle)
             self.handle = None
 
 
@@ -257,12 +262,12 @@ class Primitive:
             for mem in created:
                 lib.call("dnnl_memory_destroy", mem)
 
-    def __del__(self):
+    def __del__(self):  # raw calls: a destructor cannot report a status (nor fail at exit)
         if getattr(self, "handle", None):
-            self._lib.call("dnnl_primitive_destroy", self.handle)
+            self._lib.raw("dnnl_primitive_destroy", self.handle)
             self.handle = None
         if getattr(self, "_pd", None):
-            self._lib.call("dnnl_primitive_desc_destroy", self._pd)
+            self._lib.raw("dnnl_primitive_desc_destroy", self._pd)
             self._pd = None
 
 

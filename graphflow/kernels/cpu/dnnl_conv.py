@@ -140,14 +140,19 @@ class _Plan:
 
 
 def cached(key, create):
-    """The plan cached under `key`, created (for one OpenMP thread) by `create()` if missing."""
+    """The plan cached under `key`, created (for one OpenMP thread) by `create()` if missing; None
+    (also cached) where oneDNN implements no primitive for it: the numpy kernels run instead."""
     with _plans_lock:
-        plan = _plans.get(key)
-        if plan is not None:
+        if key in _plans:
             _plans.move_to_end(key)
-            return plan
+            return _plans[key]
     with dnnl.library().openmp_threads(1):  # oneDNN picks a primitive's work split for these
-        plan = create()
+        try:
+            plan = create()
+        except dnnl.DnnlError as e:
+            if e.status != dnnl.UNIMPLEMENTED:
+                raise
+            plan = None
     with _plans_lock:
         plan = _plans.setdefault(key, plan)
         while len(_plans) > MAX_PLANS:
@@ -193,11 +198,11 @@ def _image_bytes(a):
 
 
 def _block_plans(kind, geo, n, nb, c, oc, fmt):
-    """{images: plan} for the full blocks and the short last one."""
+    """{images: plan} for the full blocks and the short last one (None: not all implemented)."""
     plans = {nb: _plan(kind, geo, nb, c, oc, fmt)}
     if n % nb:
         plans[n % nb] = _plan(kind, geo, n % nb, c, oc, fmt)
-    return plans
+    return None if None in plans.values() else plans
 
 
 def _weights_in(plans, f):
@@ -222,12 +227,15 @@ def _weights_in(plans, f):
 
 
 def conv2d(x, f, geo, fmt, threads):
-    """Forward convolution of float32 `x` (in `fmt`) with the HWIO filter `f`: output in `fmt`."""
+    """Forward convolution of float32 `x` (in `fmt`) with the HWIO filter `f`: output in `fmt`
+    (None where oneDNN has no primitive for this geometry; so for the two gradients)."""
     x = np.ascontiguousarray(x)
     n, c, oc = x.shape[0], f.shape[2], f.shape[3]
     out = np.empty(_shape(n, geo.oh, geo.ow, oc, fmt), np.float32)
     nb = image_blocks(n, threads, n * geo.oh * geo.ow * f.size)
     plans = _block_plans("forward", geo, n, nb, c, oc, fmt)
+    if plans is None:
+        return None
     weights = _weights_in(plans, f)
     xb, yb = _image_bytes(x), _image_bytes(out)
 
@@ -246,6 +254,8 @@ def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
     dx = np.empty(_shape(n, geo.h, geo.w, c, fmt), np.float32)
     nb = image_blocks(n, threads, n * geo.oh * geo.ow * f.size)
     plans = _block_plans("backward_data", geo, n, nb, c, oc, fmt)
+    if plans is None:
+        return None
     weights = _weights_in(plans, f)
     gb, xb = _image_bytes(g), _image_bytes(dx)
 
@@ -266,6 +276,8 @@ def conv2d_backprop_filter(x, g, geo, f_shape, fmt, threads):
     c, oc = f_shape[2], f_shape[3]
     nb = image_blocks(n, threads, n * geo.oh * geo.ow * int(np.prod(f_shape)))
     plans = _block_plans("backward_weights", geo, n, nb, c, oc, fmt)
+    if plans is None:
+        return None
     starts = range(0, n, nb)
     partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
     xb, gb = _image_bytes(x), _image_bytes(g)

@@ -66,7 +66,8 @@ class _Plan:
         if not self.workspace_bytes or not lib.raw("dnnl_memory_desc_equal", ws_fwd, ws_bwd):
             lib.call("dnnl_primitive_desc_destroy", fwd)
             lib.call("dnnl_primitive_desc_destroy", bwd)
-            raise dnnl.DnnlError("oneDNN: max pooling has no workspace shared by its two passes")
+            raise dnnl.DnnlError("oneDNN: max pooling has no workspace shared by its two passes",
+                                 dnnl.UNIMPLEMENTED)
         self.forward = dnnl.Primitive(lib, fwd, {dnnl.ARG_SRC: src.handle, dnnl.ARG_DST: dst.handle,
                                                  dnnl.ARG_WORKSPACE: ws_fwd}).keep(src, dst)
         self.backward = dnnl.Primitive(lib, bwd, {dnnl.ARG_DIFF_SRC: src.handle,
@@ -82,7 +83,8 @@ def _plan(geo, nb, c, fmt):
 
 
 def max_pool_grad(x, g, geo, fmt, threads):
-    """MaxPoolGrad of float32 `x` and output gradient `g` (both in `fmt`): dx in `fmt`."""
+    """MaxPoolGrad of float32 `x` and output gradient `g` (both in `fmt`): dx in `fmt` (None where
+    oneDNN has no primitive for this geometry)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c = x.shape[3] if fmt == "NHWC" else x.shape[1]
@@ -91,6 +93,8 @@ def max_pool_grad(x, g, geo, fmt, threads):
     plans = {nb: _plan(geo, nb, c, fmt)}
     if n % nb:
         plans[n % nb] = _plan(geo, n % nb, c, fmt)
+    if None in plans.values():
+        return None
     xb, gb = x.strides[0], g.strides[0]
 
     def work_on(lo, hi):
