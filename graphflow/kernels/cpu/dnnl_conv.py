@@ -20,6 +20,7 @@ and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only e
 """
 
 import collections
+import ctypes
 import threading
 
 import numpy as np
@@ -124,8 +125,8 @@ class _Plan:
         return bool(self.lib.raw("dnnl_memory_desc_equal", self._w_md, other._w_md))
 
     def _pd(self, name, *args):
-        pd = dnnl.ctypes.c_void_p()
-        self.lib.call(name, dnnl.ctypes.byref(pd), *args)
+        pd = ctypes.c_void_p()
+        self.lib.call(name, ctypes.byref(pd), *args)
         return pd
 
     def _weights_reorder(self, hwio, w_md, to_hwio):
