@@ -13,9 +13,11 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import conv_blocked, dnnl, dnnl_conv
+from tests.tooling import required
 
-needs_dnnl = pytest.mark.skipif(dnnl.library() is None,
-                                reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1")
+needs_dnnl = pytest.mark.skipif(
+    dnnl.library() is None and not required("onednn"),
+    reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
 
 def _conv_train_step():

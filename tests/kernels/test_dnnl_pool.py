@@ -11,9 +11,11 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_pool, jit_pool
 from tests.op_cases import nn_cases
+from tests.tooling import required
 
-pytestmark = pytest.mark.skipif(dnnl.library() is None,
-                                reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1")
+pytestmark = pytest.mark.skipif(
+    dnnl.library() is None and not required("onednn"),
+    reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
 GRAD_CASES = [c for c in nn_cases.CASES if c.op_type == "MaxPoolGrad"]
 
