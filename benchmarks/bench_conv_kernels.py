@@ -1,21 +1,25 @@
 """The convolution kernels alone: the blocked im2col kernels (`conv_blocked.py`) against oneDNN's
 primitives (`dnnl_conv.py`), forward, input gradient and filter gradient, on the layers of
-bench_vs_tf1's CNN rows (float32, NHWC, SAME, batch 64).
+bench_vs_tf1's CNN rows (float32, NHWC, SAME, batch 64); and MaxPoolGrad (2x2 windows, stride 2)
+as the numba loop (`jit_pool.py`, when numba is installed) against oneDNN (`dnnl_pool.py`).
 
     python benchmarks/bench_conv_kernels.py                # 1 and 2 threads
     python benchmarks/bench_conv_kernels.py --threads 2 --rounds 9
 
-Times are medians of interleaved rounds (blocked, oneDNN, blocked, ...), in milliseconds. Without
-the optional oneDNN library (`pip install graphflow[dnnl]`) only the blocked column is printed.
+Times are medians of interleaved rounds (graphflow's kernel, oneDNN, graphflow's, ...), in
+milliseconds; the first column is the blocked im2col kernel (convolutions) or the numba loop
+(MaxPoolGrad). Without the optional oneDNN library (`pip install graphflow[dnnl]`) only that
+column is printed.
 """
 
 import argparse
+import functools
 import statistics
 import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_blocked, dnnl, dnnl_conv
+from graphflow.kernels.cpu import blas, conv_blocked, dnnl, dnnl_conv, dnnl_pool, jit_pool
 from graphflow.kernels.cpu.conv_kernels import Geometry
 
 LAYERS = [  # name, input NHWC, filter HWIO
@@ -23,6 +27,12 @@ LAYERS = [  # name, input NHWC, filter HWIO
     ("CIFAR 32x32x3 -> 32, 3x3", (64, 32, 32, 3), (3, 3, 3, 32)),
     ("CIFAR 32x32x32 -> 32, 3x3", (64, 32, 32, 32), (3, 3, 32, 32)),
     ("CIFAR 16x16x32 -> 64, 3x3", (64, 16, 16, 32), (3, 3, 32, 64)),
+]
+
+POOLS = [  # MaxPoolGrad inputs (NHWC) of the CNN rows
+    ("small CNN pool 28x28x16", (64, 28, 28, 16)),
+    ("CIFAR pool 32x32x32", (64, 32, 32, 32)),
+    ("CIFAR pool 16x16x64", (64, 16, 16, 64)),
 ]
 
 
@@ -68,7 +78,7 @@ def main(argv=None):
     blas.owns_blas_threads()
     have = dnnl.library() is not None
     print(f"oneDNN: {dnnl.library().path if have else 'not installed'}")
-    print(f"{'layer':32s} {'op':12s} {'thr':>3s} {'blocked':>9s} {'oneDNN':>9s} {'ratio':>6s}")
+    print(f"{'layer':32s} {'op':12s} {'thr':>3s} {'numpy':>9s} {'oneDNN':>9s} {'ratio':>6s}")
     rng = np.random.default_rng(0)
     for name, x_shape, f_shape in LAYERS:
         x = rng.standard_normal(x_shape).astype(np.float32)
@@ -87,6 +97,21 @@ def main(argv=None):
                 o = f"{t['onednn']:9.3f}" if "onednn" in t else f"{'-':>9s}"
                 r = f"{t['onednn'] / t['blocked']:6.2f}" if len(t) == 2 else f"{'-':>6s}"
                 print(f"{name:32s} {op:12s} {threads:3d} {b} {o} {r}", flush=True)
+    for name, shape in POOLS:
+        x = np.maximum(rng.standard_normal(shape), 0).astype(np.float32)
+        geo = Geometry(shape[1], shape[2], 2, 2, 2, 2, 1, 1, "VALID")
+        g = rng.standard_normal((shape[0], geo.oh, geo.ow, shape[3])).astype(np.float32)
+        for threads in args.threads:
+            fns = {}
+            if jit_pool.loops() is not None:
+                fns["blocked"] = functools.partial(jit_pool.max_pool_grad, x, g, geo, threads)
+            if have:
+                fns["onednn"] = functools.partial(dnnl_pool.max_pool_grad, x, g, geo, "NHWC", threads)
+            t = median_ms(fns, args.rounds) if fns else {}
+            b = f"{t['blocked']:9.3f}" if "blocked" in t else f"{'-':>9s}"
+            o = f"{t['onednn']:9.3f}" if "onednn" in t else f"{'-':>9s}"
+            r = f"{t['onednn'] / t['blocked']:6.2f}" if len(t) == 2 else f"{'-':>6s}"
+            print(f"{name:32s} {'MaxPoolGrad':12s} {threads:3d} {b} {o} {r}", flush=True)
 
 
 if __name__ == "__main__":
