@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_blocked, conv_kernels, dnnl, dnnl_conv
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv
 from tests.op_cases import nn_cases
 from tests.tooling import required
 
@@ -17,13 +17,14 @@ pytestmark = pytest.mark.skipif(
     dnnl.library() is None and not required("onednn"),
     reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
+LIBRARY = dnnl.library()
 CONV_CASES = [c for c in nn_cases.CASES
               if c.op_type in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")]
 
 
 def _use(onednn, monkeypatch):
     """oneDNN on, or off with the reference kernels (no blocked im2col) instead."""
-    monkeypatch.setattr(dnnl, "_library", dnnl._library if onednn else False)
+    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
     monkeypatch.setattr(conv_kernels, "BLOCKED", onednn)
 
 
@@ -107,7 +108,7 @@ GEOMETRIES = [  # x shape (NHWC), filter, strides, padding, dilations
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: f"{g[0]}x{g[1]}s{g[2]}{g[3]}d{g[4]}")
 def test_onednn_conv_and_gradients_match_the_reference(geometry, threads, weights_any, monkeypatch):
     monkeypatch.setattr(dnnl_conv, "WEIGHTS_ANY", weights_any)
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)  # 2 threads: blocks of images
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)  # blocks of images
     x_shape, f_shape, s, padding, d = geometry
     rng = np.random.default_rng(1)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -128,7 +129,7 @@ def test_onednn_conv_and_gradients_match_the_reference(geometry, threads, weight
                                                           (3, [1, 1, 2, 1], [1, 1, 1, 1]),
                                                           (5, [1, 1, 1, 2], [1, 1, 2, 2])])
 def test_onednn_conv_nchw_matches_the_reference(channels, strides, dilations, threads, monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((7, channels, 10, 9)).astype(np.float32)  # NCHW
     w = rng.standard_normal((3, 3, channels, 5)).astype(np.float32)
@@ -139,31 +140,38 @@ def test_onednn_conv_nchw_matches_the_reference(channels, strides, dilations, th
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
-def test_two_threads_cut_the_batch_into_blocks_with_a_short_last_one(monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(conv_blocked.blas, "owns_blas_threads", lambda: True)
-    assert dnnl_conv.image_blocks(7, 2, 1 << 30) == 2  # 4 blocks: 2, 2, 2 and 1 images
-    assert dnnl_conv.image_blocks(7, 1, 1 << 30) == 7
-    dnnl_conv._plans.clear()
+def test_blocks_of_images_with_a_short_last_one_on_one_and_two_threads(monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)
+    monkeypatch.setattr(dnnl_conv, "MAX_BLOCKS", 4)
+    assert dnnl_conv.image_blocks(7, 1 << 30) == 2  # 4 blocks: 2, 2, 2 and 1 images
+    assert dnnl_conv.image_blocks(7, 3, min_work=1) == 3  # small work: fewer blocks (3, 3, 1)
+    assert dnnl_conv.image_blocks(7, 100, min_work=1000) == 7  # one block
     rng = np.random.default_rng(3)
     x = rng.standard_normal((7, 9, 8, 4)).astype(np.float32)
     w = rng.standard_normal((3, 3, 4, 6)).astype(np.float32)
     args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
-    got = _conv_step(x, w, *args, 2, True, monkeypatch)
-    assert {key[13] for key in dnnl_conv._plans} == {2, 1}  # primitives for 2 images and for 1
     want = _conv_step(x, w, *args, 1, False, monkeypatch)
-    for a, b in zip(got, want):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    runs = []
+    for threads in (1, 2):
+        dnnl_conv._plans.clear()
+        runs.append(_conv_step(x, w, *args, threads, True, monkeypatch))
+        assert {key[13] for key in dnnl_conv._plans} == {2, 1}  # primitives for 2 images and for 1
+        for a, b in zip(runs[-1], want):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    for a, b in zip(*runs):  # the same blocks whatever the thread count: the same bits
+        assert a.tobytes() == b.tobytes()
 
 
-def test_filter_gradient_does_not_depend_on_which_thread_ran_a_block(monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
+def test_filter_gradient_does_not_depend_on_the_threads(monkeypatch):
     rng = np.random.default_rng(6)
-    x = rng.standard_normal((16, 12, 12, 8)).astype(np.float32)
-    w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
+    x = rng.standard_normal((64, 16, 16, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32, 64)).astype(np.float32)
+    assert dnnl_conv.image_blocks(64, 64 * 16 * 16 * w.size) == 8
     args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
-    runs = [_conv_step(x, w, *args, 2, True, monkeypatch)[2] for _ in range(3)]
-    assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes()
+    runs = [_conv_step(x, w, *args, threads, True, monkeypatch) for threads in (1, 2, 2, 4)]
+    for run in runs[1:]:
+        for a, b in zip(run, runs[0]):
+            assert a.tobytes() == b.tobytes()
 
 
 def test_primitives_are_created_once_per_geometry(monkeypatch):

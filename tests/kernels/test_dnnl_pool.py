@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_pool, jit_pool
+from graphflow.kernels.cpu import dnnl, dnnl_pool, jit_pool
 from tests.op_cases import nn_cases
 from tests.tooling import required
 
@@ -17,13 +17,15 @@ pytestmark = pytest.mark.skipif(
     dnnl.library() is None and not required("onednn"),
     reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
+LIBRARY = dnnl.library()
+LOOPS = jit_pool.loops() or False
 GRAD_CASES = [c for c in nn_cases.CASES if c.op_type == "MaxPoolGrad"]
 
 
 def _run(build, inputs, onednn, monkeypatch, threads=1):
     """oneDNN on, or off with the numpy reference kernel (no numba loops) instead."""
-    monkeypatch.setattr(dnnl, "_library", dnnl._library if onednn else False)
-    monkeypatch.setattr(jit_pool, "_loops", jit_pool._loops if onednn else False)
+    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
+    monkeypatch.setattr(jit_pool, "_loops", LOOPS if onednn else False)
     calls = []
     real = dnnl_pool.max_pool_grad
     monkeypatch.setattr(dnnl_pool, "max_pool_grad", lambda *a: calls.append(1) or real(*a))
@@ -61,7 +63,7 @@ SHAPES = [  # input (NHWC), window, strides, padding
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_onednn_max_pool_grad_matches_the_reference_with_ties(shape, threads, monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)  # 2 threads: blocks of images
+    monkeypatch.setattr(dnnl_pool, "BLOCK_MIN_BYTES", 1)  # blocks of images
     x_shape, k, s, padding = shape
     rng = np.random.default_rng(2)
     x = np.maximum(rng.standard_normal(x_shape), 0).astype(np.float32)  # ReLU-like: many tied zeros
@@ -82,7 +84,7 @@ def test_onednn_max_pool_grad_matches_the_reference_with_ties(shape, threads, mo
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_onednn_max_pool_grad_nchw_matches_the_reference(threads, monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(dnnl_pool, "BLOCK_MIN_BYTES", 1)
     x = np.random.default_rng(4).standard_normal((5, 6, 11, 12)).astype(np.float32)
 
     def build(xs):

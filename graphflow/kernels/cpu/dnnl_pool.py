@@ -31,6 +31,11 @@ def applies(x, g):
     return g.dtype == np.float32 and dnnl_conv.applies(x)
 
 
+# blocks of at least this many input bytes (dnnl_conv.image_blocks): the gradient of one image does
+# not depend on the others, so any split gives the same result
+BLOCK_MIN_BYTES = 256 << 10
+
+
 class _Plan:
     """oneDNN's max pooling forward (training) and backward primitives for one block size."""
 
@@ -89,7 +94,7 @@ def max_pool_grad(x, g, geo, fmt, threads):
     n = x.shape[0]
     c = x.shape[3] if fmt == "NHWC" else x.shape[1]
     dx = np.empty(x.shape, np.float32)
-    nb = dnnl_conv.image_blocks(n, threads, x.size * 4)
+    nb = dnnl_conv.image_blocks(n, x.nbytes, BLOCK_MIN_BYTES)
     plans = {nb: _plan(geo, nb, c, fmt)}
     if n % nb:
         plans[n % nb] = _plan(geo, n % nb, c, fmt)
