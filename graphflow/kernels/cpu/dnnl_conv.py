@@ -17,7 +17,13 @@ summed in block order, so the result does not depend on how many threads ran, no
 thread computed which block.
 
 Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
-and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them.
+and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them. A
+geometry oneDNN implements no primitive for runs the numpy kernels (the caller gets None).
+
+Measured (`benchmarks/bench_conv_kernels.py`, batch 64, one thread, load average 4): oneDNN takes
+0.32-0.63 of the blocked im2col kernels' time forward, 0.42-0.50 for the input gradient and
+0.36-0.59 for the filter gradient on the small CNN's and the CIFAR-shaped CNN's layers (e.g.
+32x32x32 -> 32 3x3: 21.0 -> 7.4, 17.9 -> 7.5, 23.4 -> 9.2 ms).
 """
 
 import collections
