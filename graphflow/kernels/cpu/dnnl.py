@@ -232,9 +232,6 @@ class Primitive:
         self._keep.extend(objects)
         return self
 
-    def desc(self, query):
-        return self._lib.raw("dnnl_primitive_desc_query_md", self._pd, query, 0)
-
     @property
     def implementation(self):
         name = ctypes.c_char_p()
