@@ -50,9 +50,9 @@ def kernels(x, f, g, threads):
         "filter grad": lambda: conv_blocked.conv2d_backprop_filter(x, g, win, f.shape, threads),
     }
     onednn = {
-        "forward": lambda: dnnl_conv.conv2d(x, f, geo, "NHWC", threads),
-        "input grad": lambda: dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, "NHWC", threads),
-        "filter grad": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f.shape, "NHWC", threads),
+        "forward": lambda: dnnl_conv.conv2d(x, f, geo, threads),
+        "input grad": lambda: dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads),
+        "filter grad": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f.shape, threads),
     }
     return blocked, onednn
 
@@ -106,7 +106,7 @@ def main(argv=None):
             if jit_pool.loops() is not None:
                 fns["blocked"] = functools.partial(jit_pool.max_pool_grad, x, g, geo, threads)
             if have:
-                fns["onednn"] = functools.partial(dnnl_pool.max_pool_grad, x, g, geo, "NHWC", threads)
+                fns["onednn"] = functools.partial(dnnl_pool.max_pool_grad, x, g, geo, threads)
             t = median_ms(fns, args.rounds) if fns else {}
             b = f"{t['blocked']:9.3f}" if "blocked" in t else f"{'-':>9s}"
             o = f"{t['onednn']:9.3f}" if "onednn" in t else f"{'-':>9s}"

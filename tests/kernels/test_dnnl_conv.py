@@ -2,7 +2,8 @@
 (conv_kernels.py with oneDNN off and BLOCKED off) on every conv op case (in float32) and on larger
 shapes: strides, both paddings (TF's uneven SAME padding), dilations, NCHW, odd sizes, filters
 read as HWIO or reordered into oneDNN's layout, 1 and 2 threads with blocks of images (a short last
-block included); their gradients pass finite differences; other dtypes keep the numpy kernels.
+block included), the same bits in NCHW as in NHWC; their gradients pass finite differences;
+other dtypes keep the numpy kernels.
 Skipped where the optional oneDNN library (onednn-cpu-gomp) is not installed."""
 
 import numpy as np
@@ -261,3 +262,26 @@ def test_other_onednn_failures_are_errors(monkeypatch):
     with pytest.raises(Exception, match="invalid_arguments"):
         _run(lambda a: tf.nn.conv2d(a, tf.ones([3, 3, 2, 2]), [1, 1, 1, 1], "SAME"), [x], True,
              monkeypatch)
+
+
+def test_nchw_gives_the_bits_of_nhwc(monkeypatch):
+    """NCHW runs transposed to NHWC (as the numpy kernels do): results do not depend on the layout."""
+    _use(True, monkeypatch)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 7, 7, 16)).astype(np.float32)
+    w = rng.standard_normal((5, 5, 16, 4)).astype(np.float32)
+    u = rng.standard_normal((3, 7, 7, 4)).astype(np.float32)
+    runs = []
+    for fmt, perm in (("NHWC", (0, 1, 2, 3)), ("NCHW", (0, 3, 1, 2))):
+        tf.reset_default_graph()
+        xs = tf.placeholder(tf.float32, x.transpose(perm).shape)
+        ws = tf.placeholder(tf.float32, w.shape)
+        y = tf.nn.conv2d(xs, ws, [1, 1, 1, 1], "SAME", data_format=fmt)
+        gx, gw = tf.gradients(y, [xs, ws], grad_ys=[tf.constant(u.transpose(perm))])
+        with tf.Session() as sess:
+            values = sess.run([y, gx, gw], {xs: x.transpose(perm), ws: w})
+        back = np.argsort(perm)
+        runs.append([np.ascontiguousarray(values[0].transpose(back)),
+                     np.ascontiguousarray(values[1].transpose(back)), values[2]])
+    for a, b in zip(*runs):
+        assert a.tobytes() == b.tobytes()

@@ -159,12 +159,12 @@ def _conv2d(node):
     def conv2d(x, f):
         _check4(x, "input")
         _check4(f, "filter")
-        geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f.shape)
-        if dnnl_conv.applies(x, f):
-            out = dnnl_conv.conv2d(x, f, geo, conv.fmt, threads)
-            if out is not None:
-                return out
         x = _to_nhwc(x, conv.fmt)
+        geo = conv.geometry(x.shape, f.shape)
+        if dnnl_conv.applies(x, f):
+            out = dnnl_conv.conv2d(x, f, geo, threads)
+            if out is not None:
+                return _from_nhwc(out, conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)
@@ -218,13 +218,13 @@ def _conv2d_backprop_input(node):
         _check4(g, "out_backprop")
         sizes = _sizes(input_sizes, "input_sizes")
         n, h, w, c = sizes if conv.fmt == "NHWC" else (sizes[0], sizes[2], sizes[3], sizes[1])
-        geo = conv.geometry((n, h, w, c), f.shape)
-        conv.check_grad(_to_nhwc(g, conv.fmt), geo, n, f.shape[3])
-        if dnnl_conv.applies(f, g):
-            dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, conv.fmt, threads)
-            if dx is not None:
-                return dx
         g = _to_nhwc(g, conv.fmt)
+        geo = conv.geometry((n, h, w, c), f.shape)
+        conv.check_grad(g, geo, n, f.shape[3])
+        if dnnl_conv.applies(f, g):
+            dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads)
+            if dx is not None:
+                return _from_nhwc(dx, conv.fmt)
         if BLOCKED and geo.sh == geo.sw == 1 and c >= conv_blocked.MIN_INPUT_GRAD_CHANNELS:
             return _from_nhwc(conv_blocked.conv2d_backprop_input(g, f, geo, threads), conv.fmt)
         ft = f.reshape(-1, f.shape[3]).T
@@ -247,14 +247,14 @@ def _conv2d_backprop_filter(node):
         _check4(x, "input")
         _check4(g, "out_backprop")
         f_shape = _sizes(filter_sizes, "filter_sizes")
-        geo = conv.geometry(_to_nhwc(x, conv.fmt).shape, f_shape)
-        conv.check_grad(_to_nhwc(g, conv.fmt), geo, x.shape[0], f_shape[3])
-        if dnnl_conv.applies(x, g) and 0 not in f_shape:
-            df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, conv.fmt, threads)
-            if df is not None:
-                return df
         x = _to_nhwc(x, conv.fmt)
         g = _to_nhwc(g, conv.fmt)
+        geo = conv.geometry(x.shape, f_shape)
+        conv.check_grad(g, geo, x.shape[0], f_shape[3])
+        if dnnl_conv.applies(x, g) and 0 not in f_shape:
+            df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+            if df is not None:
+                return df
         if BLOCKED:
             return conv_blocked.conv2d_backprop_filter(x, g, conv.window(geo), f_shape, threads)
         xp = geo.pad(x)
@@ -366,14 +366,13 @@ def _max_pool_grad(node):
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
-        xn, g_nhwc = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
-        geo = pool.geometry(xn.shape)
-        pool.check_grad(g_nhwc, geo, xn.shape[0], xn.shape[3])
+        x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
+        geo = pool.geometry(x.shape)
+        pool.check_grad(g, geo, x.shape[0], x.shape[3])
         if dnnl_pool.applies(x, g):
-            dx = dnnl_pool.max_pool_grad(x, g, geo, pool.fmt, threads)
+            dx = dnnl_pool.max_pool_grad(x, g, geo, threads)
             if dx is not None:
-                return dx
-        x, y, g = xn, _to_nhwc(y, pool.fmt), g_nhwc
+                return _from_nhwc(dx, pool.fmt)
         if g.dtype == x.dtype and jit_pool.applies(x):
             return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
         if geo.tiles_input:

@@ -3,8 +3,11 @@
 these and keeps its numpy kernels otherwise, and as the reference the tests compare with.
 
 The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
-oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), NCHW as `nchw`, and TF's HWIO
-filter as oneDNN's `hwio` (logical O, I, H, W). TF's SAME padding may be uneven (more at the bottom
+oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), and TF's HWIO filter as
+oneDNN's `hwio` (logical O, I, H, W). NCHW convolutions are transposed to NHWC and back by
+`conv_kernels.py`, as for its numpy kernels: oneDNN's `nchw` primitives sum in another order, and
+a model's outputs would then depend on its data format (an ONNX round trip, NHWC -> NCHW, gave
+differences of 4e-5 on a 5x5x16 convolution). TF's SAME padding may be uneven (more at the bottom
 and right): `Geometry`'s pt/pb/pl/pr become oneDNN's padding_l/padding_r; a TF dilation d is
 oneDNN's d - 1.
 
@@ -63,13 +66,7 @@ def applies(*arrays):
             and dnnl.library() is not None)
 
 
-def _nhwc_axes(fmt):
-    """The array axes of oneDNN's logical (N, C, H, W) for a 4-D array in `fmt`."""
-    return (0, 3, 1, 2) if fmt == "NHWC" else (0, 1, 2, 3)
-
-
-def _shape(n, h, w, c, fmt):
-    return (n, h, w, c) if fmt == "NHWC" else (n, c, h, w)
+NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
 
 
 _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
@@ -78,13 +75,13 @@ _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, 
 class _Plan:
     """One convolution's primitives (and weight reorders) for one block size."""
 
-    def __init__(self, kind, geo, nb, c, oc, fmt):
+    def __init__(self, kind, geo, nb, c, oc):
         lib = dnnl.library()
         self.lib = lib
-        x_shape = _shape(nb, geo.h, geo.w, c, fmt)
-        y_shape = _shape(nb, geo.oh, geo.ow, oc, fmt)
+        x_shape = (nb, geo.h, geo.w, c)
+        y_shape = (nb, geo.oh, geo.ow, oc)
         f_shape = (geo.kh, geo.kw, c, oc)
-        axes = _nhwc_axes(fmt)
+        axes = NHWC_AXES
         src = dnnl.Desc.plain(lib, [x_shape[a] for a in axes], dnnl.element_strides(x_shape, axes))
         dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
         w_dims = [f_shape[a] for a in _HWIO_AXES]
@@ -176,10 +173,10 @@ def cached(key, create):
     return plan
 
 
-def _plan(kind, geo, nb, c, oc, fmt):
+def _plan(kind, geo, nb, c, oc):
     key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
-           geo.pl, geo.pr, nb, c, oc, fmt, WEIGHTS_ANY)
-    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, fmt))
+           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY)
+    return cached(key, lambda: _Plan(kind, geo, nb, c, oc))
 
 
 def image_blocks(n, work, min_work=None):
@@ -213,11 +210,11 @@ def _image_bytes(a):
     return a.strides[0]
 
 
-def _block_plans(kind, geo, n, nb, c, oc, fmt):
+def _block_plans(kind, geo, n, nb, c, oc):
     """{images: plan} for the full blocks and the short last one (None: not all implemented)."""
-    plans = {nb: _plan(kind, geo, nb, c, oc, fmt)}
+    plans = {nb: _plan(kind, geo, nb, c, oc)}
     if n % nb:
-        plans[n % nb] = _plan(kind, geo, n % nb, c, oc, fmt)
+        plans[n % nb] = _plan(kind, geo, n % nb, c, oc)
     return None if None in plans.values() else plans
 
 
@@ -242,14 +239,14 @@ def _weights_in(plans, f):
     return weights
 
 
-def conv2d(x, f, geo, fmt, threads):
-    """Forward convolution of float32 `x` (in `fmt`) with the HWIO filter `f`: output in `fmt`
+def conv2d(x, f, geo, threads):
+    """Forward convolution of float32 NHWC `x` with the HWIO filter `f`: NHWC output
     (None where oneDNN has no primitive for this geometry; so for the two gradients)."""
     x = np.ascontiguousarray(x)
     n, c, oc = x.shape[0], f.shape[2], f.shape[3]
-    out = np.empty(_shape(n, geo.oh, geo.ow, oc, fmt), np.float32)
+    out = np.empty((n, geo.oh, geo.ow, oc), np.float32)
     nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
-    plans = _block_plans("forward", geo, n, nb, c, oc, fmt)
+    plans = _block_plans("forward", geo, n, nb, c, oc)
     if plans is None:
         return None
     weights = _weights_in(plans, f)
@@ -263,13 +260,13 @@ def conv2d(x, f, geo, fmt, threads):
     return out
 
 
-def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
-    """Input gradient (in `fmt`) from the output gradient `g` (in `fmt`) and the HWIO filter."""
+def conv2d_backprop_input(g, f, geo, n, c, threads):
+    """NHWC input gradient from the NHWC output gradient `g` and the HWIO filter."""
     g = np.ascontiguousarray(g)
     oc = f.shape[3]
-    dx = np.empty(_shape(n, geo.h, geo.w, c, fmt), np.float32)
+    dx = np.empty((n, geo.h, geo.w, c), np.float32)
     nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
-    plans = _block_plans("backward_data", geo, n, nb, c, oc, fmt)
+    plans = _block_plans("backward_data", geo, n, nb, c, oc)
     if plans is None:
         return None
     weights = _weights_in(plans, f)
@@ -283,15 +280,15 @@ def conv2d_backprop_input(g, f, geo, n, c, fmt, threads):
     return dx
 
 
-def conv2d_backprop_filter(x, g, geo, f_shape, fmt, threads):
-    """Filter gradient [kh, kw, c, out] from the input `x` and output gradient `g` (both in `fmt`):
+def conv2d_backprop_filter(x, g, geo, f_shape, threads):
+    """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
     one partial per block (reordered to HWIO when the primitive writes its own layout), summed
     in block order."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     nb = image_blocks(n, n * geo.oh * geo.ow * int(np.prod(f_shape)))
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc, fmt)
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc)
     if plans is None:
         return None
     starts = range(0, n, nb)

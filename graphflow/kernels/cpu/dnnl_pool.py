@@ -39,11 +39,11 @@ BLOCK_MIN_BYTES = 256 << 10
 class _Plan:
     """oneDNN's max pooling forward (training) and backward primitives for one block size."""
 
-    def __init__(self, geo, nb, c, fmt):
+    def __init__(self, geo, nb, c):
         lib = dnnl.library()
-        x_shape = dnnl_conv._shape(nb, geo.h, geo.w, c, fmt)
-        y_shape = dnnl_conv._shape(nb, geo.oh, geo.ow, c, fmt)
-        axes = dnnl_conv._nhwc_axes(fmt)
+        x_shape = (nb, geo.h, geo.w, c)
+        y_shape = (nb, geo.oh, geo.ow, c)
+        axes = dnnl_conv.NHWC_AXES
         src = dnnl.Desc.plain(lib, [x_shape[a] for a in axes], dnnl.element_strides(x_shape, axes))
         dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
         strides, kernel = dnnl.dims((geo.sh, geo.sw)), dnnl.dims((geo.kh, geo.kw))
@@ -81,23 +81,23 @@ class _Plan:
         self.y_block = tuple(y_shape)
 
 
-def _plan(geo, nb, c, fmt):
+def _plan(geo, nb, c):
     key = ("max_pool", geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pb, geo.pl,
-           geo.pr, nb, c, fmt)
-    return dnnl_conv.cached(key, lambda: _Plan(geo, nb, c, fmt))
+           geo.pr, nb, c)
+    return dnnl_conv.cached(key, lambda: _Plan(geo, nb, c))
 
 
-def max_pool_grad(x, g, geo, fmt, threads):
-    """MaxPoolGrad of float32 `x` and output gradient `g` (both in `fmt`): dx in `fmt` (None where
+def max_pool_grad(x, g, geo, threads):
+    """MaxPoolGrad of float32 NHWC `x` and output gradient `g`: NHWC dx (None where
     oneDNN has no primitive for this geometry)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
-    c = x.shape[3] if fmt == "NHWC" else x.shape[1]
+    c = x.shape[3]
     dx = np.empty(x.shape, np.float32)
     nb = dnnl_conv.image_blocks(n, x.nbytes, BLOCK_MIN_BYTES)
-    plans = {nb: _plan(geo, nb, c, fmt)}
+    plans = {nb: _plan(geo, nb, c)}
     if n % nb:
-        plans[n % nb] = _plan(geo, n % nb, c, fmt)
+        plans[n % nb] = _plan(geo, n % nb, c)
     if None in plans.values():
         return None
     xb, gb = x.strides[0], g.strides[0]
