@@ -2,6 +2,8 @@
 
     python benchmarks/bench_vs_tf1.py                 # all three settings, one child process each
     python benchmarks/bench_vs_tf1.py --setting default --rounds 7
+    python benchmarks/bench_vs_tf1.py --rows CNN      # only the rows whose title contains "CNN"
+    python benchmarks/bench_vs_tf1.py --no-dnnl-column  # graphflow also without its oneDNN kernels
 
 Settings (each runs in a fresh child process, since BLAS reads its thread count when it loads):
   default       default threads for both frameworks
@@ -181,7 +183,21 @@ def measure(contenders, rounds, budget=0.25):
 
 
 
-def run_setting(name, rounds):
+def _without_dnnl(step):
+    """The step with graphflow's optional oneDNN kernels switched off (its numpy kernels run)."""
+    from graphflow.kernels.cpu import dnnl
+    loaded = dnnl.library()
+
+    def run():
+        dnnl._library = False
+        try:
+            step()
+        finally:
+            dnnl._library = loaded
+    return run
+
+
+def run_setting(name, rounds, rows=None, no_dnnl_column=False):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
@@ -189,17 +205,27 @@ def run_setting(name, rounds):
     loops = "numba loops" if jit_updates.loops() is not None else "numpy only (numba not installed)"
     print(f"== setting: {name}   machine: sgemm {gflops:.1f} GFLOP/s (1024^2, numpy's BLAS as "
           f"loaded), copy {gbs:.1f} GB/s (16M float32); graphflow: {loops}")
-    print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}  achieved (graphflow)")
+    from graphflow.kernels.cpu import dnnl
+    no_dnnl_column = no_dnnl_column and dnnl.library() is not None
+    extra = f" {'no oneDNN':>11s} {'/TF1':>6s}" if no_dnnl_column else ""
+    print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}{extra}  achieved (graphflow)")
     for title, model in ROWS:
+        if rows and not any(r.lower() in title.lower() for r in rows):
+            continue
         gf_step, flops, nbytes = build(gf, model)
         contenders = {"gf": gf_step}
         if tf1 is not None:
             contenders["tf1"] = build(tf1, model)[0]
+        if no_dnnl_column:  # the same graphflow session, in the same interleaved rounds
+            contenders["gf_numpy"] = _without_dnnl(gf_step)
         t = measure(contenders, rounds)
         tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
         ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
         achieved = (f"{flops / t['gf'] / 1e9:.1f} GFLOP/s" if flops else
                     f"{nbytes / t['gf'] / 1e9:.1f} GB/s" if nbytes else "")
+        if no_dnnl_column:
+            numpy_ratio = f"{t['gf_numpy'] / t['tf1']:6.2f}" if "tf1" in t else f"{'-':>6s}"
+            ratio += f" {t['gf_numpy'] * 1e3:9.3f}ms {numpy_ratio}"
         print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}", flush=True)
 
 
@@ -207,10 +233,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--setting", choices=list(SETTINGS))
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rows", nargs="+", metavar="TEXT",
+                        help="run only the rows whose title contains one of these (case-insensitive)")
+    parser.add_argument("--no-dnnl-column", action="store_true",
+                        help="also time graphflow with its optional oneDNN kernels off, in the same rounds")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_setting(args.setting, args.rounds)
+        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column)
         return
     for setting in [args.setting] if args.setting else list(SETTINGS):
         env = dict(os.environ, **SETTINGS[setting])
@@ -219,7 +249,9 @@ def main(argv=None):
             hog = subprocess.Popen([sys.executable, "-c", BURN_ONE_CORE])
         try:
             subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
-                            "--rounds", str(args.rounds)], env=env, check=True)
+                            "--rounds", str(args.rounds)] + (["--rows", *args.rows] if args.rows else [])
+                           + (["--no-dnnl-column"] if args.no_dnnl_column else []),
+                           env=env, check=True)
         finally:
             if hog is not None:
                 hog.kill()

@@ -2,7 +2,8 @@
 
 On a developer's machine a missing program skips those tests with the reason. CI installs them and
 sets GRAPHFLOW_REQUIRE_TOOLS (e.g. "dot,nvcc,g++"): a required program never skips, so its tests
-run — and fail loudly if the program is missing after all.
+run — and fail loudly if the program is missing after all. `required("onednn")` does the same for
+the optional oneDNN library (the onednn-cpu-gomp wheel, which the test extra installs).
 """
 
 import os

@@ -2,14 +2,20 @@
 values (conv_kernels.py with BLOCKED off: whole-input padding, im2col, col2im) on every conv op case
 and on shapes that make several blocks, a short last block, strides, dilations, both paddings,
 NCHW, float32/float64 and several threads, in both block layouts (planar blocks for few input
-channels, tap-copy blocks for more); and their gradients pass finite differences."""
+channels, tap-copy blocks for more); and their gradients pass finite differences. oneDNN
+(dnnl_conv.py, tested in test_dnnl_conv.py) is switched off here, so float32 runs these kernels."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_blocked, conv_kernels
+from graphflow.kernels.cpu import conv_blocked, conv_kernels, dnnl
 from tests.op_cases import nn_cases
+
+
+@pytest.fixture(autouse=True)
+def _without_onednn(monkeypatch):
+    monkeypatch.setattr(dnnl, "_library", False)
 
 CONV_CASES = [c for c in nn_cases.CASES
               if c.op_type in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")]

@@ -1,16 +1,24 @@
 """graphflow.kernels.cpu.jit_pool: the compiled MaxPool/MaxPoolGrad give the numpy kernels' values
 (conv_kernels.py, the reference) on every pooling op case and on larger inputs with tied maxima,
-padding, strides, NCHW and several threads; the gradient passes finite differences."""
+padding, strides, NCHW and several threads; the gradient passes finite differences. oneDNN's
+MaxPoolGrad (dnnl_pool.py, tested in test_dnnl_pool.py) is switched off here."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import jit_pool
+from graphflow.kernels.cpu import dnnl, jit_pool
 from tests.op_cases import nn_cases
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
+
+
+
+@pytest.fixture(autouse=True)
+def _without_onednn(monkeypatch):
+    monkeypatch.setattr(dnnl, "_library", False)
+
 
 POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad")]
 

@@ -6,13 +6,14 @@ filter. The backprop ops reuse the same geometry: the filter gradient is cols^T 
 gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
 Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch; with numba
 installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`), these numpy
-kernels being the reference.
+kernels being the reference. With the optional oneDNN library, float32 convolutions run its
+primitives (`dnnl_conv.py`), and so does MaxPoolGrad (`dnnl_pool.py`).
 """
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, intra_op, jit_pool
+from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, dnnl_pool, intra_op, jit_pool
 
 # The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
 # kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
@@ -160,6 +161,10 @@ def _conv2d(node):
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
+        if dnnl_conv.applies(x, f):
+            out = dnnl_conv.conv2d(x, f, geo, threads)
+            if out is not None:
+                return _from_nhwc(out, conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)
@@ -216,6 +221,10 @@ def _conv2d_backprop_input(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(g, geo, n, f.shape[3])
+        if dnnl_conv.applies(f, g):
+            dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads)
+            if dx is not None:
+                return _from_nhwc(dx, conv.fmt)
         if BLOCKED and geo.sh == geo.sw == 1 and c >= conv_blocked.MIN_INPUT_GRAD_CHANNELS:
             return _from_nhwc(conv_blocked.conv2d_backprop_input(g, f, geo, threads), conv.fmt)
         ft = f.reshape(-1, f.shape[3]).T
@@ -242,6 +251,10 @@ def _conv2d_backprop_filter(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry(x.shape, f_shape)
         conv.check_grad(g, geo, x.shape[0], f_shape[3])
+        if dnnl_conv.applies(x, g) and 0 not in f_shape:
+            df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+            if df is not None:
+                return df
         if BLOCKED:
             return conv_blocked.conv2d_backprop_filter(x, g, conv.window(geo), f_shape, threads)
         xp = geo.pad(x)
@@ -356,6 +369,10 @@ def _max_pool_grad(node):
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         geo = pool.geometry(x.shape)
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        if dnnl_pool.applies(x, g):
+            dx = dnnl_pool.max_pool_grad(x, g, geo, threads)
+            if dx is not None:
+                return _from_nhwc(dx, pool.fmt)
         if g.dtype == x.dtype and jit_pool.applies(x):
             return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
         if geo.tiles_input:

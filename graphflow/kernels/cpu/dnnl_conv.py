@@ -1,0 +1,308 @@
+"""Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter through oneDNN's convolution primitives
+(`dnnl.py`), for float32, when the optional oneDNN library is installed; `conv_kernels.py` calls
+these and keeps its numpy kernels otherwise, and as the reference the tests compare with.
+
+The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
+oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), and TF's HWIO filter as
+oneDNN's `hwio` (logical O, I, H, W). NCHW convolutions are transposed to NHWC and back by
+`conv_kernels.py`, as for its numpy kernels: oneDNN's `nchw` primitives sum in another order, and
+a model's outputs would then depend on its data format (an ONNX round trip, NHWC -> NCHW, gave
+differences of 4e-5 on a 5x5x16 convolution). TF's SAME padding may be uneven (more at the bottom
+and right): `Geometry`'s pt/pb/pl/pr become oneDNN's padding_l/padding_r; a TF dilation d is
+oneDNN's d - 1.
+
+Threads: each oneDNN call runs on one OpenMP thread (so OpenMP never starts a team), and a batch
+is cut into blocks of images that the calling thread and graphflow's intra-op pool take from one
+shared iterator (`intra_op.py`), each block one primitive execution: a busy core only means its
+thread takes fewer blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread).
+The blocks do not depend on the thread count, and the filter gradient's per-block partials are
+summed in block order, so the result does not depend on how many threads ran, nor on which
+thread computed which block.
+
+Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
+and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them. A
+geometry oneDNN implements no primitive for runs the numpy kernels (the caller gets None).
+
+Measured (`benchmarks/bench_conv_kernels.py`, batch 64, one thread, load average 4): oneDNN takes
+0.32-0.63 of the blocked im2col kernels' time forward, 0.42-0.50 for the input gradient and
+0.36-0.59 for the filter gradient on the small CNN's and the CIFAR-shaped CNN's layers (e.g.
+32x32x32 -> 32 3x3: 21.0 -> 7.4, 17.9 -> 7.5, 23.4 -> 9.2 ms).
+"""
+
+import collections
+import ctypes
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cpu import blas, dnnl, intra_op
+
+# A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
+# multiply-adds (pooling: bytes of input, see dnnl_pool.py), whatever the thread count: the filter
+# gradient's sum of per-block partials is then the same on any number of threads. More blocks
+# share the work better on a busy machine; fewer run longer, more efficient oneDNN calls (measured
+# on one thread, batch 64: 28x28x1 -> 16 5x5 forward 0.30 ms as one call, 0.34 ms as 4 blocks,
+# 0.42 ms as 8; filter gradient 0.34 / 0.45 / 0.54 ms; the CIFAR-shaped layers' 3x3 convolutions
+# on 32 channels the same or faster in 4-8 blocks).
+MAX_BLOCKS = 8
+BLOCK_MIN_WORK = 8 << 20
+MAX_PLANS = 256
+# oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
+# reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies. On HWIO as it
+# lies oneDNN 3.2 picks its gemm fallback for both gradients (measured, one thread, batch 64: filter
+# gradient 2.36 ms on 28x28x1 -> 16 5x5, 42 ms on 32x32x32 -> 32 3x3; with its own layout, jit
+# kernels: 0.40 and 14.9 ms; the forward pass is as fast either way). Letting it choose the
+# activations' layout too (blocked, with reorders) was no faster: 32x32x32 -> 32 forward 9.4 ms
+# in NHWC, 15.2 ms blocked, filter gradient 16.7 / 16.2 ms, input gradient 14.6 / 16.5 ms.
+WEIGHTS_ANY = True
+
+_plans = collections.OrderedDict()
+_plans_lock = threading.Lock()
+
+
+def applies(*arrays):
+    """True when oneDNN is loaded and every operand is float32 and non-empty."""
+    return (all(a.dtype == np.float32 and a.size > 0 for a in arrays)
+            and dnnl.library() is not None)
+
+
+NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
+
+
+_HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
+
+
+class _Plan:
+    """One convolution's primitives (and weight reorders) for one block size."""
+
+    def __init__(self, kind, geo, nb, c, oc):
+        lib = dnnl.library()
+        self.lib = lib
+        x_shape = (nb, geo.h, geo.w, c)
+        y_shape = (nb, geo.oh, geo.ow, oc)
+        f_shape = (geo.kh, geo.kw, c, oc)
+        axes = NHWC_AXES
+        src = dnnl.Desc.plain(lib, [x_shape[a] for a in axes], dnnl.element_strides(x_shape, axes))
+        dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
+        w_dims = [f_shape[a] for a in _HWIO_AXES]
+        hwio = dnnl.Desc.plain(lib, w_dims, dnnl.element_strides(f_shape, _HWIO_AXES))
+        weights = dnnl.Desc.any(lib, w_dims) if WEIGHTS_ANY else hwio
+        strides = dnnl.dims((geo.sh, geo.sw))
+        dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
+        pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))
+        attr = dnnl.user_scratchpad_attr(lib)
+        self.reorder = None
+        try:
+            fwd = self._pd("dnnl_convolution_forward_primitive_desc_create", lib.engine,
+                           dnnl.FORWARD_TRAINING, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
+                           None, dst.handle, strides, dilates, pad_l, pad_r, attr)
+            if kind == "forward":
+                w_md = lib.raw("dnnl_primitive_desc_query_md", fwd, dnnl.QUERY_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, fwd, {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: w_md,
+                                                      dnnl.ARG_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=False)
+            elif kind == "backward_data":
+                try:
+                    pd = self._pd("dnnl_convolution_backward_data_primitive_desc_create", lib.engine,
+                                  dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle, dst.handle,
+                                  strides, dilates, pad_l, pad_r, fwd, attr)
+                finally:
+                    lib.call("dnnl_primitive_desc_destroy", fwd)
+                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_DIFF_SRC: src.handle,
+                                                     dnnl.ARG_WEIGHTS: w_md,
+                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=False)
+            else:
+                try:
+                    pd = self._pd("dnnl_convolution_backward_weights_primitive_desc_create",
+                                  lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
+                                  None, dst.handle, strides, dilates, pad_l, pad_r, fwd, attr)
+                finally:
+                    lib.call("dnnl_primitive_desc_destroy", fwd)
+                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_DIFF_WEIGHTS_MD, 0)
+                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_SRC: src.handle,
+                                                     dnnl.ARG_DIFF_WEIGHTS: w_md,
+                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                self._weights_reorder(hwio, w_md, to_hwio=True)
+        finally:
+            dnnl.destroy_attr(lib, attr)
+        self.prim.keep(src, dst, hwio, weights)
+        # bytes of the filter (or filter gradient) in the primitive's own layout
+        self.weights_bytes = lib.raw("dnnl_memory_desc_get_size", w_md)
+        self._w_md = w_md  # owned by the primitive's descriptor
+
+    def same_weights(self, other):
+        """True when both primitives read (or write) the filter in the same layout."""
+        return bool(self.lib.raw("dnnl_memory_desc_equal", self._w_md, other._w_md))
+
+    def _pd(self, name, *args):
+        pd = ctypes.c_void_p()
+        self.lib.call(name, ctypes.byref(pd), *args)
+        return pd
+
+    def _weights_reorder(self, hwio, w_md, to_hwio):
+        if self.lib.raw("dnnl_memory_desc_equal", hwio.handle, w_md):
+            return
+        src, dst = (w_md, hwio.handle) if to_hwio else (hwio.handle, w_md)
+        self.reorder = dnnl.reorder(self.lib, src, dst).keep(hwio)
+
+    @property
+    def implementation(self):
+        return self.prim.implementation
+
+
+def cached(key, create):
+    """The plan cached under `key`, created (for one OpenMP thread) by `create()` if missing; None
+    (also cached) where oneDNN implements no primitive for it: the numpy kernels run instead."""
+    with _plans_lock:
+        if key in _plans:
+            _plans.move_to_end(key)
+            return _plans[key]
+    with dnnl.library().openmp_threads(1):  # oneDNN picks a primitive's work split for these
+        try:
+            plan = create()
+        except dnnl.DnnlError as e:
+            if e.status != dnnl.UNIMPLEMENTED:
+                raise
+            plan = None
+    with _plans_lock:
+        plan = _plans.setdefault(key, plan)
+        while len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    return plan
+
+
+def _plan(kind, geo, nb, c, oc):
+    key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
+           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY)
+    return cached(key, lambda: _Plan(kind, geo, nb, c, oc))
+
+
+def image_blocks(n, work, min_work=None):
+    """Images per block: up to MAX_BLOCKS blocks of at least `min_work` each (BLOCK_MIN_WORK by
+    default; one block for small work); independent of the thread count."""
+    min_work = BLOCK_MIN_WORK if min_work is None else min_work
+    blocks = max(1, min(MAX_BLOCKS, n, work // max(1, min_work)))
+    return -(-n // blocks)
+
+
+def run_blocks(n, nb, work_on, threads):
+    """Call `work_on(lo, hi)` for each block of nb images, shared with the intra-op pool, each
+    oneDNN call on one OpenMP thread."""
+    starts = range(0, n, nb)
+    lib = dnnl.library()
+    if len(starts) == 1 or threads <= 1 or intra_op.in_worker() or not blas.owns_blas_threads():
+        with lib.openmp_threads(1):  # the same blocks, one after the other on this thread
+            for lo in starts:
+                work_on(lo, min(n, lo + nb))
+        return
+    pieces = intra_op.shared_iter(starts)
+
+    def work():
+        with lib.openmp_threads(1):
+            for lo in pieces:
+                work_on(lo, min(n, lo + nb))
+    intra_op.POOL.run_shared(work, threads)
+
+
+def _image_bytes(a):
+    return a.strides[0]
+
+
+def _block_plans(kind, geo, n, nb, c, oc):
+    """{images: plan} for the full blocks and the short last one (None: not all implemented)."""
+    plans = {nb: _plan(kind, geo, nb, c, oc)}
+    if n % nb:
+        plans[n % nb] = _plan(kind, geo, n % nb, c, oc)
+    return None if None in plans.values() else plans
+
+
+def _weights_in(plans, f):
+    """{images: the filter as that block's primitive reads it}: HWIO as it is, or reordered into
+    the primitive's layout (once per call and layout)."""
+    f = np.ascontiguousarray(f)
+    weights = {}
+    for size, plan in plans.items():
+        if plan.reorder is None:
+            weights[size] = f
+            continue
+        for other, done in weights.items():  # the short block's primitive may share the layout
+            if plans[other].reorder is not None and plans[other].same_weights(plan):
+                weights[size] = done
+                break
+        else:
+            buf = np.empty(plan.weights_bytes // 4, np.float32)
+            with dnnl.library().openmp_threads(1):
+                plan.reorder.execute({dnnl.ARG_FROM: f, dnnl.ARG_TO: buf})
+            weights[size] = buf
+    return weights
+
+
+def conv2d(x, f, geo, threads):
+    """Forward convolution of float32 NHWC `x` with the HWIO filter `f`: NHWC output
+    (None where oneDNN has no primitive for this geometry; so for the two gradients)."""
+    x = np.ascontiguousarray(x)
+    n, c, oc = x.shape[0], f.shape[2], f.shape[3]
+    out = np.empty((n, geo.oh, geo.ow, oc), np.float32)
+    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
+    plans = _block_plans("forward", geo, n, nb, c, oc)
+    if plans is None:
+        return None
+    weights = _weights_in(plans, f)
+    xb, yb = _image_bytes(x), _image_bytes(out)
+
+    def work_on(lo, hi):
+        plans[hi - lo].prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
+                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
+                                     dnnl.ARG_DST: out.ctypes.data + lo * yb})
+    run_blocks(n, nb, work_on, threads)
+    return out
+
+
+def conv2d_backprop_input(g, f, geo, n, c, threads):
+    """NHWC input gradient from the NHWC output gradient `g` and the HWIO filter."""
+    g = np.ascontiguousarray(g)
+    oc = f.shape[3]
+    dx = np.empty((n, geo.h, geo.w, c), np.float32)
+    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
+    plans = _block_plans("backward_data", geo, n, nb, c, oc)
+    if plans is None:
+        return None
+    weights = _weights_in(plans, f)
+    gb, xb = _image_bytes(g), _image_bytes(dx)
+
+    def work_on(lo, hi):
+        plans[hi - lo].prim.execute({dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
+                                     dnnl.ARG_DIFF_SRC: dx.ctypes.data + lo * xb})
+    run_blocks(n, nb, work_on, threads)
+    return dx
+
+
+def conv2d_backprop_filter(x, g, geo, f_shape, threads):
+    """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
+    one partial per block (reordered to HWIO when the primitive writes its own layout), summed
+    in block order."""
+    x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
+    n = x.shape[0]
+    c, oc = f_shape[2], f_shape[3]
+    nb = image_blocks(n, n * geo.oh * geo.ow * int(np.prod(f_shape)))
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc)
+    if plans is None:
+        return None
+    starts = range(0, n, nb)
+    partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    xb, gb = _image_bytes(x), _image_bytes(g)
+
+    def work_on(lo, hi):
+        plan = plans[hi - lo]
+        own = partials[lo // nb]
+        out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
+        plan.prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
+                           dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                           dnnl.ARG_DIFF_WEIGHTS: out})
+        if plan.reorder is not None:
+            plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
+    run_blocks(n, nb, work_on, threads)
+    return partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
