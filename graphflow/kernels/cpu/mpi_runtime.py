@@ -48,10 +48,10 @@ LIBNBC_ALLREDUCE = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
 LIBNBC_RING = "1"
 
 
-def _prefer_ring(environ=os.environ):
+def _prefer_ring(environ=os.environ, modules=sys.modules):
     """Ask Open MPI for its ring `Iallreduce` when the job has 2 or 3 processes (read before MPI
     starts: the launcher's OMPI_COMM_WORLD_SIZE); True if the setting was made."""
-    if LIBNBC_ALLREDUCE in environ or "mpi4py.MPI" in sys.modules:
+    if LIBNBC_ALLREDUCE in environ or "mpi4py.MPI" in modules:  # set, or too late to matter
         return False
     try:
         procs = int(environ.get("OMPI_COMM_WORLD_SIZE", ""))
