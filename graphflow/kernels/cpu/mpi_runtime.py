@@ -201,11 +201,11 @@ class _InFlight:
     """A posted allreduce: its request and the buffers MPI reads and writes until it completes.
     With a progress thread, only that thread tests the request; `completed` is set once it did."""
 
-    __slots__ = ("request", "send", "recv", "what", "float16", "completed")
+    __slots__ = ("request", "send", "recv", "what", "float16", "completed", "divide_after")
 
-    def __init__(self, request, send, recv, what, float16):
+    def __init__(self, request, send, recv, what, float16, divide_after=False):
         self.request, self.send, self.recv, self.what = request, send, recv, what
-        self.float16 = float16
+        self.float16, self.divide_after = float16, divide_after
         self.completed = threading.Event()
 
 
@@ -293,16 +293,17 @@ _in_flight = {}
 wait_stats = {"seconds": 0.0, "count": 0}
 
 
-def start_allreduce(send, recv, what):
+def start_allreduce(send, recv, what, divide_after=False):
     """Post the sum of `send` (1-d) over all processes into `recv` and return a token for
-    `finish`; for float16, `recv` is a (size, n) uint16 buffer receiving everyone's halves."""
+    `finish`; for float16, `recv` is a (size, n) uint16 buffer receiving everyone's halves.
+    `divide_after`: the caller's note, handed back by `finish` (the mean's division is still to do)."""
     MPI = mpi()
     c = comm()
     if send.dtype == np.float16:
         request = c.Iallgather(send.view(np.uint16), recv)
     else:
         request = c.Iallreduce(send, recv, op=MPI.SUM)
-    item = _InFlight(request, send, recv, what, send.dtype == np.float16)
+    item = _InFlight(request, send, recv, what, send.dtype == np.float16, divide_after)
     progress = _progress()
     if progress:
         progress.add(item)
@@ -318,8 +319,9 @@ def abandon(token):
 
 
 def finish(token, what, out=None, divisor=1):
-    """Complete the allreduce of `token` within the deadline; returns the summed 1-d array
-    (float16 sums are computed here in float32, divided by `divisor`, into `out` when given)."""
+    """Complete the allreduce of `token` within the deadline; returns the summed 1-d array (float16
+    sums are computed here in float32, divided by `divisor`, into `out` when given) and the
+    start's `divide_after` note."""
     item = _in_flight.pop(token, None)
     if item is None:
         raise RuntimeError(f"{what}: no allreduce in flight for this step (its start did not run)")
@@ -337,7 +339,7 @@ def finish(token, what, out=None, divisor=1):
         if divisor != 1:
             total /= divisor
         if out is None:
-            return total.astype(np.float16)
+            return total.astype(np.float16), False
         out[...] = total
-        return out
-    return item.recv
+        return out, False
+    return item.recv, item.divide_after

@@ -13,6 +13,7 @@ import numpy as np
 
 import graphflow as tf
 from graphflow import horovod as hvd
+from graphflow.kernels.cpu import collective_kernels
 from graphflow.ops import collective_ops
 
 
@@ -166,14 +167,15 @@ def straggler():
 
 def adopted():
     """Variables assigned a reduction keep the reduced buffer itself (no copy; the kernels' pools
-    alternate two buffers): values stay right run after run, values fetched earlier keep theirs,
-    and a run that fails after the assignments changes no variable."""
+    alternate two buffers; the fused bucket's variables then lie back to back in one buffer and
+    are sent from there, unpacked): values stay right run after run, values fetched earlier keep
+    theirs, and a run that fails after the assignments changes no variable."""
     r, n = hvd.rank(), hvd.size()
     src = tf.Variable(np.zeros(6, np.float32))
     out = tf.Variable(np.zeros(6, np.float32))
     mean = tf.assign(out, hvd.allreduce(src.value(), average=True), name="store_mean")
     parts = [tf.Variable(np.zeros(k, np.float32)) for k in (2, 3)]
-    fused = collective_ops.fused_allreduce([p.value() for p in parts], average=False)
+    fused = collective_ops.fused_allreduce([p.value() for p in parts], average=True)
     summed = tf.group(*[tf.assign(p, f, name=f"store_part{i}")
                         for i, (p, f) in enumerate(zip(parts, fused))])
     bad = tf.placeholder(tf.float32, [])
@@ -184,13 +186,16 @@ def adopted():
         sess.run(tf.global_variables_initializer())
         for step in range(4):
             src.load(np.arange(6, dtype=np.float32) * (r + 1) + step, sess)
-            for p in parts:
-                p.load(np.full(p.shape.as_list(), step + r, np.float32), sess)
+            if step < 2:  # later steps reduce the values the previous step stored (unpacked)
+                for p in parts:
+                    p.load(np.full(p.shape.as_list(), step + r, np.float32), sess)
             sess.run([mean.op, summed])
             history.append(sess.run(out))          # copies kept across later runs
             parts_seen.append([sess.run(p).tolist() for p in parts])
         adopting = sorted(step.op.name for plan in sess._plans.values()
                           for step in plan.step_list.steps if step.adopt)
+        stored = [sess._state.variables.read(p.op.attrs["shared_name"]) for p in parts]
+        back_to_back = collective_kernels._back_to_back(stored, np.float32) is not None
         src.load(np.full(6, 100.0, np.float32), sess)
         try:
             sess.run(checked, {bad: np.nan})
@@ -201,7 +206,7 @@ def adopted():
         sess.run(checked, {bad: 1.0})
         recovered = sess.run(out).tolist()
     report(size=n, history=[h.tolist() for h in history], parts=parts_seen, adopting=adopting,
-           error=error, after=after, recovered=recovered)
+           back_to_back=back_to_back, error=error, after=after, recovered=recovered)
 
 
 def dies():
