@@ -76,3 +76,49 @@ def test_progress_thread_completes_what_a_caller_waits_for():
     finally:
         progress.stop()
     assert not progress.thread.is_alive()
+
+
+class _Comm:
+    """Posts stand-in requests that complete at their second test."""
+
+    def __init__(self):
+        self.posted = []
+
+    def Iallreduce(self, send, recv, op):
+        np.copyto(recv, send)
+        self.posted.append(_Request(2))
+        return self.posted[-1]
+
+
+def test_a_wait_that_follows_its_start_at_once_skips_the_progress_thread(monkeypatch):
+    progress = mpi_runtime._Progress()
+    handed = []
+    monkeypatch.setattr(progress, "add", lambda item: handed.append(item) or
+                        mpi_runtime._Progress.add(progress, item))
+    monkeypatch.setitem(mpi_runtime._state, "comm", _Comm())
+    monkeypatch.setitem(mpi_runtime._state, "progress", progress)
+    monkeypatch.setattr(mpi_runtime, "mpi", lambda: type("MPI", (), {"SUM": "sum"}))
+    try:
+        send, recv, gap = np.arange(3.0), np.empty(3), [None]
+        token = mpi_runtime.start_allreduce(send, recv, "test", True, gap)
+        assert len(handed) == 1                 # no gap known yet: the thread helps
+        total, divide_after = mpi_runtime.finish(token, "test")
+        np.testing.assert_array_equal(total, send)
+        assert divide_after and 0 <= gap[0] < 5.0  # the seconds from the post to the wait
+        gap[0] = 0.0             # the previous wait followed at once: the caller completes it
+        token = mpi_runtime.start_allreduce(send, recv, "test", False, gap)
+        assert len(handed) == 1
+        total, divide_after = mpi_runtime.finish(token, "test")
+        np.testing.assert_array_equal(total, send)
+        assert not divide_after
+        gap[0] = 1.0             # a previous run computed between start and wait: the thread helps
+        token = mpi_runtime.start_allreduce(send, recv, "test", False, gap)
+        assert len(handed) == 2
+        mpi_runtime.finish(token, "test")
+        gap[0] = 0.0             # a failed run abandons a direct request: the thread completes it
+        token = mpi_runtime.start_allreduce(send, recv, "test", False, gap)
+        assert len(handed) == 2
+        mpi_runtime.abandon(token)
+        assert len(handed) == 3 and progress.wait_for(handed[-1], 5.0)
+    finally:
+        progress.stop()

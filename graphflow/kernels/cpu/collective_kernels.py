@@ -77,6 +77,7 @@ def _allreduce_start(node):
     average = node.attrs["average"]
     sends, recvs = mpi_runtime.BufferPool(), mpi_runtime.BufferPool()
     last = [None]
+    gap = [None]  # seconds from this op's post to its wait, the previous run (mpi_runtime)
 
     def allreduce_start(*grads):
         if last[0] is not None:  # the previous run failed between start and wait
@@ -102,7 +103,7 @@ def _allreduce_start(node):
             recv = recvs.get((mpi_runtime.comm().Get_size(), total), np.uint16)
         else:
             recv = recvs.get((total,), dtype)
-        last[0] = mpi_runtime.start_allreduce(send, recv, what, divide_after)
+        last[0] = mpi_runtime.start_allreduce(send, recv, what, divide_after, gap)
         return np.array(last[0], np.int64)
     return allreduce_start
 

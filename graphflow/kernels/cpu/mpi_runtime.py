@@ -30,6 +30,9 @@ import numpy as np
 ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
 SPIN_SECONDS = 0.1  # test in a tight loop this long before backing off to sleeps
 PROGRESS_PAUSE = 100e-6  # how often the progress thread tests the requests in flight
+# a split allreduce whose wait came this soon after its start in the previous run had nothing to
+# overlap with: its caller completes it directly, without the progress thread
+DIRECT_GAP = 50e-6
 _state = {"comm": None, "progress": None}
 
 
@@ -201,12 +204,16 @@ class _InFlight:
     """A posted allreduce: its request and the buffers MPI reads and writes until it completes.
     With a progress thread, only that thread tests the request; `completed` is set once it did."""
 
-    __slots__ = ("request", "send", "recv", "what", "float16", "completed", "divide_after")
+    __slots__ = ("request", "send", "recv", "what", "float16", "completed", "divide_after",
+                 "threaded", "posted", "gap")
 
-    def __init__(self, request, send, recv, what, float16, divide_after=False):
+    def __init__(self, request, send, recv, what, float16, divide_after=False, gap=None):
         self.request, self.send, self.recv, self.what = request, send, recv, what
         self.float16, self.divide_after = float16, divide_after
         self.completed = threading.Event()
+        self.threaded = False  # handed to the progress thread
+        self.posted = time.perf_counter()
+        self.gap = gap
 
 
 class _Progress:
@@ -293,19 +300,25 @@ _in_flight = {}
 wait_stats = {"seconds": 0.0, "count": 0}
 
 
-def start_allreduce(send, recv, what, divide_after=False):
+def start_allreduce(send, recv, what, divide_after=False, gap=None):
     """Post the sum of `send` (1-d) over all processes into `recv` and return a token for
     `finish`; for float16, `recv` is a (size, n) uint16 buffer receiving everyone's halves.
-    `divide_after`: the caller's note, handed back by `finish` (the mean's division is still to do)."""
+    `divide_after`: the caller's note, handed back by `finish` (the mean's division is still to do).
+    `gap`: a one-item list the caller keeps from run to run; `finish` stores there the seconds from
+    the post to the wait. When the previous wait followed at once (less than DIRECT_GAP: nothing
+    ran in between), the request is not handed to the progress thread, whose wake-ups would only
+    compete with the caller testing it (a start immediately followed by its wait: a single bucket,
+    or the last one)."""
     MPI = mpi()
     c = comm()
     if send.dtype == np.float16:
         request = c.Iallgather(send.view(np.uint16), recv)
     else:
         request = c.Iallreduce(send, recv, op=MPI.SUM)
-    item = _InFlight(request, send, recv, what, send.dtype == np.float16, divide_after)
+    item = _InFlight(request, send, recv, what, send.dtype == np.float16, divide_after, gap)
     progress = _progress()
-    if progress:
+    if progress and not (gap is not None and gap[0] is not None and gap[0] < DIRECT_GAP):
+        item.threaded = True
         progress.add(item)
     token = next(_TOKENS)
     _in_flight[token] = item
@@ -315,7 +328,11 @@ def start_allreduce(send, recv, what, divide_after=False):
 def abandon(token):
     """Forget a posted allreduce whose run failed before finishing it (its buffers stay held, so
     never reused, until the progress thread sees it complete)."""
-    _in_flight.pop(token, None)
+    item = _in_flight.pop(token, None)
+    progress = _progress() if item is not None and not item.threaded else None
+    if progress:
+        item.threaded = True
+        progress.add(item)
 
 
 def finish(token, what, out=None, divisor=1):
@@ -325,10 +342,11 @@ def finish(token, what, out=None, divisor=1):
     item = _in_flight.pop(token, None)
     if item is None:
         raise RuntimeError(f"{what}: no allreduce in flight for this step (its start did not run)")
-    progress = _progress()
     t0 = time.perf_counter()
-    if progress:
-        if not progress.wait_for(item, timeout()):
+    if item.gap is not None:
+        item.gap[0] = t0 - item.posted
+    if item.threaded:
+        if not _state["progress"].wait_for(item, timeout()):
             raise _timeout_error(what)
     else:
         _wait(item.request, what)
