@@ -8,7 +8,8 @@
 1. Allreduce of float32 buffers from 1 MB to 256 MB, 2 processes, algorithm bandwidth (bytes /
    time), against mpi4py's own blocking `Allreduce` (and its `Iallreduce` tested until complete,
    which graphflow's kernels use) on numpy arrays with a reused output buffer, measured
-   interleaved in the same processes (one repetition of each in turn, medians):
+   interleaved in the same processes (one repetition of each in turn, medians; so `Iallreduce`
+   runs the algorithm graphflow asks Open MPI for, ring for 2 processes, see mpi_runtime.py):
    - fed: a fed placeholder -> `hvd.allreduce` -> fetched (Session.run's feed and fetch included);
    - variable: a variable -> allreduce -> assigned to a variable (a training step's pattern);
    - fused: four variables -> DistributedOptimizer's fused start/wait ops -> assigned back.
