@@ -2,11 +2,14 @@
 
     python benchmarks/bench_distributed.py            # launches mpirun -np 1 and -np 2 itself
     python benchmarks/bench_distributed.py --quick    # fewer sizes and repetitions
+    python benchmarks/bench_distributed.py --sizes 1,4 --repeat 41 --allreduce-only
+                                                      # chosen sizes (MB), repetitions, no MLP
 
 1. Allreduce of float32 buffers from 1 MB to 256 MB, 2 processes, algorithm bandwidth (bytes /
    time), against mpi4py's own blocking `Allreduce` (and its `Iallreduce` tested until complete,
    which graphflow's kernels use) on numpy arrays with a reused output buffer, measured
-   interleaved in the same processes (one repetition of each in turn, medians):
+   interleaved in the same processes (one repetition of each in turn, medians; so `Iallreduce`
+   runs the algorithm graphflow asks Open MPI for, ring for 2 processes, see mpi_runtime.py):
    - fed: a fed placeholder -> `hvd.allreduce` -> fetched (Session.run's feed and fetch included);
    - variable: a variable -> allreduce -> assigned to a variable (a training step's pattern);
    - fused: four variables -> DistributedOptimizer's fused start/wait ops -> assigned back.
@@ -64,7 +67,7 @@ def _poll(request):
         pass
 
 
-def _allreduce_rows(tf, hvd, comm, MPI, sizes):
+def _allreduce_rows(tf, hvd, comm, MPI, sizes, repeat=None):
     from graphflow.ops import collective_ops
 
     rows = []
@@ -90,7 +93,8 @@ def _allreduce_rows(tf, hvd, comm, MPI, sizes):
                    "variable": sess.make_callable(assign),
                    "fused": sess.make_callable(fused)}
             fastest = {}
-            med = _interleaved(fns, 7 if mb >= 64 else 21, comm.Barrier, best=fastest)
+            med = _interleaved(fns, repeat or (7 if mb >= 64 else 21), comm.Barrier,
+                               best=fastest)
         rows.append({"mb": mb, **{k: mb / 1024 / t for k, t in med.items()},
                      **{"best_" + k: mb / 1024 / t for k, t in fastest.items()}})
     return rows
@@ -121,7 +125,7 @@ def _mlp(tf, hvd, procs, overlap, bucket_bytes=MLP_BUCKET_BYTES):
     return (lambda: run(xs, ys)), grads_bytes
 
 
-def child(procs, quick):
+def child(procs, quick, sizes=None, repeat=None, mlp=True):
     import graphflow as tf
     from graphflow import horovod as hvd
     from graphflow.kernels.cpu import mpi_runtime
@@ -131,8 +135,12 @@ def child(procs, quick):
     MPI = mpi_runtime.mpi()
     result = {"procs": procs, "allreduce": []}
     if procs > 1:
-        result["allreduce"] = _allreduce_rows(tf, hvd, comm, MPI, QUICK_SIZES_MB if quick
-                                              else SIZES_MB)
+        result["allreduce"] = _allreduce_rows(
+            tf, hvd, comm, MPI, sizes or (QUICK_SIZES_MB if quick else SIZES_MB), repeat)
+    if not mlp:
+        if hvd.rank() == 0:
+            print("RESULT " + json.dumps(result), flush=True)
+        return
     if procs == 1:
         step, result["gradient_bytes"] = _mlp(tf, hvd, 1, False)
         steps = {"single": step}
@@ -152,25 +160,33 @@ def _threads(procs):
     return str(max(1, (os.cpu_count() or 1) // procs))
 
 
-def launch(procs, quick):
+def launch(procs, args):
     env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(name, _threads(procs))
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cmd = ["mpirun", "-np", str(procs), sys.executable, __file__, "--child", str(procs)]
-    out = subprocess.run(cmd + (["--quick"] if quick else []), capture_output=True, text=True,
-                         env=env, check=True).stdout
+    out = subprocess.run(cmd + args, capture_output=True, text=True, env=env, check=True).stdout
     line = next(line for line in out.splitlines() if line.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
 
 
+def _option(name, convert):
+    return convert(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else None
+
+
 def main():
     quick = "--quick" in sys.argv
+    sizes = _option("--sizes", lambda text: [int(mb) for mb in text.split(",")])
+    repeat = _option("--repeat", int)
+    mlp = "--allreduce-only" not in sys.argv
     if "--child" in sys.argv:
-        child(int(sys.argv[sys.argv.index("--child") + 1]), quick)
+        child(_option("--child", int), quick, sizes, repeat, mlp)
         return
-    one, two = launch(1, quick), launch(2, quick)
+    args = [a for a in sys.argv[1:]]
+    two = launch(2, args)
+    one = launch(1, args) if mlp else None
     print("1. allreduce, 2 processes, float32, GB/s (algorithm bandwidth, interleaved)")
     for label, prefix in (("median", ""), ("fastest repetition", "best_")):
         print(f"   {label}:")
@@ -183,6 +199,8 @@ def main():
             print(f"   {row['mb']:>5d}MB {raw:9.2f} {row[prefix + 'raw_nb']:10.2f} {cells}")
     print("   (mpi4py's blocking Allreduce and polled Iallreduce on numpy arrays with a reused output;"
           "\n   in parentheses: graphflow's ratio to the blocking Allreduce)")
+    if not mlp:
+        return
     single = one["mlp"]["single"]
     on, off = two["mlp"]["overlap"], two["mlp"]["no_overlap"]
     best = dict(one["mlp_best"], **two["mlp_best"])

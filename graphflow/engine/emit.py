@@ -6,6 +6,7 @@ becomes one straight-line Python function
         v0 = k0(f0, f1)          # k<i>: the kernel of step i
         c0 = _to_device(v0)      # a copy before the step that reads it
         v1 = k1(c0, out=...)     # out=: the buffer the memory plan lets it write into
+        _ = k2(v1, adopt=True)   # a variable update keeping v1 itself (the plan's own array)
         del v0, c0               # dropped right after the last reader
         return (v1,)
 
@@ -56,6 +57,8 @@ def emit(step_list, name, to_device=None, to_host=None, traced=False, clock=None
         args = [slot_name(s) for s in step.args]
         if step.out is not None:
             args.append(f"out={slot_name(step.out)}")
+        if step.adopt:
+            args.append("adopt=True")
         call = f"{kname}({', '.join(args)})"
         outs = step.outputs
         if traced:

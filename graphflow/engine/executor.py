@@ -181,7 +181,8 @@ class Plan:
             self.placement.on_host)
         self.inplace_steps = len(self.memory_plan.inplace)
         self.step_list = build_steps(schedule, kernel_of, self.placement, self.memory_plan.inplace,
-                                     feed_tensors, fetch_elements, self._origin)
+                                     feed_tensors, fetch_elements, self._origin,
+                                     self.memory_plan.adopt)
         self.copy_fetch = [f.slot is not None and memory_plan.may_alias_external(e, fed) and e not in fed
                            and self.placement.on_host(e)
                            for f, e in zip(self.step_list.fetches, fetch_elements)]

@@ -19,6 +19,15 @@ its result over input `p` when all of this holds:
     when it does not fit (the fused kernels: `checks_out_shape`).
 The plan's steps record the reused buffer and the emitted function calls `v7 = k3(v2, v5, out=v2)`.
 
+A variable update whose CPU kernel can store its input as the variable's new value (`Assign`; the
+kernel is flagged `adopts_input`) is told to keep the array itself instead of copying it
+(`k4(v3, adopt=True)`) when the plan owns that array and nothing else can see it: its producer
+declares `fresh_output` (a stateful producer too: the collectives return buffers of their own,
+which they hand out again only once nothing refers to them), no view or in-place result shares its
+buffer, it is not fetched, the update is its only reader and the last step using it, it lives on
+the host and has the variable's dtype. A failed run still changes no variable: the array was the
+run's own, and the variable store takes it only when the run commits.
+
 The planned peak counts plan-owned buffers only (not feeds, constants or variables, nor a kernel's
 internal temporaries), from static shapes; it is None when a shape is not fully known.
 """
@@ -30,10 +39,12 @@ from graphflow.ops import registry
 
 
 class MemoryPlan:
-    """`inplace`: {op: input position whose buffer the op's output reuses}; peaks in bytes."""
+    """`inplace`: {op: input position whose buffer the op's output reuses}; `adopt`: the variable
+    updates that store their input without copying it; peaks in bytes."""
 
-    def __init__(self, inplace, peak_bytes, without_reuse, num_buffers, unknown):
+    def __init__(self, inplace, peak_bytes, without_reuse, num_buffers, unknown, adopt=frozenset()):
         self.inplace = inplace
+        self.adopt = adopt
         self.peak_bytes = peak_bytes
         self._without_reuse = without_reuse  # the number, or a function computing it on demand
         self.num_buffers = num_buffers
@@ -78,7 +89,7 @@ def last_uses(ops):
 class _Buffer:
     """One allocation: the values sharing it (its producer's output, views, in-place results)."""
 
-    __slots__ = ("bytes", "fresh", "end", "pinned", "start", "retained")
+    __slots__ = ("bytes", "fresh", "end", "pinned", "start", "retained", "members")
 
     def __init__(self, nbytes, fresh, start):
         self.bytes = nbytes
@@ -87,8 +98,10 @@ class _Buffer:
         self.end = start          # last step reading any of its values
         self.pinned = False       # holds a fetched value
         self.retained = False     # some reader may keep a reference (stateful, unknown op)
+        self.members = 0          # values sharing it
 
     def add(self, t, last_step, preserve):
+        self.members += 1
         self.end = max(self.end, last_step)
         if t in preserve:
             self.pinned = True
@@ -118,9 +131,9 @@ def may_alias_external(tensor, fed):
 
 def _fresh_producer(op):
     op_def = registry.lookup(op.type)
-    if op_def.may_alias_input or op_def.returns_state or op_def.stateful:
+    if op_def.may_alias_input or op_def.returns_state:
         return False
-    return op_def.fresh_output
+    return op_def.fresh_output  # False for stateful ops unless they declare it
 
 
 def _non_retaining(op):
@@ -200,6 +213,7 @@ def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_ho
     buffer_of = {}
     buffers = []
     inplace = {}
+    adopt = set()
     state = SessionState()
     for i, op in enumerate(ops):
         op_def = registry.lookup(op.type)
@@ -208,6 +222,8 @@ def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_ho
         reuse = _choose_inplace(op, i, last, buffer_of, state, kernel_of, on_host)
         if reuse is not None:
             inplace[op] = reuse
+        if _adopts(op, i, buffer_of, kernel_of, on_host):
+            adopt.add(op)
         for t in op.outputs:
             if may_alias_external(t, fed):
                 buf = None
@@ -228,7 +244,18 @@ def plan_memory(ops, preserve, fed=frozenset(), last=None, kernel_of=None, on_ho
     def without():
         return _peak_without_reuse(ops, last, preserve, fed)
     unknown = sum(1 for b in buffers if b.bytes is None)
-    return MemoryPlan(inplace, with_reuse, without, len(buffers), unknown)
+    return MemoryPlan(inplace, with_reuse, without, len(buffers), unknown, frozenset(adopt))
+
+
+def _adopts(op, step, buffer_of, kernel_of, on_host):
+    """Whether `op` (a variable update) may store its input 0 itself (see the module docstring)."""
+    if kernel_of is None or not getattr(kernel_of.get(op), "adopts_input", False):
+        return False
+    v = op.inputs[0]
+    buf = buffer_of.get(v)
+    return (buf is not None and buf.fresh and not buf.pinned and buf.members == 1
+            and buf.end == step and len(v._consumers) == 1 and v.dtype == op.outputs[0].dtype
+            and (on_host is None or on_host(v)))
 
 
 def _choose_inplace(op, step, last, buffer_of, state, kernel_of, on_host):

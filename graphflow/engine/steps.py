@@ -8,7 +8,8 @@ names where its values live as *slots*, `(kind, n)` pairs:
 A step records its op (and the user's op it stands for), device, kernel, the slots of its
 arguments and outputs (None: an output nobody reads), the copies to make before it, the slots to
 drop after it (values at their last use, with their copies) and the slot its kernel writes into
-(`out`, from the memory plan). The emitter (`engine/emit.py`) turns this into a function; errors
+(`out`, from the memory plan), and whether it may keep its input as a variable's value (`adopt`,
+from the memory plan). The emitter (`engine/emit.py`) turns this into a function; errors
 map back to ops through these records.
 """
 
@@ -49,12 +50,13 @@ class CopyStep:
 class Step:
     """One kernel call of a plan (see the module docstring)."""
 
-    __slots__ = ("op", "origin", "device", "kernel", "args", "outputs", "copies", "frees", "out")
+    __slots__ = ("op", "origin", "device", "kernel", "args", "outputs", "copies", "frees", "out",
+                 "adopt")
 
-    def __init__(self, op, origin, device, kernel, args, outputs, copies, frees, out):
+    def __init__(self, op, origin, device, kernel, args, outputs, copies, frees, out, adopt=False):
         self.op, self.origin, self.device, self.kernel = op, origin, device, kernel
         self.args, self.outputs, self.copies = args, outputs, copies
-        self.frees, self.out = frees, out
+        self.frees, self.out, self.adopt = frees, out, adopt
 
 
 class Fetch:
@@ -78,10 +80,11 @@ class StepList:
         self.fetches, self.constants = fetches, constants
 
 
-def build_steps(schedule, kernel_of, placement, inplace, feed_tensors, fetch_elements, origin):
+def build_steps(schedule, kernel_of, placement, inplace, feed_tensors, fetch_elements, origin,
+                adopt=frozenset()):
     """The StepList of `schedule`: `kernel_of` {op: kernel} holds every op that runs a kernel,
     `placement` the devices and copies, `inplace` {op: input position} the memory plan's reuse,
-    `origin` maps plan ops to the user's ops."""
+    `origin` maps plan ops to the user's ops, `adopt` the updates that keep their input."""
     slot_of = {t: ("f", i) for i, t in enumerate(feed_tensors)}
     copy_slot = {}     # Copy -> its slot
     copies_of = {}     # value slot -> the slots of its copies (dropped with it)
@@ -132,7 +135,7 @@ def build_steps(schedule, kernel_of, placement, inplace, feed_tensors, fetch_ele
         if copies_of:
             frees += [c for v in frees for c in copies_of.get(v, ())]
         steps.append(Step(op, origin.get(op, op), device_of[op], kernel, tuple(args),
-                          tuple(outputs), copies, frees, out))
+                          tuple(outputs), copies, frees, out, op in adopt))
     fetches = []
     for e in fetch_elements:
         if not hasattr(e, "value_index"):

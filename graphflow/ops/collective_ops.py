@@ -29,9 +29,11 @@ def _gathered(inputs, attrs):
     return [(x.dtype, TensorShape(None if dims is None else [None] + list(dims[1:])))]
 
 
-define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1")
-define("MpiAllgather", _gathered, stateful=True)
-define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0")
+# fresh_output: the kernels return arrays of their own (new, or buffers they reuse only once
+# nothing refers to them), so a later op may write over them in place and an Assign may keep them
+define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1", fresh_output=True)
+define("MpiAllgather", _gathered, stateful=True, fresh_output=True)
+define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0", fresh_output=True)
 
 
 def _start_infer(inputs, attrs):
@@ -54,8 +56,8 @@ def _wait_infer(inputs, attrs):
 
 define("MpiAllreduceStart", _start_infer, stateful=True, attrs="average:bool",
        schedule="early")
-define("MpiAllreduceWait", _wait_infer, stateful=True,
-       attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late")
+define("MpiAllreduceWait", _wait_infer, stateful=True,  # outputs: views of a buffer of its own
+       attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late", fresh_output=True)
 no_gradient("MpiAllreduceStart", "MpiAllreduceWait")
 
 

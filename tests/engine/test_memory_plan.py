@@ -150,3 +150,59 @@ def test_a_fed_intermediate_is_never_written_over():
     assert plan.inplace_steps == 0
     np.testing.assert_array_equal(hv, keep)
     np.testing.assert_allclose(got, np.sin(keep))
+
+
+def _adopting_steps(plan):
+    return [step.op.name for step in plan.step_list.steps if step.adopt]
+
+
+def test_assign_keeps_a_fresh_result_nothing_else_reads():
+    x = tf.placeholder(tf.float64, [3], name="x")
+    v = tf.Variable(np.zeros(3))
+    store = tf.assign(v, x * 2.0, name="store")
+    with tf.Session(passes=PASS) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(store.op, {x: np.arange(3.0)})
+        plan = _plan(sess)
+        first = sess.run(v)
+        sess.run(store.op, {x: np.ones(3)})
+        np.testing.assert_array_equal(first, [0.0, 2.0, 4.0])  # a fetched value is a copy
+        np.testing.assert_array_equal(sess.run(v), [2.0, 2.0, 2.0])
+    assert _adopting_steps(plan) == ["store"] and "adopt=True" in plan.source
+
+
+def test_assign_copies_values_others_can_see():
+    x = tf.placeholder(tf.float64, [3], name="x")
+    v, w = tf.Variable(np.zeros(3)), tf.Variable(np.zeros(3))
+    doubled = x * 2.0
+    cases = {
+        "fed": (tf.assign(v, x), []),                            # the user's array
+        "variable": (tf.assign(w, v.value()), []),               # another variable's value
+        "fetched": (tf.assign(v, doubled), [doubled]),           # the user gets it too
+        "two readers": (tf.assign(v, doubled), [tf.reduce_sum(doubled)]),
+        "a view": (tf.assign(v, tf.reshape(x * 3.0, [3])), []),  # shares a buffer with x*3
+    }
+    with tf.Session(passes=PASS) as sess:
+        sess.run(tf.global_variables_initializer())
+        for name, (update, extra) in cases.items():
+            sess.run([update.op] + extra, {x: np.arange(3.0)})
+            assert _adopting_steps(_plan(sess)) == [], name
+
+
+def test_a_failed_run_leaves_an_adopting_assign_unapplied():
+    x = tf.placeholder(tf.float64, [3], name="x")
+    v = tf.Variable(np.full(3, 5.0))
+    store = tf.assign(v, x * 2.0, name="store")
+    with tf.control_dependencies([store]):
+        checked = tf.check_numerics(tf.reduce_sum(x), "bad input")
+    with tf.Session(passes=PASS) as sess:
+        sess.run(tf.global_variables_initializer())
+        try:
+            sess.run(checked, {x: np.array([1.0, np.nan, 2.0])})
+            raise AssertionError("check_numerics should have failed")
+        except tf.errors.InvalidArgumentError:
+            pass
+        assert _adopting_steps(_plan(sess)) == ["store"]
+        np.testing.assert_array_equal(sess.run(v), [5.0, 5.0, 5.0])
+        sess.run(checked, {x: np.ones(3)})
+        np.testing.assert_array_equal(sess.run(v), [2.0, 2.0, 2.0])

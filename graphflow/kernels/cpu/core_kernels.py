@@ -39,8 +39,15 @@ def _shape_mismatch(name, value, static):
                       f"{list(np.shape(value))} (use validate_shape=False to change its shape)")
 
 
+def _adoptable(value, dtype):
+    """`value` itself can become the variable's value (the plan said no one else sees it)."""
+    return type(value) is np.ndarray and value.dtype == dtype
+
+
 @cpu_kernel("Assign")
 def _assign(node):
+    """Stores a copy of the value, or with `adopt=True` (from the memory plan: the value is an array
+    of the plan's own that nothing else reads) the array itself."""
     store = node.state.variables
     name = node.attrs["shared_name"]
     dtype = node.out_dtypes[0]
@@ -48,13 +55,20 @@ def _assign(node):
     if node.attrs.get("validate_shape", True) and static is not None:
         rank = len(static)
 
-        def assign(value):
+        def assign(value, adopt=False):
             shape = np.shape(value)
             if len(shape) != rank or any(d is not None and d != s for d, s in zip(static, shape)):
                 raise _shape_mismatch(name, value, static)
+            if adopt and _adoptable(value, dtype):
+                return store.write(name, value)
             return store.write(name, _owned(value, dtype))
-        return assign
-    return lambda value: store.write(name, _owned(value, dtype))
+    else:
+        def assign(value, adopt=False):
+            if adopt and _adoptable(value, dtype):
+                return store.write(name, value)
+            return store.write(name, _owned(value, dtype))
+    assign.adopts_input = True
+    return assign
 
 
 def _read_modify_write(node, combine):

@@ -13,6 +13,7 @@ import numpy as np
 
 import graphflow as tf
 from graphflow import horovod as hvd
+from graphflow.kernels.cpu import collective_kernels
 from graphflow.ops import collective_ops
 
 
@@ -162,6 +163,50 @@ def straggler():
         except Exception as exc:  # the error the user sees
             error = f"{type(exc).__name__}: {exc}"
         report(error=error, seconds=time.monotonic() - t0, w=sess.run(w).tolist())
+
+
+def adopted():
+    """Variables assigned a reduction keep the reduced buffer itself (no copy; the kernels' pools
+    alternate two buffers; the fused bucket's variables then lie back to back in one buffer and
+    are sent from there, unpacked): values stay right run after run, values fetched earlier keep
+    theirs, and a run that fails after the assignments changes no variable."""
+    r, n = hvd.rank(), hvd.size()
+    src = tf.Variable(np.zeros(6, np.float32))
+    out = tf.Variable(np.zeros(6, np.float32))
+    mean = tf.assign(out, hvd.allreduce(src.value(), average=True), name="store_mean")
+    parts = [tf.Variable(np.zeros(k, np.float32)) for k in (2, 3)]
+    fused = collective_ops.fused_allreduce([p.value() for p in parts], average=True)
+    summed = tf.group(*[tf.assign(p, f, name=f"store_part{i}")
+                        for i, (p, f) in enumerate(zip(parts, fused))])
+    bad = tf.placeholder(tf.float32, [])
+    with tf.control_dependencies([mean, summed]):
+        checked = tf.check_numerics(bad, "bad step")
+    history, parts_seen = [], []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(4):
+            src.load(np.arange(6, dtype=np.float32) * (r + 1) + step, sess)
+            if step < 2:  # later steps reduce the values the previous step stored (unpacked)
+                for p in parts:
+                    p.load(np.full(p.shape.as_list(), step + r, np.float32), sess)
+            sess.run([mean.op, summed])
+            history.append(sess.run(out))          # copies kept across later runs
+            parts_seen.append([sess.run(p).tolist() for p in parts])
+        adopting = sorted(step.op.name for plan in sess._plans.values()
+                          for step in plan.step_list.steps if step.adopt)
+        stored = [sess._state.variables.read(p.op.attrs["shared_name"]) for p in parts]
+        back_to_back = collective_kernels._back_to_back(stored, np.float32) is not None
+        src.load(np.full(6, 100.0, np.float32), sess)
+        try:
+            sess.run(checked, {bad: np.nan})
+            error = None
+        except tf.errors.InvalidArgumentError as exc:
+            error = str(exc)
+        after = sess.run(out).tolist(), [sess.run(p).tolist() for p in parts]
+        sess.run(checked, {bad: 1.0})
+        recovered = sess.run(out).tolist()
+    report(size=n, history=[h.tolist() for h in history], parts=parts_seen, adopting=adopting,
+           back_to_back=back_to_back, error=error, after=after, recovered=recovered)
 
 
 def dies():

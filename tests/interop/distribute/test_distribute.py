@@ -123,6 +123,26 @@ def test_a_process_that_never_joins_gives_a_timeout_error_and_changes_nothing():
     assert first["w"] == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_assigned_reductions_are_kept_without_copies_and_failed_runs_change_nothing(n):
+    results, _ = mpirun(n, "adopted")
+    ranks = sum(r + 1.0 for r in range(n))
+    for res in results:
+        assert res["adopting"] == ["store_mean", "store_part0", "store_part1"]
+        assert res["back_to_back"]  # the bucket's variables hold views of one reduced buffer
+        for step, (value, parts) in enumerate(zip(res["history"], res["parts"])):
+            np.testing.assert_allclose(value, np.arange(6) * ranks / n + step)
+            # steps 2 and 3 average the mean of step 1 again: the same value
+            mean = sum(min(step, 1) + r for r in range(n)) / n
+            np.testing.assert_allclose(parts[0], [mean] * 2, rtol=1e-6)
+            np.testing.assert_allclose(parts[1], [mean] * 3, rtol=1e-6)
+        assert "bad step" in res["error"]
+        last = res["history"][-1]
+        np.testing.assert_allclose(res["after"][0], last)  # the failed run assigned nothing
+        assert res["after"][1] == res["parts"][-1]  # (the same float32 values, exactly)
+        np.testing.assert_allclose(res["recovered"], 100.0)
+
+
 def test_a_process_that_dies_ends_the_job():
     _, proc = mpirun(2, "dies", timeout=60, check=False)
     assert proc.returncode != 0
