@@ -23,9 +23,13 @@ from graphflow.framework.graph import (Graph, GraphKeys, Operation, Tensor, add_
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.array_ops import *
 from graphflow.ops.core_ops import *
+from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004 - TF1's name
 from graphflow.ops.gradient_ops import stop_gradient
 from graphflow.ops.math_ops import *
 from graphflow.ops.random_ops import *
+from graphflow.ops.partition_ops import *
+from graphflow.ops.reorder_ops import *
+from graphflow.ops.sort_ops import *
 from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians

@@ -1,7 +1,7 @@
 """Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
-split, gather, tile, pad, slice, strided slice, reverse, one-hot, where): the same `converter`
-registry and conventions as `export_ops.py`. Bounds ONNX wants as inputs are constants when
-graphflow knows them when the graph is built."""
+split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space):
+the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as inputs are
+constants when graphflow knows them when the graph is built."""
 
 import numpy as np
 
@@ -195,3 +195,31 @@ def _one_hot(ctx, op):
 def _where_indices(ctx, op):  # TF's [n, rank] coordinates = transpose of ONNX NonZero's [rank, n]
     y = ctx.one("Transpose", [ctx.one("NonZero", [ctx.name(op.inputs[0])])], perm=[1, 0])
     ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
+
+
+# ---------------------------------------------------------------- unique, depth <-> space
+@converter("Unique", "UniqueWithCounts")
+def _unique(ctx, op):  # ONNX Unique with sorted=0 keeps the order of first occurrence, as TF
+    outs = ctx.node("Unique", [ctx.name(op.inputs[0])],
+                    [_out(ctx, op, 0), ctx.fresh("first"), ctx.fresh("idx"), ctx.fresh("count")],
+                    sorted=0)
+    to = ctx.elem_type(op.outputs[1].dtype)
+    ctx.one("Cast", [outs[2]], _out(ctx, op, 1), to=to)
+    if len(op.outputs) == 3:
+        ctx.one("Cast", [outs[3]], _out(ctx, op, 2), to=to)
+
+
+def _nhwc_around(ctx, op, onnx_type, **attrs):  # ONNX's depth <-> space ops are NCHW
+    nchw = ctx.one("Transpose", [ctx.name(op.inputs[0])], perm=[0, 3, 1, 2])
+    y = ctx.one(onnx_type, [nchw], blocksize=int(op.attrs["block_size"]), **attrs)
+    ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
+
+
+@converter("SpaceToDepth")
+def _space_to_depth(ctx, op):
+    _nhwc_around(ctx, op, "SpaceToDepth")
+
+
+@converter("DepthToSpace")
+def _depth_to_space(ctx, op):  # the DCR mode is TF's element order
+    _nhwc_around(ctx, op, "DepthToSpace", mode="DCR")
