@@ -43,6 +43,7 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     random_normal_initializer, random_uniform_initializer,
                                     truncated_normal_initializer, variance_scaling_initializer,
                                     zeros_initializer)
+from graphflow.tf1.image_utils import random_crop
 from graphflow.tf1.moving_averages import moving_average_variables
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)

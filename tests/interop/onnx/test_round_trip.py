@@ -43,7 +43,7 @@ NOT_EXPORTABLE = {
     "DecodeJpeg": _IO, "DecodeImage": _IO,
     "RandomStandardNormal": _RANDOM, "RandomUniform": _RANDOM, "RandomUniformInt": _RANDOM,
     "TruncatedNormal": _RANDOM, "LogUniformCandidateSampler": _RANDOM,
-    "UniformCandidateSampler": _RANDOM,
+    "UniformCandidateSampler": _RANDOM, "RandomShuffle": _RANDOM, "Multinomial": _RANDOM,
     "Assign": _STATE, "ApplyGradientDescent": _STATE, "ApplyMomentum": _STATE, "ApplyAdam": _STATE,
     "ApplyRMSProp": _STATE, "ApplyCenteredRMSProp": _STATE, "ApplyAdagrad": _STATE,
     "ApplyAdadelta": _STATE,
