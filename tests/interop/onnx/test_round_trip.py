@@ -112,7 +112,7 @@ ORT_MISSING_KERNELS = {"Conv": _NO_F64, "AveragePool": _NO_F64, "Tan": _NO_F64, 
                        "Elu": _NO_F64, "Selu": _NO_F64, "Softplus": _NO_F64, "Softsign": _NO_F64,
                        "Resize": "onnxruntime's Resize has no float64 nearest kernel",
                        "OneHot": "onnxruntime has no OneHot kernel for float64 values",
-                       "Unique": "onnxruntime's Unique has no int32 kernel"}
+                       "Unique": "onnxruntime's Unique has no int32 kernel", "LRN": _NO_F64}
 
 # outputs compared with these (rtol, atol) per dtype; other dtypes exactly. Composite exports
 # (e.g. log(1 + x) for Log1p, the cross entropies) round differently in the last bits, and ONNX
@@ -224,6 +224,7 @@ def test_onnxruntime_still_lacks_the_listed_kernels():
     }
     for op_type in ("Tan", "Erf", "Elu", "Selu", "Softplus", "Softsign"):
         models[op_type] = _one_node_model(op_type, [("x", np.ones(3))])
+    models["LRN"] = _one_node_model("LRN", [("x", x4)], {"size": 3})
     unique = _one_node_model("Unique", [("x", np.ones(3, np.int32))])
     unique.graph.output[0].type.tensor_type.elem_type = onnx.TensorProto.INT32
     models["Unique"] = unique
