@@ -245,8 +245,16 @@ from graphflow.tf1.layer_classes import (  # noqa: E402
     MaxPooling2D,
     SeparableConv2D,
 )
-from graphflow.tf1.layers_conv import conv2d_transpose, conv3d, separable_conv2d  # noqa: E402
+from graphflow.tf1.layers_conv import (  # noqa: E402
+    average_pooling1d,
+    conv1d,
+    conv2d_transpose,
+    conv3d,
+    max_pooling1d,
+    separable_conv2d,
+)
 
-__all__ += ["conv2d_transpose", "conv3d", "separable_conv2d", "Layer", "Dense", "Conv2D",
+__all__ += ["conv1d", "conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling1d",
+            "average_pooling1d", "Layer", "Dense", "Conv2D",
             "Conv2DTranspose", "Conv3D", "SeparableConv2D", "Flatten", "Dropout", "MaxPooling2D",
             "AveragePooling2D"]
