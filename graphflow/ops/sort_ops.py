@@ -26,7 +26,7 @@ def _sort(values, axis, direction, return_argsort, name):
         raise ValueError(f"Unknown direction: {direction}")
     with get_default_graph().name_scope(name):
         values = convert_to_tensor(values)
-        axis_value = scalar_value(convert_to_tensor(axis))
+        axis_value = axis if isinstance(axis, int) else scalar_value(convert_to_tensor(axis))
         if axis_value is None:
             raise ValueError(f"axis must be a constant scalar, got {axis}")
         rank = values.shape.ndims
@@ -35,7 +35,11 @@ def _sort(values, axis, direction, return_argsort, name):
         if not -rank <= axis_value < rank:
             raise ValueError(f"axis {axis_value} is out of range for input of rank {rank}")
         axis_value %= rank
-        # ascending: the descending order of the negated values (equal values keep index order)
+        # ascending: the descending order of the negated values (equal values keep index order);
+        # unsigned values are negated as int64
+        dtype = values.dtype
+        if direction == "ASCENDING" and dtype.is_unsigned:
+            values = math_ops.cast(values, dtypes.int64)
         keys = math_ops.negative(values) if direction == "ASCENDING" else values
         perm = None
         if axis_value != rank - 1:  # top_k works on the last axis: swap it with `axis`
@@ -49,6 +53,8 @@ def _sort(values, axis, direction, return_argsort, name):
             out = array_ops.transpose(out, perm)
         if not return_argsort and direction == "ASCENDING":
             out = math_ops.negative(out)
+            if out.dtype != dtype:
+                out = math_ops.cast(out, dtype)
         return out
 
 

@@ -17,6 +17,7 @@ from graphflow.tf1.image_utils import (  # noqa: F401
     crop_to_bounding_box,
     pad_to_bounding_box,
     random_brightness,
+    random_crop,
     random_flip_left_right,
     random_flip_up_down,
     rgb_to_grayscale,
@@ -26,4 +27,4 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "resize_bilinear", "resize_images", "resize_nearest_neighbor",
            "adjust_brightness", "central_crop", "convert_image_dtype", "crop_to_bounding_box",
            "pad_to_bounding_box", "random_brightness", "random_flip_left_right",
-           "random_flip_up_down", "rgb_to_grayscale"]
+           "random_flip_up_down", "rgb_to_grayscale", "random_crop"]

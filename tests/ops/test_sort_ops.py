@@ -25,6 +25,17 @@ def test_sort_and_argsort_match_numpy(axis, direction):
     np.testing.assert_array_equal(n, np.take_along_axis(x, expected, axis=axis).astype(np.int32))
 
 
+def test_unsigned_values_sort_ascending():
+    x = np.array([200, 3, 255, 0, 3], np.uint8)
+    with tf.Graph().as_default():
+        v, i = tf.sort(x), tf.argsort(x)
+        with tf.Session() as sess:
+            v, i = sess.run([v, i])
+    assert v.dtype == np.uint8
+    np.testing.assert_array_equal(v, np.sort(x))
+    np.testing.assert_array_equal(i, np.argsort(x, kind="stable"))
+
+
 def test_sort_gradient_goes_back_to_each_entry():
     x = np.array([[3.0, 1.0, 2.0], [0.5, 2.5, -1.0]])
     with tf.Graph().as_default():
