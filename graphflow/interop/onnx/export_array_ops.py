@@ -1,11 +1,12 @@
 """Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
-split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space):
-the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as inputs are
-constants when graphflow knows them when the graph is built."""
+split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
+roll): the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as
+inputs are constants when graphflow knows them when the graph is built."""
 
 import numpy as np
 
 from graphflow.interop.onnx.export_ops import INT64_MAX, INT64_MIN, _ins, _out, converter
+from graphflow.ops import static_value
 
 
 # ---------------------------------------------------------------- shapes
@@ -223,3 +224,31 @@ def _space_to_depth(ctx, op):
 @converter("DepthToSpace")
 def _depth_to_space(ctx, op):  # the DCR mode is TF's element order
     _nhwc_around(ctx, op, "DepthToSpace", mode="DCR")
+
+
+@converter("Roll")
+def _roll(ctx, op):
+    """A Slice and Concat per rolled axis: shifts and axes must be constants, the rolled dims
+    known (ONNX has no Roll)."""
+    x, shift, axis = op.inputs
+    shifts, axes = static_value.constant_value(shift), static_value.constant_value(axis)
+    dims = x.shape.dims
+    if shifts is None or axes is None or dims is None:
+        raise ValueError(f"Roll '{op.name}': shift and axis must be constants to export it")
+    total = {}
+    for s, a in zip(np.atleast_1d(shifts).tolist(), np.atleast_1d(axes).tolist()):
+        total[a % len(dims)] = total.get(a % len(dims), 0) + s
+    y = ctx.name(x)
+    for a, s in total.items():
+        n = dims[a]
+        if n is None:
+            raise ValueError(f"Roll '{op.name}': the rolled dimension {a} must have a known size")
+        s = s % n if n else 0
+        if s:
+            ax = ctx.const(np.array([a], np.int64))
+            tail = ctx.one("Slice", [y, ctx.const(np.array([n - s], np.int64)),
+                                     ctx.const(np.array([n], np.int64)), ax])
+            head = ctx.one("Slice", [y, ctx.const(np.array([0], np.int64)),
+                                     ctx.const(np.array([n - s], np.int64)), ax])
+            y = ctx.one("Concat", [tail, head], axis=a)
+    ctx.one("Identity", [y], _out(ctx, op))

@@ -47,8 +47,6 @@ NOT_EXPORTABLE = {
     "Assign": _STATE, "ApplyGradientDescent": _STATE, "ApplyMomentum": _STATE, "ApplyAdam": _STATE,
     "ApplyRMSProp": _STATE, "ApplyCenteredRMSProp": _STATE, "ApplyAdagrad": _STATE,
     "ApplyAdadelta": _STATE,
-    "Roll": "no ONNX Roll (a Slice and Concat per axis would do for constant shifts); not mapped "
-            "yet",
     "ListDiff": "value-dependent output (set difference): no ONNX op; not mapped yet",
     "LowerBound": "no ONNX searchsorted; not mapped yet",
     "UpperBound": "no ONNX searchsorted; not mapped yet",
@@ -95,6 +93,7 @@ NOT_EXPORTABLE_CASES = {
     **{f"{kind}[axes fed {axes},keepdims=False]": "a reduction over axes read at run time without "
        "keepdims has an unknown rank, and ONNX graph outputs need one"
        for kind in ("Sum", "Mean", "Max", "Min", "Prod") for axes in ([0, 2],)},
+    "Roll[int32, fed shift]": "Roll exports as Slice + Concat for constant shifts only",
     "All[axes fed]": "a reduction over axes read at run time without keepdims has an unknown "
                      "rank, and ONNX graph outputs need one",
 }
