@@ -7,8 +7,8 @@ so the run's pending writes are all-or-nothing. Arithmetic follows TF1's CPU fun
 in the variable's dtype (the scalar inputs are 0-d arrays of that dtype).
 
 With numba installed, float32/float64 variables of `jit_updates.MIN_ELEMENTS` or more are updated by
-one compiled loop per variable instead (`jit_updates.py`, all ops but Adagrad and Adadelta: the
-same terms in the same order, the same bits, on the session's intra-op threads); the numpy form
+one compiled loop per variable instead (`jit_updates.py`: the same terms in the same order, the
+same bits, on the session's intra-op threads); the numpy form
 below is the reference. Their new arrays reuse the memory of the values they replaced a step
 earlier (`_Recycler`) once nothing but the kernel refers to those any more: a fresh multi-megabyte
 array costs a page fault per 4 KB page on its first write, about as much as the compiled update
@@ -239,9 +239,21 @@ def _apply_adagrad(node):
     name, accum_name = node.attrs["shared_name"], node.attrs["accum_name"]
     one = node.out_dtypes[0].type(1)
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(2)
+
     def run(lr, grad):
         var, accum = store.read(name), store.read(accum_name)
         check_update_shapes(node, var, grad, (accum,))
+        if jit_updates.applies(var, grad, accum):
+            var_new, accum_new = recycler.take(var), recycler.take(var)
+            f, dt = jit_updates.flat, var.dtype
+            jit_updates.run(jit_updates.loops()["adagrad"], var.size,
+                            (f(var), f(accum), f(grad), jit_updates.scalar(lr, dt), one,
+                             var_new.reshape(-1), accum_new.reshape(-1)), threads)
+            recycler.give(var, accum)
+            store.write(accum_name, accum_new)
+            return store.write(name, var_new)
         accum_new = np.square(grad, out=_fresh(var))
         accum_new += accum
         step = np.multiply(grad, lr, out=_fresh(var))
@@ -259,9 +271,23 @@ def _apply_adadelta(node):
                                      ("shared_name", "accum_name", "accum_update_name"))
     one = node.out_dtypes[0].type(1)
 
+    threads = blas.session_threads(node)
+    recycler = _Recycler(3)
+
     def run(lr, rho, epsilon, grad):
         var, accum, accum_update = (store.read(n) for n in (name, accum_name, update_name))
         check_update_shapes(node, var, grad, (accum, accum_update))
+        if jit_updates.applies(var, grad, accum, accum_update):
+            outs = [recycler.take(var) for _ in range(3)]
+            f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
+            jit_updates.run(jit_updates.loops()["adadelta"], var.size,
+                            (f(var), f(accum), f(accum_update), f(grad), sc(lr, dt), sc(rho, dt),
+                             sc(one - rho, dt), sc(epsilon, dt), one,
+                             *(o.reshape(-1) for o in outs)), threads)
+            recycler.give(var, accum, accum_update)
+            store.write(accum_name, outs[1])
+            store.write(update_name, outs[2])
+            return store.write(name, outs[0])
         accum_new = np.multiply(accum, rho, out=_fresh(var))
         accum_new += np.square(grad) * (one - rho)
         update = np.add(accum_update, epsilon, out=_fresh(var))
