@@ -22,6 +22,10 @@ def schedules(tf, np, steps=12):
             "cosine": tf.train.cosine_decay(0.1, step, 8),
             "cosine_alpha": tf.train.cosine_decay(0.1, step, 8, alpha=0.2),
             "piecewise": tf.train.piecewise_constant(step, [3, 7], [0.1, 0.05, 0.01]),
+            "sgdr": tf.train.cosine_decay_restarts(0.1, step, 3),
+            "sgdr_flat": tf.train.cosine_decay_restarts(0.1, step, 4, t_mul=1.0, m_mul=0.5,
+                                                        alpha=0.1),
+            "linear_cosine": tf.train.linear_cosine_decay(0.1, step, 9, num_periods=1.5),
         }
         with tf.Session() as sess:
             table = [sess.run(rates, {step: s}) for s in range(steps)]

@@ -1,5 +1,6 @@
 """TF1's learning-rate schedules (`tf.train.exponential_decay`, `piecewise_constant`,
-`polynomial_decay`, `cosine_decay`, `inverse_time_decay`, `natural_exp_decay`).
+`polynomial_decay`, `cosine_decay`, `cosine_decay_restarts`, `linear_cosine_decay`,
+`inverse_time_decay`, `natural_exp_decay`).
 
 Each schedule is a small composite of elementwise ops on the global step, computed in the
 learning rate's dtype as TF1 does, so the decayed rate is a tensor re-evaluated on every run.
@@ -104,6 +105,57 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
         return math_ops.multiply(lr, decayed)
 
 
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                          alpha=0.0, name=None):
+    """SGDR: cosine decays over periods first_decay_steps * t_mul ** i, the i-th starting from
+    learning_rate * m_mul ** i, floored at alpha times that."""
+    with get_default_graph().name_scope(name or "SGDRDecay"):
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        step = _step(global_step, dtype, "cosine_decay_restarts")
+        fraction = step / convert_to_tensor(first_decay_steps, dtype=dtype)
+        t = convert_to_tensor(t_mul, dtype=dtype)
+        one = convert_to_tensor(1, dtype=dtype)
+
+        def geometric():
+            i = math_ops.floor(math_ops.log(one - fraction * (one - t)) / math_ops.log(t))
+            done = (one - math_ops.pow(t, i)) / (one - t)
+            return i, (fraction - done) / math_ops.pow(t, i)
+
+        def arithmetic():
+            i = math_ops.floor(fraction)
+            return i, fraction - i
+
+        if isinstance(t_mul, (int, float)):  # TF1 picks the branch by t_mul == 1 (a cond)
+            i_restart, fraction = arithmetic() if t_mul == 1.0 else geometric()
+        else:
+            g_i, g_f = geometric()
+            a_i, a_f = arithmetic()
+            unit = math_ops.equal(t, one)
+            i_restart, fraction = math_ops.where(unit, a_i, g_i), math_ops.where(unit, a_f, g_f)
+        m_fac = math_ops.pow(convert_to_tensor(m_mul, dtype=dtype), i_restart)
+        pi = convert_to_tensor(math.pi, dtype=dtype)
+        cosine = 0.5 * m_fac * (1.0 + math_ops.cos(pi * fraction))
+        decayed = (1 - convert_to_tensor(alpha, dtype=dtype)) * cosine + alpha
+        return math_ops.multiply(lr, decayed)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
+                        beta=0.001, name=None):
+    """learning_rate * ((alpha + linear) * cosine + beta) with linear = 1 - step / decay_steps and
+    cosine = 0.5 * (1 + cos(2 pi num_periods step / decay_steps)), step held at decay_steps."""
+    with get_default_graph().name_scope(name or "LinearCosineDecay"):
+        lr = convert_to_tensor(learning_rate, name="learning_rate")
+        dtype = lr.dtype
+        steps = convert_to_tensor(decay_steps, dtype=dtype)
+        step = math_ops.minimum(_step(global_step, dtype, "linear_cosine_decay"), steps)
+        linear = (steps - step) / steps
+        fraction = 2.0 * convert_to_tensor(num_periods, dtype=dtype) * (step / steps)
+        cosine = 0.5 * (1.0 + math_ops.cos(convert_to_tensor(math.pi, dtype=dtype) * fraction))
+        decayed = (convert_to_tensor(alpha, dtype=dtype) + linear) * cosine + beta
+        return math_ops.multiply(lr, decayed)
+
+
 def piecewise_constant(x, boundaries, values, name=None):
     """values[0] while x <= boundaries[0], values[i] while boundaries[i-1] < x <= boundaries[i],
     values[-1] once x > boundaries[-1]. The boundaries take x's dtype; the values share one."""
@@ -134,4 +186,4 @@ def piecewise_constant(x, boundaries, values, name=None):
 
 
 __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
-           "cosine_decay", "piecewise_constant"]
+           "cosine_decay", "cosine_decay_restarts", "linear_cosine_decay", "piecewise_constant"]

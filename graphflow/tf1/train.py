@@ -24,8 +24,10 @@ from graphflow.tf1.checkpoint_utils import (  # noqa: F401
 )
 from graphflow.tf1.learning_rate_decay import (  # noqa: F401
     cosine_decay,
+    cosine_decay_restarts,
     exponential_decay,
     inverse_time_decay,
+    linear_cosine_decay,
     natural_exp_decay,
     piecewise_constant,
     polynomial_decay,
@@ -114,6 +116,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "natural_exp_decay",
            "inverse_time_decay", "polynomial_decay", "cosine_decay", "piecewise_constant",
+           "cosine_decay_restarts", "linear_cosine_decay",
            "ExponentialMovingAverage", "list_variables", "load_variable", "load_checkpoint",
            "NewCheckpointReader", "init_from_checkpoint", "Saver",
            "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",

@@ -28,7 +28,25 @@ def _np_schedules(s):
     def cosine(alpha):
         return 0.1 * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * min(s, 8) / 8)) + alpha)
 
+    def sgdr(first, t_mul, m_mul, alpha):
+        fraction = s / first
+        if t_mul == 1.0:
+            i = math.floor(fraction)
+            fraction -= i
+        else:
+            i = math.floor(math.log(1 - fraction * (1 - t_mul)) / math.log(t_mul))
+            fraction = (fraction - (1 - t_mul ** i) / (1 - t_mul)) / t_mul ** i
+        return 0.1 * ((1 - alpha) * 0.5 * m_mul ** i * (1 + math.cos(math.pi * fraction)) + alpha)
+
+    def linear_cosine(steps, periods, alpha, beta):
+        step = min(s, steps)
+        cosine = 0.5 * (1 + math.cos(math.pi * 2 * periods * step / steps))
+        return 0.1 * ((alpha + (steps - step) / steps) * cosine + beta)
+
     return {
+        "sgdr": sgdr(3, 2.0, 1.0, 0.0),
+        "sgdr_flat": sgdr(4, 1.0, 0.5, 0.1),
+        "linear_cosine": linear_cosine(9, 1.5, 0.0, 0.001),
         "exponential": 0.1 * 0.5 ** (s / 4),
         "exponential_staircase": 0.1 * 0.5 ** (s // 4),
         "natural_exp": 0.1 * math.exp(-0.5 * s / 4),
