@@ -1,6 +1,6 @@
 """Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
 split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
-roll): the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as
+roll, space <-> batch): the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as
 inputs are constants when graphflow knows them when the graph is built."""
 
 import numpy as np
@@ -252,3 +252,53 @@ def _roll(ctx, op):
                                      ctx.const(np.array([n - s], np.int64)), ax])
             y = ctx.one("Concat", [tail, head], axis=a)
     ctx.one("Identity", [y], _out(ctx, op))
+
+
+def _block_layout(ctx, op, what):
+    """(x, block sizes, the [M, 2] amounts, the known dims after the batch) of a
+    SpaceToBatchND/BatchToSpaceND whose block shape and amounts are constants."""
+    x, block_shape, amounts = op.inputs
+    blocks = [int(b) for b in ctx.known(block_shape, f"the block_shape of '{op.name}'")]
+    pads = ctx.known(amounts, f"the {what} of '{op.name}'").astype(np.int64).reshape(-1, 2)
+    rest = list(x.shape.dims[1:]) if x.shape.dims is not None else None
+    if rest is None or None in rest:
+        raise ValueError(f"{op.type} '{op.name}': the dims after the batch must be known")
+    return x, blocks, pads, rest
+
+
+@converter("SpaceToBatchND")
+def _space_to_batch(ctx, op):  # Pad, split each spatial dim into (d / b, b), move the b's first
+    x, blocks, pads, rest = _block_layout(ctx, op, "paddings")
+    m, rank = len(blocks), len(rest) + 1
+    full = np.zeros((rank, 2), np.int64)
+    full[1:m + 1] = pads
+    y = ctx.one("Pad", [ctx.name(x), ctx.const(np.concatenate([full[:, 0], full[:, 1]]))],
+                mode="constant")
+    padded = [d + int(p.sum()) for d, p in zip(rest[:m], pads)]
+    split = [-1]
+    for d, b in zip(padded, blocks):
+        split += [d // b, b]
+    y = ctx.one("Reshape", [y, ctx.const(np.array(split + rest[m:], np.int64))])
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] \
+        + list(range(1 + 2 * m, 1 + 2 * m + rank - 1 - m))
+    y = ctx.one("Transpose", [y], perm=perm)
+    out = [-1] + [d // b for d, b in zip(padded, blocks)] + rest[m:]
+    ctx.one("Reshape", [y, ctx.const(np.array(out, np.int64))], _out(ctx, op))
+
+
+@converter("BatchToSpaceND")
+def _batch_to_space(ctx, op):  # the inverse: move the b's back beside their dims, then crop
+    x, blocks, crops, rest = _block_layout(ctx, op, "crops")
+    m, rank = len(blocks), len(rest) + 1
+    y = ctx.one("Reshape", [ctx.name(x), ctx.const(np.array(blocks + [-1] + rest, np.int64))])
+    perm = [m]
+    for i in range(m):
+        perm += [m + 1 + i, i]
+    perm += list(range(2 * m + 1, 2 * m + 1 + rank - 1 - m))
+    y = ctx.one("Transpose", [y], perm=perm)
+    full = [d * b for d, b in zip(rest[:m], blocks)]
+    y = ctx.one("Reshape", [y, ctx.const(np.array([-1] + full + rest[m:], np.int64))])
+    starts = np.array([int(c[0]) for c in crops], np.int64)
+    ends = np.array([d - int(c[1]) for d, c in zip(full, crops)], np.int64)
+    ctx.one("Slice", [y, ctx.const(starts), ctx.const(ends),
+                      ctx.const(np.arange(1, m + 1, dtype=np.int64))], _out(ctx, op))

@@ -53,8 +53,6 @@ NOT_EXPORTABLE = {
     "DynamicPartition": "a variable number of value-dependent outputs: no ONNX op; not mapped yet",
     "DynamicStitch": "value-dependent output (ScatterND into a size read from the indices); not "
                      "mapped yet",
-    "SpaceToBatchND": "no ONNX op (a Pad, Reshape and Transpose would do); not mapped yet",
-    "BatchToSpaceND": "no ONNX op (a Reshape, Transpose and Slice would do); not mapped yet",
     "IteratorGetNext": "reads a tf.data pipeline (host-side Python iterator state)",
     "Print": "logs on the host (a side effect ONNX has no op for)",
     "PrintV2": "logs on the host (a side effect ONNX has no op for)",
