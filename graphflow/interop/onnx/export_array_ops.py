@@ -1,7 +1,8 @@
 """Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
 split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
-roll, space <-> batch): the same `converter` registry and conventions as `export_ops.py`. Bounds ONNX wants as
-inputs are constants when graphflow knows them when the graph is built."""
+roll, space <-> batch, searchsorted): the same `converter` registry and conventions as
+`export_ops.py`. Bounds ONNX wants as inputs are constants when graphflow knows them when the
+graph is built."""
 
 import numpy as np
 
@@ -302,3 +303,23 @@ def _batch_to_space(ctx, op):  # the inverse: move the b's back beside their dim
     ends = np.array([d - int(c[1]) for d, c in zip(full, crops)], np.int64)
     ctx.one("Slice", [y, ctx.const(starts), ctx.const(ends),
                       ctx.const(np.arange(1, m + 1, dtype=np.int64))], _out(ctx, op))
+
+
+def _bound(ctx, op, compare):
+    """Each value's count of entries in its row of the sorted sequence that are < (LowerBound) or
+    <= (UpperBound) it: the insertion index (ONNX has no searchsorted)."""
+    a, v = op.inputs
+    rows = ctx.one("Unsqueeze", [ctx.name(a), ctx.const(np.array([-2], np.int64))])  # [..., 1, n]
+    vals = ctx.one("Unsqueeze", [ctx.name(v), ctx.const(np.array([-1], np.int64))])  # [..., m, 1]
+    hits = ctx.one("Cast", [ctx.one(compare, [rows, vals])], to=ctx.elem_type(op.outputs[0].dtype))
+    ctx.one("ReduceSum", [hits, ctx.const(np.array([-1], np.int64))], _out(ctx, op), keepdims=0)
+
+
+@converter("LowerBound")
+def _lower_bound(ctx, op):
+    _bound(ctx, op, "Less")
+
+
+@converter("UpperBound")
+def _upper_bound(ctx, op):
+    _bound(ctx, op, "LessOrEqual")

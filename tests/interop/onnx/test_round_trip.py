@@ -48,8 +48,6 @@ NOT_EXPORTABLE = {
     "ApplyRMSProp": _STATE, "ApplyCenteredRMSProp": _STATE, "ApplyAdagrad": _STATE,
     "ApplyAdadelta": _STATE,
     "ListDiff": "value-dependent output (set difference): no ONNX op; not mapped yet",
-    "LowerBound": "no ONNX searchsorted; not mapped yet",
-    "UpperBound": "no ONNX searchsorted; not mapped yet",
     "DynamicPartition": "a variable number of value-dependent outputs: no ONNX op; not mapped yet",
     "DynamicStitch": "value-dependent output (ScatterND into a size read from the indices); not "
                      "mapped yet",
