@@ -40,6 +40,7 @@ from graphflow.fileformat.serialization import import_graph, load, save
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initializer,
                                     glorot_uniform_initializer, ones_initializer,
+                                    orthogonal_initializer,
                                     random_normal_initializer, random_uniform_initializer,
                                     truncated_normal_initializer, variance_scaling_initializer,
                                     zeros_initializer)
