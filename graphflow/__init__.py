@@ -23,7 +23,6 @@ from graphflow.framework.graph import (Graph, GraphKeys, Operation, Tensor, add_
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.array_ops import *
 from graphflow.ops.core_ops import *
-from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004 - TF1's name
 from graphflow.ops.gradient_ops import stop_gradient
 from graphflow.ops.math_ops import *
 from graphflow.ops.random_ops import *
@@ -164,3 +163,7 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     raise _not_implemented(f"tf.{name}")
+
+
+# `tf.tuple` last: from here on the module's `tuple` is TF1's, not the builtin
+from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004, E402
