@@ -30,6 +30,9 @@ from graphflow.ops.linalg_ops import *
 from graphflow.ops.math_composites import *
 from graphflow.ops.segment_ops import *
 from graphflow.ops.random_ops import *
+from graphflow.ops.partition_ops import *
+from graphflow.ops.reorder_ops import *
+from graphflow.ops.sort_ops import *
 from graphflow.ops.state_ops import *
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
@@ -43,9 +46,12 @@ from graphflow.fileformat.serialization import import_graph, load, save
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initializer,
                                     glorot_uniform_initializer, ones_initializer,
+                                    orthogonal_initializer,
                                     random_normal_initializer, random_uniform_initializer,
                                     truncated_normal_initializer, variance_scaling_initializer,
                                     zeros_initializer)
+from graphflow.tf1.image_utils import random_crop
+from graphflow.tf1.moving_averages import moving_average_variables
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
 
@@ -267,3 +273,7 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))
+
+
+# `tf.tuple` last: from here on the module's `tuple` is TF1's, not the builtin
+from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004, E402

@@ -28,6 +28,7 @@ class GraphKeys:
     LOCAL_VARIABLES = "local_variables"
     METRIC_VARIABLES = "metric_variables"
     MODEL_VARIABLES = "model_variables"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"

@@ -340,11 +340,15 @@ def group(*inputs, name=None):
 
 
 def tuple_(tensors, name=None, control_inputs=None):
-    """`tf.tuple`: identities of `tensors` that only become available once all of them are."""
-    tensors = [convert_to_tensor(t) for t in tensors]
-    gate = group(*tensors, *(control_inputs or []))
+    """`tf.tuple`: identities of `tensors` that only become available once all of them are
+    (None entries stay None)."""
+    given = [None if t is None else convert_to_tensor(t) for t in tensors]
+    present = [t for t in given if t is not None]
+    if not present:
+        raise ValueError("Must have at least one Tensor: []")
+    gate = group(*present, *(control_inputs or []), name=name)
     with gate.graph.control_dependencies([gate]):
-        return [identity(t) for t in tensors]
+        return [None if t is None else identity(t) for t in given]
 
 
 __all__ = ["constant", "convert_to_tensor", "placeholder", "placeholder_with_default", "identity",

@@ -18,7 +18,8 @@ from graphflow.ops import math_ops as m
 from graphflow.ops.grad_util import shape_of
 from graphflow.ops.registry import no_gradient, register_gradient
 
-no_gradient("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal")
+no_gradient("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
+            "RandomShuffle", "Multinomial")
 
 
 def _used(grad):

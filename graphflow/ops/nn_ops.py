@@ -368,7 +368,31 @@ def _shape_of(x):
     return shape_ops.shape(x)
 
 
+def swish(features, name=None):
+    """`tf.nn.swish`: features * sigmoid(features)."""
+    with name_scope(name, "swish", [features]):
+        x = convert_to_tensor(features, name="features")
+        return math_ops.multiply(x, math_ops.sigmoid(x))
+
+
+def crelu(features, name=None, axis=-1):
+    """`tf.nn.crelu`: relu(concat([features, -features], axis)) (twice the depth)."""
+    with name_scope(name, "CRelu", [features]):
+        x = convert_to_tensor(features, name="features")
+        both = shape_ops.concat([x, math_ops.negative(x)], axis)
+        return math_ops.relu(both)
+
+
+def zero_fraction(value, name=None):
+    """`tf.nn.zero_fraction`: the fraction of zeros in `value` (a float32 scalar)."""
+    with name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        zero = convert_to_tensor(0, dtype=value.dtype)
+        return math_ops.reduce_mean(math_ops.cast(math_ops.equal(value, zero), dtypes.float32))
+
+
 __all__ = [
+    "swish", "crelu", "zero_fraction",
     "softmax", "log_softmax", "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "bias_add",

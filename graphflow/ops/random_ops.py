@@ -1,4 +1,6 @@
-"""Random ops: random_normal, truncated_normal, random_uniform (float and integer ranges).
+"""Random ops: random_normal, truncated_normal, random_uniform (float and integer ranges),
+random_shuffle (RandomShuffle: a permutation of the first dimension) and multinomial /
+random.categorical (Multinomial: class indices drawn from each row of logits).
 
 TF1 seed semantics (`get_seed`): an op draws from a generator seeded by (graph seed, op seed).
 `tf.set_random_seed(s)` sets the graph seed; with a graph seed and no op seed the op seed is the
@@ -15,7 +17,7 @@ from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
-from graphflow.ops.static_value import shape_vector
+from graphflow.ops.static_value import scalar_value, shape_vector
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
@@ -140,4 +142,53 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
         return math_ops.add(math_ops.multiply(rnd, hi - lo), lo, name=scope)
 
 
-__all__ = ["random_normal", "truncated_normal", "random_uniform", "get_seed"]
+def _shuffle_infer(inputs, attrs):
+    (value,) = inputs
+    return [(value.dtype, value.shape)]
+
+
+def _multinomial_infer(inputs, attrs):
+    logits, num_samples = inputs
+    require_dtype(logits, FLOATS, "logits")
+    require_dtype(num_samples, (dtypes.int32,), "num_samples")
+    if logits.shape.ndims not in (None, 2):
+        raise ValueError(f"logits must be 2-D [batch_size, num_classes], got shape {logits.shape}")
+    if num_samples.shape.ndims not in (None, 0):
+        raise ValueError(f"num_samples must be a scalar, got shape {num_samples.shape}")
+    out = dtypes.as_dtype(attrs["output_dtype"])
+    if out not in _SHAPE_DTYPES:
+        raise TypeError(f"output_dtype must be int32 or int64, got {out.name}")
+    batch = logits.shape[0] if logits.shape.ndims == 2 else None
+    samples = scalar_value(num_samples)
+    if samples is not None and samples < 0:
+        raise ValueError(f"num_samples must be non-negative, got {samples}")
+    return [(out, TensorShape([batch, samples]))]
+
+
+define("RandomShuffle", _shuffle_infer, random=True, attrs=_SEED_ATTRS)
+define("Multinomial", _multinomial_infer, random=True, attrs="output_dtype:dtype " + _SEED_ATTRS)
+
+
+def random_shuffle(value, seed=None, name=None):
+    """`tf.random_shuffle`: `value` with its first dimension in a random order."""
+    value = convert_to_tensor(value)
+    return make_tensor("RandomShuffle", (value,), _seed_attrs(seed), name=name or "RandomShuffle")
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    """`tf.multinomial`: [batch_size, num_samples] class indices, each row drawn with
+    probabilities softmax(logits[row]) (int64 unless `output_dtype`)."""
+    logits = convert_to_tensor(logits)
+    num_samples = convert_to_tensor(num_samples, dtype=dtypes.int32)
+    attrs = {"output_dtype": dtypes.as_dtype(output_dtype or dtypes.int64).name,
+             **_seed_attrs(seed)}
+    return make_tensor("Multinomial", (logits, num_samples), attrs, name=name or "Multinomial")
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """`tf.random.categorical`: `multinomial` with the output dtype called `dtype`."""
+    return multinomial(logits, num_samples, seed=seed, name=name, output_dtype=dtype)
+
+
+__all__ = ["random_normal", "truncated_normal", "random_uniform", "get_seed", "random_shuffle",
+           "multinomial"]

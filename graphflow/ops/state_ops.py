@@ -193,9 +193,10 @@ class Variable:
         return self._update("AssignSub", delta, name, use_locking)
 
     def initialized_value(self):
-        from graphflow.ops.core_ops import identity
+        """The variable's value read after its initializer ran (a fresh read: the variable op's
+        own output may be read before the initializer within one run)."""
         with self.graph.control_dependencies([self._initializer_op]):
-            return identity(self._tensor)
+            return self.read_value()
 
     def __repr__(self):
         return f"<graphflow.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"

@@ -1,5 +1,5 @@
 """Training ops: fused, stateful per-variable updates (TF1's ApplyGradientDescent, ApplyMomentum,
-ApplyAdam, ApplyRMSProp, ApplyCenteredRMSProp).
+ApplyAdam, ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta).
 
 One op updates a variable *and* all of its optimizer slots in a single step, so an optimizer step
 costs one kernel call per variable. Like `Assign`, the ops name the variable (and each slot
@@ -23,6 +23,8 @@ TRAINING_OPS = {
     "ApplyRMSProp": (("lr", "rho", "momentum", "epsilon", "grad"), ("ms_name", "mom_name")),
     "ApplyCenteredRMSProp": (("lr", "rho", "momentum", "epsilon", "grad"),
                              ("mg_name", "ms_name", "mom_name")),
+    "ApplyAdagrad": (("lr", "grad"), ("accum_name",)),
+    "ApplyAdadelta": (("lr", "rho", "epsilon", "grad"), ("accum_name", "accum_update_name")),
 }
 _GRAD_INPUT = {"delta", "grad"}
 _FLAGS = {"ApplyMomentum": ("use_nesterov",), "ApplyAdam": ("use_nesterov",)}
@@ -119,6 +121,21 @@ def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, 
     return _apply("ApplyCenteredRMSProp", var, (lr, rho, momentum, epsilon, grad),
                   {"mg_name": mg, "ms_name": ms, "mom_name": mom}, use_locking=use_locking,
                   name=name)
+
+
+def apply_adagrad(var, accum, lr, grad, use_locking=False, name=None):
+    """accum += grad^2; var -= lr * grad / sqrt(accum)."""
+    return _apply("ApplyAdagrad", var, (lr, grad), {"accum_name": accum},
+                  use_locking=use_locking, name=name)
+
+
+def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False, name=None):
+    """accum = rho * accum + (1 - rho) * grad^2;
+    update = sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * grad; var -= lr * update;
+    accum_update = rho * accum_update + (1 - rho) * update^2."""
+    return _apply("ApplyAdadelta", var, (lr, rho, epsilon, grad),
+                  {"accum_name": accum, "accum_update_name": accum_update},
+                  use_locking=use_locking, name=name)
 
 
 __all__ = []  # constructors are used through graphflow.tf1.train; nothing is exported at top level

@@ -3,8 +3,10 @@
 
 An initializer is a callable `init(shape, dtype=None, partition_info=None)` returning a Tensor
 built from graph ops: random initializers draw when the variable's initializer runs, so nothing
-large is stored as a constant. `tf.get_variable` and the layers call them with the variable's
-shape and dtype.
+large is stored as a constant. The exception is `orthogonal_initializer`, whose QR decomposition
+graphflow has no op for: it draws with numpy when the graph is built and stores the matrix as a
+constant (so each session starts from the same matrix). `tf.get_variable` and the layers call them
+with the variable's shape and dtype.
 """
 
 import math
@@ -151,7 +153,34 @@ class glorot_normal_initializer(variance_scaling_initializer):  # noqa: N801 - T
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
 
 
+class orthogonal_initializer(Initializer):  # noqa: N801 - TF1 name
+    """A (semi-)orthogonal matrix times `gain`, TF1's construction: the Q of the QR decomposition
+    of a [rows, cols] normal draw (rows = the product of all but the last dimension), columns
+    signed by R's diagonal, transposed when rows < cols. Drawn with numpy when the graph is built
+    (seeded by the graph and op seeds like the random ops) and stored as a constant."""
+
+    def __init__(self, gain=1.0, seed=None, dtype=dtypes.float32):
+        super().__init__(dtype)
+        self.gain, self.seed = gain, seed
+
+    def _build(self, shape, dtype):
+        if len(shape) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional")
+        if not dtype.is_floating:
+            raise ValueError(f"Expected float dtype, got {dtype.name}")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        seeds = random_ops.get_seed(self.seed)
+        rng = np.random.default_rng(None if seeds[0] is None else list(seeds))
+        draw = rng.standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(draw)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return constant((self.gain * q).reshape(shape), dtype=dtype)
+
+
 __all__ = ["Initializer", "zeros_initializer", "ones_initializer", "constant_initializer",
            "random_uniform_initializer", "random_normal_initializer",
            "truncated_normal_initializer", "variance_scaling_initializer",
-           "glorot_uniform_initializer", "glorot_normal_initializer", "compute_fans"]
+           "glorot_uniform_initializer", "glorot_normal_initializer", "compute_fans",
+           "orthogonal_initializer"]

@@ -248,14 +248,17 @@ from graphflow.tf1.layer_classes import (  # noqa: E402
     SeparableConv2D,
 )
 from graphflow.tf1.layers_conv import (  # noqa: E402
+    average_pooling1d,
     average_pooling3d,
+    conv1d,
     conv2d_transpose,
     conv3d,
+    max_pooling1d,
     max_pooling3d,
     separable_conv2d,
 )
 
-__all__ += ["conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling3d", "average_pooling3d",
-            "Layer", "Dense", "Conv2D",
+__all__ += ["conv1d", "conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling1d",
+            "average_pooling1d", "max_pooling3d", "average_pooling3d", "Layer", "Dense", "Conv2D",
             "Conv2DTranspose", "Conv3D", "SeparableConv2D", "Flatten", "Dropout", "MaxPooling2D",
             "AveragePooling2D", "MaxPooling3D", "AveragePooling3D"]

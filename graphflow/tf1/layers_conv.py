@@ -1,9 +1,9 @@
-"""More `tf.layers` convolutions: `conv2d_transpose`, `conv3d` and `separable_conv2d` (and the 3-D
-poolings `max_pooling3d` / `average_pooling3d`), with TF1's
-variable names ('conv2d_transpose/kernel' [kh, kw, filters, in], 'conv3d/kernel'
-[kd, kh, kw, in, filters], 'separable_conv2d/depthwise_kernel' [kh, kw, in, depth_multiplier] and
-'.../pointwise_kernel' [1, 1, in * depth_multiplier, filters], and 'bias'), scoping and reuse
-rules as in `graphflow.tf1.layers`.
+"""More `tf.layers` convolutions: `conv1d`, `conv2d_transpose`, `conv3d`, `separable_conv2d`, the
+1-D poolings and the 3-D poolings `max_pooling3d` / `average_pooling3d`, with TF1's variable names
+('conv1d/kernel' [k, in, filters], 'conv2d_transpose/kernel' [kh, kw, filters, in],
+'conv3d/kernel' [kd, kh, kw, in, filters], 'separable_conv2d/depthwise_kernel'
+[kh, kw, in, depth_multiplier] and '.../pointwise_kernel' [1, 1, in * depth_multiplier, filters],
+and 'bias'), scoping and reuse rules as in `graphflow.tf1.layers`.
 """
 
 from graphflow.framework.graph import get_default_graph
@@ -176,4 +176,72 @@ def average_pooling3d(inputs, pool_size, strides, padding="valid", data_format="
                       padding, data_format, name)
 
 
-__all__ = ["conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling3d", "average_pooling3d"]
+def _single(value, what):
+    if isinstance(value, int):
+        return value
+    value = tuple(int(v) for v in value)
+    if len(value) != 1:
+        raise ValueError(f"{what} must be an int or 1 int, got {value}")
+    return value[0]
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last",
+           dilation_rate=1, activation=None, use_bias=True, kernel_initializer=None,
+           bias_initializer=_ZEROS, kernel_regularizer=None, bias_regularizer=None,
+           activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+           trainable=True, name=None, reuse=None):
+    """1-D convolution layer on [batch, width, channels] (channels_last) or [batch, channels,
+    width]: kernel [kernel_size, in_channels, filters] (+ bias, activation)."""
+    _no_constraints("conv1d", kernel_constraint, bias_constraint)
+    x = _float_input(inputs, "conv1d")
+    fmt = _data_format(data_format)
+    if x.shape.ndims != 3:
+        raise ValueError(f"conv1d: inputs must have rank 3, got {x.name} of shape {x.shape}")
+    in_channels = x.shape[2] if fmt == "NHWC" else x.shape[1]
+    if in_channels is None:
+        raise ValueError(f"conv1d: the channel dimension of the inputs must be known, got "
+                         f"{x.name} of shape {x.shape}")
+    k = _single(kernel_size, "kernel_size")
+    with _layer_scope(name, "conv1d", reuse):
+        kernel = get_variable("kernel", [k, in_channels, int(filters)], x.dtype,
+                              kernel_initializer, kernel_regularizer, trainable)
+        outputs = conv_ops.conv1d(x, kernel, _single(strides, "strides"), _padding(padding),
+                                  data_format="NWC" if fmt == "NHWC" else "NCW",
+                                  dilations=_single(dilation_rate, "dilation_rate"))
+        if use_bias:
+            bias = get_variable("bias", [int(filters)], x.dtype, bias_initializer,
+                                bias_regularizer, trainable)
+            outputs = nn_ops.bias_add(outputs, bias, data_format="NHWC" if fmt == "NHWC"
+                                      else "NCHW")
+        return _finish(outputs, activation, activity_regularizer)
+
+
+def _pooling1d(pool, default_name, inputs, pool_size, strides, padding, data_format, name):
+    """A 1-D pooling as the 2-D one over a height-1 image (as TF1 does)."""
+    x = convert_to_tensor(inputs)
+    fmt = _data_format(data_format)
+    p, s = _single(pool_size, "pool_size"), _single(strides, "strides")
+    with get_default_graph().name_scope(name or default_name):
+        axis = 1 if fmt == "NHWC" else 2
+        four = (lambda a: [1, 1, a, 1]) if fmt == "NHWC" else (lambda a: [1, 1, 1, a])
+        out = pool(shape_ops.expand_dims(x, axis), ksize=four(p), strides=four(s),
+                   padding=_padding(padding), data_format=fmt)
+        return shape_ops.squeeze(out, [axis])
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                  name=None):
+    """Max pooling over `pool_size` windows of a [batch, width, channels] signal."""
+    return _pooling1d(conv_ops.max_pool, "max_pooling1d", inputs, pool_size, strides, padding,
+                      data_format, name)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                      name=None):
+    """Average pooling over `pool_size` windows of a [batch, width, channels] signal."""
+    return _pooling1d(conv_ops.avg_pool, "average_pooling1d", inputs, pool_size, strides,
+                      padding, data_format, name)
+
+
+__all__ = ["conv1d", "conv2d_transpose", "conv3d", "separable_conv2d", "max_pooling1d",
+           "average_pooling1d", "max_pooling3d", "average_pooling3d"]

@@ -21,12 +21,14 @@ from graphflow.ops.conv_ops import (
     max_pool2d,
 )
 from graphflow.ops.index_ops import in_top_k, top_k
+from graphflow.ops.lrn_ops import local_response_normalization, lrn
 from graphflow.ops.math_ops import ELEMENTWISE_FUNCTIONS as _ELEMENTWISE
 from graphflow.ops.math_ops import NN_FUNCTIONS as _NN_FUNCTIONS
 from graphflow.ops.nn_norm_ops import fused_batch_norm
 from graphflow.ops.nn_ops import (
     batch_normalization,
     bias_add,
+    crelu,
     dropout,
     l2_loss,
     l2_normalize,
@@ -37,9 +39,12 @@ from graphflow.ops.nn_ops import (
     softmax_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits_v2,
     sparse_softmax_cross_entropy_with_logits,
+    swish,
     weighted_cross_entropy_with_logits,
     xw_plus_b,
+    zero_fraction,
 )
+from graphflow.ops.reorder_ops import depth_to_space, space_to_depth
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss

@@ -3,7 +3,8 @@
 `compute_gradients` asks `graphflow.engine.gradients` for symbolic gradients of the loss; `apply_gradients`
 creates the optimizer's slot variables (real, non-trainable `tf.Variable`s named like TF1's
 `w/Adam`, `w/Adam_1`) and adds one fused, stateful update op per variable (`graphflow.ops.
-training_ops`: ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp), grouped into one
+training_ops`: ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp, ApplyAdagrad,
+ApplyAdadelta), grouped into one
 training op that runs after every update and, when `global_step` is given, increments it last.
 """
 
@@ -238,6 +239,10 @@ def _assert_float(t, what):
 
 def _filled_like(var, value):
     """An initial value for a slot of `var`: a Fill op (no large constant stored in the graph)."""
+    if value not in (0, 1):
+        dims = (var.shape.as_list() if var.shape.is_fully_defined()
+                else shape_ops.shape(var.initialized_value()))
+        return shape_ops.fill(dims, convert_to_tensor(value, dtype=var.dtype))
     if var.shape.is_fully_defined():
         dims = var.shape.as_list()
         return (shape_ops.zeros if value == 0 else shape_ops.ones)(dims, dtype=var.dtype)
@@ -359,5 +364,54 @@ class RMSPropOptimizer(Optimizer):
         return training_ops.apply_rms_prop(var, rms, mom, *args, use_locking=self._use_locking)
 
 
+class AdagradOptimizer(Optimizer):
+    """Adagrad: accum += grad^2; var -= lr * grad / sqrt(accum). The accumulator starts at
+    `initial_accumulator_value` (TF1's default 0.1)."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError("initial_accumulator_value must be positive: "
+                             f"{initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._initial_accumulator_value = initial_accumulator_value
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._make_slot(v, lambda v=v: _filled_like(v, self._initial_accumulator_value),
+                            "accumulator", self._name)
+
+    def _apply_dense(self, grad, var):
+        return training_ops.apply_adagrad(
+            var, self.get_slot(var, "accumulator"),
+            self._hyper("learning_rate", self._learning_rate, var.dtype), grad,
+            use_locking=self._use_locking)
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (Zeiler): running averages of squared gradients (`accum`) and squared updates
+    (`accum_update`), both starting at zero; var -= lr * update."""
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-8, use_locking=False,
+                 name="Adadelta"):
+        super().__init__(use_locking, name)
+        self._lr = learning_rate
+        self._rho = rho
+        self._epsilon = epsilon
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "accum", self._name)
+            self._zeros_slot(v, "accum_update", self._name)
+
+    def _apply_dense(self, grad, var):
+        dt = var.dtype
+        return training_ops.apply_adadelta(
+            var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
+            self._hyper("learning_rate", self._lr, dt), self._hyper("rho", self._rho, dt),
+            self._hyper("epsilon", self._epsilon, dt), grad, use_locking=self._use_locking)
+
+
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "RMSPropOptimizer"]
+           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer"]

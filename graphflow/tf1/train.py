@@ -13,11 +13,30 @@ from graphflow.fileformat.checkpoint import (  # noqa: F401
 )
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, get_default_graph
-from graphflow.ops import math_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.state_ops import Variable
+from graphflow.tf1.checkpoint_utils import (  # noqa: F401
+    NewCheckpointReader,
+    init_from_checkpoint,
+    list_variables,
+    load_checkpoint,
+    load_variable,
+)
+from graphflow.tf1.learning_rate_decay import (  # noqa: F401
+    cosine_decay,
+    cosine_decay_restarts,
+    exponential_decay,
+    inverse_time_decay,
+    linear_cosine_decay,
+    natural_exp_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
 from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
+from graphflow.tf1.moving_averages import ExponentialMovingAverage  # noqa: F401
 from graphflow.tf1.optimizers import (
+    AdadeltaOptimizer,
+    AdagradOptimizer,
     AdamOptimizer,
     GradientDescentOptimizer,
     MomentumOptimizer,
@@ -92,28 +111,14 @@ def global_step(sess, global_step_tensor):
     return int(sess.run(global_step_tensor))
 
 
-def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
-                      name=None):
-    """learning_rate * decay_rate ** (global_step / decay_steps) (floored when `staircase`)."""
-    if global_step is None:
-        raise ValueError("global_step is required for exponential_decay.")
-    graph = get_default_graph()
-    with graph.name_scope(name or "ExponentialDecay"):
-        lr = convert_to_tensor(learning_rate, name="learning_rate")
-        dtype = lr.dtype
-        step = global_step.value() if isinstance(global_step, Variable) else global_step
-        step = convert_to_tensor(step)
-        if step.dtype != dtype:
-            step = math_ops.cast(step, dtype)
-        p = step / convert_to_tensor(decay_steps, dtype=dtype)
-        if staircase:
-            p = math_ops.floor(p)
-        return math_ops.multiply(lr, math_ops.pow(convert_to_tensor(decay_rate, dtype=dtype), p))
-
-
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "RMSPropOptimizer", "get_global_step", "create_global_step",
-           "get_or_create_global_step", "global_step", "exponential_decay", "Saver",
+           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "get_global_step",
+           "create_global_step",
+           "get_or_create_global_step", "global_step", "exponential_decay", "natural_exp_decay",
+           "inverse_time_decay", "polynomial_decay", "cosine_decay", "piecewise_constant",
+           "cosine_decay_restarts", "linear_cosine_decay",
+           "ExponentialMovingAverage", "list_variables", "load_variable", "load_checkpoint",
+           "NewCheckpointReader", "init_from_checkpoint", "Saver",
            "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
            "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
            "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",

@@ -39,6 +39,24 @@ def _whole_array(kind, var, slots, grad, hyper, one):
         else:
             step = accum_new * lr
         return [var - step, accum_new]
+    if kind == "adagrad":
+        (accum,) = slots
+        accum_new = np.square(grad)
+        accum_new += accum
+        step = grad * hyper["lr"]
+        step *= one / np.sqrt(accum_new)
+        return [var - step, accum_new]
+    if kind == "adadelta":
+        accum, update = slots
+        rho, eps, lr = hyper["decay"], hyper["epsilon"], hyper["lr"]
+        accum_new = accum * rho
+        accum_new += np.square(grad) * (one - rho)
+        u = np.sqrt(update + eps)
+        u *= one / np.sqrt(accum_new + eps)
+        u *= grad
+        update_new = update * rho
+        update_new += np.square(u) * (one - rho)
+        return [var - u * lr, accum_new, update_new]
     ms, mom = slots[:2]
     rho, momentum, eps, lr = hyper["decay"], hyper["momentum"], hyper["epsilon"], hyper["lr"]
     ms_new = np.square(grad)
@@ -69,12 +87,17 @@ def _optimizer(kind, hyper):
                                           use_nesterov=kind == "nesterov")
     if kind == "adam":
         return tf.train.AdamOptimizer(hyper["lr"], hyper["beta1"], hyper["beta2"], hyper["epsilon"])
+    if kind == "adagrad":
+        return tf.train.AdagradOptimizer(hyper["lr"])
+    if kind == "adadelta":
+        return tf.train.AdadeltaOptimizer(hyper["lr"], hyper["decay"], hyper["epsilon"])
     return tf.train.RMSPropOptimizer(hyper["lr"], hyper["decay"], hyper["momentum"], hyper["epsilon"],
                                      centered=kind == "centered")
 
 
 SLOTS = {"sgd": [], "momentum": ["momentum"], "nesterov": ["momentum"], "adam": ["m", "v"],
-         "rmsprop": ["rms", "momentum"], "centered": ["rms", "momentum", "mg"]}
+         "rmsprop": ["rms", "momentum"], "centered": ["rms", "momentum", "mg"],
+         "adagrad": ["accumulator"], "adadelta": ["accum", "accum_update"]}
 HYPER = {"lr": 0.05, "momentum": 0.9, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7, "decay": 0.9}
 
 

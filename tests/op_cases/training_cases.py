@@ -1,5 +1,5 @@
 """Cases for the fused training ops (ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp,
-ApplyCenteredRMSProp), plus the numpy update rules they are checked against.
+ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta), plus the numpy update rules they are checked against.
 
 Each case builds a variable (and its slot variables) with known, non-trivial values, initializes
 them in the same run (control dependencies on the initializers) and applies one update with the
@@ -50,6 +50,18 @@ def np_rmsprop(var, ms, mom, grad, lr, decay, momentum, epsilon, mg=None):
     return var - mom, ms, mom, mg
 
 
+def np_adagrad(var, accum, grad, lr):
+    accum = accum + grad * grad
+    return var - lr * grad / np.sqrt(accum), accum
+
+
+def np_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
+    accum = rho * accum + (1 - rho) * grad * grad
+    update = np.sqrt(accum_update + epsilon) / np.sqrt(accum + epsilon) * grad
+    accum_update = rho * accum_update + (1 - rho) * update * update
+    return var - lr * update, accum, accum_update
+
+
 # ---------------------------------------------------------------- graph builders
 def _vars(grad, *values):
     """Variables holding `values` in the gradient's dtype, and their initializers."""
@@ -95,6 +107,19 @@ def _build_rmsprop(centered):
     return build
 
 
+def _build_adagrad(grad, lr):
+    (var, accum), inits = _vars(grad, VAR, SLOT_B)
+    with tf.control_dependencies(inits):
+        return training_ops.apply_adagrad(var, accum, lr, grad).outputs[0]
+
+
+def _build_adadelta(grad, lr):
+    (var, accum, accum_update), inits = _vars(grad, VAR, SLOT_B, SLOT_B * 0.01)
+    with tf.control_dependencies(inits):
+        return training_ops.apply_adadelta(var, accum, accum_update, lr, 0.95, 1e-6,
+                                           grad).outputs[0]
+
+
 GRAD = rand(3, 4, seed=13)
 LR = np.array(0.05)
 _INPUTS = [GRAD, LR]
@@ -119,4 +144,9 @@ CASES = [
     OpCase("ApplyCenteredRMSProp", _build_rmsprop(True), _INPUTS,
            lambda g, lr: np_rmsprop(VAR, SLOT_B, SLOT_A, g, lr, 0.9, 0.5, 1e-10,
                                     mg=SLOT_A * 0.1)[0], grad=False),
+    OpCase("ApplyAdagrad", _build_adagrad, _INPUTS,
+           lambda g, lr: np_adagrad(VAR, SLOT_B, g, lr)[0], grad=False),
+    OpCase("ApplyAdadelta", _build_adadelta, _INPUTS,
+           lambda g, lr: np_adadelta(VAR, SLOT_B, SLOT_B * 0.01, g, lr, 0.95, 1e-6)[0],
+           grad=False),
 ]

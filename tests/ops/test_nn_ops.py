@@ -265,3 +265,20 @@ def test_small_cnn_learns_8x8_digits():
         acc = sess.run(accuracy, {x: test_x, y: test_y})
     assert acc > 0.9, f"held-out accuracy {acc:.3f}"
     assert elapsed < 30, f"140 training steps took {elapsed:.1f}s"
+
+
+def test_swish_crelu_and_zero_fraction():
+    x = np.array([[-2.0, 0.0, 1.5], [0.0, 3.0, -0.5]], np.float32)
+    with tf.Graph().as_default():
+        t = tf.constant(x)
+        swish, crelu, crelu0, frac = tf.nn.swish(t), tf.nn.crelu(t), tf.nn.crelu(t, axis=0), \
+            tf.nn.zero_fraction(t)
+        (g,) = tf.gradients(tf.reduce_sum(swish), [t])
+        with tf.Session() as sess:
+            s, c, c0, f, g = sess.run([swish, crelu, crelu0, frac, g])
+    sig = 1 / (1 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(s, x * sig, rtol=1e-6)
+    np.testing.assert_allclose(g, sig * (1 + x * (1 - sig)), rtol=1e-5)
+    np.testing.assert_array_equal(c, np.maximum(np.concatenate([x, -x], axis=1), 0))
+    np.testing.assert_array_equal(c0, np.maximum(np.concatenate([x, -x], axis=0), 0))
+    assert f.dtype == np.float32 and f == np.float32(2 / 6)

@@ -10,7 +10,8 @@ from graphflow.framework.errors import InvalidArgumentError
 from graphflow.ops import registry
 from graphflow.ops.registry import OpBuildError
 
-RANDOM_TYPES = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal")
+RANDOM_TYPES = ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
+                "RandomShuffle", "Multinomial")
 
 
 def _run(fetches, feed=None):
@@ -161,3 +162,34 @@ def test_run_time_errors_name_the_op():
             sess.run(y, {hi: 5})
         with pytest.raises(InvalidArgumentError, match="normal.*negative dimension"):
             sess.run(z, {shape: [2, -1]})
+
+
+# ---------------------------------------------------------------- random_shuffle, multinomial
+def test_random_shuffle_permutes_rows_and_replays_with_seeds():
+    x = np.arange(40).reshape(20, 2)
+    with tf.Graph().as_default():
+        tf.set_random_seed(5)
+        shuffled = tf.random_shuffle(x)
+        with tf.Session() as sess:
+            first, second = sess.run(shuffled), sess.run(shuffled)
+        with tf.Session() as sess:
+            replay = sess.run(shuffled)
+    for out in (first, second):
+        assert sorted(out[:, 0].tolist()) == list(range(0, 40, 2))
+        np.testing.assert_array_equal(out[:, 1], out[:, 0] + 1)  # rows move whole
+    assert not np.array_equal(first, second) and not np.array_equal(first, x)
+    np.testing.assert_array_equal(replay, first)
+
+
+def test_multinomial_frequencies_follow_softmax():
+    with np.errstate(divide="ignore"):
+        logits = np.log(np.array([[0.2, 0.5, 0.3, 0.0], [0.0, 0.0, 1.0, 0.0]]))
+    with tf.Graph().as_default():
+        draws = tf.multinomial(logits, 20000, seed=7)
+        as_int32 = tf.random.categorical(logits.astype(np.float32), 5, dtype=tf.int32, seed=1)
+        d, small = _run([draws, as_int32])
+    assert d.dtype == np.int64 and d.shape == (2, 20000) and small.dtype == np.int32
+    counts = np.stack([np.bincount(row, minlength=4) for row in d]) / 20000
+    np.testing.assert_allclose(counts[0], [0.2, 0.5, 0.3, 0.0], atol=0.015)
+    np.testing.assert_array_equal(counts[1], [0.0, 0.0, 1.0, 0.0])  # -inf logits never drawn
+    np.testing.assert_array_equal(small[1], [2] * 5)

@@ -79,3 +79,20 @@ def test_seeded_initializers_repeat():
     a_v, b_v, c_v = _run([a, b, c])
     np.testing.assert_array_equal(a_v, b_v)
     assert np.abs(c_v).max() <= 0.2
+
+
+@pytest.mark.parametrize("shape", [[6, 6], [3, 2, 8], [10, 4]])
+def test_orthogonal_initializer(shape):
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        v = tf.get_variable("w", shape, initializer=tf.orthogonal_initializer(gain=2.0))
+        again = tf.get_variable("u", shape, initializer=tf.orthogonal_initializer(seed=3))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            w, u = sess.run([v, again])
+    flat = w.reshape(-1, shape[-1]) / 2.0
+    gram = flat.T @ flat if flat.shape[0] >= flat.shape[1] else flat @ flat.T
+    np.testing.assert_allclose(gram, np.eye(len(gram)), atol=1e-5)
+    assert w.dtype == np.float32 and not np.allclose(w / 2.0, u)
+    with pytest.raises(ValueError, match="at least two-dimensional"):
+        tf.orthogonal_initializer()([4])

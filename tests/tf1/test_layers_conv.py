@@ -61,3 +61,30 @@ def test_pooling3d_layers_match_tf_nn_and_conv3d_takes_dilations():
     np.testing.assert_allclose(got[1], want[1])
     np.testing.assert_allclose(got[2], np.transpose(want[2], [0, 4, 1, 2, 3]))
     np.testing.assert_allclose(got[1][0, 0, 0, 0, 0], value[0, :2, :2, :3, 0].mean())
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv1d_and_1d_poolings_against_numpy(padding):
+    rng = np.random.default_rng(2)
+    kernel = rng.normal(size=(3, 2, 4)).astype(np.float32)
+    value = rng.normal(size=(2, 7, 2)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 7, 2])
+    y = tf.layers.conv1d(x, 4, 3, padding=padding, activation=tf.nn.relu,
+                         kernel_initializer=tf.constant_initializer(kernel),
+                         bias_initializer=tf.constant_initializer(0.1))
+    pooled_max = tf.layers.max_pooling1d(x, 2, 2, padding=padding)
+    pooled_avg = tf.layers.average_pooling1d(x, 3, 1)
+    assert [v.op.name for v in tf.global_variables()] == ["conv1d/kernel", "conv1d/bias"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, mx, av = sess.run([y, pooled_max, pooled_avg], {x: value})
+    padded = np.pad(value, [(0, 0), (1, 1), (0, 0)]) if padding == "same" else value
+    width = padded.shape[1] - 2
+    want = np.stack([np.einsum("bkc,kcf->bf", padded[:, i:i + 3], kernel)
+                     for i in range(width)], axis=1) + 0.1
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-5, atol=1e-6)
+    pairs = 4 if padding == "same" else 3  # 'same' pools the last column alone
+    want_max = np.stack([value[:, 2 * i:2 * i + 2].max(axis=1) for i in range(pairs)], axis=1)
+    np.testing.assert_array_equal(mx, want_max)
+    want_avg = np.stack([value[:, i:i + 3].mean(axis=1) for i in range(5)], axis=1)
+    np.testing.assert_allclose(av, want_avg, rtol=1e-6)

@@ -1,11 +1,13 @@
 """Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
-split, gather, tile, pad, slice, strided slice, reverse, one-hot, where): the same `converter`
-registry and conventions as `export_ops.py`. Bounds ONNX wants as inputs are constants when
-graphflow knows them when the graph is built."""
+split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
+roll, space <-> batch, searchsorted): the same `converter` registry and conventions as
+`export_ops.py`. Bounds ONNX wants as inputs are constants when graphflow knows them when the
+graph is built."""
 
 import numpy as np
 
 from graphflow.interop.onnx.export_ops import INT64_MAX, INT64_MIN, _ins, _out, converter
+from graphflow.ops import static_value
 
 
 # ---------------------------------------------------------------- shapes
@@ -195,3 +197,129 @@ def _one_hot(ctx, op):
 def _where_indices(ctx, op):  # TF's [n, rank] coordinates = transpose of ONNX NonZero's [rank, n]
     y = ctx.one("Transpose", [ctx.one("NonZero", [ctx.name(op.inputs[0])])], perm=[1, 0])
     ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
+
+
+# ---------------------------------------------------------------- unique, depth <-> space
+@converter("Unique", "UniqueWithCounts")
+def _unique(ctx, op):  # ONNX Unique with sorted=0 keeps the order of first occurrence, as TF
+    outs = ctx.node("Unique", [ctx.name(op.inputs[0])],
+                    [_out(ctx, op, 0), ctx.fresh("first"), ctx.fresh("idx"), ctx.fresh("count")],
+                    sorted=0)
+    to = ctx.elem_type(op.outputs[1].dtype)
+    ctx.one("Cast", [outs[2]], _out(ctx, op, 1), to=to)
+    if len(op.outputs) == 3:
+        ctx.one("Cast", [outs[3]], _out(ctx, op, 2), to=to)
+
+
+def _nhwc_around(ctx, op, onnx_type, **attrs):  # ONNX's depth <-> space ops are NCHW
+    nchw = ctx.one("Transpose", [ctx.name(op.inputs[0])], perm=[0, 3, 1, 2])
+    y = ctx.one(onnx_type, [nchw], blocksize=int(op.attrs["block_size"]), **attrs)
+    ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
+
+
+@converter("SpaceToDepth")
+def _space_to_depth(ctx, op):
+    _nhwc_around(ctx, op, "SpaceToDepth")
+
+
+@converter("DepthToSpace")
+def _depth_to_space(ctx, op):  # the DCR mode is TF's element order
+    _nhwc_around(ctx, op, "DepthToSpace", mode="DCR")
+
+
+@converter("Roll")
+def _roll(ctx, op):
+    """A Slice and Concat per rolled axis: shifts and axes must be constants, the rolled dims
+    known (ONNX has no Roll)."""
+    x, shift, axis = op.inputs
+    shifts, axes = static_value.constant_value(shift), static_value.constant_value(axis)
+    dims = x.shape.dims
+    if shifts is None or axes is None or dims is None:
+        raise ValueError(f"Roll '{op.name}': shift and axis must be constants to export it")
+    total = {}
+    for s, a in zip(np.atleast_1d(shifts).tolist(), np.atleast_1d(axes).tolist()):
+        total[a % len(dims)] = total.get(a % len(dims), 0) + s
+    y = ctx.name(x)
+    for a, s in total.items():
+        n = dims[a]
+        if n is None:
+            raise ValueError(f"Roll '{op.name}': the rolled dimension {a} must have a known size")
+        s = s % n if n else 0
+        if s:
+            ax = ctx.const(np.array([a], np.int64))
+            tail = ctx.one("Slice", [y, ctx.const(np.array([n - s], np.int64)),
+                                     ctx.const(np.array([n], np.int64)), ax])
+            head = ctx.one("Slice", [y, ctx.const(np.array([0], np.int64)),
+                                     ctx.const(np.array([n - s], np.int64)), ax])
+            y = ctx.one("Concat", [tail, head], axis=a)
+    ctx.one("Identity", [y], _out(ctx, op))
+
+
+def _block_layout(ctx, op, what):
+    """(x, block sizes, the [M, 2] amounts, the known dims after the batch) of a
+    SpaceToBatchND/BatchToSpaceND whose block shape and amounts are constants."""
+    x, block_shape, amounts = op.inputs
+    blocks = [int(b) for b in ctx.known(block_shape, f"the block_shape of '{op.name}'")]
+    pads = ctx.known(amounts, f"the {what} of '{op.name}'").astype(np.int64).reshape(-1, 2)
+    rest = list(x.shape.dims[1:]) if x.shape.dims is not None else None
+    if rest is None or None in rest:
+        raise ValueError(f"{op.type} '{op.name}': the dims after the batch must be known")
+    return x, blocks, pads, rest
+
+
+@converter("SpaceToBatchND")
+def _space_to_batch(ctx, op):  # Pad, split each spatial dim into (d / b, b), move the b's first
+    x, blocks, pads, rest = _block_layout(ctx, op, "paddings")
+    m, rank = len(blocks), len(rest) + 1
+    full = np.zeros((rank, 2), np.int64)
+    full[1:m + 1] = pads
+    y = ctx.one("Pad", [ctx.name(x), ctx.const(np.concatenate([full[:, 0], full[:, 1]]))],
+                mode="constant")
+    padded = [d + int(p.sum()) for d, p in zip(rest[:m], pads)]
+    split = [-1]
+    for d, b in zip(padded, blocks):
+        split += [d // b, b]
+    y = ctx.one("Reshape", [y, ctx.const(np.array(split + rest[m:], np.int64))])
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] \
+        + list(range(1 + 2 * m, 1 + 2 * m + rank - 1 - m))
+    y = ctx.one("Transpose", [y], perm=perm)
+    out = [-1] + [d // b for d, b in zip(padded, blocks)] + rest[m:]
+    ctx.one("Reshape", [y, ctx.const(np.array(out, np.int64))], _out(ctx, op))
+
+
+@converter("BatchToSpaceND")
+def _batch_to_space(ctx, op):  # the inverse: move the b's back beside their dims, then crop
+    x, blocks, crops, rest = _block_layout(ctx, op, "crops")
+    m, rank = len(blocks), len(rest) + 1
+    y = ctx.one("Reshape", [ctx.name(x), ctx.const(np.array(blocks + [-1] + rest, np.int64))])
+    perm = [m]
+    for i in range(m):
+        perm += [m + 1 + i, i]
+    perm += list(range(2 * m + 1, 2 * m + 1 + rank - 1 - m))
+    y = ctx.one("Transpose", [y], perm=perm)
+    full = [d * b for d, b in zip(rest[:m], blocks)]
+    y = ctx.one("Reshape", [y, ctx.const(np.array([-1] + full + rest[m:], np.int64))])
+    starts = np.array([int(c[0]) for c in crops], np.int64)
+    ends = np.array([d - int(c[1]) for d, c in zip(full, crops)], np.int64)
+    ctx.one("Slice", [y, ctx.const(starts), ctx.const(ends),
+                      ctx.const(np.arange(1, m + 1, dtype=np.int64))], _out(ctx, op))
+
+
+def _bound(ctx, op, compare):
+    """Each value's count of entries in its row of the sorted sequence that are < (LowerBound) or
+    <= (UpperBound) it: the insertion index (ONNX has no searchsorted)."""
+    a, v = op.inputs
+    rows = ctx.one("Unsqueeze", [ctx.name(a), ctx.const(np.array([-2], np.int64))])  # [..., 1, n]
+    vals = ctx.one("Unsqueeze", [ctx.name(v), ctx.const(np.array([-1], np.int64))])  # [..., m, 1]
+    hits = ctx.one("Cast", [ctx.one(compare, [rows, vals])], to=ctx.elem_type(op.outputs[0].dtype))
+    ctx.one("ReduceSum", [hits, ctx.const(np.array([-1], np.int64))], _out(ctx, op), keepdims=0)
+
+
+@converter("LowerBound")
+def _lower_bound(ctx, op):
+    _bound(ctx, op, "Less")
+
+
+@converter("UpperBound")
+def _upper_bound(ctx, op):
+    _bound(ctx, op, "LessOrEqual")

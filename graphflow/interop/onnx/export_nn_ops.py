@@ -244,3 +244,15 @@ def _resize(ctx, op):
     if not bilinear:
         attrs["nearest_mode"] = "round_prefer_ceil" if align else "floor"
     ctx.one("Resize", [x, "", "", sizes], _out(ctx, op), **attrs)
+
+
+@converter("LRN")
+def _lrn(ctx, op):
+    """ONNX LRN is NCHW and divides alpha by the window size: size = 2 * depth_radius + 1,
+    alpha = TF's alpha * size."""
+    a = op.attrs
+    size = 2 * int(a["depth_radius"]) + 1
+    nchw = ctx.one("Transpose", [ctx.name(op.inputs[0])], perm=[0, 3, 1, 2])
+    y = ctx.one("LRN", [nchw], size=size, alpha=float(a["alpha"]) * size, beta=float(a["beta"]),
+                bias=float(a["bias"]))
+    ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])

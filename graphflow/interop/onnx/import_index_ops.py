@@ -1,5 +1,6 @@
 """ONNX index, sorting, image and matrix ops as graphflow ops: Einsum, TopK, GatherND, ScatterND,
-OneHot, NonZero, Resize, CumSum, Trilu, Det (same `builder` registry as `import_ops.py`)."""
+OneHot, NonZero, Resize, CumSum, Trilu, Det, Unique, DepthToSpace, SpaceToDepth (same `builder`
+registry as `import_ops.py`)."""
 
 import numpy as np
 
@@ -165,3 +166,40 @@ def _trilu(ctx, node, inputs):
 @builder("Det")
 def _det(ctx, node, inputs):
     return [tf.matrix_determinant(inputs[0])]
+
+
+@builder("Unique")
+def _unique(ctx, node, inputs):
+    """The flattened input's distinct values, the first position of each, each entry's value
+    index and the counts (int64); sorted=1 (the default) orders them by value."""
+    a = ctx.attrs(node)
+    if "axis" in a:
+        raise ValueError("ONNX Unique along an axis is not supported (graphflow's unique is 1-D)")
+    y, idx, count = tf.unique_with_counts(tf.reshape(inputs[0], [-1]), out_idx=tf.int64)
+    values = tf.range(tf.size(y, out_type=tf.int64), dtype=tf.int64)
+    hits = tf.cast(tf.equal(tf.expand_dims(values, 1), tf.expand_dims(idx, 0)), tf.int32)
+    first = tf.argmax(hits, axis=1)  # the first position holding each value
+    if a.get("sorted", 1):
+        perm = tf.argsort(y, stable=True)
+        rank = tf.cast(tf.argsort(perm), tf.int64)
+        y, first, count = tf.gather(y, perm), tf.gather(first, perm), tf.gather(count, perm)
+        idx = tf.gather(rank, idx)
+    return [y, first, idx, count]
+
+
+def _nchw_around(fn, node, a, x):  # NCHW around graphflow's NHWC ops; DCR is TF's order
+    mode = a.get("mode", b"DCR")
+    if (mode.decode() if isinstance(mode, bytes) else mode) != "DCR":
+        raise ValueError(f"{node.op_type} mode CRD is not supported (graphflow's is DCR)")
+    y = fn(tf.transpose(x, [0, 2, 3, 1]), a["blocksize"])
+    return [tf.transpose(y, [0, 3, 1, 2])]
+
+
+@builder("DepthToSpace")
+def _depth_to_space(ctx, node, inputs):
+    return _nchw_around(tf.depth_to_space, node, ctx.attrs(node), inputs[0])
+
+
+@builder("SpaceToDepth")
+def _space_to_depth(ctx, node, inputs):
+    return _nchw_around(tf.space_to_depth, node, ctx.attrs(node), inputs[0])

@@ -116,7 +116,39 @@ def _compile():
             mom_out[i] = mn
             var_out[i] = var[i] - mn
 
-    return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop}
+    @njit(**opts)
+    def adagrad(var, accum, grad, lr, one, var_out, accum_out, lo, hi):
+        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
+        var_out, accum_out = var_out[lo:hi], accum_out[lo:hi]
+        for i in range(var.shape[0]):
+            g = grad[i]
+            a = g * g
+            a += accum[i]
+            accum_out[i] = a
+            step = g * lr
+            step *= one / np.sqrt(a)
+            var_out[i] = var[i] - step
+
+    @njit(**opts)
+    def adadelta(var, accum, update, grad, lr, rho, omrho, eps, one, var_out, accum_out,
+                 update_out, lo, hi):
+        var, accum, update, grad = var[lo:hi], accum[lo:hi], update[lo:hi], grad[lo:hi]
+        var_out, accum_out, update_out = var_out[lo:hi], accum_out[lo:hi], update_out[lo:hi]
+        for i in range(var.shape[0]):
+            g = grad[i]
+            a = accum[i] * rho
+            a += g * g * omrho
+            accum_out[i] = a
+            u = np.sqrt(update[i] + eps)
+            u *= one / np.sqrt(a + eps)
+            u *= g
+            var_out[i] = var[i] - u * lr
+            un = update[i] * rho
+            un += u * u * omrho
+            update_out[i] = un
+
+    return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop,
+            "adagrad": adagrad, "adadelta": adadelta}
 
 
 def loops():

@@ -83,3 +83,40 @@ def _random_uniform_int(node):
             raise ValueError(f"Need minval < maxval, got {lo} >= {hi}")
         return gen.integers(lo, hi, size=_shape(shape), dtype=out_dtype)
     return random_uniform_int
+
+
+@cpu_kernel("RandomShuffle")
+def _random_shuffle(node):
+    gen = _generator(node)
+
+    def random_shuffle(value):
+        if value.ndim == 0 or len(value) <= 1:
+            return value.copy()
+        return value[gen.permutation(len(value))]
+    return random_shuffle
+
+
+@cpu_kernel("Multinomial")
+def _multinomial(node):
+    gen = _generator(node)
+    out_dtype = node.out_dtypes[0]
+
+    def multinomial(logits, num_samples):
+        n = int(num_samples)
+        if n < 0:
+            raise ValueError(f"num_samples should be nonnegative, got {n}")
+        batch, classes = logits.shape
+        if classes == 0 and n > 0:
+            raise ValueError("num_classes should be positive, got 0")
+        out = np.empty((batch, n), out_dtype)
+        if n == 0 or batch == 0:
+            return out
+        x = logits.astype(np.float64)
+        with np.errstate(invalid="ignore"):  # rows of -inf: every class at probability 0
+            p = np.exp(x - x.max(axis=1, keepdims=True))
+        cdf = np.cumsum(np.nan_to_num(p), axis=1)
+        u = gen.random((batch, n)) * cdf[:, -1:]
+        for row in range(batch):  # the first class whose cumulative weight exceeds u
+            out[row] = np.minimum(np.searchsorted(cdf[row], u[row], side="right"), classes - 1)
+        return out
+    return multinomial

@@ -1,5 +1,5 @@
 """numpy kernels for the fused training ops (ApplyGradientDescent, ApplyMomentum, ApplyAdam,
-ApplyRMSProp, ApplyCenteredRMSProp).
+ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta).
 
 Each kernel reads the variable and its slots from the session's variable store, computes all new
 values into fresh arrays (stored arrays are read-only and shared) and only then writes them back,
@@ -8,10 +8,11 @@ in the variable's dtype (the scalar inputs are 0-d arrays of that dtype).
 
 With numba installed, float32/float64 variables of `jit_updates.MIN_ELEMENTS` or more are updated by
 one compiled loop per variable instead (`jit_updates.py`: the same terms in the same order, the
-same bits, on the session's intra-op threads); the numpy form below is the reference. Their new
-arrays reuse the memory of the values they replaced a step earlier (`_Recycler`) once nothing but
-the kernel refers to those any more: a fresh multi-megabyte array costs a page fault per 4 KB page on
-its first write, about as much as the compiled update itself.
+same bits, on the session's intra-op threads); the numpy form
+below is the reference. Their new arrays reuse the memory of the values they replaced a step
+earlier (`_Recycler`) once nothing but the kernel refers to those any more: a fresh multi-megabyte
+array costs a page fault per 4 KB page on its first write, about as much as the compiled update
+itself.
 """
 
 import sys
@@ -230,3 +231,73 @@ def _apply_rms_prop(node):
 @cpu_kernel("ApplyCenteredRMSProp")
 def _apply_centered_rms_prop(node):
     return _rms_prop_kernel(node, centered=True)
+
+
+@cpu_kernel("ApplyAdagrad")
+def _apply_adagrad(node):
+    store = node.state.variables
+    name, accum_name = node.attrs["shared_name"], node.attrs["accum_name"]
+    one = node.out_dtypes[0].type(1)
+
+    threads = blas.session_threads(node)
+    recycler = _Recycler(2)
+
+    def run(lr, grad):
+        var, accum = store.read(name), store.read(accum_name)
+        check_update_shapes(node, var, grad, (accum,))
+        if jit_updates.applies(var, grad, accum):
+            var_new, accum_new = recycler.take(var), recycler.take(var)
+            f, dt = jit_updates.flat, var.dtype
+            jit_updates.run(jit_updates.loops()["adagrad"], var.size,
+                            (f(var), f(accum), f(grad), jit_updates.scalar(lr, dt), one,
+                             var_new.reshape(-1), accum_new.reshape(-1)), threads)
+            recycler.give(var, accum)
+            store.write(accum_name, accum_new)
+            return store.write(name, var_new)
+        accum_new = np.square(grad, out=_fresh(var))
+        accum_new += accum
+        step = np.multiply(grad, lr, out=_fresh(var))
+        step *= np.divide(one, np.sqrt(accum_new))  # TF1: grad * lr * rsqrt(accum)
+        var_new = np.subtract(var, step, out=step)
+        store.write(accum_name, accum_new)
+        return store.write(name, var_new)
+    return run
+
+
+@cpu_kernel("ApplyAdadelta")
+def _apply_adadelta(node):
+    store = node.state.variables
+    name, accum_name, update_name = (node.attrs[k] for k in
+                                     ("shared_name", "accum_name", "accum_update_name"))
+    one = node.out_dtypes[0].type(1)
+
+    threads = blas.session_threads(node)
+    recycler = _Recycler(3)
+
+    def run(lr, rho, epsilon, grad):
+        var, accum, accum_update = (store.read(n) for n in (name, accum_name, update_name))
+        check_update_shapes(node, var, grad, (accum, accum_update))
+        if jit_updates.applies(var, grad, accum, accum_update):
+            outs = [recycler.take(var) for _ in range(3)]
+            f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
+            jit_updates.run(jit_updates.loops()["adadelta"], var.size,
+                            (f(var), f(accum), f(accum_update), f(grad), sc(lr, dt), sc(rho, dt),
+                             sc(one - rho, dt), sc(epsilon, dt), one,
+                             *(o.reshape(-1) for o in outs)), threads)
+            recycler.give(var, accum, accum_update)
+            store.write(accum_name, outs[1])
+            store.write(update_name, outs[2])
+            return store.write(name, outs[0])
+        accum_new = np.multiply(accum, rho, out=_fresh(var))
+        accum_new += np.square(grad) * (one - rho)
+        update = np.add(accum_update, epsilon, out=_fresh(var))
+        np.sqrt(update, out=update)
+        update *= np.divide(one, np.sqrt(accum_new + epsilon))
+        update *= grad
+        var_new = np.subtract(var, update * lr, out=_fresh(var))
+        update_new = np.multiply(accum_update, rho, out=_fresh(var))
+        update_new += np.square(update) * (one - rho)
+        store.write(accum_name, accum_new)
+        store.write(update_name, update_new)
+        return store.write(name, var_new)
+    return run

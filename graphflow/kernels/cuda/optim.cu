@@ -1,5 +1,5 @@
 // graphflow CUDA kernels: fused optimizer updates (ApplyGradientDescent, ApplyMomentum, ApplyAdam,
-// ApplyRMSProp, ApplyCenteredRMSProp). One launch reads the variable, its slots and the gradient
+// ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta). One launch reads the variable, its slots and the gradient
 // and writes the new variable and slots into fresh buffers (the session commits them only when the
 // run succeeds). Scalar hyper-parameters are read from device memory (they may be variables, like
 // Adam's beta powers), so an update needs no host round trip. The arithmetic follows the CPU
@@ -71,6 +71,33 @@ __device__ void gf_rms_prop_impl(long long n, const T *var, const T *mg, const T
     }
 }
 
+template <typename T>
+__device__ void gf_adagrad_impl(long long n, const T *var, const T *accum, const T *lr_p, const T *grad,
+                                T *var_out, T *accum_out) {
+    const T lr = lr_p[0];
+    for (long long i = gf_global_id(); i < n; i += gf_global_stride()) {
+        const T g = grad[i];
+        const T a = g * g + accum[i];
+        accum_out[i] = a;
+        var_out[i] = var[i] - g * lr * (T(1) / gf_sqrt_(a));
+    }
+}
+
+template <typename T>
+__device__ void gf_adadelta_impl(long long n, const T *var, const T *accum, const T *accum_update,
+                                 const T *lr_p, const T *rho_p, const T *epsilon_p, const T *grad,
+                                 T *var_out, T *accum_out, T *accum_update_out) {
+    const T lr = lr_p[0], rho = rho_p[0], epsilon = epsilon_p[0];
+    for (long long i = gf_global_id(); i < n; i += gf_global_stride()) {
+        const T g = grad[i];
+        const T a = accum[i] * rho + g * g * (T(1) - rho);
+        const T u = gf_sqrt_(accum_update[i] + epsilon) * (T(1) / gf_sqrt_(a + epsilon)) * g;
+        accum_out[i] = a;
+        var_out[i] = var[i] - u * lr;
+        accum_update_out[i] = accum_update[i] * rho + u * u * (T(1) - rho);
+    }
+}
+
 #define GF_OPTIM(TNAME, T)                                                                        \
     extern "C" __global__ void gf_apply_sgd_##TNAME(long long n, const T *var, const T *alpha,     \
                                                     const T *delta, T *var_out) {                 \
@@ -101,6 +128,18 @@ __device__ void gf_rms_prop_impl(long long n, const T *var, const T *mg, const T
         T *ms_out, T *mom_out) {                                                                  \
         gf_rms_prop_impl<T, true>(n, var, mg, ms, mom, lr, rho, momentum, epsilon, grad, var_out,  \
                                   mg_out, ms_out, mom_out);                                       \
+    }                                                                                             \
+    extern "C" __global__ void gf_apply_adagrad_##TNAME(long long n, const T *var, const T *accum, \
+                                                        const T *lr, const T *grad, T *var_out,   \
+                                                        T *accum_out) {                           \
+        gf_adagrad_impl(n, var, accum, lr, grad, var_out, accum_out);                             \
+    }                                                                                             \
+    extern "C" __global__ void gf_apply_adadelta_##TNAME(                                         \
+        long long n, const T *var, const T *accum, const T *accum_update, const T *lr,             \
+        const T *rho, const T *epsilon, const T *grad, T *var_out, T *accum_out,                   \
+        T *accum_update_out) {                                                                    \
+        gf_adadelta_impl(n, var, accum, accum_update, lr, rho, epsilon, grad, var_out, accum_out,  \
+                         accum_update_out);                                                       \
     }
 GF_OPTIM(f32, float)
 GF_OPTIM(f64, double)

@@ -1,5 +1,5 @@
 """Fused optimizer updates on the GPU (optim.cu): ApplyGradientDescent, ApplyMomentum, ApplyAdam,
-ApplyRMSProp, ApplyCenteredRMSProp.
+ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdagrad, ApplyAdadelta.
 
 Like the CPU kernels, each one reads the variable and its slots from the session's variable store
 (as device arrays: they stay on the GPU between runs), writes every new value into a fresh buffer
@@ -122,5 +122,40 @@ def _apply_centered_rms_prop(node):
             launch_1d(rt, fn, var.size, np.int64(var.size), *addresses)
         for name, value in zip(names[1:], outs[1:]):
             store.write(name, value)
+        return store.write(names[0], outs[0])
+    return run
+
+
+@cuda_kernel("ApplyAdagrad", dtypes=_FLOATS)
+def _apply_adagrad(node):
+    rt, store, names, t = _setup(node, "accum_name")
+
+    def run(lr, grad):
+        var, accum = _read(store, names, rt)
+        check_update_shapes(node, var, grad, (accum,))
+        var_new, accum_new = rt.empty(var.shape, var.dtype), rt.empty(var.shape, var.dtype)
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_adagrad_{t}", "qPPPPPP")
+            launch_1d(rt, fn, var.size, np.int64(var.size),
+                      *_addr(var, accum, lr, grad, var_new, accum_new))
+        store.write(names[1], accum_new)
+        return store.write(names[0], var_new)
+    return run
+
+
+@cuda_kernel("ApplyAdadelta", dtypes=_FLOATS)
+def _apply_adadelta(node):
+    rt, store, names, t = _setup(node, "accum_name", "accum_update_name")
+
+    def run(lr, rho, epsilon, grad):
+        var, accum, accum_update = _read(store, names, rt)
+        check_update_shapes(node, var, grad, (accum, accum_update))
+        outs = [rt.empty(var.shape, var.dtype) for _ in range(3)]
+        if var.size:
+            fn = rt.kernel("optim.cu", f"gf_apply_adadelta_{t}", "qPPPPPPPPPP")
+            addresses = _addr(var, accum, accum_update, lr, rho, epsilon, grad, *outs)
+            launch_1d(rt, fn, var.size, np.int64(var.size), *addresses)
+        store.write(names[1], outs[1])
+        store.write(names[2], outs[2])
         return store.write(names[0], outs[0])
     return run

@@ -1,0 +1,81 @@
+"""Tests for graphflow.tf1.image_utils: TF1's composed image functions against numpy (and, for
+the dtype conversions, TF1's documented scaling rules)."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+
+IMAGE = np.random.default_rng(0).random((4, 6, 3)).astype(np.float32)
+
+
+def _run(fetches):
+    with tf.Session() as sess:
+        return sess.run(fetches)
+
+
+def test_crop_pad_and_central_crop():
+    batch = np.stack([IMAGE, IMAGE * 2])
+    crop, crop4, pad, central = _run([
+        tf.image.crop_to_bounding_box(IMAGE, 1, 2, 2, 3),
+        tf.image.crop_to_bounding_box(batch, 0, 1, 4, 4),
+        tf.image.pad_to_bounding_box(IMAGE, 1, 2, 7, 9),
+        tf.image.central_crop(IMAGE, 0.5)])
+    np.testing.assert_array_equal(crop, IMAGE[1:3, 2:5])
+    np.testing.assert_array_equal(crop4, batch[:, :, 1:5])
+    expected = np.zeros((7, 9, 3), np.float32)
+    expected[1:5, 2:8] = IMAGE
+    np.testing.assert_array_equal(pad, expected)
+    np.testing.assert_array_equal(central, IMAGE[1:3, 1:5])  # TF1: start = int((h - h*f) / 2)
+    with pytest.raises(ValueError, match="target \\+ offset"):
+        tf.image.crop_to_bounding_box(IMAGE, 3, 0, 2, 2)
+    with pytest.raises(ValueError, match="central_fraction"):
+        tf.image.central_crop(IMAGE, 0.0)
+
+
+def test_random_flips_are_flips_and_both_happen():
+    batch = np.stack([IMAGE] * 16)
+    with tf.Graph().as_default():
+        tf.set_random_seed(3)
+        lr = tf.image.random_flip_left_right(batch)
+        ud = tf.image.random_flip_up_down(IMAGE)
+        lr_batch, flips = _run([lr, [ud for _ in range(1)]])
+    flipped = [np.array_equal(img, IMAGE[:, ::-1]) for img in lr_batch]
+    kept = [np.array_equal(img, IMAGE) for img in lr_batch]
+    assert all(f or k for f, k in zip(flipped, kept)) and any(flipped) and any(kept)
+    assert np.array_equal(flips[0], IMAGE) or np.array_equal(flips[0], IMAGE[::-1])
+
+
+def test_random_crop_is_a_window_and_random_brightness_a_shift():
+    x = np.arange(60, dtype=np.float32).reshape(6, 10)
+    with tf.Graph().as_default():
+        crop = tf.random_crop(x, [3, 4], seed=1)
+        bright = tf.image.random_brightness(IMAGE, 0.2, seed=2)
+        with tf.Session() as sess:
+            crops = [sess.run(crop) for _ in range(20)]
+            b = sess.run(bright)
+    corners = set()
+    for c in crops:
+        i, j = divmod(int(c[0, 0]), 10)
+        np.testing.assert_array_equal(c, x[i:i + 3, j:j + 4])
+        corners.add((i, j))
+    assert len(corners) > 3
+    delta = b - IMAGE
+    assert np.allclose(delta, delta.flat[0], atol=1e-6) and abs(delta.flat[0]) <= 0.2
+
+
+def test_convert_image_dtype_and_grayscale():
+    u8 = np.array([[[0, 128, 255]]], np.uint8)
+    f, back, up, down, gray = _run([
+        tf.image.convert_image_dtype(u8, tf.float32),
+        tf.image.convert_image_dtype(np.array([0.0, 0.5, 1.0], np.float32), tf.uint8),
+        tf.image.convert_image_dtype(u8, tf.int32),
+        tf.image.convert_image_dtype(np.array([0, 2**31 - 1], np.int32), tf.uint8),
+        tf.image.rgb_to_grayscale(IMAGE)])
+    np.testing.assert_allclose(f, u8.astype(np.float32) * np.float32(1.0 / 255))
+    np.testing.assert_array_equal(back, [0, 127, 255])  # scaled by 255.5, then cast (truncates)
+    np.testing.assert_array_equal(up, u8.astype(np.int32) * 2**23)  # (MAX_out + 1) / (MAX_in + 1)
+    np.testing.assert_array_equal(down, [0, 255])
+    np.testing.assert_allclose(gray[..., 0], IMAGE @ np.array([0.2989, 0.5870, 0.1140]),
+                               rtol=1e-6)
+    assert gray.shape == (4, 6, 1)
