@@ -27,6 +27,7 @@ def _use(onednn, monkeypatch):
     """oneDNN on, or off with the reference kernels (no blocked im2col) instead."""
     monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
     monkeypatch.setattr(conv_kernels, "BLOCKED", onednn)
+    monkeypatch.setattr(dnnl_conv, "MIN_MACS", 0)  # the small op cases go through oneDNN too
 
 
 def _run(build, inputs, onednn, monkeypatch, threads=1):
@@ -285,3 +286,13 @@ def test_nchw_gives_the_bits_of_nhwc(monkeypatch):
                      np.ascontiguousarray(values[1].transpose(back)), values[2]])
     for a, b in zip(*runs):
         assert a.tobytes() == b.tobytes()
+
+
+def test_small_convolutions_stay_on_the_numpy_kernels(monkeypatch):
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    assert dnnl_conv.conv_macs(1, geo, 32, 32) == 8 * 8 * 9 * 32 * 32
+    x, f = np.ones((1, 8, 8, 32), np.float32), np.ones((3, 3, 32, 32), np.float32)
+    monkeypatch.setattr(dnnl, "_library", object())  # "loaded"; no call is made below
+    assert not dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(1, geo, 32, 32))
+    assert dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(4, geo, 32, 32))
+    assert not dnnl_conv.applies(x.astype(np.float64), f, macs=1 << 30)

@@ -161,7 +161,7 @@ def _conv2d(node):
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
-        if dnnl_conv.applies(x, f):
+        if dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])):
             out = dnnl_conv.conv2d(x, f, geo, threads)
             if out is not None:
                 return _from_nhwc(out, conv.fmt)
@@ -221,7 +221,7 @@ def _conv2d_backprop_input(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(g, geo, n, f.shape[3])
-        if dnnl_conv.applies(f, g):
+        if dnnl_conv.applies(f, g, macs=dnnl_conv.conv_macs(n, geo, c, f.shape[3])):
             dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads)
             if dx is not None:
                 return _from_nhwc(dx, conv.fmt)
@@ -251,7 +251,8 @@ def _conv2d_backprop_filter(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry(x.shape, f_shape)
         conv.check_grad(g, geo, x.shape[0], f_shape[3])
-        if dnnl_conv.applies(x, g) and 0 not in f_shape:
+        if dnnl_conv.applies(x, g, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f_shape[2:])) \
+                and 0 not in f_shape:
             df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
             if df is not None:
                 return df

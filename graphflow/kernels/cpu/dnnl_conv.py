@@ -60,10 +60,23 @@ _plans = collections.OrderedDict()
 _plans_lock = threading.Lock()
 
 
-def applies(*arrays):
-    """True when oneDNN is loaded and every operand is float32 and non-empty."""
-    return (all(a.dtype == np.float32 and a.size > 0 for a in arrays)
+# Below this many multiply-adds the numpy kernels win: a oneDNN call costs tens of microseconds of
+# ctypes calls and memory objects (8x8x32->32 3x3 on one image, 0.6M multiply-adds: 48 us through
+# oneDNN, 27 us blocked numpy; four images: 73 us against 206 us).
+MIN_MACS = 1 << 20
+
+
+def applies(*arrays, macs=None):
+    """True when oneDNN is loaded, every operand is float32 and non-empty, and the convolution
+    (of `macs` multiply-adds) is large enough to gain from it."""
+    return ((macs is None or macs >= MIN_MACS)
+            and all(a.dtype == np.float32 and a.size > 0 for a in arrays)
             and dnnl.library() is not None)
+
+
+def conv_macs(n, geo, in_channels, out_channels):
+    """Multiply-adds of one convolution (and of each of its gradients)."""
+    return n * geo.oh * geo.ow * geo.kh * geo.kw * in_channels * out_channels
 
 
 NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
