@@ -319,13 +319,14 @@ def _argmax_taps(xp, geo):
 def _max_pool(node):
     pool = _Pool(node)
     threads = blas.session_threads(node)
+    recorder = jit_pool.Recorder() if pool.fmt == "NHWC" else None
 
     def max_pool(x):
         _check4(x, "input")
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
         if jit_pool.applies(x):
-            return _from_nhwc(jit_pool.max_pool(x, geo, threads), pool.fmt)
+            return _from_nhwc(jit_pool.max_pool(x, geo, threads, recorder), pool.fmt)
         xp = geo.pad(x, _lowest(x.dtype))
         taps = geo.taps()
         out = np.array(xp[taps[0]])
@@ -370,6 +371,11 @@ def _max_pool_grad(node):
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         geo = pool.geometry(x.shape)
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
+        if g.dtype == x.dtype and jit_pool.applies(x):
+            arg = jit_pool.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
+            if arg is not None:
+                return _from_nhwc(jit_pool.max_pool_grad_from_argmax(x.shape, g, arg, threads),
+                                  pool.fmt)
         if dnnl_pool.applies(x, g):
             dx = dnnl_pool.max_pool_grad(x, g, geo, threads)
             if dx is not None:

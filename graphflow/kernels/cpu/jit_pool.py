@@ -9,9 +9,17 @@ forward and 4.9 ms gradient. A loop visits each window once with the channels in
 forward max, and the gradient goes to the first maximum of the window in row-major tap order (a
 later tap must be strictly greater), as TF1's CPU kernel routes it. Images are split over the
 intra-op pool's threads (the loops release the GIL).
+
+Training steps run MaxPool and then its gradient on the same arrays. Once a MaxPoolGrad has been
+given a MaxPool output (`remember` / `recall`), that MaxPool also records, per output element,
+where the gradient goes (the first maximum by the gradient's rule, computed in the same pass), and
+the gradient becomes a scatter of `g` through those positions instead of a second search of every
+window. A gradient handed an array the forward pass did not produce in this form (another run's,
+a transposed NCHW view, ...) searches the windows as before, with the same result.
 """
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -100,7 +108,65 @@ def _compile():
                         for ch in range(c):
                             dx[b, at_r[ch], at_c[ch], ch] += grow[ch]
 
-    return {"max_pool": max_pool, "max_pool_grad": max_pool_grad}
+    @njit(**opts)
+    def max_pool_argmax(x, out, arg, kh, kw, sh, sw, pt, pl, lo, hi):
+        """max_pool, and in `arg` each output's gradient target r * w + col (-1: no tap)."""
+        _, h, w, c = x.shape
+        _, oh, ow, _ = out.shape
+        best = np.empty(c, x.dtype)
+        for b in range(lo, hi):
+            for y in range(oh):
+                r0 = y * sh - pt
+                for xo in range(ow):
+                    c0 = xo * sw - pl
+                    first = True
+                    dst = out[b, y, xo]
+                    at = arg[b, y, xo]
+                    for i in range(kh):
+                        r = r0 + i
+                        if r < 0 or r >= h:
+                            continue
+                        for j in range(kw):
+                            col = c0 + j
+                            if col < 0 or col >= w:
+                                continue
+                            src = x[b, r, col]
+                            flat = r * w + col
+                            if first:
+                                for ch in range(c):
+                                    dst[ch] = src[ch]
+                                    best[ch] = src[ch]
+                                    at[ch] = flat
+                                first = False
+                            else:
+                                for ch in range(c):
+                                    v = src[ch]
+                                    if v > dst[ch] or v != v:
+                                        dst[ch] = v
+                                    if v > best[ch]:
+                                        best[ch] = v
+                                        at[ch] = flat
+                    if first:
+                        for ch in range(c):
+                            at[ch] = -1
+
+    @njit(**opts)
+    def scatter_grad(g, arg, dx, lo, hi):
+        """dx: [n, h * w, c] (the input gradient with its spatial axes flattened)."""
+        _, oh, ow, c = g.shape
+        for b in range(lo, hi):
+            image = dx[b]
+            for y in range(oh):
+                for xo in range(ow):
+                    grow = g[b, y, xo]
+                    at = arg[b, y, xo]
+                    for ch in range(c):
+                        flat = at[ch]
+                        if flat >= 0:
+                            image[flat, ch] += grow[ch]
+
+    return {"max_pool": max_pool, "max_pool_grad": max_pool_grad,
+            "max_pool_argmax": max_pool_argmax, "scatter_grad": scatter_grad}
 
 
 def loops():
@@ -131,13 +197,64 @@ def _over_images(loop, args, n, size, threads):
     intra_op.POOL.run_shared(work, threads)
 
 
-def max_pool(x, geo, threads):
-    """MaxPool of NHWC `x` (C-contiguous copy made if needed)."""
+class Recorder:
+    """One MaxPool node's link to the gradients of its outputs: whether to record argmaxes."""
+
+    __slots__ = ("wanted",)
+
+    def __init__(self):
+        self.wanted = False
+
+
+# id(output) -> (weak reference to the output, its input's shape, its argmax array or None,
+# the Recorder of the node that produced it); an entry leaves when its output is freed
+_outputs = {}
+
+
+def _forget(key):
+    return lambda _ref: _outputs.pop(key, None)
+
+
+def remember(out, x_shape, arg, recorder):
+    key = id(out)
+    _outputs[key] = (weakref.ref(out, _forget(key)), x_shape, arg, recorder)
+
+
+def recall(y, x_shape):
+    """The argmax recorded with MaxPool output `y` (for an input of `x_shape`), else None; asks
+    that MaxPool to record them from its next run on."""
+    entry = _outputs.get(id(y))
+    if entry is None or entry[0]() is not y or entry[1] != x_shape:
+        return None
+    entry[3].wanted = True
+    return entry[2]
+
+
+def max_pool(x, geo, threads, recorder=None):
+    """MaxPool of NHWC `x` (C-contiguous copy made if needed); with a `recorder` whose gradient has
+    asked for them, the argmaxes are recorded in the same pass."""
     x = np.ascontiguousarray(x)
     out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
-    _over_images(loops()["max_pool"], (x, out, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl),
-                 x.shape[0], x.size, threads)
+    args = (geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl)
+    if recorder is not None and recorder.wanted and x.shape[1] * x.shape[2] < 1 << 31:
+        arg = np.empty(out.shape, np.int32)
+        _over_images(loops()["max_pool_argmax"], (x, out, arg, *args), x.shape[0], x.size,
+                     threads)
+    else:
+        arg = None
+        _over_images(loops()["max_pool"], (x, out, *args), x.shape[0], x.size, threads)
+    if recorder is not None:
+        remember(out, x.shape, arg, recorder)
     return out
+
+
+def max_pool_grad_from_argmax(x_shape, g, arg, threads):
+    """MaxPoolGrad as a scatter of `g` through the positions a MaxPool recorded."""
+    g = np.ascontiguousarray(g)
+    n, h, w, c = x_shape
+    dx = np.zeros((n, h * w, c), g.dtype)
+    _over_images(loops()["scatter_grad"], (g, arg, dx), n, n * h * w * c, threads)
+    return dx.reshape(x_shape)
 
 
 def max_pool_grad(x, g, geo, threads):
