@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from graphflow.kernels.cpu import blas, cpu_kernel
-from graphflow.kernels.cpu.conv_kernels import _axis, _lowest
+from graphflow.kernels.cpu.conv_kernels import _axis, _lowest, grad_at_first_max
 
 
 class Geometry3:
@@ -190,19 +190,6 @@ class _Pool:
         return Geometry3(shape[1:4], self.ksize, self.strides, (1, 1, 1), self.padding)
 
 
-def _argmax_taps(xp, geo):
-    """For each output position, the index (row-major over taps) of the first window maximum."""
-    taps = geo.taps()
-    best = np.array(xp[taps[0]])
-    index = np.zeros(best.shape, dtype=np.int32)
-    for k, tap in enumerate(taps[1:], start=1):
-        candidate = xp[tap]
-        better = candidate > best
-        np.copyto(best, candidate, where=better)
-        index[better] = k
-    return index
-
-
 @cpu_kernel("MaxPool3D")
 def _max_pool3d(node):
     pool = _Pool(node)
@@ -254,13 +241,7 @@ def _max_pool3d_grad_grad(node):
         x, g = _to_ndhwc(x, pool.fmt), _to_ndhwc(g, pool.fmt)
         if g.shape != x.shape:
             raise ValueError(f"grad has shape {g.shape}, expected the input shape {x.shape}")
-        geo = pool.geometry(x.shape)
-        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
-        gp = geo.pad(g)
-        out = np.zeros(index.shape, dtype=g.dtype)
-        for k, tap in enumerate(geo.taps()):
-            np.copyto(out, gp[tap], where=index == k)
-        return _from_ndhwc(out, pool.fmt)
+        return _from_ndhwc(grad_at_first_max(x, g, pool.geometry(x.shape)), pool.fmt)
     return max_pool3d_grad_grad
 
 

@@ -302,8 +302,9 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _argmax_taps(xp, geo):
-    """For each output position, the index (row-major over taps) of the first window maximum."""
+def argmax_taps(xp, geo):
+    """For each output position, the index (row-major over taps) of the first window maximum
+    (any number of spatial axes: `geo` gives the taps, 2-D here and 3-D in conv3d_kernels)."""
     taps = geo.taps()
     best = np.array(xp[taps[0]])
     index = np.zeros(best.shape, dtype=np.int32)
@@ -385,7 +386,7 @@ def _max_pool_grad(node):
         if geo.tiles_input:
             pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
             return _from_nhwc(_tiled_max_pool_grad(x, y, g, geo), pool.fmt)
-        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+        index = argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
         dxp = np.zeros(geo.padded_shape(x.shape[0], x.shape[3]), dtype=g.dtype)
         for k, tap in enumerate(geo.taps()):
             dxp[tap] += np.where(index == k, g, 0)
@@ -402,14 +403,19 @@ def _max_pool_grad_grad(node):
         x, g = _to_nhwc(x, pool.fmt), _to_nhwc(g, pool.fmt)
         if g.shape != x.shape:
             raise ValueError(f"grad has shape {g.shape}, expected the input shape {x.shape}")
-        geo = pool.geometry(x.shape)
-        index = _argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
-        gp = geo.pad(g)
-        out = np.zeros(index.shape, dtype=g.dtype)
-        for k, tap in enumerate(geo.taps()):
-            np.copyto(out, gp[tap], where=index == k)
-        return _from_nhwc(out, pool.fmt)
+        return _from_nhwc(grad_at_first_max(x, g, pool.geometry(x.shape)), pool.fmt)
     return max_pool_grad_grad
+
+
+def grad_at_first_max(x, g, geo):
+    """MaxPoolGradGrad's rule (TF's): each output takes `g` at the first (row-major) maximum of
+    its window (any number of spatial axes)."""
+    index = argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+    gp = geo.pad(g)
+    out = np.zeros(index.shape, dtype=g.dtype)
+    for k, tap in enumerate(geo.taps()):
+        np.copyto(out, gp[tap], where=index == k)
+    return out
 
 
 def _window_counts(geo, dtype):
