@@ -7,7 +7,7 @@ sizes (the same per-axis rule as the 2-D ops of `conv_ops.py`).
 """
 
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.conv_ops import _merge, _padding, _sizes, output_size
+from graphflow.ops.conv_ops import _merge, _padding, _sizes, max_pool_grad_infer, output_size
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
@@ -190,25 +190,6 @@ def _pool_infer(allowed):
     return infer
 
 
-def _max_pool_grad_infer(output_is_input_shaped):
-    """MaxPool3DGrad: grad is pooled-shaped, the result input-shaped; MaxPool3DGradGrad: the
-    reverse."""
-    def infer(inputs, attrs):
-        x, y, g = inputs
-        dt = same_dtype(inputs, "orig_input, orig_output and grad")
-        require_dtype(x, FLOATS, "orig_input")
-        in_shape = x.shape if x.shape.ndims is not None else TensorShape([None] * 5)
-        out = _pool_output(in_shape, attrs)
-        if not y.shape.is_compatible_with(out):
-            raise ValueError(f"orig_output of shape {y.shape} does not match the pooled shape {out}")
-        out = out.merge_with(y.shape)
-        grad_shape, result = (out, in_shape) if output_is_input_shaped else (in_shape, out)
-        if not g.shape.is_compatible_with(grad_shape):
-            raise ValueError(f"grad of shape {g.shape} does not match the expected {grad_shape}")
-        return [(dt, result)]
-    return infer
-
-
 def _avg_pool_grad_infer(inputs, attrs):
     sizes, g = inputs
     require_dtype(g, FLOATS, "grad")
@@ -219,8 +200,9 @@ def _avg_pool_grad_infer(inputs, attrs):
 
 define("MaxPool3D", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS)
 define("AvgPool3D", _pool_infer(FLOATS), attrs=_POOL_ATTRS)
-define("MaxPool3DGrad", _max_pool_grad_infer(True), attrs=_POOL_ATTRS)
-define("MaxPool3DGradGrad", _max_pool_grad_infer(False), attrs=_POOL_ATTRS)
+define("MaxPool3DGrad", max_pool_grad_infer(True, 5, _pool_output), attrs=_POOL_ATTRS)
+define("MaxPool3DGradGrad", max_pool_grad_infer(False, 5, _pool_output),
+       attrs=_POOL_ATTRS)
 define("AvgPool3DGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)
 
 

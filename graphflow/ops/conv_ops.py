@@ -256,14 +256,18 @@ def _pool_infer(allowed):
     return infer
 
 
-def _max_pool_grad_infer(output_is_input_shaped):
-    """MaxPoolGrad: grad is pooled-shaped, the result input-shaped; MaxPoolGradGrad: the reverse."""
+def max_pool_grad_infer(output_is_input_shaped, rank=4, pool_output=None):
+    """MaxPoolGrad: grad is pooled-shaped, the result input-shaped; MaxPoolGradGrad: the reverse.
+    `rank` and `pool_output` (the pooled shape of an input shape and the attrs) serve the 3-D
+    ops too (conv3d_ops)."""
+    pooled = pool_output or _pool_output
+
     def infer(inputs, attrs):
         x, y, g = inputs
         dt = same_dtype(inputs, "orig_input, orig_output and grad")
         require_dtype(x, FLOATS, "orig_input")
-        in_shape = x.shape if x.shape.ndims is not None else TensorShape([None] * 4)
-        out = _pool_output(in_shape, attrs)
+        in_shape = x.shape if x.shape.ndims is not None else TensorShape([None] * rank)
+        out = pooled(in_shape, attrs)
         if not y.shape.is_compatible_with(out):
             raise ValueError(f"orig_output of shape {y.shape} does not match the pooled shape {out}")
         out = out.merge_with(y.shape)
@@ -284,8 +288,8 @@ def _avg_pool_grad_infer(inputs, attrs):
 
 define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS)
 define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS)
-define("MaxPoolGrad", _max_pool_grad_infer(True), attrs=_POOL_ATTRS)
-define("MaxPoolGradGrad", _max_pool_grad_infer(False), attrs=_POOL_ATTRS)
+define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS)
+define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS)
 define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)
 
 
