@@ -193,6 +193,7 @@ data = _Namespace("tf.data", ["graphflow.tf1.data"])
 
 # --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
 metrics = _Namespace("tf.metrics", ["graphflow.tf1.metrics"])
+feature_column = _Namespace("tf.feature_column", ["graphflow.tf1.feature_column"])
 estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
     "inputs": _Namespace("tf.estimator.inputs", ["graphflow.tf1.estimator.inputs"])})
 

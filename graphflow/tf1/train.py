@@ -34,6 +34,7 @@ from graphflow.tf1.learning_rate_decay import (  # noqa: F401
 )
 from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
 from graphflow.tf1.moving_averages import ExponentialMovingAverage  # noqa: F401
+from graphflow.tf1.ftrl import FtrlOptimizer
 from graphflow.tf1.optimizers import (
     AdadeltaOptimizer,
     AdagradOptimizer,
@@ -112,7 +113,8 @@ def global_step(sess, global_step_tensor):
 
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "get_global_step",
+           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "FtrlOptimizer",
+           "get_global_step",
            "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "natural_exp_decay",
            "inverse_time_decay", "polynomial_decay", "cosine_decay", "piecewise_constant",
