@@ -219,8 +219,9 @@ class IdentityColumn(_Column):
         valid = math_ops.logical_and(math_ops.greater_equal(ids, 0),
                                      math_ops.less(ids, self.num_buckets))
         fallback = -1 if self.default_value is None else self.default_value
-        return math_ops.where(valid, ids, shape_ops.fill(shape_ops.shape(ids),
-                                                         np.int64(fallback)))
+        fallback = math_ops.where(math_ops.equal(ids, np.int64(-1)), ids,  # -1: absent
+                                  shape_ops.fill(shape_ops.shape(ids), np.int64(fallback)))
+        return math_ops.where(valid, ids, fallback)
 
 
 def categorical_column_with_identity(key, num_buckets, default_value=None):
