@@ -10,19 +10,20 @@ string or -1 input, or an out-of-vocabulary value without OOV buckets), which co
 name); `linear_model` is the weighted sum of every column (one weight row per bucket).
 
 Differences from TensorFlow: inputs are dense tensors (`[batch]` or `[batch, n]`), not
-SparseTensors; vocabulary and hash lookups run as `py_func`s on the host; hash buckets come from
-CRC32 of the value's UTF-8 text, not TensorFlow's FarmHash, so the bucket a value lands in
-differs from TensorFlow's (the number of buckets and the training behaviour do not).
+SparseTensors; hash buckets come from `tf.string_to_hash_bucket_fast`, whose fingerprint is
+BLAKE2b, not TensorFlow's FarmHash, so the bucket a value lands in differs from TensorFlow's (the
+number of buckets and the training behaviour do not); string vocabularies are matched through
+64-bit fingerprints of the strings.
 """
 
 import math
-import zlib
 
 import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
-from graphflow.ops import array_ops, core_ops, math_ops, script_ops, shape_ops
+from graphflow.kernels.cpu.string_kernels import fingerprint64
+from graphflow.ops import array_ops, core_ops, math_ops, shape_ops, string_ops
 from graphflow.tf1 import init_ops
 from graphflow.tf1.variable_scope import get_variable, variable_scope
 
@@ -130,30 +131,35 @@ def bucketized_column(source_column, boundaries):
 
 
 # ------------------------------------------------------------------------------ categorical
-def _host_ids(function, tensor, name):
-    """int64 ids `[batch, n]` computed by `function(array)` on the host."""
+_KEY_SPACE = 2 ** 63 - 1  # string keys: 64-bit fingerprints compared as int64
+
+
+def _strings(tensor):
+    """The 2-D string form of a categorical input (integers through `as_string`)."""
     tensor = _as_2d(tensor)
-    width = tensor.shape.as_list()[1] if tensor.shape.ndims == 2 else None
-    ids = script_ops.py_func(lambda a: np.asarray(function(a), np.int64).reshape(a.shape),
-                             [tensor], dtypes.int64, name=name)
-    return shape_ops.reshape(ids, [-1, width if width is not None else -1])
+    return tensor if tensor.dtype == dtypes.string else string_ops.as_string(tensor)
+
+
+def _present(tensor):
+    """Where a categorical input holds a value: not '' (strings) and not -1 (integers)."""
+    tensor = _as_2d(tensor)
+    if tensor.dtype == dtypes.string:
+        return math_ops.greater(string_ops.length(tensor), 0)
+    return math_ops.not_equal(math_ops.cast(tensor, dtypes.int64), np.int64(-1))
+
+
+def _absent_as_minus_one(ids, present):
+    return math_ops.where(present, ids, shape_ops.fill(shape_ops.shape(ids), np.int64(-1)))
+
+
+def _hash(strings, buckets):
+    return string_ops.string_to_hash_bucket_fast(strings, buckets)
 
 
 def _text(value):
     if isinstance(value, bytes):
         return value
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        value = int(value)
     return str(value).encode("utf-8")
-
-
-def _is_missing(value):
-    return value in (b"", "") or (isinstance(value, (int, np.integer)) and value == -1)
-
-
-def _hash_ids(array, buckets):
-    return np.vectorize(lambda v: -1 if _is_missing(v) else zlib.crc32(_text(v)) % buckets,
-                        otypes=[np.int64])(array) if array.size else array.astype(np.int64)
 
 
 class VocabularyListColumn(_Column):
@@ -166,23 +172,30 @@ class VocabularyListColumn(_Column):
         self.default_value = default_value
         self.num_oov_buckets = num_oov_buckets
         self.num_buckets = len(vocabulary_list) + num_oov_buckets
-        self._table = {_text(v): i for i, v in enumerate(vocabulary_list)}
-
-    def _lookup(self, array):
-        size = len(self.vocabulary_list)
-        out = np.empty(array.shape, np.int64)
-        for index, value in np.ndenumerate(array):
-            found = self._table.get(_text(value))
-            if found is None and _is_missing(value):
-                found = -1
-            elif found is None:
-                found = (size + zlib.crc32(_text(value)) % self.num_oov_buckets
-                         if self.num_oov_buckets else self.default_value)
-            out[index] = found
-        return out
+        self._strings = isinstance(vocabulary_list[0], (str, bytes))
+        if self._strings:
+            keys = [fingerprint64(_text(v)) % _KEY_SPACE for v in vocabulary_list]
+        else:
+            keys = [int(v) for v in vocabulary_list]
+        self._keys = np.array(keys, np.int64)
 
     def _ids(self, features):
-        return _host_ids(self._lookup, _feature(features, self.key), f"{self.key}_lookup")
+        value = _as_2d(_feature(features, self.key))
+        if (value.dtype == dtypes.string) != self._strings:
+            raise ValueError(f"Column dtype and SparseTensors dtype must be compatible. "
+                             f"key: {self.key}, column dtype: {self.dtype}, tensor dtype: "
+                             f"{value.dtype}")
+        keys = (_hash(value, _KEY_SPACE) if self._strings
+                else math_ops.cast(value, dtypes.int64))
+        matches = math_ops.equal(shape_ops.expand_dims(keys, -1), core_ops.constant(self._keys))
+        found = math_ops.reduce_any(matches, axis=-1)
+        positions = core_ops.constant(np.arange(len(self._keys), dtype=np.int64))
+        index = math_ops.reduce_sum(math_ops.cast(matches, dtypes.int64) * positions, axis=-1)
+        if self.num_oov_buckets:
+            other = _hash(_strings(value), self.num_oov_buckets) + np.int64(len(self._keys))
+        else:
+            other = shape_ops.fill(shape_ops.shape(index), np.int64(self.default_value))
+        return _absent_as_minus_one(math_ops.where(found, index, other), _present(value))
 
 
 def categorical_column_with_vocabulary_list(key, vocabulary_list, dtype=None, default_value=-1,
@@ -244,12 +257,13 @@ class HashBucketColumn(_Column):
         self.dtype = dtype
 
     def _ids(self, features):
-        return _host_ids(lambda a: _hash_ids(a, self.hash_bucket_size),
-                         _feature(features, self.key), f"{self.key}_hash")
+        value = _feature(features, self.key)
+        return _absent_as_minus_one(_hash(_strings(value), self.hash_bucket_size),
+                                    _present(value))
 
 
 def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.string):
-    """Ids = hash(value) % hash_bucket_size (CRC32 here, FarmHash in TensorFlow: the buckets
+    """Ids = hash(value) % hash_bucket_size (BLAKE2b here, FarmHash in TensorFlow: the buckets
     differ from TensorFlow's)."""
     if hash_bucket_size is None or hash_bucket_size < 1:
         raise ValueError(f"hash_bucket_size must be at least 1. hash_bucket_size: "
@@ -266,29 +280,37 @@ class CrossedColumn(_Column):
         self.name = "_X_".join(k if isinstance(k, str) else k.name for k in keys)
 
     def _ids(self, features):
-        parts = [_as_2d(_feature(features, k)) if isinstance(k, str) else k._ids(features)
-                 for k in self.keys]
-        buckets = self.hash_bucket_size
-
-        def cross(*arrays):
-            rows = []
-            for row in zip(*arrays):
-                combos = [b""]
-                for values in row:
-                    combos = [c + b"_X_" + _text(v) for c in combos for v in values
-                              if not _is_missing(v)]
-                rows.append([zlib.crc32(c) % buckets for c in combos] or [-1])
-            width = max(len(r) for r in rows) if rows else 1
-            return np.array([r + [-1] * (width - len(r)) for r in rows], np.int64).reshape(
-                len(rows), width)
-
-        ids = script_ops.py_func(cross, parts, dtypes.int64, name=f"{self.name}_cross")
-        return shape_ops.reshape(ids, [shape_ops.shape(parts[0])[0], -1])
+        strings, present = None, None
+        for key in self.keys:
+            if isinstance(key, str):
+                value = _feature(features, key)
+                part, mask = _strings(value), _present(value)
+            else:
+                ids = key._ids(features)
+                part = string_ops.as_string(ids)
+                mask = math_ops.greater_equal(ids, np.int64(0))
+            if strings is None:
+                strings, present = part, mask
+                continue
+            # every (earlier combination, value) pair: [batch, m, 1] x [batch, 1, n] -> [batch, m*n]
+            width = shape_ops.shape(part)[1:2]
+            before = shape_ops.shape(strings)[1:2]
+            ones = core_ops.constant(np.array([1], np.int32))
+            left = array_ops.tile(shape_ops.expand_dims(strings, 2),
+                                  shape_ops.concat([ones, ones, width], 0))
+            right = array_ops.tile(shape_ops.expand_dims(part, 1),
+                                   shape_ops.concat([ones, before, ones], 0))
+            strings = shape_ops.reshape(string_ops.string_join([left, right], separator="_X_"),
+                                        [shape_ops.shape(part)[0], -1])
+            present = shape_ops.reshape(math_ops.logical_and(shape_ops.expand_dims(present, 2),
+                                                             shape_ops.expand_dims(mask, 1)),
+                                        [shape_ops.shape(part)[0], -1])
+        return _absent_as_minus_one(_hash(strings, self.hash_bucket_size), present)
 
 
 def crossed_column(keys, hash_bucket_size, hash_key=None):
     """Hashed combinations of every value of each key (a feature name or a categorical column);
-    CRC32 of the joined text, so the buckets differ from TensorFlow's."""
+    BLAKE2b of the joined text, so the buckets differ from TensorFlow's."""
     keys = list(keys)
     if len(keys) < 2:
         raise ValueError(f"keys must be a list with length > 1. Given: {keys}")

@@ -22,6 +22,7 @@ from graphflow.tf1.checkpoint_utils import (  # noqa: F401
     load_checkpoint,
     load_variable,
 )
+from graphflow.tf1.ftrl import FtrlOptimizer
 from graphflow.tf1.learning_rate_decay import (  # noqa: F401
     cosine_decay,
     cosine_decay_restarts,
@@ -34,7 +35,6 @@ from graphflow.tf1.learning_rate_decay import (  # noqa: F401
 )
 from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
 from graphflow.tf1.moving_averages import ExponentialMovingAverage  # noqa: F401
-from graphflow.tf1.ftrl import FtrlOptimizer
 from graphflow.tf1.optimizers import (
     AdadeltaOptimizer,
     AdagradOptimizer,

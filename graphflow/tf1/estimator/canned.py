@@ -18,8 +18,13 @@ from graphflow.tf1.estimator.estimator import Estimator
 from graphflow.tf1.estimator.head import RegressionHead, classification_head
 from graphflow.tf1.estimator.model_fn import ModeKeys
 from graphflow.tf1.ftrl import FtrlOptimizer
-from graphflow.tf1.optimizers import (AdagradOptimizer, AdamOptimizer, GradientDescentOptimizer,
-                                      Optimizer, RMSPropOptimizer)
+from graphflow.tf1.optimizers import (
+    AdagradOptimizer,
+    AdamOptimizer,
+    GradientDescentOptimizer,
+    Optimizer,
+    RMSPropOptimizer,
+)
 from graphflow.tf1.variable_scope import variable_scope
 
 _OPTIMIZERS = {"Adagrad": AdagradOptimizer, "Adam": AdamOptimizer, "Ftrl": FtrlOptimizer,
@@ -51,11 +56,10 @@ def _linear_learning_rate(columns):
     return min(_LINEAR_LEARNING_RATE, 1.0 / math.sqrt(len(columns)))
 
 
-def _check_columns(feature_columns, what):
+def _check_columns(feature_columns):
     columns = list(feature_columns or [])
     if not columns:
-        raise ValueError(f"Either linear_feature_columns or dnn_feature_columns must be defined."
-                         if what == "combined" else "feature_columns must be defined.")
+        raise ValueError("feature_columns must be defined.")
     return columns
 
 
@@ -101,7 +105,7 @@ class DNNClassifier(_Canned):
                  config=None, warm_start_from=None, loss_reduction=losses.Reduction.SUM,
                  batch_norm=False):
         head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
-        columns = _check_columns(feature_columns, "dnn")
+        columns = _check_columns(feature_columns)
         make_optimizer = _optimizer_fn(optimizer, _DNN_LEARNING_RATE)
 
         def model_fn(features, labels, mode):
@@ -120,7 +124,7 @@ class DNNRegressor(_Canned):
                  dropout=None, input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=losses.Reduction.SUM, batch_norm=False):
         head = RegressionHead(label_dimension, weight_column, loss_reduction)
-        columns = _check_columns(feature_columns, "dnn")
+        columns = _check_columns(feature_columns)
         make_optimizer = _optimizer_fn(optimizer, _DNN_LEARNING_RATE)
 
         def model_fn(features, labels, mode):
@@ -139,7 +143,7 @@ class LinearClassifier(_Canned):
                  warm_start_from=None, loss_reduction=losses.Reduction.SUM,
                  sparse_combiner="sum"):
         head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
-        columns = _check_columns(feature_columns, "linear")
+        columns = _check_columns(feature_columns)
         make_optimizer = _optimizer_fn(optimizer, _linear_learning_rate(columns))
 
         def model_fn(features, labels, mode):
@@ -156,7 +160,7 @@ class LinearRegressor(_Canned):
                  optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
                  loss_reduction=losses.Reduction.SUM, sparse_combiner="sum"):
         head = RegressionHead(label_dimension, weight_column, loss_reduction)
-        columns = _check_columns(feature_columns, "linear")
+        columns = _check_columns(feature_columns)
         make_optimizer = _optimizer_fn(optimizer, _linear_learning_rate(columns))
 
         def model_fn(features, labels, mode):

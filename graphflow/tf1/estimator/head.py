@@ -12,8 +12,8 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor, name_scope
-from graphflow.ops import array_ops, core_ops, math_ops, nn_ops, script_ops, shape_ops, string_ops
-from graphflow.tf1 import losses, metrics, train
+from graphflow.ops import array_ops, core_ops, math_ops, nn_ops, shape_ops, string_ops
+from graphflow.tf1 import feature_column, losses, metrics, train
 from graphflow.tf1.estimator.model_fn import EstimatorSpec, ModeKeys
 
 
@@ -45,20 +45,9 @@ def _label_ids(labels, n_classes, label_vocabulary):
         if labels.dtype == dtypes.string:
             raise ValueError("Labels are strings: give label_vocabulary to map them to ids.")
         return math_ops.cast(labels, dtypes.int64)
-    table = {(v.encode() if isinstance(v, str) else v): i for i, v in enumerate(label_vocabulary)}
-
-    def lookup(array):
-        out = np.empty(array.shape, np.int64)
-        for index, value in np.ndenumerate(array):
-            key = value.encode() if isinstance(value, str) else value
-            if key not in table:
-                raise ValueError(f"Label {value!r} is not in label_vocabulary "
-                                 f"{list(label_vocabulary)}")
-            out[index] = table[key]
-        return out
-
-    ids = script_ops.py_func(lookup, [labels], dtypes.int64, name="label_lookup")
-    return shape_ops.reshape(ids, [-1, 1])
+    # labels outside the vocabulary get id -1 (TensorFlow raises for them)
+    column = feature_column.categorical_column_with_vocabulary_list("label", label_vocabulary)
+    return column._ids({"label": labels})
 
 
 def _reduce(unreduced, weights, reduction):
