@@ -129,3 +129,15 @@ def test_argument_errors():
             fc.input_layer({"i": np.array([1])}, [col])
         with pytest.raises(ValueError, match="not in features"):
             fc.input_layer({"j": np.array([1.0])}, [fc.numeric_column("i")])
+
+
+def test_vocabulary_file_and_sparse_inputs(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("cat\ndog\nbird\n")
+    col = fc.categorical_column_with_vocabulary_file("pet", str(path), vocabulary_size=2)
+    assert col.num_buckets == 2
+    with tf.Graph().as_default():
+        sparse = tf.SparseTensor(indices=[[0, 0], [1, 1], [2, 0]],
+                                 values=["dog", "cat", "bird"], dense_shape=[3, 2])
+        out = _run(fc.input_layer({"pet": sparse}, [fc.indicator_column(col)]))
+    np.testing.assert_array_equal(out, [[0, 1], [1, 0], [0, 0]])
