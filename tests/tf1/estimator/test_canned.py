@@ -141,3 +141,34 @@ def test_combined_classifier_and_optimizer_choices(tmp_path):
         tf.estimator.DNNClassifier([4], columns, optimizer="Nope")
     with pytest.raises(ValueError, match="label_vocabulary"):
         tf.estimator.LinearClassifier(columns, n_classes=3, label_vocabulary=["a", "b"])
+
+
+def test_linear_classifier_over_categorical_columns_census_style(tmp_path):
+    rng = np.random.RandomState(5)
+    n = 400
+    age = rng.uniform(18, 80, n).astype(np.float32)
+    education = rng.choice(["Bachelors", "HS-grad", "Masters", "Doctorate"], n)
+    occupation = rng.choice([f"job{i}" for i in range(12)], n)
+    score = (age > 40) * 1.0 + np.isin(education, ["Masters", "Doctorate"]) * 1.5 \
+        + np.isin(occupation, ["job1", "job2", "job3"]) * 1.0
+    label = (score >= 1.5).astype(np.int64)
+    features = {"age": age, "education": education, "occupation": occupation}
+    age_buckets = tf.feature_column.bucketized_column(
+        tf.feature_column.numeric_column("age"), [25, 30, 35, 40, 45, 50, 55, 60, 65])
+    edu = tf.feature_column.categorical_column_with_vocabulary_list(
+        "education", ["Bachelors", "HS-grad", "Masters", "Doctorate"])
+    occ = tf.feature_column.categorical_column_with_hash_bucket("occupation", 100)
+    columns = [age_buckets, edu, occ, tf.feature_column.crossed_column([edu, "occupation"], 200)]
+    classifier = tf.estimator.LinearClassifier(columns, model_dir=str(tmp_path))
+    train_input = tf.estimator.inputs.numpy_input_fn(features, label, batch_size=40,
+                                                     num_epochs=None, shuffle=True)
+    eval_input = tf.estimator.inputs.numpy_input_fn(features, label, batch_size=400,
+                                                    shuffle=False)
+    before = classifier.evaluate(eval_input)
+    classifier.train(train_input, steps=300)
+    after = classifier.evaluate(eval_input)
+    assert after["accuracy"] > 0.95 and after["auc"] > 0.97
+    assert after["average_loss"] < before["average_loss"] / 2
+    names = classifier.get_variable_names()
+    assert "linear/linear_model/education/weights" in names
+    assert "linear/linear_model/education/weights/Ftrl" in names
