@@ -11,7 +11,7 @@ per-example loss, and the Estimator adds `loss` (mean of the batch losses) and `
 import numpy as np
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import Tensor, name_scope
+from graphflow.framework.graph import GraphKeys, Tensor, name_scope
 from graphflow.ops import array_ops, core_ops, math_ops, nn_ops, shape_ops, string_ops
 from graphflow.tf1 import feature_column, losses, metrics, train
 from graphflow.tf1.estimator.model_fn import EstimatorSpec, ModeKeys
@@ -56,7 +56,10 @@ def _reduce(unreduced, weights, reduction):
 
 
 def _train_op(optimizer, loss):
-    return optimizer.minimize(loss, global_step=train.get_global_step())
+    """The optimizer's step, run after the graph's UPDATE_OPS (batch normalization's moving
+    averages), as TF1's canned estimators do."""
+    with loss.graph.control_dependencies(loss.graph.get_collection(GraphKeys.UPDATE_OPS)):
+        return optimizer.minimize(loss, global_step=train.get_global_step())
 
 
 class _Head:

@@ -172,3 +172,15 @@ def test_linear_classifier_over_categorical_columns_census_style(tmp_path):
     names = classifier.get_variable_names()
     assert "linear/linear_model/education/weights" in names
     assert "linear/linear_model/education/weights/Ftrl" in names
+
+
+def test_dnn_batch_norm_updates_moving_statistics(tmp_path):
+    features, y = _regression_data(128, 6)
+    columns = [tf.feature_column.numeric_column("x", shape=3)]
+    regressor = tf.estimator.DNNRegressor([8], columns, model_dir=str(tmp_path), batch_norm=True,
+                                          dropout=0.1)
+    regressor.train(tf.estimator.inputs.numpy_input_fn(features, y, batch_size=32,
+                                                       num_epochs=None, shuffle=True), steps=20)
+    moving = [n for n in regressor.get_variable_names() if n.endswith("moving_mean")]
+    assert moving
+    assert np.abs(regressor.get_variable_value(moving[0])).max() > 0
