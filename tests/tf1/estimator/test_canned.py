@@ -53,6 +53,9 @@ def test_iris_tutorial_program(make, tmp_path):
     assert set(predictions[0]) == {"logits", "probabilities", "class_ids", "classes"}
     class_ids = np.array([p["class_ids"][0] for p in predictions])
     assert np.mean(class_ids == test_y) == pytest.approx(result["accuracy"])
+    probabilities = np.stack([p["probabilities"] for p in predictions])
+    cross_entropy = -np.log(probabilities[np.arange(60), test_y])
+    np.testing.assert_allclose(result["average_loss"], cross_entropy.mean(), rtol=1e-4)
     first = predictions[0]
     np.testing.assert_allclose(first["probabilities"].sum(), 1.0, rtol=1e-5)
     assert first["classes"][0] in (str(first["class_ids"][0]),
