@@ -22,8 +22,11 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.ops import array_ops, core_ops, math_ops, shape_ops
+from graphflow.ops.parsing_ops import FixedLenFeature, VarLenFeature
 from graphflow.tf1 import init_ops
 from graphflow.tf1.feature_column_categorical import (  # noqa: F401 (re-exported)
+    CrossedColumn,
+    IdentityColumn,
     _Column,
     _feature,
     categorical_column_with_hash_bucket,
@@ -247,7 +250,45 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
         return total + bias
 
 
-__all__ = ["numeric_column", "bucketized_column", "categorical_column_with_vocabulary_list",
+def _parse_specs(column):
+    if isinstance(column, NumericColumn):
+        default = column.default_value
+        if default is not None and not isinstance(default, (list, tuple)):
+            default = [default] * column.dimension
+        return {column.key: FixedLenFeature(column.shape, column.dtype, default)}
+    if isinstance(column, BucketizedColumn):
+        return _parse_specs(column.source_column)
+    if isinstance(column, (IndicatorColumn, EmbeddingColumn)):
+        return _parse_specs(column.categorical_column)
+    if isinstance(column, CrossedColumn):
+        specs = {}
+        for key in column.keys:
+            specs.update({key: VarLenFeature(dtypes.string)} if isinstance(key, str)
+                         else _parse_specs(key))
+        return specs
+    if isinstance(column, IdentityColumn):
+        return {column.key: VarLenFeature(dtypes.int64)}
+    return {column.key: VarLenFeature(column.dtype)}
+
+
+def make_parse_example_spec(feature_columns):
+    """The `tf.parse_example` features dict the columns read: FixedLenFeature for numeric
+    columns, VarLenFeature for categorical ones (their SparseTensors are densified)."""
+    specs = {}
+    for column in feature_columns:
+        if not isinstance(column, _Column):
+            raise ValueError(f"All feature_columns must be _FeatureColumn instances. Given: "
+                             f"{column}")
+        for key, spec in _parse_specs(column).items():
+            if key in specs and specs[key] != spec:
+                raise ValueError(f"feature_columns contain different parse_spec for key {key}. "
+                                 f"Given {spec} and {specs[key]}")
+            specs[key] = spec
+    return specs
+
+
+__all__ = ["make_parse_example_spec", "numeric_column", "bucketized_column",
+           "categorical_column_with_vocabulary_list",
            "categorical_column_with_vocabulary_file",
            "categorical_column_with_identity", "categorical_column_with_hash_bucket",
            "crossed_column", "indicator_column", "embedding_column", "input_layer",

@@ -141,3 +141,21 @@ def test_vocabulary_file_and_sparse_inputs(tmp_path):
                                  values=["dog", "cat", "bird"], dense_shape=[3, 2])
         out = _run(fc.input_layer({"pet": sparse}, [fc.indicator_column(col)]))
     np.testing.assert_array_equal(out, [[0, 1], [1, 0], [0, 0]])
+
+
+def test_make_parse_example_spec_feeds_parse_example():
+    age = fc.numeric_column("age", default_value=30.0)
+    color = fc.categorical_column_with_vocabulary_list("color", ["red", "blue"])
+    columns = [fc.bucketized_column(age, [40.0]), fc.indicator_column(color), age]
+    spec = fc.make_parse_example_spec(columns)
+    assert set(spec) == {"age", "color"}
+    assert isinstance(spec["age"], tf.FixedLenFeature)
+    assert isinstance(spec["color"], tf.VarLenFeature)
+    examples = [tf.train.Example(features=tf.train.Features(feature={
+        "age": tf.train.Feature(float_list=tf.train.FloatList(value=[a])),
+        "color": tf.train.Feature(bytes_list=tf.train.BytesList(value=c))}))
+        for a, c in ((25.0, [b"blue"]), (50.0, [b"red", b"blue"]))]
+    with tf.Graph().as_default():
+        parsed = tf.parse_example([e.SerializeToString() for e in examples], spec)
+        out = _run(fc.input_layer(parsed, columns))
+    np.testing.assert_array_equal(out, [[25, 1, 0, 0, 1], [50, 0, 1, 1, 1]])
