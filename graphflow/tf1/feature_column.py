@@ -27,6 +27,7 @@ from graphflow.tf1 import init_ops
 from graphflow.tf1.feature_column_categorical import (  # noqa: F401 (re-exported)
     CrossedColumn,
     IdentityColumn,
+    WeightedCategoricalColumn,
     _Column,
     _feature,
     categorical_column_with_hash_bucket,
@@ -34,6 +35,7 @@ from graphflow.tf1.feature_column_categorical import (  # noqa: F401 (re-exporte
     categorical_column_with_vocabulary_file,
     categorical_column_with_vocabulary_list,
     crossed_column,
+    weighted_categorical_column,
 )
 from graphflow.tf1.variable_scope import get_variable, variable_scope
 
@@ -111,8 +113,16 @@ def bucketized_column(source_column, boundaries):
 
 
 # ------------------------------------------------------------------------------ dense of ids
-def _multi_hot(ids, num_buckets):
-    return math_ops.reduce_sum(array_ops.one_hot(ids, num_buckets, dtype=dtypes.float32), axis=1)
+def _multi_hot(ids, num_buckets, weights=None):
+    one_hot = array_ops.one_hot(ids, num_buckets, dtype=dtypes.float32)
+    if weights is not None:
+        one_hot = one_hot * shape_ops.expand_dims(weights, -1)
+    return math_ops.reduce_sum(one_hot, axis=1)
+
+
+def _id_weights(column, features):
+    """A weighted categorical column's float `[batch, n]` weights, else None."""
+    return column._weights(features) if isinstance(column, WeightedCategoricalColumn) else None
 
 
 class IndicatorColumn(_Column):
@@ -124,7 +134,8 @@ class IndicatorColumn(_Column):
         self.dimension = categorical_column.num_buckets
 
     def _dense(self, features):
-        return _multi_hot(self.categorical_column._ids(features), self.dimension)
+        column = self.categorical_column
+        return _multi_hot(column._ids(features), self.dimension, _id_weights(column, features))
 
 
 def indicator_column(categorical_column):
@@ -155,18 +166,25 @@ class EmbeddingColumn(_Column):
         if self.max_norm is not None:
             norms = math_ops.sqrt(math_ops.reduce_sum(math_ops.square(rows), -1, keepdims=True))
             rows = rows * math_ops.minimum(1.0, self.max_norm / math_ops.maximum(norms, 1e-12))
-        return _combine(rows, ids, self.combiner)
+        return _combine(rows, ids, self.combiner,
+                        _id_weights(self.categorical_column, features))
 
 
-def _combine(rows, ids, combiner):
-    """Combine `[batch, n, d]` rows of ids `[batch, n]` (-1 ignored) by sum, mean or sqrtn."""
+def _combine(rows, ids, combiner, weights=None):
+    """Combine `[batch, n, d]` rows of ids `[batch, n]` (-1 ignored), each weighted by
+    `weights` `[batch, n]` (or 1): sum, mean (/ sum of weights) or sqrtn (/ sqrt of the sum of
+    squared weights)."""
     present = math_ops.cast(math_ops.greater_equal(ids, np.int64(0)), dtypes.float32)
+    if weights is not None:
+        present = present * weights
     total = math_ops.reduce_sum(rows * shape_ops.expand_dims(present, -1), axis=1)
     if combiner == "sum":
         return total
-    count = math_ops.reduce_sum(present, axis=1, keepdims=True)
     if combiner == "sqrtn":
-        count = math_ops.sqrt(count)
+        count = math_ops.sqrt(math_ops.reduce_sum(math_ops.square(present), axis=1,
+                                                  keepdims=True))
+    else:
+        count = math_ops.reduce_sum(present, axis=1, keepdims=True)
     return total / math_ops.maximum(count, 1e-12) * math_ops.cast(
         math_ops.greater(count, 0.0), dtypes.float32)
 
@@ -238,7 +256,7 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
                                            initializer=init_ops.zeros_initializer(),
                                            trainable=trainable)
                     rows = array_ops.gather(weights, math_ops.maximum(ids, np.int64(0)))
-                    part = _combine(rows, ids, sparse_combiner)
+                    part = _combine(rows, ids, sparse_combiner, _id_weights(column, features))
                 else:
                     weights = get_variable("weights", [column.dimension, units],
                                            initializer=init_ops.zeros_initializer(),
@@ -266,6 +284,9 @@ def _parse_specs(column):
             specs.update({key: VarLenFeature(dtypes.string)} if isinstance(key, str)
                          else _parse_specs(key))
         return specs
+    if isinstance(column, WeightedCategoricalColumn):
+        return {**_parse_specs(column.categorical_column),
+                column.weight_feature_key: VarLenFeature(column.dtype)}
     if isinstance(column, IdentityColumn):
         return {column.key: VarLenFeature(dtypes.int64)}
     return {column.key: VarLenFeature(column.dtype)}
@@ -291,5 +312,6 @@ __all__ = ["make_parse_example_spec", "numeric_column", "bucketized_column",
            "categorical_column_with_vocabulary_list",
            "categorical_column_with_vocabulary_file",
            "categorical_column_with_identity", "categorical_column_with_hash_bucket",
-           "crossed_column", "indicator_column", "embedding_column", "input_layer",
+           "crossed_column", "weighted_categorical_column", "indicator_column", "embedding_column",
+           "input_layer",
            "linear_model"]

@@ -263,3 +263,33 @@ def categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_siz
         words = [int(w) for w in words]
     return categorical_column_with_vocabulary_list(
         key, words, dtype, -1 if default_value is None else default_value, num_oov_buckets)
+
+
+class WeightedCategoricalColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, categorical_column, weight_feature_key, dtype):
+        self.categorical_column = categorical_column
+        self.weight_feature_key = weight_feature_key
+        self.dtype = dtype
+        self.num_buckets = categorical_column.num_buckets
+        self.name = f"{categorical_column.name}_weighted_by_{weight_feature_key}"
+
+    def _ids(self, features):
+        return self.categorical_column._ids(features)
+
+    def _weights(self, features):
+        weights = _as_2d(_feature(features, self.weight_feature_key))
+        return math_ops.cast(weights, dtypes.float32)
+
+
+def weighted_categorical_column(categorical_column, weight_feature_key, dtype=dtypes.float32):
+    """A categorical column whose every id carries the weight at the same position of
+    `features[weight_feature_key]` (indicator: summed weights; embedding / linear: weighted
+    combination)."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
+        raise ValueError(f"dtype {dtype} is not convertible to float.")
+    if not getattr(categorical_column, "is_categorical", False):
+        raise ValueError(f"categorical_column must be categorical, got {categorical_column}")
+    return WeightedCategoricalColumn(categorical_column, weight_feature_key, dtype)

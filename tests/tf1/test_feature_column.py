@@ -159,3 +159,26 @@ def test_make_parse_example_spec_feeds_parse_example():
         parsed = tf.parse_example([e.SerializeToString() for e in examples], spec)
         out = _run(fc.input_layer(parsed, columns))
     np.testing.assert_array_equal(out, [[25, 1, 0, 0, 1], [50, 0, 1, 1, 1]])
+
+
+def test_weighted_categorical_column_in_indicator_embedding_and_linear_model():
+    features = {"w": np.array([["a", "b"], ["b", ""]]),
+                "f": np.array([[2.0, 0.5], [3.0, 9.0]], np.float32)}
+    weighted = fc.weighted_categorical_column(
+        fc.categorical_column_with_vocabulary_list("w", ["a", "b"]), "f")
+    np.testing.assert_allclose(_input(features, [fc.indicator_column(weighted)]),
+                               [[2.0, 0.5], [0.0, 3.0]])
+    table = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    for combiner, expected in (("sum", [[2, 0.5], [0, 3]]),
+                               ("mean", [[2 / 2.5, 0.5 / 2.5], [0, 1]]),
+                               ("sqrtn", [[2 / np.sqrt(4.25), 0.5 / np.sqrt(4.25)], [0, 1]])):
+        column = fc.embedding_column(weighted, 2, combiner=combiner,
+                                     initializer=tf.constant_initializer(table))
+        np.testing.assert_allclose(_input(features, [column]), expected, rtol=1e-6)
+    with tf.Graph().as_default():
+        out = fc.linear_model(features, [weighted])
+        (weights,) = [v for v in tf.global_variables() if v.name.endswith("/weights:0")]
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            session.run(weights.assign([[1.0], [10.0]]))
+            np.testing.assert_allclose(session.run(out), [[2 + 5.0], [30.0]])
