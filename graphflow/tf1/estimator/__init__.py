@@ -4,6 +4,8 @@
 
 from graphflow.tf1.estimator import inputs
 from graphflow.tf1.estimator.canned import (
+                                            BaselineClassifier,
+                                            BaselineRegressor,
                                             DNNClassifier,
                                             DNNLinearCombinedClassifier,
                                             DNNLinearCombinedRegressor,
@@ -31,4 +33,5 @@ __all__ = ["Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "inputs", "Ses
            "SessionRunArgs", "SessionRunContext", "SessionRunValues", "LoggingTensorHook",
            "StopAtStepHook", "CheckpointSaverHook", "NanTensorHook", "NanLossDuringTrainingError",
            "FeedFnHook", "DNNClassifier", "DNNRegressor", "LinearClassifier", "LinearRegressor",
-           "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor"]
+           "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor", "BaselineClassifier",
+           "BaselineRegressor"]

@@ -1,5 +1,6 @@
 """Premade estimators: `DNNClassifier`, `DNNRegressor`, `LinearClassifier`, `LinearRegressor`,
-`DNNLinearCombinedClassifier` and `DNNLinearCombinedRegressor`.
+`DNNLinearCombinedClassifier`, `DNNLinearCombinedRegressor`, `BaselineClassifier` and
+`BaselineRegressor`.
 
 Each is an `Estimator` whose model_fn turns the features into logits with feature columns
 (`tf.feature_column.input_layer` then `tf.layers.dense` hidden layers for the DNN, scope 'dnn';
@@ -12,8 +13,12 @@ is reduced by `loss_reduction` (SUM by default, as TF 1.x).
 
 import math
 
-from graphflow.ops import math_ops
-from graphflow.tf1 import feature_column, layers, losses
+import numpy as np
+
+from graphflow.ops import core_ops, math_ops, shape_ops
+from graphflow.ops.core_ops import group
+from graphflow.ops.state_ops import assign_add, trainable_variables
+from graphflow.tf1 import feature_column, init_ops, layers, losses
 from graphflow.tf1.estimator.estimator import Estimator
 from graphflow.tf1.estimator.head import RegressionHead, classification_head
 from graphflow.tf1.estimator.model_fn import ModeKeys
@@ -25,12 +30,13 @@ from graphflow.tf1.optimizers import (
     Optimizer,
     RMSPropOptimizer,
 )
-from graphflow.tf1.variable_scope import variable_scope
+from graphflow.tf1.variable_scope import get_variable, variable_scope
 
 _OPTIMIZERS = {"Adagrad": AdagradOptimizer, "Adam": AdamOptimizer, "Ftrl": FtrlOptimizer,
                "RMSProp": RMSPropOptimizer, "SGD": GradientDescentOptimizer}
 _DNN_LEARNING_RATE = 0.05
 _LINEAR_LEARNING_RATE = 0.2
+_BASELINE_LEARNING_RATE = 0.3
 
 
 def _optimizer_fn(optimizer, learning_rate):
@@ -179,8 +185,6 @@ class _CombinedOptimizer(Optimizer):
         self._linear, self._dnn = linear, dnn
 
     def minimize(self, loss, global_step=None, **kwargs):
-        from graphflow.ops.core_ops import group
-        from graphflow.ops.state_ops import assign_add, trainable_variables
         ops = []
         for prefix, optimizer in (("linear/", self._linear), ("dnn/", self._dnn)):
             variables = [v for v in trainable_variables() if v.name.startswith(prefix)]
@@ -250,5 +254,43 @@ class DNNLinearCombinedRegressor(_Canned):
         super().__init__(model_fn, model_dir, config, warm_start_from)
 
 
-__all__ = ["DNNClassifier", "DNNRegressor", "LinearClassifier", "LinearRegressor",
+def _baseline_model_fn(head, optimizer):
+    make_optimizer = _optimizer_fn(optimizer, _BASELINE_LEARNING_RATE)
+
+    def model_fn(features, labels, mode):
+        first = features if not isinstance(features, dict) else \
+            features[sorted(features)[0]]
+        first = core_ops.convert_to_tensor(first)
+        batch = shape_ops.shape(first)[0:1]
+        with variable_scope("baseline"):
+            bias = get_variable("bias", [head.logits_dimension],
+                                initializer=init_ops.zeros_initializer())
+        ones = shape_ops.ones(shape_ops.concat([batch, core_ops.constant(np.array([1], np.int32))],
+                                               0))
+        return head.create_spec(features, mode, ones * bias, labels, make_optimizer)
+
+    return model_fn
+
+
+class BaselineClassifier(_Canned):
+    """Predicts the label distribution seen in training, ignoring the features (its logits are
+    one trained bias vector)."""
+
+    def __init__(self, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
+                 optimizer="Ftrl", config=None, loss_reduction=losses.Reduction.SUM):
+        head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        super().__init__(_baseline_model_fn(head, optimizer), model_dir, config, None)
+
+
+class BaselineRegressor(_Canned):
+    """Predicts the mean training label, ignoring the features."""
+
+    def __init__(self, model_dir=None, label_dimension=1, weight_column=None, optimizer="Ftrl",
+                 config=None, loss_reduction=losses.Reduction.SUM):
+        head = RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(_baseline_model_fn(head, optimizer), model_dir, config, None)
+
+
+__all__ = ["BaselineClassifier", "BaselineRegressor", "DNNClassifier", "DNNRegressor",
+           "LinearClassifier", "LinearRegressor",
            "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor"]

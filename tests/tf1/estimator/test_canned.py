@@ -187,3 +187,24 @@ def test_dnn_batch_norm_updates_moving_statistics(tmp_path):
     moving = [n for n in regressor.get_variable_names() if n.endswith("moving_mean")]
     assert moving
     assert np.abs(regressor.get_variable_value(moving[0])).max() > 0
+
+
+def test_baseline_estimators_learn_the_label_distribution(tmp_path):
+    rng = np.random.RandomState(7)
+    labels = (rng.uniform(size=200) < 0.8).astype(np.int64)
+    features = {"x": rng.randn(200).astype(np.float32)}
+    classifier = tf.estimator.BaselineClassifier(model_dir=str(tmp_path / "c"))
+    classifier.train(tf.estimator.inputs.numpy_input_fn(features, labels, batch_size=50,
+                                                        num_epochs=None, shuffle=True), steps=200)
+    prediction = next(classifier.predict(tf.estimator.inputs.numpy_input_fn(
+        features, shuffle=False)))
+    assert prediction["logistic"][0] == pytest.approx(labels.mean(), abs=0.05)
+    assert classifier.get_variable_names()[0] == "baseline/bias"
+    targets = (3.0 + rng.randn(200)).astype(np.float32)
+    regressor = tf.estimator.BaselineRegressor(model_dir=str(tmp_path / "r"),
+                                               optimizer="Adagrad")
+    regressor.train(tf.estimator.inputs.numpy_input_fn(features, targets, batch_size=50,
+                                                       num_epochs=None, shuffle=True), steps=300)
+    prediction = next(regressor.predict(tf.estimator.inputs.numpy_input_fn(
+        features, shuffle=False)))
+    assert prediction["predictions"][0] == pytest.approx(targets.mean(), abs=0.2)
