@@ -16,6 +16,7 @@ from graphflow.tf1.estimator.canned import (
 from graphflow.tf1.estimator.estimator import Estimator
 from graphflow.tf1.estimator.model_fn import EstimatorSpec, ModeKeys
 from graphflow.tf1.estimator.run_config import RunConfig
+from graphflow.tf1.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from graphflow.tf1.session_hooks import (
                                          CheckpointSaverHook,
                                          FeedFnHook,
@@ -34,4 +35,4 @@ __all__ = ["Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "inputs", "Ses
            "StopAtStepHook", "CheckpointSaverHook", "NanTensorHook", "NanLossDuringTrainingError",
            "FeedFnHook", "DNNClassifier", "DNNRegressor", "LinearClassifier", "LinearRegressor",
            "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor", "BaselineClassifier",
-           "BaselineRegressor"]
+           "BaselineRegressor", "TrainSpec", "EvalSpec", "train_and_evaluate"]

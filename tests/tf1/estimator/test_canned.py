@@ -208,3 +208,24 @@ def test_baseline_estimators_learn_the_label_distribution(tmp_path):
     prediction = next(regressor.predict(tf.estimator.inputs.numpy_input_fn(
         features, shuffle=False)))
     assert prediction["predictions"][0] == pytest.approx(targets.mean(), abs=0.2)
+
+
+def test_train_and_evaluate_in_rounds(tmp_path):
+    features, y = _iris(150, 8)
+    columns = [tf.feature_column.numeric_column(key=key) for key in features]
+    config = tf.estimator.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=120)
+    classifier = tf.estimator.DNNClassifier([10], columns, n_classes=3, config=config)
+    seen = []
+
+    class Count(tf.train.SessionRunHook):
+        def end(self, session):
+            seen.append(session.run(tf.train.get_global_step()))
+
+    train_spec = tf.estimator.TrainSpec(lambda: _train_input_fn(features, y, 50), max_steps=300)
+    eval_spec = tf.estimator.EvalSpec(lambda: _eval_input_fn(features, y, 50), steps=None,
+                                      hooks=[Count()])
+    result, exports = tf.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
+    assert seen == [120, 240, 300] and exports == []
+    assert result["global_step"] == 300 and result["accuracy"] > 0.9
+    with pytest.raises(TypeError, match="TrainSpec"):
+        tf.estimator.train_and_evaluate(classifier, eval_spec, eval_spec)
