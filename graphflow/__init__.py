@@ -66,7 +66,8 @@ from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
 from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
 from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from graphflow.ops.string_ops import as_string, string_join, string_split, string_to_number
+from graphflow.ops.string_ops import (as_string, string_join, string_split,
+                                      string_to_hash_bucket_fast, string_to_number)
 from graphflow.framework.device_spec import DeviceSpec
 from graphflow.framework.graph import NodeDef
 from graphflow.tf1.legacy_ops import arg_max, arg_min
@@ -193,6 +194,7 @@ data = _Namespace("tf.data", ["graphflow.tf1.data"])
 
 # --- estimator, metrics, monitored sessions, sampled losses, layer classes (tf.estimator work) ---
 metrics = _Namespace("tf.metrics", ["graphflow.tf1.metrics"])
+feature_column = _Namespace("tf.feature_column", ["graphflow.tf1.feature_column"])
 estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
     "inputs": _Namespace("tf.estimator.inputs", ["graphflow.tf1.estimator.inputs"])})
 

@@ -2,8 +2,10 @@
 and from numbers, case change, regular-expression matches. TF1 names: `tf.strings.join` /
 `tf.string_join`, `tf.string_split` (a SparseTensor), `tf.strings.split` (Python's `str.split`
 rules), `tf.strings.length`, `tf.as_string`, `tf.strings.to_number` / `tf.string_to_number`,
-`tf.strings.lower` / `upper`, `tf.strings.regex_full_match`. None has a gradient (strings are not
-differentiable).
+`tf.strings.lower` / `upper`, `tf.strings.regex_full_match`, `tf.string_to_hash_bucket_fast` /
+`tf.strings.to_hash_bucket_fast` (a 64-bit BLAKE2b fingerprint modulo the bucket count, where
+TensorFlow uses FarmHash: the same bucket count, a different bucket per string). None has a
+gradient (strings are not differentiable).
 """
 
 from graphflow.framework import dtypes
@@ -224,11 +226,34 @@ def regex_full_match(input, pattern, name=None):
     return make_tensor("RegexFullMatch", (t, p), name=name or "RegexFullMatch")
 
 
-no_gradient("StringJoin", "StringSplit", "StringSplitV2", "StringLength", "AsString",
+def _hash_infer(inputs, attrs):
+    require_dtype(inputs[0], STRING, "tf.string_to_hash_bucket_fast input")
+    if attrs["num_buckets"] < 1:
+        raise ValueError(f"num_buckets must be at least 1, got {attrs['num_buckets']}")
+    return [(dtypes.int64, inputs[0].shape)]
+
+
+define("StringToHashBucketFast", _hash_infer, attrs="num_buckets:int")
+
+
+def string_to_hash_bucket_fast(input, num_buckets, name=None):
+    """`tf.string_to_hash_bucket_fast`: fingerprint(string) % num_buckets as int64. The
+    fingerprint is the first 8 bytes of BLAKE2b (little endian), not TensorFlow's FarmHash, so
+    a string's bucket differs from TensorFlow's."""
+    (t,) = _strings([input], "tf.string_to_hash_bucket_fast input")
+    return make_tensor("StringToHashBucketFast", (t,), {"num_buckets": int(num_buckets)},
+                       name=name or "StringToHashBucketFast")
+
+
+to_hash_bucket_fast = string_to_hash_bucket_fast
+
+no_gradient("StringToHashBucketFast", "StringJoin", "StringSplit", "StringSplitV2", "StringLength",
+            "AsString",
             "StringToNumber", "StringLower", "StringUpper", "RegexFullMatch",
             "StaticRegexFullMatch")
 
 string_to_number = to_number
 join = string_join
 
-__all__ = ["as_string", "string_join", "string_split", "string_to_number"]
+__all__ = ["as_string", "string_join", "string_split", "string_to_number",
+           "string_to_hash_bucket_fast"]

@@ -7,6 +7,7 @@ from graphflow.ops.string_ops import (
     regex_full_match,
     split,
     string_join,
+    to_hash_bucket_fast,
     to_number,
     upper,
 )
@@ -14,4 +15,5 @@ from graphflow.ops.string_ops import (
 join = string_join
 
 __all__ = ["as_string", "join", "length", "lower", "regex_full_match", "split", "to_number",
+           "to_hash_bucket_fast",
            "upper"]

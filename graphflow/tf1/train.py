@@ -22,6 +22,7 @@ from graphflow.tf1.checkpoint_utils import (  # noqa: F401
     load_checkpoint,
     load_variable,
 )
+from graphflow.tf1.ftrl import FtrlOptimizer
 from graphflow.tf1.learning_rate_decay import (  # noqa: F401
     cosine_decay,
     cosine_decay_restarts,
@@ -112,7 +113,8 @@ def global_step(sess, global_step_tensor):
 
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "get_global_step",
+           "RMSPropOptimizer", "AdagradOptimizer", "AdadeltaOptimizer", "FtrlOptimizer",
+           "get_global_step",
            "create_global_step",
            "get_or_create_global_step", "global_step", "exponential_decay", "natural_exp_decay",
            "inverse_time_decay", "polynomial_decay", "cosine_decay", "piecewise_constant",

@@ -1,5 +1,6 @@
 """numpy kernels for the string ops (graphflow/ops/string_ops.py): object arrays of `bytes`."""
 
+import hashlib
 import re
 
 import numpy as np
@@ -55,6 +56,21 @@ def _string_split_v2(node):
     sep = None if sep is None else sep.encode("utf-8")
     maxsplit = node.attrs["maxsplit"]
     return lambda source: _sparse_result([s.split(sep, maxsplit) for s in source.reshape(-1)])
+
+
+def fingerprint64(data):
+    """The 64-bit fingerprint StringToHashBucketFast buckets: BLAKE2b's first 8 bytes."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+@cpu_kernel("StringToHashBucketFast")
+def _string_to_hash_bucket_fast(node):
+    buckets = node.attrs["num_buckets"]
+
+    def bucket(x):
+        ids = [fingerprint64(s) % buckets for s in x.reshape(-1)]
+        return np.array(ids, dtype=np.int64).reshape(x.shape)
+    return bucket
 
 
 @cpu_kernel("StringLength")

@@ -40,7 +40,7 @@ _NO_ONNX_SPECIAL = "ONNX has no gamma-family special functions (lgamma, digamma,
 # op type -> why it has no ONNX export
 NOT_EXPORTABLE = {
     "AsString": _STRING, "StringJoin": _STRING, "StringSplit": _STRING, "StringSplitV2": _STRING,
-    "StringLength": _STRING, "StringToNumber": _STRING,
+    "StringLength": _STRING, "StringToNumber": _STRING, "StringToHashBucketFast": _STRING,
     "StringLower": _CASE, "StringUpper": _CASE,
     "RegexFullMatch": _REGEX, "StaticRegexFullMatch": _REGEX,
     "ScalarSummary": _SUMMARY, "HistogramSummary": _SUMMARY, "ImageSummary": _SUMMARY,

@@ -1,0 +1,295 @@
+"""`tf.feature_column`'s categorical columns and the column base: vocabulary-list, vocabulary-file,
+identity, hash-bucket and crossed columns, each giving int64 ids `[batch, n]` (-1 where a value is
+absent: '' or -1 in the input, or out of vocabulary without OOV buckets), all as graph ops.
+
+String values are matched against a vocabulary through their 64-bit fingerprints
+(`tf.string_to_hash_bucket_fast`); hash buckets use the same op, whose BLAKE2b fingerprint is not
+TensorFlow's FarmHash, so a value's bucket differs from TensorFlow's. SparseTensor inputs are
+densified ('' or -1 filling the gaps).
+"""
+
+import numpy as np
+
+from graphflow.framework import dtypes
+from graphflow.framework.graph import Tensor
+from graphflow.framework.sparse_tensor import SparseTensor
+from graphflow.kernels.cpu.string_kernels import fingerprint64
+from graphflow.ops import array_ops, core_ops, math_ops, shape_ops, sparse_ops, string_ops
+from graphflow.tf1 import gfile
+
+
+class _Column:
+    """Base of every feature column: `name`, and `key` for the columns reading one feature."""
+
+    is_dense = False
+    is_categorical = False
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _feature(features, key):
+    if key not in features:
+        raise ValueError(f"The feature '{key}' is not in features dictionary "
+                         f"(keys: {sorted(features)}).")
+    value = features[key]
+    if isinstance(value, SparseTensor):
+        fill = "" if value.dtype == dtypes.string else -1
+        return sparse_ops.sparse_tensor_to_dense(value, default_value=fill)
+    return value if isinstance(value, Tensor) else core_ops.convert_to_tensor(np.asarray(value))
+
+
+def _as_2d(tensor):
+    """`[batch]` -> `[batch, 1]`; `[batch, ...]` -> `[batch, prod(...)]`."""
+    shape = tensor.shape.as_list() if tensor.shape.ndims is not None else None
+    if shape is not None and len(shape) == 1:
+        return shape_ops.expand_dims(tensor, 1)
+    if shape is not None and len(shape) == 2:
+        return tensor
+    if shape is not None and all(d is not None for d in shape[1:]):
+        return shape_ops.reshape(tensor, [-1, int(np.prod(shape[1:]))])
+    return shape_ops.reshape(tensor, [shape_ops.shape(tensor)[0], -1])
+
+
+# ------------------------------------------------------------------------------ categorical
+_KEY_SPACE = 2 ** 63 - 1  # string keys: 64-bit fingerprints compared as int64
+
+
+def _strings(tensor):
+    """The 2-D string form of a categorical input (integers through `as_string`)."""
+    tensor = _as_2d(tensor)
+    return tensor if tensor.dtype == dtypes.string else string_ops.as_string(tensor)
+
+
+def _present(tensor):
+    """Where a categorical input holds a value: not '' (strings) and not -1 (integers)."""
+    tensor = _as_2d(tensor)
+    if tensor.dtype == dtypes.string:
+        return math_ops.greater(string_ops.length(tensor), 0)
+    return math_ops.not_equal(math_ops.cast(tensor, dtypes.int64), np.int64(-1))
+
+
+def _absent_as_minus_one(ids, present):
+    return math_ops.where(present, ids, shape_ops.fill(shape_ops.shape(ids), np.int64(-1)))
+
+
+def _hash(strings, buckets):
+    return string_ops.string_to_hash_bucket_fast(strings, buckets)
+
+
+def _text(value):
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8")
+
+
+class VocabularyListColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, key, vocabulary_list, dtype, default_value, num_oov_buckets):
+        self.key = self.name = key
+        self.vocabulary_list = vocabulary_list
+        self.dtype = dtype
+        self.default_value = default_value
+        self.num_oov_buckets = num_oov_buckets
+        self.num_buckets = len(vocabulary_list) + num_oov_buckets
+        self._strings = isinstance(vocabulary_list[0], (str, bytes))
+        if self._strings:
+            keys = [fingerprint64(_text(v)) % _KEY_SPACE for v in vocabulary_list]
+        else:
+            keys = [int(v) for v in vocabulary_list]
+        self._keys = np.array(keys, np.int64)
+
+    def _ids(self, features):
+        value = _as_2d(_feature(features, self.key))
+        if (value.dtype == dtypes.string) != self._strings:
+            raise ValueError(f"Column dtype and SparseTensors dtype must be compatible. "
+                             f"key: {self.key}, column dtype: {self.dtype}, tensor dtype: "
+                             f"{value.dtype}")
+        keys = (_hash(value, _KEY_SPACE) if self._strings
+                else math_ops.cast(value, dtypes.int64))
+        matches = math_ops.equal(shape_ops.expand_dims(keys, -1), core_ops.constant(self._keys))
+        found = math_ops.reduce_any(matches, axis=-1)
+        positions = core_ops.constant(np.arange(len(self._keys), dtype=np.int64))
+        index = math_ops.reduce_sum(math_ops.cast(matches, dtypes.int64) * positions, axis=-1)
+        if self.num_oov_buckets:
+            other = _hash(_strings(value), self.num_oov_buckets) + np.int64(len(self._keys))
+        else:
+            other = shape_ops.fill(shape_ops.shape(index), np.int64(self.default_value))
+        return _absent_as_minus_one(math_ops.where(found, index, other), _present(value))
+
+
+def categorical_column_with_vocabulary_list(key, vocabulary_list, dtype=None, default_value=-1,
+                                            num_oov_buckets=0):
+    """Ids by position in `vocabulary_list`; other values get `default_value` or, with
+    `num_oov_buckets`, one of that many buckets after the vocabulary (by hash)."""
+    vocabulary_list = list(vocabulary_list)
+    if not vocabulary_list:
+        raise ValueError(f"vocabulary_list {vocabulary_list} must be non-empty, column_name: {key}")
+    if len(set(vocabulary_list)) != len(vocabulary_list):
+        raise ValueError(f"Duplicate keys in vocabulary_list {vocabulary_list}, "
+                         f"column_name: {key}")
+    if num_oov_buckets < 0:
+        raise ValueError(f"Invalid num_oov_buckets {num_oov_buckets}.")
+    if default_value != -1 and num_oov_buckets:
+        raise ValueError(f"Can't specify both default_value {default_value} and num_oov_buckets "
+                         f"{num_oov_buckets}.")
+    if dtype is None:
+        dtype = dtypes.string if isinstance(vocabulary_list[0], (str, bytes)) else dtypes.int64
+    return VocabularyListColumn(key, tuple(vocabulary_list), dtypes.as_dtype(dtype),
+                                int(default_value), int(num_oov_buckets))
+
+
+class IdentityColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, key, num_buckets, default_value):
+        self.key = self.name = key
+        self.num_buckets = num_buckets
+        self.default_value = default_value
+
+    def _ids(self, features):
+        ids = math_ops.cast(_as_2d(_feature(features, self.key)), dtypes.int64)
+        valid = math_ops.logical_and(math_ops.greater_equal(ids, 0),
+                                     math_ops.less(ids, self.num_buckets))
+        fallback = -1 if self.default_value is None else self.default_value
+        fallback = math_ops.where(math_ops.equal(ids, np.int64(-1)), ids,  # -1: absent
+                                  shape_ops.fill(shape_ops.shape(ids), np.int64(fallback)))
+        return math_ops.where(valid, ids, fallback)
+
+
+def categorical_column_with_identity(key, num_buckets, default_value=None):
+    """Integer inputs used as ids in `[0, num_buckets)`; others get `default_value` (absent when
+    None: TensorFlow raises for them at run time, graphflow ignores them)."""
+    if num_buckets < 1:
+        raise ValueError(f"num_buckets {num_buckets} < 1, column_name {key}")
+    if default_value is not None and not 0 <= default_value < num_buckets:
+        raise ValueError(f"default_value {default_value} not in range [0, {num_buckets}), "
+                         f"column_name {key}")
+    return IdentityColumn(key, int(num_buckets), default_value)
+
+
+class HashBucketColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, key, hash_bucket_size, dtype):
+        self.key = self.name = key
+        self.hash_bucket_size = self.num_buckets = hash_bucket_size
+        self.dtype = dtype
+
+    def _ids(self, features):
+        value = _feature(features, self.key)
+        return _absent_as_minus_one(_hash(_strings(value), self.hash_bucket_size),
+                                    _present(value))
+
+
+def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.string):
+    """Ids = hash(value) % hash_bucket_size (BLAKE2b here, FarmHash in TensorFlow: the buckets
+    differ from TensorFlow's)."""
+    if hash_bucket_size is None or hash_bucket_size < 1:
+        raise ValueError(f"hash_bucket_size must be at least 1. hash_bucket_size: "
+                         f"{hash_bucket_size}, key: {key}")
+    return HashBucketColumn(key, int(hash_bucket_size), dtypes.as_dtype(dtype))
+
+
+class CrossedColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, keys, hash_bucket_size):
+        self.keys = keys
+        self.hash_bucket_size = self.num_buckets = hash_bucket_size
+        self.name = "_X_".join(k if isinstance(k, str) else k.name for k in keys)
+
+    def _ids(self, features):
+        strings, present = None, None
+        for key in self.keys:
+            if isinstance(key, str):
+                value = _feature(features, key)
+                part, mask = _strings(value), _present(value)
+            else:
+                ids = key._ids(features)
+                part = string_ops.as_string(ids)
+                mask = math_ops.greater_equal(ids, np.int64(0))
+            if strings is None:
+                strings, present = part, mask
+                continue
+            # every (earlier combination, value) pair: [batch, m, 1] x [batch, 1, n] -> [batch, m*n]
+            width = shape_ops.shape(part)[1:2]
+            before = shape_ops.shape(strings)[1:2]
+            ones = core_ops.constant(np.array([1], np.int32))
+            left = array_ops.tile(shape_ops.expand_dims(strings, 2),
+                                  shape_ops.concat([ones, ones, width], 0))
+            right = array_ops.tile(shape_ops.expand_dims(part, 1),
+                                   shape_ops.concat([ones, before, ones], 0))
+            strings = shape_ops.reshape(string_ops.string_join([left, right], separator="_X_"),
+                                        [shape_ops.shape(part)[0], -1])
+            present = shape_ops.reshape(math_ops.logical_and(shape_ops.expand_dims(present, 2),
+                                                             shape_ops.expand_dims(mask, 1)),
+                                        [shape_ops.shape(part)[0], -1])
+        return _absent_as_minus_one(_hash(strings, self.hash_bucket_size), present)
+
+
+def crossed_column(keys, hash_bucket_size, hash_key=None):
+    """Hashed combinations of every value of each key (a feature name or a categorical column);
+    BLAKE2b of the joined text, so the buckets differ from TensorFlow's."""
+    keys = list(keys)
+    if len(keys) < 2:
+        raise ValueError(f"keys must be a list with length > 1. Given: {keys}")
+    if hash_bucket_size is None or hash_bucket_size < 1:
+        raise ValueError(f"hash_bucket_size must be > 1. hash_bucket_size: {hash_bucket_size}")
+    for k in keys:
+        if not isinstance(k, str) and not getattr(k, "is_categorical", False):
+            raise ValueError(f"Unsupported key type. All keys must be either string, or "
+                             f"categorical column except HashedCategoricalColumn. Given: {k}")
+    return CrossedColumn(tuple(keys), int(hash_bucket_size))
+
+
+def categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_size=None,
+                                            num_oov_buckets=0, default_value=None,
+                                            dtype=dtypes.string):
+    """`categorical_column_with_vocabulary_list` over the lines of `vocabulary_file` (the first
+    `vocabulary_size` of them when given)."""
+    if not vocabulary_file:
+        raise ValueError(f"Missing vocabulary_file in {key}.")
+    with gfile.GFile(vocabulary_file, "r") as f:
+        words = [line.rstrip("\r\n") for line in f]
+    if vocabulary_size is not None:
+        if vocabulary_size > len(words):
+            raise ValueError(f"vocabulary_size {vocabulary_size} exceeds the {len(words)} lines "
+                             f"of {vocabulary_file}")
+        words = words[:vocabulary_size]
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.is_integer:
+        words = [int(w) for w in words]
+    return categorical_column_with_vocabulary_list(
+        key, words, dtype, -1 if default_value is None else default_value, num_oov_buckets)
+
+
+class WeightedCategoricalColumn(_Column):
+    is_categorical = True
+
+    def __init__(self, categorical_column, weight_feature_key, dtype):
+        self.categorical_column = categorical_column
+        self.weight_feature_key = weight_feature_key
+        self.dtype = dtype
+        self.num_buckets = categorical_column.num_buckets
+        self.name = f"{categorical_column.name}_weighted_by_{weight_feature_key}"
+
+    def _ids(self, features):
+        return self.categorical_column._ids(features)
+
+    def _weights(self, features):
+        weights = _as_2d(_feature(features, self.weight_feature_key))
+        return math_ops.cast(weights, dtypes.float32)
+
+
+def weighted_categorical_column(categorical_column, weight_feature_key, dtype=dtypes.float32):
+    """A categorical column whose every id carries the weight at the same position of
+    `features[weight_feature_key]` (indicator: summed weights; embedding / linear: weighted
+    combination)."""
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
+        raise ValueError(f"dtype {dtype} is not convertible to float.")
+    if not getattr(categorical_column, "is_categorical", False):
+        raise ValueError(f"categorical_column must be categorical, got {categorical_column}")
+    return WeightedCategoricalColumn(categorical_column, weight_feature_key, dtype)
