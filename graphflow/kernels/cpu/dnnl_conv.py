@@ -252,45 +252,42 @@ def _weights_in(plans, f):
     return weights
 
 
+def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads):
+    """Run the `kind` primitive ("forward" or "backward_data") that maps the NHWC `src` to the
+    NHWC `dst` through the HWIO filter `f`, block by block; False where oneDNN has no primitive."""
+    n = src.shape[0]
+    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
+    plans = _block_plans(kind, geo, n, nb, c, oc)
+    if plans is None:
+        return False
+    weights = _weights_in(plans, f)
+    sb, db = _image_bytes(src), _image_bytes(dst)
+
+    def work_on(lo, hi):
+        plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,
+                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
+                                     dst_arg: dst.ctypes.data + lo * db})
+    run_blocks(n, nb, work_on, threads)
+    return True
+
+
 def conv2d(x, f, geo, threads):
     """Forward convolution of float32 NHWC `x` with the HWIO filter `f`: NHWC output
     (None where oneDNN has no primitive for this geometry; so for the two gradients)."""
     x = np.ascontiguousarray(x)
-    n, c, oc = x.shape[0], f.shape[2], f.shape[3]
-    out = np.empty((n, geo.oh, geo.ow, oc), np.float32)
-    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
-    plans = _block_plans("forward", geo, n, nb, c, oc)
-    if plans is None:
-        return None
-    weights = _weights_in(plans, f)
-    xb, yb = _image_bytes(x), _image_bytes(out)
-
-    def work_on(lo, hi):
-        plans[hi - lo].prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
-                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
-                                     dnnl.ARG_DST: out.ctypes.data + lo * yb})
-    run_blocks(n, nb, work_on, threads)
-    return out
+    c, oc = f.shape[2], f.shape[3]
+    out = np.empty((x.shape[0], geo.oh, geo.ow, oc), np.float32)
+    done = _through_filter("forward", dnnl.ARG_SRC, x, dnnl.ARG_DST, out, f, geo, c, oc, threads)
+    return out if done else None
 
 
 def conv2d_backprop_input(g, f, geo, n, c, threads):
     """NHWC input gradient from the NHWC output gradient `g` and the HWIO filter."""
     g = np.ascontiguousarray(g)
-    oc = f.shape[3]
     dx = np.empty((n, geo.h, geo.w, c), np.float32)
-    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
-    plans = _block_plans("backward_data", geo, n, nb, c, oc)
-    if plans is None:
-        return None
-    weights = _weights_in(plans, f)
-    gb, xb = _image_bytes(g), _image_bytes(dx)
-
-    def work_on(lo, hi):
-        plans[hi - lo].prim.execute({dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
-                                     dnnl.ARG_WEIGHTS: weights[hi - lo],
-                                     dnnl.ARG_DIFF_SRC: dx.ctypes.data + lo * xb})
-    run_blocks(n, nb, work_on, threads)
-    return dx
+    done = _through_filter("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
+                           c, f.shape[3], threads)
+    return dx if done else None
 
 
 def conv2d_backprop_filter(x, g, geo, f_shape, threads):
