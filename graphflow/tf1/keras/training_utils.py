@@ -10,7 +10,8 @@ from graphflow.fileformat import file_io
 
 
 class Callback:
-    """The base of Keras callbacks: hooks called by `fit` with the epoch's logs."""
+    """The base of Keras callbacks: hooks called by `fit` with the logs (`on_train_begin/end`,
+    `on_epoch_begin/end`, `on_batch_begin/end`); `self.model` is the model being fitted."""
 
     def __init__(self):
         self.model, self.params = None, {}
@@ -20,6 +21,30 @@ class Callback:
 
     def set_params(self, params):
         self.params = params
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_batch_end(self, batch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs)
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
 
 
 class _Logs(dict):
