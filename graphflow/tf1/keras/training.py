@@ -237,7 +237,7 @@ class Model(Network):
                                                 validation_split, validation_data,
                                                 validation_steps)
         history = History(self)
-        callbacks = CallbackList([history] + list(callbacks or []), self, {
+        callbacks = CallbackList(list(callbacks or []) + [history], self, {
             "epochs": epochs, "batch_size": batch_size, "steps": source.steps,
             "samples": len(source.xs[0]) if isinstance(source, ArraySource) else None,
             "verbose": verbose, "do_validation": validation is not None,
