@@ -7,7 +7,7 @@ recurrent kernel, zero bias with the forget gate's part at one (`unit_forget_bia
 tanh and recurrent activation hard_sigmoid (TF1's `tf.keras.layers.LSTM`).
 """
 
-from graphflow.ops import math_ops, slice_ops
+from graphflow.ops import array_ops, math_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1 import init_ops
 from graphflow.tf1.keras import activations, initializers
@@ -58,7 +58,8 @@ class KerasLSTMCell(RNNCell):
 
 class LSTM(Layer):
     """`LSTM(units, activation='tanh', recurrent_activation='hard_sigmoid', use_bias=True,
-    return_sequences=False, return_state=False, ...)` over inputs [batch, time, features]."""
+    return_sequences=False, return_state=False, go_backwards=False, ...)` over inputs
+    [batch, time, features]."""
 
     def __init__(self, units, activation="tanh", recurrent_activation="hard_sigmoid",
                  use_bias=True, kernel_initializer="glorot_uniform",
@@ -68,9 +69,9 @@ class LSTM(Layer):
                  go_backwards=False, stateful=False, dropout=0.0, recurrent_dropout=0.0,
                  **kwargs):
         super().__init__(**kwargs)
-        if go_backwards or stateful or dropout or recurrent_dropout:
-            raise NotImplementedError("LSTM: go_backwards, stateful and (recurrent_)dropout are "
-                                      "not supported")
+        if stateful or dropout or recurrent_dropout:
+            raise NotImplementedError("LSTM: stateful and (recurrent_)dropout are not supported")
+        self.go_backwards = go_backwards
         self.units = int(units)
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
@@ -95,6 +96,8 @@ class LSTM(Layer):
 
     def call(self, inputs, initial_state=None):
         x = convert_to_tensor(inputs)
+        if self.go_backwards:         # reversed in time; sequences come back reversed (Keras)
+            x = array_ops.reverse(x, [1])
         if initial_state is not None:
             initial_state = LSTMStateTuple(*initial_state)
         outputs, state = dynamic_rnn(KerasLSTMCell(self), x, initial_state=initial_state,
