@@ -205,7 +205,8 @@ from graphflow.tf1.keras.training import Model as _KerasModel
 
 _KERAS = "graphflow.tf1.keras."
 _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
-    "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more")])
+    "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more",
+    "layers_conv_more")])
 _keras_models = _Namespace("tf.keras.models", members={"Sequential": _KerasSequential,
                                                       "Model": _KerasModel})
 keras = _Namespace("tf.keras", members={
