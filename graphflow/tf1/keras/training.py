@@ -342,9 +342,11 @@ class Model(Network):
                                  f"gives {value.shape}")
         backend.batch_set_value(pairs)
 
-    def save(self, filepath, *args, **kwargs):
-        raise NotImplementedError("graphflow's tf.keras cannot save whole models (HDF5); use "
-                                  "model.save_weights and rebuild the model in code")
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
+        """Writes the architecture, the weights and the compile arguments to `filepath` in
+        graphflow's format (see `saving`); `tf.keras.models.load_model` reads it back."""
+        from graphflow.tf1.keras.saving import save_model
+        save_model(self, filepath)
 
 
 __all__ = ["Model"]

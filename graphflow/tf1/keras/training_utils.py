@@ -139,9 +139,12 @@ def summary_lines(model):
     return lines
 
 
-def write_weights(path, names, values):
+def write_weights(path, names, values, extra=None):
+    """The weights file; `extra` adds text entries (stored as utf-8 bytes) by name."""
     arrays = {f"w{i:05d}": np.asarray(v) for i, v in enumerate(values)}
     arrays["names"] = np.frombuffer(json.dumps(list(names)).encode(), dtype=np.uint8)
+    for key, text in (extra or {}).items():
+        arrays[key] = np.frombuffer(text.encode(), dtype=np.uint8)
     with file_io.atomic_write(path) as f:
         file_io.write_npz(f, arrays)
 
