@@ -1,5 +1,5 @@
 """`tf.keras.callbacks`: the hooks `fit` calls (`CallbackList`) and TF 1.15 Keras's common
-callbacks: EarlyStopping, ModelCheckpoint (weights through `save_weights`, graphflow's .npz),
+callbacks: EarlyStopping, ModelCheckpoint (`model.save` or `save_weights`, graphflow's .npz),
 LearningRateScheduler and ReduceLROnPlateau (on the Keras optimizer's learning-rate variable),
 CSVLogger, LambdaCallback and TerminateOnNaN; `Callback` and `History` come from
 `training_utils`."""
@@ -87,8 +87,8 @@ class EarlyStopping(Callback):
 class ModelCheckpoint(Callback):
     """Saves the model's weights after epochs to `filepath` formatted with the epoch (1-based)
     and the logs (`'w.{epoch:02d}-{val_loss:.2f}.npz'`); with `save_best_only`, only when
-    `monitor` improved. graphflow's tf.keras saves weights either way (save_weights_only=False
-    too): rebuild the model in code and `load_weights` the file."""
+    `monitor` improved. The whole model (`model.save`, read by `load_model`) or, with
+    `save_weights_only`, the weights (`save_weights`, read by `load_weights`)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch", period=1, **kwargs):
@@ -117,7 +117,10 @@ class ModelCheckpoint(Callback):
             self.best = current
         if self.verbose > 0:
             print(f"Epoch {epoch + 1:05d}: saving model to {path}")
-        self.model.save_weights(path, overwrite=True)
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
 
 
 def _rate_variable(model):

@@ -94,6 +94,11 @@ def test_model_checkpoint_writes_epoch_files_and_best_only(tmp_path):
         tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: saved.append(
             sorted(p.name for p in best.iterdir())))])
     assert saved[-1] == ["e1.npz", "e3.npz", "e5.npz"]
+    # without save_weights_only the files hold whole models
+    expected = model.predict(x[:5])
+    tf.keras.backend.clear_session()
+    loaded = tf.keras.models.load_model(str(best / "e5.npz"))
+    np.testing.assert_allclose(loaded.predict(x[:5]), expected, rtol=1e-6)
 
 
 def test_learning_rate_scheduler_sets_the_variable_the_update_reads():
