@@ -23,6 +23,20 @@ from graphflow.ops.state_ops import Variable
 from graphflow.tf1.keras import backend, initializers
 
 _HISTORY = weakref.WeakKeyDictionary()   # output tensor -> (layer, node index, tensor index)
+_MASKS = weakref.WeakKeyDictionary()     # output tensor -> its Keras mask [batch, time] (bool)
+
+
+def set_mask(tensor, mask):
+    """Attaches a Keras mask (which time steps count) to a layer's output: Masking and
+    Embedding(mask_zero=True) set it, the recurrent layers read it."""
+    _MASKS[tensor] = mask
+
+
+def get_mask(tensor):
+    try:
+        return _MASKS.get(tensor)
+    except TypeError:
+        return None
 
 
 def history(tensor):

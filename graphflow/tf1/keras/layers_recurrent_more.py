@@ -7,15 +7,18 @@ TF1 Keras's layouts and defaults: GRU kernel [input, 3 * units] and recurrent_ke
 matmul, bias [3 * units]); `reset_after=True` (the CuDNN-compatible form) applies it after, with
 bias [2, 3 * units] (input bias, recurrent bias). h' = z * h + (1 - z) * candidate; activation
 tanh, recurrent activation hard_sigmoid. SimpleRNN: h' = tanh(x W + h U + b).
-`go_backwards` runs the sequence reversed (its sequences come back in the reversed order, as in
-Keras); `Bidirectional` concatenates (or sums, multiplies, averages) a forward layer and a
-backward copy whose sequences it puts back in time order.
+A mask on the inputs (Masking, Embedding(mask_zero=True)) makes masked steps keep the state
+(and repeat the previous output), as Keras does. `go_backwards` runs the sequence reversed
+(its sequences come back in the reversed order, as in Keras); `Bidirectional` concatenates
+(or sums, multiplies, averages) a forward layer and a backward copy whose sequences it puts
+back in time order.
 """
 
 from graphflow.ops import array_ops, math_ops, shape_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.keras import activations, initializers
-from graphflow.tf1.keras.base_layer import Layer, shape_list
+from graphflow.tf1.keras.base_layer import Layer, get_mask, shape_list
+from graphflow.tf1.keras.layers_recurrent import masked_inputs
 from graphflow.tf1.rnn import dynamic_rnn
 from graphflow.tf1.rnn_cell import RNNCell
 
@@ -37,7 +40,12 @@ class KerasRecurrentCell(RNNCell):
         return self.layer.units
 
     def call(self, inputs, state):
-        h = self.layer.step(inputs, state)
+        if isinstance(inputs, tuple):          # (x, mask): masked steps keep the state
+            x, keep = inputs
+            h = self.layer.step(x, state)
+            h = keep * h + (1.0 - keep) * state
+        else:
+            h = self.layer.step(inputs, state)
         return h, h
 
 
@@ -87,12 +95,11 @@ class _Recurrent(Layer):
 
     def call(self, inputs, initial_state=None):
         x = convert_to_tensor(inputs)
-        if self.go_backwards:
-            x = array_ops.reverse(x, [1])
+        sequence = masked_inputs(x, get_mask(inputs), self.go_backwards)
         if isinstance(initial_state, (list, tuple)):
             initial_state = initial_state[0]
-        outputs, state = dynamic_rnn(KerasRecurrentCell(self), x, initial_state=initial_state,
-                                     dtype=x.dtype)
+        outputs, state = dynamic_rnn(KerasRecurrentCell(self), sequence,
+                                     initial_state=initial_state, dtype=x.dtype)
         result = outputs if self.return_sequences else state
         return [result, state] if self.return_state else result
 

@@ -121,3 +121,37 @@ def keras_gru(tf, np, reset_after=False):
         trained = gru.get_weights()
     return {"sequences": sequences, "loss": np.array(history.history["loss"]),
             "kernel": trained[0], "recurrent": trained[1]}
+
+
+def keras_masked_rnn(tf, np, kind="GRU"):
+    """Embedding(mask_zero=True) -> GRU/LSTM (final state) -> Dense over padded id sequences,
+    fixed weights, then two epochs with Adam: padding steps must not change the state."""
+    rng = np.random.RandomState(12)
+    lengths = rng.randint(2, 7, 32)
+    ids = np.zeros((32, 7), np.int64)
+    for i, n in enumerate(lengths):
+        ids[i, 7 - n:] = rng.randint(1, 9, n)          # left padded
+        ids[i, :7 - n] = 0
+    ids[::3] = np.roll(ids[::3], -1, axis=1)           # some rows padded inside too
+    y = (ids.sum(axis=1) > 20).astype(np.float32)
+    gates = 3 if kind == "GRU" else 4
+    table = (rng.randn(9, 3) * 0.5).astype(np.float32)
+    kernel = (rng.randn(3, gates * 4) * 0.4).astype(np.float32)
+    recurrent = (rng.randn(4, gates * 4) * 0.4).astype(np.float32)
+    with tf.Graph().as_default():
+        extra = {"reset_after": False} if kind == "GRU" else {}
+        layer = getattr(tf.keras.layers, kind)(
+            4, recurrent_activation="hard_sigmoid",
+            kernel_initializer=tf.constant_initializer(kernel),
+            recurrent_initializer=tf.constant_initializer(recurrent), **extra)
+        model = tf.keras.Sequential([
+            tf.keras.layers.Embedding(9, 3, input_length=7, mask_zero=True,
+                                      embeddings_initializer=tf.constant_initializer(table)),
+            layer,
+            tf.keras.layers.Dense(1, activation="sigmoid",
+                                  kernel_initializer=tf.constant_initializer(0.3))])
+        model.compile(tf.keras.optimizers.Adam(0.01), "binary_crossentropy")
+        before = model.predict(ids)
+        history = model.fit(ids, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+        after = model.predict(ids)
+    return {"before": before, "after": after, "loss": np.array(history.history["loss"])}

@@ -176,3 +176,66 @@ def test_gru_matches_tf_legacy_keras(tensorflow_gru, reset_after):
     assert sorted(ours) == sorted(theirs)
     for key in ours:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4, atol=1e-5, err_msg=key)
+
+
+def test_masking_keeps_state_over_masked_steps():
+    rng = np.random.RandomState(5)
+    data = rng.randn(3, 6, 2).astype(np.float32)
+    data[0, 4:] = 0.0                       # padded at the end
+    data[1, :2] = 0.0                       # padded at the start
+    data[2, 3] = 0.0                        # a hole
+    x = tf.placeholder(tf.float32, [None, 6, 2])
+    masked = tf.keras.layers.Masking()(x)
+    gru = tf.keras.layers.GRU(4, return_sequences=True, return_state=True)
+    lstm = tf.keras.layers.LSTM(4, return_sequences=True)
+    sequence, state = gru(masked)
+    lstm_out = lstm(masked)
+    weights = _weights(rng, 2, 4, 3, [12])
+    lstm_weights = _weights(rng, 2, 4, 4, [16])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for layer, values in ((gru, weights), (lstm, lstm_weights)):
+            for variable, value in zip(layer.weights, values):
+                variable.load(value, sess)
+        got_seq, got_state, got_lstm = sess.run([sequence, state, lstm_out], {x: data})
+    keep = np.any(data != 0, axis=-1)
+    for row in range(3):
+        kept = data[row:row + 1, keep[row]]
+        expected_seq, expected_state = _numpy_gru(kept, *weights, 4, False)
+        np.testing.assert_allclose(got_state[row], expected_state[0], rtol=1e-4, atol=1e-5)
+        # TF1 Keras: a masked step repeats the previous output (zeros before the first)
+        positions = np.cumsum(keep[row]) - 1
+        repeated = np.concatenate([np.zeros((1, 4)), expected_seq[0]])[positions + 1]
+        np.testing.assert_allclose(got_seq[row], repeated, rtol=1e-4, atol=1e-5)
+    # the LSTM's sequence also stands still over the masked steps
+    np.testing.assert_allclose(got_lstm[0, 4:], np.repeat(got_lstm[0, 3:4], 2, 0), rtol=1e-6)
+    np.testing.assert_allclose(got_lstm[1, :2], 0.0)
+    np.testing.assert_allclose(got_lstm[2, 3], got_lstm[2, 2], rtol=1e-6)
+    assert np.abs(got_lstm[2, 4] - got_lstm[2, 3]).max() > 1e-3
+
+
+@pytest.fixture(scope="module")
+def tensorflow_masked():
+    python = tf_python()
+    if python is None:
+        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
+    if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
+        pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
+    saved = os.environ.get("TF_USE_LEGACY_KERAS")
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    try:
+        return run_in_tensorflow([(kind, programs.keras_masked_rnn, {"kind": kind})
+                                  for kind in ("GRU", "LSTM")])
+    finally:
+        if saved is None:
+            del os.environ["TF_USE_LEGACY_KERAS"]
+        else:
+            os.environ["TF_USE_LEGACY_KERAS"] = saved
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_masked_embedding_rnn_matches_tf_legacy_keras(tensorflow_masked, kind):
+    ours = programs.keras_masked_rnn(tf, np, kind=kind)
+    theirs = tensorflow_masked[kind]
+    for key in ours:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4, atol=1e-5, err_msg=key)
