@@ -31,6 +31,15 @@ class CallbackList:
             if method is not None:
                 method(*args)
 
+    def call_batch(self, when, batch, logs):
+        """`on_train_batch_<when>` (TF 1.15's name; the base class passes it on to
+        `on_batch_<when>`), or `on_batch_<when>` for a callback without it."""
+        for cb in self.callbacks:
+            method = getattr(cb, f"on_train_batch_{when}", None) or \
+                getattr(cb, f"on_batch_{when}", None)
+            if method is not None:
+                method(batch, logs)
+
 
 def _monitor_op(mode, monitor):
     if mode not in ("auto", "min", "max"):

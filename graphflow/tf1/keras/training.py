@@ -180,7 +180,7 @@ class Model(Network):
                 totals = np.zeros(len(fetches) - (1 if training else 0))
             size = len(xs[0])
             if callbacks is not None:
-                callbacks.call("on_batch_begin", step, {"batch": step, "size": size})
+                callbacks.call_batch("begin", step, {"batch": step, "size": size})
             feed = self._feed(xs, ys)
             phase = backend.phase_placeholder(self.inputs[0].graph)
             if phase is not None:
@@ -192,7 +192,7 @@ class Model(Network):
             if callbacks is not None:
                 logs = {"batch": step, "size": size}
                 logs.update(zip(self.metrics_names, (float(v) for v in values)))
-                callbacks.call("on_batch_end", step, logs)
+                callbacks.call_batch("end", step, logs)
                 if self.stop_training:
                     break
         if totals is None:

@@ -108,3 +108,30 @@ def test_dataset_with_targets_refuses_y():
     model = _model()
     with pytest.raises(ValueError, match="must not be given"):
         model.fit(tf.data.Dataset.from_tensor_slices((x, labels)).batch(8), labels, verbose=0)
+
+
+def test_deferred_sequential_builds_on_the_first_dataset_batch_and_hears_train_batch_hooks():
+    tf.keras.backend.clear_session()
+    tf.set_random_seed(0)
+    x, labels = _blobs()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(3, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+
+    class Counter(tf.keras.callbacks.Callback):
+        train_batches = plain_batches = 0
+
+        def on_train_batch_end(self, batch, logs=None):
+            Counter.train_batches += 1
+
+    class Plain:                                  # duck-typed: only on_batch_end
+        batches = 0
+
+        def on_batch_end(self, batch, logs=None):
+            Plain.batches += 1
+
+    dataset = tf.data.Dataset.from_tensor_slices(({"features": x}, labels)).batch(60)
+    model.fit(dataset.map(lambda f, y: (f["features"], y)), epochs=2, verbose=0,
+              callbacks=[Counter(), Plain()])
+    assert model.inputs[0].shape.as_list() == [None, 2]
+    assert Counter.train_batches == 20 and Plain.batches == 20
