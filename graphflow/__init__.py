@@ -227,7 +227,8 @@ keras = _Namespace("tf.keras", members={
     "regularizers": _Namespace("tf.keras.regularizers", members={
         n: getattr(_keras_initializers, n) for n in _keras_initializers.REGULARIZERS_ALL}),
     "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter"]),
-    "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks"])},
+    "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks",
+                                                 _KERAS + "callbacks_tensorboard"])},
     hints={"datasets": "tf.keras.datasets downloads its data and graphflow works offline: load "
                        "the arrays with numpy instead"})
 for _name in ("layers", "models", "backend", "optimizers", "losses", "metrics", "activations",

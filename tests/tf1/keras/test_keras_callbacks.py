@@ -174,3 +174,4 @@ def test_csv_logger_lambda_and_terminate_on_nan(tmp_path):
             logs["loss"]))])
     assert len(history.epoch) == 1 and not math.isfinite(batches[-1])
     assert all(math.isfinite(v) for v in batches[:-1]) and len(batches) < 20
+
