@@ -196,7 +196,7 @@ class Model(Network):
                 if self.stop_training:
                     break
         if totals is None:
-            raise ValueError("the data gave no batch")
+            raise ValueError("the data gave no batch (an exhausted generator or an empty dataset)")
         return totals / max(count, 1)
 
     def _train_source(self, x, y, batch_size, shuffle, steps, validation_split, validation_data,

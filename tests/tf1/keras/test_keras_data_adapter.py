@@ -135,3 +135,28 @@ def test_deferred_sequential_builds_on_the_first_dataset_batch_and_hears_train_b
               callbacks=[Counter(), Plain()])
     assert model.inputs[0].shape.as_list() == [None, 2]
     assert Counter.train_batches == 20 and Plain.batches == 20
+
+
+def test_steps_past_the_end_of_a_dataset_end_the_epoch_and_generator_validation(capsys):
+    x, labels = _blobs()
+    model = _model()
+    batches = []
+
+    def validation():
+        while True:
+            for i in range(0, 100, 25):
+                yield x[500 + i:525 + i], labels[500 + i:525 + i]
+
+    history = model.fit(
+        tf.data.Dataset.from_tensor_slices((x[:500], labels[:500])).batch(50),
+        steps_per_epoch=15, epochs=2, verbose=0, validation_data=validation(),
+        validation_steps=4, callbacks=[tf.keras.callbacks.LambdaCallback(
+            on_batch_end=lambda b, logs: batches.append(b))])
+    assert capsys.readouterr().out.count("ran out of data after 10 of 15 steps") == 2
+    assert batches == list(range(10)) * 2            # re-initialized for the second epoch
+    assert history.history["val_loss"][-1] == pytest.approx(
+        model.evaluate(x[500:], labels[500:], verbose=0)[0], rel=1e-5)
+    exhausted = iter([(x[:10], labels[:10])])
+    with pytest.raises(ValueError, match="no batch"):
+        model.fit(x, labels, epochs=2, verbose=0, validation_data=exhausted,
+                  validation_steps=1)
