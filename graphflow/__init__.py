@@ -202,14 +202,17 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
 # --- tf.keras in graph mode (graphflow/tf1/keras/): layers, models, compile/fit, backend session ---
 from graphflow.tf1.keras import initializers as _keras_initializers
 from graphflow.tf1.keras import losses as _keras_losses
+from graphflow.tf1.keras.loading import load_model as _keras_load_model
 from graphflow.tf1.keras.sequential import Sequential as _KerasSequential
 from graphflow.tf1.keras.training import Model as _KerasModel
 
 _KERAS = "graphflow.tf1.keras."
 _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
-    "base_layer", "layers_core", "layers_conv", "layers_recurrent")])
+    "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more",
+    "layers_conv_more")])
 _keras_models = _Namespace("tf.keras.models", members={"Sequential": _KerasSequential,
-                                                      "Model": _KerasModel})
+                                                      "Model": _KerasModel,
+                                                      "load_model": _keras_load_model})
 keras = _Namespace("tf.keras", members={
     "layers": _keras_layers,
     "models": _keras_models,
@@ -225,8 +228,9 @@ keras = _Namespace("tf.keras", members={
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
     "regularizers": _Namespace("tf.keras.regularizers", members={
         n: getattr(_keras_initializers, n) for n in _keras_initializers.REGULARIZERS_ALL}),
-    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils"]),
-    "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "training_utils"])},
+    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter"]),
+    "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks",
+                                                 _KERAS + "callbacks_tensorboard"])},
     hints={"datasets": "tf.keras.datasets downloads its data and graphflow works offline: load "
                        "the arrays with numpy instead"})
 for _name in ("layers", "models", "backend", "optimizers", "losses", "metrics", "activations",

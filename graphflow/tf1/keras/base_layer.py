@@ -23,6 +23,20 @@ from graphflow.ops.state_ops import Variable
 from graphflow.tf1.keras import backend, initializers
 
 _HISTORY = weakref.WeakKeyDictionary()   # output tensor -> (layer, node index, tensor index)
+_MASKS = weakref.WeakKeyDictionary()     # output tensor -> its Keras mask [batch, time] (bool)
+
+
+def set_mask(tensor, mask):
+    """Attaches a Keras mask (which time steps count) to a layer's output: Masking and
+    Embedding(mask_zero=True) set it, the recurrent layers read it."""
+    _MASKS[tensor] = mask
+
+
+def get_mask(tensor):
+    try:
+        return _MASKS.get(tensor)
+    except TypeError:
+        return None
 
 
 def history(tensor):
@@ -52,7 +66,24 @@ class Node:
 
 
 class Layer:
-    """Base class: subclasses define `build(input_shape)` (weights) and `call(inputs, ...)`."""
+    """Base class: subclasses define `build(input_shape)` (weights) and `call(inputs, ...)`.
+    Each instance keeps the arguments it was constructed with (`_init_args`), which
+    `model.save` writes as the layer's configuration."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        def recording_init(self, *args, **kw):
+            if "_init_args" not in self.__dict__:     # the most derived class's call
+                object.__setattr__(self, "_init_args", (args, dict(kw)))
+            init(self, *args, **kw)
+
+        recording_init.__doc__, recording_init.__wrapped__ = init.__doc__, init
+        recording_init.__name__ = recording_init.__qualname__ = "__init__"
+        cls.__init__ = recording_init
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
                  batch_input_shape=None, batch_size=None, **kwargs):

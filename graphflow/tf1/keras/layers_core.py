@@ -1,13 +1,14 @@
-"""Keras's core layers: Dense, Activation, Flatten, Dropout, Reshape, Lambda, Embedding,
-Concatenate, Add and BatchNormalization, built from graphflow's ops with Keras's defaults
-(glorot_uniform kernels, zero biases; BatchNormalization momentum 0.99, epsilon 1e-3)."""
+"""Keras's core layers: Dense, Activation, Flatten, Dropout, Reshape, Lambda, Embedding
+(mask_zero), Masking, Concatenate, Add and BatchNormalization, built from graphflow's ops with
+Keras's defaults (glorot_uniform kernels, zero biases; BatchNormalization momentum 0.99,
+epsilon 1e-3)."""
 
 from graphflow.ops import math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1 import layers as tf_layers
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.keras import activations
-from graphflow.tf1.keras.base_layer import Layer, shape_list
+from graphflow.tf1.keras.base_layer import Layer, set_mask, shape_list
 
 
 class Dense(Layer):
@@ -123,8 +124,7 @@ class Embedding(Layer):
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         super().__init__(**kwargs)
-        if mask_zero:
-            raise NotImplementedError("Embedding: mask_zero (Keras masking) is not supported")
+        self.mask_zero = mask_zero
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
@@ -140,7 +140,26 @@ class Embedding(Layer):
         ids = convert_to_tensor(inputs)
         if ids.dtype.is_floating:
             ids = math_ops.cast(ids, "int32")
-        return embedding_lookup(self.embeddings, ids)
+        out = embedding_lookup(self.embeddings, ids)
+        if self.mask_zero:               # id 0 is padding: the recurrent layers skip it
+            set_mask(out, math_ops.not_equal(ids, 0))
+        return out
+
+
+class Masking(Layer):
+    """`Masking(mask_value=0.0)`: time steps whose features all equal `mask_value` are zeroed
+    and masked; a recurrent layer called on the output carries its state over them."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def call(self, inputs):
+        x = convert_to_tensor(inputs)
+        keep = math_ops.reduce_any(math_ops.not_equal(x, self.mask_value), axis=-1)
+        out = x * math_ops.cast(shape_ops.expand_dims(keep, -1), x.dtype)
+        set_mask(out, keep)
+        return out
 
 
 class Concatenate(Layer):
@@ -242,5 +261,5 @@ class BatchNormalization(Layer):
                               normalize(self.moving_mean.value(), self.moving_variance.value()))
 
 
-__all__ = ["Dense", "Activation", "Flatten", "Dropout", "Reshape", "Lambda", "Embedding",
+__all__ = ["Dense", "Activation", "Flatten", "Dropout", "Reshape", "Lambda", "Embedding", "Masking",
            "Concatenate", "Add", "concatenate", "add", "BatchNormalization"]

@@ -4,14 +4,15 @@ time) with a cell holding the layer's weights.
 TF1 Keras's layout and defaults: kernel [input, 4 * units] and recurrent_kernel [units, 4 * units]
 with the gates in the order input, forget, cell, output; glorot_uniform kernel, orthogonal
 recurrent kernel, zero bias with the forget gate's part at one (`unit_forget_bias`); activation
-tanh and recurrent activation hard_sigmoid (TF1's `tf.keras.layers.LSTM`).
+tanh and recurrent activation hard_sigmoid (TF1's `tf.keras.layers.LSTM`). A mask on the
+inputs (Masking, Embedding(mask_zero=True)) makes masked steps keep the state.
 """
 
-from graphflow.ops import math_ops, slice_ops
+from graphflow.ops import array_ops, math_ops, shape_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1 import init_ops
 from graphflow.tf1.keras import activations, initializers
-from graphflow.tf1.keras.base_layer import Layer, shape_list
+from graphflow.tf1.keras.base_layer import Layer, get_mask, shape_list
 from graphflow.tf1.rnn import dynamic_rnn
 from graphflow.tf1.rnn_cell import LSTMStateTuple, RNNCell
 
@@ -24,6 +25,19 @@ class _UnitForgetBias(init_ops.Initializer):
         units = shape[0] // 4
         return shape_ops.concat([shape_ops.zeros([units], dtype), shape_ops.ones([units], dtype),
                                  shape_ops.zeros([2 * units], dtype)], axis=0)
+
+
+def masked_inputs(x, mask, go_backwards):
+    """What a Keras recurrent layer runs over: `x`, or (x, mask as 0/1 [batch, time, 1]) when
+    the inputs carry a mask; reversed in time with `go_backwards` (its sequences then come back
+    reversed, as in Keras)."""
+    if mask is not None:
+        keep = shape_ops.expand_dims(math_ops.cast(mask, x.dtype), -1)
+        if go_backwards:
+            keep = array_ops.reverse(keep, [1])
+    if go_backwards:
+        x = array_ops.reverse(x, [1])
+    return x if mask is None else (x, keep)
 
 
 class KerasLSTMCell(RNNCell):
@@ -44,7 +58,11 @@ class KerasLSTMCell(RNNCell):
 
     def call(self, inputs, state):
         layer = self.layer
+        keep = None
+        if isinstance(inputs, tuple):          # (x, mask): masked steps keep the state
+            inputs, keep = inputs
         c, h = state
+        c_old, h_old = c, h
         z = math_ops.matmul(inputs, layer.kernel) + math_ops.matmul(h, layer.recurrent_kernel)
         if layer.use_bias:
             z = z + layer.bias
@@ -53,12 +71,16 @@ class KerasLSTMCell(RNNCell):
         f = layer.recurrent_activation(f)
         c = f * c + i * layer.activation(g)
         h = layer.recurrent_activation(o) * layer.activation(c)
+        if keep is not None:
+            c = keep * c + (1.0 - keep) * c_old
+            h = keep * h + (1.0 - keep) * h_old
         return h, LSTMStateTuple(c, h)
 
 
 class LSTM(Layer):
     """`LSTM(units, activation='tanh', recurrent_activation='hard_sigmoid', use_bias=True,
-    return_sequences=False, return_state=False, ...)` over inputs [batch, time, features]."""
+    return_sequences=False, return_state=False, go_backwards=False, ...)` over inputs
+    [batch, time, features]."""
 
     def __init__(self, units, activation="tanh", recurrent_activation="hard_sigmoid",
                  use_bias=True, kernel_initializer="glorot_uniform",
@@ -68,9 +90,9 @@ class LSTM(Layer):
                  go_backwards=False, stateful=False, dropout=0.0, recurrent_dropout=0.0,
                  **kwargs):
         super().__init__(**kwargs)
-        if go_backwards or stateful or dropout or recurrent_dropout:
-            raise NotImplementedError("LSTM: go_backwards, stateful and (recurrent_)dropout are "
-                                      "not supported")
+        if stateful or dropout or recurrent_dropout:
+            raise NotImplementedError("LSTM: stateful and (recurrent_)dropout are not supported")
+        self.go_backwards = go_backwards
         self.units = int(units)
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
@@ -95,9 +117,10 @@ class LSTM(Layer):
 
     def call(self, inputs, initial_state=None):
         x = convert_to_tensor(inputs)
+        sequence = masked_inputs(x, get_mask(inputs), self.go_backwards)
         if initial_state is not None:
             initial_state = LSTMStateTuple(*initial_state)
-        outputs, state = dynamic_rnn(KerasLSTMCell(self), x, initial_state=initial_state,
+        outputs, state = dynamic_rnn(KerasLSTMCell(self), sequence, initial_state=initial_state,
                                      dtype=x.dtype)
         result = outputs if self.return_sequences else state.h
         if self.return_state:

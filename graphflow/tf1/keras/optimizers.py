@@ -11,6 +11,32 @@ from graphflow.ops import training_ops
 from graphflow.tf1 import optimizers as tf_optimizers
 
 
+class _RateVariable:
+    """`optimizer.lr` / `optimizer.learning_rate`: the learning rate as a non-trainable variable
+    of the default graph (made on first use, tracked by the backend) that the update reads, so
+    callbacks and `backend.set_value` change it between steps, as in TF 1.15 Keras."""
+
+    _rate_attr = "_learning_rate"
+
+    def _rate_variable(self):
+        from graphflow.ops.core_ops import convert_to_tensor
+        from graphflow.ops.state_ops import Variable
+        from graphflow.tf1.keras import backend
+        value = getattr(self, self._rate_attr)
+        if not isinstance(value, Variable):
+            value = Variable(convert_to_tensor(float(value), dtype="float32"), trainable=False,
+                             name=self._name + "/learning_rate")
+            backend.track_variable(value)
+            setattr(self, self._rate_attr, value)
+        return value
+
+    lr = learning_rate = property(_rate_variable)
+
+    def minimize(self, loss, *args, **kwargs):
+        self._rate_variable()      # the rate is a variable before the update reads it
+        return super().minimize(loss, *args, **kwargs)
+
+
 def _rate(learning_rate, kwargs, default):
     lr = kwargs.pop("lr", None)
     if kwargs.pop("decay", 0.0):
@@ -23,7 +49,7 @@ def _rate(learning_rate, kwargs, default):
     return learning_rate
 
 
-class SGD(tf_optimizers.MomentumOptimizer):
+class SGD(_RateVariable, tf_optimizers.MomentumOptimizer):
     """`SGD(learning_rate=0.01, momentum=0.0, nesterov=False)`."""
 
     def __init__(self, learning_rate=None, momentum=0.0, nesterov=False, name="SGD", **kwargs):
@@ -43,8 +69,10 @@ class SGD(tf_optimizers.MomentumOptimizer):
         return super()._apply_dense(grad, var)
 
 
-class Adam(tf_optimizers.AdamOptimizer):
+class Adam(_RateVariable, tf_optimizers.AdamOptimizer):
     """`Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)`."""
+
+    _rate_attr = "_lr"
 
     def __init__(self, learning_rate=None, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, name="Adam", **kwargs):
@@ -53,7 +81,7 @@ class Adam(tf_optimizers.AdamOptimizer):
         super().__init__(_rate(learning_rate, kwargs, 0.001), beta_1, beta_2, epsilon, name=name)
 
 
-class RMSprop(tf_optimizers.RMSPropOptimizer):
+class RMSprop(_RateVariable, tf_optimizers.RMSPropOptimizer):
     """`RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False)`."""
 
     def __init__(self, learning_rate=None, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,

@@ -18,10 +18,11 @@ from graphflow.tf1.keras import backend
 from graphflow.tf1.keras import losses as keras_losses
 from graphflow.tf1.keras import optimizers as keras_optimizers
 from graphflow.tf1.keras.base_layer import Input, to_list
+from graphflow.tf1.keras.callbacks import CallbackList
+from graphflow.tf1.keras.data_adapter import ArraySource, is_dataset, is_generator, make_source
 from graphflow.tf1.keras.network import Network
 from graphflow.tf1.keras.training_utils import (
     History,
-    batches,
     format_logs,
     read_weights,
     standardize,
@@ -33,6 +34,7 @@ class Model(Network):
     """`tf.keras.Model(inputs, outputs)` (functional) or a subclass defining `call`."""
 
     optimizer = None
+    stop_training = False
 
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 sample_weight_mode=None, weighted_metrics=None, target_tensors=None, **kwargs):
@@ -162,92 +164,146 @@ class Model(Network):
         return feed
 
     # ------------------------------------------------------------------ loops
-    def _run_batches(self, fetches, x, y, batch_size, training, order=None):
-        """Runs `fetches` (scalar tensors) per batch; their batch-size-weighted means."""
-        session = backend.get_session()
-        phase = backend.phase_placeholder(self.inputs[0].graph)
-        xs, ys = to_list(x), (to_list(y) if y is not None else None)
-        totals, count = np.zeros(len(fetches) - (1 if training else 0)), 0
-        for rows in batches(len(xs[0]), batch_size, order):
-            feed = self._feed([a[rows] for a in xs], [a[rows] for a in ys])
+    def _fetches(self, training):
+        compiled = self._compile_graph()
+        fetches = [compiled["loss"]] + [t for _, t in compiled["metrics"]]
+        return [self._training_op()] + fetches if training else fetches
+
+    def _run_source(self, source, training, callbacks=None):
+        """Runs the loss and metrics (and the training op when `training`) over one epoch of
+        `source`; their batch-size-weighted means."""
+        fetches, session, totals, count = None, None, None, 0
+        for step, (xs, ys) in enumerate(source.epoch(self)):
+            if fetches is None:
+                fetches = self._fetches(training)
+                session = backend.get_session()
+                totals = np.zeros(len(fetches) - (1 if training else 0))
+            size = len(xs[0])
+            if callbacks is not None:
+                callbacks.call_batch("begin", step, {"batch": step, "size": size})
+            feed = self._feed(xs, ys)
+            phase = backend.phase_placeholder(self.inputs[0].graph)
             if phase is not None:
                 feed[phase] = training
-            values = session.run(fetches, feed)
-            values = values[1:] if training else values
-            totals += np.asarray(values, dtype=np.float64) * len(rows)
-            count += len(rows)
+            values = np.asarray(session.run(fetches, feed)[1 if training else 0:],
+                                dtype=np.float64)
+            totals += values * size
+            count += size
+            if callbacks is not None:
+                logs = {"batch": step, "size": size}
+                logs.update(zip(self.metrics_names, (float(v) for v in values)))
+                callbacks.call_batch("end", step, logs)
+                if self.stop_training:
+                    break
+        if totals is None:
+            raise ValueError("the data gave no batch (an exhausted generator or an empty dataset)")
         return totals / max(count, 1)
+
+    def _train_source(self, x, y, batch_size, shuffle, steps, validation_split, validation_data,
+                      validation_steps):
+        if is_dataset(x) or is_generator(x):
+            if validation_split:
+                raise ValueError("validation_split needs numpy arrays, not a dataset or "
+                                 "generator")
+            source = make_source(self, x, y, batch_size, steps)
+        else:
+            if y is None:
+                raise ValueError("fit needs targets `y` with array inputs")
+            xs, ys = self._ensure_inputs(x), self._arrays(y, self.outputs)
+            if validation_data is None and validation_split:
+                split = int(len(xs[0]) * (1.0 - validation_split))
+                validation_data = ([a[split:] for a in xs], [a[split:] for a in ys])
+                xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
+            source = ArraySource(xs, ys, batch_size, shuffle)
+        validation = None
+        if validation_data is not None:
+            if is_dataset(validation_data) or is_generator(validation_data):
+                validation = make_source(self, validation_data, None, batch_size,
+                                         validation_steps)
+            else:
+                validation = make_source(self, validation_data[0], validation_data[1],
+                                         batch_size, None)
+        return source, validation
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0,
-            steps_per_epoch=None, **kwargs):
-        if x is None or y is None:
-            raise ValueError("fit needs numpy arrays x and y (graphflow's tf.keras does not fit "
-                             "from datasets or generators)")
+            steps_per_epoch=None, validation_steps=None, **kwargs):
+        """Trains on arrays, a `tf.data.Dataset` of (x, y) or a generator of (x, y) (with
+        `steps_per_epoch` batches an epoch), calling the callbacks' hooks; the `History`."""
+        if x is None:
+            raise ValueError("fit needs data `x`")
         batch_size = batch_size or 32
-        x = self._ensure_inputs(x)
-        y = self._arrays(y, self.outputs)
-        if validation_data is None and validation_split:
-            split = int(len(x[0]) * (1.0 - validation_split))
-            validation_data = ([a[split:] for a in x], [a[split:] for a in y])
-            x, y = [a[:split] for a in x], [a[:split] for a in y]
-        train_op = self._training_op()
-        compiled = self._compile_graph()
-        fetches = [train_op, compiled["loss"]] + [t for _, t in compiled["metrics"]]
-        history = History(self, {"epochs": epochs, "batch_size": batch_size,
-                                 "samples": len(x[0])})
-        callbacks = [history] + list(callbacks or [])
-        for cb in callbacks:
-            cb.set_model(self) if hasattr(cb, "set_model") else None
-            getattr(cb, "on_train_begin", lambda logs=None: None)({})
+        source, validation = self._train_source(x, y, batch_size, shuffle, steps_per_epoch,
+                                                validation_split, validation_data,
+                                                validation_steps)
+        history = History(self)
+        callbacks = CallbackList(list(callbacks or []) + [history], self, {
+            "epochs": epochs, "batch_size": batch_size, "steps": source.steps,
+            "samples": len(source.xs[0]) if isinstance(source, ArraySource) else None,
+            "verbose": verbose, "do_validation": validation is not None,
+            "metrics": None})
         self.stop_training = False
+        callbacks.call("on_train_begin", {})
         for epoch in range(initial_epoch, epochs):
-            for cb in callbacks:
-                getattr(cb, "on_epoch_begin", lambda e, logs=None: None)(epoch, {})
-            order = np.random.permutation(len(x[0])) if shuffle else None
-            values = self._run_batches(fetches, x, y, batch_size, True, order)
+            callbacks.call("on_epoch_begin", epoch, {})
+            values = self._run_source(source, True, callbacks)
             logs = dict(zip(self.metrics_names, (float(v) for v in values)))
-            if validation_data is not None:
-                vx, vy = validation_data[0], validation_data[1]
-                val = self.evaluate(vx, vy, batch_size=batch_size, verbose=0)
-                for name, value in zip(self.metrics_names, to_list(val)):
+            if validation is not None:
+                for name, value in zip(self.metrics_names, self._run_source(validation, False)):
                     logs["val_" + name] = float(value)
             if verbose:
-                print(f"Epoch {epoch + 1}/{epochs}\n{len(x[0])}/{len(x[0])} - "
-                      f"{format_logs(logs)}")
-            for cb in callbacks:
-                getattr(cb, "on_epoch_end", lambda e, logs=None: None)(epoch, logs)
+                print(f"Epoch {epoch + 1}/{epochs}\n{format_logs(logs)}")
+            callbacks.call("on_epoch_end", epoch, logs)
             if self.stop_training:
                 break
-        for cb in callbacks:
-            getattr(cb, "on_train_end", lambda logs=None: None)({})
+        callbacks.call("on_train_end", {})
         return history
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, **kwargs):
-        """The loss (and the metrics, in `metrics_names` order) over `x`, `y`."""
-        x = self._ensure_inputs(x)
-        compiled = self._compile_graph()
-        fetches = [compiled["loss"]] + [t for _, t in compiled["metrics"]]
-        values = self._run_batches(fetches, x, self._arrays(y, self.outputs), batch_size or 32,
-                                   False)
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, steps=None, callbacks=None,
+                 **kwargs):
+        """The loss (and the metrics, in `metrics_names` order) over arrays `x`, `y`, a
+        dataset of (x, y) or a generator (`steps` batches)."""
+        source = make_source(self, x, y, batch_size, steps)
+        if y is None and isinstance(source, ArraySource):
+            raise ValueError("evaluate needs targets `y` with array inputs")
+        self.stop_training = False
+        values = self._run_source(source, False)
         if verbose:
             print(format_logs(dict(zip(self.metrics_names, values))))
         return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
-    def predict(self, x, batch_size=None, verbose=0, **kwargs):
-        xs = self._ensure_inputs(x)
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
+        """The outputs over arrays, a dataset (of x, or of (x, y) whose y is ignored) or a
+        generator (`steps` batches), concatenated."""
+        source = make_source(self, x, None, batch_size, steps)
         session = backend.get_session()
         chunks = []
-        for rows in batches(len(xs[0]), batch_size or 32, None):
-            chunks.append(session.run(self.outputs, self._feed([a[rows] for a in xs])))
+        for xs, _ in source.epoch(self):
+            chunks.append(session.run(self.outputs, self._feed(xs)))
         outputs = [np.concatenate([c[i] for c in chunks]) for i in range(len(self.outputs))]
         return outputs[0] if len(outputs) == 1 else outputs
 
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1,
+                      callbacks=None, validation_data=None, validation_steps=None,
+                      class_weight=None, max_queue_size=10, workers=1,
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        """`fit` over a generator (or Sequence) of (x, y) batches."""
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        verbose=verbose, callbacks=callbacks, validation_data=validation_data,
+                        validation_steps=validation_steps, initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                           workers=1, use_multiprocessing=False, verbose=0):
+        return self.evaluate(generator, steps=steps, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                          workers=1, use_multiprocessing=False, verbose=0):
+        return self.predict(generator, steps=steps)
+
     def train_on_batch(self, x, y, **kwargs):
-        x = self._ensure_inputs(x)
-        compiled = self._compile_graph()
-        fetches = [self._training_op(), compiled["loss"]] + [t for _, t in compiled["metrics"]]
-        values = self._run_batches(fetches, x, self._arrays(y, self.outputs), len(x[0]), True)
+        xs, ys = self._ensure_inputs(x), self._arrays(y, self.outputs)
+        self.stop_training = False
+        values = self._run_source(ArraySource(xs, ys, len(xs[0])), True)
         return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
     def test_on_batch(self, x, y, **kwargs):
@@ -286,9 +342,11 @@ class Model(Network):
                                  f"gives {value.shape}")
         backend.batch_set_value(pairs)
 
-    def save(self, filepath, *args, **kwargs):
-        raise NotImplementedError("graphflow's tf.keras cannot save whole models (HDF5); use "
-                                  "model.save_weights and rebuild the model in code")
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
+        """Writes the architecture, the weights and the compile arguments to `filepath` in
+        graphflow's format (see `saving`); `tf.keras.models.load_model` reads it back."""
+        from graphflow.tf1.keras.saving import save_model
+        save_model(self, filepath)
 
 
 __all__ = ["Model"]

@@ -10,7 +10,8 @@ from graphflow.fileformat import file_io
 
 
 class Callback:
-    """The base of Keras callbacks: hooks called by `fit` with the epoch's logs."""
+    """The base of Keras callbacks: hooks called by `fit` with the logs (`on_train_begin/end`,
+    `on_epoch_begin/end`, `on_batch_begin/end`); `self.model` is the model being fitted."""
 
     def __init__(self):
         self.model, self.params = None, {}
@@ -20,6 +21,30 @@ class Callback:
 
     def set_params(self, params):
         self.params = params
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_batch_end(self, batch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs)
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
 
 
 class _Logs(dict):
@@ -114,9 +139,12 @@ def summary_lines(model):
     return lines
 
 
-def write_weights(path, names, values):
+def write_weights(path, names, values, extra=None):
+    """The weights file; `extra` adds text entries (stored as utf-8 bytes) by name."""
     arrays = {f"w{i:05d}": np.asarray(v) for i, v in enumerate(values)}
     arrays["names"] = np.frombuffer(json.dumps(list(names)).encode(), dtype=np.uint8)
+    for key, text in (extra or {}).items():
+        arrays[key] = np.frombuffer(text.encode(), dtype=np.uint8)
     with file_io.atomic_write(path) as f:
         file_io.write_npz(f, arrays)
 

@@ -94,3 +94,64 @@ def keras_lstm(tf, np):
         predicted = model.predict(ids[:6])
         bias = model.layers[1].get_weights()[2]
     return {"loss": np.array(history.history["loss"]), "predict": predicted, "lstm_bias": bias}
+
+
+def keras_gru(tf, np, reset_after=False):
+    """GRU (TF1 Keras's equations, hard_sigmoid, reset_after as given) -> Dense on fixed numpy
+    weights: the GRU's sequences before training, then two epochs with SGD."""
+    rng = np.random.RandomState(11)
+    x = rng.randn(24, 6, 3).astype(np.float32)
+    y = (x.sum(axis=(1, 2)) > 0).astype(np.float32).reshape(-1, 1)
+    kernel = (rng.randn(3, 15) * 0.5).astype(np.float32)
+    recurrent = (rng.randn(5, 15) * 0.5).astype(np.float32)
+    bias = (rng.randn(*((2, 15) if reset_after else (15,))) * 0.2).astype(np.float32)
+    with tf.Graph().as_default():
+        inputs = tf.keras.layers.Input(shape=(6, 3))
+        gru = tf.keras.layers.GRU(5, recurrent_activation="hard_sigmoid", reset_after=reset_after,
+                                  return_sequences=True)
+        sequence = gru(inputs)
+        last = tf.keras.layers.Lambda(lambda s: s[:, -1])(sequence)
+        outputs = tf.keras.layers.Dense(1, activation="sigmoid",
+                                        kernel_initializer=tf.constant_initializer(0.3))(last)
+        model = tf.keras.Model(inputs, outputs)
+        gru.set_weights([kernel, recurrent, bias])
+        sequences = tf.keras.Model(inputs, sequence).predict(x)
+        model.compile(tf.keras.optimizers.SGD(0.1), "binary_crossentropy")
+        history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+        trained = gru.get_weights()
+    return {"sequences": sequences, "loss": np.array(history.history["loss"]),
+            "kernel": trained[0], "recurrent": trained[1]}
+
+
+def keras_masked_rnn(tf, np, kind="GRU"):
+    """Embedding(mask_zero=True) -> GRU/LSTM (final state) -> Dense over padded id sequences,
+    fixed weights, then two epochs with Adam: padding steps must not change the state."""
+    rng = np.random.RandomState(12)
+    lengths = rng.randint(2, 7, 32)
+    ids = np.zeros((32, 7), np.int64)
+    for i, n in enumerate(lengths):
+        ids[i, 7 - n:] = rng.randint(1, 9, n)          # left padded
+        ids[i, :7 - n] = 0
+    ids[::3] = np.roll(ids[::3], -1, axis=1)           # some rows padded inside too
+    y = (ids.sum(axis=1) > 20).astype(np.float32)
+    gates = 3 if kind == "GRU" else 4
+    table = (rng.randn(9, 3) * 0.5).astype(np.float32)
+    kernel = (rng.randn(3, gates * 4) * 0.4).astype(np.float32)
+    recurrent = (rng.randn(4, gates * 4) * 0.4).astype(np.float32)
+    with tf.Graph().as_default():
+        extra = {"reset_after": False} if kind == "GRU" else {}
+        layer = getattr(tf.keras.layers, kind)(
+            4, recurrent_activation="hard_sigmoid",
+            kernel_initializer=tf.constant_initializer(kernel),
+            recurrent_initializer=tf.constant_initializer(recurrent), **extra)
+        model = tf.keras.Sequential([
+            tf.keras.layers.Embedding(9, 3, input_length=7, mask_zero=True,
+                                      embeddings_initializer=tf.constant_initializer(table)),
+            layer,
+            tf.keras.layers.Dense(1, activation="sigmoid",
+                                  kernel_initializer=tf.constant_initializer(0.3))])
+        model.compile(tf.keras.optimizers.Adam(0.01), "binary_crossentropy")
+        before = model.predict(ids)
+        history = model.fit(ids, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+        after = model.predict(ids)
+    return {"before": before, "after": after, "loss": np.array(history.history["loss"])}

@@ -52,5 +52,5 @@ def test_lstm_classifier_learns_the_sign_of_the_sequence_sum():
 
 
 def test_lstm_rejects_what_it_does_not_support():
-    with pytest.raises(NotImplementedError, match="go_backwards"):
-        tf.keras.layers.LSTM(4, go_backwards=True)
+    with pytest.raises(NotImplementedError, match="stateful"):
+        tf.keras.layers.LSTM(4, stateful=True)
