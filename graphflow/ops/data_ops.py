@@ -50,6 +50,25 @@ def lookup_dataset(token, op_name):
     return source
 
 
+_HANDLE_SEPARATOR = "\n"
+
+
+def iterator_handle(iterator_name, one_shot_token=""):
+    """The value of `Iterator.string_handle()`: the iterator's name (and a one-shot iterator's
+    dataset token, so that reading through the handle can start it)."""
+    return f"{iterator_name}{_HANDLE_SEPARATOR}{one_shot_token}".encode()
+
+
+def parse_iterator_handle(handle, op_name):
+    """(iterator name, one-shot token) from a handle value; a clear error for anything else."""
+    text = handle.decode() if isinstance(handle, bytes) else str(handle)
+    name, sep, token = text.partition(_HANDLE_SEPARATOR)
+    if not sep or not name:
+        raise ValueError(f"'{op_name}' was fed {handle!r}, which is not an iterator's "
+                         "string_handle() value")
+    return name, token
+
+
 def _make_iterator_infer(inputs, attrs):
     if not attrs.get("iterator") or not attrs.get("dataset"):
         raise ValueError("MakeIterator needs the attrs 'iterator' and 'dataset'")
@@ -57,6 +76,8 @@ def _make_iterator_infer(inputs, attrs):
 
 
 def _get_next_infer(inputs, attrs):
+    if inputs and (len(inputs) != 1 or inputs[0].dtype != dtypes.string):
+        raise TypeError("IteratorGetNext takes no input, or one scalar string handle")
     types, shapes = attrs["output_types"], attrs["output_shapes"]
     if len(types) != len(shapes) or not types:
         raise ValueError(f"output_types {types} and output_shapes {shapes} must be non-empty lists "

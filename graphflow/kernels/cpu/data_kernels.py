@@ -9,9 +9,11 @@ transactional (as in TF1): an element taken by a run that later fails is consume
 
 import threading
 
+import numpy as np
+
 from graphflow.framework.errors import FailedPreconditionError, OutOfRangeError
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.ops.data_ops import lookup_dataset
+from graphflow.ops.data_ops import lookup_dataset, parse_iterator_handle
 
 
 class IteratorResource:
@@ -26,10 +28,10 @@ class IteratorResource:
             self._close_running()
             self.running = source.start(capture_values)
 
-    def next(self, node):
+    def next(self, node, one_shot=None):
         with self.lock:
             if self.running is None:
-                one_shot = node.attrs.get("one_shot")
+                one_shot = one_shot if one_shot is not None else node.attrs.get("one_shot")
                 if not one_shot:
                     raise FailedPreconditionError(
                         None, None, f"GetNext() failed because the iterator has not been "
@@ -67,6 +69,13 @@ def _make_iterator(node):
 
 @cpu_kernel("IteratorGetNext")
 def _iterator_get_next(node):
+    if len(node.in_dtypes) == 1:  # a feedable iterator: the handle names the iterator to read
+        def iterator_get_next_from_handle(handle):
+            name, token = parse_iterator_handle(np.asarray(handle).item(), node.name)
+            resource = node.state.resource(("iterator", name), IteratorResource)
+            values = resource.next(node, one_shot=token)
+            return values[0] if len(values) == 1 else tuple(values)
+        return iterator_get_next_from_handle
     resource = _resource(node)
     if len(node.out_dtypes) == 1:
         def iterator_get_next():

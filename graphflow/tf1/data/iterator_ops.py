@@ -45,11 +45,12 @@ class Iterator:
     """`tf.data.Iterator`: made by `make_one_shot_iterator`, `make_initializable_iterator` or
     `Iterator.from_structure`."""
 
-    def __init__(self, iterator_name, element_spec, one_shot_token=""):
+    def __init__(self, iterator_name, element_spec, one_shot_token="", handle=None):
         self._name = iterator_name
         self._element_spec = element_spec
         self._one_shot = one_shot_token
         self._initializer = None
+        self._handle = handle  # a string tensor naming the iterator to read (from_string_handle)
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
@@ -62,6 +63,25 @@ class Iterator:
             flat_shapes = [as_shape(s) for s in _flat_shape_list(output_shapes, types)]
         spec = nest.pack_as(types, [ComponentSpec(t, s) for t, s in zip(flat_types, flat_shapes)])
         return Iterator(_iterator_name(shared_name), spec)
+
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None, output_classes=None):
+        """A feedable iterator: each run reads the iterator whose `string_handle()` value the
+        scalar string tensor `string_handle` holds (e.g. a placeholder fed the training or the
+        validation iterator's handle). Elements have the structure given."""
+        if not isinstance(string_handle, Tensor) or string_handle.dtype != dtypes.string:
+            raise TypeError("from_string_handle needs a scalar tf.string tensor (e.g. "
+                            "tf.placeholder(tf.string, shape=[]))")
+        spec = Iterator.from_structure(output_types, output_shapes)._element_spec
+        return Iterator("", spec, handle=string_handle)
+
+    def string_handle(self, name=None):
+        """A scalar string tensor identifying this iterator, for `from_string_handle`."""
+        if self._handle is not None:
+            return self._handle
+        from graphflow.ops.core_ops import constant
+        return constant(data_ops.iterator_handle(self._name, self._one_shot), dtype=dtypes.string,
+                        name=name or "IteratorToStringHandle")
 
     @property
     def initializer(self):
@@ -105,7 +125,8 @@ class Iterator:
                  "output_types": [s.dtype.name for s in specs],
                  "output_shapes": [s.shape.dims for s in specs],
                  "one_shot": self._one_shot}
-        op = make_op("IteratorGetNext", (), attrs, name=name or "IteratorGetNext")
+        inputs = () if self._handle is None else (self._handle,)
+        op = make_op("IteratorGetNext", inputs, attrs, name=name or "IteratorGetNext")
         return nest.to_sparse(nest.pack_as(self._element_spec, op.outputs))
 
     def __repr__(self):

@@ -153,3 +153,27 @@ def test_saved_model_fed_instead_of_the_iterator(tmp_path):
         next_op = model.graph.get_operation_by_name("IteratorGetNext")
         with pytest.raises(tf.errors.InvalidArgumentError, match="not part of a saved graph"):
             model.session.run(next_op.outputs[0])
+
+
+def test_a_feedable_iterator_reads_the_iterator_whose_handle_is_fed():
+    train = tf.data.Dataset.from_tensor_slices(np.arange(10)).repeat()
+    val = tf.data.Dataset.from_tensor_slices(np.arange(100, 103))
+    one_shot = tf.data.Dataset.from_tensor_slices(np.arange(7, 9)).make_one_shot_iterator()
+    handle = tf.placeholder(tf.string, shape=[])
+    iterator = tf.data.Iterator.from_string_handle(handle, train.output_types, train.output_shapes)
+    value = iterator.get_next()
+    train_it, val_it = train.make_initializable_iterator(), val.make_initializable_iterator()
+    with tf.Session() as sess:
+        train_h, val_h, shot_h = sess.run([train_it.string_handle(), val_it.string_handle(),
+                                           one_shot.string_handle()])
+        sess.run([train_it.initializer, val_it.initializer])
+        got = [int(sess.run(value, {handle: h})) for h in (train_h, train_h, val_h, train_h)]
+        assert got == [0, 1, 100, 2]
+        assert [int(sess.run(value, {handle: shot_h})) for _ in range(2)] == [7, 8]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(value, {handle: shot_h})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not an iterator's "
+                                                              "string_handle"):
+            sess.run(value, {handle: b"nonsense"})
+    with pytest.raises(TypeError, match="scalar tf.string tensor"):
+        tf.data.Iterator.from_string_handle(tf.constant(1), train.output_types)
