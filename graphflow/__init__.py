@@ -77,6 +77,7 @@ from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
 from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)
+from graphflow.ops.csv_ops import decode_csv
 from graphflow.tf1 import tfrecord as _tfrecord
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
@@ -119,6 +120,7 @@ io = _Namespace("tf.io", members={
     "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)},
     **{n: getattr(_parsing_ops, n) for n in _parsing_ops.__all__},
+    "decode_csv": decode_csv,
     **{n: getattr(_tfrecord, n) for n in _tfrecord.__all__}})
 python_io = _Namespace("tf.python_io", ["graphflow.tf1.tfrecord"])
 

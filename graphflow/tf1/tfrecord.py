@@ -236,6 +236,12 @@ class _InflateSource:
         return out
 
 
+def open_source(path, compression):
+    """(the open file, a source of its bytes decompressed as `compression` says); NotFoundError
+    when the file does not exist (TextLineDataset reads through this too)."""
+    return _open_source(os.fsdecode(path), compression_name(compression))
+
+
 def _open_source(path, compression):
     try:
         f = open(path, "rb")

@@ -71,4 +71,10 @@ CASES = [
     OpCase("DecodeRaw", lambda s: tf.decode_raw(s, tf.uint8),
            [np.array(b"\x01\x02\xff", dtype=object)], lambda s: np.array([1, 2, 255], np.uint8),
            grad=False, name="DecodeRaw[scalar]"),
+    OpCase("DecodeCSV", lambda s: tuple(tf.decode_csv(s, [[0], [""], [1.5], []],
+                                                      na_value="NA")),
+           [_b(b'1,"a,b",2.5,4', b'3,"""q""",NA,-7')],
+           lambda s: (np.array([1, 3], np.int32), _b(b"a,b", b'"q"'),
+                      np.array([2.5, 1.5], np.float32), np.array([4, -7], np.float32)),
+           grad=False),
 ]

@@ -3,7 +3,8 @@
 Modules: `dataset` (the `Dataset` API and the run context), `sources` (from_tensor_slices,
 from_tensors, from_generator, range), `transforms` (map, filter, shuffle, repeat, take, skip, zip,
 concatenate, cache, prefetch), `batching` (batch, padded_batch), `nested` (flat_map, interleave),
-`readers` (TFRecordDataset), `function` (user functions traced into graph functions), `threads`
+`readers` (TFRecordDataset, TextLineDataset), `function` (user functions traced into graph
+functions), `threads`
 (parallel map, prefetch producer), `iterator_ops` (iterators and their ops), `queue_runners`
 (TF1's queue-based API: errors pointing here), `nest` (element structures), `experimental`
 (shuffle_and_repeat, map_and_batch, unbatch).
@@ -19,10 +20,11 @@ from graphflow.tf1.data.iterator_ops import (
     make_initializable_iterator,
     make_one_shot_iterator,
 )
-from graphflow.tf1.data.readers import TFRecordDataset
+from graphflow.tf1.data.readers import TextLineDataset, TFRecordDataset
 from graphflow.tf1.namespace import PublicNamespace
 
-__all__ = ["Dataset", "TFRecordDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset", "Iterator", "make_one_shot_iterator",
+           "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes", "experimental"]
 
 # tf.data.experimental shows its API only

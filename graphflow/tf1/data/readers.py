@@ -1,4 +1,8 @@
-"""File-reading dataset sources: `tf.data.TFRecordDataset`.
+"""File-reading dataset sources: `tf.data.TFRecordDataset` and `tf.data.TextLineDataset`.
+
+`TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None)`
+yields each line of each text file as a scalar string without its line ending ("\n" or "\r\n"),
+files in order, with the same `filenames` and compression forms as TFRecordDataset.
 
 `TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None)`
 yields each record of each file as a scalar string, files in order; with `num_parallel_reads=k`
@@ -87,7 +91,7 @@ class TFRecordDataset(Dataset):
                 name = next(pending, None)
                 if name is None:
                     break
-                active.append(tfrecord.read_records(name, self._compression))
+                active.append(self._read(name))
             if not active:
                 return
             for reader in list(active):
@@ -96,3 +100,30 @@ class TFRecordDataset(Dataset):
                     active.remove(reader)
                     continue
                 yield (_string_scalar(record),)
+
+    def _read(self, name):
+        return tfrecord.read_records(name, self._compression)
+
+
+class TextLineDataset(TFRecordDataset):
+    """`tf.data.TextLineDataset`: the lines of text files, as scalar strings."""
+
+    def _read(self, name):
+        return _read_lines(name, self._compression)
+
+
+def _read_lines(path, compression):
+    f, source = tfrecord.open_source(path, compression)
+    with f:
+        pending = b""
+        while True:
+            chunk = source.read(1 << 20)
+            if not chunk:
+                break
+            pending += chunk
+            lines = pending.split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line[:-1] if line.endswith(b"\r") else line
+        if pending:
+            yield pending[:-1] if pending.endswith(b"\r") else pending

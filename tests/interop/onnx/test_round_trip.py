@@ -50,6 +50,7 @@ NOT_EXPORTABLE = {
     "ParseExample": "protobuf Example parsing has no ONNX operator",
     "ParseSingleExample": "protobuf Example parsing has no ONNX operator",
     "DecodeRaw": "reinterpreting the bytes of strings as numbers has no ONNX operator",
+    "DecodeCSV": "parsing CSV text has no ONNX operator",
     "RandomStandardNormal": _RANDOM, "RandomUniform": _RANDOM, "RandomUniformInt": _RANDOM,
     "TruncatedNormal": _RANDOM, "LogUniformCandidateSampler": _RANDOM,
     "UniformCandidateSampler": _RANDOM, "RandomShuffle": _RANDOM, "Multinomial": _RANDOM,
