@@ -1,5 +1,6 @@
 """More of `tf.image`, composed in Python as TF1 composes them: random flips, bounding-box crops
-and pads, central crops, brightness, dtype conversion, grayscale, and `tf.random_crop`.
+and pads, central crops, crop-or-pad resizing, brightness and contrast, dtype conversion,
+grayscale, and `tf.random_crop`.
 
 Images are 3-D [height, width, channels] or 4-D [batch, height, width, channels]. The random
 functions draw through graphflow's random ops, so they follow its seed rules (`tf.set_random_seed`
@@ -166,6 +167,50 @@ def random_brightness(image, max_delta, seed=None):
     return adjust_brightness(image, delta)
 
 
+def adjust_contrast(images, contrast_factor):
+    """`tf.image.adjust_contrast`: each channel of each image moved away from (factor > 1) or
+    towards its mean over height and width: (x - mean) * factor + mean, in float."""
+    with name_scope(None, "adjust_contrast", [images, contrast_factor]):
+        images = _image(images, "adjust_contrast")
+        orig = images.dtype
+        flt = images if orig.is_floating else convert_image_dtype(images, dtypes.float32)
+        mean = math_ops.reduce_mean(flt, axis=[-3, -2], keepdims=True)
+        factor = math_ops.cast(convert_to_tensor(contrast_factor), flt.dtype)
+        adjusted = (flt - mean) * factor + mean
+        return adjusted if orig.is_floating else convert_image_dtype(adjusted, orig, saturate=True)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """`tf.image.random_contrast`: `adjust_contrast` by a factor uniform in [lower, upper)."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    factor = random_ops.random_uniform([], lower, upper, seed=seed)
+    return adjust_contrast(image, factor)
+
+
+def resize_image_with_crop_or_pad(image, target_height, target_width):
+    """`tf.image.resize_image_with_crop_or_pad`: centrally crop the dimensions larger than the
+    target and pad (with zeros) those smaller, to target_height x target_width. The image's height
+    and width must be known when the graph is built."""
+    with name_scope(None, "resize_image_with_crop_or_pad", [image]):
+        image = _image(image, "resize_image_with_crop_or_pad")
+        dims = image.shape.as_list()
+        height, width = dims[-3], dims[-2]
+        if height is None or width is None:
+            raise ValueError("resize_image_with_crop_or_pad: the image's height and width must be "
+                             f"known when the graph is built, got shape {image.shape}")
+        if target_height <= 0 or target_width <= 0:
+            raise ValueError("target_height and target_width must be > 0.")
+        cropped = crop_to_bounding_box(image, max((height - target_height) // 2, 0),
+                                       max((width - target_width) // 2, 0),
+                                       min(target_height, height), min(target_width, width))
+        return pad_to_bounding_box(cropped, max((target_height - height) // 2, 0),
+                                   max((target_width - width) // 2, 0),
+                                   target_height, target_width)
+
+
 def rgb_to_grayscale(images, name=None):
     """`tf.image.rgb_to_grayscale`: 0.2989 R + 0.5870 G + 0.1140 B, keeping a last axis of 1."""
     with name_scope(name, "rgb_to_grayscale", [images]):
@@ -192,4 +237,5 @@ def random_crop(value, size, seed=None, name=None):
 
 __all__ = ["random_flip_left_right", "random_flip_up_down", "crop_to_bounding_box",
            "pad_to_bounding_box", "central_crop", "convert_image_dtype", "adjust_brightness",
-           "random_brightness", "rgb_to_grayscale"]
+           "random_brightness", "adjust_contrast", "random_contrast", "resize_image_with_crop_or_pad",
+           "rgb_to_grayscale"]

@@ -79,3 +79,36 @@ def test_convert_image_dtype_and_grayscale():
     np.testing.assert_allclose(gray[..., 0], IMAGE @ np.array([0.2989, 0.5870, 0.1140]),
                                rtol=1e-6)
     assert gray.shape == (4, 6, 1)
+
+
+def test_adjust_and_random_contrast_and_crop_or_pad_as_the_cifar10_tutorial_uses_them():
+    rng = np.random.default_rng(0)
+    batch = rng.random((2, 5, 4, 3)).astype(np.float32)
+    ints = (rng.random((5, 4, 3)) * 255).astype(np.uint8)
+    contrast = tf.image.adjust_contrast(batch, 1.8)
+    int_contrast = tf.image.adjust_contrast(ints, 0.5)
+    randomized = tf.image.random_contrast(batch[0], 0.2, 1.8, seed=3)
+    bigger = tf.image.resize_image_with_crop_or_pad(batch, 3, 6)
+    smaller = tf.image.resize_image_with_crop_or_pad(batch[0], 7, 2)
+    with tf.Session() as sess:
+        got, got_int, got_random, got_bigger, got_smaller = sess.run(
+            [contrast, int_contrast, randomized, bigger, smaller])
+    mean = batch.mean(axis=(1, 2), keepdims=True)
+    np.testing.assert_allclose(got, (batch - mean) * 1.8 + mean, rtol=1e-5, atol=1e-6)
+    assert got_int.dtype == np.uint8
+    floats = ints / 255.0
+    fm = floats.mean(axis=(0, 1), keepdims=True)
+    np.testing.assert_allclose(got_int / 255.0, np.clip((floats - fm) * 0.5 + fm, 0, 1), atol=1 / 255)
+    img_mean = batch[0].mean(axis=(0, 1), keepdims=True)
+    ratio = (got_random - img_mean) / (batch[0] - img_mean)
+    assert 0.2 <= ratio.mean() < 1.8 and np.allclose(ratio, ratio.mean(), rtol=1e-3)
+    want_bigger = np.zeros((2, 3, 6, 3), np.float32)
+    want_bigger[:, :, 1:5] = batch[:, 1:4]
+    np.testing.assert_array_equal(got_bigger, want_bigger)
+    want_smaller = np.zeros((7, 2, 3), np.float32)
+    want_smaller[1:6] = batch[0, :, 1:3]
+    np.testing.assert_array_equal(got_smaller, want_smaller)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_contrast(batch[0], 1.0, 0.5)
+    with pytest.raises(ValueError, match="height and width must be known"):
+        tf.image.resize_image_with_crop_or_pad(tf.placeholder(tf.float32, [None, None, 3]), 2, 2)
