@@ -3,6 +3,7 @@ legacy sequence loss, clipped gradients, a state tuple fed back every batch, Sav
 sampling loop feeding the state."""
 import numpy as np, tempfile, os
 import graphflow as tf
+tf.set_random_seed(1234)
 text = "hello world, this is a tiny corpus for a char rnn. " * 40
 chars = sorted(set(text)); vocab = len(chars); idx = {c: i for i, c in enumerate(chars)}
 data = np.array([idx[c] for c in text], np.int32)

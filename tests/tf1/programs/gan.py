@@ -2,6 +2,7 @@
 optimizer, a sampler built with reuse=True."""
 import numpy as np
 import graphflow as tf
+tf.set_random_seed(1234)
 
 def generator(z, reuse=False, training=True):
     with tf.variable_scope("generator", reuse=reuse):

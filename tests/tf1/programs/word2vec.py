@@ -3,6 +3,8 @@ normalized embeddings and cosine similarity), on a tiny corpus."""
 import collections, math, random
 import numpy as np
 import graphflow as tf
+tf.set_random_seed(1234)
+random.seed(0)
 words = ("the quick brown fox jumps over the lazy dog and the dog sleeps while the fox runs " * 50).split()
 vocabulary_size = 20
 count = [['UNK', -1]]
