@@ -98,8 +98,26 @@ class _Canned(Estimator):
                          warm_start_from=warm_start_from)
 
 
-def _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction):
-    return classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+def _dnn_model_fn(head, hidden_units, feature_columns, optimizer, activation_fn, dropout,
+                  batch_norm):
+    columns = _check_columns(feature_columns)
+    make_optimizer = _optimizer_fn(optimizer, _DNN_LEARNING_RATE)
+
+    def model_fn(features, labels, mode):
+        logits = _dnn_logits(features, mode, columns, list(hidden_units), head.logits_dimension,
+                             activation_fn, dropout, batch_norm)
+        return head.create_spec(features, mode, logits, labels, make_optimizer)
+    return model_fn
+
+
+def _linear_model_fn(head, feature_columns, optimizer, sparse_combiner):
+    columns = _check_columns(feature_columns)
+    make_optimizer = _optimizer_fn(optimizer, _linear_learning_rate(columns))
+
+    def model_fn(features, labels, mode):
+        logits = _linear_logits(features, columns, head.logits_dimension, sparse_combiner)
+        return head.create_spec(features, mode, logits, labels, make_optimizer)
+    return model_fn
 
 
 class DNNClassifier(_Canned):
@@ -110,15 +128,9 @@ class DNNClassifier(_Canned):
                  activation_fn=math_ops.relu, dropout=None, input_layer_partitioner=None,
                  config=None, warm_start_from=None, loss_reduction=losses.Reduction.SUM,
                  batch_norm=False):
-        head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
-        columns = _check_columns(feature_columns)
-        make_optimizer = _optimizer_fn(optimizer, _DNN_LEARNING_RATE)
-
-        def model_fn(features, labels, mode):
-            logits = _dnn_logits(features, mode, columns, list(hidden_units),
-                                 head.logits_dimension, activation_fn, dropout, batch_norm)
-            return head.create_spec(features, mode, logits, labels, make_optimizer)
-
+        head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        model_fn = _dnn_model_fn(head, hidden_units, feature_columns, optimizer, activation_fn,
+                                 dropout, batch_norm)
         super().__init__(model_fn, model_dir, config, warm_start_from)
 
 
@@ -130,14 +142,8 @@ class DNNRegressor(_Canned):
                  dropout=None, input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=losses.Reduction.SUM, batch_norm=False):
         head = RegressionHead(label_dimension, weight_column, loss_reduction)
-        columns = _check_columns(feature_columns)
-        make_optimizer = _optimizer_fn(optimizer, _DNN_LEARNING_RATE)
-
-        def model_fn(features, labels, mode):
-            logits = _dnn_logits(features, mode, columns, list(hidden_units),
-                                 head.logits_dimension, activation_fn, dropout, batch_norm)
-            return head.create_spec(features, mode, logits, labels, make_optimizer)
-
+        model_fn = _dnn_model_fn(head, hidden_units, feature_columns, optimizer, activation_fn,
+                                 dropout, batch_norm)
         super().__init__(model_fn, model_dir, config, warm_start_from)
 
 
@@ -148,14 +154,8 @@ class LinearClassifier(_Canned):
                  label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
                  warm_start_from=None, loss_reduction=losses.Reduction.SUM,
                  sparse_combiner="sum"):
-        head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
-        columns = _check_columns(feature_columns)
-        make_optimizer = _optimizer_fn(optimizer, _linear_learning_rate(columns))
-
-        def model_fn(features, labels, mode):
-            logits = _linear_logits(features, columns, head.logits_dimension, sparse_combiner)
-            return head.create_spec(features, mode, logits, labels, make_optimizer)
-
+        head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        model_fn = _linear_model_fn(head, feature_columns, optimizer, sparse_combiner)
         super().__init__(model_fn, model_dir, config, warm_start_from)
 
 
@@ -166,13 +166,7 @@ class LinearRegressor(_Canned):
                  optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
                  loss_reduction=losses.Reduction.SUM, sparse_combiner="sum"):
         head = RegressionHead(label_dimension, weight_column, loss_reduction)
-        columns = _check_columns(feature_columns)
-        make_optimizer = _optimizer_fn(optimizer, _linear_learning_rate(columns))
-
-        def model_fn(features, labels, mode):
-            logits = _linear_logits(features, columns, head.logits_dimension, sparse_combiner)
-            return head.create_spec(features, mode, logits, labels, make_optimizer)
-
+        model_fn = _linear_model_fn(head, feature_columns, optimizer, sparse_combiner)
         super().__init__(model_fn, model_dir, config, warm_start_from)
 
 
@@ -229,7 +223,7 @@ class DNNLinearCombinedClassifier(_Canned):
                  weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
                  config=None, warm_start_from=None, loss_reduction=losses.Reduction.SUM,
                  batch_norm=False, linear_sparse_combiner="sum"):
-        head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         model_fn = _combined_model_fn(head, linear_feature_columns, linear_optimizer,
                                       dnn_feature_columns, dnn_optimizer, dnn_hidden_units,
                                       dnn_activation_fn, dnn_dropout, linear_sparse_combiner,
@@ -278,7 +272,7 @@ class BaselineClassifier(_Canned):
 
     def __init__(self, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
                  optimizer="Ftrl", config=None, loss_reduction=losses.Reduction.SUM):
-        head = _classifier_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(_baseline_model_fn(head, optimizer), model_dir, config, None)
 
 
