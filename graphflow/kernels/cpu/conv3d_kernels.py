@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from graphflow.kernels.cpu import blas, cpu_kernel
-from graphflow.kernels.cpu.conv_kernels import _axis, _lowest, grad_at_first_max
+from graphflow.kernels.cpu.conv_kernels import _axis, _lowest, grad_at_first_max, reduce_taps
 
 
 class Geometry3:
@@ -198,11 +198,7 @@ def _max_pool3d(node):
         _check5(x, "input")
         x = _to_ndhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
-        xp = geo.pad(x, _lowest(x.dtype))
-        taps = geo.taps()
-        out = np.array(xp[taps[0]])
-        for tap in taps[1:]:
-            np.maximum(out, xp[tap], out=out)
+        out = reduce_taps(geo.pad(x, _lowest(x.dtype)), geo, np.maximum)
         return _from_ndhwc(out, pool.fmt)
     return max_pool3d
 
@@ -221,9 +217,7 @@ def _max_pool3d_grad(node):
         _check_grad(g, geo, n, c, "grad")
         xp = geo.pad(x, _lowest(x.dtype))
         taps = geo.taps()
-        best = np.array(xp[taps[0]])
-        for tap in taps[1:]:
-            np.maximum(best, xp[tap], out=best)
+        best = reduce_taps(xp, geo, np.maximum)
         dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
         for tap in taps:
             dxp[tap] += np.where(xp[tap] == best, g, 0)
@@ -263,11 +257,7 @@ def _avg_pool3d(node):
         _check5(x, "input")
         x = _to_ndhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
-        xp = geo.pad(x)
-        taps = geo.taps()
-        out = np.array(xp[taps[0]])
-        for tap in taps[1:]:
-            out += xp[tap]
+        out = reduce_taps(geo.pad(x), geo, np.add)
         out /= _window_counts(geo, x.dtype)
         return _from_ndhwc(out, pool.fmt)
     return avg_pool3d

@@ -302,6 +302,16 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def reduce_taps(xp, geo, ufunc):
+    """`ufunc` (np.maximum, np.add) over every window tap of the padded input: one whole-batch
+    pass per tap (any number of spatial axes, as `geo` gives them)."""
+    taps = geo.taps()
+    out = np.array(xp[taps[0]])
+    for tap in taps[1:]:
+        ufunc(out, xp[tap], out=out)
+    return out
+
+
 def argmax_taps(xp, geo):
     """For each output position, the index (row-major over taps) of the first window maximum
     (any number of spatial axes: `geo` gives the taps, 2-D here and 3-D in conv3d_kernels)."""
@@ -328,11 +338,7 @@ def _max_pool(node):
         geo = pool.geometry(x.shape)
         if jit_pool.applies(x):
             return _from_nhwc(jit_pool.max_pool(x, geo, threads, recorder), pool.fmt)
-        xp = geo.pad(x, _lowest(x.dtype))
-        taps = geo.taps()
-        out = np.array(xp[taps[0]])
-        for tap in taps[1:]:
-            np.maximum(out, xp[tap], out=out)
+        out = reduce_taps(geo.pad(x, _lowest(x.dtype)), geo, np.maximum)
         return _from_nhwc(out, pool.fmt)
     return max_pool
 
@@ -436,11 +442,7 @@ def _avg_pool(node):
         _check4(x, "input")
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
-        xp = geo.pad(x)
-        taps = geo.taps()
-        out = np.array(xp[taps[0]])
-        for tap in taps[1:]:
-            out += xp[tap]
+        out = reduce_taps(geo.pad(x), geo, np.add)
         out /= _window_counts(geo, x.dtype)
         return _from_nhwc(out, pool.fmt)
     return avg_pool
