@@ -7,7 +7,15 @@ sizes (the same per-axis rule as the 2-D ops of `conv_ops.py`).
 """
 
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.conv_ops import _merge, _padding, _sizes, max_pool_grad_infer, output_size
+from graphflow.ops.conv_ops import (
+    _CONV_ATTRS,
+    _check_backprop,
+    _merge,
+    _padding,
+    _sizes,
+    max_pool_grad_infer,
+    output_size,
+)
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
@@ -75,15 +83,7 @@ def _conv_output(in_shape, filter_shape, attrs):
     return _from_ndhwc(n, out, ko, fmt)
 
 
-def _check_backprop(out_shape, expected, what):
-    if not out_shape.is_compatible_with(expected):
-        raise ValueError(f"out_backprop of shape {out_shape} does not match the {what} output shape "
-                         f"{expected}")
-
-
 # ---------------------------------------------------------------- conv3d
-_CONV_ATTRS = ("strides:int>=1|list(int>=1) padding:string data_format:none|string "
-               "dilations:int>=1|list(int>=1)")
 
 
 def _conv3d_infer(inputs, attrs):
