@@ -219,15 +219,22 @@ def _gather_grad(node):
     return gather_grad
 
 
+def check_unsorted_segments(data, ids, num):
+    """The number of segments as an int, after checking the ids (a prefix of data's shape, each
+    below `num`) of an unsorted segment reduction."""
+    num = int(num)
+    if data.shape[:ids.ndim] != ids.shape:
+        raise ValueError(f"segment_ids shape {ids.shape} is not a prefix of data shape "
+                         f"{data.shape}")
+    if ids.size and ids.max() >= num:
+        raise IndexError(f"segment id {ids.max()} is not in [0, {num})")
+    return num
+
+
 @cpu_kernel("UnsortedSegmentSum")
 def _unsorted_segment_sum(node):
     def segment_sum(data, ids, num):
-        num = int(num)
-        if data.shape[:ids.ndim] != ids.shape:
-            raise ValueError(f"segment_ids shape {ids.shape} is not a prefix of data shape "
-                             f"{data.shape}")
-        if ids.size and ids.max() >= num:
-            raise IndexError(f"segment id {ids.max()} is not in [0, {num})")
+        num = check_unsorted_segments(data, ids, num)
         out = np.zeros((num,) + data.shape[ids.ndim:], dtype=data.dtype)
         flat_ids = ids.reshape(-1)
         keep = flat_ids >= 0

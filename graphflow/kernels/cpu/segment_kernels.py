@@ -4,6 +4,7 @@ Min) and Bincount. UnsortedSegmentSum is in array_kernels.py."""
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.array_kernels import check_unsorted_segments
 
 
 def _lowest(dtype):
@@ -71,12 +72,7 @@ cpu_kernel("SegmentMin")(_sorted_extremum(np.minimum, _highest))
 def _unsorted_extremum(ufunc, start):
     def build(node):
         def unsorted_segment_extremum(data, ids, num):
-            num = int(num)
-            if data.shape[:ids.ndim] != ids.shape:
-                raise ValueError(f"segment_ids shape {ids.shape} is not a prefix of data shape "
-                                 f"{data.shape}")
-            if ids.size and ids.max() >= num:
-                raise IndexError(f"segment id {ids.max()} is not in [0, {num})")
+            num = check_unsorted_segments(data, ids, num)
             flat = ids.reshape(-1)
             keep = flat >= 0
             rows = data.reshape((-1,) + data.shape[ids.ndim:])
