@@ -113,6 +113,9 @@ def _container(kind, keys, items):
     return kind(items)
 
 
+_TENSOR_TYPE = frozenset([Tensor])
+
+
 def _flatten_structured_feeds(feed_dict):
     """TF1 lets a feed_dict key be a tuple of tensors (an RNN's state tuple) fed with a value of
     the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor."""
@@ -197,8 +200,9 @@ class Session:
             leaves, rebuild = (fetches,), _first
         else:
             leaves, rebuild = flatten_fetches(fetches)
-        if feed_dict and any(type(k) is not Tensor and isinstance(k, tuple) for k in feed_dict):
-            feed_dict = _flatten_structured_feeds(feed_dict)
+        if feed_dict and not _TENSOR_TYPE.issuperset(map(type, feed_dict)) \
+                and any(type(k) is not Tensor and isinstance(k, tuple) for k in feed_dict):
+            feed_dict = _flatten_structured_feeds(feed_dict)  # only keys that are not all Tensors
         if options is not None and run_metadata is not None and options.trace_level:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         if feed_dict:
