@@ -1,0 +1,76 @@
+"""Where one step's time goes: the per-op timeline (`RunOptions(trace_level=FULL_TRACE)`) of a
+graphflow workload, medians over traced steps, largest first.
+
+    python benchmarks/bench_step_profile.py small            # bench_vs_tf1's small CNN step
+    python benchmarks/bench_step_profile.py cifar|mlp
+    python benchmarks/bench_step_profile.py onnx-cnn --batch 256   # bench_onnx's imported CNN
+
+Prints the untraced step's median and, per op, the median of its traced duration.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_onnx  # noqa: E402
+import bench_vs_tf1  # noqa: E402
+
+import graphflow as tf  # noqa: E402
+from graphflow.interop import onnx as gf_onnx  # noqa: E402
+
+ROWS = {"small": bench_vs_tf1.small_cnn, "cifar": bench_vs_tf1.cifar_cnn,
+        "mlp": bench_vs_tf1.mlp_adam}
+
+
+def _workload(name, batch, tmp):
+    """(session, fetches, feed) of the named workload."""
+    if name == "onnx-cnn":
+        _, path = bench_onnx.export_model(bench_onnx.digits_cnn, os.path.join(tmp, "cnn.onnx"))
+        model = gf_onnx.import_model(path)
+        feed = np.random.default_rng(0).random((batch, 64), dtype=np.float32)
+        return model.session, model.outputs["probs"], {model.inputs["x"]: feed}
+    fetches, feed, _, _ = ROWS[name](tf, np.random.default_rng(0))
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    return sess, fetches, feed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=[*ROWS, "onnx-cnn"])
+    parser.add_argument("--batch", type=int, default=256, help="onnx-cnn only")
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        sess, fetches, feed = _workload(args.workload, args.batch, tmp)
+        for _ in range(10):
+            sess.run(fetches, feed)
+        times = []
+        for _ in range(args.steps):
+            t0 = time.perf_counter()
+            sess.run(fetches, feed)
+            times.append(time.perf_counter() - t0)
+        per_op = {}
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        for _ in range(args.steps):
+            metadata = tf.RunMetadata()
+            sess.run(fetches, feed, options=options, run_metadata=metadata)
+            for device in metadata.step_stats.dev_stats:
+                for node in device.node_stats:
+                    per_op.setdefault(node.node_name, []).append(node.all_end_rel_micros)
+    rows = sorted(((statistics.median(v) / 1e3, k) for k, v in per_op.items()), reverse=True)
+    print(f"{args.workload}: step median {statistics.median(times) * 1e3:.3f} ms untraced; "
+          f"traced ops sum to {sum(t for t, _ in rows):.3f} ms")
+    for t, name in rows[:args.top]:
+        print(f"  {t:7.3f} ms  {name}")
+
+
+if __name__ == "__main__":
+    main()
