@@ -34,13 +34,16 @@ NAME = "fusion"
 
 # Upper bound on the ops one FusedElementwise replaces (keeps generated device kernels small).
 MAX_GROUP_OPS = 64
+# False leaves convolutions unfused (their bias + activation then join elementwise groups):
+# `benchmarks/bench_conv_fusion.py` compares both plans.
+FUSE_CONV = True
 
 
 def run(graph, preserve):
     stats = PassStats(NAME)
     with Timer(stats, graph):
         matmuls = _fuse_matmul_bias_activation(graph, preserve)
-        convs = _fuse_conv_bias_activation(graph, preserve)
+        convs = _fuse_conv_bias_activation(graph, preserve) if FUSE_CONV else 0
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
         stats.rewrites = matmuls + convs + groups
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs, elementwise_groups=groups,
