@@ -137,7 +137,10 @@ def _matmul_attrs(mm):
 
 
 def _conv_attrs(conv):
-    return {k: conv.attrs[k] for k in ("strides", "padding", "data_format", "dilations")}
+    a = conv.attrs
+    return {"strides": a["strides"], "padding": a["padding"],
+            "data_format": a.get("data_format") or "NHWC",
+            "dilations": a.get("dilations") or [1, 1, 1, 1]}
 
 
 def _conv_bias_operand(add, product, conv):
