@@ -47,6 +47,10 @@ EXPECTED_FALLBACKS = {
     "Conv2D[(2, 2, 5, 4)x(3, 3, 2, 2) s=(1, 2) SAME d=(1, 1) NCHW]": {"Conv2D": _NHWC_ONLY},
     "Conv2D[(2, 8, 4, 5)x(3, 3, 8, 2) s=(1, 1) SAME d=(1, 1) NCHW]": {"Conv2D": _NHWC_ONLY},
     "Conv2D[conv1d NCW]": {"Conv2D": _NHWC_ONLY},
+    "FusedConv2D[(1, 3, 5, 4)x(3, 3, 3, 2) Relu6 s=(1, 1) SAME NCHW float64]":
+        {"FusedConv2D": _NHWC_ONLY},
+    "FusedConv2D[(2, 32, 16, 16)x(3, 3, 32, 16) Relu6 s=(1, 1) SAME NCHW float32]":
+        {"FusedConv2D": _NHWC_ONLY},
     "MaxPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
     "AvgPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPool": _NHWC_ONLY},
     "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,

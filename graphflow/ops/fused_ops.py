@@ -6,14 +6,18 @@ private graph in place of several user ops. Users never build them, but they are
   JSON-able expression program; the format is specified in `graphflow/ops/elementwise_program.py`,
   whose `check` (`validate_program` below) is its one validator.
 - `FusedMatMul`: `activation(matmul(a, b) + bias)` (TF's `_FusedMatMul` remapping).
+- `FusedConv2D`: `activation(conv2d(x, filter) + bias)` with a per-channel bias of shape [out
+  channels] (TF's `_FusedConv2D`); the Conv2D attrs (strides, padding, data_format, dilations) plus
+  `activation` and `activation_attrs`, as for FusedMatMul.
 
-Both carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
+All carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
 `member_types` and `member_sources` ('file:line: code' of the user code that built each member).
 """
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_program, elementwise_spec
+from graphflow.ops.conv_ops import _conv2d_infer, _conv_attrs
 from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
 from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
 
@@ -27,6 +31,8 @@ ELEMENTWISE_INSTRUCTIONS = elementwise_spec.FUSIBLE
 
 # Activations FusedMatMul can apply to its result ("" = none).
 MATMUL_ACTIVATIONS = ("", "Relu", "Relu6", "Tanh", "Sigmoid", "Elu", "Selu", "Softplus", "LeakyRelu")
+# Activations FusedConv2D can apply: the same list.
+CONV_ACTIVATIONS = MATMUL_ACTIVATIONS
 
 
 def validate_program(program, input_dtypes=None):
@@ -56,13 +62,33 @@ def _fused_matmul_infer(inputs, attrs):
     return [(dt, shape)]
 
 
+def _fused_conv2d_infer(inputs, attrs):
+    x, f, bias = inputs
+    same_dtype(inputs, "FusedConv2D operands")
+    ((dt, shape),) = _conv2d_infer([x, f], attrs)
+    channels = shape.dims[-1 if attrs["data_format"] == "NHWC" else 1] if shape.dims else None
+    if bias.shape.ndims not in (None, 1):
+        raise ValueError(f"bias must be 1-D [out_channels], got shape {bias.shape}")
+    b = bias.shape.dims[0] if bias.shape.ndims == 1 else None
+    if b is not None and channels is not None and b != channels:
+        raise ValueError(f"bias has {b} values but the convolution has {channels} output channels")
+    if attrs.get("activation", "") not in CONV_ACTIVATIONS:
+        raise ValueError(f"unsupported activation {attrs.get('activation')!r}; use one of "
+                         f"{CONV_ACTIVATIONS}")
+    return [(dt, shape)]
+
+
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
        attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
 define("FusedMatMul", _fused_matmul_infer,
        attrs="transpose_a:bool transpose_b:bool activation:string activation_attrs:dict"
        + _PROVENANCE, fresh_output=True)
-no_gradient("FusedElementwise", "FusedMatMul")  # built on plan copies, after gradients exist
+define("FusedConv2D", _fused_conv2d_infer,
+       attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
+       "dilations:int>=1|list(int>=1) activation:string activation_attrs:dict" + _PROVENANCE,
+       fresh_output=True)
+no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D")  # built on plan copies, after gradients exist
 
 
 def _provenance(members):
@@ -92,6 +118,14 @@ def fused_matmul(a, b, bias, activation="", transpose_a=False, transpose_b=False
     return make_tensor("FusedMatMul", (a, b, bias), attrs, name=name or "FusedMatMul")
 
 
+def fused_conv2d(x, filter, bias, strides, padding, activation="", data_format="NHWC",
+                 dilations=(1, 1, 1, 1), activation_attrs=None, members=(), name=None):
+    """`activation(conv2d(x, filter) + bias)` as one op; `bias` has one value per output channel."""
+    attrs = {**_conv_attrs(strides, padding, data_format, dilations), "activation": activation,
+             "activation_attrs": dict(activation_attrs or {}), **_provenance(members)}
+    return make_tensor("FusedConv2D", (x, filter, bias), attrs, name=name or "FusedConv2D")
+
+
 # ---------------------------------------------------------------- what the fusion pass may absorb
 def is_instruction(op):
     """`op` has a FusedElementwise instruction (its type is in ELEMENTWISE_INSTRUCTIONS)."""
@@ -101,6 +135,11 @@ def is_instruction(op):
 def is_matmul(op):
     """`op` is the product FusedMatMul computes (MatMul)."""
     return op.type == "MatMul"
+
+
+def is_conv2d(op):
+    """`op` is the convolution FusedConv2D computes (Conv2D)."""
+    return op.type == "Conv2D"
 
 
 def is_bias_add(op):
@@ -116,3 +155,8 @@ def is_add(op):
 def is_matmul_activation(op):
     """`op` is an activation FusedMatMul applies after the bias (`MATMUL_ACTIVATIONS`)."""
     return bool(op.type) and op.type in MATMUL_ACTIVATIONS
+
+
+def is_conv_activation(op):
+    """`op` is an activation FusedConv2D applies after the bias (`CONV_ACTIVATIONS`)."""
+    return bool(op.type) and op.type in CONV_ACTIVATIONS

@@ -3,7 +3,9 @@
 1. Remapping (TF's `_FusedMatMul`): `matmul(a, b)` followed by `+ bias` (`Add` with a bias that
    broadcasts without growing the product, or `BiasAdd` in NHWC) and optionally by an activation
    (`fused_ops.MATMUL_ACTIVATIONS`) becomes one `FusedMatMul`, when the intermediate results have no
-   other reader.
+   other reader. Likewise (TF's `_FusedConv2D`) `conv2d(x, f)` followed by a per-channel bias
+   (`BiasAdd` in the convolution's data format, or in NHWC an `Add` of a 1-D bias of the channel
+   count) and optionally by an activation (`fused_ops.CONV_ACTIVATIONS`) becomes one `FusedConv2D`.
 2. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
    `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
    root (the one member whose value leaves the group) towards its inputs; an op joins when every
@@ -32,15 +34,19 @@ NAME = "fusion"
 
 # Upper bound on the ops one FusedElementwise replaces (keeps generated device kernels small).
 MAX_GROUP_OPS = 64
+# False leaves convolutions unfused (their bias + activation then join elementwise groups):
+# `benchmarks/bench_conv_fusion.py` compares both plans.
+FUSE_CONV = True
 
 
 def run(graph, preserve):
     stats = PassStats(NAME)
     with Timer(stats, graph):
         matmuls = _fuse_matmul_bias_activation(graph, preserve)
+        convs = _fuse_conv_bias_activation(graph, preserve) if FUSE_CONV else 0
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + groups
-        stats.details.update(fused_matmuls=matmuls, elementwise_groups=groups,
+        stats.rewrites = matmuls + convs + groups
+        stats.details.update(fused_matmuls=matmuls, fused_convs=convs, elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
 
@@ -76,37 +82,46 @@ def _move_shape_readers(old, new):
         new._consumers.extend([c] * n)
 
 
-# ------------------------------------------------------------------ matmul + bias + activation
+# ------------------------------------------------------------------ product + bias + activation
 def _fuse_matmul_bias_activation(graph, preserve):
+    return _fuse_bias_activation(graph, preserve, _MATMUL)
+
+
+def _fuse_conv_bias_activation(graph, preserve):
+    return _fuse_bias_activation(graph, preserve, _CONV)
+
+
+def _fuse_bias_activation(graph, preserve, rule):
+    """One product op (`rule.is_product`) whose only value reader adds a bias (`rule.bias`), and
+    optionally the activation reading that sum, become one `rule.fused_type` op."""
     editor = Editor(graph, preserve)
     count = 0
     for mm in graph.get_operations():
-        if not fused_ops.is_matmul(mm) or not _plain(mm, preserve):
+        if not rule.is_product(mm) or not _plain(mm, preserve):
             continue
         product = mm.outputs[0]
         add = _sole_value_reader(product)
         if (add is None or add.control_inputs or add in preserve or add.device != mm.device
                 or len(add.outputs) != 1):
             continue
-        bias = _bias_operand(add, product)
+        bias = rule.bias(add, product, mm)
         if bias is None:
             continue
         members = [mm, add]
         root = add
         act = _sole_value_reader(add.outputs[0])
-        if (act is not None and fused_ops.is_matmul_activation(act) and act.device == mm.device
+        if (act is not None and rule.is_activation(act) and act.device == mm.device
                 and not act.control_inputs and act not in preserve and _plain(add, preserve)):
             members.append(act)
             root = act
             _move_shape_readers(add.outputs[0], act.outputs[0])
         _move_shape_readers(product, root.outputs[0])
-        attrs = {"transpose_a": bool(mm.attrs.get("transpose_a", False)),
-                 "transpose_b": bool(mm.attrs.get("transpose_b", False)),
+        attrs = {**rule.attrs(mm),
                  "activation": root.type if root is not add else "",
                  "activation_attrs": dict(root.attrs) if root is not add else {},
                  **fused_ops._provenance(members)}
         out = root.outputs[0]
-        fused = editor.add_op("FusedMatMul", [mm.inputs[0], mm.inputs[1], bias], attrs,
+        fused = editor.add_op(rule.fused_type, [mm.inputs[0], mm.inputs[1], bias], attrs,
                               [(out.dtype, out.shape)], anchor=root, name=root.name,
                               source=root.source, device=root.device)
         move_output(out, fused)
@@ -116,7 +131,52 @@ def _fuse_matmul_bias_activation(graph, preserve):
     return count
 
 
-def _bias_operand(add, product):
+def _matmul_attrs(mm):
+    return {"transpose_a": bool(mm.attrs.get("transpose_a", False)),
+            "transpose_b": bool(mm.attrs.get("transpose_b", False))}
+
+
+def _conv_attrs(conv):
+    a = conv.attrs
+    return {"strides": a["strides"], "padding": a["padding"],
+            "data_format": a.get("data_format") or "NHWC",
+            "dilations": a.get("dilations") or [1, 1, 1, 1]}
+
+
+def _conv_bias_operand(add, product, conv):
+    """The per-channel bias of `add` (a 1-D [out channels] tensor of the product's dtype): BiasAdd
+    in the convolution's data format, or an NHWC Add of a 1-D bias of exactly the channel count."""
+    fmt = conv.attrs.get("data_format") or "NHWC"
+    dims = product.shape.dims
+    if dims is None or len(dims) != 4:
+        return None
+    channels = dims[3] if fmt == "NHWC" else dims[1]
+    if fused_ops.is_bias_add(add):
+        bias = add.inputs[1]
+        if add.inputs[0] is not product or (add.attrs.get("data_format") or "NHWC") != fmt:
+            return None
+    elif fused_ops.is_add(add) and fmt == "NHWC":
+        a, b = add.inputs
+        bias = b if a is product else a if b is product else None
+        if bias is None or bias is product:
+            return None
+    else:
+        return None
+    bd = bias.shape.dims
+    if bd is None or len(bd) != 1 or bias.dtype != product.dtype:
+        return None
+    if fused_ops.is_add(add) and (channels is None or bd[0] != channels):
+        return None  # (a bias of 1 value would broadcast: not a per-channel bias)
+    return bias
+
+
+class _Rule:
+    def __init__(self, fused_type, is_product, bias, is_activation, attrs):
+        self.fused_type, self.is_product, self.bias = fused_type, is_product, bias
+        self.is_activation, self.attrs = is_activation, attrs
+
+
+def _bias_operand(add, product, mm=None):
     if fused_ops.is_bias_add(add):
         fmt = add.attrs.get("data_format") or "NHWC"
         channels_last = not fmt.startswith("NC") or product.shape.ndims == 2
@@ -136,6 +196,12 @@ def _bias_operand(add, product):
         if q != 1 and (p is None or q is None or p != q):
             return None
     return bias
+
+
+_MATMUL = _Rule("FusedMatMul", fused_ops.is_matmul, _bias_operand, fused_ops.is_matmul_activation,
+                _matmul_attrs)
+_CONV = _Rule("FusedConv2D", fused_ops.is_conv2d, _conv_bias_operand, fused_ops.is_conv_activation,
+              _conv_attrs)
 
 
 # ------------------------------------------------------------------ elementwise groups

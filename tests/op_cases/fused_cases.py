@@ -1,5 +1,9 @@
-"""Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul). They have no
-gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
+"""Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul, FusedConv2D).
+They have no gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
+
+The float32 FusedConv2D cases are large enough for oneDNN (`dnnl_conv.MIN_MACS`) where it is
+installed: bias and Relu/LeakyRelu as the primitive's bias and post-op, Tanh in numpy after it; the
+float64 ones run the numpy Conv2D kernel, bias add and activation.
 
 The FusedElementwise cases cover both evaluation modes of the CPU kernel: whole arrays (small) and
 chunked (several chunks of `CHUNK_ELEMENTS` and a partial one), with broadcasting inputs.
@@ -10,6 +14,7 @@ import numpy as np
 from graphflow.kernels.cpu.fused_kernels import CHUNK_ELEMENTS
 from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
+from tests.op_cases.nn_cases import _conv_ref, _nchw, _nhwc
 
 f32 = np.float32
 
@@ -129,4 +134,48 @@ CASES = [
            [rand(3, 4, dtype=f32), rand(3, 6, dtype=f32), rand(6, dtype=f32)],
            lambda a, b, c: np.where(a.T @ b + c > 0, a.T @ b + c, (a.T @ b + c) * f32(0.3)),
            grad=False, rtol=1e-5),
+]
+
+
+def _conv_case(x_shape, f_shape, activation, reference, s=(1, 1), padding="SAME",
+               data_format="NHWC", dtype=np.float64, act_attrs=None, rtol=1e-5):
+    def build(x, f, b):
+        strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
+        return fused_ops.fused_conv2d(x, f, b, strides, padding, activation, data_format,
+                                      activation_attrs=act_attrs)
+
+    def expected(x, f, b):
+        x, f, b = (a.astype(np.float64) for a in (x, f, b))
+        if data_format == "NCHW":
+            return _nchw(reference(_conv_ref(_nhwc(x), f, s, padding) + b))
+        return reference(_conv_ref(x, f, s, padding) + b)
+    channels = f_shape[3]
+    return OpCase("FusedConv2D", build,
+                  # (a small filter keeps float32 sums' rounding within the ONNX round trip's
+                  # tolerance against onnxruntime's convolution, which sums in another order)
+                  [rand(*x_shape, dtype=dtype), rand(*f_shape, dtype=dtype, low=-0.5, high=0.5,
+                                                     seed=7),
+                   rand(channels, dtype=dtype, seed=8)],
+                  expected, grad=False, rtol=rtol, atol=1e-4,
+                  name=f"FusedConv2D[{x_shape}x{f_shape} {activation or 'bias'} s={s} {padding} "
+                       f"{data_format} {np.dtype(dtype).name}]")
+
+
+def _leaky(x):
+    return np.where(x > 0, x, x * 0.3)
+
+
+CASES += [
+    _conv_case((2, 5, 6, 3), (3, 3, 3, 4), "Relu", lambda y: np.maximum(y, 0)),
+    _conv_case((2, 7, 6, 3), (2, 3, 3, 2), "", lambda y: y, s=(2, 1), padding="VALID"),
+    _conv_case((1, 3, 5, 4), (3, 3, 3, 2), "Relu6", lambda y: np.clip(y, 0, 6),
+               data_format="NCHW"),
+    # float32, over oneDNN's threshold: bias and activation inside the primitive where it runs
+    _conv_case((2, 16, 16, 16), (3, 3, 16, 32), "Relu", lambda y: np.maximum(y, 0),
+               dtype=f32, rtol=1e-4),
+    _conv_case((2, 16, 16, 16), (3, 3, 16, 32), "LeakyRelu", _leaky, dtype=f32,
+               act_attrs={"alpha": 0.3}, rtol=1e-4),
+    _conv_case((4, 17, 15, 16), (3, 3, 16, 32), "Tanh", np.tanh, s=(2, 2), dtype=f32, rtol=1e-4),
+    _conv_case((2, 32, 16, 16), (3, 3, 32, 16), "Relu6", lambda y: np.clip(y, 0, 6),
+               data_format="NCHW", dtype=f32, rtol=1e-4),
 ]

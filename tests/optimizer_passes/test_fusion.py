@@ -1,5 +1,5 @@
-"""Fusion: elementwise groups and matmul+bias+activation, what must stay out of a group, and the
-fused CPU kernel against each op's own kernel for every instruction type."""
+"""Fusion: elementwise groups, matmul+bias+activation and conv+bias+activation, what must stay out
+of a group, and the fused CPU kernel against each op's own kernel for every instruction type."""
 
 import json
 
@@ -118,6 +118,68 @@ def test_pre_activation_read_elsewhere_fuses_matmul_and_bias_only(optimized, bot
     (fm,) = [op for op in opt.ops() if op.type == "FusedMatMul"]
     assert fm.attrs["activation"] == ""
     same(*both(out, {x: _x(4, 3)}, passes=PASS), rtol=1e-6)
+
+
+def _conv(x, k, c_in, c_out, seed, data_format="NHWC"):
+    strides = [1, 1, 1, 1]
+    return tf.nn.conv2d(x, tf.constant(_x(k, k, c_in, c_out, seed=seed)), strides, "SAME",
+                        data_format=data_format)
+
+
+def test_conv_bias_activation_remapping(optimized, both, same):
+    x = tf.placeholder(tf.float32, [None, 9, 8, 3], name="x")
+    h = tf.nn.relu(_conv(x, 3, 3, 4, 1) + tf.constant(_x(4, seed=2)), name="h")   # Add + Relu
+    y = tf.nn.bias_add(_conv(h, 3, 4, 5, 3), tf.constant(_x(5, seed=4)), name="y")  # BiasAdd only
+    z = tf.nn.leaky_relu(tf.nn.bias_add(_conv(x, 1, 3, 2, 5), tf.constant(_x(2, seed=6))),
+                         alpha=0.3, name="z")
+    opt = optimized([y, z], [x], passes=PASS)
+    assert opt.count("FusedConv2D") == 3 and opt.count("Conv2D") == 0
+    assert opt.op("h").attrs["activation"] == "Relu"
+    assert opt.op("h").attrs["member_types"] == ["Conv2D", "Add", "Relu"]
+    assert opt.op("y").attrs["activation"] == "" and opt.op("y").attrs["padding"] == "SAME"
+    assert opt.op("z").attrs["activation_attrs"] == {"alpha": 0.3}
+    assert opt.report["fusion"].details["fused_convs"] == 3
+    same(*both([y, z], {x: _x(2, 9, 8, 3)}, passes=PASS), rtol=1e-5, atol=1e-6)
+
+
+def test_conv_nchw_bias_add_fuses_and_an_nchw_add_does_not(optimized, both, same):
+    x = tf.placeholder(tf.float32, [2, 3, 6, 5], name="x")
+    fused = tf.nn.relu(tf.nn.bias_add(_conv(x, 3, 3, 4, 1, "NCHW"), tf.constant(_x(4, seed=2)),
+                                      data_format="NCHW"))
+    broadcast = _conv(x, 3, 3, 4, 3, "NCHW") + tf.constant(_x(4, 1, 1, seed=4))  # not [C]
+    opt = optimized([fused, broadcast], [x], passes=PASS)
+    assert opt.count("FusedConv2D") == 1 and opt.count("Conv2D") == 1
+    same(*both([fused, broadcast], {x: _x(2, 3, 6, 5)}, passes=PASS), rtol=1e-5, atol=1e-6)
+
+
+def test_conv_not_remapped_when_read_elsewhere_or_the_bias_is_not_per_channel(optimized):
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+    shared = _conv(x, 3, 3, 4, 1)
+    read_twice = [shared + tf.constant(_x(4, seed=2)), tf.reduce_sum(shared)]
+    scalar_bias = _conv(x, 3, 3, 4, 3) + tf.constant(_x(1, seed=4))      # broadcast, not [C]
+    full_bias = _conv(x, 3, 3, 4, 5) + tf.constant(_x(6, 6, 4, seed=6))  # not per channel
+    opt = optimized(read_twice + [scalar_bias, full_bias], [x], passes=PASS)
+    assert opt.count("FusedConv2D") == 0 and opt.count("Conv2D") == 3
+
+
+def test_conv_training_step_is_unchanged_by_fusion(optimized, same):
+    x = tf.placeholder(tf.float32, [4, 8, 8, 3], name="x")
+    w = tf.Variable(_x(3, 3, 3, 8, seed=1) * 0.3)
+    b = tf.Variable(_x(8, seed=2))
+    h = tf.nn.relu(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME") + b)
+    loss = tf.reduce_sum(h * h)
+    grads = tf.gradients(loss, [w, b, x])
+    init = tf.global_variables_initializer()
+    feed = {x: _x(4, 8, 8, 3, seed=3)}
+    with tf.Session() as sess:
+        sess.run(init)
+        opt_graph = sess.run([loss] + grads, feed)
+    with tf.Session(optimize=False) as sess:
+        sess.run(init)
+        plain = sess.run([loss] + grads, feed)
+    same(plain, opt_graph, rtol=1e-5, atol=1e-5)
+    opt = optimized([loss] + grads, [x], passes=PASS)  # the backward pass reads the fused output
+    assert opt.count("FusedConv2D") == 1 and opt.count("Conv2D") == 0
 
 
 def test_runtime_errors_in_fused_ops_name_the_users_line():

@@ -228,19 +228,24 @@ def _transposed_operands(ctx, op):
 def _fused_matmul(ctx, op):  # activation(a @ b + bias), as the fusion pass built it
     a, b = _transposed_operands(ctx, op)
     y = ctx.one("Add", [ctx.one("MatMul", [a, b]), ctx.name(op.inputs[2])])
+    _fused_activation(ctx, op, y, _out(ctx, op))
+
+
+def _fused_activation(ctx, op, y, output=None):
+    """The fused op's `activation` attr applied to the ONNX value `y`, written to `output` (a
+    new name when None); returns the name."""
     activation = op.attrs.get("activation", "")
     if not activation:
-        ctx.one("Identity", [y], _out(ctx, op))
-    elif activation == "LeakyRelu":
+        return ctx.one("Identity", [y], output)
+    if activation == "LeakyRelu":
         alpha = float((op.attrs.get("activation_attrs") or {}).get("alpha", 0.2))
-        ctx.one("LeakyRelu", [y], _out(ctx, op), alpha=alpha)
-    elif activation == "Relu6":
+        return ctx.one("LeakyRelu", [y], output, alpha=alpha)
+    if activation == "Relu6":
         x = op.inputs[0]
-        ctx.one("Clip", [y, _scalar(ctx, 0, x), _scalar(ctx, 6, x)], _out(ctx, op))
-    elif activation in _SAME_NAME:
-        ctx.one(_SAME_NAME[activation], [y], _out(ctx, op))
-    else:
-        raise ValueError(f"'{op.name}': activation {activation} has no ONNX export")
+        return ctx.one("Clip", [y, _scalar(ctx, 0, x), _scalar(ctx, 6, x)], output)
+    if activation in _SAME_NAME:
+        return ctx.one(_SAME_NAME[activation], [y], output)
+    raise ValueError(f"'{op.name}': activation {activation} has no ONNX export")
 
 
 @converter("BiasAdd")
@@ -315,9 +320,9 @@ def _padding_attrs(op, x, fmt, k_hw, strides, dilations):
     return {"pads": pads}
 
 
-@converter("Conv2D", "Conv3D")
-def _conv(ctx, op):
-    x, f = op.inputs
+@converter("Conv2D", "Conv3D", "FusedConv2D")
+def _conv(ctx, op):  # FusedConv2D: Conv with its bias input B, then the activation
+    x, f = op.inputs[:2]
     fmt = op.attrs["data_format"]
     strides = _spatial(op.attrs["strides"], fmt)
     dilations = _spatial(op.attrs["dilations"], fmt)
@@ -332,8 +337,12 @@ def _conv(ctx, op):
         w = ctx.const(np.ascontiguousarray(np.transpose(value, order)), "filter")
     else:
         w = ctx.one("Transpose", [ctx.name(f)], perm=order)
-    y = ctx.one("Conv", [_nchw_input(ctx, x, fmt), w], strides=strides, dilations=dilations,
-                kernel_shape=k_hw, **_padding_attrs(op, x, fmt, k_hw, strides, dilations))
+    bias = [ctx.name(t) for t in op.inputs[2:]]
+    y = ctx.one("Conv", [_nchw_input(ctx, x, fmt), w, *bias], strides=strides,
+                dilations=dilations, kernel_shape=k_hw,
+                **_padding_attrs(op, x, fmt, k_hw, strides, dilations))
+    if bias and op.attrs.get("activation"):
+        y = _fused_activation(ctx, op, y)
     _nchw_output(ctx, op, y, fmt)
 
 

@@ -4,7 +4,8 @@ installs the `onednn-cpu-gomp` wheel (oneDNN built on OpenMP, libgomp). Without 
 
 Only what graphflow's convolutions and MaxPoolGrad (`dnnl_conv.py`, `dnnl_pool.py`) use is bound:
 memory descriptors from dims and strides (so a numpy array is described as it lies in memory, no
-copy), primitive descriptors, primitives, memory objects wrapping numpy buffers, and execution on
+copy), primitive descriptors, primitive attributes (user scratchpad, elementwise post-ops),
+primitives, memory objects wrapping numpy buffers, and execution on
 a CPU stream. Every call's
 status is checked (`DnnlError` names the function and the status). Memory descriptors, primitive
 descriptors and primitives are owned by Python objects (`Desc`, `Primitive`) and destroyed with
@@ -55,6 +56,11 @@ QUERY_SRC_MD, QUERY_DIFF_SRC_MD, QUERY_WEIGHTS_MD, QUERY_DIFF_WEIGHTS_MD = 129, 
 QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_WORKSPACE_MD, QUERY_SCRATCHPAD_MD = 133, 134, 135, 136
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE, ARG_SCRATCHPAD = 1, 17, 33, 64, 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
+ARG_BIAS = 41
+# eltwise algorithms (dnnl_alg_kind_t) of post-ops: relu(x) = x > 0 ? x : alpha * x, clip(x) =
+# min(max(x, alpha), beta)
+ELTWISE_RELU = 0x20
+ELTWISE_CLIP = 0x2e
 ARG_FROM, ARG_TO = ARG_SRC, ARG_DST
 MAX_NDIMS = 12
 
@@ -90,6 +96,10 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_primitive_attr_create": [_PP],
     "dnnl_primitive_attr_destroy": [_P],
     "dnnl_primitive_attr_set_scratchpad_mode": [_P, ctypes.c_int],
+    "dnnl_primitive_attr_set_post_ops": [_P, _P],
+    "dnnl_post_ops_create": [_PP],
+    "dnnl_post_ops_destroy": [_P],
+    "dnnl_post_ops_append_eltwise": [_P, ctypes.c_int, ctypes.c_float, ctypes.c_float],
     "dnnl_convolution_forward_primitive_desc_create":
         [_PP, _P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P],
     "dnnl_convolution_backward_data_primitive_desc_create":
@@ -287,6 +297,19 @@ def user_scratchpad_attr(lib):
     lib.call("dnnl_primitive_attr_create", ctypes.byref(attr))
     lib.call("dnnl_primitive_attr_set_scratchpad_mode", attr, SCRATCHPAD_USER)
     return attr
+
+
+def set_eltwise_post_ops(lib, attr, eltwise):
+    """Append elementwise post-ops to `attr`: `eltwise` a sequence of (algorithm, alpha, beta),
+    applied in order to a primitive's result before it is written."""
+    post = ctypes.c_void_p()
+    lib.call("dnnl_post_ops_create", ctypes.byref(post))
+    try:
+        for alg, alpha, beta in eltwise:
+            lib.call("dnnl_post_ops_append_eltwise", post, alg, alpha, beta)
+        lib.call("dnnl_primitive_attr_set_post_ops", attr, post)  # (the attr keeps a copy)
+    finally:
+        lib.call("dnnl_post_ops_destroy", post)
 
 
 def destroy_attr(lib, attr):

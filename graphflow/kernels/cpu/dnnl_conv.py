@@ -88,7 +88,7 @@ _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, 
 class _Plan:
     """One convolution's primitives (and weight reorders) for one block size."""
 
-    def __init__(self, kind, geo, nb, c, oc):
+    def __init__(self, kind, geo, nb, c, oc, bias=False, eltwise=()):
         lib = dnnl.library()
         self.lib = lib
         x_shape = (nb, geo.h, geo.w, c)
@@ -104,15 +104,21 @@ class _Plan:
         dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
         pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))
         attr = dnnl.user_scratchpad_attr(lib)
+        # the forward pass may add a per-channel bias and apply elementwise post-ops (FusedConv2D)
+        b = dnnl.Desc.plain(lib, [oc], [1]) if bias else None
         self.reorder = None
         try:
+            if eltwise:
+                dnnl.set_eltwise_post_ops(lib, attr, eltwise)
             fwd = self._pd("dnnl_convolution_forward_primitive_desc_create", lib.engine,
                            dnnl.FORWARD_TRAINING, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
-                           None, dst.handle, strides, dilates, pad_l, pad_r, attr)
+                           b and b.handle, dst.handle, strides, dilates, pad_l, pad_r, attr)
             if kind == "forward":
                 w_md = lib.raw("dnnl_primitive_desc_query_md", fwd, dnnl.QUERY_WEIGHTS_MD, 0)
-                self.prim = dnnl.Primitive(lib, fwd, {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: w_md,
-                                                      dnnl.ARG_DST: dst.handle})
+                args = {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: w_md, dnnl.ARG_DST: dst.handle}
+                if b is not None:
+                    args[dnnl.ARG_BIAS] = b.handle
+                self.prim = dnnl.Primitive(lib, fwd, args)
                 self._weights_reorder(hwio, w_md, to_hwio=False)
             elif kind == "backward_data":
                 try:
@@ -140,7 +146,7 @@ class _Plan:
                 self._weights_reorder(hwio, w_md, to_hwio=True)
         finally:
             dnnl.destroy_attr(lib, attr)
-        self.prim.keep(src, dst, hwio, weights)
+        self.prim.keep(src, dst, hwio, weights, b)
         # bytes of the filter (or filter gradient) in the primitive's own layout
         self.weights_bytes = lib.raw("dnnl_memory_desc_get_size", w_md)
         self._w_md = w_md  # owned by the primitive's descriptor
@@ -186,10 +192,10 @@ def cached(key, create):
     return plan
 
 
-def _plan(kind, geo, nb, c, oc):
+def _plan(kind, geo, nb, c, oc, bias=False, eltwise=()):
     key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
-           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY)
-    return cached(key, lambda: _Plan(kind, geo, nb, c, oc))
+           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY, bias, tuple(eltwise))
+    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, bias, eltwise))
 
 
 def image_blocks(n, work, min_work=None):
@@ -223,11 +229,11 @@ def _image_bytes(a):
     return a.strides[0]
 
 
-def _block_plans(kind, geo, n, nb, c, oc):
+def _block_plans(kind, geo, n, nb, c, oc, bias=False, eltwise=()):
     """{images: plan} for the full blocks and the short last one (None: not all implemented)."""
-    plans = {nb: _plan(kind, geo, nb, c, oc)}
+    plans = {nb: _plan(kind, geo, nb, c, oc, bias, eltwise)}
     if n % nb:
-        plans[n % nb] = _plan(kind, geo, n % nb, c, oc)
+        plans[n % nb] = _plan(kind, geo, n % nb, c, oc, bias, eltwise)
     return None if None in plans.values() else plans
 
 
@@ -252,32 +258,40 @@ def _weights_in(plans, f):
     return weights
 
 
-def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads):
+def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias=None,
+                    eltwise=()):
     """Run the `kind` primitive ("forward" or "backward_data") that maps the NHWC `src` to the
-    NHWC `dst` through the HWIO filter `f`, block by block; False where oneDNN has no primitive."""
+    NHWC `dst` through the HWIO filter `f`, block by block; False where oneDNN has no primitive.
+    The forward pass may add `bias` (float32 [oc]) and apply `eltwise` post-ops."""
     n = src.shape[0]
     nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
-    plans = _block_plans(kind, geo, n, nb, c, oc)
+    plans = _block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
     if plans is None:
         return False
     weights = _weights_in(plans, f)
     sb, db = _image_bytes(src), _image_bytes(dst)
+    extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
 
     def work_on(lo, hi):
         plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,
                                      dnnl.ARG_WEIGHTS: weights[hi - lo],
-                                     dst_arg: dst.ctypes.data + lo * db})
+                                     dst_arg: dst.ctypes.data + lo * db, **extra})
     run_blocks(n, nb, work_on, threads)
     return True
 
 
-def conv2d(x, f, geo, threads):
+def conv2d(x, f, geo, threads, bias=None, eltwise=()):
     """Forward convolution of float32 NHWC `x` with the HWIO filter `f`: NHWC output
-    (None where oneDNN has no primitive for this geometry; so for the two gradients)."""
+    (None where oneDNN has no primitive for this geometry; so for the two gradients). With
+    `bias` (float32 [out channels]) and `eltwise` post-ops ((algorithm, alpha, beta) each, see
+    `dnnl.set_eltwise_post_ops`), one primitive computes eltwise(conv(x, f) + bias) (FusedConv2D)."""
     x = np.ascontiguousarray(x)
     c, oc = f.shape[2], f.shape[3]
+    if bias is not None:
+        bias = np.ascontiguousarray(bias, np.float32)
     out = np.empty((x.shape[0], geo.oh, geo.ow, oc), np.float32)
-    done = _through_filter("forward", dnnl.ARG_SRC, x, dnnl.ARG_DST, out, f, geo, c, oc, threads)
+    done = _through_filter("forward", dnnl.ARG_SRC, x, dnnl.ARG_DST, out, f, geo, c, oc, threads,
+                           bias, tuple(eltwise))
     return out if done else None
 
 

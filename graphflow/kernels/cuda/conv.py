@@ -4,7 +4,8 @@ Conv2D is im2col + GEMM: col [N*OH*OW, KH*KW*C] @ filter [KH*KW*C, OC] is the NH
 stride-1, unpadded convolution skips im2col: the input already is col). Its backprops are
 dcol = dout @ filter^T then col2im (a gather, no atomics), and dfilter = col^T @ dout accumulated
 over batch chunks (beta = 1). The batch is processed in chunks so that the col buffer stays under
-`COL_BYTES`. NCHW graphs run these ops on the CPU (the placement report says so).
+`COL_BYTES`. NCHW graphs run these ops on the CPU (the placement report says so). FusedConv2D
+is Conv2D followed by one generated elementwise kernel (bias + activation), as FusedMatMul is.
 """
 
 import numpy as np
@@ -176,3 +177,34 @@ def _conv2d_backprop_filter(node):
 
 
 # ---------------------------------------------------------------- pooling
+
+
+def _fused_conv2d_supported(in_dtypes, out_dtypes, attrs):
+    from graphflow.kernels.cuda.elementwise import _supports
+    reason = nhwc_only(in_dtypes, out_dtypes, attrs)
+    act = attrs.get("activation", "")
+    if reason is None and act:
+        reason = _supports(act)(out_dtypes, out_dtypes, attrs.get("activation_attrs") or {})
+    return reason
+
+
+@cuda_kernel("FusedConv2D", dtypes=(np.float32, np.float64), supports=_fused_conv2d_supported)
+def _fused_conv2d(node):
+    """activation(conv2d(x, f) + bias): the Conv2D kernel, then one generated kernel for the
+    per-channel bias (broadcast over the NHWC output's last axis) and the activation."""
+    from graphflow.kernels.cuda.elementwise import kernel_for
+    conv = _conv2d(node)
+    dt = np.dtype(node.out_dtypes[0]).name
+    instructions = [["Add", [0, 1], {}, None]]
+    act = node.attrs.get("activation", "")
+    if act:
+        instructions.append([act, [2], dict(node.attrs.get("activation_attrs") or {}), None])
+    epilogue = kernel_for({"version": 1, "inputs": [dt, dt], "instructions": instructions,
+                           "output": 1 + len(instructions)})
+
+    def fused_conv2d(x, f, bias):
+        if len(bias.shape) != 1 or bias.shape[0] != f.shape[3]:
+            raise ValueError(f"bias of shape {tuple(bias.shape)} does not match the {f.shape[3]} "
+                             "output channels of the convolution")
+        return epilogue(conv(x, f), bias)[0]
+    return fused_conv2d

@@ -1,0 +1,88 @@
+"""CPU kernel of `FusedConv2D`: activation(conv2d(x, filter) + bias), the fusion pass's
+(`graphflow/optimizer_passes/fusion.py`) replacement for Conv2D + BiasAdd/Add (+ activation).
+
+Where oneDNN runs the convolution (`dnnl_conv.applies`: float32, large enough), one primitive
+computes the whole op: the bias is the convolution primitive's bias argument and Relu, Relu6 and
+LeakyRelu are elementwise post-ops (`POST_OPS`), applied to each block of output while it is still
+in cache, so the output is written once instead of three times. Those three activations compute
+the same values as graphflow's numpy ones (comparisons and one multiply); the other activations
+(transcendental functions, where oneDNN's approximations differ from numpy's in the last bits)
+run as the numpy instruction over the primitive's conv + bias result. Elsewhere the Conv2D kernel
+(`conv_kernels.py`) runs, then the bias add and the activation in place: the numpy reference the
+tests compare with.
+"""
+
+import numpy as np
+
+from graphflow.kernels.cpu import blas, conv_kernels, cpu_kernel, dnnl, dnnl_conv
+from graphflow.kernels.cpu.fused_instructions import instruction
+from graphflow.kernels.cpu.fused_kernels import member_error
+
+
+def post_ops(activation, attrs):
+    """oneDNN eltwise post-ops ((algorithm, alpha, beta), ...) computing `activation` exactly as
+    graphflow's numpy instruction does; None when it has none (the activation then runs in numpy)."""
+    if not activation:
+        return ()
+    if activation == "Relu":
+        return ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
+    if activation == "Relu6":
+        return ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
+    if activation == "LeakyRelu":  # x > 0 ? x : alpha * x, alpha rounded to float32 as numpy's
+        return ((dnnl.ELTWISE_RELU, float(np.float32(attrs.get("alpha", 0.2))), 0.0),)
+    return None
+
+
+@cpu_kernel("FusedConv2D")
+def _fused_conv2d(node):
+    conv = conv_kernels._Conv(node)
+    plain_conv = conv_kernels._conv2d(node)  # the Conv2D kernel (oneDNN or numpy)
+    threads = blas.session_threads(node)
+    activation = node.attrs.get("activation", "")
+    act_attrs = node.attrs.get("activation_attrs") or {}
+    dtype = node.out_dtypes[0]
+    act, act_alias_ok = (None, True)
+    if activation:
+        act, act_alias_ok = instruction(activation, act_attrs, [dtype], dtype)
+    fused_post = post_ops(activation, act_attrs)
+    channel_axis = -1 if conv.fmt == "NHWC" else 1
+
+    def through_dnnl(x, f, bias):
+        """The oneDNN result (activation applied or not), or (None, False) where it does not run."""
+        if x.ndim != 4 or f.ndim != 4 or bias.shape != f.shape[3:]:
+            return None, False
+        xn = conv_kernels._to_nhwc(x, conv.fmt)
+        geo = conv.geometry(xn.shape, f.shape)
+        if not dnnl_conv.applies(xn, f, bias, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
+                                                                         *f.shape[2:])):
+            return None, False
+        post = fused_post if fused_post is not None else ()
+        out = dnnl_conv.conv2d(xn, f, geo, threads, bias, post)
+        if out is None:
+            return None, False
+        return conv_kernels._from_nhwc(out, conv.fmt), fused_post is not None
+
+    def fused_conv2d(x, f, bias):
+        stage = 0  # the member being computed: conv, bias, activation
+        try:
+            bias = np.asarray(bias)
+            out, activated = through_dnnl(x, f, bias)
+            if out is None:
+                out = plain_conv(x, f)
+                stage = 1
+                if bias.ndim != 1 or bias.shape[0] != out.shape[channel_axis]:
+                    raise ValueError(f"bias of shape {bias.shape} does not match the "
+                                     f"{out.shape[channel_axis]} output channels of the convolution")
+                np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
+            if act is None or activated:
+                return out
+            stage = 2
+            if act_alias_ok:
+                act(out, out=out)
+                return out
+            result = np.empty_like(out)
+            act(out, out=result)
+            return result
+        except Exception as exc:
+            raise member_error(exc, node.attrs, stage) from exc
+    return fused_conv2d
