@@ -13,10 +13,20 @@ primitives (`dnnl_conv.py`), and so does MaxPoolGrad (`dnnl_pool.py`).
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, dnnl_pool, intra_op, jit_pool
+from graphflow.kernels.cpu import (
+    blas,
+    conv_blocked,
+    conv_gather,
+    cpu_kernel,
+    dnnl_conv,
+    dnnl_pool,
+    intra_op,
+    jit_pool,
+)
 
-# The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
-# kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
+# The kernels run the blocked im2col products of `conv_blocked.py` (small forward convolutions:
+# the gathered one of `conv_gather.py`); False runs the reference kernels below (whole-input
+# padding, im2col and col2im), which the tests compare them with.
 BLOCKED = True
 
 
@@ -165,6 +175,8 @@ def _conv2d(node):
             out = dnnl_conv.conv2d(x, f, geo, threads)
             if out is not None:
                 return _from_nhwc(out, conv.fmt)
+        if BLOCKED and conv_gather.applies(x.shape[0], geo, x.shape[3]):
+            return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)
