@@ -4,7 +4,7 @@ At batch 1 on 8x8 images a convolution is a few microseconds of BLAS and tens of
 numpy calls: the blocked kernels (`conv_blocked.py`) copy the window matrix one filter tap (and,
 with few channels, one channel) at a time. Here the input is copied once into the interior of a
 kept zero-bordered buffer [n, (h + pads) * (w + pads), c] (its border is never written, so it
-stays zero), and one `np.take` along the flattened spatial axis with a precomputed index array
+stays zero), and one `take` along the flattened spatial axis with a precomputed index array
 (every output position's kh*kw window taps, row-major) builds the whole [n*oh*ow, kh*kw*c] window
 matrix, the reference kernel's im2col, for one product with the [kh*kw*c, out] filter:
 
@@ -13,8 +13,10 @@ matrix, the reference kernel's im2col, for one product with the [kh*kw*c, out] f
 The product has the reference kernel's operands in the same layout, so the same values. Measured
 (one thread, float32, 3x3 SAME, load 0.5-5): 8x8x1 -> 32 at batch 1 15 -> 3 us, 8x8x32 -> 32
 26 -> 15 us, 4x4x32 -> 64 20 -> 8 us; at batch 4 54 -> 5, 99 -> 62 and 71 -> 27 us.
-`conv_kernels.py` takes this path when the window matrix is at most `MAX_FLOATS` and the product
-is too small to be split over threads; buffers and index arrays are kept per thread and geometry.
+`conv_kernels.py` takes this path when the window matrix is at most `MAX_FLOATS` elements, after
+oneDNN where oneDNN takes the convolution (`dnnl_conv.MIN_MACS` and up; below it the gathered
+kernel is chosen before oneDNN's checks run). Buffers and index arrays are kept per thread and
+geometry.
 """
 
 import threading
@@ -56,8 +58,7 @@ def _gather(geo, n, c, dtype):
     kept = getattr(_local, "kept", None)
     if kept is None:
         kept = _local.kept = {}
-    key = (geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb, geo.pl,
-           geo.pr, n, c, dtype)
+    key = (geo.key, n, c, dtype)
     g = kept.get(key)
     if g is None:
         if len(kept) >= _MAX_KEPT:
@@ -70,10 +71,10 @@ def conv2d(x, f, geo):
     """Forward convolution of NHWC `x` with the HWIO filter `f` (a `conv_kernels.Geometry`): NHWC
     output, a new array."""
     n, c, out_c = x.shape[0], x.shape[3], f.shape[3]
-    dtype = np.result_type(x, f)
+    dtype = x.dtype if x.dtype == f.dtype else np.result_type(x, f)
     g = _gather(geo, n, c, dtype)
     g.interior[...] = x
-    cols = np.take(g.padded, g.index, axis=1).reshape(g.rows, g.k)
+    cols = g.padded.take(g.index, axis=1).reshape(g.rows, g.k)
     fm = f.reshape(g.k, out_c)
     if fm.dtype != dtype:
         fm = fm.astype(dtype)
