@@ -197,3 +197,12 @@ def test_layout_rule_is_declared_by_the_op_facts():
     assert arithmetic.nchw_of_transpose not in arithmetic.rules_for("Relu")
     x = tf.placeholder(tf.float32, [1, 2, 4, 4])
     assert arithmetic.nchw_of_transpose(tf.nn.max_pool(x, 2, 2, "VALID", "NCHW").op) is None
+
+
+def test_layout_rule_keeps_gradients_of_nchw_ops(both):
+    x = tf.placeholder(tf.float64, [2, 9, 11, 3], name="x")
+    y = _nchw_model(x)
+    grads = tf.gradients(tf.reduce_sum(y * y), [x])
+    want, got = both([y, *grads], {x: _feed((2, 9, 11, 3))[0]})  # all passes
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
