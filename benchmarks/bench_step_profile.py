@@ -4,6 +4,7 @@ graphflow workload, medians over traced steps, largest first.
     python benchmarks/bench_step_profile.py small            # bench_vs_tf1's small CNN step
     python benchmarks/bench_step_profile.py cifar|mlp
     python benchmarks/bench_step_profile.py onnx-cnn --batch 256   # bench_onnx's imported CNN
+    python benchmarks/bench_step_profile.py onnx-cnn-exported --batch 1   # ... and its own graph
 
 Prints the untraced step's median and, per op, the median of its traced duration.
 """
@@ -30,10 +31,19 @@ ROWS = {"small": bench_vs_tf1.small_cnn, "cifar": bench_vs_tf1.cifar_cnn,
 
 def _workload(name, batch, tmp):
     """(session, fetches, feed) of the named workload."""
-    if name == "onnx-cnn":
+    if name.startswith("onnx-cnn"):
+        feed = np.random.default_rng(0).random((batch, 64), dtype=np.float32)
+        if name == "onnx-cnn-exported":
+            graph = tf.Graph()
+            with graph.as_default():
+                tf.set_random_seed(0)
+                x = tf.placeholder(tf.float32, [None, 64], name="x")
+                probs = bench_onnx.digits_cnn(x)
+                sess = tf.Session(graph=graph)
+                sess.run(tf.global_variables_initializer())
+            return sess, probs, {x: feed}
         _, path = bench_onnx.export_model(bench_onnx.digits_cnn, os.path.join(tmp, "cnn.onnx"))
         model = gf_onnx.import_model(path)
-        feed = np.random.default_rng(0).random((batch, 64), dtype=np.float32)
         return model.session, model.outputs["probs"], {model.inputs["x"]: feed}
     fetches, feed, _, _ = ROWS[name](tf, np.random.default_rng(0))
     sess = tf.Session()
@@ -43,8 +53,8 @@ def _workload(name, batch, tmp):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workload", choices=[*ROWS, "onnx-cnn"])
-    parser.add_argument("--batch", type=int, default=256, help="onnx-cnn only")
+    parser.add_argument("workload", choices=[*ROWS, "onnx-cnn", "onnx-cnn-exported"])
+    parser.add_argument("--batch", type=int, default=256, help="onnx-cnn(-exported) only")
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args(argv)

@@ -48,7 +48,8 @@ def _short(value):
 class FeedSpec:
     """How one fed tensor's value is checked and converted before a run."""
 
-    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape", "castable")
+    __slots__ = ("tensor", "np_dtype", "dtype", "rank", "fixed_dims", "exact_shape", "castable",
+                 "accepted")
 
     def __init__(self, tensor):
         self.tensor = tensor
@@ -60,6 +61,9 @@ class FeedSpec:
                                                          if d is not None)
         self.exact_shape = dims if tensor.shape.is_fully_defined() else None
         self.castable = {}  # fed numpy dtype -> whether TF1's feed rule lets it cast to `dtype`
+        # the last shape that passed the check (a feed of a partly known shape is usually fed the
+        # same shape run after run: one tuple comparison instead of the per-dimension check)
+        self.accepted = None
 
     def convert(self, value):
         if self.np_dtype.kind == "O":  # tf.string: an object array of bytes
@@ -81,11 +85,12 @@ class FeedSpec:
             arr = arr.astype(self.np_dtype)
         if self.rank is not None:
             shape = arr.shape
-            if shape == self.exact_shape:
+            if shape == self.exact_shape or shape == self.accepted:
                 return arr
             if len(shape) != self.rank or any(shape[i] != d for i, d in self.fixed_dims):
                 raise ValueError(self._message(f"cannot feed a value of shape {shape} to a tensor "
                                                f"of shape {self.tensor.shape}"))
+            self.accepted = shape
         return arr
 
     def _from_python(self, value):

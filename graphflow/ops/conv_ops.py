@@ -148,7 +148,8 @@ def _conv2d_backprop_filter_infer(inputs, attrs):
     return [(dt, f_shape)]
 
 
-define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS)
+# The NCHW kernels transpose to NHWC, run the NHWC kernel and transpose back: `layout_attrs`.
+define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS, layout_attrs=("strides", "dilations"))
 define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS)
 define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS)
 
@@ -286,8 +287,9 @@ def _avg_pool_grad_infer(inputs, attrs):
     return [(g.dtype, in_shape)]
 
 
-define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS)
-define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS)
+define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS,
+       layout_attrs=("ksize", "strides"))
+define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS, layout_attrs=("ksize", "strides"))
 define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS)
 define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS)
 define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)

@@ -71,6 +71,11 @@ class OpDef:
         it no longer materializes.
     value_dependent_shape: the output shape depends on input values (Where, Range, decoders), so
         static shape inference cannot know it even from known input shapes.
+    layout_attrs: for a 4-D op with a `data_format` attr ("NHWC" or "NCHW") that applies to its
+        input 0 and output 0 only (other inputs layout-free, e.g. HWIO filters): the attrs that are
+        4-lists in data_format order (Conv2D: strides, dilations). Its NCHW form on x is then
+        transpose(its NHWC form on transpose(x, [0, 2, 3, 1]), [0, 3, 1, 2]) with these attrs
+        permuted, bit for bit, so a pass may switch the layout. None: no such form.
 
     Scheduling
     schedule: "early" to run as soon as its inputs exist, "late" to run just before its first
@@ -110,6 +115,7 @@ class OpDef:
     commutative: bool = False
     reads_shape_only: bool = False
     value_dependent_shape: bool = False
+    layout_attrs: Optional[tuple] = None
     no_gradient: bool = False
     gradient_takes_none: bool = False
     unsaveable: str = ""

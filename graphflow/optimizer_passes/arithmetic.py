@@ -36,6 +36,11 @@ class Zero:
     """An input of a `New` op: a scalar 0 of the replaced op's dtype, built as a Const."""
 
 
+# NHWC <-> NCHW axis orders: transpose(x, TO_NCHW) of an NHWC x is its NCHW form
+TO_NCHW = [0, 3, 1, 2]
+TO_NHWC = [0, 2, 3, 1]
+
+
 # ------------------------------------------------------------------------------ helpers
 def const_value(t):
     """The numpy value of `t` when a Const produces it, else None."""
@@ -161,6 +166,36 @@ def transpose_identity(op):
     return None
 
 
+# op_nchw(transpose(x, TO_NCHW)) -> transpose(op_nhwc(x), TO_NCHW)   (ops with `layout_attrs`)
+# The NCHW kernel is exactly this (transpose in, NHWC kernel, transpose out), so the values are
+# the same bit for bit; the transposes now meet their inverses (an imported ONNX model's
+# NHWC -> NCHW -> NHWC round trips around each convolution and pool) and cancel by the rule above.
+def nchw_of_transpose(op):
+    attrs = op.attrs
+    layout = registry.lookup(op.type).layout_attrs
+    if layout is None or attrs.get("data_format") != "NCHW":
+        return None
+    inner = op.inputs[0]
+    if not _is_transpose(inner.op, TO_NCHW):
+        return None
+    nhwc = dict(attrs, data_format="NHWC")
+    for name in layout:
+        if attrs.get(name) is not None:
+            nhwc[name] = [attrs[name][i] for i in TO_NHWC]
+    inner_new = New(op.type, [inner.op.inputs[0], *op.inputs[1:]], nhwc)
+    return New(inner.op.type, [inner_new], {"perm": TO_NCHW})
+
+
+# ops that permute their input's axes by their `perm` attr
+_TRANSPOSES = {"Transpose": True}
+
+
+def _is_transpose(op, perm):
+    """`op` is an unfenced transpose by `perm`."""
+    return (bool(_TRANSPOSES.get(op.type)) and not _fenced(op)
+            and op.attrs.get("perm") is not None and list(op.attrs["perm"]) == perm)
+
+
 def _perm(op):
     perm = op.attrs.get("perm")
     if perm is None:  # reverse the dimensions: needs a known rank
@@ -221,6 +256,23 @@ RULES = {
 }
 
 
+_RULES_OF = {}
+
+
+def rules_for(op_type):
+    """The rules of `op_type`: its RULES entry, and `nchw_of_transpose` when its OpDef declares
+    `layout_attrs`."""
+    rules = _RULES_OF.get(op_type)
+    if rules is None:
+        op_def = registry.find(op_type)
+        rules = RULES.get(op_type, ())
+        if op_def is not None and op_def.layout_attrs is not None:
+            rules += (nchw_of_transpose,)
+        if op_def is not None:
+            _RULES_OF[op_type] = rules
+    return rules
+
+
 def _fenced(op):
     """Ops with control edges are left alone: removing them would drop an ordering."""
     return bool(op.control_inputs or op._control_outputs)
@@ -233,7 +285,7 @@ def run(graph, preserve):
         editor = Editor(graph, preserve)
         fired = {}
         for op in graph.get_operations():
-            rules = RULES.get(op.type)
+            rules = rules_for(op.type)
             if not rules or len(op.outputs) != 1 or _fenced(op):
                 continue
             for rule in rules:
@@ -252,25 +304,56 @@ def run(graph, preserve):
 def _apply(editor, op, result, preserve):
     out = op.outputs[0]
     if isinstance(result, New):
-        if any(t is Zero for t in result.inputs):
-            zero = editor.add_op("Const", [], {"value": np.zeros((), out.dtype.as_numpy_dtype)},
-                                 [(out.dtype, TensorShape([]))], anchor=op,
-                                 name=f"{op.name}/zero", source=op.source, device=op.device)
-            result.inputs = [zero.outputs[0] if t is Zero else t for t in result.inputs]
-        op_def = registry.lookup(result.op_type)
-        try:
-            ((dtype, shape),) = op_def.infer(result.inputs, result.attrs)
-        except (ValueError, TypeError):
+        built = _build(editor, op, result, _named(result, op.type), out)
+        if built is None:
             return False
-        if dtype != out.dtype or not shape.is_compatible_with(out.shape):
-            return False
-        new = editor.add_op(result.op_type, result.inputs, result.attrs,
-                            [(dtype, out.shape.merge_with(shape))], anchor=op, name=op.name,
-                            source=op.source, device=op.device)
-        move_output(out, new)
+        move_output(out, built)
         return True
     if out in preserve:  # a fetched tensor keeps its producer; its readers can still move
         if not out._consumers:
             return False
     replace_uses(out, result)
     return True
+
+
+def _named(new, op_type):
+    """The New that takes the replaced op's name: the first (depth first) of the replaced op's
+    type, so that a profile still shows `Conv2D_1` as the convolution; else the outermost."""
+    stack = [new]
+    while stack:
+        n = stack.pop()
+        if n.op_type == op_type:
+            return n
+        stack.extend(t for t in reversed(n.inputs) if isinstance(t, New))
+    return new
+
+
+def _build(editor, op, new, named, out=None):
+    """The op for `new` in op's place, its New inputs built first: None when shape inference
+    rejects one, or when the outermost's output (`out` given) would not match `out`. An op built
+    before a rejection has no reader and is swept at commit."""
+    inputs = []
+    for t in new.inputs:
+        if t is Zero:
+            dtype = op.outputs[0].dtype
+            t = editor.add_op("Const", [], {"value": np.zeros((), dtype.as_numpy_dtype)},
+                              [(dtype, TensorShape([]))], anchor=op, name=f"{op.name}/zero",
+                              source=op.source, device=op.device).outputs[0]
+        elif isinstance(t, New):
+            inner = _build(editor, op, t, named)
+            if inner is None:
+                return None
+            t = inner.outputs[0]
+        inputs.append(t)
+    op_def = registry.lookup(new.op_type)
+    try:
+        ((dtype, shape),) = op_def.infer(inputs, new.attrs)
+    except (ValueError, TypeError):
+        return None
+    if out is not None:
+        if dtype != out.dtype or not shape.is_compatible_with(out.shape):
+            return None
+        shape = out.shape.merge_with(shape)
+    name = op.name if new is named else f"{op.name}/{new.op_type}"
+    return editor.add_op(new.op_type, inputs, new.attrs, [(dtype, shape)], anchor=op, name=name,
+                         source=op.source, device=op.device)

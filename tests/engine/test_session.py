@@ -171,6 +171,18 @@ def test_wrong_feed_shape_and_unsafe_dtype():
         assert list(sess.run(i + 1, {i: np.array([1, 2], np.int64)})) == [2, 3]
 
 
+def test_feed_shape_is_checked_after_an_accepted_shape():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = x * 2.0
+    with tf.Session() as sess:
+        for _ in range(2):  # the second run takes the remembered-shape path
+            np.testing.assert_array_equal(sess.run(y, {x: np.ones((4, 3))}), np.full((4, 3), 2.0))
+        for bad in ((4, 4), (4, 3, 1), (3,)):
+            with pytest.raises(ValueError, match=r"cannot feed a value of shape"):
+                sess.run(y, {x: np.ones(bad)})
+        assert sess.run(y, {x: np.ones((1, 3))}).shape == (1, 3)
+
+
 def test_fetch_from_other_graph_and_unknown_name():
     g = tf.Graph()
     with g.as_default():

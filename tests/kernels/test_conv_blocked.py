@@ -3,19 +3,21 @@ values (conv_kernels.py with BLOCKED off: whole-input padding, im2col, col2im) o
 and on shapes that make several blocks, a short last block, strides, dilations, both paddings,
 NCHW, float32/float64 and several threads, in both block layouts (planar blocks for few input
 channels, tap-copy blocks for more); and their gradients pass finite differences. oneDNN
-(dnnl_conv.py, tested in test_dnnl_conv.py) is switched off here, so float32 runs these kernels."""
+(dnnl_conv.py, tested in test_dnnl_conv.py) is switched off here, so float32 runs these kernels, and
+so is the gathered kernel for small convolutions (conv_gather.py, tested in test_conv_gather.py)."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_blocked, conv_kernels, dnnl
+from graphflow.kernels.cpu import conv_blocked, conv_gather, conv_kernels, dnnl
 from tests.op_cases import nn_cases
 
 
 @pytest.fixture(autouse=True)
 def _without_onednn(monkeypatch):
     monkeypatch.setattr(dnnl, "_library", False)
+    monkeypatch.setattr(conv_gather, "MAX_FLOATS", 0)
 
 CONV_CASES = [c for c in nn_cases.CASES
               if c.op_type in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")]

@@ -142,3 +142,67 @@ def test_select_against_zeros_like_its_other_branch_takes_a_scalar_zero():
     np.testing.assert_array_equal(got, np.where(feed[x] > 0, feed[g], 0))
     np.testing.assert_array_equal(got_flipped, np.where(feed[x] > 0, 0, feed[g]))
     np.testing.assert_array_equal(got_kept, got)
+
+
+def _nchw_model(x, stride=2, dilation=1):
+    """An NHWC input through NCHW convolution and pooling ops and back, as an imported ONNX model
+    has it."""
+    f = tf.constant(np.random.default_rng(1).normal(size=(3, 3, 3, 4)))
+    h = tf.transpose(x, [0, 3, 1, 2])
+    h = tf.nn.conv2d(h, f, strides=[1, 1, stride, stride], padding="SAME", data_format="NCHW",
+                     dilations=[1, 1, dilation, dilation], name="conv")
+    h = tf.transpose(h, [0, 2, 3, 1])
+    h = tf.transpose(tf.nn.relu(h), [0, 3, 1, 2])
+    h = tf.nn.max_pool(h, [1, 1, 2, 3], [1, 1, 1, 2], "VALID", data_format="NCHW", name="pool")
+    h = tf.nn.avg_pool(h, [1, 1, 2, 2], [1, 1, 1, 1], "SAME", data_format="NCHW")
+    return tf.tanh(tf.transpose(h, [0, 2, 3, 1]), name="out")
+
+
+@pytest.mark.parametrize("stride, dilation", [(1, 1), (2, 1), (1, 2)])
+def test_nchw_ops_between_layout_transposes_run_in_nhwc(stride, dilation, optimized, both):
+    x = tf.placeholder(tf.float64, [None, 9, 11, 3], name="x")
+    y = _nchw_model(x, stride, dilation)
+    opt = optimized(y, [x], passes=RULE)
+    assert opt.count("Transpose") == 0, opt.types()
+    assert opt.report["arithmetic"].details["rules"]["nchw_of_transpose"] == 3
+    assert {op.attrs["data_format"] for op in opt.ops() if "data_format" in op.attrs} == {"NHWC"}
+    conv = opt.op("conv")  # the NHWC convolution keeps the name (a profile shows `conv`)
+    assert conv.type == "Conv2D"
+    assert conv.attrs["strides"] == [1, stride, stride, 1]
+    assert conv.attrs["dilations"] == [1, dilation, dilation, 1]
+    assert opt.op("pool").attrs["ksize"] == [1, 2, 3, 1]
+    want, got = both(y, {x: _feed((2, 9, 11, 3))[0]}, passes=RULE)
+    np.testing.assert_array_equal(got, want)  # the NCHW kernels are these transposes: bit for bit
+
+
+def test_nchw_ops_without_a_layout_transpose_are_left_alone(optimized, both, same):
+    x = tf.placeholder(tf.float64, [2, 3, 5, 6], name="x")  # NCHW already
+    f = tf.constant(np.ones((3, 3, 3, 2)))
+    a = tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME", data_format="NCHW")
+    b = tf.nn.max_pool(tf.transpose(x, [0, 1, 3, 2]), [1, 1, 2, 2], [1, 1, 2, 2], "VALID",
+                       data_format="NCHW")  # another permutation
+    c = tf.nn.max_pool(tf.transpose(x, [0, 2, 3, 1]), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")  # NHWC
+    opt = optimized([a, b, c], [x], passes=RULE)
+    assert opt.report["arithmetic"].rewrites == 0
+    assert opt.count("Transpose") == 2
+    same(*both([a, b, c], {x: _feed((2, 3, 5, 6))[0]}, passes=RULE))
+
+
+def test_layout_rule_is_declared_by_the_op_facts():
+    from graphflow.ops import registry
+    assert "->" in inspect.getcomments(arithmetic.nchw_of_transpose)
+    for op_type in ("Conv2D", "MaxPool", "AvgPool"):
+        assert registry.lookup(op_type).layout_attrs is not None
+        assert arithmetic.nchw_of_transpose in arithmetic.rules_for(op_type)
+    assert arithmetic.nchw_of_transpose not in arithmetic.rules_for("Relu")
+    x = tf.placeholder(tf.float32, [1, 2, 4, 4])
+    assert arithmetic.nchw_of_transpose(tf.nn.max_pool(x, 2, 2, "VALID", "NCHW").op) is None
+
+
+def test_layout_rule_keeps_gradients_of_nchw_ops(both):
+    x = tf.placeholder(tf.float64, [2, 9, 11, 3], name="x")
+    y = _nchw_model(x)
+    grads = tf.gradients(tf.reduce_sum(y * y), [x])
+    want, got = both([y, *grads], {x: _feed((2, 9, 11, 3))[0]})  # all passes
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

@@ -82,19 +82,36 @@ class ImportedModel:
     def __init__(self, graph, inputs, outputs, session, variables):
         self.graph, self.inputs, self.outputs = graph, inputs, outputs
         self.session, self.variables = session, variables
+        self._plain = None  # (names, tensors) of all outputs when none is a sequence; set by run
 
     def run(self, feeds=None, outputs=None):
         feeds = feeds or {}
-        unknown = [k for k in feeds if k not in self.inputs]
-        if unknown:
-            raise KeyError(f"Unknown input(s) {unknown}; the model's inputs are {sorted(self.inputs)}")
+        try:
+            feed_dict = {self.inputs[k]: v for k, v in feeds.items()}
+        except KeyError:
+            unknown = [k for k in feeds if k not in self.inputs]
+            raise KeyError(f"Unknown input(s) {unknown}; the model's inputs are "
+                           f"{sorted(self.inputs)}") from None
+        if outputs is None:  # all outputs: a list of tensors, Session.run's quickest form
+            plain = self._plain
+            if plain is None:
+                plain = self._plain = self._plain_outputs()
+            if plain:
+                return dict(zip(plain[0], self.session.run(plain[1], feed_dict)))
         from graphflow.interop.onnx.import_sequence_ops import Sequence  # noqa: PLC0415
         names = list(self.outputs) if outputs is None else list(outputs)
         fetches = {}
         for k in names:  # a sequence output is fetched as the list of its elements
             value = self.outputs[k]
             fetches[k] = list(value.tensors) if isinstance(value, Sequence) else value
-        return self.session.run(fetches, {self.inputs[k]: v for k, v in feeds.items()})
+        return self.session.run(fetches, feed_dict)
+
+    def _plain_outputs(self):
+        from graphflow.interop.onnx.import_sequence_ops import Sequence  # noqa: PLC0415
+        values = list(self.outputs.values())
+        if any(isinstance(v, Sequence) for v in values):
+            return False
+        return list(self.outputs), values
 
     def close(self):
         self.session.close()

