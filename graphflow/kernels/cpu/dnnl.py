@@ -55,6 +55,10 @@ QUERY_SRC_MD, QUERY_DIFF_SRC_MD, QUERY_WEIGHTS_MD, QUERY_DIFF_WEIGHTS_MD = 129, 
 QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_WORKSPACE_MD, QUERY_SCRATCHPAD_MD = 133, 134, 135, 136
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE, ARG_SCRATCHPAD = 1, 17, 33, 64, 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
+ARG_BIAS = 41
+# eltwise algorithms (post-ops): dnnl_alg_kind_t
+ELTWISE_RELU, ELTWISE_TANH, ELTWISE_ELU, ELTWISE_LINEAR = 0x20, 0x21, 0x22, 0x26
+ELTWISE_SOFT_RELU, ELTWISE_LOGISTIC, ELTWISE_CLIP = 0x27, 0x29, 0x2e
 ARG_FROM, ARG_TO = ARG_SRC, ARG_DST
 MAX_NDIMS = 12
 
@@ -107,6 +111,14 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_primitive_create": [_PP, _P],
     "dnnl_primitive_destroy": [_P],
     "dnnl_primitive_execute": [_P, _P, ctypes.c_int, ctypes.POINTER(ExecArg)],
+    "dnnl_matmul_primitive_desc_create": [_PP, _P, _P, _P, _P, _P, _P],
+    "dnnl_post_ops_create": [_PP],
+    "dnnl_post_ops_destroy": [_P],
+    "dnnl_post_ops_append_eltwise": [_P, ctypes.c_int, ctypes.c_float, ctypes.c_float],
+    "dnnl_primitive_attr_set_post_ops": [_P, _P],
+    "dnnl_sgemm": [ctypes.c_char, ctypes.c_char, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_float, _P, ctypes.c_int64, _P, ctypes.c_int64, ctypes.c_float, _P,
+                   ctypes.c_int64],
 }
 _RESTYPES = {"dnnl_memory_desc_equal": ctypes.c_int, "dnnl_memory_desc_get_size": ctypes.c_size_t,
              "dnnl_primitive_desc_query_md": ctypes.c_void_p}

@@ -1,0 +1,337 @@
+"""2-D float32 matrix products through oneDNN's matmul primitive (`dnnl.py`), with FusedMatMul's
+bias and activation applied by the primitive itself (post-ops), when the optional oneDNN library
+is installed; `math_kernels.py` (MatMul) and `fused_kernels.py` (FusedMatMul) call `matmul` and keep
+the numpy path (`blas.py`) when it gives None: no oneDNN, `GRAPHFLOW_NO_DNNL=1`, other dtypes,
+batched products, products too small to gain, a bias or activation oneDNN does not take.
+
+Operands are described as they lie in memory (no copies): a transposed operand (transpose_a/b, a
+gradient's `x.T`) is the array read with swapped strides. Only an operand with neither stride 1
+(or a broadcast, negative or unaligned one) is copied first.
+
+Threads: two ways to use `threads` cores, chosen per product shape by timing both (`_Chooser`):
+  team    one primitive run by an OpenMP team of `threads` threads. Fastest on a quiet machine: the
+          team's threads spin between products, so they start at once, where graphflow's pool
+          threads sleep and take ~0.1 ms to wake; but a team waits at its barrier for a thread the
+          scheduler has parked, and with another process keeping one core busy a product takes
+          several times as long.
+  blocks  row (or column) blocks, each a primitive on one OpenMP thread, taken by the calling
+          thread and the intra-op pool from one shared iterator (as `blas.py` does): a busy core
+          only means its thread takes fewer blocks.
+The chooser runs each way a few times, keeps the faster, and re-times the other now and then (at
+growing intervals while the choice holds, at once when the kept way turns slow), so a machine that
+becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+"""
+
+import collections
+import ctypes
+import os
+import statistics
+import threading
+import time
+
+import numpy as np
+
+from graphflow.kernels.cpu import dnnl, intra_op
+
+# Products of fewer multiply-adds than this keep the numpy path (a oneDNN call costs ~20 us of
+# ctypes calls and memory objects).
+MIN_MACS = 1 << 16
+# ... and from this many on, they use several threads (as blas.PARALLEL_MIN_MACS).
+PARALLEL_MIN_MACS = 1 << 21
+# No block narrower than this many rows (or columns).
+MIN_BLOCK = 32
+MAX_PLANS = 256
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+
+def _post_ops(activation, attrs):
+    """oneDNN eltwise post-ops [(algorithm, alpha, beta)] computing `activation`, or None."""
+    if not activation:
+        return ()
+    if activation == "Relu":
+        return ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
+    if activation == "LeakyRelu":
+        return ((dnnl.ELTWISE_RELU, float(attrs.get("alpha", 0.2)), 0.0),)
+    if activation == "Relu6":
+        return ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
+    if activation == "Tanh":
+        return ((dnnl.ELTWISE_TANH, 0.0, 0.0),)
+    if activation == "Sigmoid":
+        return ((dnnl.ELTWISE_LOGISTIC, 0.0, 0.0),)
+    if activation == "Elu":
+        return ((dnnl.ELTWISE_ELU, 1.0, 0.0),)
+    if activation == "Selu":
+        return ((dnnl.ELTWISE_ELU, SELU_ALPHA, 0.0), (dnnl.ELTWISE_LINEAR, SELU_SCALE, 0.0))
+    if activation == "Softplus":
+        return ((dnnl.ELTWISE_SOFT_RELU, 1.0, 0.0),)
+    return None
+
+
+def post_ops(activation, attrs=None):
+    """The post-ops for FusedMatMul's `activation` (None: oneDNN does not apply it)."""
+    return _post_ops(activation, attrs or {})
+
+
+def _layout(x):
+    """`x` (a 2-D float32 array) and its element strides as oneDNN reads them: rows or columns
+    contiguous; anything else is copied."""
+    r, c = x.shape
+    s0, s1 = x.strides
+    if s0 % 4 == 0 and s1 % 4 == 0 and x.ctypes.data % 4 == 0:
+        s0, s1 = s0 // 4, s1 // 4
+        if s1 == 1 and s0 >= c and r > 1 and c > 1:
+            return x, (s0, 1)
+        if s0 == 1 and s1 >= r and r > 1 and c > 1:
+            return x, (1, s1)
+    x = np.ascontiguousarray(x)
+    return x, (c, 1)
+
+
+class _Product:
+    """One primitive: an [m, k] x [k, n] product (+ bias [1, n]) (+ post-ops) with given strides,
+    created for `omp` OpenMP threads."""
+
+    def __init__(self, m, k, n, a_strides, b_strides, c_stride, bias, ops, omp):
+        lib = self.lib = dnnl.library()
+        src = dnnl.Desc.plain(lib, (m, k), a_strides)
+        wei = dnnl.Desc.plain(lib, (k, n), b_strides)
+        dst = dnnl.Desc.plain(lib, (m, n), (c_stride, 1))
+        bmd = dnnl.Desc.plain(lib, (1, n), (n, 1)) if bias else None
+        attr = dnnl.user_scratchpad_attr(lib)
+        pd = ctypes.c_void_p()
+        try:
+            if ops:
+                po = ctypes.c_void_p()
+                lib.call("dnnl_post_ops_create", ctypes.byref(po))
+                try:
+                    for alg, alpha, beta in ops:
+                        lib.call("dnnl_post_ops_append_eltwise", po, alg, alpha, beta)
+                    lib.call("dnnl_primitive_attr_set_post_ops", attr, po)
+                finally:
+                    lib.call("dnnl_post_ops_destroy", po)
+            with lib.openmp_threads(omp):  # oneDNN picks its work split for this thread count
+                lib.call("dnnl_matmul_primitive_desc_create", ctypes.byref(pd), lib.engine,
+                         src.handle, wei.handle, bmd.handle if bias else None, dst.handle, attr)
+        finally:
+            dnnl.destroy_attr(lib, attr)
+        descs = {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: wei.handle, dnnl.ARG_DST: dst.handle}
+        if bias:
+            descs[dnnl.ARG_BIAS] = bmd.handle
+        self.prim = dnnl.Primitive(lib, pd, descs).keep(src, wei, dst, bmd)
+        self.omp = omp
+
+    def __call__(self, a_ptr, b_ptr, c_ptr, bias_ptr=None):
+        buffers = {dnnl.ARG_SRC: a_ptr, dnnl.ARG_WEIGHTS: b_ptr, dnnl.ARG_DST: c_ptr}
+        if bias_ptr is not None:
+            buffers[dnnl.ARG_BIAS] = bias_ptr
+        self.prim.execute(buffers)
+
+    @property
+    def implementation(self):
+        return self.prim.implementation
+
+
+TEAM, BLOCKS = "team", "blocks"
+
+
+class _Chooser:
+    """Picks TEAM or BLOCKS for one product shape from the times of its calls (module docstring)."""
+
+    WARM = 3            # timed calls of each way before the first choice (after one untimed)
+    FIRST_PROBE = 32    # calls until the other way is timed again; doubled while the choice holds
+    MAX_PROBE = 2048
+    SLOW = 1.6          # the kept way this much slower than when chosen: re-time the other at once
+
+    def __init__(self, fixed=None):
+        self.fixed = fixed
+        self.times = {TEAM: collections.deque(maxlen=5), BLOCKS: collections.deque(maxlen=5)}
+        self.seen = {TEAM: 0, BLOCKS: 0}
+        self.mode = None
+        self.reference = None  # median time of the kept way when it was chosen
+        self.interval = self.FIRST_PROBE
+        self.countdown = self.interval
+        self.probing = False
+
+    def pick(self):
+        if self.fixed:
+            return self.fixed
+        if self.mode is None:  # warming up: alternate, fewest timed calls first
+            return TEAM if self.seen[TEAM] <= self.seen[BLOCKS] else BLOCKS
+        self.countdown -= 1
+        if self.countdown <= 0:
+            self.probing = True
+            return BLOCKS if self.mode == TEAM else TEAM
+        return self.mode
+
+    def record(self, mode, seconds):
+        if self.fixed:
+            return
+        self.seen[mode] += 1
+        if self.seen[mode] > 1:  # the first call of each way creates primitives, touches memory
+            self.times[mode].append(seconds)
+        if self.mode is None:
+            if min(self.seen.values()) > self.WARM:
+                self._choose(self._faster())
+            return
+        if self.probing:
+            self.probing = False
+            kept = statistics.median(self.times[self.mode])
+            if seconds < kept:
+                self._choose(mode)
+            else:
+                self.interval = min(self.interval * 2, self.MAX_PROBE)
+                self.countdown = self.interval
+        elif mode == TEAM == self.mode and seconds > self.SLOW * self.reference:
+            if statistics.median(self.times[mode]) > self.SLOW * self.reference:
+                self.countdown = 0  # a core got busy: time the blocks next call
+
+    def _faster(self):
+        return min((TEAM, BLOCKS), key=lambda m: statistics.median(self.times[m]))
+
+    def _choose(self, mode):
+        if mode != self.mode:
+            self.interval = self.FIRST_PROBE
+        self.mode = mode
+        self.reference = statistics.median(self.times[mode])
+        self.countdown = self.interval
+
+
+def _fixed_mode():
+    mode = os.environ.get("GRAPHFLOW_MATMUL_THREADING", "").strip().lower()
+    return mode if mode in (TEAM, BLOCKS) else None
+
+
+class _Plan:
+    """One product's primitives: one call on one thread, a team, or blocks (created when first used)."""
+
+    def __init__(self, m, k, n, a_strides, b_strides, bias, ops, threads):
+        self.m, self.k, self.n = m, k, n
+        self.args = (a_strides, b_strides, bias, ops)
+        self.threads = threads
+        self.chooser = _Chooser(_fixed_mode())
+        self._single = self._team = self._blocks = None
+        by_rows = m >= n
+        length = m if by_rows else n
+        nblocks = min(threads * 2, length // MIN_BLOCK)
+        self.by_rows = by_rows
+        self.bounds = np.linspace(0, length, max(nblocks, 1) + 1).astype(int).tolist()
+
+    def _product(self, m, n, omp):
+        a_strides, b_strides, bias, ops = self.args
+        return _Product(m, self.k, n, a_strides, b_strides, self.n, bias, ops, omp)
+
+    def single(self):
+        if self._single is None:
+            self._single = self._product(self.m, self.n, 1)
+        return self._single
+
+    def team(self):
+        if self._team is None:
+            self._team = self._product(self.m, self.n, self.threads)
+        return self._team
+
+    def blocks(self):
+        if self._blocks is None:
+            sizes = {hi - lo for lo, hi in zip(self.bounds, self.bounds[1:])}
+            if self.by_rows:
+                made = {s: self._product(s, self.n, 1) for s in sizes}
+            else:
+                made = {s: self._product(self.m, s, 1) for s in sizes}
+            self._blocks = [made[hi - lo] for lo, hi in zip(self.bounds, self.bounds[1:])]
+        return self._blocks
+
+    @property
+    def parallel(self):
+        return self.threads > 1 and len(self.bounds) > 2
+
+
+_plans = collections.OrderedDict()
+_plans_lock = threading.Lock()
+
+
+def _plan(key, create):
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            return plan
+    plan = create()
+    with _plans_lock:
+        plan = _plans.setdefault(key, plan)
+        while len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    return plan
+
+
+def applies(a, b, bias=None):
+    """True when oneDNN is loaded and `a @ b (+ bias)` is a 2-D float32 product it takes."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
+        return False
+    m, k = a.shape
+    n = b.shape[1]
+    if b.shape[0] != k or m * k * n < MIN_MACS or m == 0 or n == 0 or k == 0:
+        return False
+    if bias is not None:
+        if not isinstance(bias, np.ndarray) or bias.dtype != np.float32:
+            return False
+        if bias.shape not in ((n,), (1, n)):
+            return False
+    return dnnl.library() is not None
+
+
+def matmul(a, b, threads, bias=None, ops=()):
+    """`ops(a @ b + bias)` through oneDNN on up to `threads` threads (a new C-contiguous array),
+    or None where it does not apply (`applies`, a post-op list of None, no primitive)."""
+    if ops is None or not applies(a, b, bias):
+        return None
+    a, a_strides = _layout(a)
+    b, b_strides = _layout(b)
+    if bias is not None:
+        bias = np.ascontiguousarray(bias).reshape(-1)
+    m, k = a.shape
+    n = b.shape[1]
+    threads = 1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS else max(1, int(threads))
+    key = (m, k, n, a_strides, b_strides, bias is not None, ops, threads)
+    try:
+        plan = _plan(key, lambda: _Plan(m, k, n, a_strides, b_strides, bias is not None, ops,
+                                        threads))
+    except dnnl.DnnlError as e:
+        if e.status != dnnl.UNIMPLEMENTED:
+            raise
+        return None
+    out = np.empty((m, n), np.float32)
+    a_ptr, b_ptr, c_ptr = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    bias_ptr = None if bias is None else bias.ctypes.data
+    lib = dnnl.library()
+    if not plan.parallel:
+        with lib.openmp_threads(1):
+            plan.single()(a_ptr, b_ptr, c_ptr, bias_ptr)
+        return out
+    mode = plan.chooser.pick()
+    t0 = time.perf_counter()
+    if mode == TEAM:
+        with lib.openmp_threads(plan.threads):
+            plan.team()(a_ptr, b_ptr, c_ptr, bias_ptr)
+    else:
+        _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
+    plan.chooser.record(mode, time.perf_counter() - t0)
+    return out
+
+
+def _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides):
+    prims, bounds, n = plan.blocks(), plan.bounds, plan.n
+    pieces = intra_op.shared_iter(range(len(prims)))
+    lib = dnnl.library()
+
+    def work():
+        with lib.openmp_threads(1):
+            for i in pieces:
+                lo = bounds[i]
+                if plan.by_rows:  # rows lo.. of a and of the output
+                    prims[i](a_ptr + 4 * lo * a_strides[0], b_ptr, c_ptr + 4 * lo * n, bias_ptr)
+                else:  # columns lo.. of b, of the bias and of the output
+                    prims[i](a_ptr, b_ptr + 4 * lo * b_strides[1], c_ptr + 4 * lo,
+                             None if bias_ptr is None else bias_ptr + 4 * lo)
+
+    intra_op.POOL.run_shared(work, plan.threads)

@@ -1,0 +1,200 @@
+"""graphflow.kernels.cpu.dnnl_matmul: oneDNN's 2-D float32 products give numpy's values for every
+transpose combination, odd shapes, rows or columns blocks, an OpenMP team or one thread,
+non-contiguous operands, and FusedMatMul's bias and activations (post-ops) against graphflow's own
+numpy activation kernels; MatMul and FusedMatMul graphs run through it and match oneDNN switched
+off; other dtypes, batched products and unsupported biases keep the numpy path; the team/blocks
+chooser keeps the faster way and switches when the kept one turns slow.
+Skipped where the optional oneDNN library (onednn-cpu-gomp) is not installed."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels.cpu import dnnl, dnnl_matmul
+from graphflow.kernels.cpu.fused_instructions import instruction
+from graphflow.ops.fused_ops import MATMUL_ACTIVATIONS
+from tests.tooling import required
+
+pytestmark = pytest.mark.skipif(
+    dnnl.library() is None and not required("onednn"),
+    reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
+
+LIBRARY = dnnl.library()
+SHAPES = [(1, 1, 1), (5, 7, 3), (33, 65, 17), (64, 1000, 100), (256, 96, 40), (40, 96, 256),
+          (130, 129, 131)]
+
+
+@pytest.fixture
+def mode(request, monkeypatch):
+    """Fresh plans, every product through oneDNN, threads used the way the test names."""
+    monkeypatch.setattr(dnnl_matmul, "_plans", type(dnnl_matmul._plans)())
+    monkeypatch.setattr(dnnl_matmul, "MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_matmul, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_matmul, "MIN_BLOCK", 4)
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", getattr(request, "param", "blocks"))
+    return getattr(request, "param", "blocks")
+
+
+def _operands(m, k, n, ta, tb, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    return (a.T if ta else a), (b.T if tb else b)
+
+
+def _close(got, want):
+    assert got.dtype == np.float32 and got.shape == want.shape and got.flags.c_contiguous
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6 * scale)
+
+
+@pytest.mark.parametrize("mode", ["blocks", "team"], indirect=True)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("ta, tb", list(itertools.product([False, True], repeat=2)))
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_products_match_numpy_for_every_transpose(shape, ta, tb, threads, mode):
+    a, b = _operands(*shape, ta, tb)
+    for _ in range(2):  # the second call reuses the plan
+        got = dnnl_matmul.matmul(a, b, threads)
+        _close(got, a.astype(np.float64) @ b.astype(np.float64))
+
+
+def test_blocks_split_rows_or_columns_and_use_the_pool(mode):
+    for m, n in ((256, 40), (40, 256)):
+        a, b = _operands(m, 64, n, False, False, seed=3)
+        dnnl_matmul.matmul(a, b, 2)
+        (plan,) = [p for key, p in dnnl_matmul._plans.items() if key[:3] == (m, 64, n)]
+        assert plan.parallel and plan.by_rows == (m > n) and len(plan.bounds) > 3
+        _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
+
+
+@pytest.mark.parametrize("mode", ["blocks", "team"], indirect=True)
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("activation", MATMUL_ACTIVATIONS)
+def test_fused_bias_and_activation_match_graphflows_kernels(activation, tb, mode):
+    a, b = _operands(70, 45, 90, False, tb, seed=4)
+    bias = np.random.default_rng(5).standard_normal(90).astype(np.float32)
+    attrs = {"alpha": 0.3} if activation == "LeakyRelu" else {}
+    ops = dnnl_matmul.post_ops(activation, attrs)
+    assert ops is not None
+    want = a.astype(np.float64) @ b.astype(np.float64) + bias
+    if activation:
+        fn, _ = instruction(activation, attrs, [np.float64], np.float64)
+        want = fn(want)
+    for threads, as_row in ((1, False), (2, False), (2, True)):
+        got = dnnl_matmul.matmul(a, b, threads, bias.reshape(1, -1) if as_row else bias, ops)
+        _close(got, want)
+
+
+def test_non_contiguous_operands(mode):
+    rng = np.random.default_rng(6)
+    wide = rng.standard_normal((50, 80)).astype(np.float32)
+    b = rng.standard_normal((40, 30)).astype(np.float32)
+    cases = [(wide[:, :40], b),                      # rows with a longer stride: read in place
+             (wide[::2, 10:50], b),                  # every other row
+             (wide[:40, ::2], b[:, :]),              # every other column: copied
+             (wide[:30, :40], wide[10:50, 40:70]),   # two windows of one array
+             (wide.T[:40, :40].T, b)]                # a transposed window
+    for a, bb in cases:
+        _close(dnnl_matmul.matmul(a, bb, 2), a.astype(np.float64) @ bb.astype(np.float64))
+
+
+def test_transposed_operands_are_not_copied(mode, monkeypatch):
+    copies = []
+    real = np.ascontiguousarray
+    monkeypatch.setattr(dnnl_matmul.np, "ascontiguousarray",
+                        lambda x, *a, **k: copies.append(x.shape) or real(x, *a, **k))
+    a, b = _operands(64, 48, 32, True, True)
+    _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
+    assert copies == []
+
+
+def test_what_oneDNN_does_not_take_keeps_the_numpy_path(mode):
+    a, b = _operands(8, 6, 4, False, False)
+    assert dnnl_matmul.matmul(a.astype(np.float64), b, 2) is None
+    assert dnnl_matmul.matmul(a, b.astype(np.float16), 2) is None
+    assert dnnl_matmul.matmul(np.stack([a, a]), np.stack([b, b]), 2) is None  # batched
+    assert dnnl_matmul.matmul(a, b, 2, np.ones((8, 4), np.float32)) is None  # bias per element
+    assert dnnl_matmul.matmul(a, b, 2, np.ones(4, np.float64)) is None
+    assert dnnl_matmul.matmul(a, b, 2, None, None) is None  # an activation oneDNN does not apply
+    assert dnnl_matmul.post_ops("Softsign") is None
+    assert dnnl_matmul.matmul(np.zeros((0, 6), np.float32), b, 2) is None
+
+
+def test_disabled_library_gives_none(monkeypatch):
+    monkeypatch.setattr(dnnl, "_library", False)
+    a, b = _operands(64, 64, 64, False, False)
+    assert dnnl_matmul.matmul(a, b, 2) is None
+
+
+def _graph(onednn, monkeypatch, threads=2):
+    """A dense layer, its fused form and its gradients with every transpose, run twice."""
+    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
+    rng = np.random.default_rng(7)
+    xv = rng.standard_normal((96, 50)).astype(np.float32)
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [None, 50])
+    w = tf.constant(rng.standard_normal((50, 70)).astype(np.float32))
+    w2 = tf.constant(rng.standard_normal((40, 70)).astype(np.float32))
+    b = tf.constant(rng.standard_normal(70).astype(np.float32))
+    h = tf.nn.relu(tf.matmul(x, w) + b)                # FusedMatMul after the fusion pass
+    y = tf.matmul(h, w2, transpose_b=True)             # [96, 40]
+    z = tf.matmul(y, x, transpose_a=True)              # [40, 50]
+    u = tf.matmul(x, z, transpose_a=False, transpose_b=True)
+    v = tf.matmul(z, y, transpose_a=True, transpose_b=True)
+    gx, gw = tf.gradients(tf.reduce_sum(u) + tf.reduce_sum(tf.tanh(h)), [x, w])
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+        return [sess.run([h, y, z, u, v, gx, gw], {x: v_}) for v_ in (xv, xv[::-1] * 2)]
+
+
+def test_graphs_match_oneDNN_switched_off(mode, monkeypatch):
+    calls = []
+    real = dnnl_matmul.matmul
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(dnnl_matmul, "matmul", spy)
+    got = _graph(True, monkeypatch)
+    assert sum(calls) >= 6, "oneDNN computed too few of the products"
+    calls.clear()
+    want = _graph(False, monkeypatch)
+    assert not any(calls)
+    for g_run, w_run in zip(got, want):
+        for g, w in zip(g_run, w_run):
+            _close(g, w.astype(np.float64))
+
+
+class TestChooser:
+    def _feed(self, chooser, times, calls):
+        picked = []
+        for _ in range(calls):
+            m = chooser.pick()
+            picked.append(m)
+            chooser.record(m, times[m])
+        return picked
+
+    def test_keeps_the_faster_way_and_probes_less_often_while_it_holds(self):
+        c = dnnl_matmul._Chooser()
+        picked = self._feed(c, {"team": 1.0, "blocks": 2.0}, 400)
+        assert c.mode == "team"
+        probes = [i for i, m in enumerate(picked) if m == "blocks" and i > 10]
+        assert 2 <= len(probes) <= 5  # 32, 64, 128 calls apart
+        assert all(b - a > 30 for a, b in zip(probes, probes[1:]))
+        assert probes[2] - probes[1] > probes[1] - probes[0]
+
+    def test_switches_when_a_core_gets_busy_and_back_when_it_is_quiet(self):
+        c = dnnl_matmul._Chooser()
+        self._feed(c, {"team": 1.0, "blocks": 1.5}, 50)
+        assert c.mode == "team"
+        picked = self._feed(c, {"team": 4.0, "blocks": 1.5}, 10)  # another process took a core
+        assert c.mode == "blocks" and picked.count("team") <= 4
+        self._feed(c, {"team": 1.0, "blocks": 1.5}, 40)  # quiet again: the next probe sees it
+        assert c.mode == "team"
+
+    def test_fixed_mode(self):
+        c = dnnl_matmul._Chooser("blocks")
+        assert set(self._feed(c, {"team": 1.0, "blocks": 9.0}, 100)) == {"blocks"}
