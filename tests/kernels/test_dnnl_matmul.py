@@ -179,12 +179,15 @@ class TestChooser:
 
     def test_keeps_the_faster_way_and_probes_less_often_while_it_holds(self):
         c = dnnl_matmul._Chooser()
-        picked = self._feed(c, {"team": 1.0, "blocks": 2.0}, 400)
+        picked = self._feed(c, {"team": 1.0, "blocks": 1.2}, 1000)
         assert c.mode == "team"
         probes = [i for i, m in enumerate(picked) if m == "blocks" and i > 10]
-        assert 2 <= len(probes) <= 5  # 32, 64, 128 calls apart
+        assert 3 <= len(probes) <= 5  # 32, 76, 183, 439 calls apart
         assert all(b - a > 30 for a, b in zip(probes, probes[1:]))
-        assert probes[2] - probes[1] > probes[1] - probes[0]
+        assert probes[2] - probes[1] > probes[1] - probes[0] > 32
+        far = dnnl_matmul._Chooser()  # a way 10 times slower is timed again far less often
+        picked = self._feed(far, {"team": 1.0, "blocks": 10.0}, 1000)
+        assert len([i for i, m in enumerate(picked) if m == "blocks" and i > 10]) == 2
 
     def test_switches_when_a_core_gets_busy_and_back_when_it_is_quiet(self):
         c = dnnl_matmul._Chooser()

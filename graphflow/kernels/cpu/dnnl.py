@@ -2,7 +2,8 @@
 installs the `onednn-cpu-gomp` wheel (oneDNN built on OpenMP, libgomp). Without it, or with
 `GRAPHFLOW_NO_DNNL=1`, `library()` is None and the numpy kernels run unchanged.
 
-Only what graphflow's convolutions and MaxPoolGrad (`dnnl_conv.py`, `dnnl_pool.py`) use is bound:
+Only what graphflow's convolutions, MaxPoolGrad and matrix products (`dnnl_conv.py`, `dnnl_pool.py`,
+`dnnl_matmul.py`) use is bound:
 memory descriptors from dims and strides (so a numpy array is described as it lies in memory, no
 copy), primitive descriptors, primitives, memory objects wrapping numpy buffers, and execution on
 a CPU stream. Every call's
@@ -16,9 +17,10 @@ Threads: oneDNN parallelizes with OpenMP, whose thread count is a per-thread set
 and executing a primitive and restores it after (`Library.openmp_threads`; oneDNN picks its work
 split when a primitive is created, for the thread count then current). graphflow runs every
 oneDNN call on one OpenMP thread and shares the work out on its own intra-op threads
-(`dnnl_conv.py`), so OpenMP never starts a team: no second pool of threads next to graphflow's
-intra-op pool and BLAS, and none of libgomp's spin-waiting between calls (OMP_WAIT_POLICY and
-GOMP_SPINCOUNT only matter to a team, so graphflow sets no OpenMP environment variables).
+(`dnnl_conv.py`), so OpenMP never starts a team for them: no second pool of threads next to
+graphflow's intra-op pool and BLAS. Matrix products may run as a team (`dnnl_matmul.py` times
+both ways); for them graphflow shortens libgomp's spin-waiting (`GOMP_SPINCOUNT` while the library
+loads, unless the user set it or OMP_WAIT_POLICY).
 """
 
 import contextlib
@@ -90,6 +92,7 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_memory_desc_equal": [_P, _P],
     "dnnl_memory_desc_get_size": [_P],
     "dnnl_memory_create": [_PP, _P, _P, _P],
+    "dnnl_memory_set_data_handle": [_P, _P],
     "dnnl_memory_destroy": [_P],
     "dnnl_primitive_attr_create": [_PP],
     "dnnl_primitive_attr_destroy": [_P],
@@ -156,6 +159,10 @@ class Library:
     def raw(self, name, *args):
         """A bound function whose result is not a status (queries)."""
         return getattr(self._dll, name)(*args)
+
+    def function(self, name):
+        """A bound function itself, for hot paths that check its status themselves."""
+        return getattr(self._dll, name)
 
     @contextlib.contextmanager
     def openmp_threads(self, threads):
@@ -354,13 +361,27 @@ def library():
     return _library or None
 
 
+# How long an OpenMP team's idle threads spin before sleeping (libgomp reads GOMP_SPINCOUNT once,
+# when it is loaded). Only the matrix products start teams (`dnnl_matmul.py`); libgomp's default,
+# 300000 spins (milliseconds), keeps a core busy long after a product, and with another process
+# on the machine a team's spinning thread takes the time slices its parked partner needs.
+GOMP_SPINCOUNT = "10000"
+
+
 def _load():
     if disabled():
         return None
     path = find_library()
     if path is None:
         return None
+    # set for libgomp's loading only (a user's own OpenMP settings win), not left to child processes
+    spin = not any(k in os.environ for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"))
+    if spin:
+        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
     try:
         return Library(path)
     except (OSError, AttributeError, DnnlError):  # a broken install: the numpy kernels run
         return None
+    finally:
+        if spin:
+            del os.environ["GOMP_SPINCOUNT"]

@@ -33,9 +33,10 @@ import numpy as np
 
 from graphflow.kernels.cpu import dnnl, intra_op
 
-# Products of fewer multiply-adds than this keep the numpy path (a oneDNN call costs ~20 us of
-# ctypes calls and memory objects).
-MIN_MACS = 1 << 16
+# Products of fewer multiply-adds than this keep the numpy path: a oneDNN call costs ~14 us of
+# ctypes calls and oneDNN's own dispatch (8x8x8: 14 us, numpy 0.7 us; 64x100x10: 16 us, numpy 2.7 us;
+# 64x1000x100 on one thread: 155 us, numpy 167 us).
+MIN_MACS = 1 << 20
 # ... and from this many on, they use several threads (as blas.PARALLEL_MIN_MACS).
 PARALLEL_MIN_MACS = 1 << 21
 # No block narrower than this many rows (or columns).
@@ -78,7 +79,7 @@ def _layout(x):
     contiguous; anything else is copied."""
     r, c = x.shape
     s0, s1 = x.strides
-    if s0 % 4 == 0 and s1 % 4 == 0 and x.ctypes.data % 4 == 0:
+    if s0 % 4 == 0 and s1 % 4 == 0 and x.flags.aligned:
         s0, s1 = s0 // 4, s1 // 4
         if s1 == 1 and s0 >= c and r > 1 and c > 1:
             return x, (s0, 1)
@@ -120,12 +121,50 @@ class _Product:
             descs[dnnl.ARG_BIAS] = bmd.handle
         self.prim = dnnl.Primitive(lib, pd, descs).keep(src, wei, dst, bmd)
         self.omp = omp
+        self._args = [dnnl.ARG_SRC, dnnl.ARG_WEIGHTS, dnnl.ARG_DST] + ([dnnl.ARG_BIAS] if bias else [])
+        if self.prim.scratchpad_bytes:
+            self._args.append(dnnl.ARG_SCRATCHPAD)
+        self._bound = {}  # thread id -> (memory objects, their ExecArg array): made once per thread
+        self._set = lib.function("dnnl_memory_set_data_handle")
+        self._execute = lib.function("dnnl_primitive_execute")
 
-    def __call__(self, a_ptr, b_ptr, c_ptr, bias_ptr=None):
-        buffers = {dnnl.ARG_SRC: a_ptr, dnnl.ARG_WEIGHTS: b_ptr, dnnl.ARG_DST: c_ptr}
-        if bias_ptr is not None:
-            buffers[dnnl.ARG_BIAS] = bias_ptr
-        self.prim.execute(buffers)
+    def _memories(self):
+        lib = self.lib
+        mems = []
+        args = (dnnl.ExecArg * len(self._args))()
+        try:
+            for k, arg in enumerate(self._args):
+                mem = ctypes.c_void_p()
+                lib.call("dnnl_memory_create", ctypes.byref(mem), self.prim._descs[arg], lib.engine,
+                         None)
+                mems.append(mem)
+                args[k].arg, args[k].memory = arg, mem
+        except dnnl.DnnlError:
+            for mem in mems:
+                lib.raw("dnnl_memory_destroy", mem)
+            raise
+        bound = self._bound[threading.get_ident()] = (mems, args, lib.stream())
+        return bound
+
+    def __call__(self, *pointers):
+        """Run on the calling thread: `pointers` are the src, weights, dst (and bias) addresses.
+        Each thread keeps its own memory objects and only points them at this call's buffers."""
+        bound = self._bound.get(threading.get_ident()) or self._memories()
+        mems, args, stream = bound
+        if self.prim.scratchpad_bytes:
+            pointers = pointers + (dnnl.scratchpad(self.prim.scratchpad_bytes),)
+        set_handle = self._set
+        for mem, ptr in zip(mems, pointers):
+            if set_handle(mem, ptr) != dnnl.SUCCESS:
+                raise dnnl.DnnlError("oneDNN: dnnl_memory_set_data_handle failed")
+        status = self._execute(self.prim.handle, stream, len(mems), args)
+        if status != dnnl.SUCCESS:
+            raise dnnl.DnnlError(f"oneDNN: dnnl_primitive_execute failed with status {status}", status)
+
+    def __del__(self):
+        for mems, _, _ in getattr(self, "_bound", {}).values():
+            for mem in mems:
+                self.lib.raw("dnnl_memory_destroy", mem)
 
     @property
     def implementation(self):
@@ -140,7 +179,7 @@ class _Chooser:
 
     WARM = 3            # timed calls of each way before the first choice (after one untimed)
     FIRST_PROBE = 32    # calls until the other way is timed again; doubled while the choice holds
-    MAX_PROBE = 2048
+    MAX_PROBE = 4096
     SLOW = 1.6          # the kept way this much slower than when chosen: re-time the other at once
 
     def __init__(self, fixed=None):
@@ -179,8 +218,8 @@ class _Chooser:
             kept = statistics.median(self.times[self.mode])
             if seconds < kept:
                 self._choose(mode)
-            else:
-                self.interval = min(self.interval * 2, self.MAX_PROBE)
+            else:  # the further off the probe was, the longer until the next one
+                self.interval = int(min(self.interval * 2 * min(seconds / kept, 16), self.MAX_PROBE))
                 self.countdown = self.interval
         elif mode == TEAM == self.mode and seconds > self.SLOW * self.reference:
             if statistics.median(self.times[mode]) > self.SLOW * self.reference:
@@ -303,16 +342,17 @@ def matmul(a, b, threads, bias=None, ops=()):
     out = np.empty((m, n), np.float32)
     a_ptr, b_ptr, c_ptr = a.ctypes.data, b.ctypes.data, out.ctypes.data
     bias_ptr = None if bias is None else bias.ctypes.data
+    ptrs = (a_ptr, b_ptr, c_ptr) if bias is None else (a_ptr, b_ptr, c_ptr, bias_ptr)
     lib = dnnl.library()
     if not plan.parallel:
         with lib.openmp_threads(1):
-            plan.single()(a_ptr, b_ptr, c_ptr, bias_ptr)
+            plan.single()(*ptrs)
         return out
     mode = plan.chooser.pick()
     t0 = time.perf_counter()
     if mode == TEAM:
         with lib.openmp_threads(plan.threads):
-            plan.team()(a_ptr, b_ptr, c_ptr, bias_ptr)
+            plan.team()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
     plan.chooser.record(mode, time.perf_counter() - t0)
@@ -329,9 +369,10 @@ def _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
             for i in pieces:
                 lo = bounds[i]
                 if plan.by_rows:  # rows lo.. of a and of the output
-                    prims[i](a_ptr + 4 * lo * a_strides[0], b_ptr, c_ptr + 4 * lo * n, bias_ptr)
+                    ptrs = [a_ptr + 4 * lo * a_strides[0], b_ptr, c_ptr + 4 * lo * n, bias_ptr]
                 else:  # columns lo.. of b, of the bias and of the output
-                    prims[i](a_ptr, b_ptr + 4 * lo * b_strides[1], c_ptr + 4 * lo,
-                             None if bias_ptr is None else bias_ptr + 4 * lo)
+                    ptrs = [a_ptr, b_ptr + 4 * lo * b_strides[1], c_ptr + 4 * lo,
+                            None if bias_ptr is None else bias_ptr + 4 * lo]
+                prims[i](*ptrs[:3 if bias_ptr is None else 4])
 
     intra_op.POOL.run_shared(work, plan.threads)
