@@ -33,6 +33,7 @@ def mode(request, monkeypatch):
     monkeypatch.setattr(dnnl_matmul, "MIN_MACS", 0)
     monkeypatch.setattr(dnnl_matmul, "PARALLEL_MIN_MACS", 0)
     monkeypatch.setattr(dnnl_matmul, "MIN_BLOCK", 4)
+    monkeypatch.setattr(dnnl_matmul, "MIN_COLUMNS", 8)
     monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", getattr(request, "param", "blocks"))
     return getattr(request, "param", "blocks")
 
@@ -61,12 +62,13 @@ def test_products_match_numpy_for_every_transpose(shape, ta, tb, threads, mode):
         _close(got, a.astype(np.float64) @ b.astype(np.float64))
 
 
-def test_blocks_split_rows_or_columns_and_use_the_pool(mode):
-    for m, n in ((256, 40), (40, 256)):
+def test_blocks_split_columns_where_wide_enough_else_rows(mode, monkeypatch):
+    monkeypatch.setattr(dnnl_matmul, "MIN_COLUMNS", 16)
+    for m, n, by_rows, blocks in ((256, 24, True, 2), (40, 256, False, 4), (40, 40, False, 2)):
         a, b = _operands(m, 64, n, False, False, seed=3)
         dnnl_matmul.matmul(a, b, 2)
         (plan,) = [p for key, p in dnnl_matmul._plans.items() if key[:3] == (m, 64, n)]
-        assert plan.parallel and plan.by_rows == (m > n) and len(plan.bounds) > 3
+        assert plan.parallel and plan.by_rows == by_rows and len(plan.bounds) == blocks + 1
         _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
 
 
