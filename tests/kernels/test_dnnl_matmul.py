@@ -6,6 +6,7 @@ off; other dtypes, batched products and unsupported biases keep the numpy path; 
 chooser keeps the faster way and switches when the kept one turns slow.
 Skipped where the optional oneDNN library (onednn-cpu-gomp) is not installed."""
 
+import collections
 import itertools
 
 import numpy as np
@@ -170,36 +171,63 @@ def test_graphs_match_oneDNN_switched_off(mode, monkeypatch):
             _close(g, w.astype(np.float64))
 
 
+class _FakePlan:
+    def __init__(self):
+        self.times = {"team": collections.deque(maxlen=3),
+                      "blocks": collections.deque(maxlen=3)}
+        self.seen = {"team": 0, "blocks": 0}
+        self.reference = None
+
+
 class TestChooser:
-    def _feed(self, chooser, times, calls):
+    """The process-wide choice, fed with made-up times of three products called in turn."""
+
+    def _feed(self, chooser, plans, times, calls):
         picked = []
-        for _ in range(calls):
-            m = chooser.pick()
-            picked.append(m)
-            chooser.record(m, times[m])
+        for i in range(calls):
+            mode = chooser.pick()
+            picked.append(mode)
+            plan = plans[i % len(plans)]
+            chooser.record(plan, mode, times[mode] * (1 + plans.index(plan)))
         return picked
 
     def test_keeps_the_faster_way_and_probes_less_often_while_it_holds(self):
-        c = dnnl_matmul._Chooser()
-        picked = self._feed(c, {"team": 1.0, "blocks": 1.2}, 1000)
-        assert c.mode == "team"
-        probes = [i for i, m in enumerate(picked) if m == "blocks" and i > 10]
-        assert 3 <= len(probes) <= 5  # 32, 76, 183, 439 calls apart
-        assert all(b - a > 30 for a, b in zip(probes, probes[1:]))
-        assert probes[2] - probes[1] > probes[1] - probes[0] > 32
+        c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        picked = self._feed(c, plans, {"team": 1.0, "blocks": 1.2}, 3000)
+        assert picked[:24] == ["team"] * 24 and picked[24:48] == ["blocks"] * 24
+        assert c.kept == "team"
+        starts = [i for i in range(49, len(picked)) if picked[i] == "blocks" != picked[i - 1]]
+        assert len(starts) == 3  # 256 calls after the choice, then 614 and 1474 (x 2 x 1.2)
+        assert starts[2] - starts[1] > starts[1] - starts[0] > 2 * (starts[0] - 48)
+        assert all(p.reference == 1.0 * (1 + k) for k, p in enumerate(plans))
         far = dnnl_matmul._Chooser()  # a way 10 times slower is timed again far less often
-        picked = self._feed(far, {"team": 1.0, "blocks": 10.0}, 1000)
-        assert len([i for i, m in enumerate(picked) if m == "blocks" and i > 10]) == 2
+        picked = self._feed(far, [_FakePlan() for _ in range(3)], {"team": 1.0, "blocks": 10.0}, 3000)
+        assert sum(1 for i in range(49, 3000) if picked[i] == "blocks" != picked[i - 1]) == 1
+        assert far.interval == 5120
 
     def test_switches_when_a_core_gets_busy_and_back_when_it_is_quiet(self):
-        c = dnnl_matmul._Chooser()
-        self._feed(c, {"team": 1.0, "blocks": 1.5}, 50)
-        assert c.mode == "team"
-        picked = self._feed(c, {"team": 4.0, "blocks": 1.5}, 10)  # another process took a core
-        assert c.mode == "blocks" and picked.count("team") <= 4
-        self._feed(c, {"team": 1.0, "blocks": 1.5}, 40)  # quiet again: the next probe sees it
-        assert c.mode == "team"
+        c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 60)
+        assert c.kept == "team"
+        picked = self._feed(c, plans, {"team": 4.0, "blocks": 1.5}, 40)  # a core got busy
+        assert c.kept == "blocks" and picked.count("team") <= 6
+        picked = self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 400)  # quiet again
+        assert c.kept == "team" and picked[-1] == "team"
 
-    def test_fixed_mode(self):
-        c = dnnl_matmul._Chooser("blocks")
-        assert set(self._feed(c, {"team": 1.0, "blocks": 9.0}, 100)) == {"blocks"}
+    def test_one_way_for_every_product(self):
+        c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        # team faster for two products, blocks for the third: the sum decides for all
+        def feed(calls):
+            for i in range(calls):
+                mode, plan = c.pick(), plans[i % 3]
+                c.record(plan, mode, {"team": (1.0, 1.0, 3.0), "blocks": (1.2, 1.2, 2.0)}[mode][i % 3])
+        feed(60)
+        assert c.kept == "blocks" and c.pick() == "blocks"
+
+    def test_fixed_mode(self, monkeypatch):
+        monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
+        assert dnnl_matmul._fixed_mode() == "blocks"
+        monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team")
+        assert dnnl_matmul._fixed_mode() == "team"
+        monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "")
+        assert dnnl_matmul._fixed_mode() is None

@@ -8,7 +8,7 @@ Operands are described as they lie in memory (no copies): a transposed operand (
 gradient's `x.T`) is the array read with swapped strides. Only an operand with neither stride 1
 (or a broadcast, negative or unaligned one) is copied first.
 
-Threads: two ways to use `threads` cores, chosen per product shape by timing both (`_Chooser`):
+Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
   team    one primitive run by an OpenMP team of `threads` threads. Fastest on a quiet machine: the
           team's threads spin between products, so they start at once, where graphflow's pool
           threads sleep and take ~0.1 ms to wake; but a team waits at its barrier for a thread the
@@ -17,8 +17,9 @@ Threads: two ways to use `threads` cores, chosen per product shape by timing bot
   blocks  row (or column) blocks, each a primitive on one OpenMP thread, taken by the calling
           thread and the intra-op pool from one shared iterator (as `blas.py` does): a busy core
           only means its thread takes fewer blocks.
-The chooser runs each way a few times, keeps the faster, and re-times the other now and then (at
-growing intervals while the choice holds, at once when the kept way turns slow), so a machine that
+The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
+(summed over the products timed both ways), and re-times the other now and then (at growing
+intervals while the choice holds, at once when a team product turns slow), so a machine that
 becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
 """
 
@@ -180,65 +181,77 @@ TEAM, BLOCKS = "team", "blocks"
 
 
 class _Chooser:
-    """Picks TEAM or BLOCKS for one product shape from the times of its calls (module docstring)."""
+    """Picks TEAM or BLOCKS for every parallel product of the process at once (module docstring):
+    one way for a run of calls, then the other, comparing the summed median times of the products
+    timed both ways. One way for all: mixing them in a step leaves a team's thread spinning while
+    the pool's worker needs the core."""
 
-    WARM = 3            # timed calls of each way before the first choice (after one untimed)
-    FIRST_PROBE = 32    # calls until the other way is timed again; doubled while the choice holds
-    MAX_PROBE = 4096
-    SLOW = 1.6          # the kept way this much slower than when chosen: re-time the other at once
+    RUN = 24            # calls timed each way before a choice, and per probe of the other way
+    FIRST_PROBE = 256   # calls until the other way is timed again; grows while the choice holds
+    MAX_PROBE = 8192
+    SLOW = 1.6          # a team product this much slower than when chosen: time the blocks now
 
-    def __init__(self, fixed=None):
-        self.fixed = fixed
-        self.times = {TEAM: collections.deque(maxlen=5), BLOCKS: collections.deque(maxlen=5)}
-        self.seen = {TEAM: 0, BLOCKS: 0}
-        self.mode = None
-        self.reference = None  # median time of the kept way when it was chosen
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.kept = None         # the chosen way (None: not chosen yet)
+        self.mode = TEAM         # the way calls use now
+        self.left = self.RUN     # calls until the next phase
         self.interval = self.FIRST_PROBE
-        self.countdown = self.interval
-        self.probing = False
+        self.plans = set()       # plans timed since the last choice (ids: plans are kept by _plans)
+        self.probe_seconds = 0.0
 
     def pick(self):
-        if self.fixed:
-            return self.fixed
-        if self.mode is None:  # warming up: alternate, fewest timed calls first
-            return TEAM if self.seen[TEAM] <= self.seen[BLOCKS] else BLOCKS
-        self.countdown -= 1
-        if self.countdown <= 0:
-            self.probing = True
-            return BLOCKS if self.mode == TEAM else TEAM
         return self.mode
 
-    def record(self, mode, seconds):
-        if self.fixed:
-            return
-        self.seen[mode] += 1
-        if self.seen[mode] > 1:  # the first call of each way creates primitives, touches memory
-            self.times[mode].append(seconds)
-        if self.mode is None:
-            if min(self.seen.values()) > self.WARM:
-                self._choose(self._faster())
-            return
-        if self.probing:
-            self.probing = False
-            kept = statistics.median(self.times[self.mode])
-            if seconds < kept:
-                self._choose(mode)
-            else:  # the further off the probe was, the longer until the next one
-                self.interval = int(min(self.interval * 2 * min(seconds / kept, 16), self.MAX_PROBE))
-                self.countdown = self.interval
-        elif mode == TEAM == self.mode and seconds > self.SLOW * self.reference:
-            if statistics.median(self.times[mode]) > self.SLOW * self.reference:
-                self.countdown = 0  # a core got busy: time the blocks next call
+    def record(self, plan, mode, seconds):
+        if plan.seen[mode]:  # the first call each way creates primitives and touches memory
+            plan.times[mode].append(seconds)
+        plan.seen[mode] += 1
+        with self.lock:
+            self.plans.add(plan)
+            if (mode == TEAM == self.kept == self.mode and plan.reference
+                    and seconds > self.SLOW * plan.reference
+                    and statistics.median(plan.times[TEAM]) > self.SLOW * plan.reference):
+                self.left = 0  # a core got busy: time the blocks at once, against the
+                for p in self.plans:  # team's latest times only
+                    while len(p.times[TEAM]) > 1:
+                        p.times[TEAM].popleft()
+            self.left -= 1
+            if self.left <= 0:
+                self._next()
 
-    def _faster(self):
-        return min((TEAM, BLOCKS), key=lambda m: statistics.median(self.times[m]))
+    def _cost(self, mode):
+        both = [p for p in self.plans if p.times[TEAM] and p.times[BLOCKS]]
+        return sum(statistics.median(p.times[mode]) for p in both), both
 
-    def _choose(self, mode):
-        if mode != self.mode:
+    def _next(self):
+        other = BLOCKS if self.mode == TEAM else TEAM
+        if self.kept is None and self.mode == TEAM:  # first run timed: now the other way
+            self.mode, self.left = BLOCKS, self.RUN
+            return
+        if self.kept is not None and self.mode == self.kept:  # time to probe the other way
+            self.mode, self.left = other, self.RUN
+            return
+        # a run of the other way is done: choose
+        team, both = self._cost(TEAM)
+        blocks, _ = self._cost(BLOCKS)
+        if not both:
+            faster = self.kept or TEAM
+        else:
+            faster = TEAM if team <= blocks else BLOCKS
+        if faster == self.kept:  # the further off the probe, the longer until the next one
+            ratio = max(team, blocks) / max(min(team, blocks), 1e-9)
+            self.interval = int(min(self.interval * 2 * min(ratio, 16), self.MAX_PROBE))
+        else:
             self.interval = self.FIRST_PROBE
-        self.mode = mode
-        self.reference = statistics.median(self.times[mode])
-        self.countdown = self.interval
+        self.kept = self.mode = faster
+        for p in both:
+            p.reference = statistics.median(p.times[faster])
+        self.plans = set()
+        self.left = self.interval
+
+
+CHOOSER = _Chooser()
 
 
 def _fixed_mode():
@@ -253,7 +266,10 @@ class _Plan:
         self.m, self.k, self.n = m, k, n
         self.args = (a_strides, b_strides, bias, ops)
         self.threads = threads
-        self.chooser = _Chooser(_fixed_mode())
+        self.fixed = _fixed_mode()
+        self.times = {TEAM: collections.deque(maxlen=3), BLOCKS: collections.deque(maxlen=3)}
+        self.seen = {TEAM: 0, BLOCKS: 0}
+        self.reference = None  # median time of the chosen way when it was chosen
         self._single = self._team = self._blocks = None
         # Column blocks where the product is wide enough: each block packs only its own columns
         # of b, where row blocks each pack all of b.
@@ -356,14 +372,15 @@ def matmul(a, b, threads, bias=None, ops=()):
         with lib.openmp_threads(1):
             plan.single()(*ptrs)
         return out
-    mode = plan.chooser.pick()
+    mode = plan.fixed or CHOOSER.pick()
     t0 = time.perf_counter()
     if mode == TEAM:
         with lib.openmp_threads(plan.threads):
             plan.team()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
-    plan.chooser.record(mode, time.perf_counter() - t0)
+    if not plan.fixed:
+        CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 
 
