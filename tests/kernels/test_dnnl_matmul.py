@@ -8,6 +8,9 @@ Skipped where the optional oneDNN library (onednn-cpu-gomp) is not installed."""
 
 import collections
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -169,6 +172,31 @@ def test_graphs_match_oneDNN_switched_off(mode, monkeypatch):
     for g_run, w_run in zip(got, want):
         for g, w in zip(g_run, w_run):
             _close(g, w.astype(np.float64))
+
+
+_FORK = """
+import os, sys
+import numpy as np
+from graphflow.kernels.cpu import dnnl_matmul as dm
+dm.PARALLEL_MIN_MACS = 0
+a, b = np.ones((256, 64), np.float32), np.ones((64, 256), np.float32)
+assert dm.matmul(a, b, 2)[0, 0] == 64 and dm._team_started
+pid = os.fork()
+if pid == 0:
+    ok = dm._no_teams and dm.matmul(a, b, 2)[3, 5] == 64
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_after_a_team_product_uses_blocks():
+    # libgomp's threads do not survive fork: a child starting a team would wait forever
+    env = dict(os.environ, GRAPHFLOW_MATMUL_THREADING="team",
+               PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", _FORK], env=env, timeout=120)
+    assert done.returncode == 0
 
 
 class _FakePlan:

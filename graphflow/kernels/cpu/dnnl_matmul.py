@@ -21,6 +21,8 @@ The chooser runs every parallel product one way for a few calls, then the other,
 (summed over the products timed both ways), and re-times the other now and then (at growing
 intervals while the choice holds, at once when a team product turns slow), so a machine that
 becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
+fork: a team started in the child would wait for them forever).
 """
 
 import collections
@@ -252,6 +254,24 @@ class _Chooser:
 
 
 CHOOSER = _Chooser()
+_team_started = False  # a product ran as a team in this process
+_no_teams = False      # this process was forked after one did: libgomp's threads are gone
+
+
+def _mark_team():
+    global _team_started
+    _team_started = True
+
+
+def _after_fork_in_child():
+    # libgomp's team threads do not survive a fork, and a child that starts a team after its
+    # parent did waits for them forever: a child of such a parent uses blocks only
+    global _no_teams
+    _no_teams = _no_teams or _team_started
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _fixed_mode():
@@ -372,9 +392,10 @@ def matmul(a, b, threads, bias=None, ops=()):
         with lib.openmp_threads(1):
             plan.single()(*ptrs)
         return out
-    mode = plan.fixed or CHOOSER.pick()
+    mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
     t0 = time.perf_counter()
     if mode == TEAM:
+        _mark_team()
         with lib.openmp_threads(plan.threads):
             plan.team()(*ptrs)
     else:
