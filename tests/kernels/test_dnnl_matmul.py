@@ -174,6 +174,28 @@ def test_graphs_match_oneDNN_switched_off(mode, monkeypatch):
             _close(g, w.astype(np.float64))
 
 
+@pytest.mark.parametrize("mode", ["blocks", "team", "auto"], indirect=True)
+def test_products_on_several_threads_at_once(mode):
+    import threading
+    a, b = _operands(96, 80, 128, True, False, seed=9)
+    bias = np.arange(128, dtype=np.float32)
+    want = a.astype(np.float64) @ b + bias
+    errors = []
+
+    def run():
+        try:
+            for _ in range(30):
+                _close(dnnl_matmul.matmul(a, b, 2, bias, dnnl_matmul.post_ops("")), want)
+        except Exception as exc:  # handed to the test's thread
+            errors.append(exc)
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
 _FORK = """
 import os, sys
 import numpy as np

@@ -206,10 +206,10 @@ class _Chooser:
         return self.mode
 
     def record(self, plan, mode, seconds):
-        if plan.seen[mode]:  # the first call each way creates primitives and touches memory
-            plan.times[mode].append(seconds)
-        plan.seen[mode] += 1
-        with self.lock:
+        with self.lock:  # plans' times are read here too: products may run on several threads
+            if plan.seen[mode]:  # the first call each way creates primitives, touches memory
+                plan.times[mode].append(seconds)
+            plan.seen[mode] += 1
             self.plans.add(plan)
             if (mode == TEAM == self.kept == self.mode and plan.reference
                     and seconds > self.SLOW * plan.reference
