@@ -6,7 +6,9 @@ team) and its choice between them (`auto`).
 
     python benchmarks/bench_blas_split.py [--threads 2] [--rounds 9]
 
-Medians of `--rounds` rounds of 30 calls, interleaved per shape; GFLOP/s in parentheses.
+Medians of `--rounds` rounds of 30 calls, interleaved per shape, with a pause before each batch so
+that no way's threads still spin (OpenBLAS's and libgomp's wait a while for more work) while the
+next way is timed; GFLOP/s in parentheses.
 """
 
 import argparse
@@ -65,6 +67,7 @@ def main(argv=None):
         samples = [[] for _ in fns]
         for _ in range(args.rounds):
             for fn, s in zip(fns, samples):
+                time.sleep(0.15)  # threads still spinning after the previous way's calls go idle
                 t0 = time.perf_counter()
                 for _ in range(30):
                     fn()
