@@ -1,33 +1,42 @@
-"""graphflow's matrix products on its own threads (`kernels/cpu/blas.py`: BLAS pinned to one thread,
-row or column blocks shared by the intra-op pool) against numpy's BLAS on one thread and on its
-own two threads, on the 784-512-512-10 MLP's shapes.
+"""graphflow's matrix products against numpy's BLAS on one and on its own threads, on the
+784-512-512-10 MLP's shapes: the numpy path (`kernels/cpu/blas.py`: BLAS pinned to one thread, row
+or column blocks shared by the intra-op pool) and, where oneDNN is installed, `dnnl_matmul.py`'s
+two ways to use the threads (blocks on the intra-op pool, each on one OpenMP thread; one OpenMP
+team) and its choice between them (`auto`).
 
     python benchmarks/bench_blas_split.py [--threads 2] [--rounds 9]
 
-Medians of `--rounds` rounds of 30 calls, interleaved per shape; GFLOP/s in parentheses.
+Medians of `--rounds` rounds of 30 calls, interleaved per shape, with a pause before each batch so
+that no way's threads still spin (OpenBLAS's and libgomp's wait a while for more work) while the
+next way is timed; GFLOP/s in parentheses.
 """
 
 import argparse
+import collections
 import statistics
 import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from graphflow.kernels.cpu import blas
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul
 
 SHAPES = [((256, 784), (784, 512)), ((256, 512), (512, 512)), ((784, 256), (256, 512)),
-          ((256, 512), (512, 784))]
+          ((256, 512), (512, 784)), ((64, 4096), (4096, 512))]
 
 
-def _ms(fn, rounds, inner=30):
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times) * 1e3
+def _oneDNN(mode, a, b, threads):
+    """dnnl_matmul with its threads used one way (None: its own choice), on plans of its own."""
+    plans = collections.OrderedDict()
+
+    def run():
+        saved, fixed = dnnl_matmul._plans, dnnl_matmul._fixed_mode
+        dnnl_matmul._plans, dnnl_matmul._fixed_mode = plans, (lambda: mode)
+        try:
+            dnnl_matmul.matmul(a, b, threads)
+        finally:
+            dnnl_matmul._plans, dnnl_matmul._fixed_mode = saved, fixed
+    return run
 
 
 def main(argv=None):
@@ -37,18 +46,34 @@ def main(argv=None):
     args = parser.parse_args(argv)
     blas.owns_blas_threads()  # pins numpy's BLAS to one thread, as graphflow's kernels do
     rng = np.random.default_rng(0)
-    print(f"{'a x b':<24} {'graphflow split':>18} {'BLAS 1 thread':>16} "
-          f"{f'BLAS {args.threads} threads':>18}")
+    names = ["numpy split", "BLAS 1 thread", f"BLAS {args.threads} threads"]
+    if dnnl.library() is not None:
+        names += ["oneDNN blocks", "oneDNN team", "oneDNN auto"]
+    print(f"{'a x b':<24}" + "".join(f"{n:>19}" for n in names))
     for sa, sb in SHAPES:
         a = rng.standard_normal(sa).astype(np.float32)
         b = rng.standard_normal(sb).astype(np.float32)
         gflop = 2 * sa[0] * sa[1] * sb[1] / 1e9
-        split = _ms(lambda a=a, b=b: blas.matmul(a, b, args.threads), args.rounds)
-        one = _ms(lambda a=a, b=b: a @ b, args.rounds)
-        with threadpool_limits(args.threads, user_api="blas"):
-            native = _ms(lambda a=a, b=b: a @ b, args.rounds)
-        cells = [f"{t:.3f} ms ({gflop / t * 1e3:.0f})" for t in (split, one, native)]
-        print(f"{str(sa) + 'x' + str(sb):<24} {cells[0]:>18} {cells[1]:>16} {cells[2]:>18}")
+
+        def native(a=a, b=b):
+            with threadpool_limits(args.threads, user_api="blas"):
+                a @ b
+        fns = [lambda a=a, b=b: blas.matmul(a, b, args.threads), lambda a=a, b=b: a @ b, native]
+        if dnnl.library() is not None:
+            fns += [_oneDNN(m, a, b, args.threads) for m in ("blocks", "team", None)]
+        for fn in fns:  # warm up (oneDNN: primitives, and the choice between team and blocks)
+            for _ in range(12):
+                fn()
+        samples = [[] for _ in fns]
+        for _ in range(args.rounds):
+            for fn, s in zip(fns, samples):
+                time.sleep(0.15)  # threads still spinning after the previous way's calls go idle
+                t0 = time.perf_counter()
+                for _ in range(30):
+                    fn()
+                s.append((time.perf_counter() - t0) / 30 * 1e3)
+        cells = [f"{t:.3f} ms ({gflop / t * 1e3:.0f})" for t in map(statistics.median, samples)]
+        print(f"{str(sa) + 'x' + str(sb):<24}" + "".join(f"{c:>19}" for c in cells))
 
 
 if __name__ == "__main__":

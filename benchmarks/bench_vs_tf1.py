@@ -4,6 +4,7 @@
     python benchmarks/bench_vs_tf1.py --setting default --rounds 7
     python benchmarks/bench_vs_tf1.py --rows CNN      # only the rows whose title contains "CNN"
     python benchmarks/bench_vs_tf1.py --no-dnnl-column  # graphflow also without its oneDNN kernels
+    python benchmarks/bench_vs_tf1.py --matmul-columns  # ... with its products' threads one way each
 
 Settings (each runs in a fresh child process, since BLAS reads its thread count when it loads):
   default       default threads for both frameworks
@@ -197,7 +198,30 @@ def _without_dnnl(step):
     return run
 
 
-def run_setting(name, rounds, rows=None, no_dnnl_column=False):
+def _matmul_way(step, way):
+    """The step with oneDNN's matrix products (`dnnl_matmul.py`) on their threads one way: "team",
+    "blocks" (plans of their own), or "numpy" (the products through numpy, convolutions still
+    through oneDNN)."""
+    import collections
+
+    from graphflow.kernels.cpu import dnnl_matmul
+    plans, real = collections.OrderedDict(), dnnl_matmul.matmul
+
+    def run():
+        saved = dnnl_matmul._plans, dnnl_matmul._fixed_mode, dnnl_matmul.matmul
+        dnnl_matmul._plans, dnnl_matmul._fixed_mode = plans, (lambda: way)
+        dnnl_matmul.matmul = (lambda *a, **k: None) if way == "numpy" else real
+        try:
+            step()
+        finally:
+            dnnl_matmul._plans, dnnl_matmul._fixed_mode, dnnl_matmul.matmul = saved
+    return run
+
+
+MATMUL_WAYS = ("team", "blocks", "numpy")
+
+
+def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=False):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
@@ -208,6 +232,9 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False):
     from graphflow.kernels.cpu import dnnl
     no_dnnl_column = no_dnnl_column and dnnl.library() is not None
     extra = f" {'no oneDNN':>11s} {'/TF1':>6s}" if no_dnnl_column else ""
+    matmul_columns = matmul_columns and dnnl.library() is not None
+    if matmul_columns:
+        extra += "".join(f" {'mm ' + w:>11s}" for w in MATMUL_WAYS)
     print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}{extra}  achieved (graphflow)")
     for title, model in ROWS:
         if rows and not any(r.lower() in title.lower() for r in rows):
@@ -218,6 +245,8 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False):
             contenders["tf1"] = build(tf1, model)[0]
         if no_dnnl_column:  # the same graphflow session, in the same interleaved rounds
             contenders["gf_numpy"] = _without_dnnl(gf_step)
+        if matmul_columns:  # graphflow's session with its products' threads one way each
+            contenders.update({f"mm_{w}": _matmul_way(gf_step, w) for w in MATMUL_WAYS})
         t = measure(contenders, rounds)
         tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
         ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
@@ -226,6 +255,8 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False):
         if no_dnnl_column:
             numpy_ratio = f"{t['gf_numpy'] / t['tf1']:6.2f}" if "tf1" in t else f"{'-':>6s}"
             ratio += f" {t['gf_numpy'] * 1e3:9.3f}ms {numpy_ratio}"
+        if matmul_columns:
+            ratio += "".join(f" {t['mm_' + w] * 1e3:9.3f}ms" for w in MATMUL_WAYS)
         print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}", flush=True)
 
 
@@ -237,10 +268,13 @@ def main(argv=None):
                         help="run only the rows whose title contains one of these (case-insensitive)")
     parser.add_argument("--no-dnnl-column", action="store_true",
                         help="also time graphflow with its optional oneDNN kernels off, in the same rounds")
+    parser.add_argument("--matmul-columns", action="store_true",
+                        help="graphflow also with its oneDNN matrix products' threads one way "
+                             "(OpenMP team, blocks on the intra-op pool) and with numpy's products")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column)
+        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column, args.matmul_columns)
         return
     for setting in [args.setting] if args.setting else list(SETTINGS):
         env = dict(os.environ, **SETTINGS[setting])
@@ -250,7 +284,8 @@ def main(argv=None):
         try:
             subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
                             "--rounds", str(args.rounds)] + (["--rows", *args.rows] if args.rows else [])
-                           + (["--no-dnnl-column"] if args.no_dnnl_column else []),
+                           + (["--no-dnnl-column"] if args.no_dnnl_column else [])
+                           + (["--matmul-columns"] if args.matmul_columns else []),
                            env=env, check=True)
         finally:
             if hog is not None:

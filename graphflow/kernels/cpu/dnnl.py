@@ -2,7 +2,8 @@
 installs the `onednn-cpu-gomp` wheel (oneDNN built on OpenMP, libgomp). Without it, or with
 `GRAPHFLOW_NO_DNNL=1`, `library()` is None and the numpy kernels run unchanged.
 
-Only what graphflow's convolutions and MaxPoolGrad (`dnnl_conv.py`, `dnnl_pool.py`) use is bound:
+Only what graphflow's convolutions, MaxPoolGrad and matrix products (`dnnl_conv.py`, `dnnl_pool.py`,
+`dnnl_matmul.py`) use is bound:
 memory descriptors from dims and strides (so a numpy array is described as it lies in memory, no
 copy), primitive descriptors, primitive attributes (user scratchpad, elementwise post-ops),
 primitives, memory objects wrapping numpy buffers, and execution on
@@ -17,9 +18,10 @@ Threads: oneDNN parallelizes with OpenMP, whose thread count is a per-thread set
 and executing a primitive and restores it after (`Library.openmp_threads`; oneDNN picks its work
 split when a primitive is created, for the thread count then current). graphflow runs every
 oneDNN call on one OpenMP thread and shares the work out on its own intra-op threads
-(`dnnl_conv.py`), so OpenMP never starts a team: no second pool of threads next to graphflow's
-intra-op pool and BLAS, and none of libgomp's spin-waiting between calls (OMP_WAIT_POLICY and
-GOMP_SPINCOUNT only matter to a team, so graphflow sets no OpenMP environment variables).
+(`dnnl_conv.py`), so OpenMP never starts a team for them: no second pool of threads next to
+graphflow's intra-op pool and BLAS. Matrix products may run as a team (`dnnl_matmul.py` times
+both ways); for them graphflow shortens libgomp's spin-waiting (`GOMP_SPINCOUNT` while the library
+loads, unless the user set it or OMP_WAIT_POLICY).
 """
 
 import contextlib
@@ -57,10 +59,10 @@ QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_WORKSPACE_MD, QUERY_SCRATCHPAD_MD = 133, 
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE, ARG_SCRATCHPAD = 1, 17, 33, 64, 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
 ARG_BIAS = 41
-# eltwise algorithms (dnnl_alg_kind_t) of post-ops: relu(x) = x > 0 ? x : alpha * x, clip(x) =
-# min(max(x, alpha), beta)
-ELTWISE_RELU = 0x20
-ELTWISE_CLIP = 0x2e
+# eltwise algorithms (post-ops): dnnl_alg_kind_t; relu(x) = x > 0 ? x : alpha * x,
+# clip(x) = min(max(x, alpha), beta)
+ELTWISE_RELU, ELTWISE_TANH, ELTWISE_ELU, ELTWISE_LINEAR = 0x20, 0x21, 0x22, 0x26
+ELTWISE_SOFT_RELU, ELTWISE_LOGISTIC, ELTWISE_CLIP = 0x27, 0x29, 0x2e
 ARG_FROM, ARG_TO = ARG_SRC, ARG_DST
 MAX_NDIMS = 12
 
@@ -92,6 +94,7 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_memory_desc_equal": [_P, _P],
     "dnnl_memory_desc_get_size": [_P],
     "dnnl_memory_create": [_PP, _P, _P, _P],
+    "dnnl_memory_set_data_handle": [_P, _P],
     "dnnl_memory_destroy": [_P],
     "dnnl_primitive_attr_create": [_PP],
     "dnnl_primitive_attr_destroy": [_P],
@@ -117,6 +120,10 @@ _SIGNATURES = {  # name: argument types (all return dnnl_status_t unless listed 
     "dnnl_primitive_create": [_PP, _P],
     "dnnl_primitive_destroy": [_P],
     "dnnl_primitive_execute": [_P, _P, ctypes.c_int, ctypes.POINTER(ExecArg)],
+    "dnnl_matmul_primitive_desc_create": [_PP, _P, _P, _P, _P, _P, _P],
+    "dnnl_sgemm": [ctypes.c_char, ctypes.c_char, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_float, _P, ctypes.c_int64, _P, ctypes.c_int64, ctypes.c_float, _P,
+                   ctypes.c_int64],
 }
 _RESTYPES = {"dnnl_memory_desc_equal": ctypes.c_int, "dnnl_memory_desc_get_size": ctypes.c_size_t,
              "dnnl_primitive_desc_query_md": ctypes.c_void_p}
@@ -154,6 +161,10 @@ class Library:
     def raw(self, name, *args):
         """A bound function whose result is not a status (queries)."""
         return getattr(self._dll, name)(*args)
+
+    def function(self, name):
+        """A bound function itself, for hot paths that check its status themselves."""
+        return getattr(self._dll, name)
 
     @contextlib.contextmanager
     def openmp_threads(self, threads):
@@ -365,13 +376,27 @@ def library():
     return _library or None
 
 
+# How long an OpenMP team's idle threads spin before sleeping (libgomp reads GOMP_SPINCOUNT once,
+# when it is loaded). Only the matrix products start teams (`dnnl_matmul.py`); libgomp's default,
+# 300000 spins (milliseconds), keeps a core busy long after a product, and with another process
+# on the machine a team's spinning thread takes the time slices its parked partner needs.
+GOMP_SPINCOUNT = "10000"
+
+
 def _load():
     if disabled():
         return None
     path = find_library()
     if path is None:
         return None
+    # set for libgomp's loading only (a user's own OpenMP settings win), not left to child processes
+    spin = not any(k in os.environ for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"))
+    if spin:
+        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
     try:
         return Library(path)
     except (OSError, AttributeError, DnnlError):  # a broken install: the numpy kernels run
         return None
+    finally:
+        if spin:
+            del os.environ["GOMP_SPINCOUNT"]

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from graphflow.engine import config
-from graphflow.kernels.cpu import blas, cpu_kernel, fused_jit, intra_op
+from graphflow.kernels.cpu import blas, cpu_kernel, dnnl_matmul, fused_jit, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 from graphflow.ops import registry
@@ -314,6 +314,7 @@ def _fused_matmul(node):
         act, act_alias_ok = instruction(activation, node.attrs.get("activation_attrs", {}),
                                         [dtype], dtype)
     threads = blas.session_threads(node)
+    ops = dnnl_matmul.post_ops(activation, node.attrs.get("activation_attrs", {}))
 
     def fused_matmul(a, b, bias):
         stage = 0  # the member being computed: matmul, bias, activation
@@ -322,6 +323,9 @@ def _fused_matmul(node):
                 a = np.swapaxes(a, -1, -2)
             if tb:
                 b = np.swapaxes(b, -1, -2)
+            out = dnnl_matmul.matmul(a, b, threads, bias, ops)
+            if out is not None:  # oneDNN applied the bias and the activation
+                return out
             out = blas.matmul(a, b, threads)
             stage = 1
             if np.broadcast_shapes(out.shape, np.shape(bias)) != out.shape:

@@ -3,7 +3,7 @@ select, cast, clip, add_n), matmul, reductions."""
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, cpu_kernel, simple
+from graphflow.kernels.cpu import blas, cpu_kernel, dnnl_matmul, simple
 from graphflow.ops import elementwise_spec
 
 
@@ -40,7 +40,8 @@ def _matmul(node):
             a = np.swapaxes(a, -1, -2)
         if tb:
             b = np.swapaxes(b, -1, -2)
-        return blas.matmul(a, b, threads)
+        out = dnnl_matmul.matmul(a, b, threads)
+        return blas.matmul(a, b, threads) if out is None else out
     return matmul
 
 

@@ -1,0 +1,424 @@
+"""2-D float32 matrix products through oneDNN's matmul primitive (`dnnl.py`), with FusedMatMul's
+bias and activation applied by the primitive itself (post-ops), when the optional oneDNN library
+is installed; `math_kernels.py` (MatMul) and `fused_kernels.py` (FusedMatMul) call `matmul` and keep
+the numpy path (`blas.py`) when it gives None: no oneDNN, `GRAPHFLOW_NO_DNNL=1`, other dtypes,
+batched products, products too small to gain, a bias or activation oneDNN does not take.
+
+Operands are described as they lie in memory (no copies): a transposed operand (transpose_a/b, a
+gradient's `x.T`) is the array read with swapped strides. Only an operand with neither stride 1
+(or a broadcast, negative or unaligned one) is copied first.
+
+Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
+  team    one primitive run by an OpenMP team of `threads` threads. Fastest on a quiet machine: the
+          team's threads spin between products, so they start at once, where graphflow's pool
+          threads sleep and take ~0.1 ms to wake; but a team waits at its barrier for a thread the
+          scheduler has parked, and with another process keeping one core busy a product takes
+          several times as long.
+  blocks  row (or column) blocks, each a primitive on one OpenMP thread, taken by the calling
+          thread and the intra-op pool from one shared iterator (as `blas.py` does): a busy core
+          only means its thread takes fewer blocks.
+The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
+(summed over the products timed both ways), and re-times the other now and then (at growing
+intervals while the choice holds, at once when a team product turns slow), so a machine that
+becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
+fork: a team started in the child would wait for them forever).
+"""
+
+import collections
+import ctypes
+import os
+import statistics
+import threading
+import time
+
+import numpy as np
+
+from graphflow.kernels.cpu import dnnl, intra_op
+
+# Products of fewer multiply-adds than this keep the numpy path: a oneDNN call costs ~14 us of
+# ctypes calls and oneDNN's own dispatch (8x8x8: 14 us, numpy 0.7 us; 64x100x10: 16 us, numpy 2.7 us;
+# 64x1000x100 on one thread: 155 us, numpy 167 us).
+MIN_MACS = 1 << 20
+# ... and from this many on, they use several threads (as blas.PARALLEL_MIN_MACS).
+PARALLEL_MIN_MACS = 1 << 21
+# Blocks (`_Plan`): column blocks of at least MIN_COLUMNS columns, two per thread, where the
+# product is that wide; else a row block per thread, of at least MIN_BLOCK rows. oneDNN packs b for
+# each call, so row blocks each pack all of it: measured (2 threads, load average 4.4, ms) rows in 2
+# blocks / 4 blocks, columns in 2 / 4, numpy's split: 256x784x512 3.02 / 3.45 / 3.20 / 2.96 / 3.28;
+# 64x4096x512 5.45 / 7.85 / 4.19 / 3.86 / 5.13; 784x256x512 2.74 / 2.95 / 2.95 / 3.05 / 3.33.
+MIN_BLOCK = 32
+MIN_COLUMNS = 64
+MAX_PLANS = 256
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+
+def _post_ops(activation, attrs):
+    """oneDNN eltwise post-ops [(algorithm, alpha, beta)] computing `activation`, or None."""
+    if not activation:
+        return ()
+    if activation == "Relu":
+        return ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
+    if activation == "LeakyRelu":
+        return ((dnnl.ELTWISE_RELU, float(attrs.get("alpha", 0.2)), 0.0),)
+    if activation == "Relu6":
+        return ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
+    if activation == "Tanh":
+        return ((dnnl.ELTWISE_TANH, 0.0, 0.0),)
+    if activation == "Sigmoid":
+        return ((dnnl.ELTWISE_LOGISTIC, 0.0, 0.0),)
+    if activation == "Elu":
+        return ((dnnl.ELTWISE_ELU, 1.0, 0.0),)
+    if activation == "Selu":
+        return ((dnnl.ELTWISE_ELU, SELU_ALPHA, 0.0), (dnnl.ELTWISE_LINEAR, SELU_SCALE, 0.0))
+    if activation == "Softplus":
+        return ((dnnl.ELTWISE_SOFT_RELU, 1.0, 0.0),)
+    return None
+
+
+def post_ops(activation, attrs=None):
+    """The post-ops for FusedMatMul's `activation` (None: oneDNN does not apply it)."""
+    return _post_ops(activation, attrs or {})
+
+
+def _layout(x):
+    """`x` (a 2-D float32 array) and its element strides as oneDNN reads them: rows or columns
+    contiguous; anything else is copied."""
+    r, c = x.shape
+    s0, s1 = x.strides
+    if s0 % 4 == 0 and s1 % 4 == 0 and x.flags.aligned:
+        s0, s1 = s0 // 4, s1 // 4
+        if s1 == 1 and s0 >= c and r > 1 and c > 1:
+            return x, (s0, 1)
+        if s0 == 1 and s1 >= r and r > 1 and c > 1:
+            return x, (1, s1)
+    x = np.ascontiguousarray(x)
+    return x, (c, 1)
+
+
+class _Product:
+    """One primitive: an [m, k] x [k, n] product (+ bias [1, n]) (+ post-ops) with given strides,
+    created for `omp` OpenMP threads."""
+
+    def __init__(self, m, k, n, a_strides, b_strides, c_stride, bias, ops, omp):
+        lib = self.lib = dnnl.library()
+        src = dnnl.Desc.plain(lib, (m, k), a_strides)
+        wei = dnnl.Desc.plain(lib, (k, n), b_strides)
+        dst = dnnl.Desc.plain(lib, (m, n), (c_stride, 1))
+        bmd = dnnl.Desc.plain(lib, (1, n), (n, 1)) if bias else None
+        attr = dnnl.user_scratchpad_attr(lib)
+        pd = ctypes.c_void_p()
+        try:
+            if ops:
+                po = ctypes.c_void_p()
+                lib.call("dnnl_post_ops_create", ctypes.byref(po))
+                try:
+                    for alg, alpha, beta in ops:
+                        lib.call("dnnl_post_ops_append_eltwise", po, alg, alpha, beta)
+                    lib.call("dnnl_primitive_attr_set_post_ops", attr, po)
+                finally:
+                    lib.call("dnnl_post_ops_destroy", po)
+            with lib.openmp_threads(omp):  # oneDNN picks its work split for this thread count
+                lib.call("dnnl_matmul_primitive_desc_create", ctypes.byref(pd), lib.engine,
+                         src.handle, wei.handle, bmd.handle if bias else None, dst.handle, attr)
+        finally:
+            dnnl.destroy_attr(lib, attr)
+        descs = {dnnl.ARG_SRC: src.handle, dnnl.ARG_WEIGHTS: wei.handle, dnnl.ARG_DST: dst.handle}
+        if bias:
+            descs[dnnl.ARG_BIAS] = bmd.handle
+        self.prim = dnnl.Primitive(lib, pd, descs).keep(src, wei, dst, bmd)
+        self.omp = omp
+        self._args = [dnnl.ARG_SRC, dnnl.ARG_WEIGHTS, dnnl.ARG_DST] + ([dnnl.ARG_BIAS] if bias else [])
+        if self.prim.scratchpad_bytes:
+            self._args.append(dnnl.ARG_SCRATCHPAD)
+        self._bound = {}  # thread id -> (memory objects, their ExecArg array): made once per thread
+        self._set = lib.function("dnnl_memory_set_data_handle")
+        self._execute = lib.function("dnnl_primitive_execute")
+
+    def _memories(self):
+        lib = self.lib
+        mems = []
+        args = (dnnl.ExecArg * len(self._args))()
+        try:
+            for k, arg in enumerate(self._args):
+                mem = ctypes.c_void_p()
+                lib.call("dnnl_memory_create", ctypes.byref(mem), self.prim._descs[arg], lib.engine,
+                         None)
+                mems.append(mem)
+                args[k].arg, args[k].memory = arg, mem
+        except dnnl.DnnlError:
+            for mem in mems:
+                lib.raw("dnnl_memory_destroy", mem)
+            raise
+        bound = self._bound[threading.get_ident()] = (mems, args, lib.stream())
+        return bound
+
+    def __call__(self, *pointers):
+        """Run on the calling thread: `pointers` are the src, weights, dst (and bias) addresses.
+        Each thread keeps its own memory objects and only points them at this call's buffers."""
+        bound = self._bound.get(threading.get_ident()) or self._memories()
+        mems, args, stream = bound
+        if self.prim.scratchpad_bytes:
+            pointers = pointers + (dnnl.scratchpad(self.prim.scratchpad_bytes),)
+        set_handle = self._set
+        for mem, ptr in zip(mems, pointers):
+            if set_handle(mem, ptr) != dnnl.SUCCESS:
+                raise dnnl.DnnlError("oneDNN: dnnl_memory_set_data_handle failed")
+        status = self._execute(self.prim.handle, stream, len(mems), args)
+        if status != dnnl.SUCCESS:
+            raise dnnl.DnnlError(f"oneDNN: dnnl_primitive_execute failed with status {status}", status)
+
+    def __del__(self):
+        for mems, _, _ in getattr(self, "_bound", {}).values():
+            for mem in mems:
+                self.lib.raw("dnnl_memory_destroy", mem)
+
+    @property
+    def implementation(self):
+        return self.prim.implementation
+
+
+TEAM, BLOCKS = "team", "blocks"
+
+
+class _Chooser:
+    """Picks TEAM or BLOCKS for every parallel product of the process at once (module docstring):
+    one way for a run of calls, then the other, comparing the summed median times of the products
+    timed both ways. One way for all: mixing them in a step leaves a team's thread spinning while
+    the pool's worker needs the core."""
+
+    RUN = 24            # calls timed each way before a choice, and per probe of the other way
+    FIRST_PROBE = 256   # calls until the other way is timed again; grows while the choice holds
+    MAX_PROBE = 8192
+    SLOW = 1.6          # a team product this much slower than when chosen: time the blocks now
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.kept = None         # the chosen way (None: not chosen yet)
+        self.mode = TEAM         # the way calls use now
+        self.left = self.RUN     # calls until the next phase
+        self.interval = self.FIRST_PROBE
+        self.plans = set()       # plans timed since the last choice (ids: plans are kept by _plans)
+        self.probe_seconds = 0.0
+
+    def pick(self):
+        return self.mode
+
+    def record(self, plan, mode, seconds):
+        with self.lock:  # plans' times are read here too: products may run on several threads
+            if plan.seen[mode]:  # the first call each way creates primitives, touches memory
+                plan.times[mode].append(seconds)
+            plan.seen[mode] += 1
+            self.plans.add(plan)
+            if (mode == TEAM == self.kept == self.mode and plan.reference
+                    and seconds > self.SLOW * plan.reference
+                    and statistics.median(plan.times[TEAM]) > self.SLOW * plan.reference):
+                self.left = 0  # a core got busy: time the blocks at once, against the
+                for p in self.plans:  # team's latest times only
+                    while len(p.times[TEAM]) > 1:
+                        p.times[TEAM].popleft()
+            self.left -= 1
+            if self.left <= 0:
+                self._next()
+
+    def _cost(self, mode):
+        both = [p for p in self.plans if p.times[TEAM] and p.times[BLOCKS]]
+        return sum(statistics.median(p.times[mode]) for p in both), both
+
+    def _next(self):
+        other = BLOCKS if self.mode == TEAM else TEAM
+        if self.kept is None and self.mode == TEAM:  # first run timed: now the other way
+            self.mode, self.left = BLOCKS, self.RUN
+            return
+        if self.kept is not None and self.mode == self.kept:  # time to probe the other way
+            self.mode, self.left = other, self.RUN
+            return
+        # a run of the other way is done: choose
+        team, both = self._cost(TEAM)
+        blocks, _ = self._cost(BLOCKS)
+        if not both:
+            faster = self.kept or TEAM
+        else:
+            faster = TEAM if team <= blocks else BLOCKS
+        if faster == self.kept:  # the further off the probe, the longer until the next one
+            ratio = max(team, blocks) / max(min(team, blocks), 1e-9)
+            self.interval = int(min(self.interval * 2 * min(ratio, 16), self.MAX_PROBE))
+        else:
+            self.interval = self.FIRST_PROBE
+        self.kept = self.mode = faster
+        for p in both:
+            p.reference = statistics.median(p.times[faster])
+        self.plans = set()
+        self.left = self.interval
+
+
+CHOOSER = _Chooser()
+_team_started = False  # a product ran as a team in this process
+_no_teams = False      # this process was forked after one did: libgomp's threads are gone
+
+
+def _mark_team():
+    global _team_started
+    _team_started = True
+
+
+def _after_fork_in_child():
+    # libgomp's team threads do not survive a fork, and a child that starts a team after its
+    # parent did waits for them forever: a child of such a parent uses blocks only
+    global _no_teams
+    _no_teams = _no_teams or _team_started
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _fixed_mode():
+    mode = os.environ.get("GRAPHFLOW_MATMUL_THREADING", "").strip().lower()
+    return mode if mode in (TEAM, BLOCKS) else None
+
+
+class _Plan:
+    """One product's primitives: one call on one thread, a team, or blocks (created when first used)."""
+
+    def __init__(self, m, k, n, a_strides, b_strides, bias, ops, threads):
+        self.m, self.k, self.n = m, k, n
+        self.args = (a_strides, b_strides, bias, ops)
+        self.threads = threads
+        self.fixed = _fixed_mode()
+        self.times = {TEAM: collections.deque(maxlen=3), BLOCKS: collections.deque(maxlen=3)}
+        self.seen = {TEAM: 0, BLOCKS: 0}
+        self.reference = None  # median time of the chosen way when it was chosen
+        self._single = self._team = self._blocks = None
+        # Column blocks where the product is wide enough: each block packs only its own columns
+        # of b, where row blocks each pack all of b.
+        nblocks = min(threads * 2, n // MIN_COLUMNS)
+        self.by_rows = nblocks < 2
+        if self.by_rows:
+            nblocks = min(threads, m // MIN_BLOCK)
+        length = m if self.by_rows else n
+        self.bounds = np.linspace(0, length, max(nblocks, 1) + 1).astype(int).tolist()
+
+    def _product(self, m, n, omp):
+        a_strides, b_strides, bias, ops = self.args
+        return _Product(m, self.k, n, a_strides, b_strides, self.n, bias, ops, omp)
+
+    def single(self):
+        if self._single is None:
+            self._single = self._product(self.m, self.n, 1)
+        return self._single
+
+    def team(self):
+        if self._team is None:
+            self._team = self._product(self.m, self.n, self.threads)
+        return self._team
+
+    def blocks(self):
+        if self._blocks is None:
+            sizes = {hi - lo for lo, hi in zip(self.bounds, self.bounds[1:])}
+            if self.by_rows:
+                made = {s: self._product(s, self.n, 1) for s in sizes}
+            else:
+                made = {s: self._product(self.m, s, 1) for s in sizes}
+            self._blocks = [made[hi - lo] for lo, hi in zip(self.bounds, self.bounds[1:])]
+        return self._blocks
+
+    @property
+    def parallel(self):
+        return self.threads > 1 and len(self.bounds) > 2
+
+
+_plans = collections.OrderedDict()
+_plans_lock = threading.Lock()
+
+
+def _plan(key, create):
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            return plan
+    plan = create()
+    with _plans_lock:
+        plan = _plans.setdefault(key, plan)
+        while len(_plans) > MAX_PLANS:
+            _plans.popitem(last=False)
+    return plan
+
+
+def applies(a, b, bias=None):
+    """True when oneDNN is loaded and `a @ b (+ bias)` is a 2-D float32 product it takes."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
+        return False
+    m, k = a.shape
+    n = b.shape[1]
+    if b.shape[0] != k or m * k * n < MIN_MACS or m == 0 or n == 0 or k == 0:
+        return False
+    if bias is not None:
+        if not isinstance(bias, np.ndarray) or bias.dtype != np.float32:
+            return False
+        if bias.shape not in ((n,), (1, n)):
+            return False
+    return dnnl.library() is not None
+
+
+def matmul(a, b, threads, bias=None, ops=()):
+    """`ops(a @ b + bias)` through oneDNN on up to `threads` threads (a new C-contiguous array),
+    or None where it does not apply (`applies`, a post-op list of None, no primitive)."""
+    if ops is None or not applies(a, b, bias):
+        return None
+    a, a_strides = _layout(a)
+    b, b_strides = _layout(b)
+    if bias is not None:
+        bias = np.ascontiguousarray(bias).reshape(-1)
+    m, k = a.shape
+    n = b.shape[1]
+    threads = 1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS else max(1, int(threads))
+    key = (m, k, n, a_strides, b_strides, bias is not None, ops, threads)
+    try:
+        plan = _plan(key, lambda: _Plan(m, k, n, a_strides, b_strides, bias is not None, ops,
+                                        threads))
+    except dnnl.DnnlError as e:
+        if e.status != dnnl.UNIMPLEMENTED:
+            raise
+        return None
+    out = np.empty((m, n), np.float32)
+    a_ptr, b_ptr, c_ptr = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    bias_ptr = None if bias is None else bias.ctypes.data
+    ptrs = (a_ptr, b_ptr, c_ptr) if bias is None else (a_ptr, b_ptr, c_ptr, bias_ptr)
+    lib = dnnl.library()
+    if not plan.parallel:
+        with lib.openmp_threads(1):
+            plan.single()(*ptrs)
+        return out
+    mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
+    t0 = time.perf_counter()
+    if mode == TEAM:
+        _mark_team()
+        with lib.openmp_threads(plan.threads):
+            plan.team()(*ptrs)
+    else:
+        _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
+    if not plan.fixed:
+        CHOOSER.record(plan, mode, time.perf_counter() - t0)
+    return out
+
+
+def _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides):
+    prims, bounds, n = plan.blocks(), plan.bounds, plan.n
+    pieces = intra_op.shared_iter(range(len(prims)))
+    lib = dnnl.library()
+
+    def work():
+        with lib.openmp_threads(1):
+            for i in pieces:
+                lo = bounds[i]
+                if plan.by_rows:  # rows lo.. of a and of the output
+                    ptrs = [a_ptr + 4 * lo * a_strides[0], b_ptr, c_ptr + 4 * lo * n, bias_ptr]
+                else:  # columns lo.. of b, of the bias and of the output
+                    ptrs = [a_ptr, b_ptr + 4 * lo * b_strides[1], c_ptr + 4 * lo,
+                            None if bias_ptr is None else bias_ptr + 4 * lo]
+                prims[i](*ptrs[:3 if bias_ptr is None else 4])
+
+    intra_op.POOL.run_shared(work, plan.threads)
