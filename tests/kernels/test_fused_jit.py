@@ -3,9 +3,9 @@ programs of the fused op cases and of the threaded-kernel tests, every compiled 
 and float64 with full, scalar and broadcast (periodic) operands, random programs, edge values (NaN
 payloads, infinities, signed zeros, denormals, huge values), odd lengths, one and two threads; and
 when the numpy instructions are kept (GRAPHFLOW_NO_JIT, errors asked for, strided inputs).
-A float32 tanh inside a run is `jit_math`'s, not numpy's (both within 1 ulp of the correctly rounded
-tanh, tested in tests/kernels/test_jit_math.py): there the reference is the numpy instructions with that tanh in
-place of numpy's (`_reference`), still bit for bit."""
+A float32 tanh inside a run is `jit_math`'s, not numpy's (both within 1 ulp of the correctly
+rounded tanh, tested in tests/kernels/test_jit_math.py): there the reference is the numpy
+instructions with that tanh in place of numpy's (`_reference`), still bit for bit."""
 
 import numpy as np
 import pytest
