@@ -9,7 +9,7 @@ arithmetic instructions (add, sub, mul, div, neg, abs, square, maximum/minimum a
 lowered to them, comparisons, select) becomes one numba loop that reads its operands once per
 element, keeps the intermediate values in registers and writes only the values the rest of the
 program reads. float32 Tanh joins the runs too, as the vectorizable tanh of `jit_math.py` (at most
-1 ulp from the correctly rounded value, and from numpy's; `GRAPHFLOW_JIT_TANH=0` keeps numpy's):
+1 ulp from the correctly rounded value, 2 from numpy's; `GRAPHFLOW_JIT_TANH=0` keeps numpy's):
 the benchmark chain is then one loop per chunk. The other transcendental instructions (exp, log,
 float64 tanh, ...) and a tanh with no arithmetic around it stay numpy calls (numpy's SIMD loops
 are faster than numba's scalar libm calls, and they define the bits). A lone arithmetic
