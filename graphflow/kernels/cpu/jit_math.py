@@ -18,6 +18,12 @@ CPU; LLVM does not contract the other operations, numba runs without fast-math):
 then the sign of x. A NaN takes the polynomial and comes back as itself, quieted (numpy's tanh
 returns its default NaN instead).
 
+Cost: 0.47 ns per element on one thread with the operands in the cache, against numpy's 0.33
+(interleaved, loaded 2-core machine): slower than numpy's alone, so a tanh with no arithmetic
+around it stays numpy's (`fused_jit.group`); in a run it saves the pass and the call. A single
+formula without the small-|x| branch, m / (m + 2) with m = e^(2|x|) - 1, ran at 0.37 ns but was
+2 ulp from the correctly rounded tanh and not monotonic (steps back of 2 ulp): not taken.
+
 Accuracy: at most 1 ulp from the correctly rounded tanh, over every float32 (checked exhaustively,
 all 2^32 inputs, against float64 tanh rounded to float32: 5.4M inputs, 0.13% of the non-NaN ones,
 are 1 ulp off, none more). numpy 2.4's own float32 tanh (AVX-512 here) is also within 1 ulp of it
@@ -153,10 +159,11 @@ def tanh32(x, out=None):
 
 def _prefer_wide_vectors(function):
     """Ask LLVM for 512-bit vectors in the loop that computes the tanh: it prefers 256 bits on
-    AVX-512 server CPUs, and 512 made the tanh ~10% faster (0.62-0.65 against 0.68-0.76 ns per
-    element in the cache, interleaved runs, loaded 2-core machine). The same operations on more lanes:
-    the same bits. Where AVX-512 is missing LLVM keeps the widths it has. llvmlite accepts only the
-    attribute names it knows, so the key-value attribute goes into its set as rendered text."""
+    AVX-512 server CPUs, and 512 made the tanh ~11% faster (0.47 against 0.53 ns per element of a
+    chunk in the cache, the loop called directly; numpy's tanh 0.33; loaded 2-core machine). The
+    same operations on more lanes: the same bits. Where AVX-512 is missing LLVM keeps the widths it
+    has. llvmlite accepts only the attribute names it knows, so the key-value attribute goes into
+    its set as rendered text."""
     try:
         for attr in ('"prefer-vector-width"="512"', '"min-legal-vector-width"="512"'):
             set.add(function.attributes, attr)
