@@ -2,7 +2,10 @@
 programs of the fused op cases and of the threaded-kernel tests, every compiled op type in float32
 and float64 with full, scalar and broadcast (periodic) operands, random programs, edge values (NaN
 payloads, infinities, signed zeros, denormals, huge values), odd lengths, one and two threads; and
-when the numpy instructions are kept (GRAPHFLOW_NO_JIT, errors asked for, strided inputs)."""
+when the numpy instructions are kept (GRAPHFLOW_NO_JIT, errors asked for, strided inputs).
+A float32 tanh inside a run is `jit_math`'s, not numpy's (both within 1 ulp of the correctly
+rounded tanh, tested in tests/kernels/test_jit_math.py): there the reference is the numpy
+instructions with that tanh in place of numpy's (`_reference`), still bit for bit."""
 
 import numpy as np
 import pytest
@@ -37,15 +40,47 @@ def _runs(f):
     return [run for layout in f._layouts.values() for run in layout.runs]
 
 
+def _compiled_tanh(f):
+    """True when a compiled run of `f` computes a float32 tanh (jit_math's)."""
+    return any(i.op == "Tanh" for run in _runs(f) for i in run.instrs)
+
+
+def _reference(program, dtypes, threads, f):
+    """The numpy instructions of `program`; where compiled kernel `f` computes a float32 tanh in a
+    run, the same program with every run computed by its numpy instructions (`Run.numpy_run`,
+    whose tanh is `jit_math.tanh32`): the compiled loops stand in for nothing but arithmetic."""
+    if not _compiled_tanh(f):
+        return _build(program, dtypes, threads, jit=False)
+
+    def not_compiled(*args, **kwargs):
+        def loop(*operands):
+            raise TypeError("not compiled: the numpy instructions run")
+        return loop
+    saved = fused_jit._compile
+    fused_jit._compile = not_compiled
+    try:
+        g = fused_kernels.FusedProgram(program, dtypes, threads=threads)
+    finally:
+        fused_jit._compile = saved
+
+    def run(*inputs):
+        fused_jit._compile = not_compiled  # (layouts are built on the first call)
+        try:
+            return g(*inputs)
+        finally:
+            fused_jit._compile = saved
+    return run
+
+
 def _check(program, inputs, threads=1, compiled=True, nan_pairs=False):
     """Both kernels on `inputs`, also into a given buffer; returns the compiled kernel.
     `nan_pairs`: two different NaNs may meet in an instruction, where numpy itself returns one or
     the other depending on where the element falls in its loop (see `test_numpy_nan_pairs`): there
     the result need only be a NaN."""
     dtypes = [np.asarray(a).dtype for a in inputs]
-    want = _build(program, dtypes, threads, jit=False)(*inputs)
     f = _build(program, dtypes, threads, jit=True)
     got = f(*inputs)
+    want = _reference(program, dtypes, threads, f)(*inputs)
     assert got.dtype == want.dtype and got.shape == want.shape
     _same(got, want, nan_pairs)
     out = np.empty_like(want)
@@ -244,20 +279,29 @@ def test_sign_bit_ops_inside_arithmetic(ops, dtype):
            nan_pairs=ops[-1] in ("Sub", "Add"))
 
 
+@pytest.mark.parametrize("jit_tanh", ["1", "0"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_sigmoid_is_split_into_its_ufunc_steps(dtype):
-    # the tanh stays a numpy call; the sigmoid's multiply and add join the runs around it
+def test_sigmoid_is_split_into_its_ufunc_steps(dtype, jit_tanh, monkeypatch):
+    # the sigmoid's multiply and add join the runs around its tanh; a float32 tanh joins them too
+    # (unless GRAPHFLOW_JIT_TANH=0), a float64 tanh stays a numpy call
+    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", jit_tanh)
     program = _program([dtype], [["Const", [], {"value": 2.0}, dtype], ["Mul", [0, 1], {}, dtype],
                                  ["Sigmoid", [2], {}, dtype], ["Mul", [3, 0], {}, dtype]])
     f = _check(program, [_data(CHUNKED, 7, dtype, edge_every=2)], nan_pairs=True)
-    assert [run.op for run in _runs(f)] == ["Mul+Mul", "Add+Mul+Mul"]
+    one_loop = dtype == "float32" and jit_tanh == "1"
+    assert [run.op for run in _runs(f)] == (["Mul+Mul+Tanh+Add+Mul+Mul"] if one_loop else
+                                           ["Mul+Mul", "Add+Mul+Mul"])
 
 
+@pytest.mark.parametrize("jit_tanh", ["1", "0"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_lone_instruction_joins_an_earlier_run(dtype, threads):
-    # tanh(x * 2 + 1) * sigmoid(x) - x * x (benchmarks/bench_vs_tf1.py): the sigmoid's x * 0.5,
-    # alone between two tanh calls, is computed by the first run, which writes two values
+def test_a_lone_instruction_joins_an_earlier_run(dtype, threads, jit_tanh, monkeypatch):
+    # tanh(x * 2 + 1) * sigmoid(x) - x * x (benchmarks/bench_vs_tf1.py): with numpy's tanh, the
+    # sigmoid's x * 0.5, alone between two tanh calls, is computed by the first run, which writes
+    # two values; with the compiled float32 tanh the whole chain is one run
+    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", jit_tanh)
+    one_loop = dtype == "float32" and jit_tanh == "1"
     program = _program([dtype], [
         ["Const", [], {"value": 2.0}, dtype], ["Const", [], {"value": 1.0}, dtype],
         ["Mul", [0, 1], {}, dtype], ["Add", [3, 2], {}, dtype], ["Tanh", [4], {}, dtype],
@@ -265,15 +309,29 @@ def test_a_lone_instruction_joins_an_earlier_run(dtype, threads):
         ["Sub", [7, 8], {}, dtype]])
     x = _data(PARALLEL, 21, dtype, edge_every=3)
     f = _check(program, [x], threads, nan_pairs=True)
-    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == [
-        ("Mul+Add+Mul", 1), ("Add+Mul+Mul+Mul+Sub", 0)]
-    # x * 0.5 of tanh(x) cannot move before the tanh it reads: it stays a numpy call
+    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == (
+        [("Mul+Add+Tanh+Mul+Tanh+Add+Mul+Mul+Mul+Sub", 0)] if one_loop else
+        [("Mul+Add+Mul", 1), ("Add+Mul+Mul+Mul+Sub", 0)])
+    # x * 0.5 of tanh(x) cannot move before the tanh it reads: it stays a numpy call (or the tanh
+    # and it join the run before them); the exp stays a numpy call
     program = _program([dtype], [
         ["Const", [], {"value": 2.0}, dtype], ["Mul", [0, 1], {}, dtype], ["Add", [2, 1], {}, dtype],
         ["Tanh", [3], {}, dtype], ["Mul", [4, 1], {}, dtype], ["Exp", [5], {}, dtype],
         ["Add", [6, 0], {}, dtype], ["Mul", [7, 7], {}, dtype]])
     f = _check(program, [x], threads, nan_pairs=True)
-    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == [("Mul+Add", 0), ("Add+Mul", 0)]
+    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == (
+        [("Mul+Add+Tanh+Mul", 0), ("Add+Mul", 0)] if one_loop else [("Mul+Add", 0), ("Add+Mul", 0)])
+
+
+def test_a_lone_tanh_stays_numpys():
+    # with no arithmetic around it, numpy's tanh (faster alone than the compiled one) and its bits
+    program = _program(["float32"], [["Exp", [0], {}, "float32"], ["Tanh", [1], {}, "float32"],
+                                     ["Exp", [2], {}, "float32"]])
+    x = _data(CHUNKED, 22)
+    f = _build(program, ["float32"], 1, jit=True)
+    with np.errstate(all="ignore"):
+        assert f(x).tobytes() == np.exp(np.tanh(np.exp(x))).tobytes()
+    assert not _runs(f)
 
 
 # ------------------------------------------------------------------ the small CNN's groups
@@ -348,6 +406,7 @@ def test_no_jit_switch_keeps_the_numpy_instructions(monkeypatch):
     np.testing.assert_allclose(got, fused_cases.bench_reference(x), rtol=2e-6)
     monkeypatch.setattr(fused_jit, "_numba", None)
     monkeypatch.delenv("GRAPHFLOW_NO_JIT")
+    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", "0")  # numpy's tanh in the compiled runs: numpy's bits
     assert _build(program, ["float32"], 1, jit=True)(x).tobytes() == got.tobytes()
 
 

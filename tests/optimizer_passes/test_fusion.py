@@ -1,6 +1,7 @@
 """Fusion: elementwise groups, matmul+bias+activation and conv+bias+activation, what must stay out
 of a group, and the fused CPU kernel against each op's own kernel for every instruction type."""
 
+import functools
 import json
 
 import numpy as np
@@ -235,12 +236,19 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
     refs = list(range(len(ops)))
     program = {"version": 1, "inputs": [o.dtype.name for o in ops],
                "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}
-    got = fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops)
+    f = fused_kernels.FusedProgram(program, in_dtypes, threads=threads)
+    got = f(*ops)
     assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
+    # a float32 tanh inside a compiled run (Sigmoid's) is kernels/cpu/jit_math.py's, within 1 ulp of
+    # the correctly rounded tanh as numpy's is: half of 2 ulp of a tanh near 1 apart, 2^-24
+    tanh_inside = any(i.op == "Tanh" for layout in f._layouts.values() for run in layout.runs
+                      for i in run.instrs)
+    same = (functools.partial(np.testing.assert_allclose, rtol=0, atol=2 ** -24) if tanh_inside
+            else np.testing.assert_array_equal)
+    same(got, want)
     out = np.empty_like(want)
     assert fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops, out=out) is out
-    np.testing.assert_array_equal(out, want)
+    same(out, want)
 
 
 def test_every_instruction_type_is_elementwise_and_implemented():
