@@ -12,7 +12,7 @@ import numpy as np
 
 from graphflow.kernels.cuda import FLOAT_DTYPES, cuda_kernel, runtime
 from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
-from graphflow.kernels.cuda.matmul import gemm
+from graphflow.kernels.cuda.matmul import activation_supported, bias_activation_epilogue, gemm
 
 COL_BYTES = 256 << 20
 
@@ -180,31 +180,20 @@ def _conv2d_backprop_filter(node):
 
 
 def _fused_conv2d_supported(in_dtypes, out_dtypes, attrs):
-    from graphflow.kernels.cuda.elementwise import _supports
     reason = nhwc_only(in_dtypes, out_dtypes, attrs)
-    act = attrs.get("activation", "")
-    if reason is None and act:
-        reason = _supports(act)(out_dtypes, out_dtypes, attrs.get("activation_attrs") or {})
-    return reason
+    return reason if reason is not None else activation_supported(out_dtypes, attrs)
 
 
 @cuda_kernel("FusedConv2D", dtypes=(np.float32, np.float64), supports=_fused_conv2d_supported)
 def _fused_conv2d(node):
     """activation(conv2d(x, f) + bias): the Conv2D kernel, then one generated kernel for the
     per-channel bias (broadcast over the NHWC output's last axis) and the activation."""
-    from graphflow.kernels.cuda.elementwise import kernel_for
     conv = _conv2d(node)
-    dt = np.dtype(node.out_dtypes[0]).name
-    instructions = [["Add", [0, 1], {}, None]]
-    act = node.attrs.get("activation", "")
-    if act:
-        instructions.append([act, [2], dict(node.attrs.get("activation_attrs") or {}), None])
-    epilogue = kernel_for({"version": 1, "inputs": [dt, dt], "instructions": instructions,
-                           "output": 1 + len(instructions)})
+    epilogue = bias_activation_epilogue(node)
 
     def fused_conv2d(x, f, bias):
         if len(bias.shape) != 1 or bias.shape[0] != f.shape[3]:
             raise ValueError(f"bias of shape {tuple(bias.shape)} does not match the {f.shape[3]} "
                              "output channels of the convolution")
-        return epilogue(conv(x, f), bias)[0]
+        return epilogue(conv(x, f), bias)
     return fused_conv2d

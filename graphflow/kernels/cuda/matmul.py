@@ -91,17 +91,17 @@ def _matmul(node):
     return matmul
 
 
-def _fused_matmul_supported(in_dtypes, out_dtypes, attrs):
+def activation_supported(out_dtypes, attrs):
+    """Why the generated kernels cannot apply a fused op's `activation` attr (None: they can)."""
     from graphflow.kernels.cuda.elementwise import _supports
     act = attrs.get("activation", "")
     return _supports(act)(out_dtypes, out_dtypes, attrs.get("activation_attrs") or {}) if act else None
 
 
-@cuda_kernel("FusedMatMul", dtypes=(np.float32, np.float64), supports=_fused_matmul_supported)
-def _fused_matmul(node):
-    """activation(matmul(a, b) + bias): the GEMM, then one generated kernel for bias + activation."""
+def bias_activation_epilogue(node):
+    """One generated kernel computing activation(y + bias) for a fused op (FusedMatMul,
+    FusedConv2D): the bias broadcast over y's last axis, the activation from the node's attrs."""
     from graphflow.kernels.cuda.elementwise import kernel_for
-    matmul = _matmul(node)
     dt = np.dtype(node.out_dtypes[0]).name
     instructions = [["Add", [0, 1], {}, None]]
     act = node.attrs.get("activation", "")
@@ -109,4 +109,16 @@ def _fused_matmul(node):
         instructions.append([act, [2], dict(node.attrs.get("activation_attrs") or {}), None])
     epilogue = kernel_for({"version": 1, "inputs": [dt, dt], "instructions": instructions,
                            "output": 1 + len(instructions)})
-    return lambda a, b, bias: epilogue(matmul(a, b), bias)[0]
+    return lambda y, bias: epilogue(y, bias)[0]
+
+
+def _fused_matmul_supported(in_dtypes, out_dtypes, attrs):
+    return activation_supported(out_dtypes, attrs)
+
+
+@cuda_kernel("FusedMatMul", dtypes=(np.float32, np.float64), supports=_fused_matmul_supported)
+def _fused_matmul(node):
+    """activation(matmul(a, b) + bias): the GEMM, then one generated kernel for bias + activation."""
+    matmul = _matmul(node)
+    epilogue = bias_activation_epilogue(node)
+    return lambda a, b, bias: epilogue(matmul(a, b), bias)
