@@ -21,6 +21,8 @@ The chooser runs every parallel product one way for a few calls, then the other,
 (summed over the products timed both ways), and re-times the other now and then (at growing
 intervals while the choice holds, at once when a team product turns slow), so a machine that
 becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
+way for the whole step.
 A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
 fork: a team started in the child would wait for them forever).
 """
