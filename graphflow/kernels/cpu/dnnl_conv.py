@@ -22,11 +22,11 @@ way the matrix products' process-wide chooser picks (`dnnl_matmul._Chooser`, tim
 products and these convolutions together): the whole batch as one primitive run by an OpenMP team,
 or one block of images per thread as above. Each image's output is the same bits whatever the
 block size or the team (checked at 8x8, 4x4, 28x28 and 32x32), so its values never depend on the
-threads either. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / blocks of 32
-images / one block per thread): 8x8x1 -> 32 0.155 / 0.24 / 0.31, 8x8x32 -> 32 0.98 / 1.13 / 1.11,
-4x4x32 -> 64 0.48 / 0.73 / 0.63; the digits CNN's step at batch 256 2.54 ms with the team, 3.04 ms
-with blocks only (with a CPU burner on the other core the chooser keeps the blocks: 4.11 ms against
-4.21).
+threads either. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
+blocks, up to 8 of at least 8M multiply-adds / one block per thread): 8x8x32 -> 32 0.98 / 1.13 /
+1.11, 4x4x32 -> 64 0.48 / 0.73 / 0.63; 8x8x1 -> 32 (one block: too small to split) team 0.155,
+one thread 0.24. The digits CNN's step at batch 256: 2.54 ms with the team, 3.04 ms with blocks
+only (with a CPU burner on the other core the chooser keeps the blocks: 4.11 ms against 4.21).
 
 Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
 and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them. A
