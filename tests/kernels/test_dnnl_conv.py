@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, dnnl_matmul
 from tests.op_cases import nn_cases
 from tests.tooling import required
 
@@ -153,11 +153,15 @@ def test_blocks_of_images_with_a_short_last_one_on_one_and_two_threads(monkeypat
     w = rng.standard_normal((3, 3, 4, 6)).astype(np.float32)
     args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
     want = _conv_step(x, w, *args, 1, False, monkeypatch)
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
     runs = []
     for threads in (1, 2):
         dnnl_conv._plans.clear()
         runs.append(_conv_step(x, w, *args, threads, True, monkeypatch))
-        assert {key[13] for key in dnnl_conv._plans} == {2, 1}  # primitives for 2 images and for 1
+        # the gradients: primitives for 2 images and for 1; the forward pass: a block per thread
+        assert {key[13] for key in dnnl_conv._plans if key[0] != "forward"} == {2, 1}
+        assert {key[13] for key in dnnl_conv._plans if key[0] == "forward"} == (
+            {7} if threads == 1 else {4, 3})
         for a, b in zip(runs[-1], want):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
     for a, b in zip(*runs):  # the same blocks whatever the thread count: the same bits
@@ -296,3 +300,42 @@ def test_small_convolutions_stay_on_the_numpy_kernels(monkeypatch):
     assert not dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(1, geo, 32, 32))
     assert dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(4, geo, 32, 32))
     assert not dnnl_conv.applies(x.astype(np.float64), f, macs=1 << 30)
+
+
+@pytest.mark.parametrize("mode", ["team", "blocks"])
+def test_forward_as_a_team_or_in_blocks_gives_the_same_bits(mode, monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((9, 8, 8, 3)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 3, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    relu = ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
+    one = dnnl_conv.conv2d(x, f, geo, 1, bias, relu)  # one call on this thread
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", mode)
+    dnnl_conv._plans.clear()
+    two = dnnl_conv.conv2d(x, f, geo, 2, bias, relu)
+    omp = {key[-1] for key in dnnl_conv._plans}
+    assert omp == ({2} if mode == "team" else {1})
+    assert one.tobytes() == two.tobytes()
+    want = np.maximum(_run(lambda a, b: tf.nn.conv2d(a, b, [1, 1, 1, 1], "SAME"), [x, f], False,
+                           monkeypatch) + bias, 0)
+    np.testing.assert_allclose(two, want, rtol=1e-4, atol=1e-4)
+
+
+def test_forward_convolutions_join_the_threading_chooser(monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
+    monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
+    monkeypatch.setattr(dnnl_matmul, "CHOOSER", dnnl_matmul._Chooser())
+    dnnl_conv._timings.clear()
+    x = np.ones((4, 8, 8, 2), np.float32)
+    f = np.ones((3, 3, 2, 4), np.float32)
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    for _ in range(3 * dnnl_matmul._Chooser.RUN):
+        out = dnnl_conv.conv2d(x, f, geo, 2)
+    assert out[0, 4, 4, 0] == 18  # 3x3 taps of two channels of ones
+    timing, = dnnl_conv._timings.values()
+    assert timing.seen["team"] >= dnnl_matmul._Chooser.RUN
+    assert timing.seen["blocks"] >= dnnl_matmul._Chooser.RUN
+    assert dnnl_matmul.CHOOSER.kept in ("team", "blocks")

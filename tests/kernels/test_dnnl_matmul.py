@@ -276,8 +276,8 @@ class TestChooser:
 
     def test_fixed_mode(self, monkeypatch):
         monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
-        assert dnnl_matmul._fixed_mode() == "blocks"
+        assert dnnl_matmul.fixed_mode() == "blocks"
         monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team")
-        assert dnnl_matmul._fixed_mode() == "team"
+        assert dnnl_matmul.fixed_mode() == "team"
         monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "")
-        assert dnnl_matmul._fixed_mode() is None
+        assert dnnl_matmul.fixed_mode() is None

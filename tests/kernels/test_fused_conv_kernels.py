@@ -136,3 +136,34 @@ def test_a_bias_of_the_wrong_size_names_the_member(onednn, monkeypatch):
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="bias of shape"):
             sess.run(out, dict(zip(xs, [x, f, b])))
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("activation", ["Relu", "Tanh"])
+def test_small_convolutions_take_the_gathered_kernel_with_the_unfused_bits(fmt, activation,
+                                                                             monkeypatch):
+    from graphflow.kernels.cpu import conv_gather
+    rng = np.random.default_rng(8)
+    shape = (1, 8, 8, 5) if fmt == "NHWC" else (1, 5, 8, 8)
+    x = rng.standard_normal(shape).astype(np.float32)
+    f = rng.standard_normal((3, 3, 5, 6)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    fused, unfused = _pair(activation, {}, fmt)
+    gathered = []
+    real = conv_gather.conv2d
+    monkeypatch.setattr(conv_gather, "conv2d", lambda *a: gathered.append(1) or real(*a))
+    monkeypatch.setattr(dnnl, "_library", LIBRARY)
+    monkeypatch.setattr(conv_kernels, "BLOCKED", True)  # default MIN_MACS: small ones gathered
+
+    def run(build, optimize):
+        tf.reset_default_graph()
+        xs = [tf.placeholder(tf.float32, a.shape) for a in (x, f, b)]
+        with tf.Session(optimize=optimize) as sess:
+            return [sess.run(build(*xs), dict(zip(xs, [x, f, b]))) for _ in range(2)]
+    want = run(unfused, False)
+    got = run(fused, True)
+    assert len(gathered) == 4  # both graphs, both runs
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    reference = _run(unfused, [x, f, b], False, monkeypatch, optimize=False)
+    np.testing.assert_allclose(got[0], reference, rtol=1e-5, atol=1e-5)

@@ -57,6 +57,7 @@ SHAPES = [  # input (NHWC), window, strides, padding
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_compiled_pooling_matches_the_reference_with_ties(shape, dtype, threads, monkeypatch):
+    monkeypatch.setattr(jit_pool, "PARALLEL_MIN_ELEMENTS", 1)  # images split over the threads
     x_shape, k, s, padding = shape
     rng = np.random.default_rng(2)
     x = np.maximum(rng.standard_normal(x_shape), 0).astype(dtype)  # ReLU-like: many tied zeros
@@ -106,6 +107,7 @@ def test_compiled_max_pool_gradient_passes_finite_differences(monkeypatch):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_gradient_reuses_the_forward_argmaxes_from_the_second_step(shape, threads, monkeypatch):
+    monkeypatch.setattr(jit_pool, "PARALLEL_MIN_ELEMENTS", 1)  # images split over the threads
     x_shape, k, s, padding = shape
     rng = np.random.default_rng(6)
     x = np.maximum(rng.standard_normal(x_shape), 0).astype(np.float32)  # ties

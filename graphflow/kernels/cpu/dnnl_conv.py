@@ -11,13 +11,22 @@ differences of 4e-5 on a 5x5x16 convolution). TF's SAME padding may be uneven (m
 and right): `Geometry`'s pt/pb/pl/pr become oneDNN's padding_l/padding_r; a TF dilation d is
 oneDNN's d - 1.
 
-Threads: each oneDNN call runs on one OpenMP thread (so OpenMP never starts a team), and a batch
-is cut into blocks of images that the calling thread and graphflow's intra-op pool take from one
-shared iterator (`intra_op.py`), each block one primitive execution: a busy core only means its
-thread takes fewer blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread).
-The blocks do not depend on the thread count, and the filter gradient's per-block partials are
-summed in block order, so the result does not depend on how many threads ran, nor on which
-thread computed which block.
+Threads: the gradients' oneDNN calls each run on one OpenMP thread, a batch cut into blocks of
+images that the calling thread and graphflow's intra-op pool take from one shared iterator
+(`intra_op.py`), each block one primitive execution: a busy core only means its thread takes fewer
+blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread). The gradients'
+blocks do not depend on the thread count, and the filter gradient's per-block partials are summed
+in block order, so the result does not depend on how many threads ran, nor on which thread
+computed which block. A forward convolution (from `TEAM_MIN_MACS`, on several threads) runs the
+way the matrix products' process-wide chooser picks (`dnnl_matmul._Chooser`, timed on the
+products and these convolutions together): the whole batch as one primitive run by an OpenMP team,
+or one block of images per thread as above. Each image's output is the same bits whatever the
+block size or the team (checked at 8x8, 4x4, 28x28 and 32x32), so its values never depend on the
+threads either. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
+blocks, up to 8 of at least 8M multiply-adds / one block per thread): 8x8x32 -> 32 0.98 / 1.13 /
+1.11, 4x4x32 -> 64 0.48 / 0.73 / 0.63; 8x8x1 -> 32 (one block: too small to split) team 0.155,
+one thread 0.24. The digits CNN's step at batch 256: 2.54 ms with the team, 3.04 ms with blocks
+only (with a CPU burner on the other core the chooser keeps the blocks: 4.11 ms against 4.21).
 
 Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
 and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them. A
@@ -32,10 +41,12 @@ Measured (`benchmarks/bench_conv_kernels.py`, batch 64, one thread, load average
 import collections
 import ctypes
 import threading
+import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, intra_op
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, intra_op
+from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
 # multiply-adds (pooling: bytes of input, see dnnl_pool.py), whatever the thread count: the filter
@@ -47,6 +58,10 @@ from graphflow.kernels.cpu import blas, dnnl, intra_op
 MAX_BLOCKS = 8
 BLOCK_MIN_WORK = 8 << 20
 MAX_PLANS = 256
+# Forward convolutions of this many multiply-adds and up, on several threads, run either way the
+# matrix products' chooser picks (`dnnl_matmul._Chooser`, one choice for the whole process): the
+# whole batch as one primitive run by an OpenMP team, or the blocks above.
+TEAM_MIN_MACS = 1 << 21
 # oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
 # reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies. On HWIO as it
 # lies oneDNN 3.2 picks its gemm fallback for both gradients (measured, one thread, batch 64: filter
@@ -171,14 +186,14 @@ class _Plan:
         return self.prim.implementation
 
 
-def cached(key, create):
-    """The plan cached under `key`, created (for one OpenMP thread) by `create()` if missing; None
-    (also cached) where oneDNN implements no primitive for it: the numpy kernels run instead."""
+def cached(key, create, omp=1):
+    """The plan cached under `key`, created (for `omp` OpenMP threads) by `create()` if missing;
+    None (also cached) where oneDNN implements no primitive for it: the numpy kernels run instead."""
     with _plans_lock:
         if key in _plans:
             _plans.move_to_end(key)
             return _plans[key]
-    with dnnl.library().openmp_threads(1):  # oneDNN picks a primitive's work split for these
+    with dnnl.library().openmp_threads(omp):  # oneDNN picks a primitive's work split for these
         try:
             plan = create()
         except dnnl.DnnlError as e:
@@ -192,17 +207,53 @@ def cached(key, create):
     return plan
 
 
-def _plan(kind, geo, nb, c, oc, bias=False, eltwise=()):
+def _plan(kind, geo, nb, c, oc, bias=False, eltwise=(), omp=1):
     key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
-           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY, bias, tuple(eltwise))
-    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, bias, eltwise))
+           geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY, bias, tuple(eltwise), omp)
+    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, bias, eltwise), omp)
 
 
-def image_blocks(n, work, min_work=None):
-    """Images per block: up to MAX_BLOCKS blocks of at least `min_work` each (BLOCK_MIN_WORK by
-    default; one block for small work); independent of the thread count."""
+class _Timing:
+    """The threading chooser's record of one forward convolution (`dnnl_matmul._Chooser.record`):
+    its last times each way and the chosen way's time when chosen."""
+
+    __slots__ = ("times", "seen", "reference", "__weakref__")
+
+    def __init__(self):
+        self.times = {TEAM: collections.deque(maxlen=3), BLOCKS: collections.deque(maxlen=3)}
+        self.seen = {TEAM: 0, BLOCKS: 0}
+        self.reference = None
+
+
+_timings = {}
+
+
+def _timing(key):
+    with _plans_lock:
+        timing = _timings.get(key)
+        if timing is None:
+            if len(_timings) >= MAX_PLANS:
+                _timings.pop(next(iter(_timings)))
+            timing = _timings[key] = _Timing()
+        return timing
+
+
+def _team_mode(n, macs, threads):
+    """TEAM or BLOCKS for a forward convolution run on `threads` threads (None: one thread)."""
+    if (threads <= 1 or n < 2 or macs < TEAM_MIN_MACS or intra_op.in_worker()
+            or not blas.owns_blas_threads()):
+        return None
+    if dnnl_matmul.teams_forbidden():
+        return BLOCKS
+    return dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()
+
+
+def image_blocks(n, work, min_work=None, max_blocks=None):
+    """Images per block: up to `max_blocks` (MAX_BLOCKS) blocks of at least `min_work` each
+    (BLOCK_MIN_WORK by default; one block for small work); independent of the thread count."""
     min_work = BLOCK_MIN_WORK if min_work is None else min_work
-    blocks = max(1, min(MAX_BLOCKS, n, work // max(1, min_work)))
+    max_blocks = MAX_BLOCKS if max_blocks is None else max_blocks
+    blocks = max(1, min(max_blocks, n, work // max(1, min_work)))
     return -(-n // blocks)
 
 
@@ -264,13 +315,50 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     NHWC `dst` through the HWIO filter `f`, block by block; False where oneDNN has no primitive.
     The forward pass may add `bias` (float32 [oc]) and apply `eltwise` post-ops."""
     n = src.shape[0]
-    nb = image_blocks(n, n * geo.oh * geo.ow * f.size)
+    macs = n * geo.oh * geo.ow * f.size
+    extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
+    mode = _team_mode(n, macs, threads) if kind == "forward" else None
+    if mode is not None:
+        key = (geo.key, n, c, oc, bias is not None, eltwise, threads)
+        timing = _timing(key)
+        t0 = time.perf_counter()
+        if mode == TEAM:
+            done = _team(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise,
+                         extra)
+        else:
+            done = _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias,
+                           eltwise, extra, macs)
+        if done and not dnnl_matmul.fixed_mode():
+            dnnl_matmul.CHOOSER.record(timing, mode, time.perf_counter() - t0)
+        return done
+    return _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise, extra,
+                   macs)
+
+
+def _team(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise, extra):
+    """The whole batch as one primitive run by an OpenMP team of `threads` threads."""
+    plans = {src.shape[0]: _plan(kind, geo, src.shape[0], c, oc, bias is not None, eltwise,
+                                 omp=threads)}
+    if None in plans.values():
+        return False
+    weights = _weights_in(plans, f)
+    dnnl_matmul.mark_team()
+    with dnnl.library().openmp_threads(threads):
+        plans[src.shape[0]].prim.execute({src_arg: src, dnnl.ARG_WEIGHTS: weights[src.shape[0]],
+                                          dst_arg: dst, **extra})
+    return True
+
+
+def _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise, extra, macs):
+    """Blocks of images, each a primitive on one OpenMP thread, shared with the intra-op pool."""
+    n = src.shape[0]
+    # a forward block per thread: each image's output is the same bits in any block size
+    nb = image_blocks(n, macs, max_blocks=max(1, threads) if kind == "forward" else None)
     plans = _block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
     if plans is None:
         return False
     weights = _weights_in(plans, f)
     sb, db = _image_bytes(src), _image_bytes(dst)
-    extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
 
     def work_on(lo, hi):
         plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,

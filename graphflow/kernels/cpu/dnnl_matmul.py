@@ -21,6 +21,8 @@ The chooser runs every parallel product one way for a few calls, then the other,
 (summed over the products timed both ways), and re-times the other now and then (at growing
 intervals while the choice holds, at once when a team product turns slow), so a machine that
 becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
+way for the whole step.
 A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
 fork: a team started in the child would wait for them forever).
 """
@@ -258,9 +260,15 @@ _team_started = False  # a product ran as a team in this process
 _no_teams = False      # this process was forked after one did: libgomp's threads are gone
 
 
-def _mark_team():
+def mark_team():
+    """Note that a team ran in this process (a child forked from now on uses blocks only)."""
     global _team_started
     _team_started = True
+
+
+def teams_forbidden():
+    """True in a process forked after its parent ran a team."""
+    return _no_teams
 
 
 def _after_fork_in_child():
@@ -274,7 +282,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _fixed_mode():
+def fixed_mode():
+    """TEAM or BLOCKS when GRAPHFLOW_MATMUL_THREADING fixes the way, else None."""
     mode = os.environ.get("GRAPHFLOW_MATMUL_THREADING", "").strip().lower()
     return mode if mode in (TEAM, BLOCKS) else None
 
@@ -286,7 +295,7 @@ class _Plan:
         self.m, self.k, self.n = m, k, n
         self.args = (a_strides, b_strides, bias, ops)
         self.threads = threads
-        self.fixed = _fixed_mode()
+        self.fixed = fixed_mode()
         self.times = {TEAM: collections.deque(maxlen=3), BLOCKS: collections.deque(maxlen=3)}
         self.seen = {TEAM: 0, BLOCKS: 0}
         self.reference = None  # median time of the chosen way when it was chosen
@@ -395,7 +404,7 @@ def matmul(a, b, threads, bias=None, ops=()):
     mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
     t0 = time.perf_counter()
     if mode == TEAM:
-        _mark_team()
+        mark_team()
         with lib.openmp_threads(plan.threads):
             plan.team()(*ptrs)
     else:

@@ -9,12 +9,15 @@ the same values as graphflow's numpy ones (comparisons and one multiply); the ot
 (transcendental functions, where oneDNN's approximations differ from numpy's in the last bits)
 run as the numpy instruction over the primitive's conv + bias result. Elsewhere the Conv2D kernel
 (`conv_kernels.py`) runs, then the bias add and the activation in place: the numpy reference the
-tests compare with.
+tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
+below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
+shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
+0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes).
 """
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_kernels, cpu_kernel, dnnl, dnnl_conv
+from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl, dnnl_conv
 from graphflow.kernels.cpu.fused_instructions import instruction
 from graphflow.kernels.cpu.fused_kernels import member_error
 
@@ -62,11 +65,43 @@ def _fused_conv2d(node):
             return None, False
         return conv_kernels._from_nhwc(out, conv.fmt), fused_post is not None
 
+    small = {}  # shapes, dtypes and settings -> the Geometry of a gathered convolution, or None
+
+    def small_geometry(x, f, bias):
+        """The geometry when the Conv2D kernel would run `conv_gather` (small, below oneDNN's
+        minimum) and the bias fits, else None; computed once per shapes."""
+        key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, conv_kernels.BLOCKED,
+               dnnl_conv.MIN_MACS)
+        try:
+            return small[key]
+        except KeyError:
+            pass
+        geo = None
+        if (x.ndim == 4 and f.ndim == 4 and bias.shape == f.shape[3:] and conv_kernels.BLOCKED
+                and x.shape[channel_axis] == f.shape[2]):
+            xn_shape = x.shape if conv.fmt == "NHWC" else (x.shape[0],) + x.shape[2:] + x.shape[1:2]
+            g = conv.geometry(xn_shape, f.shape)
+            if (conv_gather.applies(xn_shape[0], g, f.shape[2])
+                    and dnnl_conv.conv_macs(xn_shape[0], g, *f.shape[2:]) < dnnl_conv.MIN_MACS):
+                geo = g
+        if len(small) >= 16:
+            small.clear()
+        small[key] = geo
+        return geo
+
     def fused_conv2d(x, f, bias):
         stage = 0  # the member being computed: conv, bias, activation
         try:
             bias = np.asarray(bias)
-            out, activated = through_dnnl(x, f, bias)
+            geo = small_geometry(x, f, bias)
+            if geo is not None:  # what the Conv2D kernel runs, without its per-call checks
+                out = conv_kernels._from_nhwc(
+                    conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)
+                stage = 1
+                np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
+                activated = False
+            else:
+                out, activated = through_dnnl(x, f, bias)
             if out is None:
                 out = plain_conv(x, f)
                 stage = 1

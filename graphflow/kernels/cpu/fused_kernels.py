@@ -315,6 +315,7 @@ def _fused_matmul(node):
                                         [dtype], dtype)
     threads = blas.session_threads(node)
     ops = dnnl_matmul.post_ops(activation, node.attrs.get("activation_attrs", {}))
+    fitting = set()  # (result shape, bias shape) pairs that broadcast to the result
 
     def fused_matmul(a, b, bias):
         stage = 0  # the member being computed: matmul, bias, activation
@@ -328,9 +329,14 @@ def _fused_matmul(node):
                 return out
             out = blas.matmul(a, b, threads)
             stage = 1
-            if np.broadcast_shapes(out.shape, np.shape(bias)) != out.shape:
-                raise ValueError(f"bias of shape {np.shape(bias)} does not match the matmul result "
-                                 f"of shape {out.shape}")
+            shapes = (out.shape, np.shape(bias))
+            if shapes not in fitting:  # checked once per pair of shapes
+                if np.broadcast_shapes(*shapes) != out.shape:
+                    raise ValueError(f"bias of shape {shapes[1]} does not match the matmul result "
+                                     f"of shape {out.shape}")
+                if len(fitting) >= 16:
+                    fitting.clear()
+                fitting.add(shapes)
             np.add(out, bias, out=out)
             if act is None:
                 return out

@@ -31,7 +31,11 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # loops win at any size: a [1, 8, 8, 32] 2x2 pool (batch-1 inference on 8x8 images) 8 us numpy,
 # 2 us compiled; [1, 4, 4, 64] 15 and 2 us.
 MIN_ELEMENTS = 1 << 10
-PARALLEL_MIN_ELEMENTS = 1 << 17
+# Images are split over the intra-op pool only from this many input elements on: the loops stream
+# memory, and waking the pool costs more than a second thread saves below it (measured, 2x2 pools,
+# one thread / two, load 1.6, ms: [256, 8, 8, 32] 0.10 / 0.15, [256, 16, 16, 32] 0.44 / 0.48,
+# [64, 32, 32, 32] 0.38 / 0.50).
+PARALLEL_MIN_ELEMENTS = 1 << 22
 
 _lock = threading.Lock()
 _loops = None
