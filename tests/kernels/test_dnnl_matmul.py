@@ -18,6 +18,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import dnnl, dnnl_matmul
 from graphflow.kernels.cpu.fused_instructions import instruction
+from graphflow.kernels.cpu.fused_kernels import FusedActivation
 from graphflow.ops.fused_ops import MATMUL_ACTIVATIONS
 from tests.tooling import required
 
@@ -83,15 +84,19 @@ def test_fused_bias_and_activation_match_graphflows_kernels(activation, tb, mode
     a, b = _operands(70, 45, 90, False, tb, seed=4)
     bias = np.random.default_rng(5).standard_normal(90).astype(np.float32)
     attrs = {"alpha": 0.3} if activation == "LeakyRelu" else {}
-    ops = dnnl_matmul.post_ops(activation, attrs)
-    assert ops is not None
+    fused = FusedActivation(activation, attrs, np.float32)
     want = a.astype(np.float64) @ b.astype(np.float64) + bias
     if activation:
         fn, _ = instruction(activation, attrs, [np.float64], np.float64)
         want = fn(want)
     for threads, as_row in ((1, False), (2, False), (2, True)):
-        got = dnnl_matmul.matmul(a, b, threads, bias.reshape(1, -1) if as_row else bias, ops)
+        row = bias.reshape(1, -1) if as_row else bias
+        got = fused.finish(dnnl_matmul.matmul(a, b, threads, row, fused.post_ops), True)
         _close(got, want)
+        # post-ops give the bits of the product + bias, then graphflow's float32 instruction
+        plain = dnnl_matmul.matmul(a, b, threads, row, ())
+        unfused = FusedActivation(activation, attrs, np.float32).finish(plain, False)
+        np.testing.assert_array_equal(got, unfused)
 
 
 def test_non_contiguous_operands(mode):
@@ -125,7 +130,7 @@ def test_what_oneDNN_does_not_take_keeps_the_numpy_path(mode):
     assert dnnl_matmul.matmul(a, b, 2, np.ones((8, 4), np.float32)) is None  # bias per element
     assert dnnl_matmul.matmul(a, b, 2, np.ones(4, np.float64)) is None
     assert dnnl_matmul.matmul(a, b, 2, None, None) is None  # an activation oneDNN does not apply
-    assert dnnl_matmul.post_ops("Softsign") is None
+    assert dnnl.activation_post_ops("Softsign", {}) is None
     assert dnnl_matmul.matmul(np.zeros((0, 6), np.float32), b, 2) is None
 
 
@@ -185,7 +190,7 @@ def test_products_on_several_threads_at_once(mode):
     def run():
         try:
             for _ in range(30):
-                _close(dnnl_matmul.matmul(a, b, 2, bias, dnnl_matmul.post_ops("")), want)
+                _close(dnnl_matmul.matmul(a, b, 2, bias, dnnl.activation_post_ops("", {})), want)
         except Exception as exc:  # handed to the test's thread
             errors.append(exc)
     threads = [threading.Thread(target=run) for _ in range(3)]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, fused_conv_kernels
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv
 from graphflow.ops import fused_ops
 from tests.op_cases import fused_cases
 from tests.tooling import required
@@ -51,13 +51,13 @@ def _calls(monkeypatch):
 
 
 def test_post_ops_cover_the_exact_activations_only():
-    assert fused_conv_kernels.post_ops("", {}) == ()
-    assert fused_conv_kernels.post_ops("Relu", {}) == ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
-    assert fused_conv_kernels.post_ops("Relu6", {}) == ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
-    assert fused_conv_kernels.post_ops("LeakyRelu", {"alpha": 0.1}) == (
+    assert dnnl.activation_post_ops("", {}) == ()
+    assert dnnl.activation_post_ops("Relu", {}) == ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
+    assert dnnl.activation_post_ops("Relu6", {}) == ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
+    assert dnnl.activation_post_ops("LeakyRelu", {"alpha": 0.1}) == (
         (dnnl.ELTWISE_RELU, float(np.float32(0.1)), 0.0),)
     for act in ("Tanh", "Sigmoid", "Elu", "Selu", "Softplus"):
-        assert fused_conv_kernels.post_ops(act, {}) is None
+        assert dnnl.activation_post_ops(act, {}) is None
 
 
 @needs_dnnl
@@ -105,7 +105,7 @@ def test_fused_is_the_unfused_graphs_bits(activation, threads, monkeypatch):
     assert calls == [()]  # Conv2D alone through oneDNN
     calls.clear()
     got = _run(fused, [x, f, b], True, monkeypatch, threads)
-    post = fused_conv_kernels.post_ops(activation, attrs)
+    post = dnnl.activation_post_ops(activation, attrs)
     assert [p for _, p in calls] == [post if post is not None else ()]
     np.testing.assert_array_equal(got, want)
 

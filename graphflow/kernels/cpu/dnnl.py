@@ -323,6 +323,27 @@ def set_eltwise_post_ops(lib, attr, eltwise):
         lib.call("dnnl_post_ops_destroy", post)
 
 
+def activation_post_ops(activation, attrs):
+    """The eltwise post-ops ((algorithm, alpha, beta), ...) computing a fused op's `activation`
+    with exactly the values of graphflow's numpy instruction (comparisons and one multiply: ReLU,
+    ReLU6, LeakyReLU); () for no activation; None where oneDNN's version would differ in the last
+    bits (its tanh, logistic, elu ... are approximations), and the activation then runs in numpy
+    after the primitive. FusedMatMul and FusedConv2D both take their post-ops from here, so a fused
+    op gives the unfused graph's bits."""
+    if not activation:
+        return ()
+    make = _EXACT_POST_OPS.get(activation)
+    return None if make is None else make(attrs or {})
+
+
+_EXACT_POST_OPS = {
+    "Relu": lambda attrs: ((ELTWISE_RELU, 0.0, 0.0),),                     # max(x, 0)
+    "Relu6": lambda attrs: ((ELTWISE_CLIP, 0.0, 6.0),),                    # min(max(x, 0), 6)
+    # x > 0 ? x : alpha * x, alpha rounded to float32 as numpy's float32 instruction rounds it
+    "LeakyRelu": lambda attrs: ((ELTWISE_RELU, float(np.float32(attrs.get("alpha", 0.2))), 0.0),),
+}
+
+
 def destroy_attr(lib, attr):
     lib.call("dnnl_primitive_attr_destroy", attr)
 

@@ -1,5 +1,6 @@
 """2-D float32 matrix products through oneDNN's matmul primitive (`dnnl.py`), with FusedMatMul's
-bias and activation applied by the primitive itself (post-ops), when the optional oneDNN library
+bias and (where oneDNN computes it exactly: `dnnl.activation_post_ops`) activation applied by the
+primitive itself (post-ops), when the optional oneDNN library
 is installed; `math_kernels.py` (MatMul) and `fused_kernels.py` (FusedMatMul) call `matmul` and keep
 the numpy path (`blas.py`) when it gives None: no oneDNN, `GRAPHFLOW_NO_DNNL=1`, other dtypes,
 batched products, products too small to gain, a bias or activation oneDNN does not take.
@@ -53,37 +54,6 @@ MIN_BLOCK = 32
 MIN_COLUMNS = 64
 MAX_PLANS = 256
 
-SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
-
-
-def _post_ops(activation, attrs):
-    """oneDNN eltwise post-ops [(algorithm, alpha, beta)] computing `activation`, or None."""
-    if not activation:
-        return ()
-    if activation == "Relu":
-        return ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
-    if activation == "LeakyRelu":
-        return ((dnnl.ELTWISE_RELU, float(attrs.get("alpha", 0.2)), 0.0),)
-    if activation == "Relu6":
-        return ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
-    if activation == "Tanh":
-        return ((dnnl.ELTWISE_TANH, 0.0, 0.0),)
-    if activation == "Sigmoid":
-        return ((dnnl.ELTWISE_LOGISTIC, 0.0, 0.0),)
-    if activation == "Elu":
-        return ((dnnl.ELTWISE_ELU, 1.0, 0.0),)
-    if activation == "Selu":
-        return ((dnnl.ELTWISE_ELU, SELU_ALPHA, 0.0), (dnnl.ELTWISE_LINEAR, SELU_SCALE, 0.0))
-    if activation == "Softplus":
-        return ((dnnl.ELTWISE_SOFT_RELU, 1.0, 0.0),)
-    return None
-
-
-def post_ops(activation, attrs=None):
-    """The post-ops for FusedMatMul's `activation` (None: oneDNN does not apply it)."""
-    return _post_ops(activation, attrs or {})
-
-
 def _layout(x):
     """`x` (a 2-D float32 array) and its element strides as oneDNN reads them: rows or columns
     contiguous; anything else is copied."""
@@ -113,14 +83,7 @@ class _Product:
         pd = ctypes.c_void_p()
         try:
             if ops:
-                po = ctypes.c_void_p()
-                lib.call("dnnl_post_ops_create", ctypes.byref(po))
-                try:
-                    for alg, alpha, beta in ops:
-                        lib.call("dnnl_post_ops_append_eltwise", po, alg, alpha, beta)
-                    lib.call("dnnl_primitive_attr_set_post_ops", attr, po)
-                finally:
-                    lib.call("dnnl_post_ops_destroy", po)
+                dnnl.set_eltwise_post_ops(lib, attr, ops)
             with lib.openmp_threads(omp):  # oneDNN picks its work split for this thread count
                 lib.call("dnnl_matmul_primitive_desc_create", ctypes.byref(pd), lib.engine,
                          src.handle, wei.handle, bmd.handle if bias else None, dst.handle, attr)

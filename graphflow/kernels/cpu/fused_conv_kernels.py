@@ -3,11 +3,12 @@
 
 Where oneDNN runs the convolution (`dnnl_conv.applies`: float32, large enough), one primitive
 computes the whole op: the bias is the convolution primitive's bias argument and Relu, Relu6 and
-LeakyRelu are elementwise post-ops (`POST_OPS`), applied to each block of output while it is still
-in cache, so the output is written once instead of three times. Those three activations compute
-the same values as graphflow's numpy ones (comparisons and one multiply); the other activations
-(transcendental functions, where oneDNN's approximations differ from numpy's in the last bits)
-run as the numpy instruction over the primitive's conv + bias result. Elsewhere the Conv2D kernel
+LeakyRelu are elementwise post-ops (`dnnl.activation_post_ops`), applied to each block of output
+while it is still in cache, so the output is written once instead of three times. Those three
+compute the same values as graphflow's numpy ones (comparisons and one multiply); the other
+activations (transcendental functions, where oneDNN's approximations differ from numpy's in the
+last bits) run as the numpy instruction over the primitive's conv + bias result
+(`fused_kernels.FusedActivation`, shared with FusedMatMul). Elsewhere the Conv2D kernel
 (`conv_kernels.py`) runs, then the bias add and the activation in place: the numpy reference the
 tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
@@ -17,23 +18,8 @@ shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl, dnnl_conv
-from graphflow.kernels.cpu.fused_instructions import instruction
-from graphflow.kernels.cpu.fused_kernels import member_error
-
-
-def post_ops(activation, attrs):
-    """oneDNN eltwise post-ops ((algorithm, alpha, beta), ...) computing `activation` exactly as
-    graphflow's numpy instruction does; None when it has none (the activation then runs in numpy)."""
-    if not activation:
-        return ()
-    if activation == "Relu":
-        return ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
-    if activation == "Relu6":
-        return ((dnnl.ELTWISE_CLIP, 0.0, 6.0),)
-    if activation == "LeakyRelu":  # x > 0 ? x : alpha * x, alpha rounded to float32 as numpy's
-        return ((dnnl.ELTWISE_RELU, float(np.float32(attrs.get("alpha", 0.2))), 0.0),)
-    return None
+from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl_conv
+from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
 
 
 @cpu_kernel("FusedConv2D")
@@ -41,17 +27,12 @@ def _fused_conv2d(node):
     conv = conv_kernels._Conv(node)
     plain_conv = conv_kernels._conv2d(node)  # the Conv2D kernel (oneDNN or numpy)
     threads = blas.session_threads(node)
-    activation = node.attrs.get("activation", "")
-    act_attrs = node.attrs.get("activation_attrs") or {}
-    dtype = node.out_dtypes[0]
-    act, act_alias_ok = (None, True)
-    if activation:
-        act, act_alias_ok = instruction(activation, act_attrs, [dtype], dtype)
-    fused_post = post_ops(activation, act_attrs)
+    activation = FusedActivation(node.attrs.get("activation", ""),
+                                 node.attrs.get("activation_attrs"), node.out_dtypes[0])
     channel_axis = -1 if conv.fmt == "NHWC" else 1
 
     def through_dnnl(x, f, bias):
-        """The oneDNN result (activation applied or not), or (None, False) where it does not run."""
+        """(the oneDNN result, True) (post-ops applied), or (None, False) where it does not run."""
         if x.ndim != 4 or f.ndim != 4 or bias.shape != f.shape[3:]:
             return None, False
         xn = conv_kernels._to_nhwc(x, conv.fmt)
@@ -59,11 +40,10 @@ def _fused_conv2d(node):
         if not dnnl_conv.applies(xn, f, bias, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
                                                                          *f.shape[2:])):
             return None, False
-        post = fused_post if fused_post is not None else ()
-        out = dnnl_conv.conv2d(xn, f, geo, threads, bias, post)
+        out = dnnl_conv.conv2d(xn, f, geo, threads, bias, activation.post_ops)
         if out is None:
             return None, False
-        return conv_kernels._from_nhwc(out, conv.fmt), fused_post is not None
+        return conv_kernels._from_nhwc(out, conv.fmt), True
 
     small = {}  # shapes, dtypes and settings -> the Geometry of a gathered convolution, or None
 
@@ -99,9 +79,9 @@ def _fused_conv2d(node):
                     conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)
                 stage = 1
                 np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
-                activated = False
+                by_primitive = False
             else:
-                out, activated = through_dnnl(x, f, bias)
+                out, by_primitive = through_dnnl(x, f, bias)
             if out is None:
                 out = plain_conv(x, f)
                 stage = 1
@@ -109,15 +89,8 @@ def _fused_conv2d(node):
                     raise ValueError(f"bias of shape {bias.shape} does not match the "
                                      f"{out.shape[channel_axis]} output channels of the convolution")
                 np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
-            if act is None or activated:
-                return out
             stage = 2
-            if act_alias_ok:
-                act(out, out=out)
-                return out
-            result = np.empty_like(out)
-            act(out, out=result)
-            return result
+            return activation.finish(out, by_primitive)
         except Exception as exc:
             raise member_error(exc, node.attrs, stage) from exc
     return fused_conv2d

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from graphflow.engine import config
-from graphflow.kernels.cpu import blas, cpu_kernel, dnnl_matmul, fused_jit, intra_op
+from graphflow.kernels.cpu import blas, cpu_kernel, dnnl, dnnl_matmul, fused_jit, intra_op
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 from graphflow.ops import registry
@@ -303,18 +303,42 @@ def _fused_elementwise(node):
     return FusedProgram(node.attrs["program"], node.in_dtypes, node.name, node.attrs, threads)
 
 
+class FusedActivation:
+    """The activation of a fused op (FusedMatMul, FusedConv2D): as oneDNN post-ops where those
+    compute graphflow's values exactly (`dnnl.activation_post_ops`), else as graphflow's numpy
+    instruction applied to the op's result (`finish`)."""
+
+    __slots__ = ("post_ops", "act", "alias_ok", "exact_post_ops")
+
+    def __init__(self, activation, attrs, dtype):
+        attrs = attrs or {}
+        self.act, self.alias_ok = (None, True)
+        if activation:
+            self.act, self.alias_ok = instruction(activation, attrs, [dtype], dtype)
+        exact = dnnl.activation_post_ops(activation, attrs)
+        self.exact_post_ops = exact is not None
+        self.post_ops = exact if exact is not None else ()  # what a primitive is asked to apply
+
+    def finish(self, out, by_primitive):
+        """`out` activated: as it is when a primitive applied the post-ops (`by_primitive`) and
+        they were the whole activation, else through the numpy instruction (in place if it may)."""
+        if self.act is None or (by_primitive and self.exact_post_ops):
+            return out
+        if self.alias_ok:
+            self.act(out, out=out)
+            return out
+        result = np.empty_like(out)
+        self.act(out, out=result)
+        return result
+
+
 @cpu_kernel("FusedMatMul")
 def _fused_matmul(node):
     ta = node.attrs.get("transpose_a", False)
     tb = node.attrs.get("transpose_b", False)
-    activation = node.attrs.get("activation", "")
-    dtype = node.out_dtypes[0]
-    act, act_alias_ok = (None, True)
-    if activation:
-        act, act_alias_ok = instruction(activation, node.attrs.get("activation_attrs", {}),
-                                        [dtype], dtype)
+    activation = FusedActivation(node.attrs.get("activation", ""),
+                                 node.attrs.get("activation_attrs"), node.out_dtypes[0])
     threads = blas.session_threads(node)
-    ops = dnnl_matmul.post_ops(activation, node.attrs.get("activation_attrs", {}))
     fitting = set()  # (result shape, bias shape) pairs that broadcast to the result
 
     def fused_matmul(a, b, bias):
@@ -324,29 +348,22 @@ def _fused_matmul(node):
                 a = np.swapaxes(a, -1, -2)
             if tb:
                 b = np.swapaxes(b, -1, -2)
-            out = dnnl_matmul.matmul(a, b, threads, bias, ops)
-            if out is not None:  # oneDNN applied the bias and the activation
-                return out
-            out = blas.matmul(a, b, threads)
-            stage = 1
-            shapes = (out.shape, np.shape(bias))
-            if shapes not in fitting:  # checked once per pair of shapes
-                if np.broadcast_shapes(*shapes) != out.shape:
-                    raise ValueError(f"bias of shape {shapes[1]} does not match the matmul result "
-                                     f"of shape {out.shape}")
-                if len(fitting) >= 16:
-                    fitting.clear()
-                fitting.add(shapes)
-            np.add(out, bias, out=out)
-            if act is None:
-                return out
+            out = dnnl_matmul.matmul(a, b, threads, bias, activation.post_ops)
+            by_primitive = out is not None  # oneDNN added the bias (and applied the post-ops)
+            if not by_primitive:
+                out = blas.matmul(a, b, threads)
+                stage = 1
+                shapes = (out.shape, np.shape(bias))
+                if shapes not in fitting:  # checked once per pair of shapes
+                    if np.broadcast_shapes(*shapes) != out.shape:
+                        raise ValueError(f"bias of shape {shapes[1]} does not match the matmul "
+                                         f"result of shape {out.shape}")
+                    if len(fitting) >= 16:
+                        fitting.clear()
+                    fitting.add(shapes)
+                np.add(out, bias, out=out)
             stage = 2
-            if act_alias_ok:
-                act(out, out=out)
-                return out
-            result = np.empty_like(out)
-            act(out, out=result)
-            return result
+            return activation.finish(out, by_primitive)
         except Exception as exc:
             raise member_error(exc, node.attrs, stage) from exc
     return fused_matmul
