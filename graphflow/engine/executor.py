@@ -275,11 +275,10 @@ class Plan:
             feeds = ()
         if self.has_state_writes:
             variables = self._state.variables
-            locks = [variables.variable_lock(n) for n in self.locked_variables]
-            for lock in locks:
-                lock.acquire()
+            # use_locking variables: locked from the run's first variable access to its commit
+            # (kernels/__init__.py LockedWrites), so a wait in a queue op before it holds no lock
+            pending = variables.begin([variables.variable_lock(n) for n in self.locked_variables])
             try:
-                variables.begin()
                 try:
                     out = self.fn(feeds)
                 except BaseException as exc:
@@ -287,8 +286,8 @@ class Plan:
                     raise self._translate(exc) from exc
                 variables.commit()
             finally:
-                for lock in reversed(locks):
-                    lock.release()
+                if self.locked_variables:
+                    pending.release()
         else:
             try:
                 out = self.fn(feeds)

@@ -67,6 +67,34 @@ def kernel_accepts_out(kernel):
     return bool(getattr(kernel, "accepts_out", False))
 
 
+class LockedWrites(dict):
+    """The pending writes of a run that updates variables under `use_locking=True`: the run takes
+    their locks (all at once, in the given sorted order: no deadlock) when it first reads or
+    writes any variable, not when it starts, so a run that first waits in a queue op holds no
+    lock meanwhile. Each locked variable is still read and committed under its lock."""
+
+    __slots__ = ("locks", "waiting")
+
+    def __init__(self, locks):
+        super().__init__()
+        self.locks = locks
+        self.waiting = True
+
+    def acquire(self):
+        for lock in self.locks:
+            lock.acquire()
+        self.waiting = False
+
+    def release(self):
+        if not self.waiting:
+            for lock in reversed(self.locks):
+                lock.release()
+            self.waiting = True
+
+    def __bool__(self):  # a run's first variable access reaches the pending branch
+        return self.waiting or len(self) > 0
+
+
 class VariableStore:
     """Variable values of one session. Writes during a run go to a per-thread pending dict and are
     committed only when the run succeeds, so a failed run changes no variable."""
@@ -86,12 +114,17 @@ class VariableStore:
                 lock = self._variable_locks[name] = threading.Lock()
             return lock
 
-    def begin(self):
-        self._local.pending = {}
+    def begin(self, locks=None):
+        """Start a run's pending writes; `locks`: the variable locks it takes at its first
+        variable access (returns the LockedWrites, whose `release` the run calls at its end)."""
+        self._local.pending = pending = {} if not locks else LockedWrites(locks)
+        return pending
 
     def read(self, name):
         pending = getattr(self._local, "pending", None)
         if pending:
+            if type(pending) is LockedWrites and pending.waiting:
+                pending.acquire()
             value = pending.get(name)
             if value is not None:
                 return value
@@ -112,6 +145,8 @@ class VariableStore:
             with self.lock:
                 self.values[name] = value
         else:
+            if type(pending) is LockedWrites and pending.waiting:
+                pending.acquire()
             pending[name] = value
         return value
 

@@ -54,17 +54,19 @@ def _reset_infer(inputs, attrs):
 
 _UNSAVEABLE = ("it reads files named by a queue that a running program fills: save the model "
                "with an input placeholder")
-define("WholeFileReaderV2", _handle_infer, stateful=True, attrs="shared_name:string")
-define("TextLineReaderV2", _handle_infer, stateful=True,
-       attrs="shared_name:string skip_header_lines:int>=0")
-define("FixedLengthRecordReaderV2", _handle_infer, stateful=True,
+# schedule="early" (as the queue ops): a run reads its record before it touches any variable
+_EARLY = {"stateful": True, "schedule": "early"}
+define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_EARLY)
+define("TextLineReaderV2", _handle_infer, attrs="shared_name:string skip_header_lines:int>=0",
+       **_EARLY)
+define("FixedLengthRecordReaderV2", _handle_infer, **_EARLY,
        attrs="shared_name:string record_bytes:int>=1 header_bytes:int>=0 footer_bytes:int>=0 "
              "hop_bytes:int>=0 encoding:string")
-define("TFRecordReaderV2", _handle_infer, stateful=True,
-       attrs="shared_name:string compression_type:string")
-define("ReaderReadV2", _read_infer, stateful=True, unsaveable=_UNSAVEABLE)
-define("ReaderReadUpToV2", _read_up_to_infer, stateful=True, unsaveable=_UNSAVEABLE,
-       value_dependent_shape=True)
+define("TFRecordReaderV2", _handle_infer, attrs="shared_name:string compression_type:string",
+       **_EARLY)
+define("ReaderReadV2", _read_infer, unsaveable=_UNSAVEABLE, **_EARLY)
+define("ReaderReadUpToV2", _read_up_to_infer, unsaveable=_UNSAVEABLE, value_dependent_shape=True,
+       **_EARLY)
 define("ReaderNumRecordsProducedV2", _count_infer, stateful=True)
 define("ReaderNumWorkUnitsCompletedV2", _count_infer, stateful=True)
 define("ReaderResetV2", _reset_infer, stateful=True)
