@@ -132,25 +132,39 @@ class QueueResource:
         return items.pop()
 
     def _take(self, n, up_to):
-        """Up to `n` elements (exactly `n` unless `up_to`), waiting while too few are there."""
+        """`n` elements (fewer from a closed queue when `up_to`), taken as they arrive, so `n`
+        may exceed the capacity; on a closed queue without enough elements the ones taken go
+        back to the front and OutOfRangeError is raised (TF1's order of events)."""
         if n == 0:
             return []
+        taken = []
         with self._cond:
             while True:
                 self._check_session()
-                if len(self._items) - self._floor() >= n:
-                    break
+                while len(taken) < n and len(self._items) > self._floor():
+                    taken.append(self._take_one())
+                if taken:
+                    self._cond.notify_all()
+                if len(taken) == n:
+                    return taken
                 if self.closed:
-                    if up_to and len(self._items) > 0:
-                        n = len(self._items)
-                        break
+                    if up_to and taken:
+                        return taken
+                    self._restore(taken)
                     raise OutOfRangeError(
                         None, None, f"{self._label()} is closed and has insufficient elements "
                         f"(requested {n}, current size {len(self._items)})")
-                self._cond.wait()
-            taken = [self._take_one() for _ in range(min(n, len(self._items)))]
-            self._cond.notify_all()
-            return taken
+                try:
+                    self._cond.wait()
+                except BaseException:
+                    self._restore(taken)
+                    raise
+
+    def _restore(self, taken):
+        if self.kind == "shuffle":
+            self._items.extend(taken)
+        else:
+            self._items.extendleft(reversed(taken))
 
     def dequeue(self):
         return self._take(1, up_to=False)[0]
