@@ -166,6 +166,7 @@ class Plan:
         self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
                                         if op.attrs.get("use_locking") is True
                                         and "shared_name" in op.attrs})
+        self._locks = None  # (variable store, its locks of locked_variables), made on first run
         # the stages allocate many long-lived objects and no garbage: no collections meanwhile
         with gc_paused():
             self._compile(Schedule(self.ops, feed_tensors, fetch_elements), feed_tensors,
@@ -277,7 +278,11 @@ class Plan:
             variables = self._state.variables
             # use_locking variables: locked from the run's first variable access to its commit
             # (kernels/__init__.py LockedWrites), so a wait in a queue op before it holds no lock
-            pending = variables.begin([variables.variable_lock(n) for n in self.locked_variables])
+            locks = self._locks
+            if locks is None or locks[0] is not variables:
+                locks = self._locks = (variables, [variables.variable_lock(n)
+                                                   for n in self.locked_variables])
+            pending = variables.begin(locks[1])
             try:
                 try:
                     out = self.fn(feeds)

@@ -68,31 +68,32 @@ def kernel_accepts_out(kernel):
 
 
 class LockedWrites(dict):
-    """The pending writes of a run that updates variables under `use_locking=True`: the run takes
-    their locks (all at once, in the given sorted order: no deadlock) when it first reads or
-    writes any variable, not when it starts, so a run that first waits in a queue op holds no
-    lock meanwhile. Each locked variable is still read and committed under its lock."""
+    """The pending writes of a run that updates variables under `use_locking=True`, until its first
+    variable access: the run takes their locks then (all at once, in the given sorted order: no
+    deadlock), not when it starts, so a run that first waits in a queue op holds no lock meanwhile.
+    From that access on the run's pending writes are a plain dict; each locked variable is still
+    read and committed under its lock. `release` (at the run's end) frees the locks it took."""
 
-    __slots__ = ("locks", "waiting")
+    __slots__ = ("locks", "acquired")
 
     def __init__(self, locks):
         super().__init__()
         self.locks = locks
-        self.waiting = True
+        self.acquired = False
 
     def acquire(self):
         for lock in self.locks:
             lock.acquire()
-        self.waiting = False
+        self.acquired = True
 
     def release(self):
-        if not self.waiting:
+        if self.acquired:
+            self.acquired = False
             for lock in reversed(self.locks):
                 lock.release()
-            self.waiting = True
 
-    def __bool__(self):  # a run's first variable access reaches the pending branch
-        return self.waiting or len(self) > 0
+    def __bool__(self):  # the run's first variable access reaches the pending branch
+        return True
 
 
 class VariableStore:
@@ -123,8 +124,8 @@ class VariableStore:
     def read(self, name):
         pending = getattr(self._local, "pending", None)
         if pending:
-            if type(pending) is LockedWrites and pending.waiting:
-                pending.acquire()
+            if type(pending) is LockedWrites:
+                pending = self._lock_variables(pending)
             value = pending.get(name)
             if value is not None:
                 return value
@@ -145,10 +146,16 @@ class VariableStore:
             with self.lock:
                 self.values[name] = value
         else:
-            if type(pending) is LockedWrites and pending.waiting:
-                pending.acquire()
+            if type(pending) is LockedWrites:
+                pending = self._lock_variables(pending)
             pending[name] = value
         return value
+
+    def _lock_variables(self, locked):
+        """The run's first variable access: take its locks; its writes go to a plain dict."""
+        locked.acquire()
+        self._local.pending = pending = {}
+        return pending
 
     def is_initialized(self, name):
         return name in self.values
