@@ -162,7 +162,8 @@ class Plan:
         # optimizer(fetches, feeds) -> an optimized copy (optimizer_passes.PlanGraph), applied to
         # the sub-graphs of control-flow ops too; None: they run as built
         self._optimizer = optimizer
-        # variables updated under use_locking=True: held in this (fixed) order for the whole run
+        # variables updated under use_locking=True: locked in this (fixed) order from the run's
+        # first variable access to its commit
         self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
                                         if op.attrs.get("use_locking") is True
                                         and "shared_name" in op.attrs})

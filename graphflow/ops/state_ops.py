@@ -40,7 +40,8 @@ define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
 define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
        reads_variable=True)
-# use_locking: the run holds the variable's lock from its read to its commit (engine/executor.py).
+# use_locking: the run holds the variable's lock from its first variable access to its commit
+# (engine/executor.py, kernels/__init__.py LockedWrites).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
        attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool")
 define("AssignAdd", _assign_infer, stateful=True, returns_state=True,
