@@ -199,3 +199,37 @@ def test_supervisor_managed_session_runs_queue_runners():
         assert not sv.should_stop()
     np.testing.assert_array_equal(got, [0, 1, 2, 3])
     assert sv.should_stop()
+
+
+def test_closing_the_session_ends_queue_runner_threads():
+    q = tf.train.range_input_producer(1000)
+    batch = tf.train.shuffle_batch([q.dequeue()], 8, capacity=40, min_after_dequeue=20,
+                                   num_threads=3)
+    sess = tf.Session()
+    threads = tf.train.start_queue_runners(sess)  # no coordinator: only the session stops them
+    assert sess.run(batch).shape == (8,)
+    sess.close()
+    for thread in threads:
+        thread.join(10)
+    assert not any(t.is_alive() for t in threads)
+
+
+def test_a_program_that_never_stops_its_queue_runners_exits(tmp_path):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(tf.__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    script = tmp_path / "program.py"
+    script.write_text(
+        "import graphflow as tf\n"
+        "q = tf.train.string_input_producer(['a', 'b'])\n"
+        "batch = tf.train.batch([q.dequeue()], 4, num_threads=2)\n"
+        "sess = tf.Session()\n"
+        "coord = tf.train.Coordinator()\n"
+        "tf.train.start_queue_runners(sess, coord)\n"
+        "print(len(sess.run(batch)))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "4"
