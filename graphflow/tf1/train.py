@@ -130,7 +130,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "Coordinator", "QueueRunner", "add_queue_runner", "batch", "batch_join",
            "input_producer", "range_input_producer", "shuffle_batch", "shuffle_batch_join",
            "slice_input_producer", "start_queue_runners", "string_input_producer", "limit_epochs",
-           "maybe_batch"]
+           "maybe_batch", "maybe_shuffle_batch"]
 
 # TF1's queue-based input pipelines (graphflow.tf1.data.queue_runners, input_producers)
 from graphflow.tf1.data.input_producers import (  # noqa: E402, F401
@@ -139,6 +139,7 @@ from graphflow.tf1.data.input_producers import (  # noqa: E402, F401
     input_producer,
     limit_epochs,
     maybe_batch,
+    maybe_shuffle_batch,
     range_input_producer,
     shuffle_batch,
     shuffle_batch_join,

@@ -10,7 +10,9 @@
              `num_threads` queue-runner threads fill with the given tensors (each thread runs the
              enqueue op, so every thread evaluates the tensors afresh: one more record read and
              preprocessed), and the op dequeuing `batch_size` elements from it. A list of one
-             tensor comes back as one tensor, as in TF1.
+             tensor comes back as one tensor, as in TF1. `maybe_batch` and `maybe_shuffle_batch`
+             enqueue only what `keep_input` keeps (a `tf.cond` around the enqueue, or a
+             boolean mask of the rows with `enqueue_many`).
 
 The threads start with `tf.train.start_queue_runners(sess, coord)` (or a MonitoredSession).
 """
@@ -19,7 +21,16 @@ from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, Tensor, control_dependencies, name_scope
 from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
-from graphflow.ops import array_ops, core_ops, logging_ops, math_ops, random_ops, shape_ops
+from graphflow.ops import (
+    array_ops,
+    control_flow_ops,
+    core_ops,
+    index_ops,
+    logging_ops,
+    math_ops,
+    random_ops,
+    shape_ops,
+)
 from graphflow.ops.queue_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from graphflow.ops.state_ops import Variable
 from graphflow.tf1.data.queue_runners import QueueRunner, add_queue_runner
@@ -158,10 +169,26 @@ def _as_original_type(original, dequeued):
     return dequeued
 
 
-def _check_keep_input(keep_input):
-    if keep_input is not True:
-        raise NotImplementedError("maybe_batch (keep_input) is not available: filter the inputs "
-                                  "before batching")
+def _keep_input(keep_input, enqueue_many):
+    """None for `True` (always enqueue), else a bool tensor: a scalar, or with `enqueue_many` a
+    scalar or a vector (one flag per row)."""
+    if keep_input is True:
+        return None
+    keep = core_ops.convert_to_tensor(keep_input, dtype=dtypes.bool_, name="keep_input")
+    ndims = keep.shape.ndims
+    if ndims is None or ndims > 1 or (ndims == 1 and not enqueue_many):
+        raise ValueError("`keep_input` must be a scalar, or a vector with enqueue_many=True")
+    return keep
+
+
+def _enqueue_op(queue, tensors, enqueue_many, keep):
+    """The enqueue op, kept to the rows / the elements that `keep` selects (TF1's rules)."""
+    enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
+    if keep is None:
+        return enqueue(tensors)
+    if keep.shape.ndims == 1:
+        return enqueue([index_ops.boolean_mask(t, keep) for t in tensors])
+    return control_flow_ops.cond(keep, lambda: enqueue(tensors), core_ops.no_op)
 
 
 def _dequeue(queue, batch_size, allow_smaller_final_batch, name):
@@ -172,10 +199,11 @@ def _dequeue(queue, batch_size, allow_smaller_final_batch, name):
 
 def _batch_join_impl(tensors_list, batch_size, capacity, enqueue_many, shapes, dynamic_pad,
                      allow_smaller_final_batch, shared_name, name, default_name, threads=None,
-                     min_after_dequeue=None, seed=None):
+                     min_after_dequeue=None, seed=None, keep_input=True):
     lists = [_as_tensor_list(t) for t in tensors_list]
     with name_scope(name, default_name, [t for tl in lists for t in tl]) as scope:
         lists = [_validate(tl) for tl in lists]
+        keep = _keep_input(keep_input, enqueue_many)
         types = [t.dtype for t in lists[0]]
         for tl in lists[1:]:
             if [t.dtype for t in tl] != types:
@@ -193,11 +221,10 @@ def _batch_join_impl(tensors_list, batch_size, capacity, enqueue_many, shapes, d
             kind = PaddingFIFOQueue if dynamic_pad else FIFOQueue
             queue = kind(capacity=capacity, dtypes=types, shapes=queue_shapes,
                          shared_name=shared_name)
-        enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
         if threads is not None:  # batch / shuffle_batch: one op, run by `threads` threads
-            ops = [enqueue(lists[0])] * threads
+            ops = [_enqueue_op(queue, lists[0], enqueue_many, keep)] * threads
         else:
-            ops = [enqueue(tl) for tl in lists]
+            ops = [_enqueue_op(queue, tl, enqueue_many, keep) for tl in lists]
         add_queue_runner(QueueRunner(queue, ops))
         if min_after_dequeue is None:
             _summary_scalar(f"fraction_of_{capacity}_full",
@@ -255,12 +282,25 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
 def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enqueue_many=False,
                 shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
                 shared_name=None, name=None):
-    """`tf.train.maybe_batch` with `keep_input=True` (a tensor `keep_input` is not available)."""
-    _check_keep_input(keep_input)
-    return batch(tensors, batch_size, num_threads, capacity, enqueue_many, shapes, dynamic_pad,
-                 allow_smaller_final_batch, shared_name, name)
+    """`tf.train.maybe_batch`: `batch` of the elements for which `keep_input` (a bool scalar, or
+    with `enqueue_many` a vector over the rows) is true."""
+    dequeued = _batch_join_impl([tensors], batch_size, capacity, enqueue_many, shapes, dynamic_pad,
+                                allow_smaller_final_batch, shared_name, name, "batch",
+                                threads=num_threads, keep_input=keep_input)
+    return _as_original_type(tensors, dequeued)
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                        num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`tf.train.maybe_shuffle_batch`: `shuffle_batch` of the elements `keep_input` keeps."""
+    dequeued = _batch_join_impl([tensors], batch_size, capacity, enqueue_many, shapes, False,
+                                allow_smaller_final_batch, shared_name, name, "shuffle_batch",
+                                threads=num_threads, min_after_dequeue=min_after_dequeue,
+                                seed=seed, keep_input=keep_input)
+    return _as_original_type(tensors, dequeued)
 
 
 __all__ = ["limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
            "slice_input_producer", "batch", "shuffle_batch", "batch_join", "shuffle_batch_join",
-           "maybe_batch"]
+           "maybe_batch", "maybe_shuffle_batch"]

@@ -233,3 +233,19 @@ def test_a_program_that_never_stops_its_queue_runners_exits(tmp_path):
                           timeout=60, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "4"
+
+
+def test_maybe_batch_keeps_what_keep_input_selects():
+    value = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    evens = tf.train.maybe_batch([value], tf.equal(value % 2, 0), 5)
+    rows = tf.constant(np.arange(6))
+    kept = tf.train.maybe_shuffle_batch([rows], 3, 10, 0, keep_input=rows < 3, enqueue_many=True,
+                                        seed=1)
+    with pytest.raises(ValueError, match="vector with enqueue_many"):
+        tf.train.maybe_batch([rows], rows < 3, 2)
+    with tf.Session() as sess:
+        coord, threads = _start(sess)
+        np.testing.assert_array_equal(sess.run(evens), [0, 2, 4, 6, 8])
+        assert set(sess.run(kept).tolist()) <= {0, 1, 2}  # rows 3.. never enqueued
+        coord.request_stop()
+        coord.join(threads)
