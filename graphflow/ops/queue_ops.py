@@ -132,8 +132,6 @@ def _is_closed_infer(inputs, attrs):
     return [(dtypes.bool_, TensorShape([]))]
 
 
-_UNSAVEABLE = ("it reads a queue, which a running program fills (queue runners): a saved graph "
-               "has no threads to fill it. Save the model with an input placeholder")
 _QUEUE = "component_types:list(dtype) shapes:list(shape) capacity:int shared_name:string"
 _COMPONENTS = "component_types:list(dtype) shapes:list(shape)"
 # schedule="early": a run takes its element first, before it reads any variable, so the wait
@@ -144,13 +142,12 @@ define("RandomShuffleQueueV2", _create_infer, stateful=True, schedule="early",
        attrs=_QUEUE + " min_after_dequeue:int seed:int seed2:int")
 define("QueueEnqueueV2", _enqueue_infer, stateful=True, attrs=_COMPONENTS)
 define("QueueEnqueueManyV2", _enqueue_many_infer, stateful=True, attrs=_COMPONENTS)
-# returns_state: a dequeued element may be the very array an enqueue stored (no copy)
+# returns_state: a dequeued element may be the array an enqueue stored (no copy)
 define("QueueDequeueV2", _dequeue_infer, stateful=True, returns_state=True, attrs=_COMPONENTS,
-       unsaveable=_UNSAVEABLE, schedule="early")
-define("QueueDequeueManyV2", _dequeue_many_infer, stateful=True, attrs=_COMPONENTS,
-       unsaveable=_UNSAVEABLE, schedule="early")
+       schedule="early")
+define("QueueDequeueManyV2", _dequeue_many_infer, stateful=True, attrs=_COMPONENTS, schedule="early")
 define("QueueDequeueUpToV2", _dequeue_up_to_infer, stateful=True, attrs=_COMPONENTS,
-       unsaveable=_UNSAVEABLE, value_dependent_shape=True, schedule="early")
+       value_dependent_shape=True, schedule="early")
 define("QueueCloseV2", _close_infer, stateful=True, attrs="cancel_pending_enqueues:bool")
 define("QueueSizeV2", _size_infer, stateful=True)
 define("QueueIsClosedV2", _is_closed_infer, stateful=True)

@@ -52,8 +52,6 @@ def _reset_infer(inputs, attrs):
     return []
 
 
-_UNSAVEABLE = ("it reads files named by a queue that a running program fills: save the model "
-               "with an input placeholder")
 # schedule="early" (as the queue ops): a run reads its record before it touches any variable
 _EARLY = {"stateful": True, "schedule": "early"}
 define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_EARLY)
@@ -64,9 +62,8 @@ define("FixedLengthRecordReaderV2", _handle_infer, **_EARLY,
              "hop_bytes:int>=0 encoding:string")
 define("TFRecordReaderV2", _handle_infer, attrs="shared_name:string compression_type:string",
        **_EARLY)
-define("ReaderReadV2", _read_infer, unsaveable=_UNSAVEABLE, **_EARLY)
-define("ReaderReadUpToV2", _read_up_to_infer, unsaveable=_UNSAVEABLE, value_dependent_shape=True,
-       **_EARLY)
+define("ReaderReadV2", _read_infer, **_EARLY)
+define("ReaderReadUpToV2", _read_up_to_infer, value_dependent_shape=True, **_EARLY)
 define("ReaderNumRecordsProducedV2", _count_infer, stateful=True)
 define("ReaderNumWorkUnitsCompletedV2", _count_infer, stateful=True)
 define("ReaderResetV2", _reset_infer, stateful=True)

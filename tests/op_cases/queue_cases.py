@@ -1,6 +1,6 @@
 """Cases for the queue ops (`graphflow/ops/queue_ops.py`): each builds a queue, fills it and reads
-it back within one run (the reads depend on the writes through control dependencies). Blocking,
-closing and threads: tests/tf1/data/test_queues.py."""
+it back within one run (the reads depend on the writes through control dependencies), so a run
+may be repeated in one session. Blocking, closing and threads: tests/tf1/data/test_queues.py."""
 
 import numpy as np
 
@@ -26,10 +26,9 @@ def _many(x):
     return _after([enqueue], lambda: q.dequeue_many(3))
 
 
-def _closed(x):
+def _up_to(x):
     q = tf.FIFOQueue(8, [tf.float32], shapes=[[2]])
-    close = _after([q.enqueue_many([x])], q.close)
-    return _after([close], lambda: q.dequeue_up_to(5))
+    return _after([q.enqueue_many([x])], lambda: q.dequeue_up_to(3))
 
 
 def _size(x):
@@ -45,7 +44,7 @@ def _is_closed(x):
 def _padded(x):
     q = tf.PaddingFIFOQueue(4, [tf.float32], shapes=[[None, 2]])
     first = q.enqueue([x])
-    second = _after([first], lambda: q.enqueue([x[:1]]))
+    second = _after([first], lambda: q.enqueue([_X[:1]]))  # a shorter element
     return _after([second], lambda: q.dequeue_many(2))
 
 
@@ -69,8 +68,8 @@ CASES = [
            grad=False),
     OpCase("QueueDequeueManyV2", _many, [_X], lambda x: (x, np.array([7, 8, 9], np.int32)),
            grad=False),
-    OpCase("QueueCloseV2", _closed, [_X], lambda x: x, grad=False),
-    OpCase("QueueDequeueUpToV2", _closed, [_X], lambda x: x, grad=False),
+    OpCase("QueueCloseV2", _is_closed, [_X], lambda x: np.bool_(True), grad=False),
+    OpCase("QueueDequeueUpToV2", _up_to, [_X], lambda x: x, grad=False, shape_from_values=True),
     OpCase("QueueSizeV2", _size, [_X], lambda x: np.int32(3), grad=False),
     OpCase("QueueIsClosedV2", _is_closed, [_X], lambda x: np.bool_(True), grad=False),
     OpCase("PaddingFIFOQueueV2", _padded, [_X], _padded_reference, grad=False,

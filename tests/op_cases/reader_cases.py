@@ -1,5 +1,5 @@
 """Cases for the reader ops (`graphflow/ops/reader_ops.py`): each writes a small file, queues its
-name and reads it back within one run. Several files, epochs and threads:
+name and reads from it within one run. Several files, epochs and threads:
 tests/tf1/data/test_readers_queued.py."""
 
 import os
@@ -22,8 +22,10 @@ def _file(name, data):
 
 
 def _read(reader, path, up_to=None):
+    """Read from `path`, queued by the same run (`up_to`: the file's number of records, so the
+    read needs no other file; a second run reads on, then the file queued again)."""
     names = tf.FIFOQueue(2, [tf.string], shapes=[[]])
-    with tf.control_dependencies([names.enqueue([path]), names.close()]):
+    with tf.control_dependencies([names.enqueue([path])]):
         if up_to is None:
             return reader.read(names)
         return reader.read_up_to(names, up_to)
@@ -48,7 +50,7 @@ def _lines():
 
 def _fixed():
     return _read(tf.FixedLengthRecordReader(4, header_bytes=2, footer_bytes=1),
-                 _path("fixed.bin", _RECORDS), up_to=5)
+                 _path("fixed.bin", _RECORDS), up_to=2)
 
 
 def _tf_records():
@@ -57,7 +59,7 @@ def _tf_records():
         writer.write(b"one")
         writer.write(b"three")
     _PATHS["tfrecord"] = path
-    return _read(tf.TFRecordReader(), path, up_to=3)
+    return _read(tf.TFRecordReader(), path, up_to=2)
 
 
 def _counts():
