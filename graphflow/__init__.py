@@ -34,6 +34,9 @@ from graphflow.ops.partition_ops import *
 from graphflow.ops.reorder_ops import *
 from graphflow.ops.sort_ops import *
 from graphflow.ops.state_ops import *
+from graphflow.ops.queue_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
+from graphflow.ops.reader_ops import (FixedLengthRecordReader, ReaderBase, TextLineReader,
+                                      TFRecordReader, WholeFileReader)
 from graphflow.engine.config import ConfigProto, GPUOptions
 from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
@@ -91,16 +94,13 @@ layers = _Namespace("tf.layers", ["graphflow.tf1.layers"])
 losses = _Namespace("tf.losses", ["graphflow.tf1.losses"])
 nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
 random = _Namespace("tf.random", ["graphflow.tf1.random"])
-_QUEUE_HINT = ("graphflow has no queue runners: build the input pipeline with tf.data "
-               "(Dataset.from_tensor_slices(...).shuffle(...).batch(...))")
 _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
     "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
     "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
-train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES, hints={
-    n: _QUEUE_HINT for n in ("string_input_producer", "input_producer", "range_input_producer",
-                             "slice_input_producer", "batch", "shuffle_batch", "batch_join",
-                             "shuffle_batch_join", "start_queue_runners", "QueueRunner",
-                             "Coordinator", "add_queue_runner", "limit_epochs")})
+train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES)
+queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
+                                        "PaddingFIFOQueue": PaddingFIFOQueue,
+                                        "RandomShuffleQueue": RandomShuffleQueue})
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
 sparse = _Namespace("tf.sparse", members={"to_dense": sparse_tensor_to_dense,
                                           "SparseTensor": SparseTensor})
@@ -271,9 +271,7 @@ from graphflow.ops.tensor_array_ops import TensorArray
 from graphflow.tf1.rnn import reverse_sequence
 
 
-_TOP_LEVEL_HINTS = {
-    n: "graphflow has no queue-based readers: read TFRecord files with tf.data.TFRecordDataset"
-    for n in ("TFRecordReader", "WholeFileReader", "TextLineReader", "FixedLengthRecordReader")}
+_TOP_LEVEL_HINTS = {}
 
 
 def __getattr__(name):

@@ -162,10 +162,12 @@ class Plan:
         # optimizer(fetches, feeds) -> an optimized copy (optimizer_passes.PlanGraph), applied to
         # the sub-graphs of control-flow ops too; None: they run as built
         self._optimizer = optimizer
-        # variables updated under use_locking=True: held in this (fixed) order for the whole run
+        # variables updated under use_locking=True: locked in this (fixed) order from the run's
+        # first variable access to its commit
         self.locked_variables = sorted({op.attrs["shared_name"] for op in self.ops
                                         if op.attrs.get("use_locking") is True
                                         and "shared_name" in op.attrs})
+        self._locks = None  # (variable store, its locks of locked_variables), made on first run
         # the stages allocate many long-lived objects and no garbage: no collections meanwhile
         with gc_paused():
             self._compile(Schedule(self.ops, feed_tensors, fetch_elements), feed_tensors,
@@ -275,11 +277,14 @@ class Plan:
             feeds = ()
         if self.has_state_writes:
             variables = self._state.variables
-            locks = [variables.variable_lock(n) for n in self.locked_variables]
-            for lock in locks:
-                lock.acquire()
+            # use_locking variables: locked from the run's first variable access to its commit
+            # (kernels/__init__.py LockedWrites), so a wait in a queue op before it holds no lock
+            locks = self._locks
+            if locks is None or locks[0] is not variables:
+                locks = self._locks = (variables, [variables.variable_lock(n)
+                                                   for n in self.locked_variables])
+            pending = variables.begin(locks[1])
             try:
-                variables.begin()
                 try:
                     out = self.fn(feeds)
                 except BaseException as exc:
@@ -287,8 +292,8 @@ class Plan:
                     raise self._translate(exc) from exc
                 variables.commit()
             finally:
-                for lock in reversed(locks):
-                    lock.release()
+                if self.locked_variables:
+                    pending.release()
         else:
             try:
                 out = self.fn(feeds)

@@ -2,7 +2,9 @@
 the plan for this (graph version, fetches, feeds) signature, runs it and rebuilds the structure.
 
 Plans are compiled by `graphflow.engine.executor`; the session owns the cache, the variable store and the
-default-session stack. `run` is safe to call from several threads on one session.
+default-session stack. `run` is safe to call from several threads on one session, and no lock is
+held for a whole run: a run waiting in a queue op (a dequeue waiting for another thread's enqueue)
+blocks no other run, and `close` wakes it (the queues are session resources).
 """
 
 import collections

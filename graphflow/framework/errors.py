@@ -31,6 +31,11 @@ class OutOfRangeError(OpError):
     epochs of a numpy input feeder."""
 
 
+class CancelledError(OpError):
+    """An op was cancelled: an enqueue on a closed queue (or one pending when the queue was closed
+    with `cancel_pending_enqueues=True`), or a queue op blocked when its session closed."""
+
+
 class UnimplementedError(OpError):
     """An op has no kernel for the requested device."""
 
@@ -66,6 +71,6 @@ class GraphFormatError(ValueError):
 
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "OutOfRangeError",
-           "UnimplementedError", "ResourceExhaustedError", "InternalError", "DataLossError",
+           "CancelledError", "UnimplementedError", "ResourceExhaustedError", "InternalError", "DataLossError",
            "UninitializedVariableError",
            "GraphFormatError"]

@@ -39,6 +39,7 @@ class GraphKeys:
     INIT_OP = "init_op"
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
+    QUEUE_RUNNERS = "queue_runners"
 
 
 class SourceLocation:

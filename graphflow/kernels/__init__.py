@@ -67,6 +67,35 @@ def kernel_accepts_out(kernel):
     return bool(getattr(kernel, "accepts_out", False))
 
 
+class LockedWrites(dict):
+    """The pending writes of a run that updates variables under `use_locking=True`, until its first
+    variable access: the run takes their locks then (all at once, in the given sorted order: no
+    deadlock), not when it starts, so a run that first waits in a queue op holds no lock meanwhile.
+    From that access on the run's pending writes are a plain dict; each locked variable is still
+    read and committed under its lock. `release` (at the run's end) frees the locks it took."""
+
+    __slots__ = ("locks", "acquired")
+
+    def __init__(self, locks):
+        super().__init__()
+        self.locks = locks
+        self.acquired = False
+
+    def acquire(self):
+        for lock in self.locks:
+            lock.acquire()
+        self.acquired = True
+
+    def release(self):
+        if self.acquired:
+            self.acquired = False
+            for lock in reversed(self.locks):
+                lock.release()
+
+    def __bool__(self):  # the run's first variable access reaches the pending branch
+        return True
+
+
 class VariableStore:
     """Variable values of one session. Writes during a run go to a per-thread pending dict and are
     committed only when the run succeeds, so a failed run changes no variable."""
@@ -86,12 +115,17 @@ class VariableStore:
                 lock = self._variable_locks[name] = threading.Lock()
             return lock
 
-    def begin(self):
-        self._local.pending = {}
+    def begin(self, locks=None):
+        """Start a run's pending writes; `locks`: the variable locks it takes at its first
+        variable access (returns the LockedWrites, whose `release` the run calls at its end)."""
+        self._local.pending = pending = {} if not locks else LockedWrites(locks)
+        return pending
 
     def read(self, name):
         pending = getattr(self._local, "pending", None)
         if pending:
+            if type(pending) is LockedWrites:
+                pending = self._lock_variables(pending)
             value = pending.get(name)
             if value is not None:
                 return value
@@ -112,8 +146,16 @@ class VariableStore:
             with self.lock:
                 self.values[name] = value
         else:
+            if type(pending) is LockedWrites:
+                pending = self._lock_variables(pending)
             pending[name] = value
         return value
+
+    def _lock_variables(self, locked):
+        """The run's first variable access: take its locks; its writes go to a plain dict."""
+        locked.acquire()
+        self._local.pending = pending = {}
+        return pending
 
     def is_initialized(self, name):
         return name in self.values

@@ -40,7 +40,8 @@ define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
 define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
        reads_variable=True)
-# use_locking: the run holds the variable's lock from its read to its commit (engine/executor.py).
+# use_locking: the run holds the variable's lock from its first variable access to its commit
+# (engine/executor.py, kernels/__init__.py LockedWrites).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
        attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool")
 define("AssignAdd", _assign_infer, stateful=True, returns_state=True,
@@ -48,6 +49,20 @@ define("AssignAdd", _assign_infer, stateful=True, returns_state=True,
 define("AssignSub", _assign_infer, stateful=True, returns_state=True,
        attrs=_VAR_ATTRS + " use_locking:bool")
 define("IsVariableInitialized", _is_initialized_infer, stateful=True, attrs=_VAR_ATTRS)
+
+
+def _count_up_to_infer(inputs, attrs):
+    dtype = dtypes.as_dtype(attrs["dtype"])
+    if dtype not in (dtypes.int32, dtypes.int64) or as_shape(attrs["shape"]).ndims not in (None, 0):
+        raise TypeError(f"count_up_to needs an int32 or int64 scalar variable, got "
+                        f"'{attrs['shared_name']}' of {dtype.name} {as_shape(attrs['shape'])}")
+    return [(dtype, TensorShape([]))]
+
+
+# CountUpTo: the variable's value, then the variable incremented; at `limit` it raises
+# OutOfRangeError instead. use_locking is always True: concurrent runs count one after the other.
+define("CountUpTo", _count_up_to_infer, stateful=True, returns_state=True,
+       attrs=_VAR_ATTRS + " limit:int use_locking:bool")
 
 
 def _var_attrs(var):
@@ -192,6 +207,10 @@ class Variable:
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         return self._update("AssignSub", delta, name, use_locking)
 
+    def count_up_to(self, limit):
+        """`Variable.count_up_to(limit)`: see `count_up_to`."""
+        return count_up_to(self, limit)
+
     def initialized_value(self):
         """The variable's value read after its initializer ran (a fresh read: the variable op's
         own output may be read before the initializer within one run)."""
@@ -256,6 +275,14 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return _variable_of(ref)._update("AssignSub", value, name, bool(use_locking))
 
 
+def count_up_to(ref, limit, name=None):
+    """`tf.count_up_to(ref, limit)`: the value of the int32/int64 scalar variable `ref`, which the
+    op then increments; once the value has reached `limit` the op raises OutOfRangeError. Runs
+    counting the same variable hold its lock from their read to their commit (one at a time)."""
+    attrs = dict(_var_attrs(_variable_of(ref)), limit=int(limit), use_locking=True)
+    return make_tensor("CountUpTo", (), attrs, name=name or "CountUpTo")
+
+
 def global_variables(scope=None):
     return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
 
@@ -295,7 +322,8 @@ def is_variable_initialized(variable):
                        name="IsVariableInitialized")
 
 
-__all__ = ["Variable", "assign", "assign_add", "assign_sub", "global_variables", "all_variables",
+__all__ = ["Variable", "count_up_to",
+           "assign", "assign_add", "assign_sub", "global_variables", "all_variables",
            "trainable_variables", "local_variables", "variables_initializer",
            "global_variables_initializer", "initialize_all_variables",
            "local_variables_initializer", "is_variable_initialized"]

@@ -1,11 +1,11 @@
 """Input feeders: in-memory arrays delivered batch by batch through placeholders.
 
 TF1's `numpy_input_fn` fills a queue from background threads that `MonitoredSession` starts.
-graphflow has no queues: `numpy_input_fn` builds placeholders and registers an `ArrayFeeder` in the
-graph collection `INPUT_FEEDERS`; monitored sessions (and so the Estimator) add the feeder's next
-batch to every run and end the loop with `OutOfRangeError` when its epochs are used up. The batches
-are the ones TF1's single-threaded FIFO queue gives: the example stream of all epochs cut into
-`batch_size` pieces (a smaller last piece), shuffled per epoch when asked.
+graphflow's `numpy_input_fn` uses no queue or thread: it builds placeholders and registers an
+`ArrayFeeder` in the graph collection `INPUT_FEEDERS`; monitored sessions (and so the Estimator)
+add the feeder's next batch to every run and end the loop with `OutOfRangeError` when its epochs
+are used up. The batches are the ones TF1's single-threaded FIFO queue gives: the example stream of
+all epochs cut into `batch_size` pieces (a smaller last piece), shuffled per epoch when asked.
 """
 
 import numpy as np

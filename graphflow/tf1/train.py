@@ -129,20 +129,26 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "MonitoredTrainingSession", "Supervisor", "export_meta_graph", "import_meta_graph",
            "Coordinator", "QueueRunner", "add_queue_runner", "batch", "batch_join",
            "input_producer", "range_input_producer", "shuffle_batch", "shuffle_batch_join",
-           "slice_input_producer", "start_queue_runners", "string_input_producer"]
+           "slice_input_producer", "start_queue_runners", "string_input_producer", "limit_epochs",
+           "maybe_batch", "maybe_shuffle_batch"]
 
-# TF1's queue-based input API: errors pointing to tf.data (graphflow.tf1.data.queue_runners)
-from graphflow.tf1.data.queue_runners import (  # noqa: E402, F401
-    Coordinator,
-    QueueRunner,
-    add_queue_runner,
+# TF1's queue-based input pipelines (graphflow.tf1.data.queue_runners, input_producers)
+from graphflow.tf1.data.input_producers import (  # noqa: E402, F401
     batch,
     batch_join,
     input_producer,
+    limit_epochs,
+    maybe_batch,
+    maybe_shuffle_batch,
     range_input_producer,
     shuffle_batch,
     shuffle_batch_join,
     slice_input_producer,
-    start_queue_runners,
     string_input_producer,
+)
+from graphflow.tf1.data.queue_runners import (  # noqa: E402, F401
+    Coordinator,
+    QueueRunner,
+    add_queue_runner,
+    start_queue_runners,
 )

@@ -10,7 +10,9 @@ A monitored session initializes the variables (or restores the latest checkpoint
 `checkpoint_dir`), runs the local initializer, calls every hook around every run (see
 `session_hooks`), feeds the graph's input feeders (`input_feeders`, e.g. from `numpy_input_fn`),
 and ends quietly on `OutOfRangeError` (the end of the input) when used as a context manager.
-Single process only: there are no parameter servers, queues or background threads.
+The graph's queue runners (`tf.train.shuffle_batch` & co) start with the session, under a
+`tf.train.Coordinator`; closing the session stops and joins them. Single process only: there
+are no parameter servers.
 """
 
 import logging
@@ -23,6 +25,7 @@ from graphflow.framework.errors import OutOfRangeError
 from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import state_ops
 from graphflow.tf1 import input_feeders
+from graphflow.tf1.data.queue_runners import Coordinator, start_queue_runners
 from graphflow.tf1.session_hooks import (
     CheckpointSaverHook,
     SessionRunArgs,
@@ -122,8 +125,9 @@ class ChiefSessionCreator:
 
 
 class _MonitoredSessionBase:
-    def __init__(self, session_creator, hooks):
+    def __init__(self, session_creator, hooks, stop_grace_period_secs=120):
         self._graph = get_default_graph()
+        self._grace = stop_grace_period_secs
         self._hooks = list(hooks or [])
         for hook in self._hooks:
             hook.begin()
@@ -134,8 +138,10 @@ class _MonitoredSessionBase:
             feeder.reset()
         self._stop = False
         self._closed = False
+        self._coord = Coordinator()
+        self._threads = start_queue_runners(self._sess, self._coord)
         for hook in self._hooks:
-            hook.after_create_session(self._sess, None)
+            hook.after_create_session(self._sess, self._coord)
 
     @property
     def graph(self):
@@ -146,7 +152,7 @@ class _MonitoredSessionBase:
         return self._sess
 
     def should_stop(self):
-        return self._stop or self._closed
+        return self._stop or self._closed or self._coord.should_stop()
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Run `fetches` together with every hook's `before_run` fetches and feeds."""
@@ -172,6 +178,9 @@ class _MonitoredSessionBase:
                                      feed_dict=feeds or None, run_metadata=run_metadata)
         except OutOfRangeError:
             self._stop = True
+            raise
+        except Exception:
+            self._coord.raise_requested_exception()  # a queue runner's error explains this one
             raise
         hook_results = {id(hook): result for (hook, _), result in zip(hook_fetches, results[1:])}
         for hook in self._hooks:
@@ -199,7 +208,12 @@ class _MonitoredSessionBase:
                     hook.end(self._sess)
         finally:
             self._closed = True
-            self._sess.close()
+            self._coord.request_stop()
+            try:
+                self._coord.join(self._threads, stop_grace_period_secs=self._grace,
+                                 ignore_live_threads=True)
+            finally:
+                self._sess.close()
 
     def __enter__(self):
         return self
@@ -214,7 +228,7 @@ class MonitoredSession(_MonitoredSessionBase):
     """`tf.train.MonitoredSession(session_creator=None, hooks=None)`."""
 
     def __init__(self, session_creator=None, hooks=None, stop_grace_period_secs=120):
-        super().__init__(session_creator, hooks)
+        super().__init__(session_creator, hooks, stop_grace_period_secs)
 
 
 class SingularMonitoredSession(_MonitoredSessionBase):
@@ -226,7 +240,7 @@ class SingularMonitoredSession(_MonitoredSessionBase):
         creator = ChiefSessionCreator(scaffold=scaffold, config=config,
                                       checkpoint_dir=checkpoint_dir,
                                       checkpoint_filename_with_path=checkpoint_filename_with_path)
-        super().__init__(creator, hooks)
+        super().__init__(creator, hooks, stop_grace_period_secs)
 
 
 def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None,
@@ -253,13 +267,15 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
         all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=save_checkpoint_secs,
                                              save_steps=save_checkpoint_steps, scaffold=scaffold))
     creator = ChiefSessionCreator(scaffold=scaffold, config=config, checkpoint_dir=checkpoint_dir)
-    return MonitoredSession(session_creator=creator, hooks=all_hooks)
+    return MonitoredSession(session_creator=creator, hooks=all_hooks,
+                            stop_grace_period_secs=stop_grace_period_secs)
 
 
 class Supervisor:
     """`tf.train.Supervisor` (basic, single process): `managed_session()` creates a session that
-    restores the latest checkpoint of `logdir` or initializes the variables; `should_stop()` /
-    `request_stop()`; `saver`, `global_step`. Without background threads, the checkpoint is
+    restores the latest checkpoint of `logdir` or initializes the variables and starts the
+    graph's queue runners under `coord`; `should_stop()` / `request_stop()` / `stop()` (which joins
+    the queue-runner threads); `saver`, `global_step`. Without a saver thread, the checkpoint is
     saved (when `logdir` and `save_model_secs` are set) as `should_stop()` finds `save_model_secs`
     elapsed and when the managed session ends."""
 
@@ -289,13 +305,16 @@ class Supervisor:
         self._logdir = logdir
         self._save_model_secs = save_model_secs
         self._save_path = os.path.join(logdir, checkpoint_basename) if logdir else None
-        self._stop = False
+        self._coord = Coordinator()
+        self._threads = []
+        self._stop_grace_secs = stop_grace_secs
         self._session = None
 
     saver = property(lambda self: self._saver)
     global_step = property(lambda self: self._global_step)
     init_op = property(lambda self: self._init_op)
     save_path = property(lambda self: self._save_path)
+    coord = property(lambda self: self._coord)
 
     def prepare_or_wait_for_session(self, master="", config=None, **_unused):
         session = Session(graph=self._graph, config=config)
@@ -315,19 +334,38 @@ class Supervisor:
 
     def managed_session(self, master="", config=None, start_standard_services=True,
                         close_summary_writer=True):
-        return _ManagedSession(self, config)
+        return _ManagedSession(self, config, start_standard_services)
+
+    def start_queue_runners(self, sess, queue_runners=None):
+        """Start the graph's queue runners (or `queue_runners`) under the supervisor's
+        coordinator; returns their threads."""
+        if queue_runners is None:
+            threads = start_queue_runners(sess, self._coord)
+        else:
+            threads = [t for qr in queue_runners
+                       for t in qr.create_threads(sess, coord=self._coord, daemon=True,
+                                                  start=True)]
+        self._threads.extend(threads)
+        return threads
 
     def should_stop(self):
         if (self._session is not None and self._save_model_secs and self._save_path
                 and time.time() - self._last_save >= self._save_model_secs):
             self.save()
-        return self._stop
+        return self._coord.should_stop()
 
     def request_stop(self, ex=None):
-        self._stop = True
+        self._coord.request_stop(ex)
 
     def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False):
-        self._stop = True
+        """Request a stop and join the queue-runner threads (and `threads`)."""
+        self._coord.request_stop()
+        try:
+            self._coord.join(list(threads or []) + self._threads,
+                             stop_grace_period_secs=self._stop_grace_secs,
+                             ignore_live_threads=ignore_live_threads)
+        finally:
+            self._threads = []
 
     def save(self):
         if self._saver is None or self._save_path is None or self._session is None:
@@ -338,12 +376,15 @@ class Supervisor:
 
 
 class _ManagedSession:
-    def __init__(self, supervisor, config):
+    def __init__(self, supervisor, config, start_services):
         self._supervisor = supervisor
         self._config = config
+        self._start_services = start_services
 
     def __enter__(self):
         self._session = self._supervisor.prepare_or_wait_for_session(config=self._config)
+        if self._start_services:
+            self._supervisor.start_queue_runners(self._session)
         return self._session
 
     def __exit__(self, exc_type, exc, tb):
@@ -352,8 +393,10 @@ class _ManagedSession:
             if clean and self._supervisor._save_model_secs:
                 self._supervisor.save()
         finally:
-            self._supervisor.stop()
-            self._session.close()
+            try:
+                self._supervisor.stop(ignore_live_threads=True)
+            finally:
+                self._session.close()
         return exc_type is not None and clean
 
 

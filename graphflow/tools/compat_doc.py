@@ -35,8 +35,9 @@ it is up to date).
 attribute of `tf` or of one of these namespaces raises
 `AttributeError: graphflow does not implement tf.X (see docs/compat.md)`, and any other
 `tf.contrib.X` module says that graphflow does not provide it. graphflow runs graphs in a Session
-only: there is no eager execution, no `tf.compat.v2` behaviour and no queue runners
-(`tf.train.string_input_producer`, `tf.train.batch`): use `tf.data` where it is listed below.
+only: there is no eager execution and no `tf.compat.v2` behaviour. Both input APIs are there:
+`tf.data`, and TF1's queues with their queue runners and readers (`tf.FIFOQueue`,
+`tf.train.string_input_producer`, `tf.train.shuffle_batch`, `tf.FixedLengthRecordReader`, ...).
 
 A few names are graphflow's own additions (`save`, `load`, `import_graph`, `optimize`, `viz`,
 `tf.config.default_intra_op_threads`, ...); the rest are TF1 names.

@@ -104,8 +104,21 @@ def _input_pipeline_graph():
     return {"x": (x, rows[:2] + 1)}, {"y": y}, False
 
 
+def _queues_graph():
+    """A queue filled and read in one run, an epoch counter (CountUpTo) and a reader's reset: a
+    saved graph holds its queues and readers (empty in each new session), as TF1's does."""
+    x = tf.placeholder(tf.float32, [2], name="x")
+    epochs = tf.Variable(0, dtype=tf.int64, name="epochs")
+    q = tf.FIFOQueue(4, [tf.float32, tf.int64], shapes=[[2], []])
+    with tf.control_dependencies([q.enqueue([x, epochs.count_up_to(10)])]):
+        y, n = q.dequeue()
+    return ({"x": (x, np.array([1.0, 2.0], np.float32))},
+            {"y": y * 2.0, "n": n, "reset": tf.TextLineReader().reset()}, True)
+
+
 EXTRA_GRAPHS = {
     "input pipeline": _input_pipeline_graph,
+    "queues": _queues_graph,
     "variables": _variables_graph,
     "sgd": _training_graph(lambda: tf.train.GradientDescentOptimizer(0.1)),
     "momentum": _training_graph(lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True)),

@@ -95,9 +95,13 @@ def test_a_namespace_can_be_extended_and_optional_names_name_their_module():
     assert "Cell" not in dir(ns)
 
 
-def test_queue_runner_names_point_to_tf_data():
-    for name in ("string_input_producer", "shuffle_batch", "start_queue_runners"):
-        if name in dir(tf.train):  # provided by the tf.data work: nothing to check here
-            continue
-        with pytest.raises(AttributeError, match=f"tf.train.{name} .*no queue runners.*tf.data"):
-            getattr(tf.train, name)
+def test_queue_based_input_names_are_the_queue_implementations():
+    from graphflow.tf1.data import input_producers, queue_runners
+    for name in ("string_input_producer", "shuffle_batch", "batch", "limit_epochs"):
+        assert getattr(tf.train, name) is getattr(input_producers, name)
+    for name in ("start_queue_runners", "QueueRunner", "Coordinator", "add_queue_runner"):
+        assert getattr(tf.train, name) is getattr(queue_runners, name)
+    assert tf.queue.FIFOQueue is tf.FIFOQueue and tf.queue.RandomShuffleQueue is \
+        tf.RandomShuffleQueue
+    assert {"FixedLengthRecordReader", "TFRecordReader", "TextLineReader",
+            "WholeFileReader"} <= set(dir(tf))

@@ -172,6 +172,15 @@ def test_reading_with_the_python_crc_fallback(tmp_path, monkeypatch):
         list(tf.python_io.tf_record_iterator(path))
 
 
-def test_queue_based_readers_point_to_tfrecord_dataset():
-    with pytest.raises(AttributeError, match="tf.data.TFRecordDataset"):
-        tf.TFRecordReader  # noqa: B018
+def test_the_queue_based_tfrecord_reader_reads_what_the_writer_wrote(tmp_path):
+    path = str(tmp_path / "r.tfrecord")
+    with tf.python_io.TFRecordWriter(path) as writer:
+        writer.write(b"a")
+        writer.write(b"bc")
+    names = tf.FIFOQueue(1, [tf.string], shapes=[[]])
+    keys, values = tf.TFRecordReader().read_up_to(names, 5)
+    with tf.Session() as sess:
+        sess.run([names.enqueue([path]), names.close()])
+        got_keys, got_values = sess.run([keys, values])
+    assert list(got_values) == [b"a", b"bc"]
+    assert list(got_keys) == [f"{path}:0".encode(), f"{path}:17".encode()]

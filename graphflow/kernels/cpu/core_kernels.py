@@ -1,7 +1,8 @@
-"""numpy kernels for core and state ops: Const, PlaceholderWithDefault, Identity(N), variables."""
+"""numpy kernels for core and state ops: Const, PlaceholderWithDefault, Identity(N), variables, CountUpTo."""
 
 import numpy as np
 
+from graphflow.framework.errors import OutOfRangeError
 from graphflow.kernels.cpu import cpu_kernel
 
 
@@ -99,3 +100,17 @@ def _is_initialized(node):
     store = node.state.variables
     name = node.attrs["shared_name"]
     return lambda: np.asarray(store.is_initialized(name))
+
+
+@cpu_kernel("CountUpTo")
+def _count_up_to(node):
+    store = node.state.variables
+    name, limit = node.attrs["shared_name"], node.attrs["limit"]
+
+    def count_up_to(*_):
+        old = store.read(name)
+        if int(old) >= limit:
+            raise OutOfRangeError(None, None, f"Reached limit of {limit} (variable '{name}')")
+        store.write(name, np.asarray(old + 1, dtype=old.dtype))
+        return old
+    return count_up_to

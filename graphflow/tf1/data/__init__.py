@@ -6,8 +6,9 @@ concatenate, cache, prefetch), `batching` (batch, padded_batch), `nested` (flat_
 `readers` (TFRecordDataset, TextLineDataset), `function` (user functions traced into graph
 functions), `threads`
 (parallel map, prefetch producer), `iterator_ops` (iterators and their ops), `queue_runners`
-(TF1's queue-based API: errors pointing here), `nest` (element structures), `experimental`
-(shuffle_and_repeat, map_and_batch, unbatch).
+(TF1's QueueRunner, start_queue_runners, Coordinator), `input_producers` (TF1's queue-based
+producers and batchers: string_input_producer, shuffle_batch, ...), `nest` (element
+structures), `experimental` (shuffle_and_repeat, map_and_batch, unbatch).
 """
 
 from graphflow.tf1.data import experimental as _experimental_module  # noqa: F401

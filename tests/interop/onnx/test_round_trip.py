@@ -103,6 +103,15 @@ NOT_EXPORTABLE = {
 }
 
 # case name -> why its op (which exports in general) is refused for this case's attributes
+_QUEUE = "a queue or reader: session state shared across runs and threads, which ONNX has not"
+NOT_EXPORTABLE.update({op: _QUEUE for op in (
+    "FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2",
+    "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
+    "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2", "WholeFileReaderV2", "TextLineReaderV2",
+    "FixedLengthRecordReaderV2", "TFRecordReaderV2", "ReaderReadV2", "ReaderReadUpToV2",
+    "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2",
+    "CountUpTo")})
+
 NOT_EXPORTABLE_CASES = {
     "GatherV2[[2, 4, 3]x[2, 5]]": "Gather with batch_dims: ONNX Gather has no batch dims",
     "StridedSlice[[2, 3, 4]]": "a StridedSlice with an ellipsis is not mapped",
