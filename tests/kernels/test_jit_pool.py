@@ -141,11 +141,12 @@ def test_gradient_reuses_the_forward_argmaxes_from_the_second_step(shape, thread
         np.testing.assert_allclose(got[1][clean], reference[1][clean], rtol=1e-6, atol=1e-6)
 
 
-TWO_BY_TWO = [  # input (NHWC), strides, padding: the fused 2x2 window loops and their borders
+TWO_BY_TWO = [  # input (NHWC), strides, padding: the 2x2 loops (no padding) and the general ones
     ((3, 8, 8, 1), (2, 2), "VALID"),  # windows tile the input: the write-once gradient
     ((3, 7, 9, 3), (2, 2), "VALID"),  # odd sizes: a row and a column no window covers
     ((3, 7, 9, 16), (2, 2), "SAME"),  # border windows of one row / column
     ((2, 6, 5, 17), (1, 1), "SAME"),  # overlapping windows: the scatter adds
+    ((2, 6, 5, 17), (1, 1), "VALID"),
     ((2, 5, 6, 64), (1, 2), "VALID"),
     ((2, 9, 7, 3), (3, 3), "SAME"),  # stride above the window: gaps
 ]

@@ -16,6 +16,12 @@ where the gradient goes (the first maximum by the gradient's rule, computed in t
 the gradient becomes a scatter of `g` through those positions instead of a second search of every
 window. A gradient handed an array the forward pass did not produce in this form (another run's,
 a transposed NCHW view, ...) searches the windows as before, with the same result.
+
+2x2 windows without padding (most CNNs' pooling) have their own loops: one vectorized pass over a
+window's four taps per channel row, with selects instead of conditional stores ([64, 28, 28, 16],
+one thread: MaxPool 0.31 -> 0.15 ms, recording argmaxes 0.40 -> 0.18, the window search 2.5 ->
+0.47). When the windows tile the input (stride == window, no padding), the recorded gradient
+writes each input element once (g or 0) instead of zeroing dx and scattering.
 """
 
 import threading
@@ -46,13 +52,9 @@ def _compile():
 
     opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
 
-    # The loops index flat (C-order) arrays with hoisted offsets, keep the running max in a
-    # small buffer and update it with unconditional selects, so the channel loops vectorize.
-    # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's
-    # (the first maximum stays). A 2x2 window wholly inside the input is one channel pass over its
-    # four taps.
-
-    # Any window: conditional stores into 4-D views (faster than selects for 3x3 windows).
+    # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's (the
+    # first maximum stays). Any window: conditional stores into 4-D views (for 3x3 windows with
+    # 17 channels faster than the selects that win on 2x2 windows).
 
     @njit(**opts)
     def max_pool_any(x, out, kh, kw, sh, sw, pt, pl, lo, hi):
@@ -126,112 +128,62 @@ def _compile():
                         for ch in range(c):
                             at[ch] = -1
 
-    # 2x2 windows (the common pooling), flat indexing.
+    # 2x2 windows with no padding (the common pooling): one pass over the channels of a window's
+    # four taps, flat indexing with hoisted offsets, unconditional selects: the channel loop
+    # vectorizes (a conditional store or a running max in a buffer kept it scalar).
 
     @njit(**opts)
-    def max_pool(x, out, n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, lo, hi):
+    def max_pool_2x2(x, out, n, h, w, c, oh, ow, sh, sw, lo, hi):
         rc = w * c
         for b in range(lo, hi):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
                     o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + rlo) * w + clo) * c
+                    p = ((b * h + y * sh) * w + xo * sw) * c
                     dst = out[o:o + c]
-                    if rhi - rlo == 2 and chi - clo == 2:
-                        t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                        t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
-                        for ch in range(c):
-                            m = t0[ch]
-                            v = t1[ch]
-                            m = v if (v > m or v != v) else m
-                            v = t2[ch]
-                            m = v if (v > m or v != v) else m
-                            v = t3[ch]
-                            m = v if (v > m or v != v) else m
-                            dst[ch] = m
-                        continue
-                    src = x[p:p + c]
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
                     for ch in range(c):
-                        dst[ch] = src[ch]
-                    for r in range(rlo, rhi):
-                        q = ((b * h + r) * w + clo) * c
-                        for col in range(clo, chi):
-                            if r != rlo or col != clo:
-                                src = x[q:q + c]
-                                for ch in range(c):
-                                    v = src[ch]
-                                    d = dst[ch]
-                                    dst[ch] = v if (v > d or v != v) else d
-                            q += c
+                        m = t0[ch]
+                        v = t1[ch]
+                        m = v if (v > m or v != v) else m
+                        v = t2[ch]
+                        m = v if (v > m or v != v) else m
+                        v = t3[ch]
+                        m = v if (v > m or v != v) else m
+                        dst[ch] = m
 
     @njit(**opts)
-    def max_pool_argmax(x, out, arg, n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, lo, hi):
+    def max_pool_argmax_2x2(x, out, arg, n, h, w, c, oh, ow, sh, sw, lo, hi):
         """max_pool, and in `arg` each output's gradient target r * w + col."""
-        acc = np.empty(c, x.dtype)
-        best = np.empty(c, x.dtype)
-        at = np.empty(c, np.int32)
         rc = w * c
         for b in range(lo, hi):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
                     o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + rlo) * w + clo) * c
-                    f0 = rlo * w + clo
+                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    f0 = np.int32(y * sh * w + xo * sw)
+                    f1, f2, f3 = np.int32(f0 + 1), np.int32(f0 + w), np.int32(f0 + w + 1)
                     dst, ats = out[o:o + c], arg[o:o + c]
-                    if rhi - rlo == 2 and chi - clo == 2:
-                        f0 = np.int32(f0)
-                        f1, f2, f3 = f0 + np.int32(1), f0 + np.int32(w), f0 + np.int32(w + 1)
-                        t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                        t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
-                        for ch in range(c):
-                            m = t0[ch]
-                            bs = m
-                            a = f0
-                            v = t1[ch]
-                            m = v if (v > m or v != v) else m
-                            a = f1 if v > bs else a
-                            bs = v if v > bs else bs
-                            v = t2[ch]
-                            m = v if (v > m or v != v) else m
-                            a = f2 if v > bs else a
-                            bs = v if v > bs else bs
-                            v = t3[ch]
-                            m = v if (v > m or v != v) else m
-                            a = f3 if v > bs else a
-                            dst[ch] = m
-                            ats[ch] = a
-                        continue
-                    src = x[p:p + c]
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
                     for ch in range(c):
-                        acc[ch] = src[ch]
-                        best[ch] = src[ch]
-                        at[ch] = f0
-                    for r in range(rlo, rhi):
-                        q = ((b * h + r) * w + clo) * c
-                        for col in range(clo, chi):
-                            if r != rlo or col != clo:
-                                flat = np.int32(r * w + col)
-                                src = x[q:q + c]
-                                for ch in range(c):
-                                    v = src[ch]
-                                    d = acc[ch]
-                                    acc[ch] = v if (v > d or v != v) else d
-                                    bs = best[ch]
-                                    up = v > bs
-                                    best[ch] = v if up else bs
-                                    at[ch] = flat if up else at[ch]
-                            q += c
-                    for ch in range(c):
-                        dst[ch] = acc[ch]
-                        ats[ch] = at[ch]
+                        m = t0[ch]
+                        bs = m
+                        a = f0
+                        v = t1[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f1 if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t2[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f2 if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t3[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f3 if v > bs else a
+                        dst[ch] = m
+                        ats[ch] = a
 
     @njit(**opts)
     def scatter_grad(g, arg, dx, lo, hi):
@@ -263,7 +215,7 @@ def _compile():
                         r = y * kh + i
                         for j in range(kw):
                             col = xo * kw + j
-                            flat = r * w + col
+                            flat = np.int32(r * w + col)
                             q = (b * h + r) * rc + col * c
                             d = dx[q:q + c]
                             for ch in range(c):
@@ -309,10 +261,38 @@ def _compile():
                     for ch in range(c):
                         dx[at[ch]] += gs[ch]
 
-    return {"max_pool": max_pool, "max_pool_grad": max_pool_grad,
-            "max_pool_argmax": max_pool_argmax, "scatter_grad": scatter_grad,
+    @njit(**opts)
+    def max_pool_grad_2x2(x, g, dx, n, h, w, c, oh, ow, sh, sw, lo, hi):
+        """max_pool_grad of 2x2 windows with no padding: the first maximum's tap (0-3) per channel
+        in one vectorized pass, then g added there."""
+        rc = w * c
+        at = np.empty(c, np.int64)
+        for b in range(lo, hi):
+            for y in range(oh):
+                for xo in range(ow):
+                    o = ((b * oh + y) * ow + xo) * c
+                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    for ch in range(c):
+                        bs = t0[ch]
+                        a = 0
+                        v = t1[ch]
+                        a = c if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t2[ch]
+                        a = rc if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t3[ch]
+                        at[ch] = rc + c if v > bs else a
+                    gs = g[o:o + c]
+                    for ch in range(c):
+                        dx[p + at[ch] + ch] += gs[ch]
+
+    return {"max_pool_2x2": max_pool_2x2, "max_pool_grad": max_pool_grad,
+            "max_pool_argmax_2x2": max_pool_argmax_2x2, "scatter_grad": scatter_grad,
             "tiled_grad": tiled_grad, "max_pool_any": max_pool_any,
-            "max_pool_argmax_any": max_pool_argmax_any}
+            "max_pool_argmax_any": max_pool_argmax_any, "max_pool_grad_2x2": max_pool_grad_2x2}
 
 
 def loops():
@@ -387,13 +367,13 @@ def max_pool(x, geo, threads, recorder=None):
     x = np.ascontiguousarray(x)
     out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
     args = (geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl)
-    two = geo.kh == geo.kw == 2
+    two = geo.kh == geo.kw == 2 and not geo.padded
     if recorder is not None and recorder.wanted and x.shape[1] * x.shape[2] < 1 << 31:
         arg = np.empty(out.shape, np.int32)
         if two:
-            _over_images(loops()["max_pool_argmax"], (x.reshape(-1), out.reshape(-1),
+            _over_images(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1),
                                                       arg.reshape(-1), *_dims(x.shape, geo),
-                                                      *args), x.shape[0], x.size, threads)
+                                                      geo.sh, geo.sw), x.shape[0], x.size, threads)
         else:
             _over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
                          x.size, threads)
@@ -401,9 +381,9 @@ def max_pool(x, geo, threads, recorder=None):
     else:
         arg = None
         if two:
-            _over_images(loops()["max_pool"], (x.reshape(-1), out.reshape(-1),
-                                               *_dims(x.shape, geo), *args), x.shape[0], x.size,
-                         threads)
+            _over_images(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1),
+                                               *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0],
+                         x.size, threads)
         else:
             _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads)
     if recorder is not None:
@@ -434,6 +414,11 @@ def max_pool_grad(x, g, geo, threads):
     x = np.ascontiguousarray(x)
     g = np.ascontiguousarray(g, dtype=x.dtype)
     dx = np.zeros(x.shape, x.dtype)
+    if geo.kh == geo.kw == 2 and not geo.padded:
+        _over_images(loops()["max_pool_grad_2x2"], (x.reshape(-1), g.reshape(-1), dx.reshape(-1),
+                                                 *_dims(x.shape, geo), geo.sh, geo.sw),
+                     x.shape[0], x.size, threads)
+        return dx
     _over_images(loops()["max_pool_grad"],
                  (x.reshape(-1), g.reshape(-1), dx.reshape(-1), *_dims(x.shape, geo), geo.kh,
                   geo.kw, geo.sh, geo.sw, geo.pt, geo.pl), x.shape[0], x.size, threads)
