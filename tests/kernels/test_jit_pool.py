@@ -1,6 +1,7 @@
 """graphflow.kernels.cpu.jit_pool: the compiled MaxPool/MaxPoolGrad give the numpy kernels' values
 (conv_kernels.py, the reference) on every pooling op case and on larger inputs with tied maxima,
-padding, strides, NCHW and several threads; the gradient passes finite differences. oneDNN's
+padding, strides, NCHW and several threads, and the 2x2 loops with ties, NaN, -inf, odd sizes and
+channel counts 1 to 64; the gradient passes finite differences. oneDNN's
 MaxPoolGrad (dnnl_pool.py, tested in test_dnnl_pool.py) is switched off here."""
 
 import numpy as np
@@ -50,6 +51,7 @@ SHAPES = [  # input (NHWC), window, strides, padding
     ((8, 15, 13, 5), (3, 3), (2, 2), "SAME"),
     ((8, 15, 13, 5), (3, 2), (1, 2), "VALID"),
     ((6, 9, 9, 7), (3, 3), (1, 1), "SAME"),
+    ((4, 10, 11, 5), (3, 3), (3, 3), "VALID"),  # 3x3 windows that tile: the write-once gradient
 ]
 
 
@@ -139,3 +141,53 @@ def test_gradient_reuses_the_forward_argmaxes_from_the_second_step(shape, thread
         np.testing.assert_allclose(got[1], searched[1], rtol=1e-6, atol=1e-6)
         assert np.array_equal(got[1] != 0, searched[1] != 0)
         np.testing.assert_allclose(got[1][clean], reference[1][clean], rtol=1e-6, atol=1e-6)
+
+
+TWO_BY_TWO = [  # input (NHWC), strides, padding: the 2x2 loops (no padding) and the general ones
+    ((3, 8, 8, 1), (2, 2), "VALID"),  # windows tile the input: the write-once gradient
+    ((3, 7, 9, 3), (2, 2), "VALID"),  # odd sizes: a row and a column no window covers
+    ((3, 7, 9, 16), (2, 2), "SAME"),  # border windows of one row / column
+    ((2, 6, 5, 17), (1, 1), "SAME"),  # overlapping windows: the scatter adds
+    ((2, 6, 5, 17), (1, 1), "VALID"),
+    ((2, 5, 6, 64), (1, 2), "VALID"),
+    ((2, 9, 7, 3), (3, 3), "SAME"),  # stride above the window: gaps
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", TWO_BY_TWO, ids=str)
+def test_two_by_two_loops_keep_the_reference_rules(shape, dtype, monkeypatch):
+    x_shape, s, padding = shape
+    rng = np.random.default_rng(8)
+    x = np.round(rng.standard_normal(x_shape), 0).astype(dtype)  # many ties
+    x[0, 0, :2, :] = -np.inf
+    x[0, 1, :2, :] = -np.inf  # a window of -inf only
+    x[1, 2, 2, ::2] = np.inf
+
+    def build(xs):
+        y = tf.nn.max_pool(xs, [1, 2, 2, 1], [1, *s, 1], padding)
+        g = np.random.default_rng(9).standard_normal(y.shape.as_list()).astype(dtype)
+        return [y, tf.gradients(y, [xs], grad_ys=[tf.constant(g)])[0]]
+    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+
+    def two_steps(inputs):  # the window search, then the recorded argmaxes
+        tf.reset_default_graph()
+        placeholder = tf.placeholder(tf.as_dtype(dtype), x.shape)
+        fetches = build(placeholder)
+        with tf.Session() as sess:
+            return [sess.run(fetches, {placeholder: inputs}) for _ in range(2)]
+    nan = x.copy()
+    nan[0, 1, 1, :] = np.nan  # a later tap: NaN wins the forward max
+    nan[1, 0, 0, :] = np.nan  # the first tap
+    nan[1, 2:4, 2:4, 0] = np.nan
+    runs, (searched, recorded) = two_steps(x), two_steps(nan)
+    want = _run(build, [x], False, monkeypatch)  # (the numpy kernels from here on)
+    for got in runs:
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-6)
+        assert np.array_equal(got[1] != 0, want[1] != 0)  # first maximum of each window
+    # with NaN the recorded argmaxes route as the search does; the forward max is the reference's
+    np.testing.assert_array_equal(recorded[0], searched[0])
+    np.testing.assert_array_equal(recorded[1], searched[1])
+    assert np.isnan(searched[0]).any()
+    np.testing.assert_array_equal(searched[0], _run(build, [nan], False, monkeypatch)[0])

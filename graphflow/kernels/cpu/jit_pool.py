@@ -16,6 +16,12 @@ where the gradient goes (the first maximum by the gradient's rule, computed in t
 the gradient becomes a scatter of `g` through those positions instead of a second search of every
 window. A gradient handed an array the forward pass did not produce in this form (another run's,
 a transposed NCHW view, ...) searches the windows as before, with the same result.
+
+2x2 windows without padding (most CNNs' pooling) have their own loops: one vectorized pass over a
+window's four taps per channel row, with selects instead of conditional stores ([64, 28, 28, 16],
+one thread: MaxPool 0.31 -> 0.15 ms, recording argmaxes 0.40 -> 0.18, the window search 2.5 ->
+0.47). When the windows tile the input (stride == window, no padding), the recorded gradient
+writes each input element once (g or 0) instead of zeroing dx and scattering.
 """
 
 import threading
@@ -46,8 +52,12 @@ def _compile():
 
     opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
 
+    # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's (the
+    # first maximum stays). Any window: conditional stores into 4-D views (for 3x3 windows with
+    # 17 channels faster than the selects that win on 2x2 windows).
+
     @njit(**opts)
-    def max_pool(x, out, kh, kw, sh, sw, pt, pl, lo, hi):
+    def max_pool_any(x, out, kh, kw, sh, sw, pt, pl, lo, hi):
         _, h, w, c = x.shape
         _, oh, ow, _ = out.shape
         for b in range(lo, hi):
@@ -77,47 +87,7 @@ def _compile():
                                         dst[ch] = v
 
     @njit(**opts)
-    def max_pool_grad(x, g, dx, kh, kw, sh, sw, pt, pl, lo, hi):
-        _, h, w, c = x.shape
-        _, oh, ow, _ = g.shape
-        best = np.empty(c, x.dtype)
-        at_r = np.empty(c, np.int64)
-        at_c = np.empty(c, np.int64)
-        for b in range(lo, hi):
-            for y in range(oh):
-                r0 = y * sh - pt
-                for xo in range(ow):
-                    c0 = xo * sw - pl
-                    first = True
-                    for i in range(kh):
-                        r = r0 + i
-                        if r < 0 or r >= h:
-                            continue
-                        for j in range(kw):
-                            col = c0 + j
-                            if col < 0 or col >= w:
-                                continue
-                            src = x[b, r, col]
-                            if first:
-                                for ch in range(c):
-                                    best[ch] = src[ch]
-                                    at_r[ch] = r
-                                    at_c[ch] = col
-                                first = False
-                            else:
-                                for ch in range(c):
-                                    v = src[ch]
-                                    if v > best[ch]:
-                                        best[ch] = v
-                                        at_r[ch] = r
-                                        at_c[ch] = col
-                    if not first:
-                        grow = g[b, y, xo]
-                        for ch in range(c):
-                            dx[b, at_r[ch], at_c[ch], ch] += grow[ch]
-
-    @njit(**opts)
-    def max_pool_argmax(x, out, arg, kh, kw, sh, sw, pt, pl, lo, hi):
+    def max_pool_argmax_any(x, out, arg, kh, kw, sh, sw, pt, pl, lo, hi):
         """max_pool, and in `arg` each output's gradient target r * w + col (-1: no tap)."""
         _, h, w, c = x.shape
         _, oh, ow, _ = out.shape
@@ -158,9 +128,66 @@ def _compile():
                         for ch in range(c):
                             at[ch] = -1
 
+    # 2x2 windows with no padding (the common pooling): one pass over the channels of a window's
+    # four taps, flat indexing with hoisted offsets, unconditional selects: the channel loop
+    # vectorizes (a conditional store or a running max in a buffer kept it scalar).
+
+    @njit(**opts)
+    def max_pool_2x2(x, out, n, h, w, c, oh, ow, sh, sw, lo, hi):
+        rc = w * c
+        for b in range(lo, hi):
+            for y in range(oh):
+                for xo in range(ow):
+                    o = ((b * oh + y) * ow + xo) * c
+                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    dst = out[o:o + c]
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    for ch in range(c):
+                        m = t0[ch]
+                        v = t1[ch]
+                        m = v if (v > m or v != v) else m
+                        v = t2[ch]
+                        m = v if (v > m or v != v) else m
+                        v = t3[ch]
+                        m = v if (v > m or v != v) else m
+                        dst[ch] = m
+
+    @njit(**opts)
+    def max_pool_argmax_2x2(x, out, arg, n, h, w, c, oh, ow, sh, sw, lo, hi):
+        """max_pool, and in `arg` each output's gradient target r * w + col."""
+        rc = w * c
+        for b in range(lo, hi):
+            for y in range(oh):
+                for xo in range(ow):
+                    o = ((b * oh + y) * ow + xo) * c
+                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    f0 = np.int32(y * sh * w + xo * sw)
+                    f1, f2, f3 = np.int32(f0 + 1), np.int32(f0 + w), np.int32(f0 + w + 1)
+                    dst, ats = out[o:o + c], arg[o:o + c]
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    for ch in range(c):
+                        m = t0[ch]
+                        bs = m
+                        a = f0
+                        v = t1[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f1 if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t2[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f2 if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t3[ch]
+                        m = v if (v > m or v != v) else m
+                        a = f3 if v > bs else a
+                        dst[ch] = m
+                        ats[ch] = a
+
     @njit(**opts)
     def scatter_grad(g, arg, dx, lo, hi):
-        """dx: [n, h * w, c] (the input gradient with its spatial axes flattened)."""
+        """dx: [n, h * w, c] (zeroed), g and arg: [n, oh, ow, c]; dx[b, arg] += g per channel."""
         _, oh, ow, c = g.shape
         for b in range(lo, hi):
             image = dx[b]
@@ -173,8 +200,99 @@ def _compile():
                         if flat >= 0:
                             image[flat, ch] += grow[ch]
 
-    return {"max_pool": max_pool, "max_pool_grad": max_pool_grad,
-            "max_pool_argmax": max_pool_argmax, "scatter_grad": scatter_grad}
+    @njit(**opts)
+    def tiled_grad(g, arg, dx, n, h, w, c, oh, ow, kh, kw, lo, hi):
+        """The gradient when windows tile the input (stride == window, no padding): every input
+        element is written once, g where it is its window's target, else 0 (dx need not be
+        zeroed; the rows and columns no window covers are zeroed here)."""
+        rc = w * c
+        for b in range(lo, hi):
+            for y in range(oh):
+                for xo in range(ow):
+                    o = ((b * oh + y) * ow + xo) * c
+                    gs, ats = g[o:o + c], arg[o:o + c]
+                    for i in range(kh):
+                        r = y * kh + i
+                        for j in range(kw):
+                            col = xo * kw + j
+                            flat = np.int32(r * w + col)
+                            q = (b * h + r) * rc + col * c
+                            d = dx[q:q + c]
+                            for ch in range(c):
+                                d[ch] = gs[ch] if ats[ch] == flat else 0
+                for r in range(y * kh, y * kh + kh):
+                    for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
+                        dx[q] = 0
+            for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
+                dx[q] = 0
+
+    @njit(**opts)
+    def max_pool_grad(x, g, dx, n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, lo, hi):
+        """Searches each window for its first maximum and adds g there (dx zeroed)."""
+        best = np.empty(c, x.dtype)
+        at = np.empty(c, np.int64)
+        for b in range(lo, hi):
+            base = b * h * w * c
+            for y in range(oh):
+                r0 = y * sh - pt
+                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                for xo in range(ow):
+                    c0 = xo * sw - pl
+                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    o = ((b * oh + y) * ow + xo) * c
+                    p = base + (rlo * w + clo) * c
+                    src = x[p:p + c]
+                    for ch in range(c):
+                        best[ch] = src[ch]
+                        at[ch] = p + ch
+                    for r in range(rlo, rhi):
+                        q = base + (r * w + clo) * c
+                        for col in range(clo, chi):
+                            if r != rlo or col != clo:
+                                src = x[q:q + c]
+                                for ch in range(c):
+                                    v = src[ch]
+                                    bs = best[ch]
+                                    up = v > bs
+                                    best[ch] = v if up else bs
+                                    at[ch] = q + ch if up else at[ch]
+                            q += c
+                    gs = g[o:o + c]
+                    for ch in range(c):
+                        dx[at[ch]] += gs[ch]
+
+    @njit(**opts)
+    def max_pool_grad_2x2(x, g, dx, n, h, w, c, oh, ow, sh, sw, lo, hi):
+        """max_pool_grad of 2x2 windows with no padding: the first maximum's tap (0-3) per channel
+        in one vectorized pass, then g added there."""
+        rc = w * c
+        at = np.empty(c, np.int64)
+        for b in range(lo, hi):
+            for y in range(oh):
+                for xo in range(ow):
+                    o = ((b * oh + y) * ow + xo) * c
+                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
+                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    for ch in range(c):
+                        bs = t0[ch]
+                        a = 0
+                        v = t1[ch]
+                        a = c if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t2[ch]
+                        a = rc if v > bs else a
+                        bs = v if v > bs else bs
+                        v = t3[ch]
+                        at[ch] = rc + c if v > bs else a
+                    gs = g[o:o + c]
+                    for ch in range(c):
+                        dx[p + at[ch] + ch] += gs[ch]
+
+    return {"max_pool_2x2": max_pool_2x2, "max_pool_grad": max_pool_grad,
+            "max_pool_argmax_2x2": max_pool_argmax_2x2, "scatter_grad": scatter_grad,
+            "tiled_grad": tiled_grad, "max_pool_any": max_pool_any,
+            "max_pool_argmax_any": max_pool_argmax_any, "max_pool_grad_2x2": max_pool_grad_2x2}
 
 
 def loops():
@@ -238,30 +356,55 @@ def recall(y, x_shape):
     return entry[2]
 
 
+def _dims(x_shape, geo):
+    n, h, w, c = x_shape
+    return (n, h, w, c, geo.oh, geo.ow)
+
+
 def max_pool(x, geo, threads, recorder=None):
     """MaxPool of NHWC `x` (C-contiguous copy made if needed); with a `recorder` whose gradient has
     asked for them, the argmaxes are recorded in the same pass."""
     x = np.ascontiguousarray(x)
     out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
     args = (geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl)
+    two = geo.kh == geo.kw == 2 and not geo.padded
     if recorder is not None and recorder.wanted and x.shape[1] * x.shape[2] < 1 << 31:
         arg = np.empty(out.shape, np.int32)
-        _over_images(loops()["max_pool_argmax"], (x, out, arg, *args), x.shape[0], x.size,
-                     threads)
+        if two:
+            _over_images(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1),
+                                                      arg.reshape(-1), *_dims(x.shape, geo),
+                                                      geo.sh, geo.sw), x.shape[0], x.size, threads)
+        else:
+            _over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
+                         x.size, threads)
+        arg = (arg, geo)
     else:
         arg = None
-        _over_images(loops()["max_pool"], (x, out, *args), x.shape[0], x.size, threads)
+        if two:
+            _over_images(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1),
+                                               *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0],
+                         x.size, threads)
+        else:
+            _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads)
     if recorder is not None:
         remember(out, x.shape, arg, recorder)
     return out
 
 
 def max_pool_grad_from_argmax(x_shape, g, arg, threads):
-    """MaxPoolGrad as a scatter of `g` through the positions a MaxPool recorded."""
+    """MaxPoolGrad as a scatter of `g` through the positions a MaxPool recorded (`arg`: the
+    positions and the pool's geometry, as `recall` gives them)."""
+    arg, geo = arg
     g = np.ascontiguousarray(g)
     n, h, w, c = x_shape
-    dx = np.zeros((n, h * w, c), g.dtype)
-    _over_images(loops()["scatter_grad"], (g, arg, dx), n, n * h * w * c, threads)
+    if geo.tiles_input:  # every input element written once: no zeroing, no scatter
+        dx = np.empty(n * h * w * c, g.dtype)
+        _over_images(loops()["tiled_grad"], (g.reshape(-1), arg.reshape(-1), dx,
+                                             *_dims(x_shape, geo), geo.kh, geo.kw), n, dx.size,
+                     threads)
+    else:
+        dx = np.zeros((n, h * w, c), g.dtype)
+        _over_images(loops()["scatter_grad"], (g, arg, dx), n, dx.size, threads)
     return dx.reshape(x_shape)
 
 
@@ -271,6 +414,12 @@ def max_pool_grad(x, g, geo, threads):
     x = np.ascontiguousarray(x)
     g = np.ascontiguousarray(g, dtype=x.dtype)
     dx = np.zeros(x.shape, x.dtype)
-    _over_images(loops()["max_pool_grad"], (x, g, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl),
-                 x.shape[0], x.size, threads)
+    if geo.kh == geo.kw == 2 and not geo.padded:
+        _over_images(loops()["max_pool_grad_2x2"], (x.reshape(-1), g.reshape(-1), dx.reshape(-1),
+                                                 *_dims(x.shape, geo), geo.sh, geo.sw),
+                     x.shape[0], x.size, threads)
+        return dx
+    _over_images(loops()["max_pool_grad"],
+                 (x.reshape(-1), g.reshape(-1), dx.reshape(-1), *_dims(x.shape, geo), geo.kh,
+                  geo.kw, geo.sh, geo.sw, geo.pt, geo.pl), x.shape[0], x.size, threads)
     return dx
