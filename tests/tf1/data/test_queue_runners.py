@@ -8,16 +8,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-
-
-def _drain(sess, fetch, limit=1000):
-    out = []
-    for _ in range(limit):
-        try:
-            out.append(sess.run(fetch))
-        except tf.errors.OutOfRangeError:
-            return out
-    raise AssertionError("the input did not end")
+from tests.tf1.data.conftest import run_to_end
 
 
 def _start(sess):
@@ -39,7 +30,7 @@ def test_queue_runner_fills_a_queue_and_closes_it_at_the_end_of_its_input():
         threads = tf.train.start_queue_runners(sess, coord)
         assert len(threads) == 3  # two enqueue threads and the one closing the queue on stop
         assert tf.train.start_queue_runners(sess, coord) == []  # running already
-        assert sorted(_drain(sess, q.dequeue())) == [0, 1, 2, 3, 4]
+        assert sorted(run_to_end(sess, q.dequeue())) == [0, 1, 2, 3, 4]
         coord.request_stop()
         coord.join(threads)
         assert not any(t.is_alive() for t in threads)
@@ -87,7 +78,7 @@ def test_slice_input_producer_with_epochs_and_batch():
     assert batch_images.shape.as_list() == [None, 2]
     with tf.Session() as sess:
         coord, threads = _start(sess)
-        batches = _drain(sess, [batch_images, batch_labels])
+        batches = run_to_end(sess, [batch_images, batch_labels])
         coord.request_stop()
         coord.join(threads)
     labels = np.concatenate([b[1] for b in batches])
@@ -104,7 +95,7 @@ def test_string_input_producer_shuffles_each_epoch_deterministically():
         q = tf.train.string_input_producer(["a", "b", "c", "d"], num_epochs=3, seed=1)
         with tf.Session() as sess:
             coord, threads = _start(sess)
-            out = _drain(sess, q.dequeue())
+            out = run_to_end(sess, q.dequeue())
             coord.request_stop()
             coord.join(threads)
         return out
