@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, dnnl_matmul
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, dnnl_matmul, intra_op
 from tests.op_cases import nn_cases
 from tests.tooling import required
 
@@ -21,6 +21,12 @@ pytestmark = pytest.mark.skipif(
 LIBRARY = dnnl.library()
 CONV_CASES = [c for c in nn_cases.CASES
               if c.op_type in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")]
+
+
+@pytest.fixture(autouse=True)
+def _small_convolutions_threaded(monkeypatch):
+    """The small test convolutions run on the threads they are given, as large ones do."""
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)
 
 
 def _use(onednn, monkeypatch):
@@ -178,6 +184,22 @@ def test_filter_gradient_does_not_depend_on_the_threads(monkeypatch):
     for run in runs[1:]:
         for a, b in zip(run, runs[0]):
             assert a.tobytes() == b.tobytes()
+
+
+def test_small_convolutions_stay_on_the_calling_thread_with_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((8, 9, 8, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 4, 6)).astype(np.float32)
+    args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)  # several blocks of images
+    threaded = _conv_step(x, w, *args, 2, True, monkeypatch)
+    helped = intra_op.POOL.helper_calls
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1 << 40)  # every convolution is "small"
+    alone = _conv_step(x, w, *args, 2, True, monkeypatch)
+    assert intra_op.POOL.helper_calls == helped  # no pool worker took a block
+    for a, b in zip(alone, threaded):  # the same blocks in the same order: the same bits
+        assert a.tobytes() == b.tobytes()
 
 
 def test_primitives_are_created_once_per_geometry(monkeypatch):

@@ -62,6 +62,15 @@ MAX_PLANS = 256
 # matrix products' chooser picks (`dnnl_matmul._Chooser`, one choice for the whole process): the
 # whole batch as one primitive run by an OpenMP team, or the blocks above.
 TEAM_MIN_MACS = 1 << 21
+# Convolutions of fewer multiply-adds than this run on the calling thread only, blocks one after
+# the other (the same blocks, so the same bits): on two threads the next op then reads an output
+# half written by the other core, and waking a thread costs more than it saves. Measured in the
+# small CNN's step (bench_vs_tf1's, batch 64, 28x28x1 -> 16 5x5: 20M multiply-adds forward and
+# filter gradient; quiet machine, one process, interleaved): step 3.09 -> 2.77 ms with this bound
+# at 32M (2.78 at 64M, 3.08 at 16M); in its timeline the FusedConv2D 0.44 -> 0.35 ms, the MaxPool
+# after it 0.47 -> 0.23 ms, the filter gradient 0.54 -> 0.45 ms. The CIFAR-shaped step (its
+# smallest convolution 56M) 37.6 -> 36.8 ms at 32M, 39.1 at 64M.
+PARALLEL_MIN_MACS = 1 << 25
 # oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
 # reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies. On HWIO as it
 # lies oneDNN 3.2 picks its gemm fallback for both gradients (measured, one thread, batch 64: filter
@@ -316,6 +325,7 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     The forward pass may add `bias` (float32 [oc]) and apply `eltwise` post-ops."""
     n = src.shape[0]
     macs = n * geo.oh * geo.ow * f.size
+    threads = threads if macs >= PARALLEL_MIN_MACS else 1
     extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
     mode = _team_mode(n, macs, threads) if kind == "forward" else None
     if mode is not None:
@@ -399,7 +409,9 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads):
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
-    nb = image_blocks(n, n * geo.oh * geo.ow * int(np.prod(f_shape)))
+    macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
+    nb = image_blocks(n, macs)
+    threads = threads if macs >= PARALLEL_MIN_MACS else 1
     plans = _block_plans("backward_weights", geo, n, nb, c, oc)
     if plans is None:
         return None
