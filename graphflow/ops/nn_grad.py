@@ -111,30 +111,36 @@ def _conv_kw(op):
             "dilations": a["dilations"]}
 
 
-@register_gradient("Conv2D")
-def _conv2d_grad(op, grad):
-    x, f = op.inputs
-    kw = _conv_kw(op)
-    return (conv_ops.conv2d_backprop_input(shape_of(x), f, grad, **kw),
-            conv_ops.conv2d_backprop_filter(x, shape_of(f), grad, **kw))
+def register_convolution_gradients(types, conv, backprop_input, backprop_filter):
+    """The gradient rules of a convolution family (2-D here, 3-D in `conv3d_grad.py`): `types` its
+    (conv, input backprop, filter backprop) op types, the rest their builders. Each op is linear in
+    each argument: the gradient of one argument is the other op of the family with `grad` in its
+    place (conv(x, f) -> input backprop of grad through f, filter backprop of x and grad; ...)."""
+    conv_type, input_type, filter_type = types
+
+    @register_gradient(conv_type)
+    def _conv_grad(op, grad):
+        x, f = op.inputs
+        kw = _conv_kw(op)
+        return (backprop_input(shape_of(x), f, grad, **kw),
+                backprop_filter(x, shape_of(f), grad, **kw))
+
+    @register_gradient(input_type)
+    def _backprop_input_grad(op, grad):
+        _, f, g = op.inputs
+        kw = _conv_kw(op)
+        return (None, backprop_filter(grad, shape_of(f), g, **kw), conv(grad, f, **kw))
+
+    @register_gradient(filter_type)
+    def _backprop_filter_grad(op, grad):
+        x, _, g = op.inputs
+        kw = _conv_kw(op)
+        return (backprop_input(shape_of(x), grad, g, **kw), None, conv(x, grad, **kw))
 
 
-@register_gradient("Conv2DBackpropInput")
-def _conv2d_backprop_input_grad(op, grad):
-    sizes, f, g = op.inputs
-    kw = _conv_kw(op)
-    return (None,
-            conv_ops.conv2d_backprop_filter(grad, shape_of(f), g, **kw),
-            conv_ops.conv2d(grad, f, **kw))
-
-
-@register_gradient("Conv2DBackpropFilter")
-def _conv2d_backprop_filter_grad(op, grad):
-    x, sizes, g = op.inputs
-    kw = _conv_kw(op)
-    return (conv_ops.conv2d_backprop_input(shape_of(x), grad, g, **kw),
-            None,
-            conv_ops.conv2d(x, grad, **kw))
+register_convolution_gradients(("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"),
+                               conv_ops.conv2d, conv_ops.conv2d_backprop_input,
+                               conv_ops.conv2d_backprop_filter)
 
 
 # ---------------------------------------------------------------- pooling
@@ -144,30 +150,40 @@ def _pool_kw(op):
             "data_format": a["data_format"]}
 
 
-@register_gradient("MaxPool")
-def _max_pool_grad(op, grad):
-    return (conv_ops.max_pool_grad(op.inputs[0], op.outputs[0], grad, **_pool_kw(op)),)
+def register_pooling_gradients(types, ops):
+    """The gradient rules of a pooling family (2-D here, 3-D in `conv3d_grad.py`): `types` maps
+    MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad to the family's op types, `ops`
+    the last four to their builders. MaxPoolGrad and MaxPoolGradGrad are each other's adjoint (zero
+    with respect to the pooled input; away from ties: at a tie TF's MaxPoolGrad feeds every
+    maximum and MaxPoolGradGrad reads the first, and graphflow keeps TF's numbers); AvgPoolGrad's
+    adjoint is AvgPool."""
+
+    @register_gradient(types["MaxPool"])
+    def _max_pool_grad(op, grad):
+        return (ops["MaxPoolGrad"](op.inputs[0], op.outputs[0], grad, **_pool_kw(op)),)
+
+    @register_gradient(types["MaxPoolGrad"])
+    def _max_pool_grad_grad(op, grad):
+        x, y, _ = op.inputs
+        return (shape_ops.zeros_like(x), shape_ops.zeros_like(y),
+                ops["MaxPoolGradGrad"](x, y, grad, **_pool_kw(op)))
+
+    @register_gradient(types["MaxPoolGradGrad"])
+    def _max_pool_grad_grad_grad(op, grad):
+        x, y, _ = op.inputs
+        return (shape_ops.zeros_like(x), shape_ops.zeros_like(y),
+                ops["MaxPoolGrad"](x, y, grad, **_pool_kw(op)))
+
+    @register_gradient(types["AvgPool"])
+    def _avg_pool_grad(op, grad):
+        return (ops["AvgPoolGrad"](shape_of(op.inputs[0]), grad, **_pool_kw(op)),)
+
+    @register_gradient(types["AvgPoolGrad"])
+    def _avg_pool_grad_grad(op, grad):
+        return (None, ops["AvgPool"](grad, **_pool_kw(op)))
 
 
-@register_gradient("MaxPoolGrad")
-def _max_pool_grad_grad(op, grad):
-    x, y, _ = op.inputs
-    return (shape_ops.zeros_like(x), shape_ops.zeros_like(y),
-            conv_ops.max_pool_grad_grad(x, y, grad, **_pool_kw(op)))
-
-
-@register_gradient("MaxPoolGradGrad")
-def _max_pool_grad_grad_grad(op, grad):
-    x, y, _ = op.inputs
-    return (shape_ops.zeros_like(x), shape_ops.zeros_like(y),
-            conv_ops.max_pool_grad(x, y, grad, **_pool_kw(op)))
-
-
-@register_gradient("AvgPool")
-def _avg_pool_grad(op, grad):
-    return (conv_ops.avg_pool_grad(shape_of(op.inputs[0]), grad, **_pool_kw(op)),)
-
-
-@register_gradient("AvgPoolGrad")
-def _avg_pool_grad_grad(op, grad):
-    return (None, conv_ops.avg_pool(grad, **_pool_kw(op)))
+register_pooling_gradients(
+    {name: name for name in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad")},
+    {"MaxPoolGrad": conv_ops.max_pool_grad, "MaxPoolGradGrad": conv_ops.max_pool_grad_grad,
+     "AvgPool": conv_ops.avg_pool, "AvgPoolGrad": conv_ops.avg_pool_grad})
