@@ -13,11 +13,12 @@ from graphflow.ops.conv_ops import (
     _merge,
     _padding,
     _sizes,
+    convolution_shape_rules,
     max_pool_grad_infer,
     output_size,
 )
 from graphflow.ops.core_ops import convert_to_tensor
-from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
+from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype
 from graphflow.ops.shape_ops import shape_tensor
 
 _FORMATS = ("NDHWC", "NCDHW")
@@ -86,29 +87,8 @@ def _conv_output(in_shape, filter_shape, attrs):
 # ---------------------------------------------------------------- conv3d
 
 
-def _conv3d_infer(inputs, attrs):
-    x, f = inputs
-    dt = same_dtype(inputs, "input and filter")
-    require_dtype(x, FLOATS, "input")
-    return [(dt, _conv_output(x.shape, f.shape, attrs))]
-
-
-def _backprop_input_infer(inputs, attrs):
-    sizes, f, g = inputs
-    dt = same_dtype([f, g], "filter and out_backprop")
-    require_dtype(f, FLOATS, "filter")
-    in_shape = _sizes(sizes, rank=5)
-    _check_backprop(g.shape, _conv_output(in_shape, f.shape, attrs), "convolution")
-    return [(dt, in_shape)]
-
-
-def _backprop_filter_infer(inputs, attrs):
-    x, sizes, g = inputs
-    dt = same_dtype([x, g], "input and out_backprop")
-    require_dtype(x, FLOATS, "input")
-    f_shape = _sizes(sizes, rank=5)
-    _check_backprop(g.shape, _conv_output(x.shape, f_shape, attrs), "convolution")
-    return [(dt, f_shape)]
+_conv3d_infer, _backprop_input_infer, _backprop_filter_infer = (
+    convolution_shape_rules(_conv_output, rank=5))
 
 
 define("Conv3D", _conv3d_infer, attrs=_CONV_ATTRS)

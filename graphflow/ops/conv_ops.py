@@ -117,35 +117,45 @@ _CONV_ATTRS = ("strides:int>=1|list(int>=1) padding:string data_format:none|stri
                "dilations:int>=1|list(int>=1)")
 
 
-def _conv2d_infer(inputs, attrs):
-    x, f = inputs
-    dt = same_dtype(inputs, "input and filter")
-    require_dtype(x, FLOATS, "input")
-    return [(dt, _conv_output(x.shape, f.shape, attrs))]
-
-
 def _sizes(t, rank=4):
     require_dtype(t, (dtypes.int32, dtypes.int64), "sizes")
     dims = shape_vector(t)
     return TensorShape(dims) if dims is not None else TensorShape([None] * rank)
 
 
-def _conv2d_backprop_input_infer(inputs, attrs):
-    sizes, f, g = inputs
-    dt = same_dtype([f, g], "filter and out_backprop")
-    require_dtype(f, FLOATS, "filter")
-    in_shape = _sizes(sizes)
-    _check_backprop(g.shape, _conv_output(in_shape, f.shape, attrs), "convolution")
-    return [(dt, in_shape)]
+def convolution_shape_rules(conv_output, rank):
+    """The shape rules of a convolution family (2-D here, 3-D in `conv3d_ops.py`) from its output
+    shape rule `conv_output(input shape, filter shape, attrs)` and its tensors' rank: the
+    convolution, its input backprop (input shape from `sizes`) and its filter backprop (filter
+    shape from `sizes`), each backprop checking `out_backprop` against the forward output."""
+
+    def conv_infer(inputs, attrs):
+        x, f = inputs
+        dt = same_dtype(inputs, "input and filter")
+        require_dtype(x, FLOATS, "input")
+        return [(dt, conv_output(x.shape, f.shape, attrs))]
+
+    def backprop_input_infer(inputs, attrs):
+        sizes, f, g = inputs
+        dt = same_dtype([f, g], "filter and out_backprop")
+        require_dtype(f, FLOATS, "filter")
+        in_shape = _sizes(sizes, rank)
+        _check_backprop(g.shape, conv_output(in_shape, f.shape, attrs), "convolution")
+        return [(dt, in_shape)]
+
+    def backprop_filter_infer(inputs, attrs):
+        x, sizes, g = inputs
+        dt = same_dtype([x, g], "input and out_backprop")
+        require_dtype(x, FLOATS, "input")
+        f_shape = _sizes(sizes, rank)
+        _check_backprop(g.shape, conv_output(x.shape, f_shape, attrs), "convolution")
+        return [(dt, f_shape)]
+
+    return conv_infer, backprop_input_infer, backprop_filter_infer
 
 
-def _conv2d_backprop_filter_infer(inputs, attrs):
-    x, sizes, g = inputs
-    dt = same_dtype([x, g], "input and out_backprop")
-    require_dtype(x, FLOATS, "input")
-    f_shape = _sizes(sizes)
-    _check_backprop(g.shape, _conv_output(x.shape, f_shape, attrs), "convolution")
-    return [(dt, f_shape)]
+_conv2d_infer, _conv2d_backprop_input_infer, _conv2d_backprop_filter_infer = (
+    convolution_shape_rules(_conv_output, rank=4))
 
 
 # The NCHW kernels transpose to NHWC, run the NHWC kernel and transpose back: `layout_attrs`.
