@@ -39,7 +39,7 @@ np.savez(sys.argv[1], **results)
 """
 
 
-def run_in_tensorflow(calls, timeout=300):
+def run_in_tensorflow(calls, timeout=300, extra_env=None):
     """Run `calls` ([(key, function, kwargs)]) under TensorFlow in one process; returns
     {key: {name: array}}. Helper functions a program calls must be in `calls` too or be given as
     (None, function, None) entries (defined, not called)."""
@@ -57,6 +57,7 @@ def run_in_tensorflow(calls, timeout=300):
             f.write(_SCRIPT.format(sources=sources, calls=listed))
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+        env.update(extra_env or {})
         done = subprocess.run([python, script, out], capture_output=True, text=True,
                               timeout=timeout, env=env)
         if done.returncode != 0:
@@ -68,3 +69,15 @@ def run_in_tensorflow(calls, timeout=300):
                 key, _, item = name.partition("/")
                 results.setdefault(key, {})[item] = data[name]
             return results
+
+
+def run_in_tf_keras(calls):
+    """`run_in_tensorflow` with `tf.keras` as tf_keras (TF1's graph-mode Keras); skips the calling
+    test where TensorFlow or tf_keras is missing."""
+    import pytest
+    python = tf_python()
+    if python is None:
+        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
+    if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
+        pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
+    return run_in_tensorflow(calls, extra_env={"TF_USE_LEGACY_KERAS": "1"})

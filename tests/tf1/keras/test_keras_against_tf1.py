@@ -3,15 +3,13 @@ programs of keras_programs.py: the same initial weights and batches must give th
 losses, metrics, evaluation, predictions and trained weights. Runs where GRAPHFLOW_TF_PYTHON names
 a Python with TensorFlow and tf_keras (TF1's Keras); skips otherwise."""
 
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
 import graphflow as tf
 from tests.tf1.keras import keras_programs as programs
-from tests.tf_reference import run_in_tensorflow, tf_python
+from tests.tf_reference import run_in_tf_keras
 
 _MLP_CASES = [("adam", "categorical_crossentropy"), ("sgd", "binary_crossentropy"),
               ("sgd_momentum", "sparse_categorical_crossentropy"), ("rmsprop", "mse")]
@@ -19,23 +17,10 @@ _MLP_CASES = [("adam", "categorical_crossentropy"), ("sgd", "binary_crossentropy
 
 @pytest.fixture(scope="module")
 def tensorflow_results():
-    python = tf_python()
-    if python is None:
-        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
-    if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
-        pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
     calls = [(f"{opt}-{loss}", programs.keras_mlp, {"optimizer": opt, "loss": loss})
              for opt, loss in _MLP_CASES] + [("cnn", programs.keras_cnn, {}),
                                              ("lstm", programs.keras_lstm, {})]
-    saved = os.environ.get("TF_USE_LEGACY_KERAS")
-    os.environ["TF_USE_LEGACY_KERAS"] = "1"   # tf.keras = tf_keras, which runs TF1 graphs
-    try:
-        return run_in_tensorflow(calls)
-    finally:
-        if saved is None:
-            del os.environ["TF_USE_LEGACY_KERAS"]
-        else:
-            os.environ["TF_USE_LEGACY_KERAS"] = saved
+    return run_in_tf_keras(calls)
 
 
 def _assert_matches(ours, theirs, rtol, atol):

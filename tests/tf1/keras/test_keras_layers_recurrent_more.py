@@ -2,15 +2,13 @@
 equations, go_backwards, Bidirectional, a GRU that learns, and (where GRAPHFLOW_TF_PYTHON names a
 TensorFlow with tf_keras) the GRU program against TF's legacy Keras."""
 
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
 import graphflow as tf
 from tests.tf1.keras import keras_programs as programs
-from tests.tf_reference import run_in_tensorflow, tf_python
+from tests.tf_reference import run_in_tf_keras
 
 
 def _hard_sigmoid(v):
@@ -152,21 +150,8 @@ def test_gru_program_matches_numpy_before_training():
 
 @pytest.fixture(scope="module")
 def tensorflow_gru():
-    python = tf_python()
-    if python is None:
-        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
-    if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
-        pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
-    saved = os.environ.get("TF_USE_LEGACY_KERAS")
-    os.environ["TF_USE_LEGACY_KERAS"] = "1"
-    try:
-        return run_in_tensorflow([(f"gru-{r}", programs.keras_gru, {"reset_after": r})
-                                  for r in (False, True)])
-    finally:
-        if saved is None:
-            del os.environ["TF_USE_LEGACY_KERAS"]
-        else:
-            os.environ["TF_USE_LEGACY_KERAS"] = saved
+    return run_in_tf_keras([(f"gru-{r}", programs.keras_gru, {"reset_after": r})
+                            for r in (False, True)])
 
 
 @pytest.mark.parametrize("reset_after", [False, True])
@@ -216,21 +201,8 @@ def test_masking_keeps_state_over_masked_steps():
 
 @pytest.fixture(scope="module")
 def tensorflow_masked():
-    python = tf_python()
-    if python is None:
-        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
-    if subprocess.run([python, "-c", "import tf_keras"], capture_output=True).returncode != 0:
-        pytest.skip("the TensorFlow Python lacks tf_keras (TF1's graph-mode Keras)")
-    saved = os.environ.get("TF_USE_LEGACY_KERAS")
-    os.environ["TF_USE_LEGACY_KERAS"] = "1"
-    try:
-        return run_in_tensorflow([(kind, programs.keras_masked_rnn, {"kind": kind})
-                                  for kind in ("GRU", "LSTM")])
-    finally:
-        if saved is None:
-            del os.environ["TF_USE_LEGACY_KERAS"]
-        else:
-            os.environ["TF_USE_LEGACY_KERAS"] = saved
+    return run_in_tf_keras([(kind, programs.keras_masked_rnn, {"kind": kind})
+                            for kind in ("GRU", "LSTM")])
 
 
 @pytest.mark.parametrize("kind", ["GRU", "LSTM"])
