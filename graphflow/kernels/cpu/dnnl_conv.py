@@ -109,6 +109,17 @@ NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
 _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
 
 
+# The two gradient primitives: (descriptor function, its diff-bias argument (none asked for),
+# the query of the weights' layout, the (source-side, weights) execution arguments, whether the
+# weights are reordered to TF's HWIO after the call (a gradient) or from it before (an input)).
+_BACKWARD = {
+    "backward_data": ("dnnl_convolution_backward_data_primitive_desc_create", (),
+                      dnnl.QUERY_WEIGHTS_MD, (dnnl.ARG_DIFF_SRC, dnnl.ARG_WEIGHTS), False),
+    "backward_weights": ("dnnl_convolution_backward_weights_primitive_desc_create", (None,),
+                         dnnl.QUERY_DIFF_WEIGHTS_MD, (dnnl.ARG_SRC, dnnl.ARG_DIFF_WEIGHTS), True),
+}
+
+
 class _Plan:
     """One convolution's primitives (and weight reorders) for one block size."""
 
@@ -144,30 +155,18 @@ class _Plan:
                     args[dnnl.ARG_BIAS] = b.handle
                 self.prim = dnnl.Primitive(lib, fwd, args)
                 self._weights_reorder(hwio, w_md, to_hwio=False)
-            elif kind == "backward_data":
-                try:
-                    pd = self._pd("dnnl_convolution_backward_data_primitive_desc_create", lib.engine,
-                                  dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle, dst.handle,
-                                  strides, dilates, pad_l, pad_r, fwd, attr)
-                finally:
-                    lib.call("dnnl_primitive_desc_destroy", fwd)
-                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_WEIGHTS_MD, 0)
-                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_DIFF_SRC: src.handle,
-                                                     dnnl.ARG_WEIGHTS: w_md,
-                                                     dnnl.ARG_DIFF_DST: dst.handle})
-                self._weights_reorder(hwio, w_md, to_hwio=False)
             else:
+                create, bias_slot, query, (src_arg, weights_arg), to_hwio = _BACKWARD[kind]
                 try:
-                    pd = self._pd("dnnl_convolution_backward_weights_primitive_desc_create",
-                                  lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle, weights.handle,
-                                  None, dst.handle, strides, dilates, pad_l, pad_r, fwd, attr)
+                    pd = self._pd(create, lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle,
+                                  weights.handle, *bias_slot, dst.handle, strides, dilates, pad_l,
+                                  pad_r, fwd, attr)
                 finally:
                     lib.call("dnnl_primitive_desc_destroy", fwd)
-                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, dnnl.QUERY_DIFF_WEIGHTS_MD, 0)
-                self.prim = dnnl.Primitive(lib, pd, {dnnl.ARG_SRC: src.handle,
-                                                     dnnl.ARG_DIFF_WEIGHTS: w_md,
+                w_md = lib.raw("dnnl_primitive_desc_query_md", pd, query, 0)
+                self.prim = dnnl.Primitive(lib, pd, {src_arg: src.handle, weights_arg: w_md,
                                                      dnnl.ARG_DIFF_DST: dst.handle})
-                self._weights_reorder(hwio, w_md, to_hwio=True)
+                self._weights_reorder(hwio, w_md, to_hwio=to_hwio)
         finally:
             dnnl.destroy_attr(lib, attr)
         self.prim.keep(src, dst, hwio, weights, b)
