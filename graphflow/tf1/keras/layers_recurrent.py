@@ -40,8 +40,8 @@ def masked_inputs(x, mask, go_backwards):
     return x if mask is None else (x, keep)
 
 
-class KerasLSTMCell(RNNCell):
-    """One LSTM step over the weights of an `LSTM` layer (already created: nothing to build)."""
+class KerasRecurrentCell(RNNCell):
+    """One step over the weights of a recurrent layer (already created: nothing to build)."""
 
     def __init__(self, layer):
         super().__init__(name=layer.name + "_cell")
@@ -50,11 +50,28 @@ class KerasLSTMCell(RNNCell):
 
     @property
     def state_size(self):
-        return LSTMStateTuple(self.layer.units, self.layer.units)
+        return self.layer.units
 
     @property
     def output_size(self):
         return self.layer.units
+
+    def call(self, inputs, state):
+        if isinstance(inputs, tuple):          # (x, mask): masked steps keep the state
+            x, keep = inputs
+            h = self.layer.step(x, state)
+            h = keep * h + (1.0 - keep) * state
+        else:
+            h = self.layer.step(inputs, state)
+        return h, h
+
+
+class KerasLSTMCell(KerasRecurrentCell):
+    """One LSTM step over the weights of an `LSTM` layer: its state is (c, h)."""
+
+    @property
+    def state_size(self):
+        return LSTMStateTuple(self.layer.units, self.layer.units)
 
     def call(self, inputs, state):
         layer = self.layer

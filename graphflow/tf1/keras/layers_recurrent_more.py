@@ -18,35 +18,8 @@ from graphflow.ops import array_ops, math_ops, shape_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.keras import activations, initializers
 from graphflow.tf1.keras.base_layer import Layer, get_mask, shape_list
-from graphflow.tf1.keras.layers_recurrent import masked_inputs
+from graphflow.tf1.keras.layers_recurrent import KerasRecurrentCell, masked_inputs
 from graphflow.tf1.rnn import dynamic_rnn
-from graphflow.tf1.rnn_cell import RNNCell
-
-
-class KerasRecurrentCell(RNNCell):
-    """One step over the weights of a recurrent layer (already created: nothing to build)."""
-
-    def __init__(self, layer):
-        super().__init__(name=layer.name + "_cell")
-        self.layer = layer
-        self.built = True
-
-    @property
-    def state_size(self):
-        return self.layer.units
-
-    @property
-    def output_size(self):
-        return self.layer.units
-
-    def call(self, inputs, state):
-        if isinstance(inputs, tuple):          # (x, mask): masked steps keep the state
-            x, keep = inputs
-            h = self.layer.step(x, state)
-            h = keep * h + (1.0 - keep) * state
-        else:
-            h = self.layer.step(inputs, state)
-        return h, h
 
 
 class _Recurrent(Layer):
