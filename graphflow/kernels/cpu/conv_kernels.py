@@ -163,6 +163,13 @@ def _im2col(xp, geo):
     return cols.reshape(n * geo.oh * geo.ow, geo.kh * geo.kw * xp.shape[3])
 
 
+def gathered_below_dnnl(n, geo, in_channels, out_channels):
+    """Whether Conv2D runs the gathered kernel (`conv_gather.py`) at once: small enough for it and
+    below oneDNN's minimum, so oneDNN would not take it (FusedConv2D takes the same route)."""
+    return (BLOCKED and conv_gather.applies(n, geo, in_channels)
+            and dnnl_conv.conv_macs(n, geo, in_channels, out_channels) < dnnl_conv.MIN_MACS)
+
+
 @cpu_kernel("Conv2D")
 def _conv2d(node):
     conv = _Conv(node)
@@ -173,15 +180,13 @@ def _conv2d(node):
         _check4(f, "filter")
         x = _to_nhwc(x, conv.fmt)
         geo = conv.geometry(x.shape, f.shape)
-        macs = dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])
-        small = BLOCKED and conv_gather.applies(x.shape[0], geo, x.shape[3])
-        if small and macs < dnnl_conv.MIN_MACS:  # oneDNN would not take it: skip its checks
+        if gathered_below_dnnl(x.shape[0], geo, *f.shape[2:]):  # skip oneDNN's checks
             return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
-        if dnnl_conv.applies(x, f, macs=macs):
+        if dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])):
             out = dnnl_conv.conv2d(x, f, geo, threads)
             if out is not None:
                 return _from_nhwc(out, conv.fmt)
-        if small:
+        if BLOCKED and conv_gather.applies(x.shape[0], geo, x.shape[3]):
             return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
         if BLOCKED:
             return _from_nhwc(conv_blocked.conv2d(x, f, conv.window(geo), threads), conv.fmt)

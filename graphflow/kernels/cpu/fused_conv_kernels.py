@@ -57,12 +57,11 @@ def _fused_conv2d(node):
         except KeyError:
             pass
         geo = None
-        if (x.ndim == 4 and f.ndim == 4 and bias.shape == f.shape[3:] and conv_kernels.BLOCKED
+        if (x.ndim == 4 and f.ndim == 4 and bias.shape == f.shape[3:]
                 and x.shape[channel_axis] == f.shape[2]):
             xn_shape = x.shape if conv.fmt == "NHWC" else (x.shape[0],) + x.shape[2:] + x.shape[1:2]
             g = conv.geometry(xn_shape, f.shape)
-            if (conv_gather.applies(xn_shape[0], g, f.shape[2])
-                    and dnnl_conv.conv_macs(xn_shape[0], g, *f.shape[2:]) < dnnl_conv.MIN_MACS):
+            if conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
                 geo = g
         if len(small) >= 16:
             small.clear()
