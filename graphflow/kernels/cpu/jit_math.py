@@ -24,13 +24,14 @@ around it stays numpy's (`fused_jit.group`); in a run it saves the pass and the 
 formula without the small-|x| branch, m / (m + 2) with m = e^(2|x|) - 1, ran at 0.37 ns but was
 2 ulp from the correctly rounded tanh and not monotonic (steps back of 2 ulp): not taken.
 
-Accuracy: at most 1 ulp from the correctly rounded tanh, over every float32 (checked exhaustively,
-all 2^32 inputs, against float64 tanh rounded to float32: 5.4M inputs, 0.13% of the non-NaN ones,
-are 1 ulp off, none more). numpy 2.4's own float32 tanh (AVX-512 here) is also within 1 ulp of it
-(63.3M inputs, 1.48%, 1 ulp off), so the two differ by at most 2 ulp: 64.5M inputs by 1 ulp, 664
-by 2. TF1's tanh is Eigen's float32 rational approximation, itself not numpy's bits. The fused
-programs' tests compare a compiled run against the numpy instructions with this tanh in place of
-numpy's, bit for bit, and this tanh against numpy's within 2 ulp (tests/kernels/test_jit_math.py).
+Accuracy: at most 1 ulp from the correctly rounded tanh, over every float32 (checked exhaustively
+by `benchmarks/check_tanh_accuracy.py`, all 2^32 inputs, against float64 tanh rounded to float32:
+5.4M inputs, 0.13% of the non-NaN ones, are 1 ulp off, none more). numpy 2.4's own float32 tanh
+(AVX-512 here) is also within 1 ulp of it (63.3M inputs, 1.48%, 1 ulp off), so the two differ by at
+most 2 ulp: 64.5M inputs by 1 ulp, 664 by 2. TF1's tanh is Eigen's float32 rational approximation,
+itself not numpy's bits. The fused programs' tests compare a compiled run against the numpy
+instructions with this tanh in place of numpy's, bit for bit, and this tanh against numpy's within
+2 ulp (tests/kernels/test_jit_math.py).
 """
 
 import math
