@@ -30,12 +30,12 @@ def _oneDNN(mode, a, b, threads):
     plans = collections.OrderedDict()
 
     def run():
-        saved, fixed = dnnl_matmul._plans, dnnl_matmul._fixed_mode
-        dnnl_matmul._plans, dnnl_matmul._fixed_mode = plans, (lambda: mode)
+        saved, fixed = dnnl_matmul._plans, dnnl_matmul.fixed_mode
+        dnnl_matmul._plans, dnnl_matmul.fixed_mode = plans, (lambda: mode)
         try:
             dnnl_matmul.matmul(a, b, threads)
         finally:
-            dnnl_matmul._plans, dnnl_matmul._fixed_mode = saved, fixed
+            dnnl_matmul._plans, dnnl_matmul.fixed_mode = saved, fixed
     return run
 
 

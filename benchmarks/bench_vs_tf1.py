@@ -208,13 +208,13 @@ def _matmul_way(step, way):
     plans, real = collections.OrderedDict(), dnnl_matmul.matmul
 
     def run():
-        saved = dnnl_matmul._plans, dnnl_matmul._fixed_mode, dnnl_matmul.matmul
-        dnnl_matmul._plans, dnnl_matmul._fixed_mode = plans, (lambda: way)
+        saved = dnnl_matmul._plans, dnnl_matmul.fixed_mode, dnnl_matmul.matmul
+        dnnl_matmul._plans, dnnl_matmul.fixed_mode = plans, (lambda: way)
         dnnl_matmul.matmul = (lambda *a, **k: None) if way == "numpy" else real
         try:
             step()
         finally:
-            dnnl_matmul._plans, dnnl_matmul._fixed_mode, dnnl_matmul.matmul = saved
+            dnnl_matmul._plans, dnnl_matmul.fixed_mode, dnnl_matmul.matmul = saved
     return run
 
 
