@@ -159,9 +159,10 @@ _conv2d_infer, _conv2d_backprop_input_infer, _conv2d_backprop_filter_infer = (
 
 
 # The NCHW kernels transpose to NHWC, run the NHWC kernel and transpose back: `layout_attrs`.
-define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS, layout_attrs=("strides", "dilations"))
-define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS)
-define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS)
+define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS, layout_attrs=("strides", "dilations"),
+       fresh_output=True)
+define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS, fresh_output=True)
+define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS, fresh_output=True)
 
 
 def _conv_attrs(strides, padding, data_format, dilations):
@@ -298,11 +299,12 @@ def _avg_pool_grad_infer(inputs, attrs):
 
 
 define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS,
-       layout_attrs=("ksize", "strides"))
-define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS, layout_attrs=("ksize", "strides"))
-define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS)
-define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS)
-define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)
+       layout_attrs=("ksize", "strides"), fresh_output=True)
+define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS, layout_attrs=("ksize", "strides"),
+       fresh_output=True)
+define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS, fresh_output=True)
+define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS, fresh_output=True)
+define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS, fresh_output=True)
 
 
 def _pool_attrs(ksize, strides, padding, data_format):

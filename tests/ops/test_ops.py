@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
-from tests.op_cases import all_cases
+from tests.op_cases import OpCase, all_cases
 
 CASES = all_cases()
 
@@ -105,3 +107,68 @@ def test_every_registered_op_has_a_case():
     missing = [t for t in registry.registered_types()
                if t not in with_cases and t not in COVERED_ELSEWHERE]
     assert not missing, f"op types without a generic test case: {missing}"
+
+
+def _values_with_inputs(case, op_type):
+    """The op's CPU kernel called directly on the values its inputs have in the case: its outputs
+    and those inputs (a session would copy fetched views)."""
+    placeholders, _ = _build(case, known_shapes=True)
+    op = next(o for o in tf.get_default_graph().get_operations() if o.type == op_type)
+    with tf.Session(optimize=False) as sess:
+        inputs = sess.run(list(op.inputs), feed_dict=dict(zip(placeholders, case.inputs)))
+    run = cpu_kernels.lookup(op_type)(KernelNode.describing(op, SessionState()))
+    outputs = run(*inputs)
+    return _as_list(outputs) if len(op.outputs) > 1 else [outputs], inputs
+
+
+def _shares_an_input(outputs, inputs):
+    arrays = [np.asarray(v) for v in inputs if isinstance(v, np.ndarray)]
+    return any(isinstance(out, np.ndarray) and np.shares_memory(out, a)
+               for out in outputs for a in arrays)
+
+
+_FRESH_CASES = [pytest.param(c, id=c.name) for c in CASES
+                if registry.lookup(c.op_type).fresh_output and c.op_type not in COVERED_ELSEWHERE]
+
+
+@pytest.mark.parametrize("case", _FRESH_CASES)
+def test_fresh_output_ops_never_return_an_input_buffer(case):
+    """`fresh_output` lets the memory plan write a later op's result over this op's output: a
+    kernel that handed back a view of an input would have that input overwritten."""
+    outputs, inputs = _values_with_inputs(case, case.op_type)
+    assert not _shares_an_input(outputs, inputs), f"{case.name}: output is a view of an input"
+
+
+def test_the_fresh_output_check_sees_a_view():
+    reshape = next(c for c in CASES if c.op_type == "Reshape")
+    assert registry.lookup("Reshape").may_alias_input
+    outputs, inputs = _values_with_inputs(reshape, "Reshape")
+    assert _shares_an_input(outputs, inputs)
+
+
+def _edge(op_type, build, *shapes):
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    return pytest.param(op_type, build, inputs, id=f"{op_type}-{'x'.join(map(str, shapes))}")
+
+
+# Kernel paths the small op cases do not reach: identity-sized windows, 1x1 filters, NCHW, and
+# sizes large enough for the compiled and oneDNN paths.
+_FRESH_EDGES = [
+    _edge("MaxPool", lambda x: tf.nn.max_pool(x, [1, 1, 1, 1], [1, 1, 1, 1], "VALID"), (2, 4, 4, 3)),
+    _edge("AvgPool", lambda x: tf.nn.avg_pool(x, [1, 1, 1, 1], [1, 1, 1, 1], "SAME"), (2, 4, 4, 3)),
+    _edge("MaxPool", lambda x: tf.nn.max_pool(x, [1, 1, 1, 1], [1, 1, 1, 1], "VALID",
+                                              data_format="NCHW"), (2, 3, 4, 4)),
+    _edge("MaxPool", lambda x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), (64, 28, 28, 16)),
+    _edge("Conv2D", lambda x, f: tf.nn.conv2d(x, f, [1, 1, 1, 1], "VALID"), (2, 4, 4, 3), (1, 1, 3, 3)),
+    _edge("Conv2D", lambda x, f: tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME"), (64, 28, 28, 1), (5, 5, 1, 16)),
+    _edge("Conv2D", lambda x, f: tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME", data_format="NCHW"),
+          (8, 16, 16, 16), (3, 3, 16, 32)),
+]
+
+
+@pytest.mark.parametrize("op_type,build,inputs", _FRESH_EDGES)
+def test_fresh_output_kernel_paths_never_return_an_input_buffer(op_type, build, inputs):
+    case = OpCase(op_type, build, inputs)
+    outputs, values = _values_with_inputs(case, op_type)
+    assert not _shares_an_input(outputs, values)
