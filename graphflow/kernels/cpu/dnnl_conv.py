@@ -109,13 +109,14 @@ NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
 _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
 
 
-# The two gradient primitives: (descriptor function, its diff-bias argument (none asked for),
-# the query of the weights' layout, the (source-side, weights) execution arguments, whether the
-# weights are reordered to TF's HWIO after the call (a gradient) or from it before (an input)).
+# The two gradient primitives: (descriptor function, whether it takes a diff-bias descriptor (the
+# filter gradient's: given when a bias gradient is asked for, else none), the query of the weights'
+# layout, the (source-side, weights) execution arguments, whether the weights are reordered to TF's
+# HWIO after the call (a gradient) or from it before (an input)).
 _BACKWARD = {
-    "backward_data": ("dnnl_convolution_backward_data_primitive_desc_create", (),
+    "backward_data": ("dnnl_convolution_backward_data_primitive_desc_create", False,
                       dnnl.QUERY_WEIGHTS_MD, (dnnl.ARG_DIFF_SRC, dnnl.ARG_WEIGHTS), False),
-    "backward_weights": ("dnnl_convolution_backward_weights_primitive_desc_create", (None,),
+    "backward_weights": ("dnnl_convolution_backward_weights_primitive_desc_create", True,
                          dnnl.QUERY_DIFF_WEIGHTS_MD, (dnnl.ARG_SRC, dnnl.ARG_DIFF_WEIGHTS), True),
 }
 
@@ -139,7 +140,8 @@ class _Plan:
         dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
         pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))
         attr = dnnl.user_scratchpad_attr(lib)
-        # the forward pass may add a per-channel bias and apply elementwise post-ops (FusedConv2D)
+        # the forward pass may add a per-channel bias and apply elementwise post-ops (FusedConv2D);
+        # the filter gradient's pass may also compute the bias gradient (Conv2DBackpropFilterBias)
         b = dnnl.Desc.plain(lib, [oc], [1]) if bias else None
         self.reorder = None
         try:
@@ -157,15 +159,18 @@ class _Plan:
                 self._weights_reorder(hwio, w_md, to_hwio=False)
             else:
                 create, bias_slot, query, (src_arg, weights_arg), to_hwio = _BACKWARD[kind]
+                bias_md = (b and b.handle,) if bias_slot else ()
                 try:
                     pd = self._pd(create, lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle,
-                                  weights.handle, *bias_slot, dst.handle, strides, dilates, pad_l,
+                                  weights.handle, *bias_md, dst.handle, strides, dilates, pad_l,
                                   pad_r, fwd, attr)
                 finally:
                     lib.call("dnnl_primitive_desc_destroy", fwd)
                 w_md = lib.raw("dnnl_primitive_desc_query_md", pd, query, 0)
-                self.prim = dnnl.Primitive(lib, pd, {src_arg: src.handle, weights_arg: w_md,
-                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                args = {src_arg: src.handle, weights_arg: w_md, dnnl.ARG_DIFF_DST: dst.handle}
+                if b is not None:
+                    args[dnnl.ARG_DIFF_BIAS] = b.handle
+                self.prim = dnnl.Primitive(lib, pd, args)
                 self._weights_reorder(hwio, w_md, to_hwio=to_hwio)
         finally:
             dnnl.destroy_attr(lib, attr)
@@ -401,31 +406,39 @@ def conv2d_backprop_input(g, f, geo, n, c, threads):
     return dx if done else None
 
 
-def conv2d_backprop_filter(x, g, geo, f_shape, threads):
+def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
     """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
     one partial per block (reordered to HWIO when the primitive writes its own layout), summed
-    in block order."""
+    in block order. With `bias`, (filter gradient, bias gradient [out]): the same primitive also
+    sums each block's `g` over its images and pixels (its diff-bias), the partials summed in block
+    order too (Conv2DBackpropFilterBias)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
     nb = image_blocks(n, macs)
     threads = threads if macs >= PARALLEL_MIN_MACS else 1
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc)
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc, bias)
     if plans is None:
         return None
     starts = range(0, n, nb)
     partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]
         own = partials[lo // nb]
         out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
-        plan.prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
-                           dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
-                           dnnl.ARG_DIFF_WEIGHTS: out})
+        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                dnnl.ARG_DIFF_WEIGHTS: out}
+        if bias:
+            args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
+        plan.prim.execute(args)
         if plan.reorder is not None:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
     run_blocks(n, nb, work_on, threads)
-    return partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+    df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+    if not bias:
+        return df
+    return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
