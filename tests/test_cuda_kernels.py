@@ -210,6 +210,24 @@ def test_optimized_training_step_launches(recording):
     assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
 
 
+def test_optimized_conv_training_step_launches(recording):
+    """A conv layer's training step, fusion on (FusedConv2D, Conv2DBackpropFilterBias), goes
+    through the launchers: the filter gradient's GEMMs and the bias gradient's reduction."""
+    x = tf.placeholder(tf.float32, [4, 8, 8, 3])
+    h = tf.layers.conv2d(x, 4, 3, padding="same", activation=tf.nn.relu)
+    loss = tf.reduce_mean(tf.square(h))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(tf.global_variables_initializer())
+        meta = _Meta()
+        sess.run([loss, train], {x: np.ones((4, 8, 8, 3), np.float32)}, run_metadata=meta)
+    assert [op.type for op in meta.plan.ops].count("Conv2DBackpropFilterBias") == 1
+    assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
+    launched = set(recording.launches)
+    assert any(n.startswith("gf_reduce_") for n in launched)
+    assert "gf_im2col_f32" in launched
+
+
 def test_module_cache_compiles_each_source_once():
     compiled = []
 
