@@ -218,10 +218,12 @@ def _fuse_filter_bias_gradients(graph, preserve):
         dL/dw = Conv2DBackpropFilter(x, shape(w), dy)
         dL/db[c] = sum over n, h, w of dy[n, h, w, c]      (NHWC; NCHW: dy[n, c, h, w])
 
-    Both read every element of dy once; `Conv2DBackpropFilterBias` computes the two in one pass
-    (oneDNN's backward-weights primitive has a diff-bias output). Each filter gradient is paired with
-    one bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
-    fetches), the fused op takes the filter gradient's name."""
+    Both read every element of dy; `Conv2DBackpropFilterBias` computes the two in one op (on the
+    CPU each block of images' dy is summed right after the filter gradient's primitive read it, on
+    the same thread: `kernels/cpu/fused_conv_kernels.py`). Each filter gradient is paired with one
+    bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
+    fetches), the fused op takes the filter gradient's name. The filter gradient keeps its bits,
+    the bias gradient is the same sum in another order where oneDNN runs (float32 rounding)."""
     editor = Editor(graph, preserve)
     claimed = set()  # bias reductions already paired (one dy may feed several filter gradients)
     count = 0

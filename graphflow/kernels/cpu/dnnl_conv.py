@@ -79,6 +79,13 @@ PARALLEL_MIN_MACS = 1 << 25
 # activations' layout too (blocked, with reorders) was no faster: 32x32x32 -> 32 forward 9.4 ms
 # in NHWC, 15.2 ms blocked, filter gradient 16.7 / 16.2 ms, input gradient 14.6 / 16.5 ms.
 WEIGHTS_ANY = True
+# Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
+# output, `jit:avx512_core` as without it) instead of one BLAS ones @ dy per block right after the
+# primitive. Measured slower (one process, interleaved, 2 threads, batch 64, load 2.7-3, ms:
+# filter gradient + separate Sum / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.57 / 0.62 /
+# 0.51; 32x32x3 -> 32 1.66 / 5.30 / 1.38; 32x32x32 -> 32 18.2 / 21.1 / 18.3; 16x16x32 -> 64
+# 8.40 / 8.41 / 8.13: oneDNN sums the bias in a pass of its own over each block's dy.
+BIAS_BY_PRIMITIVE = False
 
 _plans = collections.OrderedDict()
 _plans_lock = threading.Lock()
@@ -409,21 +416,25 @@ def conv2d_backprop_input(g, f, geo, n, c, threads):
 def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
     """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
     one partial per block (reordered to HWIO when the primitive writes its own layout), summed
-    in block order. With `bias`, (filter gradient, bias gradient [out]): the same primitive also
-    sums each block's `g` over its images and pixels (its diff-bias), the partials summed in block
-    order too (Conv2DBackpropFilterBias)."""
+    in block order. With `bias`, (filter gradient, bias gradient [out]): each block's `g` is also
+    summed over its images and pixels, by the same thread right after the primitive read it (as
+    ones @ g, one BLAS call; `BIAS_BY_PRIMITIVE`: by the primitive, its diff-bias), the partials
+    summed in block order too (Conv2DBackpropFilterBias)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
     nb = image_blocks(n, macs)
     threads = threads if macs >= PARALLEL_MIN_MACS else 1
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc, bias)
+    by_primitive = bias and BIAS_BY_PRIMITIVE
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
     if plans is None:
         return None
     starts = range(0, n, nb)
     partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
     bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
+    pixels = geo.oh * geo.ow
+    ones = _ones(nb * pixels) if bias and not by_primitive else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
     def work_on(lo, hi):
@@ -432,13 +443,31 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
         out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
         args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
                 dnnl.ARG_DIFF_WEIGHTS: out}
-        if bias:
+        if by_primitive:
             args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
         plan.prim.execute(args)
         if plan.reorder is not None:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
+        if ones is not None:  # the block's dy, just read by the primitive: still in cache
+            rows = (hi - lo) * pixels
+            np.matmul(ones[:rows], g[lo:hi].reshape(rows, oc), out=bias_partials[lo // nb])
     run_blocks(n, nb, work_on, threads)
     df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
     if not bias:
         return df
     return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
+
+
+_ones_cache = {}
+
+
+def _ones(size):
+    """A read-only float32 vector of `size` ones (kept: the same block sizes recur every step)."""
+    ones = _ones_cache.get(size)
+    if ones is None:
+        if len(_ones_cache) >= 16:
+            _ones_cache.clear()
+        ones = np.ones(size, np.float32)
+        ones.flags.writeable = False
+        _ones_cache[size] = ones
+    return ones
