@@ -42,6 +42,18 @@ def _by_primitive(flag, fn):
     return run
 
 
+def _layer(x, g, geo, f_shape, threads):
+    """(filter gradient then Sum, diff-bias primitive, BLAS per block) for one layer."""
+    def unfused():
+        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+        math_kernels._sum_as_product(g, (0, 1, 2), False, np.float32)
+
+    def fused():
+        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=True)
+    return {"unfused": unfused, "primitive": _by_primitive(True, fused),
+            "blas": _by_primitive(False, fused)}
+
+
 def kernels(rounds):
     threads = config.default_intra_op_threads()
     blas.owns_blas_threads()  # BLAS on one thread, as in a session
@@ -54,15 +66,7 @@ def kernels(rounds):
         geo = Geometry(h, w, kh, kw, 1, 1, 1, 1, "SAME")
         x = rng.standard_normal(x_shape).astype(np.float32)
         g = rng.standard_normal((n, geo.oh, geo.ow, oc)).astype(np.float32)
-
-        def unfused():
-            dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
-            math_kernels._sum_as_product(g, (0, 1, 2), False, np.float32)
-
-        def fused():
-            dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=True)
-        t = bench_conv_fusion._medians({"unfused": unfused, "primitive": _by_primitive(True, fused),
-                                        "blas": _by_primitive(False, fused)}, rounds, 3)
+        t = bench_conv_fusion._medians(_layer(x, g, geo, f_shape, threads), rounds, 3)
         print(f"  {name:32s} {t['unfused']:7.3f} {t['primitive']:7.3f} {t['blas']:7.3f}")
 
 
