@@ -82,11 +82,12 @@ PARALLEL_MIN_MACS = 1 << 25
 # in NHWC, 15.2 ms blocked, filter gradient 16.7 / 16.2 ms, input gradient 14.6 / 16.5 ms.
 WEIGHTS_ANY = True
 # Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
-# output, `jit:avx512_core` as without it) instead of one BLAS ones @ dy per block right after the
-# primitive. Measured slower (one process, interleaved, 2 threads, batch 64, load 2.7-3, ms:
-# filter gradient + separate Sum / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.57 / 0.62 /
-# 0.51; 32x32x3 -> 32 1.66 / 5.30 / 1.38; 32x32x32 -> 32 18.2 / 21.1 / 18.3; 16x16x32 -> 64
-# 8.40 / 8.41 / 8.13: oneDNN sums the bias in a pass of its own over each block's dy.
+# output; `jit:avx512_core` with or without it) instead of one BLAS ones @ dy per block right after
+# the primitive. Measured slower: oneDNN sums the bias in a pass of its own over each block's dy
+# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, two runs at load 2.8-4.2,
+# ms: filter gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5
+# 0.57-0.58 / 0.63-0.64 / 0.47-0.48; 32x32x3 -> 32 2.91-3.24 / 2.87-3.47 / 2.65-2.82; the two
+# 32-channel layers within each other's noise (17-20 and 8.0-8.7 ms all three ways).
 BIAS_BY_PRIMITIVE = False
 
 _plans = collections.OrderedDict()
