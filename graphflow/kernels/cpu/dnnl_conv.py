@@ -84,10 +84,10 @@ WEIGHTS_ANY = True
 # Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
 # output; `jit:avx512_core` with or without it) instead of one BLAS ones @ dy per block right after
 # the primitive. Measured slower: oneDNN sums the bias in a pass of its own over each block's dy
-# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, two runs at load 2.8-4.2,
-# ms: filter gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5
-# 0.57-0.58 / 0.63-0.64 / 0.47-0.48; 32x32x3 -> 32 2.91-3.24 / 2.87-3.47 / 2.65-2.82; the two
-# 32-channel layers within each other's noise (17-20 and 8.0-8.7 ms all three ways).
+# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, load 1.8-2.3, ms: filter
+# gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.54 / 0.59 / 0.44;
+# 32x32x3 -> 32 1.51 / 1.72 / 1.31; 32x32x32 -> 32 8.34 / 8.61 / 8.27; 16x16x32 -> 64 3.99 / 4.09 /
+# 3.90 (at load 2.8-4.2 the same order on the first two, the others within the noise).
 BIAS_BY_PRIMITIVE = False
 
 _plans = collections.OrderedDict()
