@@ -51,6 +51,10 @@ EXPECTED_FALLBACKS = {
         {"FusedConv2D": _NHWC_ONLY},
     "FusedConv2D[(2, 32, 16, 16)x(3, 3, 32, 16) Relu6 s=(1, 1) SAME NCHW float32]":
         {"FusedConv2D": _NHWC_ONLY},
+    "Conv2DBackpropFilterBias[(1, 3, 5, 4)x(3, 3, 3, 2) s=(1, 1) SAME NCHW Sum float64]":
+        {"Conv2DBackpropFilterBias": _NHWC_ONLY},
+    "Conv2DBackpropFilterBias[(4, 16, 16, 16)x(3, 3, 16, 32) s=(1, 1) SAME NCHW BiasAddGrad "
+    "float32]": {"Conv2DBackpropFilterBias": _NHWC_ONLY},
     "MaxPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
     "AvgPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPool": _NHWC_ONLY},
     "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,
@@ -204,6 +208,24 @@ def test_optimized_training_step_launches(recording):
     assert {"gf_apply_adam_f32", "gf_sparse_xent_warp_f32_i64"} <= launched
     assert any(n.startswith("gf_gemm_f32s_") for n in launched)
     assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
+
+
+def test_optimized_conv_training_step_launches(recording):
+    """A conv layer's training step, fusion on (FusedConv2D, Conv2DBackpropFilterBias), goes
+    through the launchers: the filter gradient's GEMMs and the bias gradient's reduction."""
+    x = tf.placeholder(tf.float32, [4, 8, 8, 3])
+    h = tf.layers.conv2d(x, 4, 3, padding="same", activation=tf.nn.relu)
+    loss = tf.reduce_mean(tf.square(h))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(tf.global_variables_initializer())
+        meta = _Meta()
+        sess.run([loss, train], {x: np.ones((4, 8, 8, 3), np.float32)}, run_metadata=meta)
+    assert [op.type for op in meta.plan.ops].count("Conv2DBackpropFilterBias") == 1
+    assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
+    launched = set(recording.launches)
+    assert any(n.startswith("gf_reduce_") for n in launched)
+    assert "gf_im2col_f32" in launched
 
 
 def test_module_cache_compiles_each_source_once():

@@ -9,6 +9,12 @@ private graph in place of several user ops. Users never build them, but they are
 - `FusedConv2D`: `activation(conv2d(x, filter) + bias)` with a per-channel bias of shape [out
   channels] (TF's `_FusedConv2D`); the Conv2D attrs (strides, padding, data_format, dilations) plus
   `activation` and `activation_attrs`, as for FusedMatMul.
+- `Conv2DBackpropFilterBias`: the two parameter gradients of `conv2d(x, filter) + bias`, from one
+  pass over the output gradient dy: output 0 is `Conv2DBackpropFilter(x, filter_sizes, dy)`, output
+  1 the bias gradient, dy summed over every axis but the channel axis of `data_format` ([out
+  channels]). Its attrs are Conv2DBackpropFilter's plus `bias_reduction`, the op type whose value
+  output 1 stands for (`BIAS_REDUCTIONS`: an NHWC `Sum` over axes [0, 1, 2] or an NCHW one over [0,
+  2, 3], or `BiasAddGrad`); a kernel that computes the two separately runs that op's own reduction.
 
 All carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
 `member_types` and `member_sources` ('file:line: code' of the user code that built each member).
@@ -17,9 +23,17 @@ All carry their provenance in attrs: `members` (names of the ops they replaced, 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_program, elementwise_spec
-from graphflow.ops.conv_ops import _conv2d_infer, _conv_attrs
+from graphflow.ops.conv_ops import _conv2d_backprop_filter_infer, _conv2d_infer, _conv_attrs
 from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
-from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
+from graphflow.ops.registry import (
+    broadcast_static,
+    define,
+    make_op,
+    make_tensor,
+    no_gradient,
+    same_dtype,
+)
+from graphflow.ops.shape_ops import shape_tensor
 
 PROGRAM_VERSION = elementwise_program.VERSION
 
@@ -33,6 +47,8 @@ ELEMENTWISE_INSTRUCTIONS = elementwise_spec.FUSIBLE
 MATMUL_ACTIVATIONS = ("", "Relu", "Relu6", "Tanh", "Sigmoid", "Elu", "Selu", "Softplus", "LeakyRelu")
 # Activations FusedConv2D can apply: the same list.
 CONV_ACTIVATIONS = MATMUL_ACTIVATIONS
+# The reductions whose value Conv2DBackpropFilterBias's second output is (its `bias_reduction`).
+BIAS_REDUCTIONS = ("Sum", "BiasAddGrad")
 
 
 def validate_program(program, input_dtypes=None):
@@ -78,6 +94,20 @@ def _fused_conv2d_infer(inputs, attrs):
     return [(dt, shape)]
 
 
+def _conv2d_backprop_filter_bias_infer(inputs, attrs):
+    x, sizes, dy = inputs
+    ((dt, f_shape),) = _conv2d_backprop_filter_infer(inputs, attrs)
+    if attrs.get("bias_reduction") not in BIAS_REDUCTIONS:
+        raise ValueError(f"unsupported bias_reduction {attrs.get('bias_reduction')!r}; use one of "
+                         f"{BIAS_REDUCTIONS}")
+    if dy.shape.ndims not in (None, 4):
+        raise ValueError(f"out_backprop must be 4-D, got shape {dy.shape}")
+    channels = None if f_shape.dims is None else f_shape.dims[3]
+    if channels is None and dy.shape.ndims == 4:
+        channels = dy.shape.dims[3 if (attrs.get("data_format") or "NHWC") == "NHWC" else 1]
+    return [(dt, f_shape), (dt, TensorShape([channels]))]
+
+
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
        attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
@@ -88,7 +118,12 @@ define("FusedConv2D", _fused_conv2d_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) activation:string activation_attrs:dict" + _PROVENANCE,
        fresh_output=True)
-no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D")  # built on plan copies, after gradients exist
+define("Conv2DBackpropFilterBias", _conv2d_backprop_filter_bias_infer,
+       attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
+       "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
+       fresh_output=True, retains_inputs=False)
+# built on plan copies, after gradients exist
+no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias")
 
 
 def _provenance(members):
@@ -126,6 +161,18 @@ def fused_conv2d(x, filter, bias, strides, padding, activation="", data_format="
     return make_tensor("FusedConv2D", (x, filter, bias), attrs, name=name or "FusedConv2D")
 
 
+def conv2d_backprop_filter_bias(x, filter_sizes, out_backprop, strides, padding, data_format="NHWC",
+                                dilations=(1, 1, 1, 1), bias_reduction="Sum", members=(), name=None):
+    """(filter gradient, bias gradient) of `conv2d(x, filter) + bias` from the output gradient, as
+    one op: `Conv2DBackpropFilter(x, filter_sizes, out_backprop)` and `out_backprop` summed over all
+    but its channel axis."""
+    attrs = {**_conv_attrs(strides, padding, data_format, dilations),
+             "bias_reduction": bias_reduction, **_provenance(members)}
+    op = make_op("Conv2DBackpropFilterBias", (x, shape_tensor(filter_sizes), out_backprop), attrs,
+                 name=name or "Conv2DBackpropFilterBias")
+    return tuple(op.outputs)
+
+
 # ---------------------------------------------------------------- what the fusion pass may absorb
 def is_instruction(op):
     """`op` has a FusedElementwise instruction (its type is in ELEMENTWISE_INSTRUCTIONS)."""
@@ -140,6 +187,38 @@ def is_matmul(op):
 def is_conv2d(op):
     """`op` is the convolution FusedConv2D computes (Conv2D)."""
     return op.type == "Conv2D"
+
+
+def is_conv2d_backprop_filter(op):
+    """`op` is the filter gradient Conv2DBackpropFilterBias computes (Conv2DBackpropFilter)."""
+    return op.type == "Conv2DBackpropFilter"
+
+
+def bias_gradient_reduction(op, dy, data_format):
+    """The `bias_reduction` of a Conv2DBackpropFilterBias whose second output `op`'s value is: `op`
+    sums the 4-D `dy` over every axis but the channel axis of `data_format` into [channels], as a
+    BiasAddGrad in that data format ("BiasAddGrad") or a Sum over those static axes without keepdims
+    ("Sum"); else None."""
+    if op.inputs[:1] != (dy,) or dy.shape.ndims != 4 or data_format not in ("NHWC", "NCHW"):
+        return None
+    if op.type == "BiasAddGrad":
+        return op.type if (op.attrs.get("data_format") or "NHWC") == data_format else None
+    if op.type != "Sum" or len(op.inputs) != 1 or op.attrs.get("keepdims"):
+        return None
+    axis = op.attrs.get("axis")
+    axes = list(range(4)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    channel = 3 if data_format == "NHWC" else 1
+    if any(not -4 <= a < 4 for a in axes) or {a % 4 for a in axes} != set(range(4)) - {channel}:
+        return None
+    return op.type
+
+
+def bias_reduction_attrs(bias_reduction, data_format):
+    """The attrs of the `bias_reduction` op (Sum or BiasAddGrad) that Conv2DBackpropFilterBias's
+    second output stands for, in the convolution's `data_format`."""
+    if bias_reduction == "BiasAddGrad":
+        return {"data_format": data_format}
+    return {"axis": [0, 1, 2] if data_format == "NHWC" else [0, 2, 3], "keepdims": False}
 
 
 def is_bias_add(op):

@@ -6,7 +6,10 @@
    other reader. Likewise (TF's `_FusedConv2D`) `conv2d(x, f)` followed by a per-channel bias
    (`BiasAdd` in the convolution's data format, or in NHWC an `Add` of a 1-D bias of the channel
    count) and optionally by an activation (`fused_ops.CONV_ACTIVATIONS`) becomes one `FusedConv2D`.
-2. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
+2. Parameter gradients of a biased convolution: `Conv2DBackpropFilter(x, sizes, dy)` and the bias
+   gradient read from the same dy (`Sum` over every axis but the channel axis, or `BiasAddGrad`)
+   become one two-output `Conv2DBackpropFilterBias` (`_fuse_filter_bias_gradients`).
+3. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
    `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
    root (the one member whose value leaves the group) towards its inputs; an op joins when every
    reader of its output is already in the group, its static output shape equals the root's, and it
@@ -37,6 +40,8 @@ MAX_GROUP_OPS = 64
 # False leaves convolutions unfused (their bias + activation then join elementwise groups):
 # `benchmarks/bench_conv_fusion.py` compares both plans.
 FUSE_CONV = True
+# False leaves a convolution's filter and bias gradients as two ops (the tests compare both plans).
+FUSE_CONV_GRADIENTS = True
 
 
 def run(graph, preserve):
@@ -44,9 +49,11 @@ def run(graph, preserve):
     with Timer(stats, graph):
         matmuls = _fuse_matmul_bias_activation(graph, preserve)
         convs = _fuse_conv_bias_activation(graph, preserve) if FUSE_CONV else 0
+        grads = _fuse_filter_bias_gradients(graph, preserve) if FUSE_CONV_GRADIENTS else 0
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + convs + groups
-        stats.details.update(fused_matmuls=matmuls, fused_convs=convs, elementwise_groups=groups,
+        stats.rewrites = matmuls + convs + grads + groups
+        stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
+                             fused_conv_gradients=grads, elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
 
@@ -202,6 +209,65 @@ _MATMUL = _Rule("FusedMatMul", fused_ops.is_matmul, _bias_operand, fused_ops.is_
                 _matmul_attrs)
 _CONV = _Rule("FusedConv2D", fused_ops.is_conv2d, _conv_bias_operand, fused_ops.is_conv_activation,
               _conv_attrs)
+
+
+# ------------------------------------------------------------------ filter + bias gradients
+def _fuse_filter_bias_gradients(graph, preserve):
+    """For y = conv2d(x, w) + b (b broadcast over every axis but the channels), with dy = dL/dy:
+
+        dL/dw = Conv2DBackpropFilter(x, shape(w), dy)
+        dL/db[c] = sum over n, h, w of dy[n, h, w, c]      (NHWC; NCHW: dy[n, c, h, w])
+
+    Both read every element of dy; `Conv2DBackpropFilterBias` computes the two in one op (on the
+    CPU each block of images' dy is summed right after the filter gradient's primitive read it, on
+    the same thread: `kernels/cpu/fused_conv_kernels.py`). Each filter gradient is paired with one
+    bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
+    fetches), the fused op takes the filter gradient's name. The filter gradient keeps its bits,
+    the bias gradient is the same sum in another order where oneDNN runs (float32 rounding)."""
+    editor = Editor(graph, preserve)
+    claimed = set()  # bias reductions already paired (one dy may feed several filter gradients)
+    count = 0
+    for dw_op in graph.get_operations():
+        if not fused_ops.is_conv2d_backprop_filter(dw_op):
+            continue
+        found = _bias_gradient_of(dw_op, preserve, claimed)
+        if found is None:
+            continue
+        db_op, reduction = found
+        claimed.add(db_op)
+        dw, db = dw_op.outputs[0], db_op.outputs[0]
+        anchor = min(dw_op, db_op, key=lambda op: op._id)  # before the readers of either output
+        attrs = {**_conv_attrs(dw_op), "bias_reduction": reduction,
+                 **fused_ops._provenance([dw_op, db_op])}
+        fused = editor.add_op("Conv2DBackpropFilterBias", dw_op.inputs, attrs,
+                              [(dw.dtype, dw.shape), (db.dtype, db.shape)], anchor=anchor,
+                              name=dw_op.name, source=dw_op.source, device=dw_op.device)
+        move_output(dw, fused, 0)
+        move_output(db, fused, 1)
+        move_control_outputs(dw_op, fused)
+        move_control_outputs(db_op, fused)
+        count += 1
+    editor.commit()
+    return count
+
+
+def _bias_gradient_of(dw_op, preserve, claimed):
+    """(op, its `bias_reduction`) for an unclaimed op reading dw_op's out_backprop dy that sums dy
+    over exactly its non-channel axes (`fused_ops.bias_gradient_reduction`), on dw_op's device,
+    neither op with control inputs nor fetched as an op (their output Tensors may be fetched); None
+    if there is none. (An NCHW `Add` of a [C, 1, 1] bias gives Sum(Sum(dy, 0), [1, 2], keepdims):
+    not matched.)"""
+    if dw_op.control_inputs or dw_op in preserve:
+        return None
+    dy = dw_op.inputs[2]
+    fmt = dw_op.attrs.get("data_format") or "NHWC"
+    for op in dict.fromkeys(dy._consumers):
+        if op in claimed or op.control_inputs or op in preserve or op.device != dw_op.device:
+            continue
+        reduction = fused_ops.bias_gradient_reduction(op, dy, fmt)
+        if reduction is not None and op.outputs[0].dtype == dw_op.outputs[0].dtype:
+            return op, reduction
+    return None
 
 
 # ------------------------------------------------------------------ elementwise groups

@@ -2,15 +2,20 @@
 argument, activation post-op) gives the values of the numpy path (Conv2D reference kernel, bias
 add, activation) on every FusedConv2D op case and on every activation, and the same bits as the
 unfused Conv2D kernel followed by graphflow's own bias add and activation, on 1 and 2 threads;
-a bias of the wrong size names the member that failed. The oneDNN tests are skipped where the
-optional library (onednn-cpu-gomp) is not installed."""
+a bias of the wrong size names the member that failed. Conv2DBackpropFilterBias: through oneDNN's
+backward-weights primitive (the bias gradient summed per block beside it, or as its diff-bias
+output), the filter gradient is the Conv2DBackpropFilter kernel's bits and the bias gradient within
+BIAS_GRAD_TOLERANCE of the unfused Sum / BiasAddGrad (relative
+to sum(|dy|) per channel), the same bits on 1 and 2 threads; without oneDNN (or in float64) both
+outputs are the unfused kernels' bits. The oneDNN tests are skipped where the optional library
+(onednn-cpu-gomp) is not installed."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv
-from graphflow.ops import fused_ops
+from graphflow.ops import fused_ops, nn_ops
 from tests.op_cases import fused_cases
 from tests.tooling import required
 
@@ -167,3 +172,110 @@ def test_small_convolutions_take_the_gathered_kernel_with_the_unfused_bits(fmt, 
         np.testing.assert_array_equal(g, w)
     reference = _run(unfused, [x, f, b], False, monkeypatch, optimize=False)
     np.testing.assert_allclose(got[0], reference, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ Conv2DBackpropFilterBias
+# |fused bias gradient - unfused| <= BIAS_GRAD_TOLERANCE * sum(|dy|) per channel: two float32
+# sums of the same values in different orders (per block of images and then the blocks, against
+# one BLAS ones @ dy (Sum) or numpy's sum (BiasAddGrad)), each within a few float32 epsilons of the
+# exact sum (measured on the CNN benchmarks' layers: the fused one within 3e-8 of sum(|dy|), the
+# Sum kernel's 2.2e-8, numpy's 1.6e-7).
+BIAS_GRAD_TOLERANCE = 5e-7
+
+
+def _filter_bias_pair(reduction, f_shape, fmt="NHWC", s=1):
+    strides = [1, 1, s, s] if fmt == "NCHW" else [1, s, s, 1]
+
+    def fused(x, g):
+        return fused_ops.conv2d_backprop_filter_bias(x, list(f_shape), g, strides, "SAME", fmt,
+                                                     bias_reduction=reduction)
+
+    def unfused(x, g):
+        df = tf.nn.conv2d_backprop_filter(x, list(f_shape), g, strides, "SAME", data_format=fmt)
+        if reduction == "BiasAddGrad":
+            return df, nn_ops.bias_add_grad(g, data_format=fmt)
+        return df, tf.reduce_sum(g, [0, 1, 2] if fmt == "NHWC" else [0, 2, 3])
+    return fused, unfused
+
+
+def _filter_bias_inputs(x_shape, f_shape, fmt, s=1, dtype=np.float32, seed=5):
+    rng = np.random.default_rng(seed)
+    n, h, w = x_shape[0], *(x_shape[1:3] if fmt == "NHWC" else x_shape[2:])
+    oh, ow = -(-h // s), -(-w // s)
+    g_shape = (n, oh, ow, f_shape[3]) if fmt == "NHWC" else (n, f_shape[3], oh, ow)
+    return [rng.standard_normal(x_shape).astype(dtype), rng.standard_normal(g_shape).astype(dtype)]
+
+
+def _bias_grad_calls(monkeypatch):
+    calls = []
+    fn = dnnl_conv.conv2d_backprop_filter
+
+    def spy(*args, bias=False):
+        calls.append(bias)
+        return fn(*args, bias=bias)
+    monkeypatch.setattr(dnnl_conv, "conv2d_backprop_filter", spy)
+    return calls
+
+
+def _assert_bias_grad_close(got, want, g, fmt):
+    scale = np.abs(g.astype(np.float64)).sum(axis=(0, 1, 2) if fmt == "NHWC" else (0, 2, 3))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= BIAS_GRAD_TOLERANCE * scale)
+
+
+@needs_dnnl
+@pytest.mark.parametrize("by_primitive", [False, True], ids=["BLAS per block", "diff-bias"])
+@pytest.mark.parametrize("fmt,reduction,s", [("NHWC", "Sum", 1), ("NHWC", "BiasAddGrad", 2),
+                                             ("NCHW", "Sum", 1), ("NCHW", "BiasAddGrad", 1)])
+def test_filter_bias_gradients_beside_the_primitive(fmt, reduction, s, by_primitive, monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "BIAS_BY_PRIMITIVE", by_primitive)
+    f_shape = (3, 3, 16, 32)
+    # 16 images of 16x16: two blocks of images (dnnl_conv.image_blocks), summed in order
+    x_shape = (16, 16, 16, 16)
+    x, g = _filter_bias_inputs(x_shape, f_shape, fmt, s)
+    fused, unfused = _filter_bias_pair(reduction, f_shape, fmt, s)
+    calls = _bias_grad_calls(monkeypatch)
+    want = _run(unfused, [x, g], True, monkeypatch, optimize=False)
+    assert calls == [False]
+    got = {}
+    for threads in (1, 2):
+        calls.clear()
+        got[threads] = _run(fused, [x, g], True, monkeypatch, threads)
+        assert calls == [True]
+    for threads in (1, 2):
+        np.testing.assert_array_equal(got[threads][0], want[0])  # the filter gradient's bits
+        np.testing.assert_array_equal(got[threads][1], got[1][1])  # thread-independent
+        _assert_bias_grad_close(got[threads][1], want[1], g, fmt)
+    reference = _run(unfused, [x, g], False, monkeypatch, optimize=False)  # numpy kernels
+    np.testing.assert_allclose(got[1][0], reference[0], rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fmt,reduction", [("NHWC", "Sum"), ("NHWC", "BiasAddGrad"),
+                                           ("NCHW", "Sum"), ("NCHW", "BiasAddGrad")])
+def test_filter_bias_gradients_without_onednn_are_the_unfused_bits(fmt, reduction, dtype,
+                                                                   monkeypatch):
+    f_shape = (3, 3, 8, 16)
+    # dy of 32768 values: the Sum kernel takes its BLAS route, BiasAddGrad numpy's sum
+    x_shape = (8, 16, 16, 8) if fmt == "NHWC" else (8, 8, 16, 16)
+    x, g = _filter_bias_inputs(x_shape, f_shape, fmt, dtype=dtype)
+    fused, unfused = _filter_bias_pair(reduction, f_shape, fmt)
+    for onednn in ([False, True] if LIBRARY is not None else [False]):
+        # oneDNN installed: float64 never goes through it; float32 only without it
+        if onednn and dtype == np.float32:
+            continue
+        want = _run(unfused, [x, g], onednn, monkeypatch, optimize=False)
+        got = _run(fused, [x, g], onednn, monkeypatch)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype == dtype
+            np.testing.assert_array_equal(a, b)
+
+
+def test_filter_bias_gradient_shape_errors_name_out_backprop(monkeypatch):
+    _use(False, monkeypatch)
+    tf.reset_default_graph()
+    x, g = tf.placeholder(tf.float32, None), tf.placeholder(tf.float32, None)
+    dw, db = fused_ops.conv2d_backprop_filter_bias(x, [3, 3, 3, 4], g, [1, 1, 1, 1], "SAME")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="out_backprop"):
+            sess.run([dw, db], {x: np.ones((2, 6, 6, 3), np.float32),
+                                g: np.ones((2, 5, 6, 4), np.float32)})

@@ -1,9 +1,14 @@
-"""Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul, FusedConv2D).
+"""Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul, FusedConv2D,
+Conv2DBackpropFilterBias).
 They have no gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
 
 The float32 FusedConv2D cases are large enough for oneDNN (`dnnl_conv.MIN_MACS`) where it is
 installed: bias and Relu/LeakyRelu as the primitive's bias and post-op, Tanh in numpy after it; the
 float64 ones run the numpy Conv2D kernel, bias add and activation.
+
+The Conv2DBackpropFilterBias cases compare both outputs with the float64 loop references of the
+filter gradient and of the bias gradient (dy summed over all but its channel axis); the float32
+ones over oneDNN's threshold take the primitive's diff-bias path where oneDNN is installed.
 
 The FusedElementwise cases cover both evaluation modes of the CPU kernel: whole arrays (small) and
 chunked (several chunks of `CHUNK_ELEMENTS` and a partial one), with broadcasting inputs.
@@ -14,7 +19,7 @@ import numpy as np
 from graphflow.kernels.cpu.fused_kernels import CHUNK_ELEMENTS
 from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
-from tests.op_cases.nn_cases import _conv_ref, _nchw, _nhwc
+from tests.op_cases.nn_cases import _conv_filter_grad_ref, _conv_ref, _nchw, _nhwc, _pads
 
 f32 = np.float32
 
@@ -178,4 +183,42 @@ CASES += [
     _conv_case((4, 17, 15, 16), (3, 3, 16, 32), "Tanh", np.tanh, s=(2, 2), dtype=f32, rtol=1e-4),
     _conv_case((2, 32, 16, 16), (3, 3, 32, 16), "Relu6", lambda y: np.clip(y, 0, 6),
                data_format="NCHW", dtype=f32, rtol=1e-4),
+]
+
+
+def _filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="NHWC",
+                      reduction="Sum", dtype=np.float64, rtol=1e-5):
+    """Conv2DBackpropFilterBias on x_shape (in `data_format`) and an out_backprop of the
+    convolution's output shape."""
+    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
+    out = (nhwc[0], _pads(nhwc[1], f_shape[0], s[0], 1, padding)[0],
+           _pads(nhwc[2], f_shape[1], s[1], 1, padding)[0], f_shape[3])
+    g_shape = out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+
+    def build(x, g):
+        strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
+        return fused_ops.conv2d_backprop_filter_bias(x, list(f_shape), g, strides, padding,
+                                                     data_format, bias_reduction=reduction)
+
+    def expected(x, g):
+        x, g = x.astype(np.float64), g.astype(np.float64)
+        if data_format == "NCHW":
+            x, g = _nhwc(x), _nhwc(g)
+        return _conv_filter_grad_ref(x, f_shape, g, s, padding), g.sum(axis=(0, 1, 2))
+    return OpCase("Conv2DBackpropFilterBias", build,
+                  [rand(*x_shape, dtype=dtype, seed=12), rand(*g_shape, dtype=dtype, seed=13)],
+                  expected, grad=False, rtol=rtol, atol=1e-4,
+                  name=f"Conv2DBackpropFilterBias[{x_shape}x{f_shape} s={s} {padding} "
+                       f"{data_format} {reduction} {np.dtype(dtype).name}]")
+
+
+CASES += [
+    _filter_bias_case((2, 5, 6, 3), (3, 3, 3, 4)),
+    _filter_bias_case((2, 7, 6, 3), (2, 3, 3, 2), s=(2, 1), padding="VALID",
+                      reduction="BiasAddGrad"),
+    _filter_bias_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
+    # float32, over oneDNN's threshold: the bias gradient from the primitive where it runs
+    _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
+    _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
+                      reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
 ]

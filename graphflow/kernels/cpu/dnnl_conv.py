@@ -1,6 +1,8 @@
 """Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter through oneDNN's convolution primitives
 (`dnnl.py`), for float32, when the optional oneDNN library is installed; `conv_kernels.py` calls
-these and keeps its numpy kernels otherwise, and as the reference the tests compare with.
+these and keeps its numpy kernels otherwise, and as the reference the tests compare with. The
+filter gradient may also give the bias gradient (`Conv2DBackpropFilterBias`,
+`fused_conv_kernels.py`), each block's dy summed right after the primitive read it.
 
 The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
 oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), and TF's HWIO filter as
@@ -79,6 +81,14 @@ PARALLEL_MIN_MACS = 1 << 25
 # activations' layout too (blocked, with reorders) was no faster: 32x32x32 -> 32 forward 9.4 ms
 # in NHWC, 15.2 ms blocked, filter gradient 16.7 / 16.2 ms, input gradient 14.6 / 16.5 ms.
 WEIGHTS_ANY = True
+# Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
+# output; `jit:avx512_core` with or without it) instead of one BLAS ones @ dy per block right after
+# the primitive. Measured slower: oneDNN sums the bias in a pass of its own over each block's dy
+# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, load 1.8-2.3, ms: filter
+# gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.54 / 0.59 / 0.44;
+# 32x32x3 -> 32 1.51 / 1.72 / 1.31; 32x32x32 -> 32 8.34 / 8.61 / 8.27; 16x16x32 -> 64 3.99 / 4.09 /
+# 3.90 (at load 2.8-4.2 the same order on the first two, the others within the noise).
+BIAS_BY_PRIMITIVE = False
 
 _plans = collections.OrderedDict()
 _plans_lock = threading.Lock()
@@ -109,13 +119,14 @@ NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
 _HWIO_AXES = (3, 2, 0, 1)  # oneDNN's logical (O, I, H, W) in TF's [kh, kw, in, out] filter
 
 
-# The two gradient primitives: (descriptor function, its diff-bias argument (none asked for),
-# the query of the weights' layout, the (source-side, weights) execution arguments, whether the
-# weights are reordered to TF's HWIO after the call (a gradient) or from it before (an input)).
+# The two gradient primitives: (descriptor function, whether it takes a diff-bias descriptor (the
+# filter gradient's: given when a bias gradient is asked for, else none), the query of the weights'
+# layout, the (source-side, weights) execution arguments, whether the weights are reordered to TF's
+# HWIO after the call (a gradient) or from it before (an input)).
 _BACKWARD = {
-    "backward_data": ("dnnl_convolution_backward_data_primitive_desc_create", (),
+    "backward_data": ("dnnl_convolution_backward_data_primitive_desc_create", False,
                       dnnl.QUERY_WEIGHTS_MD, (dnnl.ARG_DIFF_SRC, dnnl.ARG_WEIGHTS), False),
-    "backward_weights": ("dnnl_convolution_backward_weights_primitive_desc_create", (None,),
+    "backward_weights": ("dnnl_convolution_backward_weights_primitive_desc_create", True,
                          dnnl.QUERY_DIFF_WEIGHTS_MD, (dnnl.ARG_SRC, dnnl.ARG_DIFF_WEIGHTS), True),
 }
 
@@ -139,7 +150,8 @@ class _Plan:
         dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
         pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))
         attr = dnnl.user_scratchpad_attr(lib)
-        # the forward pass may add a per-channel bias and apply elementwise post-ops (FusedConv2D)
+        # the forward pass may add a per-channel bias and apply elementwise post-ops (FusedConv2D);
+        # the filter gradient's pass may also compute the bias gradient (Conv2DBackpropFilterBias)
         b = dnnl.Desc.plain(lib, [oc], [1]) if bias else None
         self.reorder = None
         try:
@@ -157,15 +169,18 @@ class _Plan:
                 self._weights_reorder(hwio, w_md, to_hwio=False)
             else:
                 create, bias_slot, query, (src_arg, weights_arg), to_hwio = _BACKWARD[kind]
+                bias_md = (b and b.handle,) if bias_slot else ()
                 try:
                     pd = self._pd(create, lib.engine, dnnl.CONVOLUTION_DIRECT, src.handle,
-                                  weights.handle, *bias_slot, dst.handle, strides, dilates, pad_l,
+                                  weights.handle, *bias_md, dst.handle, strides, dilates, pad_l,
                                   pad_r, fwd, attr)
                 finally:
                     lib.call("dnnl_primitive_desc_destroy", fwd)
                 w_md = lib.raw("dnnl_primitive_desc_query_md", pd, query, 0)
-                self.prim = dnnl.Primitive(lib, pd, {src_arg: src.handle, weights_arg: w_md,
-                                                     dnnl.ARG_DIFF_DST: dst.handle})
+                args = {src_arg: src.handle, weights_arg: w_md, dnnl.ARG_DIFF_DST: dst.handle}
+                if b is not None:
+                    args[dnnl.ARG_DIFF_BIAS] = b.handle
+                self.prim = dnnl.Primitive(lib, pd, args)
                 self._weights_reorder(hwio, w_md, to_hwio=to_hwio)
         finally:
             dnnl.destroy_attr(lib, attr)
@@ -401,31 +416,61 @@ def conv2d_backprop_input(g, f, geo, n, c, threads):
     return dx if done else None
 
 
-def conv2d_backprop_filter(x, g, geo, f_shape, threads):
+def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
     """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
     one partial per block (reordered to HWIO when the primitive writes its own layout), summed
-    in block order."""
+    in block order. With `bias`, (filter gradient, bias gradient [out]): each block's `g` is also
+    summed over its images and pixels, by the same thread right after the primitive read it (as
+    ones @ g, one BLAS call; `BIAS_BY_PRIMITIVE`: by the primitive, its diff-bias), the partials
+    summed in block order too (Conv2DBackpropFilterBias)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
     nb = image_blocks(n, macs)
     threads = threads if macs >= PARALLEL_MIN_MACS else 1
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc)
+    by_primitive = bias and BIAS_BY_PRIMITIVE
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
     if plans is None:
         return None
     starts = range(0, n, nb)
     partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
+    pixels = geo.oh * geo.ow
+    ones = _ones(nb * pixels) if bias and not by_primitive else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]
         own = partials[lo // nb]
         out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
-        plan.prim.execute({dnnl.ARG_SRC: x.ctypes.data + lo * xb,
-                           dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
-                           dnnl.ARG_DIFF_WEIGHTS: out})
+        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+                dnnl.ARG_DIFF_WEIGHTS: out}
+        if by_primitive:
+            args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
+        plan.prim.execute(args)
         if plan.reorder is not None:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
+        if ones is not None:  # the block's dy, just read by the primitive: still in cache
+            rows = (hi - lo) * pixels
+            np.matmul(ones[:rows], g[lo:hi].reshape(rows, oc), out=bias_partials[lo // nb])
     run_blocks(n, nb, work_on, threads)
-    return partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+    df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+    if not bias:
+        return df
+    return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
+
+
+_ones_cache = {}
+
+
+def _ones(size):
+    """A read-only float32 vector of `size` ones (kept: the same block sizes recur every step)."""
+    ones = _ones_cache.get(size)
+    if ones is None:
+        if len(_ones_cache) >= 16:
+            _ones_cache.clear()
+        ones = np.ones(size, np.float32)
+        ones.flags.writeable = False
+        _ones_cache[size] = ones
+    return ones

@@ -1,5 +1,7 @@
-"""CPU kernel of `FusedConv2D`: activation(conv2d(x, filter) + bias), the fusion pass's
-(`graphflow/optimizer_passes/fusion.py`) replacement for Conv2D + BiasAdd/Add (+ activation).
+"""CPU kernels of the fusion pass's (`graphflow/optimizer_passes/fusion.py`) convolution ops:
+`FusedConv2D`, activation(conv2d(x, filter) + bias), its replacement for Conv2D + BiasAdd/Add
+(+ activation), and `Conv2DBackpropFilterBias`, the filter and bias gradients of that sum in one
+pass over the output gradient (at the end of this docstring).
 
 Where oneDNN runs the convolution (`dnnl_conv.applies`: float32, large enough), one primitive
 computes the whole op: the bias is the convolution primitive's bias argument and Relu, Relu6 and
@@ -14,12 +16,28 @@ tests compare with. A small convolution the Conv2D kernel would run gathered (`c
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
 0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes).
+
+Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
+own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
+block of images sums that block's dy right after (one BLAS ones @ dy, while it is in cache), the
+blocks summed in order (`dnnl_conv.conv2d_backprop_filter`): the bias gradient's pass over dy is
+shared out on the intra-op threads with the filter gradient's blocks instead of running as an op of
+its own. The filter gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the
+tests check it); the bias gradient sums in another order than the unfused Sum kernel (one BLAS ones
+@ dy over the whole batch) or BiasAddGrad (numpy's sum): float32 rounding differs, within 5e-7 of
+sum(|dy|) per channel (the tests' bound; measured on the CNN benchmarks' layers: this sum within
+3e-8 of the exact one, the Sum kernel's within 2.2e-8, BiasAddGrad's within 1.6e-7). Elsewhere the
+two kernels the op replaced run one after the other: the Conv2DBackpropFilter kernel and the kernel
+of the `bias_reduction` op (Sum over the non-channel axes, or BiasAddGrad), the unfused graph's
+exact bits: the reference the tests compare with.
 """
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl_conv
+from graphflow.kernels import KernelNode
+from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl_conv, lookup
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
+from graphflow.ops import fused_ops
 
 
 @cpu_kernel("FusedConv2D")
@@ -93,3 +111,40 @@ def _fused_conv2d(node):
         except Exception as exc:
             raise member_error(exc, node.attrs, stage) from exc
     return fused_conv2d
+
+
+@cpu_kernel("Conv2DBackpropFilterBias")
+def _conv2d_backprop_filter_bias(node):
+    conv = conv_kernels._Conv(node)
+    threads = blas.session_threads(node)
+    filter_grad = conv_kernels._conv2d_backprop_filter(node)  # the Conv2DBackpropFilter kernel
+    bias_grad = lookup(node.attrs["bias_reduction"])(_bias_reduction_node(node))
+
+    def through_dnnl(x, filter_sizes, g):
+        """(filter gradient, bias gradient) from one oneDNN primitive, or None where the
+        Conv2DBackpropFilter kernel would not run oneDNN."""
+        if x.ndim != 4 or g.ndim != 4:
+            return None
+        f_shape = conv_kernels._sizes(filter_sizes, "filter_sizes")
+        xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
+        geo = conv.geometry(xn.shape, f_shape)
+        if (gn.shape != (xn.shape[0], geo.oh, geo.ow, f_shape[3]) or 0 in f_shape
+                or not dnnl_conv.applies(xn, gn, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
+                                                                          *f_shape[2:]))):
+            return None
+        return dnnl_conv.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True)
+
+    def conv2d_backprop_filter_bias(x, filter_sizes, g):
+        both = through_dnnl(x, filter_sizes, g)
+        if both is not None:
+            return both
+        return filter_grad(x, filter_sizes, g), bias_grad(g)
+    return conv2d_backprop_filter_bias
+
+
+def _bias_reduction_node(node):
+    """The kernel node of the op whose value output 1 is (`bias_reduction`)."""
+    reduction = node.attrs["bias_reduction"]
+    attrs = fused_ops.bias_reduction_attrs(reduction, node.attrs.get("data_format") or "NHWC")
+    return KernelNode(node.name, reduction, attrs, node.in_dtypes[2:], node.out_dtypes[1:],
+                      node.out_shapes[1:] if node.out_shapes else None, node.state)

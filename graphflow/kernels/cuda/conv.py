@@ -5,7 +5,10 @@ stride-1, unpadded convolution skips im2col: the input already is col). Its back
 dcol = dout @ filter^T then col2im (a gather, no atomics), and dfilter = col^T @ dout accumulated
 over batch chunks (beta = 1). The batch is processed in chunks so that the col buffer stays under
 `COL_BYTES`. NCHW graphs run these ops on the CPU (the placement report says so). FusedConv2D
-is Conv2D followed by one generated elementwise kernel (bias + activation), as FusedMatMul is.
+is Conv2D followed by one generated elementwise kernel (bias + activation), as FusedMatMul is;
+Conv2DBackpropFilterBias is the Conv2DBackpropFilter kernel and the bias gradient as the Sum
+kernel's reduction of dy over its non-channel axes (`reduce.Reducer`): the same two launches as the
+unfused ops, so CUDA plans of a fused graph run as before.
 """
 
 import numpy as np
@@ -13,6 +16,7 @@ import numpy as np
 from graphflow.kernels.cuda import FLOAT_DTYPES, cuda_kernel, runtime
 from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
 from graphflow.kernels.cuda.matmul import activation_supported, bias_activation_epilogue, gemm
+from graphflow.kernels.cuda.reduce import Reducer
 
 COL_BYTES = 256 << 20
 
@@ -176,7 +180,18 @@ def _conv2d_backprop_filter(node):
     return conv2d_backprop_filter
 
 
-# ---------------------------------------------------------------- pooling
+@cuda_kernel("Conv2DBackpropFilterBias", dtypes=(np.float32, np.float64, np.int32), host_inputs=(1,),
+             supports=supports_float_nhwc)
+def _conv2d_backprop_filter_bias(node):
+    """(Conv2DBackpropFilter(x, filter_sizes, dy), dy summed over N, H, W): the filter gradient
+    kernel, then one reduction of dy (what the Sum and BiasAddGrad kernels launch)."""
+    filter_grad = _conv2d_backprop_filter(node)
+    reducer = Reducer(runtime(), "sum", node.out_dtypes[1])
+
+    def conv2d_backprop_filter_bias(x, filter_sizes, dy):
+        df = filter_grad(x, filter_sizes, dy)
+        return df, reducer(dy, (0, 1, 2), (dy.shape[3],))
+    return conv2d_backprop_filter_bias
 
 
 def _fused_conv2d_supported(in_dtypes, out_dtypes, attrs):

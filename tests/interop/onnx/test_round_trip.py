@@ -73,6 +73,7 @@ NOT_EXPORTABLE = {
     "SumToShape": "a gradient helper (reduces a broadcast gradient to a shape); not mapped yet",
     "ReducedShape": "a gradient helper (shape arithmetic of reductions); not mapped yet",
     "Conv2DBackpropInput": _GRADIENT, "Conv2DBackpropFilter": _GRADIENT,
+    "Conv2DBackpropFilterBias": _GRADIENT,
     "MaxPoolGrad": _GRADIENT, "MaxPoolGradGrad": _GRADIENT, "AvgPoolGrad": _GRADIENT,
     "Conv3DBackpropInputV2": _GRADIENT, "Conv3DBackpropFilterV2": _GRADIENT,
     "MaxPool3DGrad": _GRADIENT, "MaxPool3DGradGrad": _GRADIENT, "AvgPool3DGrad": _GRADIENT,

@@ -1,0 +1,112 @@
+"""A convolution's filter and bias gradients as one Conv2DBackpropFilterBias (the fusion pass)
+against Conv2DBackpropFilter followed by the bias gradient's Sum.
+
+    python benchmarks/bench_conv_bias_grad.py               # kernels and both CNN steps
+    python benchmarks/bench_conv_bias_grad.py --rounds 31 --steps cifar --no-kernels
+
+1. Kernels on the layers of bench_vs_tf1's CNN rows (float32, NHWC, SAME, batch 64, the session's
+   default threads): oneDNN's filter gradient then the Sum kernel over N, H, W (the unfused plan),
+   the filter gradient with oneDNN's own diff-bias output (`dnnl_conv.BIAS_BY_PRIMITIVE`), and with
+   one BLAS ones @ dy per block of images right after the primitive (the default).
+2. Training steps of bench_vs_tf1's small and CIFAR-shaped CNNs, one session planned with the
+   gradient fusion and one without (`fusion.FUSE_CONV_GRADIENTS`), in one process, interleaved.
+
+Times are medians of interleaved rounds, in milliseconds. Without the optional oneDNN library
+(`pip install graphflow[dnnl]`) part 1 is skipped.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_conv_fusion  # noqa: E402
+import bench_conv_kernels  # noqa: E402
+
+import graphflow as tf  # noqa: E402
+from graphflow.engine import config  # noqa: E402
+from graphflow.kernels.cpu import blas, dnnl, dnnl_conv, math_kernels  # noqa: E402
+from graphflow.kernels.cpu.conv_kernels import Geometry  # noqa: E402
+from graphflow.optimizer_passes import fusion  # noqa: E402
+
+
+def _by_primitive(flag, fn):
+    def run():
+        dnnl_conv.BIAS_BY_PRIMITIVE = flag
+        try:
+            fn()
+        finally:
+            dnnl_conv.BIAS_BY_PRIMITIVE = False
+    return run
+
+
+def _layer(x, g, geo, f_shape, threads):
+    """(filter gradient then Sum, diff-bias primitive, BLAS per block) for one layer."""
+    def unfused():
+        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+        math_kernels._sum_as_product(g, (0, 1, 2), False, np.float32)
+
+    def fused():
+        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=True)
+    return {"unfused": unfused, "primitive": _by_primitive(True, fused),
+            "blas": _by_primitive(False, fused)}
+
+
+def kernels(rounds):
+    threads = config.default_intra_op_threads()
+    blas.owns_blas_threads()  # BLAS on one thread, as in a session
+    print(f"kernels, {threads} threads (ms): filter gradient + Sum | diff-bias primitive | "
+          "BLAS per block")
+    rng = np.random.default_rng(0)
+    for name, x_shape, f_shape in bench_conv_kernels.LAYERS:
+        n, h, w, c = x_shape
+        kh, kw, _, oc = f_shape
+        geo = Geometry(h, w, kh, kw, 1, 1, 1, 1, "SAME")
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        g = rng.standard_normal((n, geo.oh, geo.ow, oc)).astype(np.float32)
+        t = bench_conv_fusion._medians(_layer(x, g, geo, f_shape, threads), rounds, 3)
+        print(f"  {name:32s} {t['unfused']:7.3f} {t['primitive']:7.3f} {t['blas']:7.3f}")
+
+
+def _session(model, fuse):
+    graph = tf.Graph()
+    with graph.as_default():
+        fetches, feed, _, _ = model(tf, np.random.default_rng(0))
+        sess = tf.Session(graph=graph)
+        sess.run(tf.global_variables_initializer())
+    fusion.FUSE_CONV_GRADIENTS = fuse  # read when the step's plan is built, on its first run
+    try:
+        sess.run(fetches, feed)
+    finally:
+        fusion.FUSE_CONV_GRADIENTS = True
+    return lambda: sess.run(fetches, feed)
+
+
+def steps(names, rounds):
+    print("training steps (ms): unfused | fused | fused/unfused")
+    for name in names:
+        model = bench_conv_fusion.STEPS[name]
+        t = bench_conv_fusion._medians({"unfused": _session(model, False),
+                                        "fused": _session(model, True)},
+                                       rounds, 20 if name == "small" else 5)
+        print(f"  {name:8s} {t['unfused']:8.3f} {t['fused']:8.3f} {t['fused'] / t['unfused']:6.3f}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", nargs="*", choices=list(bench_conv_fusion.STEPS),
+                        default=list(bench_conv_fusion.STEPS))
+    parser.add_argument("--no-kernels", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.no_kernels and dnnl.library() is not None:
+        kernels(args.rounds)
+    steps(args.steps, args.rounds)
+    with open("/proc/loadavg") as f:
+        print("load average:", " ".join(f.read().split()[:3]))
+
+
+if __name__ == "__main__":
+    main()
