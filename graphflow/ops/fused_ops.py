@@ -9,6 +9,14 @@ private graph in place of several user ops. Users never build them, but they are
 - `FusedConv2D`: `activation(conv2d(x, filter) + bias)` with a per-channel bias of shape [out
   channels] (TF's `_FusedConv2D`); the Conv2D attrs (strides, padding, data_format, dilations) plus
   `activation` and `activation_attrs`, as for FusedMatMul.
+- `FusedMaxPoolGradReluMask`: `where(x > 0, max_pool_grad(x, max_pool(x), g), 0)`, a max pooling's
+  gradient followed by the ReLU gradient of its input (x = relu(...), or any x: the mask only reads
+  x), with MaxPoolGrad's inputs (orig_input x, orig_output y = max_pool(x) of the same window attrs,
+  grad g) and attrs. The gradient reaches only each window's argmax, where x equals y: so the op is
+  MaxPoolGrad of `g` masked by `y > 0` on the pooled-size tensor (its kernels say how they keep the
+  unfused pair's exact bits, NaN inputs included). A fused op rather than an attr on MaxPoolGrad:
+  MaxPoolGrad is a user-visible op with gradient rules (its adjoint MaxPoolGradGrad), an ONNX
+  refusal and 3-D siblings that would all have to learn the attr; this record exists only in plans.
 
 All carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
 `member_types` and `member_sources` ('file:line: code' of the user code that built each member).
@@ -17,7 +25,8 @@ All carry their provenance in attrs: `members` (names of the ops they replaced, 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_program, elementwise_spec
-from graphflow.ops.conv_ops import _conv2d_infer, _conv_attrs
+from graphflow.ops.conv_ops import _POOL_ATTRS, _conv2d_infer, _conv_attrs, _pool_attrs
+from graphflow.ops.conv_ops import max_pool_grad_infer
 from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
 from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
 
@@ -88,7 +97,10 @@ define("FusedConv2D", _fused_conv2d_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) activation:string activation_attrs:dict" + _PROVENANCE,
        fresh_output=True)
-no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D")  # built on plan copies, after gradients exist
+define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
+       fresh_output=True)
+no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D",  # built on plan copies, after
+            "FusedMaxPoolGradReluMask")                       # gradients exist
 
 
 def _provenance(members):
@@ -126,6 +138,15 @@ def fused_conv2d(x, filter, bias, strides, padding, activation="", data_format="
     return make_tensor("FusedConv2D", (x, filter, bias), attrs, name=name or "FusedConv2D")
 
 
+def fused_max_pool_grad_relu_mask(orig_input, orig_output, grad, ksize, strides, padding,
+                                  data_format="NHWC", members=(), name=None):
+    """`where(orig_input > 0, max_pool_grad(orig_input, orig_output, grad), 0)` as one op;
+    `orig_output` must be `max_pool(orig_input)` with the same window attrs."""
+    attrs = {**_pool_attrs(ksize, strides, padding, data_format), **_provenance(members)}
+    return make_tensor("FusedMaxPoolGradReluMask", (orig_input, orig_output, grad), attrs,
+                       name=name or "FusedMaxPoolGradReluMask")
+
+
 # ---------------------------------------------------------------- what the fusion pass may absorb
 def is_instruction(op):
     """`op` has a FusedElementwise instruction (its type is in ELEMENTWISE_INSTRUCTIONS)."""
@@ -160,3 +181,23 @@ def is_matmul_activation(op):
 def is_conv_activation(op):
     """`op` is an activation FusedConv2D applies after the bias (`CONV_ACTIVATIONS`)."""
     return bool(op.type) and op.type in CONV_ACTIVATIONS
+
+
+def is_max_pool(op):
+    """`op` is the 2-D max pooling whose gradient FusedMaxPoolGradReluMask takes (MaxPool)."""
+    return op.type == "MaxPool"
+
+
+def is_max_pool_grad(op):
+    """`op` is the gradient FusedMaxPoolGradReluMask computes before its mask (MaxPoolGrad)."""
+    return op.type == "MaxPoolGrad"
+
+
+def is_select(op):
+    """`op` is a three-input Select (the ReLU gradient's `where(y > 0, g, 0)`)."""
+    return op.type == "Select" and len(op.inputs) == 3
+
+
+def is_greater(op):
+    """`op` is a two-input Greater (the ReLU gradient's `y > 0`)."""
+    return op.type == "Greater" and len(op.inputs) == 2

@@ -289,7 +289,17 @@ def _compile():
                     for ch in range(c):
                         dx[p + at[ch] + ch] += gs[ch]
 
-    return {"max_pool_2x2": max_pool_2x2, "max_pool_grad": max_pool_grad,
+    @njit(**opts)
+    def positive_grad(y, g, out):
+        """out = g where y > 0, else 0 (flat arrays); returns whether y holds a NaN."""
+        nans = 0
+        for i in range(y.size):
+            v = y[i]
+            out[i] = g[i] if v > 0 else 0
+            nans += v != v
+        return nans != 0
+
+    return {"max_pool_2x2": max_pool_2x2, "positive_grad": positive_grad, "max_pool_grad": max_pool_grad,
             "max_pool_argmax_2x2": max_pool_argmax_2x2, "scatter_grad": scatter_grad,
             "tiled_grad": tiled_grad, "max_pool_any": max_pool_any,
             "max_pool_argmax_any": max_pool_argmax_any, "max_pool_grad_2x2": max_pool_grad_2x2}
@@ -359,6 +369,16 @@ def recall(y, x_shape):
 def _dims(x_shape, geo):
     n, h, w, c = x_shape
     return (n, h, w, c, geo.oh, geo.ow)
+
+
+def positive_grad(y, g):
+    """(`g` where `y > 0` else +0.0, whether `y` holds a NaN) in one pass over the pooled-size
+    arrays (same shape; FusedMaxPoolGradReluMask's masked gradient)."""
+    y = np.ascontiguousarray(y)
+    g = np.ascontiguousarray(g, dtype=y.dtype)
+    out = np.empty(y.shape, y.dtype)
+    nan = loops()["positive_grad"](y.reshape(-1), g.reshape(-1), out.reshape(-1))
+    return out, bool(nan)
 
 
 def max_pool(x, geo, threads, recorder=None):
