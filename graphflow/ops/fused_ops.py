@@ -25,8 +25,13 @@ All carry their provenance in attrs: `members` (names of the ops they replaced, 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_program, elementwise_spec
-from graphflow.ops.conv_ops import _POOL_ATTRS, _conv2d_infer, _conv_attrs, _pool_attrs
-from graphflow.ops.conv_ops import max_pool_grad_infer
+from graphflow.ops.conv_ops import (
+    _POOL_ATTRS,
+    _conv2d_infer,
+    _conv_attrs,
+    _pool_attrs,
+    max_pool_grad_infer,
+)
 from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
 from graphflow.ops.registry import broadcast_static, define, make_tensor, no_gradient, same_dtype
 

@@ -370,7 +370,8 @@ def _tiled_max_pool_grad(x, y, g, geo):
     """MaxPoolGrad when the windows tile the input (stride == window, no padding): each window's
     gradient goes to its first element (row-major) equal to the window's maximum, the forward output
     y. Windows become axes of one reshaped view, so the work is a few whole-array passes instead of
-    strided passes per tap (x == y broadcast, ties resolved per tap on booleans, one multiply)."""
+    strided passes per tap (x == y broadcast, ties resolved per tap on booleans, one select: +0.0
+    where no gradient goes, as every other route writes, not the -0.0 or NaN of `0 * g`)."""
     n, c = x.shape[0], x.shape[3]
     kh, kw, oh, ow = geo.kh, geo.kw, geo.oh, geo.ow
     used = x[:, :oh * kh, :ow * kw, :]
@@ -383,7 +384,7 @@ def _tiled_max_pool_grad(x, y, g, geo):
                 tap = first[:, :, i, :, j, :]
                 np.greater(tap, taken, out=tap)  # true here and not in an earlier tap
                 taken |= tap
-    dx = np.multiply(first, g[:, :, None, :, None, :], dtype=g.dtype).reshape(used.shape)
+    dx = np.where(first, g[:, :, None, :, None, :], g.dtype.type(0)).reshape(used.shape)
     if used.shape == x.shape:
         return dx
     full = np.zeros(x.shape, dtype=g.dtype)
