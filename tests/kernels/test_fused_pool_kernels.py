@@ -52,7 +52,7 @@ def _grad(shape, dtype, seed=1):
     return g
 
 
-def _pair(x, g, k, s, padding, data_format, route, monkeypatch):
+def _pair(x, g, k, s, padding, data_format, route, monkeypatch, threads=1):
     """[(fused, unfused) per run] of one session on `route`."""
     onednn, loops, runs, spy = ROUTES[route]
     if onednn and LIBRARY is None:
@@ -63,10 +63,13 @@ def _pair(x, g, k, s, padding, data_format, route, monkeypatch):
     monkeypatch.setattr(jit_pool, "_loops", LOOPS if loops else False)
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     calls = []
-    if spy is not None:
-        module, name = (dnnl_pool, "max_pool_grad") if spy == "dnnl" else (jit_pool, spy)
+    for module, name in ((dnnl_pool, "max_pool_grad"), (jit_pool, "max_pool_grad"),
+                         (jit_pool, "max_pool_grad_from_argmax"),
+                         (jit_pool, "tiled_grad_relu_mask")):
         real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a: calls.append(1) or real(*a))
+        label = "dnnl" if module is dnnl_pool else name
+        monkeypatch.setattr(module, name,
+                            lambda *a, real=real, label=label: calls.append(label) or real(*a))
     tf.reset_default_graph()
     xs = tf.placeholder(tf.as_dtype(x.dtype), x.shape)
     gs = tf.placeholder(tf.as_dtype(g.dtype), g.shape)
@@ -78,9 +81,12 @@ def _pair(x, g, k, s, padding, data_format, route, monkeypatch):
     dx = conv_ops.max_pool_grad(xs, y, gs, **kw)
     unfused = tf.where(xs > 0, dx, tf.zeros_like(dx))
     # optimize=False: the unfused pair stays as built (the fusion pass would fuse it)
-    with tf.Session(optimize=False, config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+    with tf.Session(optimize=False, config=config) as sess:
         values = [sess.run([fused, unfused], {xs: x, gs: g}) for _ in range(runs)]
-    assert spy is None or calls, f"the {route} route did not run"
+    assert spy is None or spy in calls, f"the {route} route did not run"
+    if route == "recorded":  # the fused op's own loop where the windows tile the input
+        assert ("tiled_grad_relu_mask" in calls) == (k == s and padding == "VALID")
     return values
 
 
@@ -124,6 +130,19 @@ def test_nan_inputs_and_gradients_keep_the_unfused_bits(shape, route, monkeypatc
     for fused, unfused in _pair(x, g, k, s, padding, "NHWC", route, monkeypatch):
         assert np.array_equal(_bits(fused), _bits(unfused))
         assert np.isnan(unfused).any()
+
+
+@pytest.mark.parametrize("shape", SHAPES[:2], ids=str)
+def test_the_masked_tiled_loop_on_several_threads(shape, monkeypatch):
+    monkeypatch.setattr(jit_pool, "PARALLEL_MIN_ELEMENTS", 1)  # images split over the threads
+    x_shape, k, s, padding = shape
+    x = _input(x_shape, np.float32)
+    g = _grad(nn_cases._pooled_shape(x_shape, k, s, padding), np.float32)
+    for fused, unfused in _pair(x, g, k, s, padding, "NHWC", "recorded", monkeypatch, threads=3):
+        assert np.array_equal(_bits(fused), _bits(unfused))
+    x[-1, 0, 0, -1], x[-1, 0, 1, -1] = 5.0, np.nan  # in the last block: y NaN, the argmax 5.0
+    for fused, unfused in _pair(x, g, k, s, padding, "NHWC", "recorded", monkeypatch, threads=3):
+        assert np.array_equal(_bits(fused), _bits(unfused))
 
 
 @pytest.mark.parametrize("route", ROUTES)
