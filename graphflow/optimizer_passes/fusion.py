@@ -217,7 +217,9 @@ _CONV = _Rule("FusedConv2D", fused_ops.is_conv2d, _conv_bias_operand, fused_ops.
 #   = max_pool_grad(x, y, where(y > 0, g, 0))      (FusedMaxPoolGradReluMask(x, y, g))
 # MaxPoolGrad puts each window's g on the window's argmax a, and 0 elsewhere; x[a] == y[window],
 # so `x > 0` at a is `y > 0` of every window routed to a, and the positions no window reaches are
-# 0 either way. (Where y is NaN the kernels keep the unfused pair's bits another way.)
+# +0.0 either way. (Where y is NaN the kernels keep the unfused pair's bits another way.)
+# Only when the MaxPoolGrad result has no other reader, nothing replaced is fetched or fenced by
+# control edges, y is max_pool(x) with MaxPoolGrad's window attrs, and the Select writes +0.0.
 def _fuse_max_pool_grad_relu_mask(graph, preserve):
     editor = Editor(graph, preserve)
     count = 0
@@ -252,7 +254,8 @@ def _max_pool_grad_relu_mask(select, preserve):
     cond, grad, zero = select.inputs
     grad_op, greater = grad.op, cond.op
     if (not fused_ops.is_max_pool_grad(grad_op) or not _plain(grad_op, preserve)
-            or grad._consumers != [select] or not fused_ops.is_greater(greater)):
+            or grad._consumers != [select] or not fused_ops.is_greater(greater)
+            or greater.control_inputs):  # (an order the fused op would drop)
         return None
     x, y, _ = grad_op.inputs
     pool = y.op
@@ -261,7 +264,8 @@ def _max_pool_grad_relu_mask(select, preserve):
             or pool.inputs[0] is not x or _pool_window_attrs(pool) != _pool_window_attrs(grad_op)
             or len({select.device, grad_op.device, pool.device}) != 1):
         return None
-    members = [grad_op, greater, select] if cond._consumers == [select] else [grad_op, select]
+    alone = _plain(greater, preserve) and cond._consumers == [select]  # then it goes too
+    members = [grad_op, greater, select] if alone else [grad_op, select]
     return grad_op, members
 
 

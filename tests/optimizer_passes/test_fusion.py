@@ -209,6 +209,10 @@ def test_max_pool_grad_and_relu_mask_fuse(optimized, both):
     assert opt.report["fusion"].details["fused_pool_relu_masks"] == 1
     want, got = both(dz, {x: _x(2, 6, 8, 3)})
     assert np.array_equal(want.view(np.uint32), got.view(np.uint32))  # exact bits
+    cond = dz.op.inputs[0]  # h > 0, fetched too: it stays, the rest still fuses
+    opt = optimized([dz, cond], [x])
+    assert opt.op("dz").attrs["member_types"] == ["MaxPoolGrad", "Select"]
+    assert opt.count("Greater") == 1
 
 
 def test_max_pool_grad_and_relu_mask_do_not_fuse_when_the_gradient_is_read_or_fetched(optimized):
