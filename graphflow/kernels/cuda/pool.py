@@ -43,7 +43,8 @@ def _pool(node):
     return pool
 
 
-_MAX_POOL_GRADS = {"MaxPoolGrad": "max_pool_grad", "FusedMaxPoolGradReluMask": "max_pool_grad_relu_mask"}
+_MAX_POOL_GRADS = {"MaxPoolGrad": "max_pool_grad",
+                   "FusedMaxPoolGradReluMask": "max_pool_grad_relu_mask"}
 
 
 @cuda_kernel(*_MAX_POOL_GRADS, dtypes=(np.float32, np.float64), supports=nhwc_only)
