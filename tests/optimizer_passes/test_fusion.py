@@ -257,7 +257,7 @@ def test_cnn_training_gives_the_same_numbers_with_and_without_the_mask_fusion(mo
         with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
             sess.run(tf.global_variables_initializer())
             losses = [sess.run([loss, step])[0] for _ in range(4)]
-            kinds = {op.type for op in fusion_plan_ops(loss, step)}
+            kinds = {op.type for op in _plan_ops(loss, step)}
             return losses, sess.run([w, b, v]), kinds
     fused_losses, fused_vars, fused_kinds = train(True)
     plain_losses, plain_vars, plain_kinds = train(False)
@@ -267,7 +267,7 @@ def test_cnn_training_gives_the_same_numbers_with_and_without_the_mask_fusion(mo
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
-def fusion_plan_ops(*fetches):
+def _plan_ops(*fetches):
     return tf.optimize(list(fetches))[0].get_operations()
 
 
