@@ -60,6 +60,8 @@ EXPECTED_FALLBACKS = {
     "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,
                                                              "MaxPoolGrad": _NHWC_ONLY},
     "MaxPoolGradGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
+    "FusedMaxPoolGradReluMask[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW float64]":
+        {"MaxPool": _NHWC_ONLY, "FusedMaxPoolGradReluMask": _NHWC_ONLY},
     "AvgPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPoolGrad": _NHWC_ONLY},
     # scaling the float16 uniform draws to [minval, maxval): no float16 elementwise kernels
     "RandomUniform[float16]": {op: "no CUDA kernel for dtype float16" for op in ("Sub", "Mul", "Add")},

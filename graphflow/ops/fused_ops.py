@@ -15,6 +15,14 @@ private graph in place of several user ops. Users never build them, but they are
   channels]). Its attrs are Conv2DBackpropFilter's plus `bias_reduction`, the op type whose value
   output 1 stands for (`BIAS_REDUCTIONS`: an NHWC `Sum` over axes [0, 1, 2] or an NCHW one over [0,
   2, 3], or `BiasAddGrad`); a kernel that computes the two separately runs that op's own reduction.
+- `FusedMaxPoolGradReluMask`: `where(x > 0, max_pool_grad(x, max_pool(x), g), 0)`, a max pooling's
+  gradient followed by the ReLU gradient of its input (x = relu(...), or any x: the mask only reads
+  x), with MaxPoolGrad's inputs (orig_input x, orig_output y = max_pool(x) of the same window attrs,
+  grad g) and attrs. The gradient reaches only each window's argmax, where x equals y: so the op is
+  MaxPoolGrad of `g` masked by `y > 0` on the pooled-size tensor (its kernels say how they keep the
+  unfused pair's exact bits, NaN inputs included). A fused op rather than an attr on MaxPoolGrad:
+  MaxPoolGrad is a user-visible op with gradient rules (its adjoint MaxPoolGradGrad), an ONNX
+  refusal and 3-D siblings that would all have to learn the attr; this record exists only in plans.
 
 All carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
 `member_types` and `member_sources` ('file:line: code' of the user code that built each member).
@@ -23,7 +31,14 @@ All carry their provenance in attrs: `members` (names of the ops they replaced, 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import elementwise_program, elementwise_spec
-from graphflow.ops.conv_ops import _conv2d_backprop_filter_infer, _conv2d_infer, _conv_attrs
+from graphflow.ops.conv_ops import (
+    _POOL_ATTRS,
+    _conv2d_backprop_filter_infer,
+    _conv2d_infer,
+    _conv_attrs,
+    _pool_attrs,
+    max_pool_grad_infer,
+)
 from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
 from graphflow.ops.registry import (
     broadcast_static,
@@ -122,8 +137,11 @@ define("Conv2DBackpropFilterBias", _conv2d_backprop_filter_bias_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
        fresh_output=True, retains_inputs=False)
+define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
+       fresh_output=True)
 # built on plan copies, after gradients exist
-no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias")
+no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias",
+            "FusedMaxPoolGradReluMask")
 
 
 def _provenance(members):
@@ -171,6 +189,15 @@ def conv2d_backprop_filter_bias(x, filter_sizes, out_backprop, strides, padding,
     op = make_op("Conv2DBackpropFilterBias", (x, shape_tensor(filter_sizes), out_backprop), attrs,
                  name=name or "Conv2DBackpropFilterBias")
     return tuple(op.outputs)
+
+
+def fused_max_pool_grad_relu_mask(orig_input, orig_output, grad, ksize, strides, padding,
+                                  data_format="NHWC", members=(), name=None):
+    """`where(orig_input > 0, max_pool_grad(orig_input, orig_output, grad), 0)` as one op;
+    `orig_output` must be `max_pool(orig_input)` with the same window attrs."""
+    attrs = {**_pool_attrs(ksize, strides, padding, data_format), **_provenance(members)}
+    return make_tensor("FusedMaxPoolGradReluMask", (orig_input, orig_output, grad), attrs,
+                       name=name or "FusedMaxPoolGradReluMask")
 
 
 # ---------------------------------------------------------------- what the fusion pass may absorb
@@ -239,3 +266,23 @@ def is_matmul_activation(op):
 def is_conv_activation(op):
     """`op` is an activation FusedConv2D applies after the bias (`CONV_ACTIVATIONS`)."""
     return bool(op.type) and op.type in CONV_ACTIVATIONS
+
+
+def is_max_pool(op):
+    """`op` is the 2-D max pooling whose gradient FusedMaxPoolGradReluMask takes (MaxPool)."""
+    return op.type == "MaxPool"
+
+
+def is_max_pool_grad(op):
+    """`op` is the gradient FusedMaxPoolGradReluMask computes before its mask (MaxPoolGrad)."""
+    return op.type == "MaxPoolGrad"
+
+
+def is_select(op):
+    """`op` is a three-input Select (the ReLU gradient's `where(y > 0, g, 0)`)."""
+    return op.type == "Select" and len(op.inputs) == 3
+
+
+def is_greater(op):
+    """`op` is a two-input Greater (the ReLU gradient's `y > 0`)."""
+    return op.type == "Greater" and len(op.inputs) == 2

@@ -6,6 +6,9 @@
    other reader. Likewise (TF's `_FusedConv2D`) `conv2d(x, f)` followed by a per-channel bias
    (`BiasAdd` in the convolution's data format, or in NHWC an `Add` of a 1-D bias of the channel
    count) and optionally by an activation (`fused_ops.CONV_ACTIVATIONS`) becomes one `FusedConv2D`.
+   The ReLU gradient after a max pooling's gradient (`where(x > 0, max_pool_grad(x, max_pool(x), g),
+   0)`, the backward pass of `max_pool(relu(...))`) becomes one `FusedMaxPoolGradReluMask`
+   (`_fuse_max_pool_grad_relu_mask`), when the MaxPoolGrad result has no other reader.
 2. Parameter gradients of a biased convolution: `Conv2DBackpropFilter(x, sizes, dy)` and the bias
    gradient read from the same dy (`Sum` over every axis but the channel axis, or `BiasAddGrad`)
    become one two-output `Conv2DBackpropFilterBias` (`_fuse_filter_bias_gradients`).
@@ -42,6 +45,8 @@ MAX_GROUP_OPS = 64
 FUSE_CONV = True
 # False leaves a convolution's filter and bias gradients as two ops (the tests compare both plans).
 FUSE_CONV_GRADIENTS = True
+# False leaves the ReLU gradient after MaxPoolGrad unfused (tests compare both plans).
+FUSE_POOL_RELU_MASK = True
 
 
 def run(graph, preserve):
@@ -49,10 +54,13 @@ def run(graph, preserve):
     with Timer(stats, graph):
         matmuls = _fuse_matmul_bias_activation(graph, preserve)
         convs = _fuse_conv_bias_activation(graph, preserve) if FUSE_CONV else 0
+        pool_masks = (_fuse_max_pool_grad_relu_mask(graph, preserve) if FUSE_POOL_RELU_MASK
+                      else 0)
         grads = _fuse_filter_bias_gradients(graph, preserve) if FUSE_CONV_GRADIENTS else 0
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + convs + grads + groups
+        stats.rewrites = matmuls + convs + pool_masks + grads + groups
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
+                             fused_pool_relu_masks=pool_masks,
                              fused_conv_gradients=grads, elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
@@ -251,6 +259,34 @@ def _fuse_filter_bias_gradients(graph, preserve):
     return count
 
 
+# ------------------------------------------------------------------ max pool gradient + ReLU mask
+# where(x > 0, max_pool_grad(x, y, g), 0) with y = max_pool(x)
+#   = max_pool_grad(x, y, where(y > 0, g, 0))      (FusedMaxPoolGradReluMask(x, y, g))
+# MaxPoolGrad puts each window's g on the window's argmax a, and 0 elsewhere; x[a] == y[window],
+# so `x > 0` at a is `y > 0` of every window routed to a, and the positions no window reaches are
+# +0.0 either way. (Where y is NaN the kernels keep the unfused pair's bits another way.)
+# Only when the MaxPoolGrad result has no other reader, nothing replaced is fetched or fenced by
+# control edges, y is max_pool(x) with MaxPoolGrad's window attrs, and the Select writes +0.0.
+def _fuse_max_pool_grad_relu_mask(graph, preserve):
+    editor = Editor(graph, preserve)
+    count = 0
+    for select in graph.get_operations():
+        match = _max_pool_grad_relu_mask(select, preserve)
+        if match is None:
+            continue
+        grad_op, members = match
+        out = select.outputs[0]
+        attrs = {**_pool_window_attrs(grad_op), **fused_ops._provenance(members)}
+        fused = editor.add_op("FusedMaxPoolGradReluMask", list(grad_op.inputs), attrs,
+                              [(out.dtype, out.shape)], anchor=select, name=select.name,
+                              source=select.source, device=select.device)
+        move_output(out, fused)
+        move_control_outputs(select, fused)
+        count += 1
+    editor.commit()
+    return count
+
+
 def _bias_gradient_of(dw_op, preserve, claimed):
     """(op, its `bias_reduction`) for an unclaimed op reading dw_op's out_backprop dy that sums dy
     over exactly its non-channel axes (`fused_ops.bias_gradient_reduction`), on dw_op's device,
@@ -268,6 +304,43 @@ def _bias_gradient_of(dw_op, preserve, claimed):
         if reduction is not None and op.outputs[0].dtype == dw_op.outputs[0].dtype:
             return op, reduction
     return None
+
+
+def _pool_window_attrs(op):
+    a = op.attrs
+    return {"ksize": list(a["ksize"]), "strides": list(a["strides"]), "padding": a["padding"],
+            "data_format": a.get("data_format") or "NHWC"}
+
+
+def _max_pool_grad_relu_mask(select, preserve):
+    """(the MaxPoolGrad, the members replaced) when `select` is `where(x > 0, max_pool_grad(x,
+    max_pool(x), g), 0)` whose MaxPoolGrad result only the Select reads; else None."""
+    if not fused_ops.is_select(select) or select.control_inputs or select in preserve:
+        return None
+    cond, grad, zero = select.inputs
+    grad_op, greater = grad.op, cond.op
+    if (not fused_ops.is_max_pool_grad(grad_op) or not _plain(grad_op, preserve)
+            or grad._consumers != [select] or not fused_ops.is_greater(greater)
+            or greater.control_inputs):  # (an order the fused op would drop)
+        return None
+    x, y, _ = grad_op.inputs
+    pool = y.op
+    if (greater.inputs[0] is not x or not _is_zero(greater.inputs[1], signed=False)
+            or not _is_zero(zero, signed=True) or not fused_ops.is_max_pool(pool)
+            or pool.inputs[0] is not x or _pool_window_attrs(pool) != _pool_window_attrs(grad_op)
+            or len({select.device, grad_op.device, pool.device}) != 1):
+        return None
+    alone = _plain(greater, preserve) and cond._consumers == [select]  # then it goes too
+    members = [grad_op, greater, select] if alone else [grad_op, select]
+    return grad_op, members
+
+
+def _is_zero(t, signed):
+    """`t` is a constant single 0 (`signed`: +0.0 exactly, the value Select writes)."""
+    value = registry.constant_value_of(t)
+    if value is None or value.size != 1 or value.reshape(()) != 0:
+        return False
+    return not signed or not np.signbit(value.reshape(()))
 
 
 # ------------------------------------------------------------------ elementwise groups

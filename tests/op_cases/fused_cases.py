@@ -1,5 +1,5 @@
 """Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul, FusedConv2D,
-Conv2DBackpropFilterBias).
+Conv2DBackpropFilterBias, FusedMaxPoolGradReluMask).
 They have no gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
 
 The float32 FusedConv2D cases are large enough for oneDNN (`dnnl_conv.MIN_MACS`) where it is
@@ -12,14 +12,28 @@ ones over oneDNN's threshold take the primitive's diff-bias path where oneDNN is
 
 The FusedElementwise cases cover both evaluation modes of the CPU kernel: whole arrays (small) and
 chunked (several chunks of `CHUNK_ELEMENTS` and a partial one), with broadcasting inputs.
+
+The FusedMaxPoolGradReluMask cases take inputs half negative (the mask drops their gradient):
+small float64 ones (numpy kernels), and float32 ones over the compiled loops' threshold
+(`jit_pool.MIN_ELEMENTS` pooled elements: the compiled mask pass, then oneDNN or the loops).
 """
 
 import numpy as np
 
+import graphflow as tf
 from graphflow.kernels.cpu.fused_kernels import CHUNK_ELEMENTS
 from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
-from tests.op_cases.nn_cases import _conv_filter_grad_ref, _conv_ref, _nchw, _nhwc, _pads
+from tests.op_cases.nn_cases import (
+    _conv_filter_grad_ref,
+    _conv_ref,
+    _distinct,
+    _max_pool_grad_ref,
+    _nchw,
+    _nhwc,
+    _pads,
+    _pooled_shape,
+)
 
 f32 = np.float32
 
@@ -221,4 +235,34 @@ CASES += [
     _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
     _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
                       reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
+]
+
+
+def _pool_mask_case(k, s, padding, shape, data_format="NHWC", dtype=np.float64):
+    """where(x > 0, max_pool_grad(x, max_pool(x), g), 0) against the loop reference."""
+    ks = [1, 1, *k] if data_format == "NCHW" else [1, *k, 1]
+    ss = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
+    kw = dict(ksize=ks, strides=ss, padding=padding, data_format=data_format)
+    to, back = (_nhwc, _nchw) if data_format == "NCHW" else (lambda a: a, lambda a: a)
+    x = _distinct(*shape).astype(dtype)
+    g = back(rand(*_pooled_shape(to(x).shape, k, s, padding), dtype=dtype, seed=13))
+
+    def expected(x, g):
+        x, g = to(x).astype(np.float64), to(g).astype(np.float64)
+        return back(np.where(x > 0, _max_pool_grad_ref(x, g, k, s, padding), 0))
+    return OpCase("FusedMaxPoolGradReluMask",
+                  lambda x, g: fused_ops.fused_max_pool_grad_relu_mask(
+                      x, tf.nn.max_pool(x, **kw), g, **kw),
+                  [x, g], expected, grad=False,
+                  name=f"FusedMaxPoolGradReluMask[{shape} k={k} s={s} {padding} {data_format} "
+                       f"{np.dtype(dtype).name}]")
+
+
+CASES += [
+    _pool_mask_case((2, 2), (2, 2), "VALID", (2, 4, 4, 3)),
+    _pool_mask_case((2, 2), (2, 2), "VALID", (1, 5, 7, 2)),   # windows tile a cropped input
+    _pool_mask_case((3, 3), (2, 2), "SAME", (2, 5, 5, 2)),    # overlapping windows
+    _pool_mask_case((2, 2), (2, 2), "SAME", (1, 2, 5, 3), data_format="NCHW"),
+    _pool_mask_case((2, 2), (2, 2), "VALID", (2, 16, 16, 16), dtype=f32),
+    _pool_mask_case((3, 3), (2, 2), "SAME", (2, 12, 12, 16), dtype=f32),
 ]

@@ -11,7 +11,7 @@ import graphflow as tf
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu import fused_instructions, fused_kernels
-from graphflow.ops import fused_ops, registry
+from graphflow.ops import conv_ops, fused_ops, registry
 from graphflow.optimizer_passes import fusion
 
 PASS = ["fusion"]
@@ -181,6 +181,94 @@ def test_conv_training_step_is_unchanged_by_fusion(optimized, same):
     same(plain, opt_graph, rtol=1e-5, atol=1e-5)
     opt = optimized([loss] + grads, [x], passes=PASS)  # the backward pass reads the fused output
     assert opt.count("FusedConv2D") == 1 and opt.count("Conv2D") == 0
+
+
+# ------------------------------------------------------------------ max pool gradient + ReLU mask
+_POOL = dict(ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+
+
+def _relu_pool_grad(x, pool_kw=None, mask_of=None):
+    """(h = relu(x), dz = where(mask_of > 0, max_pool_grad(h, max_pool(h), g), 0), that
+    MaxPoolGrad result): the backward pass of max_pool(relu(z)) spelled out."""
+    h = tf.nn.relu(x, name="h")
+    p = tf.nn.max_pool(h, **_POOL)
+    g = tf.constant(_x(*p.shape.as_list(), seed=7))
+    dh = conv_ops.max_pool_grad(h, p, g, **(pool_kw or _POOL))
+    cond = (h if mask_of is None else mask_of) > 0
+    return h, tf.where(cond, dh, tf.zeros_like(dh), name="dz"), dh
+
+
+def test_max_pool_grad_and_relu_mask_fuse(optimized, both):
+    x = tf.placeholder(tf.float32, [2, 6, 8, 3], name="x")
+    _, dz, _ = _relu_pool_grad(x)
+    opt = optimized(dz, [x])  # every pass: arithmetic turns zeros_like into the scalar 0
+    assert opt.count("FusedMaxPoolGradReluMask") == 1 and opt.count("MaxPoolGrad") == 0
+    fused = opt.op("dz")
+    assert fused.attrs["member_types"] == ["MaxPoolGrad", "Greater", "Select"]
+    assert fused.attrs["ksize"] == [1, 2, 2, 1] and fused.attrs["data_format"] == "NHWC"
+    assert opt.report["fusion"].details["fused_pool_relu_masks"] == 1
+    want, got = both(dz, {x: _x(2, 6, 8, 3)})
+    assert np.array_equal(want.view(np.uint32), got.view(np.uint32))  # exact bits
+    cond = dz.op.inputs[0]  # h > 0, fetched too: it stays, the rest still fuses
+    opt = optimized([dz, cond], [x])
+    assert opt.op("dz").attrs["member_types"] == ["MaxPoolGrad", "Select"]
+    assert opt.count("Greater") == 1
+
+
+def test_max_pool_grad_and_relu_mask_do_not_fuse_when_the_gradient_is_read_or_fetched(optimized):
+    x = tf.placeholder(tf.float32, [2, 6, 8, 3], name="x")
+    _, dz, dh = _relu_pool_grad(x)
+    assert optimized([dz, dh], [x]).count("FusedMaxPoolGradReluMask") == 0  # fetched
+    opt = optimized([dz, tf.reduce_sum(dh)], [x])                           # read elsewhere
+    assert opt.count("FusedMaxPoolGradReluMask") == 0 and opt.count("MaxPoolGrad") == 1
+
+
+def test_max_pool_grad_and_a_mask_of_another_tensor_or_window_do_not_fuse(optimized, both, same):
+    x = tf.placeholder(tf.float32, [2, 6, 8, 3], name="x")
+    other = tf.nn.relu(x - 0.5)
+    _, masked_by_other, _ = _relu_pool_grad(x, mask_of=other)   # mask not of orig_input
+    y = tf.placeholder(tf.float32, [2, 6, 8, 3], name="y")
+    h = tf.nn.relu(y)
+    dh = conv_ops.max_pool_grad(h, tf.nn.max_pool(h * 2.0, **_POOL), tf.constant(_x(2, 3, 4, 3)),
+                                **_POOL)
+    not_its_pool = tf.where(h > 0, dh, tf.zeros_like(dh))       # orig_output not max_pool(h)
+    w = tf.placeholder(tf.float32, [2, 6, 8, 3], name="w")
+    _, other_window, _ = _relu_pool_grad(w, pool_kw=dict(_POOL, padding="SAME"))
+    fetches = [masked_by_other, not_its_pool]
+    opt = optimized(fetches + [other_window], [x, y, w])
+    assert opt.count("FusedMaxPoolGradReluMask") == 0 and opt.count("MaxPoolGrad") == 3
+    same(*both(fetches, {x: _x(2, 6, 8, 3), y: _x(2, 6, 8, 3, seed=1)}), rtol=0)
+
+
+def test_cnn_training_gives_the_same_numbers_with_and_without_the_mask_fusion(monkeypatch):
+    def train(fuse):
+        monkeypatch.setattr(fusion, "FUSE_POOL_RELU_MASK", fuse)
+        tf.reset_default_graph()
+        x = tf.constant(_x(8, 12, 12, 3, seed=3))
+        labels = tf.constant(np.eye(4, dtype=np.float32)[np.arange(8) % 4])
+        w = tf.Variable(_x(3, 3, 3, 8, seed=4) * 0.3)
+        b = tf.Variable(_x(8, seed=5) * 0.1)
+        h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME") + b), **_POOL)
+        v = tf.Variable(_x(6 * 6 * 8, 4, seed=6) * 0.1)
+        logits = tf.matmul(tf.reshape(h, [8, -1]), v)
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels,
+                                                                         logits=logits))
+        step = tf.train.AdamOptimizer(0.01).minimize(loss)
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+            sess.run(tf.global_variables_initializer())
+            losses = [sess.run([loss, step])[0] for _ in range(4)]
+            kinds = {op.type for op in _plan_ops(loss, step)}
+            return losses, sess.run([w, b, v]), kinds
+    fused_losses, fused_vars, fused_kinds = train(True)
+    plain_losses, plain_vars, plain_kinds = train(False)
+    assert "FusedMaxPoolGradReluMask" in fused_kinds and "MaxPoolGrad" in plain_kinds
+    assert fused_losses == plain_losses
+    for a, b in zip(fused_vars, plain_vars):
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def _plan_ops(*fetches):
+    return tf.optimize(list(fetches))[0].get_operations()
 
 
 def test_runtime_errors_in_fused_ops_name_the_users_line():

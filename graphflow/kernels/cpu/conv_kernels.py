@@ -297,7 +297,7 @@ def _conv2d_backprop_filter(node):
 
 
 # ---------------------------------------------------------------- pooling
-class _Pool:
+class Pool:
     def __init__(self, node):
         a = node.attrs
         self.fmt = a.get("data_format", "NHWC")
@@ -351,7 +351,7 @@ def argmax_taps(xp, geo):
 
 @cpu_kernel("MaxPool")
 def _max_pool(node):
-    pool = _Pool(node)
+    pool = Pool(node)
     threads = blas.session_threads(node)
     recorder = jit_pool.Recorder() if pool.fmt == "NHWC" else None
 
@@ -370,7 +370,8 @@ def _tiled_max_pool_grad(x, y, g, geo):
     """MaxPoolGrad when the windows tile the input (stride == window, no padding): each window's
     gradient goes to its first element (row-major) equal to the window's maximum, the forward output
     y. Windows become axes of one reshaped view, so the work is a few whole-array passes instead of
-    strided passes per tap (x == y broadcast, ties resolved per tap on booleans, one multiply)."""
+    strided passes per tap (x == y broadcast, ties resolved per tap on booleans, one select: +0.0
+    where no gradient goes, as every other route writes, not the -0.0 or NaN of `0 * g`)."""
     n, c = x.shape[0], x.shape[3]
     kh, kw, oh, ow = geo.kh, geo.kw, geo.oh, geo.ow
     used = x[:, :oh * kh, :ow * kw, :]
@@ -383,7 +384,7 @@ def _tiled_max_pool_grad(x, y, g, geo):
                 tap = first[:, :, i, :, j, :]
                 np.greater(tap, taken, out=tap)  # true here and not in an earlier tap
                 taken |= tap
-    dx = np.multiply(first, g[:, :, None, :, None, :], dtype=g.dtype).reshape(used.shape)
+    dx = np.where(first, g[:, :, None, :, None, :], g.dtype.type(0)).reshape(used.shape)
     if used.shape == x.shape:
         return dx
     full = np.zeros(x.shape, dtype=g.dtype)
@@ -393,39 +394,44 @@ def _tiled_max_pool_grad(x, y, g, geo):
 
 @cpu_kernel("MaxPoolGrad")
 def _max_pool_grad(node):
-    pool = _Pool(node)
+    pool = Pool(node)
     threads = blas.session_threads(node)
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
-        geo = pool.geometry(x.shape)
-        pool.check_grad(g, geo, x.shape[0], x.shape[3])
-        if g.dtype == x.dtype and jit_pool.applies(x):
-            arg = jit_pool.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
-            if arg is not None:
-                return _from_nhwc(jit_pool.max_pool_grad_from_argmax(x.shape, g, arg, threads),
-                                  pool.fmt)
-        if dnnl_pool.applies(x, g):
-            dx = dnnl_pool.max_pool_grad(x, g, geo, threads)
-            if dx is not None:
-                return _from_nhwc(dx, pool.fmt)
-        if g.dtype == x.dtype and jit_pool.applies(x):
-            return _from_nhwc(jit_pool.max_pool_grad(x, g, geo, threads), pool.fmt)
-        if geo.tiles_input:
-            pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
-            return _from_nhwc(_tiled_max_pool_grad(x, y, g, geo), pool.fmt)
-        index = argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
-        dxp = np.zeros(geo.padded_shape(x.shape[0], x.shape[3]), dtype=g.dtype)
-        for k, tap in enumerate(geo.taps()):
-            dxp[tap] += np.where(index == k, g, 0)
-        return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), pool.fmt)
+        return _from_nhwc(max_pool_grad_nhwc(pool, x, y, g, threads), pool.fmt)
     return max_pool_grad
+
+
+def max_pool_grad_nhwc(pool, x, y, g, threads):
+    """MaxPoolGrad of NHWC arrays: the forward pass's recorded argmaxes, oneDNN, the compiled
+    window search or numpy, whichever applies first (FusedMaxPoolGradReluMask runs it too)."""
+    geo = pool.geometry(x.shape)
+    pool.check_grad(g, geo, x.shape[0], x.shape[3])
+    if g.dtype == x.dtype and jit_pool.applies(x):
+        arg = jit_pool.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
+        if arg is not None:
+            return jit_pool.max_pool_grad_from_argmax(x.shape, g, arg, threads)
+    if dnnl_pool.applies(x, g):
+        dx = dnnl_pool.max_pool_grad(x, g, geo, threads)
+        if dx is not None:
+            return dx
+    if g.dtype == x.dtype and jit_pool.applies(x):
+        return jit_pool.max_pool_grad(x, g, geo, threads)
+    if geo.tiles_input:
+        pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
+        return _tiled_max_pool_grad(x, y, g, geo)
+    index = argmax_taps(geo.pad(x, _lowest(x.dtype)), geo)
+    dxp = np.zeros(geo.padded_shape(x.shape[0], x.shape[3]), dtype=g.dtype)
+    for k, tap in enumerate(geo.taps()):
+        dxp[tap] += np.where(index == k, g, 0)
+    return np.ascontiguousarray(geo.crop(dxp))
 
 
 @cpu_kernel("MaxPoolGradGrad")
 def _max_pool_grad_grad(node):
-    pool = _Pool(node)
+    pool = Pool(node)
 
     def max_pool_grad_grad(x, y, g):
         _check4(x, "orig_input")
@@ -459,7 +465,7 @@ def _window_counts(geo, dtype):
 
 @cpu_kernel("AvgPool")
 def _avg_pool(node):
-    pool = _Pool(node)
+    pool = Pool(node)
 
     def avg_pool(x):
         _check4(x, "input")
@@ -473,7 +479,7 @@ def _avg_pool(node):
 
 @cpu_kernel("AvgPoolGrad")
 def _avg_pool_grad(node):
-    pool = _Pool(node)
+    pool = Pool(node)
 
     def avg_pool_grad(orig_input_shape, g):
         _check4(g, "grad")

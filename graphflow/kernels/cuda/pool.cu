@@ -4,6 +4,8 @@
 // included); average pooling divides by the number of real (non-padding) elements.
 // MaxPoolGrad scatters each output gradient to its argmax with atomicAdd (dx zero-filled first);
 // AvgPoolGrad gathers, for each input element, the shares of the windows containing it.
+// FusedMaxPoolGradReluMask is MaxPoolGrad that skips the add where the argmax's value is not > 0
+// (NaN included): the ReLU gradient where(x > 0, dx, 0) of its result, with the same bits.
 #include "common.cuh"
 
 struct gf_pool_geom {  // 16 x int64 = 128 bytes
@@ -57,7 +59,7 @@ __device__ void gf_avg_pool_impl(const T *__restrict__ x, T *__restrict__ y, con
     }
 }
 
-template <typename T>
+template <bool RELU_MASK, typename T>
 __device__ void gf_max_pool_grad_impl(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                                       const gf_pool_geom &g) {
     const long long total = g.n * g.oh * g.ow * g.c;
@@ -84,7 +86,8 @@ __device__ void gf_max_pool_grad_impl(const T *__restrict__ x, const T *__restri
                 first = false;
             }
         }
-        if (best_h >= 0) atomicAdd(&dx[((n * g.h + best_h) * g.w + best_w) * g.c + c], dy[e]);
+        if (best_h >= 0 && (!RELU_MASK || best > T(0)))
+            atomicAdd(&dx[((n * g.h + best_h) * g.w + best_w) * g.c + c], dy[e]);
     }
 }
 
@@ -124,7 +127,11 @@ __device__ void gf_avg_pool_grad_impl(const T *__restrict__ dy, T *__restrict__ 
     extern "C" __global__ void gf_max_pool_##TNAME(const T *x, T *y, const gf_pool_geom g) { gf_max_pool_impl(x, y, g); } \
     extern "C" __global__ void gf_avg_pool_##TNAME(const T *x, T *y, const gf_pool_geom g) { gf_avg_pool_impl(x, y, g); } \
     extern "C" __global__ void gf_max_pool_grad_##TNAME(const T *x, const T *dy, T *dx, const gf_pool_geom g) {          \
-        gf_max_pool_grad_impl(x, dy, dx, g);                                                      \
+        gf_max_pool_grad_impl<false>(x, dy, dx, g);                                               \
+    }                                                                                             \
+    extern "C" __global__ void gf_max_pool_grad_relu_mask_##TNAME(const T *x, const T *dy, T *dx,                \
+                                                                 const gf_pool_geom g) {          \
+        gf_max_pool_grad_impl<true>(x, dy, dx, g);                                                \
     }                                                                                             \
     extern "C" __global__ void gf_avg_pool_grad_##TNAME(const T *dy, T *dx, const gf_pool_geom g) {                       \
         gf_avg_pool_grad_impl(dy, dx, g);                                                         \

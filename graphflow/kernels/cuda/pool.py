@@ -1,5 +1,7 @@
 """Pooling on the GPU (pool.cu), NHWC layout: MaxPool, AvgPool and their gradients, one thread per
-output (or gradient) element. Window geometry follows TF's SAME/VALID rules (`conv.axis_geometry`).
+output (or gradient) element, and the fusion pass's FusedMaxPoolGradReluMask (MaxPoolGrad followed
+by the ReLU gradient of its input: the same kernel, skipping the argmaxes whose value is not > 0).
+Window geometry follows TF's SAME/VALID rules (`conv.axis_geometry`).
 """
 
 import numpy as np
@@ -41,10 +43,14 @@ def _pool(node):
     return pool
 
 
-@cuda_kernel("MaxPoolGrad", dtypes=(np.float32, np.float64), supports=nhwc_only)
+_MAX_POOL_GRADS = {"MaxPoolGrad": "max_pool_grad",
+                   "FusedMaxPoolGradReluMask": "max_pool_grad_relu_mask"}
+
+
+@cuda_kernel(*_MAX_POOL_GRADS, dtypes=(np.float32, np.float64), supports=nhwc_only)
 def _max_pool_grad(node):
     rt, attrs = runtime(), node.attrs
-    name = f"gf_max_pool_grad_{SUFFIX[np.dtype(node.out_dtypes[0])]}"
+    name = f"gf_{_MAX_POOL_GRADS[node.type]}_{SUFFIX[np.dtype(node.out_dtypes[0])]}"
 
     def max_pool_grad(x, y, dy):
         g = PoolGeometry(attrs, x.shape)
