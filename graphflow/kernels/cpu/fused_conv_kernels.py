@@ -13,13 +13,24 @@ last bits) run as the numpy instruction over the primitive's conv + bias result
 tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
-0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes).
+0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). A small NHWC
+convolution with few input channels and no activation or a Relu runs as one compiled loop with the
+bias and Relu inside (`jit_conv.py`, with numba).
 """
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl_conv
+from graphflow.kernels.cpu import (
+    blas,
+    conv_gather,
+    conv_kernels,
+    cpu_kernel,
+    dnnl_conv,
+    jit_conv,
+)
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
+
+LOOP, GATHER = "loop", "gather"  # the routes of a small convolution
 
 
 @cpu_kernel("FusedConv2D")
@@ -45,34 +56,44 @@ def _fused_conv2d(node):
             return None, False
         return conv_kernels._from_nhwc(out, conv.fmt), True
 
-    small = {}  # shapes, dtypes and settings -> the Geometry of a gathered convolution, or None
+    small = {}  # shapes, dtypes and settings -> (route, Geometry) of a small convolution, or None
+    loop_activation = activation.relu_or_none is not False
+    relu = activation.relu_or_none is True
 
-    def small_geometry(x, f, bias):
-        """The geometry when the Conv2D kernel would run `conv_gather` (small, below oneDNN's
-        minimum) and the bias fits, else None; computed once per shapes."""
-        key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, conv_kernels.BLOCKED,
+    def small_route(x, f, bias):
+        """(LOOP, geometry) where the compiled loop of `jit_conv` runs the whole op (few input
+        channels, small output, no activation or Relu); (GATHER, geometry) when the Conv2D kernel
+        would run `conv_gather` (small, below oneDNN's minimum) and the bias fits; else None.
+        Decided once per shapes."""
+        key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, bias.dtype, conv_kernels.BLOCKED,
                dnnl_conv.MIN_MACS)
         try:
             return small[key]
         except KeyError:
             pass
-        geo = None
+        route = None
         if (x.ndim == 4 and f.ndim == 4 and bias.shape == f.shape[3:]
                 and x.shape[channel_axis] == f.shape[2]):
             xn_shape = x.shape if conv.fmt == "NHWC" else (x.shape[0],) + x.shape[2:] + x.shape[1:2]
             g = conv.geometry(xn_shape, f.shape)
-            if conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
-                geo = g
+            if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
+                    and jit_conv.applies(x, f, g)):
+                route = (LOOP, g, jit_conv.dims(x.shape, f.shape, g, relu))
+            elif conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
+                route = (GATHER, g)
         if len(small) >= 16:
             small.clear()
-        small[key] = geo
-        return geo
+        small[key] = route
+        return route
 
     def fused_conv2d(x, f, bias):
         stage = 0  # the member being computed: conv, bias, activation
         try:
             bias = np.asarray(bias)
-            geo = small_geometry(x, f, bias)
+            route = small_route(x, f, bias)
+            geo = None if route is None else route[1]
+            if route is not None and route[0] is LOOP:
+                return jit_conv.conv2d(x, f, geo, bias, relu, route[2])
             if geo is not None:  # what the Conv2D kernel runs, without its per-call checks
                 out = conv_kernels._from_nhwc(
                     conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)
