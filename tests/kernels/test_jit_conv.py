@@ -94,3 +94,19 @@ def test_fused_conv2d_takes_the_loop_for_small_inputs_only(batch, activation, fm
     monkeypatch.setattr(jit_conv, "_loops", False)
     want = _fused(x, f, b, activation, fmt)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("activation", ["Relu", "", "Tanh"])
+def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activation, monkeypatch):
+    from graphflow.kernels.cpu import jit_small
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 8 channels: gathered, not the loop
+    f = rng.standard_normal((3, 3, 8, 16), dtype=np.float32)
+    b = rng.standard_normal(16, dtype=np.float32)
+    calls = []
+    real = jit_small.add_bias
+    monkeypatch.setattr(jit_small, "add_bias", lambda *a: calls.append(1) or real(*a))
+    got = _fused(x, f, b, activation)
+    assert bool(calls) == (activation != "Tanh")
+    monkeypatch.setattr(jit_small, "_loops", False)
+    np.testing.assert_array_equal(got, _fused(x, f, b, activation))

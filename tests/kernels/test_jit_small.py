@@ -108,3 +108,19 @@ def test_dense_with_infinite_bias_as_numpy():
     a, b = np.ones((1, 3), np.float32), np.ones((3, 2), np.float32)
     bias = np.array([np.inf, -np.inf], np.float32)
     np.testing.assert_array_equal(jit_small.dense(a, b, bias, True), np.maximum(a @ b + bias, 0))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("shape", [(64, 32), (1, 4, 4, 64), (5,)])
+def test_add_bias_in_place_matches_numpy(shape, relu):
+    rng = np.random.default_rng(5)
+    out = rng.standard_normal(shape, dtype=np.float32)
+    bias = rng.standard_normal(shape[-1:], dtype=np.float32)
+    want = out + bias
+    if relu:
+        want = np.maximum(want, 0)
+    assert jit_small.add_bias_applies(out, bias)
+    got = jit_small.add_bias(out, bias, relu)
+    assert got is out
+    np.testing.assert_array_equal(got, want)  # one add and one comparison: numpy's bits
+    assert not jit_small.add_bias_applies(out.astype(np.float64), bias)

@@ -39,11 +39,18 @@ def _dims(shape_array, what="shape"):
 @cpu_kernel("Reshape")
 def _reshape(node):
     # tolist() and tuple methods, not a generator of int() calls: 2.6 -> 1.2 us a call (load 4), most
-    # of a reshape's time (a view)
+    # of a reshape's time (a view). A read-only shape array (a constant: the same object every run)
+    # is read once: the reshape is then one numpy call (digits CNN, batch 1: 1.0 -> 0.4 us).
+    last = [None, None]  # the read-only shape array last read, its dims
+
     def reshape(x, shape):
+        if shape is last[0]:
+            return x.reshape(last[1]) if type(x) is np.ndarray else np.reshape(x, last[1])
         dims = tuple(np.asarray(shape).reshape(-1).tolist())
         if dims.count(-1) > 1 or (dims and min(dims) < -1):
             raise ValueError(f"invalid new shape {list(dims)}")
+        if type(shape) is np.ndarray and not shape.flags.writeable:
+            last[:] = shape, dims
         return np.reshape(x, dims)
     return reshape
 

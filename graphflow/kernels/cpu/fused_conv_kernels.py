@@ -15,7 +15,8 @@ below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
 0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). A small NHWC
 convolution with few input channels and no activation or a Relu runs as one compiled loop with the
-bias and Relu inside (`jit_conv.py`, with numba).
+bias and Relu inside (`jit_conv.py`, with numba); a gathered one adds the bias and applies a Relu
+in one compiled pass (`jit_small.add_bias`).
 """
 
 import numpy as np
@@ -27,6 +28,7 @@ from graphflow.kernels.cpu import (
     cpu_kernel,
     dnnl_conv,
     jit_conv,
+    jit_small,
 )
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
 
@@ -80,7 +82,10 @@ def _fused_conv2d(node):
                     and jit_conv.applies(x, f, g)):
                 route = (LOOP, g, jit_conv.dims(x.shape, f.shape, g, relu))
             elif conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
-                route = (GATHER, g)
+                # with the bias add (and Relu) as one compiled pass where it applies
+                out_shape = (xn_shape[0], g.oh, g.ow, f.shape[3])
+                route = (GATHER, g, conv.fmt == "NHWC" and loop_activation
+                         and jit_small.add_bias_applies(np.empty(out_shape, x.dtype), bias))
         if len(small) >= 16:
             small.clear()
         small[key] = route
@@ -98,6 +103,8 @@ def _fused_conv2d(node):
                 out = conv_kernels._from_nhwc(
                     conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)
                 stage = 1
+                if route[2]:  # bias (and Relu) in one compiled pass
+                    return jit_small.add_bias(out, bias, relu)
                 np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
                 by_primitive = False
             else:
