@@ -68,6 +68,7 @@ def test_dense_applies_to_few_rows_of_one_dtype():
     assert not jit_small.dense_applies(np.ones((jit_small.MAX_ROWS + 1, 4), np.float32), b, bias)
     assert not jit_small.dense_applies(a, b.astype(np.float64), bias)
     assert not jit_small.dense_applies(a, b, np.ones((1, 3), np.float32))
+    assert not jit_small.dense_applies(a, b, np.ones(6, np.float32)[::2])
     assert not jit_small.dense_applies(a, np.ones((4, 3), np.float32, order="F"), bias)
 
 

@@ -121,10 +121,10 @@ def softmax(x):
     """Softmax over the last axis of a C-contiguous float array: a new array."""
     out = np.empty_like(x)
     if x.ndim == 2:
-        loops()["softmax_rows"](x, out)
+        _loops["softmax_rows"](x, out)
     else:
         n = x.shape[-1]
-        loops()["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
+        _loops["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
     return out
 
 
@@ -133,7 +133,7 @@ def add_bias(out, bias, relu=False):
     with a 1-D `bias` of its dtype and channels (the caller checks); one call instead of numpy's
     add and maximum (a gathered batch-1 convolution's [64, 32] output: 1.9 -> 0.5 us)."""
     n = out.shape[-1]
-    loops()["add_bias_rows"](out.reshape(-1, n), bias, relu)
+    _loops["add_bias_rows"](out.reshape(-1, n), bias, relu)
     return out
 
 
@@ -147,7 +147,8 @@ def dense_applies(a, b, bias):
     """Whether `dense` computes `a @ b + bias`: 2-D operands of one float dtype with rows
     contiguous, a 1-D bias of b's columns, few rows and multiply-adds."""
     return (a.ndim == 2 and b.ndim == 2 and a.dtype in _DTYPES and b.dtype == a.dtype
-            and bias.dtype == a.dtype and bias.ndim == 1 and a.shape[1] == b.shape[0]
+            and bias.dtype == a.dtype and bias.ndim == 1 and bias.strides[0] == bias.itemsize
+            and a.shape[1] == b.shape[0]
             and bias.shape[0] == b.shape[1] > 0 and 0 < a.shape[0] <= MAX_ROWS
             and a.shape[1] > 0 and a.shape[0] * a.shape[1] * b.shape[1] <= MAX_MACS
             and a.strides[1] == a.itemsize and b.strides[1] == b.itemsize
@@ -157,5 +158,5 @@ def dense_applies(a, b, bias):
 def dense(a, b, bias, relu=False):
     """`a @ b + bias` (then Relu) for operands `dense_applies` accepts: a new array."""
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    loops()["dense_rows"](a, b, np.ascontiguousarray(bias), out, relu)
+    _loops["dense_rows"](a, b, bias, out, relu)
     return out
