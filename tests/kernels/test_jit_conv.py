@@ -1,8 +1,9 @@
 """graphflow.kernels.cpu.jit_conv: the compiled direct convolution gives the numpy reference's
 values (im2col product of conv_kernels.py, then bias add and Relu) to rounding for one to four
 input channels, SAME and VALID padding, strides, dilations, float32 and float64, NaN and negative
-zero through the Relu; FusedConv2D takes it for small NHWC inputs (and the op cases still match),
-and leaves it for larger outputs, other activations and NCHW."""
+zero through the Relu; FusedConv2D takes it for NHWC inputs with few filter taps and small outputs
+(with the values of the numpy path), and leaves it for other activations, NCHW, filters of many
+taps and large outputs."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, jit_conv
 from graphflow.ops import fused_ops
 
-pytestmark = pytest.mark.skipif(jit_conv.loops() is None,
+pytestmark = pytest.mark.skipif(jit_conv.kernel(3, 3, 1) is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
 
 
@@ -78,8 +79,8 @@ def _fused(x, f, b, activation, fmt="NHWC"):
 
 @pytest.mark.parametrize("batch, activation, fmt, taken", [
     (1, "Relu", "NHWC", True), (2, "", "NHWC", True), (1, "Tanh", "NHWC", False),
-    (1, "Relu", "NCHW", False), (256, "Relu", "NHWC", False)])
-def test_fused_conv2d_takes_the_loop_for_small_inputs_only(batch, activation, fmt, taken,
+    (1, "Relu", "NCHW", False), (64, "Relu", "NHWC", True), (256, "Relu", "NHWC", False)])
+def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch, activation, fmt, taken,
                                                          monkeypatch):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((batch, 8, 8, 1) if fmt == "NHWC" else (batch, 1, 8, 8),
@@ -91,7 +92,7 @@ def test_fused_conv2d_takes_the_loop_for_small_inputs_only(batch, activation, fm
     monkeypatch.setattr(jit_conv, "conv2d", lambda *a: calls.append(1) or real(*a))
     got = _fused(x, f, b, activation, fmt)
     assert bool(calls) == taken
-    monkeypatch.setattr(jit_conv, "_loops", False)
+    monkeypatch.setattr(jit_conv, "applies", lambda *a: False)
     want = _fused(x, f, b, activation, fmt)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
@@ -100,7 +101,7 @@ def test_fused_conv2d_takes_the_loop_for_small_inputs_only(batch, activation, fm
 def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activation, monkeypatch):
     from graphflow.kernels.cpu import jit_small
     rng = np.random.default_rng(6)
-    x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 8 channels: gathered, not the loop
+    x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 72 taps: gathered, not the loop
     f = rng.standard_normal((3, 3, 8, 16), dtype=np.float32)
     b = rng.standard_normal(16, dtype=np.float32)
     calls = []
@@ -110,3 +111,12 @@ def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activat
     assert bool(calls) == (activation != "Tanh")
     monkeypatch.setattr(jit_small, "_loops", False)
     np.testing.assert_array_equal(got, _fused(x, f, b, activation))
+
+
+def test_filters_of_many_taps_are_left_to_the_products():
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    x = np.ones((4, 8, 8, 5), np.float32)
+    assert not jit_conv.applies(x, np.ones((3, 3, 5, 8), np.float32), geo)  # 45 taps
+    assert jit_conv.applies(x[..., :4], np.ones((3, 3, 4, 8), np.float32), geo)
+    assert not jit_conv.applies(x[:1, :4, :4, :1], np.ones((3, 3, 1, 8), np.float32),
+                                conv_kernels.Geometry(4, 4, 3, 3, 1, 1, 1, 1, "SAME"))  # 128 out

@@ -13,10 +13,11 @@ last bits) run as the numpy instruction over the primitive's conv + bias result
 tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
-0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). A small NHWC
-convolution with few input channels and no activation or a Relu runs as one compiled loop with the
-bias and Relu inside (`jit_conv.py`, with numba); a gathered one adds the bias and applies a Relu
-in one compiled pass (`jit_small.add_bias`).
+0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). An NHWC
+convolution with few filter taps (a first layer on 1-4 channels) and no activation or a Relu runs
+as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba), up to a batch of
+about 128 on 8x8 images; a gathered one adds the bias and applies a Relu in one compiled pass
+(`jit_small.add_bias`).
 """
 
 import numpy as np
@@ -63,8 +64,8 @@ def _fused_conv2d(node):
     relu = activation.relu_or_none is True
 
     def small_route(x, f, bias):
-        """(LOOP, geometry) where the compiled loop of `jit_conv` runs the whole op (few input
-        channels, small output, no activation or Relu); (GATHER, geometry) when the Conv2D kernel
+        """(LOOP, geometry, its loop arguments) where the compiled loop of `jit_conv` runs the whole
+        op (few filter taps, NHWC, no activation or Relu); (GATHER, geometry) when the Conv2D kernel
         would run `conv_gather` (small, below oneDNN's minimum) and the bias fits; else None.
         Decided once per shapes."""
         key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, bias.dtype, conv_kernels.BLOCKED,
@@ -80,7 +81,7 @@ def _fused_conv2d(node):
             g = conv.geometry(xn_shape, f.shape)
             if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
                     and jit_conv.applies(x, f, g)):
-                route = (LOOP, g, jit_conv.dims(x.shape, f.shape, g, relu))
+                route = (LOOP, g, jit_conv.dims(g, relu))
             elif conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
                 # with the bias add (and Relu) as one compiled pass where it applies
                 out_shape = (xn_shape[0], g.oh, g.ow, f.shape[3])

@@ -121,10 +121,10 @@ def softmax(x):
     """Softmax over the last axis of a C-contiguous float array: a new array."""
     out = np.empty_like(x)
     if x.ndim == 2:
-        _loops["softmax_rows"](x, out)
+        (_loops or loops())["softmax_rows"](x, out)
     else:
         n = x.shape[-1]
-        _loops["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
+        (_loops or loops())["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
     return out
 
 
@@ -133,7 +133,7 @@ def add_bias(out, bias, relu=False):
     with a 1-D `bias` of its dtype and channels (the caller checks); one call instead of numpy's
     add and maximum (a gathered batch-1 convolution's [64, 32] output: 1.9 -> 0.5 us)."""
     n = out.shape[-1]
-    _loops["add_bias_rows"](out.reshape(-1, n), bias, relu)
+    (_loops or loops())["add_bias_rows"](out.reshape(-1, n), bias, relu)
     return out
 
 
@@ -158,5 +158,5 @@ def dense_applies(a, b, bias):
 def dense(a, b, bias, relu=False):
     """`a @ b + bias` (then Relu) for operands `dense_applies` accepts: a new array."""
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    _loops["dense_rows"](a, b, bias, out, relu)
+    (_loops or loops())["dense_rows"](a, b, bias, out, relu)
     return out
