@@ -1,24 +1,24 @@
-"""Forward convolutions with few filter taps (the first layer of an image network: a 3x3 filter on
-one gray or three color channels) as a compiled direct loop, when numba is installed (optional,
-like `jit_pool.py`); `conv_kernels.py` keeps its numpy kernels otherwise and as the reference the
-tests compare with.
+"""Forward convolutions with few filter taps (the first layer of an image network: a 3x3 filter on one
+gray or three color channels) as a compiled direct loop, when numba is installed (optional, like
+`jit_pool.py`); `conv_kernels.py` keeps its numpy kernels otherwise and as the reference the tests
+compare with.
 
-With one input channel the im2col product is [n*oh*ow, 9] x [9, 32] for a 3x3 filter: a matrix of
-9 columns that BLAS and oneDNN run far below their speed, after a copy of the window matrix that is
-9 times the input (the 8x8x1 -> 32 convolution of the digits CNN at batch 256: about 0.30 ms
-through oneDNN on one thread or the gathered product, where onnxruntime takes 0.07 on two).
+With one input channel the im2col product is [n*oh*ow, 9] x [9, 32] for a 3x3 filter: a matrix of 9
+columns that BLAS and oneDNN run far below their speed, after a copy of the window matrix that is 9
+times the input (the 8x8x1 -> 32 convolution of the digits CNN at batch 256: about 0.30 ms through
+oneDNN on one thread or the gathered product, where onnxruntime takes 0.07 on two).
 
 The loop here is generated for one filter size and channel count (kh*kw*c taps, at most
 `MAX_TAPS`): for each output pixel it reads the pixel's taps into scalars, then computes every
 output channel as one expression, `x0 * f0[co] + x1 * f1[co] + ... + bias[co]` (f<t>: the filter
 row of tap t, contiguous in HWIO), so the loop over output channels is vectorized and the sum stays
 in registers: each output element is written once, with the bias and a Relu (when the fused op has
-one) applied. A loop adding each tap's filter row into the output in memory took twice as long
-at batch 16 (a load and a store per tap). The input is first copied into a kept zero-bordered buffer (TF's
-padding), so no tap is tested against the border. The taps are summed in the im2col order, with
-fused multiply-adds (fastmath "contract" only: 12% faster at batch 16 and 256) and not blocked as
-BLAS blocks its product, so the values agree with the reference kernel to rounding, not bit for bit
-(tests/kernels/test_jit_conv.py). Larger outputs are left to oneDNN (`MAX_OUTPUTS`).
+one) applied. A loop adding each tap's filter row into the output in memory took twice as long at
+batch 16 (a load and a store per tap). The input is first copied into a kept zero-bordered buffer
+(TF's padding), so no tap is tested against the border. The taps are summed in the im2col order,
+with fused multiply-adds (fastmath "contract" only: 12% faster at batch 16 and 256) and not blocked
+as BLAS blocks its product, so the values agree with the reference kernel to rounding, not bit for
+bit (tests/kernels/test_jit_conv.py). Larger outputs are left to oneDNN (`MAX_OUTPUTS`).
 """
 
 import threading
@@ -55,7 +55,7 @@ def _source(kh, kw, c):
         "    hp, wp, oh, ow, sh, sw, dh, dw, relu = (dims[0], dims[1], dims[2], dims[3], dims[4],",
         "        dims[5], dims[6], dims[7], dims[8])",
         "    oc = f.shape[1]",
-        "    zero = out[:0].sum()  # a 0 of the output's dtype",
+        "    zero = out.dtype.type(0)",
         "    " + ", ".join(f"f{k}" for k in t) + ", = " + ", ".join(f"f[{k}]" for k in t) + ",",
         f"    image_in, image_out, row = hp * wp * {c}, oh * ow * oc, wp * {c}",
         f"    dy, dx = dh * wp * {c}, dw * {c}",
