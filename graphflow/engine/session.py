@@ -267,7 +267,13 @@ class Session:
         feed_list = list(feed_list or [])
         single = isinstance(fetches, (Tensor, Operation, str)) or hasattr(fetches,
                                                                           "_as_graph_element")
-        leaves, rebuild = ([fetches], None) if single else flatten_fetches(fetches)
+        kind = type(fetches)
+        if single:
+            leaves, rebuild = [fetches], None
+        elif (kind is list or kind is tuple) and all(type(f) is Tensor for f in fetches):
+            leaves, rebuild = list(fetches), kind  # a flat list: no structure to rebuild
+        else:
+            leaves, rebuild = flatten_fetches(fetches)
         plan = self._plan_for(leaves, feed_list)
         run = plan.run
 

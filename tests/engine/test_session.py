@@ -91,6 +91,11 @@ def test_make_callable_matches_run():
         assert sv == pytest.approx(float(np.sum(yv)))
         g = sess.make_callable(s, [x])
         assert g(xv) == pytest.approx(sv)
+        for kind in (list, tuple):  # a flat list or tuple comes back as Session.run gives it
+            got = sess.make_callable(kind([y, s]), [x])(xv)
+            want = sess.run(kind([y, s]), {x: xv})
+            assert type(got) is type(want) is kind
+            np.testing.assert_array_equal(got[0], want[0])
 
 
 def test_two_layer_mlp_forward_matches_numpy(rng):

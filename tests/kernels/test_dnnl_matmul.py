@@ -37,6 +37,7 @@ def mode(request, monkeypatch):
     monkeypatch.setattr(dnnl_matmul, "_plans", type(dnnl_matmul._plans)())
     monkeypatch.setattr(dnnl_matmul, "MIN_MACS", 0)
     monkeypatch.setattr(dnnl_matmul, "PARALLEL_MIN_MACS", 0)
+    monkeypatch.setattr(dnnl_matmul, "BLOCKS_MIN_MACS", 0)
     monkeypatch.setattr(dnnl_matmul, "MIN_BLOCK", 4)
     monkeypatch.setattr(dnnl_matmul, "MIN_COLUMNS", 8)
     monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", getattr(request, "param", "blocks"))
@@ -75,6 +76,19 @@ def test_blocks_split_columns_where_wide_enough_else_rows(mode, monkeypatch):
         (plan,) = [p for key, p in dnnl_matmul._plans.items() if key[:3] == (m, 64, n)]
         assert plan.parallel and plan.by_rows == by_rows and len(plan.bounds) == blocks + 1
         _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
+
+
+def test_blocks_below_their_minimum_run_on_the_calling_thread(mode, monkeypatch):
+    monkeypatch.setattr(dnnl_matmul, "BLOCKS_MIN_MACS", 64 * 64 * 64 + 1)
+    runs = []
+    real = dnnl_matmul._run_blocks
+    monkeypatch.setattr(dnnl_matmul, "_run_blocks", lambda *a: runs.append(1) or real(*a))
+    a, b = _operands(64, 64, 64, False, False, seed=6)
+    _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
+    assert not runs
+    a, b = _operands(64, 65, 64, False, False, seed=6)
+    _close(dnnl_matmul.matmul(a, b, 2), a.astype(np.float64) @ b)
+    assert runs
 
 
 @pytest.mark.parametrize("mode", ["blocks", "team"], indirect=True)

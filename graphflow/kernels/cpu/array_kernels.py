@@ -39,11 +39,20 @@ def _dims(shape_array, what="shape"):
 @cpu_kernel("Reshape")
 def _reshape(node):
     # tolist() and tuple methods, not a generator of int() calls: 2.6 -> 1.2 us a call (load 4), most
-    # of a reshape's time (a view)
+    # of a reshape's time (a view). A read-only shape array owning its data (a constant: the same
+    # object every run; no writable view of it can exist) is read once: the reshape is then one
+    # numpy call (digits CNN, batch 1: 1.0 -> 0.3 us).
+    last = [(None, None)]  # (the read-only shape array last read, its dims): one cell, read once
+
     def reshape(x, shape):
+        known = last[0]  # (a plan run on several threads at once sees one pair or the other)
+        if shape is known[0] and not shape.flags.writeable:
+            return x.reshape(known[1]) if type(x) is np.ndarray else np.reshape(x, known[1])
         dims = tuple(np.asarray(shape).reshape(-1).tolist())
         if dims.count(-1) > 1 or (dims and min(dims) < -1):
             raise ValueError(f"invalid new shape {list(dims)}")
+        if type(shape) is np.ndarray and not shape.flags.writeable and shape.base is None:
+            last[0] = (shape, dims)
         return np.reshape(x, dims)
     return reshape
 

@@ -336,8 +336,9 @@ def activation_post_ops(activation, attrs):
     return None if make is None else make(attrs or {})
 
 
+RELU_POST_OPS = ((ELTWISE_RELU, 0.0, 0.0),)  # max(x, 0)
 _EXACT_POST_OPS = {
-    "Relu": lambda attrs: ((ELTWISE_RELU, 0.0, 0.0),),                     # max(x, 0)
+    "Relu": lambda attrs: RELU_POST_OPS,
     "Relu6": lambda attrs: ((ELTWISE_CLIP, 0.0, 6.0),),                    # min(max(x, 0), 6)
     # x > 0 ? x : alpha * x, alpha rounded to float32 as numpy's float32 instruction rounds it
     "LeakyRelu": lambda attrs: ((ELTWISE_RELU, float(np.float32(attrs.get("alpha", 0.2))), 0.0),),

@@ -17,7 +17,8 @@ Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
           several times as long.
   blocks  row (or column) blocks, each a primitive on one OpenMP thread, taken by the calling
           thread and the intra-op pool from one shared iterator (as `blas.py` does): a busy core
-          only means its thread takes fewer blocks.
+          only means its thread takes fewer blocks. Below `BLOCKS_MIN_MACS` this way is the
+          calling thread alone (waking a pool thread costs more than it saves there).
 The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
 (summed over the products timed both ways), and re-times the other now and then (at growing
 intervals while the choice holds, at once when a team product turns slow), so a machine that
@@ -45,6 +46,13 @@ from graphflow.kernels.cpu import dnnl, intra_op
 MIN_MACS = 1 << 20
 # ... and from this many on, they use several threads (as blas.PARALLEL_MIN_MACS).
 PARALLEL_MIN_MACS = 1 << 21
+# ... but as blocks (graphflow's pool threads, asleep between products) only from this many on;
+# below it a product the chooser gives to the blocks runs on the calling thread: waking a pool
+# thread costs more than it saves (the convolutions' dnnl_conv.PARALLEL_MIN_MACS, measured the same
+# way). Measured (one call, min / median of 9 rounds, load 2.5, us; one thread / two blocks):
+# 256x64x256 64 / 97, 256x256x128 114 / 143, 256x512x256 398 / 476, 512x512x256 796 / 934; the
+# digits MLP's step at batch 256 (products of 4M and 8M) 0.32-0.33 ms -> 0.22-0.23 ms.
+BLOCKS_MIN_MACS = 1 << 25
 # Blocks (`_Plan`): column blocks of at least MIN_COLUMNS columns, two per thread, where the
 # product is that wide; else a row block per thread, of at least MIN_BLOCK rows. oneDNN packs b for
 # each call, so row blocks each pack all of it: measured (2 threads, load average 4.4, ms) rows in 2
@@ -370,6 +378,9 @@ def matmul(a, b, threads, bias=None, ops=()):
         mark_team()
         with lib.openmp_threads(plan.threads):
             plan.team()(*ptrs)
+    elif m * k * n < BLOCKS_MIN_MACS:
+        with lib.openmp_threads(1):
+            plan.single()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
     if not plan.fixed:

@@ -15,7 +15,11 @@ last bits) run as the numpy instruction over the primitive's conv + bias result
 tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
-0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes).
+0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). An NHWC
+convolution with few filter taps (a first layer on 1-4 channels) and no activation or a Relu runs
+as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba), up to a batch of
+about 128 on 8x8 images; a gathered one adds the bias and applies a Relu in one compiled pass
+(`jit_small.add_bias`).
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
@@ -35,9 +39,20 @@ exact bits: the reference the tests compare with.
 import numpy as np
 
 from graphflow.kernels import KernelNode
-from graphflow.kernels.cpu import blas, conv_gather, conv_kernels, cpu_kernel, dnnl_conv, lookup
+from graphflow.kernels.cpu import (
+    blas,
+    conv_gather,
+    conv_kernels,
+    cpu_kernel,
+    dnnl_conv,
+    jit_conv,
+    jit_small,
+    lookup,
+)
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
 from graphflow.ops import fused_ops
+
+LOOP, GATHER = "loop", "gather"  # the routes of a small convolution
 
 
 @cpu_kernel("FusedConv2D")
@@ -63,38 +78,53 @@ def _fused_conv2d(node):
             return None, False
         return conv_kernels._from_nhwc(out, conv.fmt), True
 
-    small = {}  # shapes, dtypes and settings -> the Geometry of a gathered convolution, or None
+    small = {}  # shapes, dtypes and settings -> (route, Geometry) of a small convolution, or None
+    loop_activation = activation.relu_or_none is not False
+    relu = activation.relu_or_none is True
 
-    def small_geometry(x, f, bias):
-        """The geometry when the Conv2D kernel would run `conv_gather` (small, below oneDNN's
-        minimum) and the bias fits, else None; computed once per shapes."""
-        key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, conv_kernels.BLOCKED,
+    def small_route(x, f, bias):
+        """(LOOP, geometry, its loop arguments) where the compiled loop of `jit_conv` runs the whole
+        op (few filter taps, NHWC, no activation or Relu); (GATHER, geometry) when the Conv2D kernel
+        would run `conv_gather` (small, below oneDNN's minimum) and the bias fits; else None.
+        Decided once per shapes."""
+        key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, bias.dtype, conv_kernels.BLOCKED,
                dnnl_conv.MIN_MACS)
         try:
             return small[key]
         except KeyError:
             pass
-        geo = None
+        route = None
         if (x.ndim == 4 and f.ndim == 4 and bias.shape == f.shape[3:]
                 and x.shape[channel_axis] == f.shape[2]):
             xn_shape = x.shape if conv.fmt == "NHWC" else (x.shape[0],) + x.shape[2:] + x.shape[1:2]
             g = conv.geometry(xn_shape, f.shape)
-            if conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
-                geo = g
+            if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
+                    and jit_conv.applies(x, f, g)):
+                route = (LOOP, g, jit_conv.dims(g, relu))
+            elif conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
+                # with the bias add (and Relu) as one compiled pass where it applies
+                out_shape = (xn_shape[0], g.oh, g.ow, f.shape[3])
+                route = (GATHER, g, conv.fmt == "NHWC" and loop_activation
+                         and jit_small.add_bias_applies(np.empty(out_shape, x.dtype), bias))
         if len(small) >= 16:
             small.clear()
-        small[key] = geo
-        return geo
+        small[key] = route
+        return route
 
     def fused_conv2d(x, f, bias):
         stage = 0  # the member being computed: conv, bias, activation
         try:
             bias = np.asarray(bias)
-            geo = small_geometry(x, f, bias)
+            route = small_route(x, f, bias)
+            geo = None if route is None else route[1]
+            if route is not None and route[0] is LOOP:
+                return jit_conv.conv2d(x, f, geo, bias, relu, route[2])
             if geo is not None:  # what the Conv2D kernel runs, without its per-call checks
                 out = conv_kernels._from_nhwc(
                     conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)
                 stage = 1
+                if route[2]:  # bias (and Relu) in one compiled pass
+                    return jit_small.add_bias(out, bias, relu)
                 np.add(out, bias if channel_axis == -1 else bias[:, None, None], out=out)
                 by_primitive = False
             else:

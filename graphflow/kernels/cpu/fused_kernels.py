@@ -28,7 +28,15 @@ import math
 import numpy as np
 
 from graphflow.engine import config
-from graphflow.kernels.cpu import blas, cpu_kernel, dnnl, dnnl_matmul, fused_jit, intra_op
+from graphflow.kernels.cpu import (
+    blas,
+    cpu_kernel,
+    dnnl,
+    dnnl_matmul,
+    fused_jit,
+    intra_op,
+    jit_small,
+)
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
 from graphflow.ops import registry
@@ -308,7 +316,7 @@ class FusedActivation:
     compute graphflow's values exactly (`dnnl.activation_post_ops`), else as graphflow's numpy
     instruction applied to the op's result (`finish`)."""
 
-    __slots__ = ("post_ops", "act", "alias_ok", "exact_post_ops")
+    __slots__ = ("post_ops", "act", "alias_ok", "exact_post_ops", "relu_or_none")
 
     def __init__(self, activation, attrs, dtype):
         attrs = attrs or {}
@@ -318,6 +326,9 @@ class FusedActivation:
         exact = dnnl.activation_post_ops(activation, attrs)
         self.exact_post_ops = exact is not None
         self.post_ops = exact if exact is not None else ()  # what a primitive is asked to apply
+        # None: no activation; True: a Relu (max(x, 0), as its exact post-op says), which the
+        # compiled loops apply themselves; False: another one
+        self.relu_or_none = None if self.act is None else exact == dnnl.RELU_POST_OPS
 
     def finish(self, out, by_primitive):
         """`out` activated: as it is when a primitive applied the post-ops (`by_primitive`) and
@@ -340,6 +351,9 @@ def _fused_matmul(node):
                                  node.attrs.get("activation_attrs"), node.out_dtypes[0])
     threads = blas.session_threads(node)
     fitting = set()  # (result shape, bias shape) pairs that broadcast to the result
+    loop_activation = activation.relu_or_none is not False
+    relu = activation.relu_or_none is True
+    small = {}  # operand shapes, strides and dtypes -> whether the compiled loop runs them
 
     def fused_matmul(a, b, bias):
         stage = 0  # the member being computed: matmul, bias, activation
@@ -348,6 +362,16 @@ def _fused_matmul(node):
                 a = np.swapaxes(a, -1, -2)
             if tb:
                 b = np.swapaxes(b, -1, -2)
+            if loop_activation and type(bias) is np.ndarray:  # a few rows (batch 1): one loop
+                key = (a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, bias.shape,
+                       bias.dtype)
+                use = small.get(key)
+                if use is None:
+                    if len(small) >= 16:
+                        small.clear()
+                    use = small[key] = jit_small.dense_applies(a, b, bias)
+                if use:
+                    return jit_small.dense(a, b, bias, relu)
             out = dnnl_matmul.matmul(a, b, threads, bias, activation.post_ops)
             by_primitive = out is not None  # oneDNN added the bias (and applied the post-ops)
             if not by_primitive:

@@ -54,6 +54,30 @@ def test_run_fetches_all_outputs_or_the_named_ones(rng, tmp_path):
         model.run({"y": xs})
 
 
+def test_run_of_every_input_takes_the_sessions_callable_with_its_checks(rng, tmp_path):
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    with tf.Session() as sess:
+        path = gf_onnx.export({"a": tf.nn.relu(x)}, tmp_path / "relu.onnx", inputs={"x": x},
+                              session=sess)
+    model = gf_onnx.import_model(path)
+    xs = rng.standard_normal((3, 4)).astype(np.float32)
+    want = model.session.run(model.outputs["a"], {model.inputs["x"]: xs})
+    for _ in range(3):
+        np.testing.assert_array_equal(model.run({"x": xs})["a"], want)
+    assert model._callable is not None  # the runs after the first took it
+    with pytest.raises(ValueError, match="cannot feed a value of shape"):  # the feed checks
+        model.run({"x": xs[0]})
+    with pytest.raises(KeyError, match=r"Unknown input\(s\) \['y'\]"):
+        model.run({"y": xs})
+    with model.graph.as_default():  # a graph grown after the import: a new callable
+        tf.identity(model.outputs["a"])
+    np.testing.assert_array_equal(model.run({"x": xs})["a"], want)
+    assert model._callable[0] == model.graph.version
+    model.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        model.run({"x": xs})
+
+
 def test_unsupported_ops_are_listed_at_once():
     nodes = [helper.make_node("Celu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"]),
              helper.make_node("TfIdfVectorizer", ["b"], ["c"])]
