@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, dnnl_matmul, intra_op
+from graphflow.kernels.cpu import conv_kernels, conv_taps, dnnl, dnnl_conv, dnnl_matmul, intra_op
 from tests.op_cases import nn_cases
 from tests.tooling import required
 
@@ -27,6 +27,14 @@ CONV_CASES = [c for c in nn_cases.CASES
 def _small_convolutions_threaded(monkeypatch):
     """The small test convolutions run on the threads they are given, as large ones do."""
     monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 0)
+
+
+@pytest.fixture(autouse=True)
+def _few_channel_convolutions_through_onednn(monkeypatch):
+    """oneDNN's primitives are tested on every geometry: convolutions producing few channels,
+    which the kernels otherwise give to `conv_taps.py` (tests/kernels/test_conv_taps.py), too."""
+    monkeypatch.setattr(conv_taps, "forward_applies", lambda *a: False)
+    monkeypatch.setattr(conv_taps, "input_grad_applies", lambda *a: False)
 
 
 def _use(onednn, monkeypatch):

@@ -17,6 +17,7 @@ from graphflow.kernels.cpu import (
     blas,
     conv_blocked,
     conv_gather,
+    conv_taps,
     cpu_kernel,
     dnnl_conv,
     dnnl_pool,
@@ -170,6 +171,12 @@ def gathered_below_dnnl(n, geo, in_channels, out_channels):
             and dnnl_conv.conv_macs(n, geo, in_channels, out_channels) < dnnl_conv.MIN_MACS)
 
 
+def taps_forward(geo, in_channels, out_channels):
+    """Whether Conv2D runs `conv_taps` (one output channel: oneDNN is slow there; FusedConv2D takes
+    the same route)."""
+    return BLOCKED and conv_taps.forward_applies(geo, in_channels, out_channels)
+
+
 @cpu_kernel("Conv2D")
 def _conv2d(node):
     conv = _Conv(node)
@@ -182,6 +189,9 @@ def _conv2d(node):
         geo = conv.geometry(x.shape, f.shape)
         if gathered_below_dnnl(x.shape[0], geo, *f.shape[2:]):  # skip oneDNN's checks
             return _from_nhwc(conv_gather.conv2d(x, f, geo), conv.fmt)
+        if taps_forward(geo, *f.shape[2:]):
+            return _from_nhwc(conv_taps.conv2d(x, f, geo, lambda block: _over_images(
+                block, x.shape[0], geo, f.size, threads)), conv.fmt)
         if dnnl_conv.applies(x, f, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f.shape[2:])):
             out = dnnl_conv.conv2d(x, f, geo, threads)
             if out is not None:
@@ -244,6 +254,9 @@ def _conv2d_backprop_input(node):
         g = _to_nhwc(g, conv.fmt)
         geo = conv.geometry((n, h, w, c), f.shape)
         conv.check_grad(g, geo, n, f.shape[3])
+        if BLOCKED and conv_taps.input_grad_applies(geo, c, f.shape[3]):
+            return _from_nhwc(conv_taps.conv2d_backprop_input(g, f, geo, n, c, lambda block: (
+                _over_images(block, n, geo, f.size, threads))), conv.fmt)
         if dnnl_conv.applies(f, g, macs=dnnl_conv.conv_macs(n, geo, c, f.shape[3])):
             dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads)
             if dx is not None:

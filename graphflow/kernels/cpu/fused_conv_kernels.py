@@ -71,7 +71,8 @@ def _fused_conv2d(node):
         xn = conv_kernels._to_nhwc(x, conv.fmt)
         geo = conv.geometry(xn.shape, f.shape)
         if not dnnl_conv.applies(xn, f, bias, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
-                                                                         *f.shape[2:])):
+                                                                         *f.shape[2:])) \
+                or conv_kernels.taps_forward(geo, *f.shape[2:]):
             return None, False
         out = dnnl_conv.conv2d(xn, f, geo, threads, bias, activation.post_ops)
         if out is None:
