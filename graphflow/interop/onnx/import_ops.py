@@ -243,7 +243,14 @@ def _constant_of_shape(ctx, node, inputs):
 
 @builder("Shape")
 def _shape(ctx, node, inputs):
-    return [tf.cast(tf.shape(inputs[0]), tf.int64)]
+    shape = tf.cast(tf.shape(inputs[0]), tf.int64)
+    attrs = ctx.attrs(node)
+    if "start" not in attrs and "end" not in attrs:
+        return [shape]
+    rank = _rank(inputs[0])  # opset 15: dims start:end, negatives counted from the end, clamped
+    start, end = (min(max(v + rank if v < 0 else v, 0), rank)
+                  for v in (attrs.get("start", 0), attrs.get("end", rank)))
+    return [shape[start:max(start, end)]]
 
 
 @builder("Size")
@@ -269,7 +276,8 @@ def _reshape(ctx, node, inputs):
 @builder("Flatten")
 def _flatten(ctx, node, inputs):
     x = inputs[0]
-    axis = ctx.attrs(node).get("axis", 1) % (_rank(x) + 1) if _rank(x) else 0
+    axis = ctx.attrs(node).get("axis", 1)
+    axis = axis + _rank(x) if axis < 0 else axis  # ONNX's axis is in [-rank, rank]
     dims = x.shape.as_list()
     lead = dims[:axis]
     if axis == 0:
