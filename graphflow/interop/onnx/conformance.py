@@ -49,6 +49,7 @@ def select_cases():
         import_index_ops,
         import_nn_ops,
         import_sequence_ops,
+        import_shape_ops,
         import_string_ops,
     )
     from graphflow.interop.onnx.import_ops import BUILDERS  # noqa: PLC0415

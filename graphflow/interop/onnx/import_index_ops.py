@@ -23,7 +23,9 @@ def _top_k(ctx, node, inputs):
     a = ctx.attrs(node)
     rank = _rank(x)
     axis = a.get("axis", -1) % rank
-    kk = int(_known(k, "k").reshape(-1)[0])
+    known = static_value.constant_value(k)  # else k is fed at run time, as TF1's top_k takes it
+    kk = int(np.asarray(known).reshape(-1)[0]) if known is not None else tf.cast(
+        tf.reshape(k, []), tf.int32)
     perm = list(range(rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     moved = x if axis == rank - 1 else tf.transpose(x, perm)
@@ -61,7 +63,9 @@ def _scatter_nd(ctx, node, inputs):
 @builder("OneHot")
 def _one_hot(ctx, node, inputs):  # ONNX counts a negative index from the end; TF's is all off
     indices, depth, values = inputs
-    d = int(_known(depth, "depth").reshape(-1)[0])
+    known = static_value.constant_value(depth)  # else a depth fed at run time (any numeric type)
+    d = (int(np.asarray(known).reshape(-1)[0]) if known is not None
+         else tf.cast(tf.reshape(depth, []), tf.int64))
     index = tf.cast(indices, tf.int64)
     index = tf.where(index < 0, index + d, index)
     off, on = values[0], values[1]
@@ -134,8 +138,10 @@ def _resize(ctx, node, inputs):
 def _cumsum(ctx, node, inputs):
     x, axis = inputs
     a = ctx.attrs(node)
-    return [tf.cumsum(x, int(_known(axis, "axis").reshape(-1)[0]),
-                      exclusive=bool(a.get("exclusive", 0)), reverse=bool(a.get("reverse", 0)))]
+    flags = {"exclusive": bool(a.get("exclusive", 0)), "reverse": bool(a.get("reverse", 0))}
+    known = static_value.constant_value(axis)  # else an axis fed at run time: a tensor
+    axis = int(np.asarray(known).reshape(-1)[0]) if known is not None else tf.reshape(axis, [])
+    return [tf.cumsum(x, axis, **flags)]
 
 
 @builder("Trilu")

@@ -297,22 +297,6 @@ def _concat(ctx, node, inputs):
     return [tf.concat([x for x in inputs if x is not None], axis=ctx.attrs(node)["axis"])]
 
 
-@builder("Unsqueeze")
-def _unsqueeze(ctx, node, inputs):
-    x = inputs[0]
-    axes = _ints_from(ctx, node, inputs, 1, "axes")
-    rank = _rank(x) + len(axes)
-    for axis in sorted(a % rank for a in axes):
-        x = tf.expand_dims(x, axis)
-    return [x]
-
-
-@builder("Squeeze")
-def _squeeze(ctx, node, inputs):
-    axes = _ints_from(ctx, node, inputs, 1, "axes")
-    return [tf.squeeze(inputs[0], axis=axes) if axes else tf.squeeze(inputs[0])]
-
-
 @builder("Expand")
 def _expand(ctx, node, inputs):  # two-way broadcast of the input and the shape
     x = inputs[0]
@@ -334,99 +318,6 @@ def _gather(ctx, node, inputs):
     if size is not None:  # negative indices count from the end in ONNX
         indices = tf.where(indices < 0, indices + tf.cast(size, indices.dtype), indices)
     return [tf.gather(params, indices, axis=axis)]
-
-
-@builder("Split")
-def _split(ctx, node, inputs):
-    x = inputs[0]
-    axis = ctx.attrs(node).get("axis", 0)
-    sizes = _ints_from(ctx, node, inputs, 1, "split")
-    count = len(node.output)
-    return list(tf.split(x, sizes if sizes else count, axis=axis))
-
-
-@builder("Slice")
-def _slice(ctx, node, inputs):
-    x = inputs[0]
-    rank = _rank(x)
-    if ctx.opset < 10:
-        a = ctx.attrs(node)
-        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
-    else:
-        axes = _ints_from(ctx, node, inputs, 3, "axes")
-        steps = _ints_from(ctx, node, inputs, 4, "steps")
-        if any(static_value.constant_value(t) is None for t in inputs[1:3]):
-            return [_dynamic_slice(x, rank, inputs[1], inputs[2], axes, steps)]
-        starts = _ints_from(ctx, node, inputs, 1, "starts")
-        ends = _ints_from(ctx, node, inputs, 2, "ends")
-    axes = axes or list(range(len(starts)))
-    steps = steps or [1] * len(starts)
-    begin, end, stride = [0] * rank, [0] * rank, [1] * rank
-    begin_mask = end_mask = (1 << rank) - 1
-    big = 1 << 62
-    for s, e, a, st in zip(starts, ends, axes, steps):
-        a %= rank
-        stride[a] = st
-        begin_mask &= ~(1 << a)
-        end_mask &= ~(1 << a)
-        begin[a] = max(min(s, big), -big)
-        if (st > 0 and e >= big) or (st < 0 and e <= -big):
-            end_mask |= 1 << a
-        else:
-            end[a] = e
-    return [tf.strided_slice(x, begin, end, stride, begin_mask=begin_mask, end_mask=end_mask)]
-
-
-def _dynamic_slice(x, rank, starts, ends, axes, steps):
-    """Slice whose starts/ends are computed at run time (e.g. from a Loop's iteration count);
-    the axes and steps must be constants. Out-of-range bounds clamp, as ONNX says."""
-    if axes is None:
-        count = starts.shape.as_list()[0] if starts.shape.ndims == 1 else None
-        if count is None:
-            raise ValueError("a Slice with computed starts needs constant axes or starts of known length")
-        axes = list(range(count))
-    steps = steps or [1] * len(axes)
-    starts, ends = tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
-    position = {a % rank: j for j, a in enumerate(axes)}
-    zero, stride = tf.constant(0, tf.int64), [1] * rank
-    begin, end, begin_mask, end_mask = [], [], 0, 0
-    for d in range(rank):
-        if d in position:
-            begin.append(starts[position[d]])
-            end.append(ends[position[d]])
-            stride[d] = steps[position[d]]
-        else:
-            begin.append(zero)
-            end.append(zero)
-            begin_mask |= 1 << d
-            end_mask |= 1 << d
-    return tf.strided_slice(x, tf.stack(begin), tf.stack(end), stride, begin_mask=begin_mask,
-                            end_mask=end_mask)
-
-
-@builder("Pad")
-def _pad(ctx, node, inputs):
-    x = inputs[0]
-    pads = _ints_from(ctx, node, inputs, 1, "pads")
-    a = ctx.attrs(node)
-    mode = a.get("mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
-    rank = _rank(x)
-    paddings = [[pads[i], pads[i + rank]] for i in range(rank)]
-    if mode == "reflect":
-        return [tf.pad(x, paddings, mode="REFLECT")]
-    if mode == "edge":  # repeat the border: gather with indices clipped into the axis
-        for axis, (before, after) in enumerate(paddings):
-            size = x.shape.as_list()[axis]
-            if before or after:
-                if size is None:
-                    raise ValueError("edge padding needs known dims")
-                x = tf.gather(x, np.clip(np.arange(-before, size + after), 0, size - 1), axis=axis)
-        return [x]
-    if mode != "constant":
-        raise ValueError(f"Pad mode '{mode}' is not supported")
-    value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else a.get("value", 0.0)
-    return [tf.pad(x, paddings, constant_values=tf.cast(value, x.dtype))]
 
 
 @builder("Range")
@@ -491,12 +382,15 @@ def _run_time_axes(x, axes, noop_when_empty):
 @builder("ArgMax", "ArgMin")
 def _arg(ctx, node, inputs):
     a = ctx.attrs(node)
-    if a.get("select_last_index", 0):
-        raise ValueError("select_last_index=1 is not supported")
-    axis = a.get("axis", 0)
+    x = inputs[0]
+    axis = a.get("axis", 0) % _rank(x)
     fn = tf.argmax if node.op_type == "ArgMax" else tf.argmin
-    y = fn(inputs[0], axis=axis, output_type=tf.int64)
-    return [tf.expand_dims(y, axis % _rank(inputs[0])) if a.get("keepdims", 1) else y]
+    if a.get("select_last_index", 0):  # the last of equal extremes: the first one of x reversed
+        last = tf.cast(tf.shape(x)[axis], tf.int64) - 1
+        y = last - fn(tf.reverse(x, [axis]), axis=axis, output_type=tf.int64)
+    else:
+        y = fn(x, axis=axis, output_type=tf.int64)
+    return [tf.expand_dims(y, axis) if a.get("keepdims", 1) else y]
 
 
 # ---------------------------------------------------------------- matrices

@@ -326,9 +326,12 @@ def _split(node):
 # ---------------------------------------------------------------- one_hot, tile, pad, reverse
 @cpu_kernel("OneHot")
 def _one_hot(node):
-    depth, axis = node.attrs["depth"], node.attrs["axis"]
+    static, axis = node.attrs["depth"], node.attrs["axis"]
 
-    def one_hot(indices, on, off):
+    def one_hot(indices, on, off, run_time_depth=None):  # 4th input: a depth fed at run time
+        depth = static if run_time_depth is None else int(run_time_depth)
+        if depth < 0:
+            raise ValueError(f"depth must be non-negative, got {depth}")
         hot = indices[..., None] == np.arange(depth)
         out = np.where(hot, on, off)
         if axis != -1:

@@ -437,12 +437,15 @@ def _one_hot_supported(in_dtypes, out_dtypes, attrs):
     return None
 
 
-@cuda_kernel("OneHot", dtypes=ALL_DTYPES, supports=_one_hot_supported)
+@cuda_kernel("OneHot", dtypes=ALL_DTYPES, supports=_one_hot_supported, host_inputs=(3,))
 def _one_hot(node):
-    rt, depth, axis = runtime(), node.attrs["depth"], node.attrs["axis"]
+    rt, static, axis = runtime(), node.attrs["depth"], node.attrs["axis"]
     iname = SUFFIX[np.dtype(node.in_dtypes[0])]
 
-    def one_hot(indices, on, off):
+    def one_hot(indices, on, off, run_time_depth=None):  # a depth fed at run time, on the host
+        depth = static if run_time_depth is None else int(run_time_depth)
+        if depth < 0:
+            raise ValueError(f"depth must be non-negative, got {depth}")
         ax = len(indices.shape) if axis == -1 else axis % (len(indices.shape) + 1)
         shape = indices.shape[:ax] + (depth,) + indices.shape[ax:]
         out = rt.empty(shape, on.dtype)

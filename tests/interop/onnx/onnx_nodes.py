@@ -1,0 +1,29 @@
+"""Test support: a model of one ONNX node, imported into graphflow and run, whose inputs are
+graph inputs fed at run time (values only known then) or initializers (constants)."""
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from graphflow.interop import onnx as gf_onnx
+
+_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+          np.dtype(np.int64): TensorProto.INT64, np.dtype(np.int32): TensorProto.INT32}
+
+
+def run_node(op_type, feeds, n_out=1, constants=None, opset=18, **attrs):
+    """Import a model of one `op_type` node and run it. Its inputs, in order, are `feeds` (graph
+    inputs; a None value is an omitted input) then `constants` (initializers); returns the list
+    of its `n_out` outputs."""
+    constants = constants or {}
+    names = [n if v is not None else "" for n, v in feeds.items()] + list(constants)
+    outs = [f"out{i}" for i in range(n_out)]
+    inputs = [helper.make_tensor_value_info(n, _TYPES[np.asarray(v).dtype], np.shape(v))
+              for n, v in feeds.items() if v is not None]
+    graph = helper.make_graph(
+        [helper.make_node(op_type, names, outs, **attrs)], "g", inputs,
+        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outs],
+        initializer=[numpy_helper.from_array(np.asarray(v), n) for n, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    got = gf_onnx.import_model(model.SerializeToString()).run(
+        {n: np.asarray(v) for n, v in feeds.items() if v is not None})
+    return [got[o] for o in outs]

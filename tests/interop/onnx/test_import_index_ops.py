@@ -1,0 +1,44 @@
+"""graphflow.interop.onnx.import_index_ops: TopK, OneHot and CumSum whose k, depth or axis are graph
+inputs (known at run time only) give numpy's results."""
+
+import numpy as np
+import pytest
+
+from tests.interop.onnx.onnx_nodes import run_node
+
+i64 = np.int64
+
+
+@pytest.mark.parametrize("axis,largest", [(-1, 1), (0, 0)])
+def test_top_k_with_k_fed(axis, largest):
+    x = np.array([[3, 1, 4, 1], [5, 9, 2, 6], [5, 3, 5, 8]], np.float32)
+    values, indices = run_node("TopK", {"x": x, "k": np.array([2], i64)}, n_out=2, axis=axis,
+                               largest=largest)
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    want = np.take(order, [0, 1], axis=axis)
+    np.testing.assert_array_equal(indices, want)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, want, axis=axis))
+
+
+@pytest.mark.parametrize("depth", [np.array(4, i64), np.array([3.0], np.float32)])
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_one_hot_with_depth_fed(depth, axis):
+    indices = np.array([[0, -1], [2, 5]], i64)
+    values = np.array([-2.0, 3.0], np.float32)
+    (got,) = run_node("OneHot", {"indices": indices, "depth": depth, "values": values}, axis=axis)
+    d = int(np.asarray(depth).reshape(-1)[0])
+    index = np.where(indices < 0, indices + d, indices)  # ONNX counts a negative from the end
+    hot = index[..., None] == np.arange(d)
+    want = np.where(hot, 3.0, -2.0)
+    np.testing.assert_array_equal(got, want if axis == -1 else np.moveaxis(want, -1, 0))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 1)])
+def test_cumsum_with_axis_fed(axis, exclusive, reverse):
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    (got,) = run_node("CumSum", {"x": x, "axis": np.array(axis, np.int32)}, exclusive=exclusive,
+                      reverse=reverse)
+    flipped = np.flip(x, axis) if reverse else x
+    want = np.cumsum(flipped, axis) - (flipped if exclusive else 0)
+    np.testing.assert_array_equal(got, np.flip(want, axis) if reverse else want)
