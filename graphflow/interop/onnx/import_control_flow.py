@@ -165,7 +165,8 @@ def _scan(ctx, node, inputs):
         outs = [ta.write(index, y) for ta, y in zip(outs, results[n_states:])]
         return [i + 1] + list(results[:n_states]) + outs
 
-    invariants = [TensorShape([])] + [TensorShape(None)] * n_states
+    invariants = [TensorShape([])]
+    invariants += [_declared_shape(info, v) for info, v in zip(body.input[:n_states], states)]
     result = tf.while_loop(lambda i, *rest: i < length, step,
                            [tf.constant(0, tf.int64)] + states + writes,
                            shape_invariants=invariants + [TensorShape(None)] * n_scan_out,

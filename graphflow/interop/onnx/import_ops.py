@@ -261,8 +261,15 @@ def _size(ctx, node, inputs):
 @builder("Reshape")
 def _reshape(ctx, node, inputs):
     x = inputs[0]
-    if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:
-        return [tf.reshape(x, tf.cast(inputs[1], tf.int32))]  # computed shape (no 0 entries assumed)
+    if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:  # computed shape
+        shape = tf.cast(inputs[1], tf.int32)
+        count = inputs[1].shape.as_list()[0] if inputs[1].shape.ndims == 1 else None
+        if not ctx.attrs(node).get("allowzero", 0) and count is not None:
+            dims = tf.shape(x)  # a 0 entry copies the input's dim at its place
+            if _rank(x) < count:
+                dims = tf.concat([dims, tf.ones([count - _rank(x)], tf.int32)], axis=0)
+            shape = tf.where(tf.equal(shape, 0), dims[:count], shape)
+        return [tf.reshape(x, shape)]
     shape = _ints_from(ctx, node, inputs, 1, "shape")
     if not ctx.attrs(node).get("allowzero", 0) and 0 in shape:  # 0 copies the input's dim
         dims = x.shape.as_list() if x.shape.ndims is not None else []
@@ -326,9 +333,27 @@ def _range(ctx, node, inputs):
 
 
 @builder("Dropout")
-def _dropout(ctx, node, inputs):  # inference: the identity, and a mask of ones
+def _dropout(ctx, node, inputs):
+    """Inference (no training_mode input, or a constant false one): the identity and a mask of
+    ones. Training mode (opset 12+, possibly fed at run time): each element is kept with
+    probability 1 - ratio and scaled by 1 / (1 - ratio), as tf.nn.dropout does; the mask says
+    which were kept. The random draws are graphflow's (the `seed` attribute seeds them), so they
+    are not the numbers another runtime draws."""
     x = inputs[0]
-    return [tf.identity(x), tf.ones_like(x, dtype=tf.bool)]
+    training = inputs[2] if len(inputs) > 2 else None
+    known = None if training is None else static_value.constant_value(training)
+    if training is None or (known is not None and not np.asarray(known).any()):
+        return [tf.identity(x), tf.ones_like(x, dtype=tf.bool)]
+    a = ctx.attrs(node)
+    ratio = (tf.cast(tf.reshape(inputs[1], []), tf.float32) if len(inputs) > 1
+             and inputs[1] is not None else tf.constant(a.get("ratio", 0.5), tf.float32))
+    draws = tf.random_uniform(tf.shape(x), seed=a.get("seed"))
+    keep = draws >= ratio
+    dropped = tf.where(keep, x * tf.cast(1.0 / (1.0 - ratio), x.dtype), tf.zeros_like(x))
+    if known is not None:
+        return [dropped, keep]
+    training = tf.reshape(tf.cast(training, tf.bool), [])
+    return [tf.where(training, dropped, x), tf.logical_or(keep, tf.logical_not(training))]
 
 
 # ---------------------------------------------------------------- reductions
@@ -397,6 +422,8 @@ def _arg(ctx, node, inputs):
 @builder("MatMul")
 def _matmul(ctx, node, inputs):
     a, b = inputs
+    if a.shape.ndims == 1 and b.shape.ndims == 1:  # a dot product
+        return [tf.reduce_sum(a * b)]
     if b.shape.ndims == 1:
         return [tf.squeeze(tf.matmul(a, tf.expand_dims(b, -1)), [-1])]
     if a.shape.ndims == 1:

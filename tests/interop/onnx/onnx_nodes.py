@@ -7,7 +7,8 @@ from onnx import TensorProto, helper, numpy_helper
 from graphflow.interop import onnx as gf_onnx
 
 _TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-          np.dtype(np.int64): TensorProto.INT64, np.dtype(np.int32): TensorProto.INT32}
+          np.dtype(np.int64): TensorProto.INT64, np.dtype(np.int32): TensorProto.INT32,
+          np.dtype(np.bool_): TensorProto.BOOL}
 
 
 def run_node(op_type, feeds, n_out=1, constants=None, opset=18, **attrs):

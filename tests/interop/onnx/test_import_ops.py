@@ -40,3 +40,30 @@ def test_arg_select_last_index_picks_the_last_of_equal_extremes(op_type, axis, k
     want_first = fn(x, axis=axis)
     np.testing.assert_array_equal(first, np.expand_dims(want_first, axis) if keepdims else want_first)
     assert not np.array_equal(last, first)  # the data has ties in every direction tested
+
+
+def test_dropout_in_training_mode_fed_at_run_time():
+    x = np.random.default_rng(0).uniform(1.0, 2.0, (100, 200)).astype(np.float32)
+    ratio = np.array(0.75, np.float32)
+    y, mask = run_node("Dropout", {"x": x, "ratio": ratio, "training": np.array(True)}, n_out=2,
+                       seed=3)
+    assert mask.dtype == np.bool_ and abs(mask.mean() - 0.25) < 0.01  # 20000 draws
+    np.testing.assert_allclose(y[mask], x[mask] / 0.25, rtol=1e-6)
+    assert not y[~mask].any()
+    y, mask = run_node("Dropout", {"x": x, "ratio": ratio, "training": np.array(False)}, n_out=2)
+    np.testing.assert_array_equal(y, x)
+    assert mask.all()
+
+
+@pytest.mark.parametrize("shape,want", [([0, -1], (2, 12)), ([2, 0, 4, 1], (2, 3, 4, 1)),
+                                        ([-1, 0, 2], (4, 3, 2))])
+def test_reshape_to_a_fed_shape_copies_the_dims_its_zeros_name(shape, want):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = run_node("Reshape", {"x": x, "shape": np.array(shape, np.int64)})
+    np.testing.assert_array_equal(got, x.reshape(want))
+
+
+def test_matmul_of_two_vectors_is_their_dot_product():
+    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0, -1.0, 0.5], np.float32)
+    (got,) = run_node("MatMul", {"a": a, "b": b})
+    assert got.shape == () and got == np.float32(3.5)
