@@ -1,11 +1,11 @@
 """ONNX index, sorting, image and matrix ops as graphflow ops: Einsum, TopK, GatherND, ScatterND,
-OneHot, NonZero, Resize, CumSum, Trilu, Det, Unique, DepthToSpace, SpaceToDepth (same `builder`
+OneHot, NonZero, CumSum, Trilu, Det, Unique, DepthToSpace, SpaceToDepth (same `builder`
 registry as `import_ops.py`)."""
 
 import numpy as np
 
 import graphflow as tf
-from graphflow.interop.onnx.import_ops import _known, _rank, builder
+from graphflow.interop.onnx.import_ops import _rank, builder
 from graphflow.ops import static_value
 
 
@@ -80,60 +80,6 @@ def _non_zero(ctx, node, inputs):  # ONNX's [rank, n] = transpose of TF's [n, ra
     return [tf.transpose(tf.cast(tf.where(mask), tf.int64))]
 
 
-_RESIZE_MODES = {  # (mode, coordinate transformation, nearest_mode) -> (align_corners, half_pixel)
-    ("linear", "asymmetric", None): (False, False),
-    ("linear", "align_corners", None): (True, False),
-    ("linear", "half_pixel", None): (False, True),
-    ("nearest", "asymmetric", "floor"): (False, False),
-    ("nearest", "align_corners", "round_prefer_ceil"): (True, False),
-    ("nearest", "tf_half_pixel_for_nn", "floor"): (False, True),
-}
-
-
-@builder("Resize")
-def _resize(ctx, node, inputs):
-    """Resize of the two spatial axes of a 4-D image (NHWC, or NCHW through transposes) with the
-    coordinate modes TF's resize_bilinear / resize_nearest_neighbor have."""
-    x = inputs[0]
-    a = ctx.attrs(node)
-
-    def text(key, default):
-        v = a.get(key, default)
-        return v.decode() if isinstance(v, bytes) else v
-
-    mode = text("mode", "nearest")
-    coords = text("coordinate_transformation_mode", "half_pixel")
-    nearest = text("nearest_mode", "round_prefer_floor") if mode == "nearest" else None
-    key = (mode, coords, nearest)
-    if key not in _RESIZE_MODES:
-        raise ValueError(f"Resize mode={mode} coordinate_transformation_mode={coords}"
-                         + (f" nearest_mode={nearest}" if nearest else "") + " is not supported")
-    align, half = _RESIZE_MODES[key]
-    if _rank(x) != 4 or x.shape.is_fully_defined() is False:
-        raise ValueError("Resize needs a 4-D input of known shape")
-    shape = x.shape.as_list()
-    sizes = inputs[3] if len(inputs) > 3 and inputs[3] is not None else None
-    if sizes is not None:
-        out = [int(v) for v in _known(sizes, "sizes")]
-    else:
-        scales = _known(inputs[2], "scales").astype(np.float64)
-        out = [int(np.floor(d * s)) for d, s in zip(shape, scales)]
-    if out[0] != shape[0]:
-        raise ValueError("Resize of the batch axis is not supported")
-    if out[3] == shape[3]:
-        images, nchw = x, False
-    elif out[1] == shape[1]:
-        images, nchw = tf.transpose(x, [0, 2, 3, 1]), True
-        out = [out[0], out[2], out[3], out[1]]
-    else:
-        raise ValueError("Resize must keep the channel axis (axis 1 or 3) unchanged")
-    resize = tf.image.resize_bilinear if mode == "linear" else tf.image.resize_nearest_neighbor
-    y = resize(images, out[1:3], align_corners=align, half_pixel_centers=half)
-    if y.dtype != x.dtype:
-        y = tf.cast(y, x.dtype)
-    return [tf.transpose(y, [0, 3, 1, 2]) if nchw else y]
-
-
 @builder("CumSum")
 def _cumsum(ctx, node, inputs):
     x, axis = inputs
@@ -193,12 +139,26 @@ def _unique(ctx, node, inputs):
     return [y, first, idx, count]
 
 
-def _nchw_around(fn, node, a, x):  # NCHW around graphflow's NHWC ops; DCR is TF's order
+def _nchw_around(fn, node, a, x):
+    """NCHW around graphflow's NHWC ops, whose channel order is DCR (TF's); CRD (channel, then
+    the block's row and column) through a reshape / transpose / reshape of its own."""
     mode = a.get("mode", b"DCR")
-    if (mode.decode() if isinstance(mode, bytes) else mode) != "DCR":
-        raise ValueError(f"{node.op_type} mode CRD is not supported (graphflow's is DCR)")
-    y = fn(tf.transpose(x, [0, 2, 3, 1]), a["blocksize"])
-    return [tf.transpose(y, [0, 3, 1, 2])]
+    b = a["blocksize"]
+    if (mode.decode() if isinstance(mode, bytes) else mode) == "DCR":
+        y = fn(tf.transpose(x, [0, 2, 3, 1]), b)
+        return [tf.transpose(y, [0, 3, 1, 2])]
+    if _rank(x) != 4:
+        raise ValueError(f"{node.op_type} needs a 4-D input")
+    n, c, h, w = (d if d is not None else tf.shape(x)[i] for i, d in enumerate(x.shape.as_list()))
+
+    def shape(*dims):
+        return tf.stack(dims) if any(isinstance(d, tf.Tensor) for d in dims) else list(dims)
+
+    if fn is tf.depth_to_space:  # [n, c/b², b, b, h, w] -> [n, c/b², h, b, w, b]
+        y = tf.transpose(tf.reshape(x, shape(n, c // (b * b), b, b, h, w)), [0, 1, 4, 2, 5, 3])
+        return [tf.reshape(y, shape(n, c // (b * b), h * b, w * b))]
+    y = tf.transpose(tf.reshape(x, shape(n, c, h // b, b, w // b, b)), [0, 1, 3, 5, 2, 4])
+    return [tf.reshape(y, shape(n, c * b * b, h // b, w // b))]
 
 
 @builder("DepthToSpace")

@@ -377,6 +377,9 @@ def _reduce(ctx, node, inputs):
             axes = None
     keep = bool(a.get("keepdims", 1))
     kind = node.op_type
+    if x.dtype == tf.bool and kind in ("ReduceMax", "ReduceMin"):  # of bools: any / all
+        return [(tf.reduce_any if kind == "ReduceMax" else tf.reduce_all)(x, axis=axes,
+                                                                          keepdims=keep)]
     if kind in _REDUCE:
         return [_REDUCE[kind](x, axis=axes, keepdims=keep)]
     if kind == "ReduceSumSquare":

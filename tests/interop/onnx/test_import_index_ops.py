@@ -42,3 +42,23 @@ def test_cumsum_with_axis_fed(axis, exclusive, reverse):
     flipped = np.flip(x, axis) if reverse else x
     want = np.cumsum(flipped, axis) - (flipped if exclusive else 0)
     np.testing.assert_array_equal(got, np.flip(want, axis) if reverse else want)
+
+
+@pytest.mark.parametrize("op_type,shape", [("DepthToSpace", (2, 8, 3, 2)),
+                                           ("SpaceToDepth", (2, 2, 4, 6))])
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_space_moves_in_both_channel_orders(op_type, shape, mode):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    n, c, h, w = shape
+    if op_type == "DepthToSpace":
+        if mode == "DCR":  # channels as (block row, block column, channel)
+            want = x.reshape(n, 2, 2, c // 4, h, w).transpose(0, 3, 4, 1, 5, 2)
+        else:  # (channel, block row, block column)
+            want = x.reshape(n, c // 4, 2, 2, h, w).transpose(0, 1, 4, 2, 5, 3)
+        want = want.reshape(n, c // 4, h * 2, w * 2)
+    else:
+        blocks = x.reshape(n, c, h // 2, 2, w // 2, 2)
+        want = (blocks.transpose(0, 3, 5, 1, 2, 4) if mode == "DCR"
+                else blocks.transpose(0, 1, 3, 5, 2, 4)).reshape(n, c * 4, h // 2, w // 2)
+    (got,) = run_node(op_type, {"x": x}, blocksize=2, mode=mode)
+    np.testing.assert_array_equal(got, want)

@@ -67,3 +67,13 @@ def test_matmul_of_two_vectors_is_their_dot_product():
     a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0, -1.0, 0.5], np.float32)
     (got,) = run_node("MatMul", {"a": a, "b": b})
     assert got.shape == () and got == np.float32(3.5)
+
+
+@pytest.mark.parametrize("op_type,fn", [("ReduceMax", np.any), ("ReduceMin", np.all)])
+def test_reduce_max_min_of_bools_are_any_and_all(op_type, fn):
+    x = np.array([[True, False, True], [True, True, True]])
+    (got,) = run_node(op_type, {"x": x}, constants={"axes": np.array([1], np.int64)}, keepdims=0)
+    np.testing.assert_array_equal(got, fn(x, axis=1))
+    (empty,) = run_node(op_type, {"x": np.zeros((0, 3), bool)},
+                        constants={"axes": np.array([0], np.int64)}, keepdims=0)
+    np.testing.assert_array_equal(empty, fn(np.zeros((0, 3), bool), axis=0))
