@@ -63,12 +63,61 @@ _BINARY = {"Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "Pow": tf.pow,
            "And": tf.logical_and, "Or": tf.logical_or, "Xor": tf.logical_xor}
 
 
+_ORDERED = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Max", "Min"}
+_WRAPPING = {"Add", "Sub", "Mul", "Sum"}
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _unsigned_through_int64(build):
+    """ONNX's uint16/32/64 arithmetic and comparisons, which graphflow's numeric ops (as TF1's)
+    do not take, computed on int64 values and cast back: uint16/32 widen exactly; uint64 wraps
+    into int64, which keeps sums, differences and products exact modulo 2**64, and is shifted by
+    -2**63 for comparisons, max and min (an order-keeping map); uint64 division and remainder
+    by `_uint64_divmod`."""
+    def wrapped(ctx, node, inputs):
+        dtype = inputs[0].dtype if inputs and inputs[0] is not None else None
+        if dtype not in (tf.uint16, tf.uint32, tf.uint64):
+            return build(ctx, node, inputs)
+        shifted = dtype == tf.uint64 and node.op_type in _ORDERED
+        if dtype == tf.uint64 and node.op_type in ("Div", "Mod"):
+            quotient, remainder = _uint64_divmod(*inputs)
+            return [quotient if node.op_type == "Div" else remainder]
+        if dtype == tf.uint64 and not shifted and node.op_type not in _WRAPPING:
+            raise ValueError(f"{node.op_type} of uint64 is not supported")
+        offset = tf.constant(_INT64_MIN, tf.int64)
+        wide = [tf.cast(t, tf.int64) for t in inputs]
+        results = build(ctx, node, [w + offset for w in wide] if shifted else wide)
+        return [r if r.dtype == tf.bool else tf.cast(r + offset if shifted else r, dtype)
+                for r in results]
+    return wrapped
+
+
+def _uint64_divmod(a, b):
+    """Unsigned 64-bit quotient and remainder from int64 ops on the wrapped values: a divisor of
+    2**63 or more goes into a at most once; a smaller one divides a // 2 (which fits int64), the
+    doubled quotient is then off by at most one."""
+    low = tf.constant(_INT64_MIN, tf.int64)
+    a, b = tf.cast(a, tf.int64), tf.cast(b, tf.int64)
+
+    def at_least(x, y):  # unsigned x >= y
+        return (x + low) >= (y + low)
+
+    big = b < 0
+    small_b = tf.where(big, tf.ones_like(b), b)
+    half = tf.floordiv(a, 2) + tf.where(a < 0, tf.fill(tf.shape(a), low), tf.zeros_like(a))
+    q = tf.floordiv(half, small_b) * 2
+    q = q + tf.cast(at_least(a - q * small_b, small_b), tf.int64)
+    q = tf.where(big, tf.cast(at_least(a, b), tf.int64), q)
+    return tf.cast(q, tf.uint64), tf.cast(a - q * b, tf.uint64)
+
+
 @builder(*_UNARY)
 def _unary(ctx, node, inputs):
     return [_UNARY[node.op_type](inputs[0])]
 
 
 @builder(*_BINARY)
+@_unsigned_through_int64
 def _binary(ctx, node, inputs):
     a, b = inputs
     attrs = ctx.attrs(node)
@@ -82,6 +131,7 @@ def _binary(ctx, node, inputs):
 
 
 @builder("Div")
+@_unsigned_through_int64
 def _div(ctx, node, inputs):  # integers truncate toward zero in ONNX
     a, b = inputs
     if a.dtype.is_floating:
@@ -93,6 +143,7 @@ def _div(ctx, node, inputs):  # integers truncate toward zero in ONNX
 
 
 @builder("Mod")
+@_unsigned_through_int64
 def _mod(ctx, node, inputs):
     a, b = inputs
     if ctx.attrs(node).get("fmod", 0):  # C fmod: the sign of the dividend
@@ -102,6 +153,7 @@ def _mod(ctx, node, inputs):
 
 
 @builder("Sum", "Max", "Min", "Mean")
+@_unsigned_through_int64
 def _variadic(ctx, node, inputs):
     fold = {"Sum": tf.add, "Mean": tf.add, "Max": tf.maximum, "Min": tf.minimum}[node.op_type]
     out = inputs[0]

@@ -8,7 +8,8 @@ from graphflow.interop import onnx as gf_onnx
 
 _TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
           np.dtype(np.int64): TensorProto.INT64, np.dtype(np.int32): TensorProto.INT32,
-          np.dtype(np.bool_): TensorProto.BOOL}
+          np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.uint16): TensorProto.UINT16,
+          np.dtype(np.uint32): TensorProto.UINT32, np.dtype(np.uint64): TensorProto.UINT64}
 
 
 def run_node(op_type, feeds, n_out=1, constants=None, opset=18, **attrs):

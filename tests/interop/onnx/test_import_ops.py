@@ -77,3 +77,21 @@ def test_reduce_max_min_of_bools_are_any_and_all(op_type, fn):
     (empty,) = run_node(op_type, {"x": np.zeros((0, 3), bool)},
                         constants={"axes": np.array([0], np.int64)}, keepdims=0)
     np.testing.assert_array_equal(empty, fn(np.zeros((0, 3), bool), axis=0))
+
+
+_UNSIGNED_OPS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.floor_divide,
+                 "Mod": np.remainder, "Max": np.maximum, "Min": np.minimum, "Equal": np.equal,
+                 "Greater": np.greater, "LessOrEqual": np.less_equal}
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("op_type", sorted(_UNSIGNED_OPS))
+def test_unsigned_arithmetic_and_comparisons_over_the_whole_range(op_type, dtype):
+    top = np.iinfo(dtype).max
+    a = np.array([0, 7, top, top - 3, top // 2 + 5, 12, top // 3], dtype)
+    b = np.array([3, 7, 2, top, top // 2 + 1, top - 1, 1], dtype)  # nonzero: Div and Mod
+    with np.errstate(over="ignore"):
+        want = _UNSIGNED_OPS[op_type](a, b)  # wraps around, as ONNX's unsigned types do
+    (got,) = run_node(op_type, {"a": a, "b": b})
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
