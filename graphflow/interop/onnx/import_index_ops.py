@@ -30,8 +30,17 @@ def _top_k(ctx, node, inputs):
     perm[axis], perm[-1] = perm[-1], perm[axis]
     moved = x if axis == rank - 1 else tf.transpose(x, perm)
     largest = a.get("largest", 1)
-    values, indices = tf.nn.top_k(moved if largest else -moved, kk, sorted=True)
-    values = values if largest else -values
+    unsigned = moved.dtype in (tf.uint16, tf.uint32, tf.uint64)
+    if unsigned:  # through int64, shifted by -2**63 (an order-keeping map of every uint64)
+        dtype, low = moved.dtype, tf.constant(np.iinfo(np.int64).min, tf.int64)
+        moved = tf.cast(moved, tf.int64) + low
+    if not largest:  # the smallest are the largest of the order-reversed values
+        moved = -moved if moved.dtype.is_floating else -1 - moved  # (-1 - v: no int overflow)
+    values, indices = tf.nn.top_k(moved, kk, sorted=True)
+    if not largest:
+        values = -values if values.dtype.is_floating else -1 - values
+    if unsigned:
+        values = tf.cast(values + low, dtype)
     if axis != rank - 1:
         values, indices = tf.transpose(values, perm), tf.transpose(indices, perm)
     return [values, tf.cast(indices, tf.int64)]
@@ -39,9 +48,16 @@ def _top_k(ctx, node, inputs):
 
 @builder("GatherND")
 def _gather_nd(ctx, node, inputs):
-    if ctx.attrs(node).get("batch_dims", 0):
-        raise ValueError("GatherND with batch_dims is not supported")
-    return [tf.gather_nd(inputs[0], inputs[1])]
+    params, indices = inputs
+    batch = ctx.attrs(node).get("batch_dims", 0)
+    if batch:  # each index is preceded by its own batch position: one gather over all
+        rank = _rank(indices, "indices")
+        ones = tf.ones_like(indices[..., :1])
+        dims = tf.shape(indices, out_type=indices.dtype)
+        coords = [tf.reshape(tf.range(dims[i]), [1] * i + [-1] + [1] * (rank - 1 - i)) * ones
+                  for i in range(batch)]
+        indices = tf.concat(coords + [indices], axis=-1)
+    return [tf.gather_nd(params, indices)]
 
 
 @builder("ScatterND")
@@ -51,6 +67,8 @@ def _scatter_nd(ctx, node, inputs):
     reduction = ctx.attrs(node).get("reduction", b"none")
     reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
     shape = tf.shape(data, out_type=indices.dtype)
+    if reduction in ("max", "min"):
+        return [_scatter_nd_extreme(data, indices, updates, reduction)]
     scattered = tf.scatter_nd(indices, updates, shape)
     if reduction == "add":
         return [data + scattered]
@@ -58,6 +76,27 @@ def _scatter_nd(ctx, node, inputs):
         raise ValueError(f"ScatterND reduction '{reduction}' is not supported")
     written = tf.scatter_nd(indices, tf.ones_like(updates, dtype=tf.int32), shape) > 0
     return [tf.where(written, scattered, data)]
+
+
+def _scatter_nd_extreme(data, indices, updates, reduction):
+    """ScatterND max / min: the index tuples become flat positions over data's first k axes;
+    unsorted_segment_max / min combine the updates of each position (an untouched one gets the
+    dtype's lowest / highest value) and data keeps the larger / smaller."""
+    k = indices.shape.as_list()[-1]
+    if k is None or data.shape.ndims is None:
+        raise ValueError("ScatterND max/min needs indices of known last dim and data of known rank")
+    dims = tf.shape(data, out_type=tf.int64)
+    strides = [tf.reduce_prod(dims[j + 1:k]) for j in range(k)]
+    index = tf.cast(indices, tf.int64)
+    flat = tf.add_n([index[..., j] * strides[j] for j in range(k)])
+    positions = tf.reduce_prod(dims[:k])
+    rest = tf.shape(data)[k:]
+    table = tf.reshape(data, tf.concat([[-1], rest], axis=0))
+    rows = tf.reshape(updates, tf.concat([[-1], rest], axis=0))
+    combine = tf.unsorted_segment_max if reduction == "max" else tf.unsorted_segment_min
+    pick = tf.maximum if reduction == "max" else tf.minimum
+    merged = pick(table, combine(rows, tf.reshape(flat, [-1]), positions))
+    return tf.reshape(merged, tf.shape(data))
 
 
 @builder("OneHot")

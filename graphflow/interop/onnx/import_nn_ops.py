@@ -288,13 +288,24 @@ def _global_pool(ctx, node, inputs):
 
 
 @builder("BatchNormalization")
-def _batch_norm(ctx, node, inputs):  # inference: (x - mean) / sqrt(var + eps) * scale + bias
+def _batch_norm(ctx, node, inputs):
+    """Inference: (x - mean) / sqrt(var + eps) * scale + bias. Training mode (opset 14+): the
+    batch's own mean and (population) variance over every axis but the channel one normalize
+    x, and the running statistics come out as mean * momentum + batch mean * (1 - momentum)."""
     a = ctx.attrs(node)
     x, scale, bias, mean, var = inputs[:5]
     shape = [1, -1] + [1] * (_rank(x) - 2)
     eps = a.get("epsilon", 1e-5)
+    training = a.get("training_mode", 0)
+    if training:
+        momentum = a.get("momentum", 0.9)
+        running = (mean, var)
+        mean, var = tf.nn.moments(x, [0] + list(range(2, _rank(x))))
     inv = tf.reshape(scale / tf.sqrt(var + eps), shape)
-    return [x * inv + tf.reshape(bias - mean * scale / tf.sqrt(var + eps), shape)]
+    y = x * inv + tf.reshape(bias - mean * scale / tf.sqrt(var + eps), shape)
+    if not training:
+        return [y]
+    return [y] + [old * momentum + new * (1.0 - momentum) for old, new in zip(running, (mean, var))]
 
 
 @builder("InstanceNormalization")

@@ -4,7 +4,7 @@ inputs (known at run time only) give numpy's results."""
 import numpy as np
 import pytest
 
-from tests.interop.onnx.onnx_nodes import run_node
+from tests.interop.onnx.onnx_nodes import check_against_reference, run_node
 
 i64 = np.int64
 
@@ -62,3 +62,33 @@ def test_depth_space_moves_in_both_channel_orders(op_type, shape, mode):
                 else blocks.transpose(0, 1, 3, 5, 2, 4)).reshape(n, c * 4, h // 2, w // 2)
     (got,) = run_node(op_type, {"x": x}, blocksize=2, mode=mode)
     np.testing.assert_array_equal(got, want)
+
+
+def test_gather_nd_with_batch_dims():
+    params = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    indices = np.array([[[1, 2], [0, 3]], [[2, 0], [1, 1]]], np.int64)
+    check_against_reference("GatherND", {"params": params, "indices": indices}, batch_dims=1)
+    per_row = np.array([[[3], [0], [1]], [[2], [2], [0]]], np.int64)  # one index per (i, j)
+    check_against_reference("GatherND", {"params": params, "indices": per_row}, batch_dims=2)
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_scatter_nd_max_min_with_repeated_indices(reduction):
+    data = np.random.default_rng(2).standard_normal((4, 3, 2)).astype(np.float32)
+    indices = np.array([[1], [3], [1], [0]], np.int64)
+    updates = np.random.default_rng(3).standard_normal((4, 3, 2)).astype(np.float32)
+    check_against_reference("ScatterND", {"data": data, "indices": indices, "updates": updates},
+                            reduction=reduction)
+    element = np.array([[0, 1, 1], [0, 1, 1], [2, 0, 0]], np.int64)  # element-wise indices
+    check_against_reference("ScatterND", {"data": data, "indices": element,
+                                          "updates": np.array([5.0, -5.0, 0.25], np.float32)},
+                            reduction=reduction)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64, np.int32, np.int64])
+@pytest.mark.parametrize("largest", [1, 0])
+def test_top_k_of_integers_over_their_whole_range(dtype, largest):
+    info = np.iinfo(dtype)
+    x = np.array([[info.min, 3, info.max, 0, info.max - 1, info.min + 1]], dtype)
+    check_against_reference("TopK", {"x": x, "k": np.array([4], np.int64)}, n_out=2,
+                            largest=largest)

@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from graphflow.interop import onnx as gf_onnx
+from tests.interop.onnx.onnx_nodes import check_against_reference
 
 F = TensorProto.DOUBLE
 
@@ -97,3 +98,16 @@ def test_average_pool_ceil_mode(count_include_pad, dilations):
     got = _run(node, x)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 2)])
+def test_batch_normalization_in_training_mode_gives_the_running_statistics(shape):
+    rng = np.random.default_rng(4)
+    channels = shape[1]
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32),
+             "scale": rng.uniform(0.5, 1.5, channels).astype(np.float32),
+             "bias": rng.standard_normal(channels).astype(np.float32),
+             "mean": rng.standard_normal(channels).astype(np.float32),
+             "var": rng.uniform(0.5, 1.5, channels).astype(np.float32)}
+    check_against_reference("BatchNormalization", feeds, n_out=3, opset=15, training_mode=1,
+                            momentum=0.8, epsilon=1e-3)
