@@ -171,8 +171,6 @@ EXPECTED_FAILURES = {
     'test_identity_opt': 'an optional graph input: graphflow has no optional type',
     'test_identity_sequence': 'a sequence graph input: graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
     'test_loop13_seq': 'a sequence as a Loop variable (its length changes per iteration): graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
-    'test_maxpool_with_argmax_2d_precomputed_pads': 'optional outputs (training mode) are not produced',
-    'test_maxpool_with_argmax_2d_precomputed_strides': 'optional outputs (training mode) are not produced',
     'test_onehot_with_bfloat16_values': 'dtype bfloat16 is not a graphflow dtype',
     'test_range_bfloat16_type_positive_delta': 'dtype bfloat16 is not a graphflow dtype',
     'test_range_bfloat16_type_positive_delta_expanded': 'dtype bfloat16 is not a graphflow dtype',

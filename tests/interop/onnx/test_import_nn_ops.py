@@ -111,3 +111,16 @@ def test_batch_normalization_in_training_mode_gives_the_running_statistics(shape
              "var": rng.uniform(0.5, 1.5, channels).astype(np.float32)}
     check_against_reference("BatchNormalization", feeds, n_out=3, opset=15, training_mode=1,
                             momentum=0.8, epsilon=1e-3)
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
+    {"kernel_shape": [2, 3], "strides": [1, 2], "storage_order": 1},
+    {"kernel_shape": [2, 2], "dilations": [2, 1], "pads": [0, 1, 1, 0]},
+    {"kernel_shape": [3], "strides": [2]},
+])
+def test_max_pool_indices_as_the_reference(attrs):
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 6) if len(attrs["kernel_shape"]) == 1 else (2, 3, 6, 7)
+    x = rng.integers(0, 4, shape).astype(np.float32)  # few values: ties pick the first
+    check_against_reference("MaxPool", {"x": x}, n_out=2, opset=12, **attrs)
