@@ -8,7 +8,10 @@ roi fed at run time, cubic, the other coordinate transformations and nearest rou
 resampled one axis at a time, as ONNX's own reference does: each output position's source
 coordinate is computed in float64 from the run-time sizes, its 1 (nearest), 2 (linear) or 4
 (cubic) neighbours are gathered with their indices clamped into the axis (edge padding) and
-summed with their weights. Antialiasing (a window that widens with the downscale) is not done.
+summed with their weights. With antialias, the linear or cubic kernel widens by 1 / scale when
+downscaling: each axis is then a product with a dense [output, input] weight matrix (the kernel
+at every input position, the positions past either end folded onto the edge), which needs the
+input's size along the axis when the graph is built.
 """
 
 import numpy as np
@@ -46,13 +49,14 @@ def _resize(ctx, node, inputs):
     nearest = text("nearest_mode", "round_prefer_floor") if mode == "nearest" else None
     if mode not in ("nearest", "linear", "cubic"):
         raise ValueError(f"Resize mode={mode} is not supported")
-    if a.get("antialias", 0):
-        raise ValueError("Resize with antialias is not supported")
+    antialias = bool(a.get("antialias", 0))
+    if antialias and mode == "nearest":
+        raise ValueError("Resize antialias applies to linear and cubic modes only")
     roi, scales, sizes = _input(inputs, 1), _input(inputs, 2), _input(inputs, 3)
     if scales is not None and scales.shape.as_list() == [0]:
         scales = None  # an empty scales input (opset 11-12) stands for "use sizes"
-    plain = (_rank(x) == 4 and (mode, coords, nearest) in _TF_MODES and x.shape.is_fully_defined()
-             and "axes" not in a and text("keep_aspect_ratio_policy", "stretch") == "stretch"
+    plain = (not antialias and _rank(x) == 4 and (mode, coords, nearest) in _TF_MODES
+             and x.shape.is_fully_defined() and "axes" not in a and text("keep_aspect_ratio_policy", "stretch") == "stretch"
              and all(t is None or static_value.constant_value(t) is not None
                      for t in (scales, sizes)))
     if plain:
@@ -71,8 +75,13 @@ def _resize(ctx, node, inputs):
     for i, axis in enumerate(axes):
         bounds = None if roi is None else (roi[i], roi[i + len(axes)])
         source, outside = _source_coordinates(work, axis, out[i], scale[i], coords, bounds)
-        work = _resample(work, axis, source, mode, nearest, a.get("cubic_coeff_a", -0.75),
-                         bool(a.get("exclude_outside", 0)))
+        if antialias:
+            work = _resample_antialiased(work, axis, source, scale[i], mode,
+                                         a.get("cubic_coeff_a", -0.75),
+                                         bool(a.get("exclude_outside", 0)))
+        else:
+            work = _resample(work, axis, source, mode, nearest, a.get("cubic_coeff_a", -0.75),
+                             bool(a.get("exclude_outside", 0)))
         if outside is not None:  # tf_crop_and_resize: positions outside the input
             shape = [1] * rank
             shape[axis] = -1
@@ -201,3 +210,38 @@ def _resample(x, axis, source, mode, nearest, cubic_a, exclude_outside):
             picked = picked * tf.reshape(tf.cast(weight, x.dtype), shape)
         result = picked if result is None else result + picked
     return result
+
+
+def _kernel(distance, mode, a):
+    """ONNX's linear (triangle) or cubic (Keys, parameter a) interpolation kernel."""
+    d = tf.abs(distance)
+    if mode == "linear":
+        return tf.maximum(1.0 - d, tf.zeros_like(d))
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    zero = tf.zeros_like(d)
+    return tf.where(d <= 1.0, near, tf.where(d < 2.0, far, zero))
+
+
+def _resample_antialiased(x, axis, source, scale, mode, a, exclude_outside):
+    """Resample along `axis` with the kernel stretched by 1 / min(scale, 1): weights at every
+    integer position within reach (normalized to sum 1, as ONNX's window does), the positions
+    outside the input folded onto its first / last element (edge padding) or, with
+    exclude_outside, dropped before normalizing."""
+    size = x.shape.as_list()[axis]
+    if size is None:
+        raise ValueError("Resize with antialias needs the input's size along each resized axis")
+    reach = (1 if mode == "linear" else 2) * size + 2  # 1 / scale <= size for a non-empty output
+    positions = np.arange(-reach, size + reach)
+    shrink = tf.minimum(scale, tf.constant(1.0, _F64))
+    weights = _kernel((tf.constant(positions, _F64)[None, :] - source[:, None]) * shrink, mode, a)
+    if exclude_outside:
+        inside = ((positions >= 0) & (positions < size)).astype(np.float64)
+        weights = weights * tf.constant(inside[None, :])
+    weights = weights / tf.reduce_sum(weights, axis=1, keepdims=True)
+    fold = np.zeros((len(positions), size))
+    fold[np.arange(len(positions)), np.clip(positions, 0, size - 1)] = 1.0
+    matrix = tf.cast(tf.matmul(weights, tf.constant(fold)), x.dtype)  # [output, input]
+    y = tf.tensordot(x, matrix, axes=[[axis], [1]])  # the new axis comes last
+    rank = _rank(x)
+    return tf.transpose(y, list(range(axis)) + [rank - 1] + list(range(axis, rank - 1)))

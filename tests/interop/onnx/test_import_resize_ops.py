@@ -1,6 +1,6 @@
 """graphflow.interop.onnx.import_resize_ops: Resize with sizes, scales and roi fed at run time, in
-every mode, coordinate transformation and nearest rounding, against onnx's own reference
-evaluator; sizes known at build time in a TF mode still become TF1's resize op."""
+every mode, coordinate transformation and nearest rounding, and antialiased, against onnx's own
+reference evaluator; sizes known at build time in a TF mode still become TF1's resize op."""
 
 import numpy as np
 import pytest
@@ -91,3 +91,11 @@ def test_resize_fed_at_run_time_has_a_gradient():
     feeds = {imported.inputs["X"]: X, imported.inputs["scales"]: [1.0, 1.0, 2.0, 0.5]}
     g = imported.session.run(grad, feeds)
     assert g.shape == X.shape and np.isfinite(g).all() and np.abs(g).sum() > 0
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("exclude_outside", [0, 1])
+@pytest.mark.parametrize("scales", [[1.0, 1.0, 0.6, 0.3], [1.0, 1.0, 1.5, 0.45]])
+def test_resize_antialiased_widens_the_kernel_when_downscaling(mode, exclude_outside, scales):
+    _check({"X": X, "scales": np.array(scales, np.float32)}, mode=mode, antialias=1,
+           exclude_outside=exclude_outside)
