@@ -56,7 +56,8 @@ def _resize(ctx, node, inputs):
     if scales is not None and scales.shape.as_list() == [0]:
         scales = None  # an empty scales input (opset 11-12) stands for "use sizes"
     plain = (not antialias and _rank(x) == 4 and (mode, coords, nearest) in _TF_MODES
-             and x.shape.is_fully_defined() and "axes" not in a and text("keep_aspect_ratio_policy", "stretch") == "stretch"
+             and x.shape.is_fully_defined() and "axes" not in a
+             and text("keep_aspect_ratio_policy", "stretch") == "stretch"
              and all(t is None or static_value.constant_value(t) is not None
                      for t in (scales, sizes)))
     if plain:
