@@ -69,6 +69,8 @@ def _scatter_nd(ctx, node, inputs):
     shape = tf.shape(data, out_type=indices.dtype)
     if reduction in ("max", "min"):
         return [_scatter_nd_extreme(data, indices, updates, reduction)]
+    if reduction == "mul":
+        return [_scatter_nd_product(data, indices, updates, shape)]
     scattered = tf.scatter_nd(indices, updates, shape)
     if reduction == "add":
         return [data + scattered]
@@ -97,6 +99,25 @@ def _scatter_nd_extreme(data, indices, updates, reduction):
     pick = tf.maximum if reduction == "max" else tf.minimum
     merged = pick(table, combine(rows, tf.reshape(flat, [-1]), positions))
     return tf.reshape(merged, tf.shape(data))
+
+
+def _scatter_nd_product(data, indices, updates, shape):
+    """ScatterND mul: data multiplied by each update in turn, in the order of the updates (as
+    ONNX's reference does), one scatter per update: their count must be known when the graph is
+    built."""
+    k = indices.shape.ndims
+    dims = indices.shape.as_list()[:-1] if k else None
+    if dims is None or None in dims:
+        raise ValueError("ScatterND mul needs indices whose leading dims are known")
+    count = int(np.prod(dims))
+    index = tf.reshape(indices, tf.concat([[count], tf.shape(indices)[-1:]], axis=0))
+    rows = tf.reshape(updates, tf.concat([[count], tf.shape(updates)[len(dims):]], axis=0))
+    out = data
+    for i in range(count):
+        hit = tf.scatter_nd(index[i:i + 1], tf.ones_like(rows[i:i + 1], dtype=tf.int32), shape)
+        factor = tf.scatter_nd(index[i:i + 1], rows[i:i + 1], shape)
+        out = tf.where(hit > 0, out * factor, out)
+    return out
 
 
 @builder("OneHot")

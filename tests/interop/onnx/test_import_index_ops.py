@@ -72,8 +72,8 @@ def test_gather_nd_with_batch_dims():
     check_against_reference("GatherND", {"params": params, "indices": per_row}, batch_dims=2)
 
 
-@pytest.mark.parametrize("reduction", ["max", "min"])
-def test_scatter_nd_max_min_with_repeated_indices(reduction):
+@pytest.mark.parametrize("reduction", ["max", "min", "mul"])
+def test_scatter_nd_max_min_mul_with_repeated_indices(reduction):
     data = np.random.default_rng(2).standard_normal((4, 3, 2)).astype(np.float32)
     indices = np.array([[1], [3], [1], [0]], np.int64)
     updates = np.random.default_rng(3).standard_normal((4, 3, 2)).astype(np.float32)
