@@ -189,7 +189,4 @@ EXPECTED_FAILURES = {
     'test_training_dropout_default_mask': "training-mode Dropout draws graphflow's random numbers, not the ones the reference drew",
     'test_training_dropout_mask': "training-mode Dropout draws graphflow's random numbers, not the ones the reference drew",
     'test_unique_bfloat16_sorted_without_axis': 'dtype bfloat16 is not a graphflow dtype',
-    'test_unique_sorted_with_axis': "Unique along an axis is not implemented (graphflow's unique is 1-D, as TF1's)",
-    'test_unique_sorted_with_axis_3d': "Unique along an axis is not implemented (graphflow's unique is 1-D, as TF1's)",
-    'test_unique_sorted_with_negative_axis': "Unique along an axis is not implemented (graphflow's unique is 1-D, as TF1's)",
 }

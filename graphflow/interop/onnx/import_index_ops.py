@@ -186,7 +186,7 @@ def _unique(ctx, node, inputs):
     index and the counts (int64); sorted=1 (the default) orders them by value."""
     a = ctx.attrs(node)
     if "axis" in a:
-        raise ValueError("ONNX Unique along an axis is not supported (graphflow's unique is 1-D)")
+        return _unique_along_axis(inputs[0], a["axis"] % _rank(inputs[0]), a.get("sorted", 1))
     y, idx, count = tf.unique_with_counts(tf.reshape(inputs[0], [-1]), out_idx=tf.int64)
     values = tf.range(tf.size(y, out_type=tf.int64), dtype=tf.int64)
     hits = tf.cast(tf.equal(tf.expand_dims(values, 1), tf.expand_dims(idx, 0)), tf.int32)
@@ -197,6 +197,33 @@ def _unique(ctx, node, inputs):
         y, first, count = tf.gather(y, perm), tf.gather(first, perm), tf.gather(count, perm)
         idx = tf.gather(rank, idx)
     return [y, first, idx, count]
+
+
+def _unique_along_axis(x, axis, ordered):
+    """Unique slices along `axis`: each slice flattened to a row, rows compared pairwise (the
+    first equal row stands for each), sorted lexicographically (by the first column where two
+    rows differ) when `ordered`, else kept in order of first appearance."""
+    rank = _rank(x)
+    moved = tf.transpose(x, [axis] + [d for d in range(rank) if d != axis])
+    n = tf.shape(x, out_type=tf.int64)[axis]
+    rows = tf.reshape(moved, tf.stack([n, tf.constant(-1, tf.int64)]))
+    same = tf.reduce_all(tf.equal(rows[:, None, :], rows[None, :, :]), axis=2)
+    first = tf.argmax(tf.cast(same, tf.int32), axis=1)  # the first row equal to each row
+    positions = tf.range(n, dtype=tf.int64)
+    reps = tf.boolean_mask(positions, tf.equal(first, positions))
+    if ordered:
+        picked = tf.gather(rows, reps)
+        differ = tf.not_equal(picked[:, None, :], picked[None, :, :])
+        column = tf.argmax(tf.cast(differ, tf.int32), axis=2)  # first column where they differ
+        at = tf.one_hot(column, tf.shape(rows)[1], on_value=True, off_value=False)
+        before = tf.reduce_any(tf.logical_and(at, picked[:, None, :] < picked[None, :, :]), axis=2)
+        rank_of = tf.reduce_sum(tf.cast(before, tf.int64), axis=0)  # rows ordered before each
+        reps = tf.gather(reps, tf.argsort(rank_of, stable=True))
+    y = tf.gather(x, reps, axis=axis)
+    inverse = tf.argmax(tf.cast(tf.equal(first[:, None], reps[None, :]), tf.int32), axis=1)
+    slots = tf.range(tf.size(reps, out_type=tf.int64), dtype=tf.int64)
+    counts = tf.reduce_sum(tf.cast(tf.equal(inverse[:, None], slots[None, :]), tf.int64), axis=0)
+    return [y, reps, inverse, counts]
 
 
 def _nchw_around(fn, node, a, x):

@@ -92,3 +92,20 @@ def test_top_k_of_integers_over_their_whole_range(dtype, largest):
     x = np.array([[info.min, 3, info.max, 0, info.max - 1, info.min + 1]], dtype)
     check_against_reference("TopK", {"x": x, "k": np.array([4], np.int64)}, n_out=2,
                             largest=largest)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("ordered", [1, 0])
+def test_unique_along_an_axis(axis, ordered):
+    x = np.random.default_rng(6).integers(0, 2, (4, 3, 4)).astype(np.float32)
+    x = np.concatenate([x, np.take(x, [2, 0], axis=axis)], axis=axis)  # repeated slices
+    y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                          return_counts=True, axis=axis)
+    if not ordered:  # in order of first appearance
+        order = np.argsort(first)
+        y, first, counts = np.take(y, order, axis=axis), first[order], counts[order]
+        inverse = np.argsort(order)[inverse.reshape(-1)]
+    got = run_node("Unique", {"x": x}, n_out=4, axis=axis, sorted=ordered)
+    for g, w in zip(got, [y, first, inverse.reshape(-1), counts]):
+        np.testing.assert_array_equal(g, w)
+    assert [g.dtype for g in got[1:]] == [np.int64] * 3
