@@ -174,7 +174,6 @@ EXPECTED_FAILURES = {
     'test_onehot_with_bfloat16_values': 'dtype bfloat16 is not a graphflow dtype',
     'test_range_bfloat16_type_positive_delta': 'dtype bfloat16 is not a graphflow dtype',
     'test_range_bfloat16_type_positive_delta_expanded': 'dtype bfloat16 is not a graphflow dtype',
-    'test_scan_sum': 'Scan: Scan-8 (with a batch axis and sequence_lens) is not supported',
     'test_sequence_insert_at_back': 'a sequence graph input: graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
     'test_sequence_insert_at_front': 'a sequence graph input: graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
     'test_sequence_map_add_1_sequence_1_tensor_expanded': 'a sequence graph input: graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
