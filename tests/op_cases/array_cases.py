@@ -144,6 +144,11 @@ SLICE_CASES = [
            name="Split[one output]"),
     OpCase("Split", lambda x: tf.split(x, [-1], axis=0)[0], [rand(2, 3)], lambda x: x,
            name="Split[one size]"),
+    OpCase("Split", lambda x, s: tuple(tf.split(x, s, axis=1)),
+           [rand(2, 6), np.array([1, -1, 2], i32)],
+           lambda x, s: tuple(np.split(x, [1, 4], axis=1)), grad_inputs=[0],
+           shape_from_values=True, unknown_shapes=False,  # (the sizes need a known length)
+           name="Split[sizes fed at run time]"),
 ]
 
 ARRAY_CASES = [

@@ -78,6 +78,16 @@ def _split(ctx, op):
     sizes = op.attrs.get("size_splits")
     x = op.inputs[0]
     axis = int(op.attrs["axis"])
+    if len(op.inputs) == 2:  # sizes fed at run time; a -1 among them is what the others leave
+        fed = ctx.int64(op.inputs[1])
+        dim = ctx.one("Gather", [ctx.one("Shape", [ctx.name(x)]),
+                                 ctx.const(np.array([axis], np.int64))], axis=0)
+        rest = ctx.one("Sub", [dim, ctx.one("Add", [ctx.one("ReduceSum", [fed], keepdims=1),
+                                                    ctx.const(np.array([1], np.int64))])])
+        minus = ctx.one("Equal", [fed, ctx.const(np.array(-1, np.int64))])
+        ctx.node("Split", [ctx.name(x), ctx.one("Where", [minus, rest, fed])],
+                 [_out(ctx, op, i) for i in range(len(op.outputs))], axis=axis)
+        return
     length = x.shape.as_list()[axis] if x.shape.ndims is not None else None
     if sizes is None or -1 in list(sizes):
         if length is None:

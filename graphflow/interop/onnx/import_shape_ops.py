@@ -79,17 +79,10 @@ def _split(ctx, node, inputs):
     a = ctx.attrs(node)
     axis = a.get("axis", 0) % _rank(x)
     count = len(node.output)
-    if _at_run_time(inputs, 1):  # sizes fed at run time: one slice per piece
+    if _at_run_time(inputs, 1):  # sizes fed at run time, as TF1's tf.split takes them
         if _vector_length(inputs[1], "Split's split") != count:
             raise ValueError(f"split has {inputs[1].shape.as_list()[0]} sizes for {count} outputs")
-        sizes = tf.cast(inputs[1], tf.int32)
-        pieces, start = [], tf.constant(0, tf.int32)
-        for i in range(count):  # piece i: x[..., start:start + sizes[i], ...]
-            begin, size = [0] * _rank(x), [-1] * _rank(x)
-            begin[axis], size[axis] = start, sizes[i]
-            pieces.append(tf.slice(x, tf.stack(begin), tf.stack(size)))
-            start = start + sizes[i]
-        return pieces
+        return list(tf.split(x, inputs[1], axis=axis))
     sizes = _ints_from(ctx, node, inputs, 1, "split")
     if not sizes and "num_outputs" in a:  # opset 18: ceil-sized pieces, the last one smaller
         dim = x.shape.as_list()[axis]

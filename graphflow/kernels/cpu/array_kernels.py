@@ -303,9 +303,12 @@ def _one_or_tuple(parts):
 
 @cpu_kernel("Split")
 def _split(node):
-    num, sizes, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
+    num, static, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
 
-    def split(x):
+    def split(x, run_time_sizes=None):  # the second input: sizes fed at run time
+        sizes = static if run_time_sizes is None else [int(v) for v in run_time_sizes]
+        if sizes is not None and len(sizes) != num:
+            raise ValueError(f"size_splits {sizes} must hold {num} sizes")
         d = x.shape[axis]
         if sizes is None:
             if d % num:

@@ -285,15 +285,16 @@ def _concat(node):
 _UNSTACKS = {"Split": False, "Unpack": True}  # Unpack drops the split axis
 
 
-@cuda_kernel(*_UNSTACKS, supports=_sized)
+@cuda_kernel(*_UNSTACKS, supports=_sized, host_inputs=(1,))
 def _split(node):
     rt = runtime()
     axis = node.attrs["axis"]
     unpack = _UNSTACKS[node.type]
     num = node.attrs["num"] if unpack else node.attrs["num_split"]
-    sizes = None if unpack else node.attrs.get("size_splits")
+    static = None if unpack else node.attrs.get("size_splits")
 
-    def split(x):
+    def split(x, run_time_sizes=None):  # Split's sizes fed at run time arrive on the host
+        sizes = static if run_time_sizes is None else [int(v) for v in run_time_sizes]
         ax = axis % len(x.shape)
         d = x.shape[ax]
         if unpack:
