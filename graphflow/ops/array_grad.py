@@ -109,8 +109,8 @@ def _unpack_grad(op, *grads):
 
 
 @register_gradient("Split")
-def _split_grad(op, *grads):
-    return (a.concat(list(grads), axis=op.attrs["axis"]),)
+def _split_grad(op, *grads):  # (sizes fed at run time, a second input, have no gradient)
+    return (a.concat(list(grads), axis=op.attrs["axis"]),) + (None,) * (len(op.inputs) - 1)
 
 
 # ---------------------------------------------------------------- slicing

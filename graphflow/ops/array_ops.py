@@ -207,7 +207,14 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 
 # ---------------------------------------------------------------- one_hot
 def _one_hot_infer(inputs, attrs):
-    indices, on, off = inputs
+    indices, on, off = inputs[:3]
+    if (len(inputs) == 4) != (attrs["depth"] is None):
+        raise ValueError("one_hot takes its depth as an attr or as a fourth input, not both")
+    if len(inputs) == 4:
+        if inputs[3].dtype not in INT_INDEX:
+            raise TypeError(f"depth must be an int32 or int64 scalar, got {inputs[3].dtype.name}")
+        if inputs[3].shape.ndims not in (None, 0):
+            raise ValueError(f"depth must be a scalar, got shape {inputs[3].shape}")
     if indices.dtype not in INT_INDEX + (dtypes.uint8,):
         raise TypeError(f"indices must be an integer tensor, got {indices.dtype.name}")
     dt = same_dtype([on, off], "on_value and off_value")
@@ -215,7 +222,7 @@ def _one_hot_infer(inputs, attrs):
         if t.shape.ndims not in (None, 0):
             raise ValueError(f"on_value and off_value must be scalars, got shape {t.shape}")
     depth = attrs["depth"]
-    if depth < 0:
+    if depth is not None and depth < 0:
         raise ValueError(f"depth must be non-negative, got {depth}")
     dims = indices.shape.dims
     if dims is None:
@@ -227,12 +234,14 @@ def _one_hot_infer(inputs, attrs):
     return [(dt, TensorShape(out))]
 
 
-define("OneHot", _one_hot_infer, attrs="depth:int>=0 axis:int")
+define("OneHot", _one_hot_infer, attrs="depth:none|int>=0 axis:int")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """`tf.one_hot`: `on_value` where the new `axis` (default last) equals the index, `off_value`
-    elsewhere; indices outside [0, depth) give a row of `off_value`."""
+    elsewhere; indices outside [0, depth) give a row of `off_value`. A `depth` known when the
+    graph is built is an attr; one known only at run time (a placeholder, a computed tensor) is
+    the op's fourth input, and the new axis's size is then unknown until run time."""
     idx = convert_to_tensor(indices)
     if dtype is None:
         given = [v for v in (on_value, off_value) if v is not None]
@@ -240,7 +249,11 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     dtype = dtypes.as_dtype(dtype)
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype)
-    attrs = {"depth": static_int(depth, "depth"), "axis": -1 if axis is None else int(axis)}
+    attrs = {"depth": None, "axis": -1 if axis is None else int(axis)}
+    if is_tensor_like(depth) and constant_value(convert_to_tensor(depth)) is None:
+        depth = convert_to_tensor(depth)
+        return make_tensor("OneHot", (idx, on, off, depth), attrs, name=name or "one_hot")
+    attrs["depth"] = static_int(depth, "depth")
     return make_tensor("OneHot", (idx, on, off), attrs, name=name or "one_hot")
 
 

@@ -11,18 +11,27 @@ from graphflow.ops.cumulative_ops import cumprod, cumsum
 from graphflow.ops.registry import register_gradient
 
 
+def _axis(op):
+    """The attr axis, or the axis tensor of an op given it at run time (which has no gradient)."""
+    return op.inputs[1] if op.attrs["axis"] is None else op.attrs["axis"]
+
+
+def _no_axis_grad(op, grads):
+    return grads + (None,) * (len(op.inputs) - 1)
+
+
 @register_gradient("Cumsum")
 def _cumsum_grad(op, grad):
     attrs = op.attrs
-    return (cumsum(grad, attrs["axis"], exclusive=attrs["exclusive"],
-                   reverse=not attrs["reverse"]),)
+    return _no_axis_grad(op, (cumsum(grad, _axis(op), exclusive=attrs["exclusive"],
+                                     reverse=not attrs["reverse"]),))
 
 
 @register_gradient("Cumprod")
 def _cumprod_grad(op, grad):
     x = op.inputs[0]
     attrs = op.attrs
-    prod = cumprod(x, attrs["axis"], exclusive=attrs["exclusive"], reverse=attrs["reverse"])
-    summed = cumsum(prod * grad, attrs["axis"], exclusive=attrs["exclusive"],
+    prod = cumprod(x, _axis(op), exclusive=attrs["exclusive"], reverse=attrs["reverse"])
+    summed = cumsum(prod * grad, _axis(op), exclusive=attrs["exclusive"],
                     reverse=not attrs["reverse"])
-    return (m.truediv(summed, x),)
+    return _no_axis_grad(op, (m.truediv(summed, x),))

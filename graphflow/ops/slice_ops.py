@@ -26,7 +26,7 @@ from graphflow.ops.shape_ops import (
     static_int,
     static_ints,
 )
-from graphflow.ops.static_value import shape_vector
+from graphflow.ops.static_value import constant_value, shape_vector
 
 newaxis = None
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
@@ -258,14 +258,23 @@ def slice(input_, begin, size, name=None):  # noqa: A001 - TF1 name
 
 # ---------------------------------------------------------------- split
 def _split_infer(inputs, attrs):
-    (x,) = inputs
+    x = inputs[0]
     num, sizes, axis = attrs["num_split"], attrs["size_splits"], attrs["axis"]
+    if len(inputs) == 2:  # sizes fed at run time (TF1's SplitV with a computed size_splits)
+        if sizes is not None:
+            raise ValueError("split takes its sizes as an attr or as a second input, not both")
+        if inputs[1].dtype not in INT_INDEX:
+            raise TypeError(f"size_splits must be int32 or int64, got {inputs[1].dtype.name}")
+        if inputs[1].shape.ndims is not None and inputs[1].shape.as_list() not in ([num], [None]):
+            raise ValueError(f"size_splits of shape {inputs[1].shape} must hold {num} sizes")
     if x.shape.dims is None:
         return [(x.dtype, TensorShape(None))] * num
     dims = list(x.shape.dims)
     axis = normalize_axis(axis, len(dims))
     d = dims[axis]
-    if sizes is None:
+    if len(inputs) == 2:
+        parts = [None] * num
+    elif sizes is None:
         if d is not None and d % num:
             raise ValueError(f"dimension {axis} of shape {x.shape} ({d}) is not divisible into "
                              f"{num} equal splits")
@@ -298,9 +307,19 @@ define("Split", _split_infer, may_alias_input=True,
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     """`tf.split`: an int splits `axis` into that many equal parts; a list gives the part sizes
-    (one may be -1). Returns a list of tensors."""
+    (one may be -1); a 1-D int tensor known only at run time gives them then (its length, or
+    `num`, must be known when the graph is built: it is the number of outputs). Returns a list of
+    tensors."""
     x = convert_to_tensor(value)
     axis = static_int(axis, "axis")
+    if is_tensor_like(num_or_size_splits) and not isinstance(num_or_size_splits, (list, tuple)):
+        fed = convert_to_tensor(num_or_size_splits)
+        if fed.shape.ndims == 1 and constant_value(fed) is None:
+            count = fed.shape.as_list()[0] if num is None else num
+            if count is None:
+                raise ValueError("split sizes fed at run time need a known length (or num=)")
+            attrs = {"num_split": int(count), "size_splits": None, "axis": axis}
+            return make_op("Split", (x, fed), attrs, name=name).outputs
     if isinstance(num_or_size_splits, (numbers.Integral, np.integer)) or (
             is_tensor_like(num_or_size_splits) and
             convert_to_tensor(num_or_size_splits).shape.ndims == 0):

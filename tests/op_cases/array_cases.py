@@ -117,6 +117,10 @@ SLICE_CASES = [
            lambda x: x[1:3, :, 2:3]),
     OpCase("Slice", lambda x: tf.slice(x, tf.constant([0, 1]), [-1, 0]), [rand(2, 3)],
            lambda x: x[:, 1:1]),
+    OpCase("Slice", lambda x, b, s: tf.slice(x, b, s),
+           [rand(3, 4), np.array([1, 0], i32), np.array([-1, 3], i32)],
+           lambda x, b, s: x[1:, :3], grad_inputs=[0], shape_from_values=True,
+           name="Slice[begin and size fed at run time]"),
     OpCase("StridedSlice", lambda x: x[1], [rand(3, 4)], lambda x: x[1]),
     OpCase("StridedSlice", lambda x: x[:, ::-2], [rand(3, 5)], lambda x: x[:, ::-2]),
     OpCase("StridedSlice", lambda x: x[-1, ..., None, 1:3], [rand(2, 3, 4)],
@@ -140,6 +144,11 @@ SLICE_CASES = [
            name="Split[one output]"),
     OpCase("Split", lambda x: tf.split(x, [-1], axis=0)[0], [rand(2, 3)], lambda x: x,
            name="Split[one size]"),
+    OpCase("Split", lambda x, s: tuple(tf.split(x, s, axis=1)),
+           [rand(2, 6), np.array([1, -1, 2], i32)],
+           lambda x, s: tuple(np.split(x, [1, 4], axis=1)), grad_inputs=[0],
+           shape_from_values=True, unknown_shapes=False,  # (the sizes need a known length)
+           name="Split[sizes fed at run time]"),
 ]
 
 ARRAY_CASES = [
@@ -150,6 +159,10 @@ ARRAY_CASES = [
            [np.array([[0, 2], [1, 1]], i32)],
            lambda i: np.where(np.arange(3)[:, None, None] == i[None], 5, -1).astype(i32),
            grad=False),
+    OpCase("OneHot", lambda i, d: tf.one_hot(i, d, on_value=2.0, off_value=-1.0, axis=0),
+           [np.array([[0, 2], [4, -1]], i32), np.array(3, i32)],
+           lambda i, d: np.where(np.arange(3)[:, None, None] == i[None], 2.0, -1.0).astype(
+               np.float32), grad=False, shape_from_values=True, name="OneHot[depth fed at run time]"),
     OpCase("Tile", lambda x: tf.tile(x, [2, 1, 3]), [rand(2, 3, 1)],
            lambda x: np.tile(x, (2, 1, 3))),
     OpCase("Tile", lambda x, y: tf.tile(x, tf.shape(y)), [rand(2, 2), rand(3, 1)],
@@ -160,6 +173,13 @@ ARRAY_CASES = [
            lambda x: np.pad(x, [[1, 0], [2, 3]])),
     OpCase("Pad", lambda x, c: tf.pad(x, [[0, 2]], constant_values=c), [rand(3), np.array(1.5)],
            lambda x, c: np.pad(x, [[0, 2]], constant_values=c)),
+    OpCase("Pad", lambda x, p: tf.pad(x, p), [rand(2, 3), np.array([[0, 1], [2, 0]], i32)],
+           lambda x, p: np.pad(x, p), grad_inputs=[0], shape_from_values=True,
+           name="Pad[paddings fed at run time]"),
+    OpCase("MirrorPad", lambda x, p: tf.pad(x, p, mode="REFLECT"),
+           [rand(3, 4), np.array([[1, 0], [2, 3]], np.int64)],
+           lambda x, p: np.pad(x, p, mode="reflect"), grad_inputs=[0], shape_from_values=True,
+           name="MirrorPad[paddings fed at run time]"),
     OpCase("MirrorPad", lambda x: tf.pad(x, [[1, 2], [2, 2]], mode="REFLECT"), [rand(3, 4)],
            lambda x: np.pad(x, [[1, 2], [2, 2]], mode="reflect")),
     OpCase("MirrorPad", lambda x: tf.pad(x, [[2, 3], [0, 1]], mode="symmetric"), [rand(3, 2)],

@@ -1,4 +1,4 @@
-"""Cases for the cumulative ops (Cumsum, Cumprod: exclusive, reverse, negative and tensor axes)
+"""Cases for the cumulative ops (Cumsum, Cumprod: exclusive, reverse, negative, tensor and fed axes)
 and the matrix ops (band parts, diagonals, inverse, determinant, Cholesky), plus the composites
 built on them (tensordot, reduce_logsumexp, norm, meshgrid, linspace, trace, logdet) under the op
 type they build. References are numpy's own functions, written independently of the kernels."""
@@ -47,6 +47,12 @@ CASES = [
     OpCase("Cumsum", lambda x: tf.cumsum(x, axis=tf.constant(1), exclusive=True, reverse=True),
            [rand(2, 5)], lambda x: _cum(np.cumsum, x, 1, exclusive=True, reverse=True),
            name="Cumsum[tensor axis, exclusive, reverse]"),
+    OpCase("Cumsum", lambda x, axis: tf.cumsum(x, axis=axis, reverse=True),
+           [rand(3, 4), np.array(-1, np.int32)], lambda x, axis: _cum(np.cumsum, x, -1, reverse=True),
+           grad_inputs=[0], name="Cumsum[axis fed at run time]"),
+    OpCase("Cumprod", lambda x, axis: tf.cumprod(x, axis=axis, exclusive=True),
+           [positive(2, 3), np.array(0, np.int64)], lambda x, axis: _cum(np.cumprod, x, 0, exclusive=True),
+           grad_inputs=[0], name="Cumprod[axis fed at run time]"),
     OpCase("Cumsum", lambda x: tf.cumsum(x), [np.arange(6, dtype=np.int32)],
            lambda x: np.cumsum(x).astype(np.int32), name="Cumsum[int32]"),
     OpCase("Cumprod", lambda x: tf.cumprod(x, axis=1), [positive(2, 4)],

@@ -80,6 +80,21 @@ def test_one_hot_forms():
     assert got[2].sum() == 2
 
 
+def test_one_hot_depth_fed_at_run_time():
+    i = tf.placeholder(tf.int64, [None])
+    depth = tf.placeholder(tf.int32, [])
+    y = tf.one_hot(i, depth, axis=0)
+    assert y.op.attrs["depth"] is None and y.shape.as_list() == [None, None]
+    for d in (2, 5):
+        np.testing.assert_array_equal(run(y, {i: [1, 0, 4], depth: d}),
+                                      (np.arange(d)[:, None] == [1, 0, 4]).astype(np.float32))
+    assert tf.one_hot(i, tf.constant(3)).shape.as_list() == [None, 3]  # a constant stays an attr
+    with pytest.raises(InvalidArgumentError, match="non-negative"):
+        run(y, {i: [0], depth: -1})
+    with pytest.raises(TypeError, match="int32 or int64"):
+        tf.one_hot(i, tf.placeholder(tf.float32, []))
+
+
 def test_tile_with_tensor_multiples_and_errors():
     x = tf.placeholder(tf.float32, [None, 2])
     m = tf.placeholder(tf.int32, [2])

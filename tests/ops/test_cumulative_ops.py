@@ -1,5 +1,6 @@
-"""Tests for graphflow/ops/cumulative_ops.py beyond the op cases: the axis must be known when the
-graph is built, scalars are refused, empty axes and integer dtypes work."""
+"""Tests for graphflow/ops/cumulative_ops.py beyond the op cases: the axis is an attr when it is
+known when the graph is built and a run-time input otherwise (TF1's placeholder-fed axis, with
+its gradient), scalars are refused, empty axes and integer dtypes work."""
 
 import numpy as np
 import pytest
@@ -15,9 +16,32 @@ def test_axis_from_a_constant_tensor_or_numpy_integer():
     np.testing.assert_array_equal(b, [[1, 2], [3, 8]])
 
 
-def test_axis_known_only_at_run_time_is_refused():
-    with pytest.raises(ValueError, match="known when the graph is built"):
-        tf.cumsum(tf.zeros([3]), axis=tf.placeholder(tf.int32, []))
+def test_axis_fed_at_run_time():
+    x = tf.placeholder(tf.float32, [2, 3])
+    axis = tf.placeholder(tf.int32, [])
+    y = tf.cumsum(x, axis=axis, reverse=True)
+    p = tf.cumprod(x, axis=axis, exclusive=True)
+    assert y.op.attrs["axis"] is None and y.shape.as_list() == [2, 3]
+    dx = tf.gradients(tf.reduce_sum(y * [[1.0, 2.0, 3.0]]), x)[0]
+    xs = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    with tf.Session() as sess:
+        for a in (0, 1, -1):
+            got, prod, grad = sess.run([y, p, dx], {x: xs, axis: a})
+            want = np.flip(np.cumsum(np.flip(xs, a), a), a)
+            np.testing.assert_allclose(got, want)
+            shifted = np.cumprod(xs, a) / xs
+            np.testing.assert_allclose(prod, shifted, rtol=1e-6)
+            weights = np.broadcast_to(np.array([[1.0, 2.0, 3.0]], np.float32), xs.shape)
+            np.testing.assert_allclose(grad, np.cumsum(weights, a), rtol=1e-6)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+            sess.run(y, {x: xs, axis: 2})
+
+
+def test_run_time_axis_must_be_an_integer_scalar():
+    with pytest.raises(TypeError):
+        tf.cumsum(tf.zeros([3]), axis=tf.placeholder(tf.float32, []))
+    with pytest.raises(ValueError, match="scalar"):
+        tf.cumsum(tf.zeros([3]), axis=tf.placeholder(tf.int32, [1]))
 
 
 def test_bad_inputs():

@@ -1,6 +1,6 @@
 """Tests for graphflow/ops/index_ops.py beyond the generic op cases: TensorFlow's numbers for
-top_k ties and NaN, in_top_k boundary ties, boolean_mask (axis, dynamic output length, gradient)
-and sequence_mask; errors naming the op."""
+top_k ties and NaN, top_k of integer extremes, in_top_k boundary ties, boolean_mask (axis,
+dynamic output length, gradient) and sequence_mask; errors naming the op."""
 
 import numpy as np
 import pytest
@@ -24,6 +24,18 @@ def test_top_k_ties_and_nan_as_tensorflow():
         v, i = sess.run([values, indices])
     np.testing.assert_array_equal(v, np.array(TF_TOP_K3[0], np.float32))
     np.testing.assert_array_equal(i, TF_TOP_K3[1])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8])
+def test_top_k_of_integers_ranks_the_extremes_right(dtype):
+    info = np.iinfo(dtype)  # the minimum, whose negation overflows, ranks last
+    x = np.array([[info.min, 0, info.max, info.min, 1]], dtype)
+    values, indices = tf.nn.top_k(tf.constant(x), 5)
+    with tf.Session() as sess:
+        v, i = sess.run([values, indices])
+    order = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")
+    np.testing.assert_array_equal(i, order)
+    np.testing.assert_array_equal(v, np.take_along_axis(x, order, axis=-1))
 
 
 def test_in_top_k_as_tensorflow():

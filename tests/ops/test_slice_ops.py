@@ -162,3 +162,25 @@ def test_split_forms_and_errors():
     with tf.Session() as sess:
         with pytest.raises(InvalidArgumentError, match="Split"):
             sess.run(parts[0], {u: v})
+
+
+def test_split_with_sizes_fed_at_run_time():
+    x = tf.placeholder(tf.float32, [None, 6])
+    sizes = tf.placeholder(tf.int32, [3])
+    parts = tf.split(x, sizes, axis=1)
+    assert len(parts) == 3 and parts[0].shape.as_list() == [None, None]
+    assert parts[0].op.inputs[1] is sizes and parts[0].op.attrs["size_splits"] is None
+    grad = tf.gradients(tf.reduce_sum(parts[0]) + 2.0 * tf.reduce_sum(parts[2]), x)[0]
+    v = np.arange(12.0).reshape(2, 6)
+    with tf.Session() as sess:
+        for fed, cuts in (([1, 2, 3], [1, 3]), ([4, -1, 0], [4, 6])):
+            got, g = sess.run([parts, grad], {x: v, sizes: fed})
+            for value, want in zip(got, np.split(v, cuts, axis=1)):
+                np.testing.assert_array_equal(value, want)
+            weights = np.zeros(6)
+            weights[:cuts[0]], weights[cuts[1]:] = 1.0, 2.0
+            np.testing.assert_array_equal(g, np.broadcast_to(weights, v.shape))
+        with pytest.raises(InvalidArgumentError, match="Split"):
+            sess.run(parts[0], {x: v, sizes: [1, 1, 1]})
+    with pytest.raises(ValueError, match="known length"):
+        tf.split(x, tf.placeholder(tf.int32, [None]), axis=1)

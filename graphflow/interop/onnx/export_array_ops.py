@@ -78,6 +78,16 @@ def _split(ctx, op):
     sizes = op.attrs.get("size_splits")
     x = op.inputs[0]
     axis = int(op.attrs["axis"])
+    if len(op.inputs) == 2:  # sizes fed at run time; a -1 among them is what the others leave
+        fed = ctx.int64(op.inputs[1])
+        dim = ctx.one("Gather", [ctx.one("Shape", [ctx.name(x)]),
+                                 ctx.const(np.array([axis], np.int64))], axis=0)
+        rest = ctx.one("Sub", [dim, ctx.one("Add", [ctx.one("ReduceSum", [fed], keepdims=1),
+                                                    ctx.const(np.array([1], np.int64))])])
+        minus = ctx.one("Equal", [fed, ctx.const(np.array(-1, np.int64))])
+        ctx.node("Split", [ctx.name(x), ctx.one("Where", [minus, rest, fed])],
+                 [_out(ctx, op, i) for i in range(len(op.outputs))], axis=axis)
+        return
     length = x.shape.as_list()[axis] if x.shape.ndims is not None else None
     if sizes is None or -1 in list(sizes):
         if length is None:
@@ -108,8 +118,7 @@ def _tile(ctx, op):
 @converter("Pad")
 def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., afters...]
     x, paddings = op.inputs[:2]
-    p = ctx.known(paddings, f"the paddings of '{op.name}'").astype(np.int64).reshape(-1, 2)
-    inputs = [ctx.name(x), ctx.const(np.concatenate([p[:, 0], p[:, 1]]), "pads")]
+    inputs = [ctx.name(x), ctx.pads(paddings)]
     if len(op.inputs) > 2:
         inputs.append(ctx.name(op.inputs[2]))
     ctx.one("Pad", inputs, _out(ctx, op), mode="constant")
@@ -118,10 +127,21 @@ def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., after
 @converter("Slice")
 def _slice(ctx, op):  # TF's size -1 means "to the end"
     x, begin, size = op.inputs
-    b = ctx.known(begin, f"the begin of '{op.name}'").astype(np.int64)
-    s = ctx.known(size, f"the size of '{op.name}'").astype(np.int64)
-    ends = np.where(s == -1, INT64_MAX, b + s)
-    ctx.one("Slice", [ctx.name(x), ctx.const(b, "starts"), ctx.const(ends, "ends"),
+    b, s = static_value.constant_value(begin), static_value.constant_value(size)
+    if b is not None and s is not None:
+        b, s = np.asarray(b, np.int64), np.asarray(s, np.int64)
+        starts = ctx.const(b, "starts")
+        ends = ctx.const(np.where(s == -1, INT64_MAX, b + s), "ends")
+    else:  # bounds fed at run time: the same ends, computed by the model
+        count = begin.shape.as_list()[0] if begin.shape.ndims == 1 else None
+        if count is None:
+            raise ValueError(f"the begin of Slice '{op.name}' needs a known length to export it")
+        b = np.arange(count)
+        starts, sizes = ctx.int64(begin), ctx.int64(size)
+        to_end = ctx.one("Equal", [sizes, ctx.const(np.array(-1, np.int64))])
+        ends = ctx.one("Where", [to_end, ctx.const(np.array(INT64_MAX, np.int64)),
+                                 ctx.one("Add", [starts, sizes])])
+    ctx.one("Slice", [ctx.name(x), starts, ends,
                       ctx.const(np.arange(len(b), dtype=np.int64), "axes")], _out(ctx, op))
 
 
@@ -182,12 +202,14 @@ def _reverse(ctx, op):  # Slice with step -1 over each axis
 
 @converter("OneHot")
 def _one_hot(ctx, op):
-    indices, on, off = op.inputs
+    indices, on, off = op.inputs[:3]
     values = ctx.one("Concat", [ctx.one("Reshape", [ctx.name(t), ctx.const(np.array([1], np.int64))])
                                 for t in (off, on)], axis=0)
     index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)  # what runtimes implement
     # TF: a negative index is all off; ONNX counts it from the end. Send negatives out of range.
-    depth_value = ctx.const(np.array(op.attrs["depth"], np.int64), "depth")
+    depth_value = (ctx.one("Cast", [ctx.name(op.inputs[3])], to=ctx.onnx.TensorProto.INT64)
+                   if op.attrs["depth"] is None  # a depth fed at run time
+                   else ctx.const(np.array(op.attrs["depth"], np.int64), "depth"))
     index = ctx.one("Where", [ctx.one("Less", [index, ctx.const(np.array(0, np.int64))]),
                               depth_value, index])
     ctx.one("OneHot", [index, depth_value, values], _out(ctx, op), axis=int(op.attrs.get("axis", -1)))

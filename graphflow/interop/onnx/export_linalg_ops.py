@@ -11,7 +11,9 @@ from graphflow.interop.onnx.export_ops import _ins, _out, _scalar, converter
 @converter("Cumsum")
 def _cumsum(ctx, op):
     x = op.inputs[0]
-    ctx.one("CumSum", [ctx.name(x), ctx.const(np.array(op.attrs["axis"], np.int64), "axis")],
+    axis = (ctx.name(op.inputs[1]) if op.attrs["axis"] is None  # an axis fed at run time
+            else ctx.const(np.array(op.attrs["axis"], np.int64), "axis"))
+    ctx.one("CumSum", [ctx.name(x), axis],
             _out(ctx, op), exclusive=int(op.attrs["exclusive"]), reverse=int(op.attrs["reverse"]))
 
 

@@ -209,9 +209,7 @@ def _mirror_pad(ctx, op):  # REFLECT is ONNX's reflect; SYMMETRIC (edge repeated
     if op.attrs["mode"].upper() != "REFLECT":
         raise ValueError(f"MirrorPad mode {op.attrs['mode']} has no ONNX Pad mode (only REFLECT)")
     x, paddings = op.inputs
-    p = ctx.known(paddings, f"the paddings of '{op.name}'").astype(np.int64).reshape(-1, 2)
-    ctx.one("Pad", [ctx.name(x), ctx.const(np.concatenate([p[:, 0], p[:, 1]]), "pads")],
-            _out(ctx, op), mode="reflect")
+    ctx.one("Pad", [ctx.name(x), ctx.pads(paddings)], _out(ctx, op), mode="reflect")
 
 
 _RESIZE_BILINEAR = {"ResizeBilinear": True, "ResizeNearestNeighbor": False}

@@ -132,6 +132,16 @@ class ExportContext:
             return self.name(tensor)
         return self.one("Cast", [self.name(tensor)], to=self.onnx.TensorProto.INT64)
 
+    def pads(self, paddings):
+        """ONNX's pads (all befores, then all afters) from TF's [rank, 2] paddings: a constant
+        when they are known at build time, else the transposed, flattened run-time tensor."""
+        value = static_value.constant_value(paddings)
+        if value is not None:
+            p = np.asarray(value, dtype=np.int64).reshape(-1, 2)
+            return self.const(np.concatenate([p[:, 0], p[:, 1]]), "pads")
+        columns = self.one("Transpose", [self.int64(paddings)], perm=[1, 0])
+        return self.one("Reshape", [columns, self.const(np.array([-1], np.int64), "shape")])
+
     def known(self, tensor, what):
         """The build-time value of `tensor`, which ONNX needs as an attribute."""
         value = static_value.constant_value(tensor)

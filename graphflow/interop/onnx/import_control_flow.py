@@ -6,14 +6,17 @@ can be differentiated). An If whose branches give sequences (of one length) give
 `Loop(M, cond, v...)` runs its body while `iteration < M` (when M is given) and `cond`; the body
 takes (iteration, cond, v...) and returns (cond, v..., scan outputs...). The loop variables are
 (iteration, cond, v..., one TensorArray per scan output); the scan outputs are the arrays stacked
-after the loop.
+after the loop. Scan (opset 9+) is a While over its scan inputs' slices; Scan-8, whose inputs
+have a batch axis first, one such While per batch element.
 """
+
+import numpy as np
 
 import graphflow as tf
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.interop.onnx.import_ops import builder
 from graphflow.interop.onnx.import_sequence_ops import Sequence
-from graphflow.ops import control_flow_ops
+from graphflow.ops import control_flow_ops, static_value
 
 
 def _scalar_bool(x):
@@ -130,16 +133,45 @@ def _from_front(x, axis):
 def _scan(ctx, node, inputs):
     """Scan (opset 9+): states carried through the body, scan inputs sliced along their scan
     axis (reversed where the direction is 1), scan outputs stacked along theirs."""
-    if ctx.opset < 9:
-        raise ValueError("Scan-8 (with a batch axis and sequence_lens) is not supported")
     attrs = ctx.attrs(node)
     body, n_scan_in = attrs["body"], attrs["num_scan_inputs"]
+    if ctx.opset < 9:
+        return _scan_8(ctx, attrs, inputs)
     states, scans = list(inputs[:len(inputs) - n_scan_in]), list(inputs[len(inputs) - n_scan_in:])
+    n_scan_out = len(body.output) - len(states)
+    return _scan_loop(ctx, body, states, scans,
+                      attrs.get("scan_input_axes") or [0] * n_scan_in,
+                      attrs.get("scan_input_directions") or [0] * n_scan_in,
+                      attrs.get("scan_output_axes") or [0] * n_scan_out,
+                      attrs.get("scan_output_directions") or [0] * n_scan_out)
+
+
+def _scan_8(ctx, attrs, inputs):
+    """Scan-8: states [batch, ...] and scan inputs [batch, sequence, ...]: one opset-9 scan per
+    batch element (the batch size must be known when the graph is built), stacked; every
+    sequence runs whole (sequence_lens, when given, must be the full length)."""
+    body, n_scan_in = attrs["body"], attrs["num_scan_inputs"]
+    lengths, rest = inputs[0], list(inputs[1:])
+    states, scans = rest[:len(rest) - n_scan_in], rest[len(rest) - n_scan_in:]
+    batch = scans[0].shape.as_list()[0] if scans[0].shape.ndims else None
+    if batch is None:
+        raise ValueError("Scan-8 needs a batch size known when the graph is built")
+    if lengths is not None:
+        known = static_value.constant_value(lengths)
+        full = scans[0].shape.as_list()[1]
+        if known is None or full is None or not np.all(np.asarray(known) == full):
+            raise ValueError("Scan-8 with sequence_lens shorter than the sequences is not supported")
+    n_scan_out = len(body.output) - len(states)
+    dirs = attrs.get("directions") or [0] * n_scan_in
+    per_batch = [_scan_loop(ctx, body, [s[b] for s in states], [x[b] for x in scans],
+                            [0] * n_scan_in, dirs, [0] * n_scan_out, [0] * n_scan_out)
+                 for b in range(batch)]
+    return [tf.stack(list(parts)) for parts in zip(*per_batch)]
+
+
+def _scan_loop(ctx, body, states, scans, in_axes, in_dirs, out_axes, out_dirs):
+    """The opset-9 Scan over `states` and `scans` (sliced along their axes)."""
     n_states, n_scan_out = len(states), len(body.output) - len(states)
-    in_axes = attrs.get("scan_input_axes") or [0] * n_scan_in
-    in_dirs = attrs.get("scan_input_directions") or [0] * n_scan_in
-    out_axes = attrs.get("scan_output_axes") or [0] * n_scan_out
-    out_dirs = attrs.get("scan_output_directions") or [0] * n_scan_out
     for i, x in enumerate(scans):
         if x.shape.ndims is None:
             raise ValueError(f"scan input {i} needs a known rank")
@@ -165,7 +197,8 @@ def _scan(ctx, node, inputs):
         outs = [ta.write(index, y) for ta, y in zip(outs, results[n_states:])]
         return [i + 1] + list(results[:n_states]) + outs
 
-    invariants = [TensorShape([])] + [TensorShape(None)] * n_states
+    invariants = [TensorShape([])]
+    invariants += [_declared_shape(info, v) for info, v in zip(body.input[:n_states], states)]
     result = tf.while_loop(lambda i, *rest: i < length, step,
                            [tf.constant(0, tf.int64)] + states + writes,
                            shape_invariants=invariants + [TensorShape(None)] * n_scan_out,

@@ -260,6 +260,13 @@ def _pool(ctx, node, inputs):
         y = tf.pow(total, 1.0 / p)
     elif node.op_type == "MaxPool":
         lowest = -np.inf if x.dtype.is_floating else int(np.iinfo(np.dtype(x.dtype.as_numpy_dtype)).min)
+        if len(node.output) > 1 and node.output[1]:  # the Indices output too
+            if mode == "SAME":
+                full = _same_upper_pads(x, kernel, strides, dilations)
+            y, indices = _max_pool_indices(x, full, lowest, kernel, strides, dilations,
+                                           a.get("storage_order", 0))
+            return [tf.squeeze(y, [2]) if one_d else y, tf.squeeze(indices, [2]) if one_d
+                    else indices]
         y = _window_reduce("max", _pad_spatial(x, full, lowest), kernel, strides, dilations, mode)
     else:
         total = _window_reduce("sum", _pad_spatial(x, full), kernel, strides, dilations, mode)
@@ -279,6 +286,32 @@ def _pool(ctx, node, inputs):
     return [tf.squeeze(y, [2]) if one_d else y]
 
 
+def _max_pool_indices(x, pads, lowest, kernel, strides, dilations, storage_order):
+    """MaxPool with ONNX's Indices: the window maximum over one strided slice per tap, and the
+    flat input index of its first (row-major) largest element, (n * C + c) * H * W + h * W + w
+    (h + w * H with storage_order 1)."""
+    dims = x.shape.as_list()[2:]
+    if pads is None or None in dims:
+        raise ValueError("MaxPool's Indices output needs known spatial dims")
+    plane = np.arange(int(np.prod(dims)), dtype=np.int64).reshape(dims)
+    if storage_order:
+        if len(dims) != 2:
+            raise ValueError("MaxPool storage_order 1 is implemented for 2-D pooling only")
+        plane = plane.reshape(dims[::-1]).T
+    plane = np.pad(plane, pads, constant_values=-1)  # padding: never the maximum
+    batch_channel = tf.shape(x, out_type=tf.int64)[:2]
+    base = tf.reshape(tf.range(tf.reduce_prod(batch_channel)) * int(np.prod(dims)),
+                      tf.concat([batch_channel, tf.ones([len(dims)], tf.int64)], axis=0))
+    values = _window_taps(_pad_spatial(x, pads, lowest), kernel, strides, dilations)
+    places = [base + tap for tap in _window_taps(tf.constant(plane[None, None]), kernel, strides,
+                                                  dilations)]
+    first = tf.argmax(tf.stack(values), axis=0, output_type=tf.int32)
+    chosen = tf.one_hot(first, len(values), on_value=True, off_value=False, axis=0)
+    picked = tf.reduce_sum(tf.where(chosen, tf.stack(places), tf.zeros_like(tf.stack(places))),
+                           axis=0)
+    return tf.reduce_max(tf.stack(values), axis=0), picked
+
+
 @builder("GlobalAveragePool", "GlobalMaxPool")
 def _global_pool(ctx, node, inputs):
     x = inputs[0]
@@ -288,13 +321,24 @@ def _global_pool(ctx, node, inputs):
 
 
 @builder("BatchNormalization")
-def _batch_norm(ctx, node, inputs):  # inference: (x - mean) / sqrt(var + eps) * scale + bias
+def _batch_norm(ctx, node, inputs):
+    """Inference: (x - mean) / sqrt(var + eps) * scale + bias. Training mode (opset 14+): the
+    batch's own mean and (population) variance over every axis but the channel one normalize
+    x, and the running statistics come out as mean * momentum + batch mean * (1 - momentum)."""
     a = ctx.attrs(node)
     x, scale, bias, mean, var = inputs[:5]
     shape = [1, -1] + [1] * (_rank(x) - 2)
     eps = a.get("epsilon", 1e-5)
+    training = a.get("training_mode", 0)
+    if training:
+        momentum = a.get("momentum", 0.9)
+        running = (mean, var)
+        mean, var = tf.nn.moments(x, [0] + list(range(2, _rank(x))))
     inv = tf.reshape(scale / tf.sqrt(var + eps), shape)
-    return [x * inv + tf.reshape(bias - mean * scale / tf.sqrt(var + eps), shape)]
+    y = x * inv + tf.reshape(bias - mean * scale / tf.sqrt(var + eps), shape)
+    if not training:
+        return [y]
+    return [y] + [old * momentum + new * (1.0 - momentum) for old, new in zip(running, (mean, var))]
 
 
 @builder("InstanceNormalization")

@@ -63,12 +63,61 @@ _BINARY = {"Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "Pow": tf.pow,
            "And": tf.logical_and, "Or": tf.logical_or, "Xor": tf.logical_xor}
 
 
+_ORDERED = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Max", "Min"}
+_WRAPPING = {"Add", "Sub", "Mul", "Sum"}
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _unsigned_through_int64(build):
+    """ONNX's uint16/32/64 arithmetic and comparisons, which graphflow's numeric ops (as TF1's)
+    do not take, computed on int64 values and cast back: uint16/32 widen exactly; uint64 wraps
+    into int64, which keeps sums, differences and products exact modulo 2**64, and is shifted by
+    -2**63 for comparisons, max and min (an order-keeping map); uint64 division and remainder
+    by `_uint64_divmod`."""
+    def wrapped(ctx, node, inputs):
+        dtype = inputs[0].dtype if inputs and inputs[0] is not None else None
+        if dtype not in (tf.uint16, tf.uint32, tf.uint64):
+            return build(ctx, node, inputs)
+        shifted = dtype == tf.uint64 and node.op_type in _ORDERED
+        if dtype == tf.uint64 and node.op_type in ("Div", "Mod"):
+            quotient, remainder = _uint64_divmod(*inputs)
+            return [quotient if node.op_type == "Div" else remainder]
+        if dtype == tf.uint64 and not shifted and node.op_type not in _WRAPPING:
+            raise ValueError(f"{node.op_type} of uint64 is not supported")
+        offset = tf.constant(_INT64_MIN, tf.int64)
+        wide = [tf.cast(t, tf.int64) for t in inputs]
+        results = build(ctx, node, [w + offset for w in wide] if shifted else wide)
+        return [r if r.dtype == tf.bool else tf.cast(r + offset if shifted else r, dtype)
+                for r in results]
+    return wrapped
+
+
+def _uint64_divmod(a, b):
+    """Unsigned 64-bit quotient and remainder from int64 ops on the wrapped values: a divisor of
+    2**63 or more goes into a at most once; a smaller one divides a // 2 (which fits int64), the
+    doubled quotient is then off by at most one."""
+    low = tf.constant(_INT64_MIN, tf.int64)
+    a, b = tf.cast(a, tf.int64), tf.cast(b, tf.int64)
+
+    def at_least(x, y):  # unsigned x >= y
+        return (x + low) >= (y + low)
+
+    big = b < 0
+    small_b = tf.where(big, tf.ones_like(b), b)
+    half = tf.floordiv(a, 2) + tf.where(a < 0, tf.fill(tf.shape(a), low), tf.zeros_like(a))
+    q = tf.floordiv(half, small_b) * 2
+    q = q + tf.cast(at_least(a - q * small_b, small_b), tf.int64)
+    q = tf.where(big, tf.cast(at_least(a, b), tf.int64), q)
+    return tf.cast(q, tf.uint64), tf.cast(a - q * b, tf.uint64)
+
+
 @builder(*_UNARY)
 def _unary(ctx, node, inputs):
     return [_UNARY[node.op_type](inputs[0])]
 
 
 @builder(*_BINARY)
+@_unsigned_through_int64
 def _binary(ctx, node, inputs):
     a, b = inputs
     attrs = ctx.attrs(node)
@@ -82,6 +131,7 @@ def _binary(ctx, node, inputs):
 
 
 @builder("Div")
+@_unsigned_through_int64
 def _div(ctx, node, inputs):  # integers truncate toward zero in ONNX
     a, b = inputs
     if a.dtype.is_floating:
@@ -93,6 +143,7 @@ def _div(ctx, node, inputs):  # integers truncate toward zero in ONNX
 
 
 @builder("Mod")
+@_unsigned_through_int64
 def _mod(ctx, node, inputs):
     a, b = inputs
     if ctx.attrs(node).get("fmod", 0):  # C fmod: the sign of the dividend
@@ -102,6 +153,7 @@ def _mod(ctx, node, inputs):
 
 
 @builder("Sum", "Max", "Min", "Mean")
+@_unsigned_through_int64
 def _variadic(ctx, node, inputs):
     fold = {"Sum": tf.add, "Mean": tf.add, "Max": tf.maximum, "Min": tf.minimum}[node.op_type]
     out = inputs[0]
@@ -243,7 +295,14 @@ def _constant_of_shape(ctx, node, inputs):
 
 @builder("Shape")
 def _shape(ctx, node, inputs):
-    return [tf.cast(tf.shape(inputs[0]), tf.int64)]
+    shape = tf.cast(tf.shape(inputs[0]), tf.int64)
+    attrs = ctx.attrs(node)
+    if "start" not in attrs and "end" not in attrs:
+        return [shape]
+    rank = _rank(inputs[0])  # opset 15: dims start:end, negatives counted from the end, clamped
+    start, end = (min(max(v + rank if v < 0 else v, 0), rank)
+                  for v in (attrs.get("start", 0), attrs.get("end", rank)))
+    return [shape[start:max(start, end)]]
 
 
 @builder("Size")
@@ -254,8 +313,15 @@ def _size(ctx, node, inputs):
 @builder("Reshape")
 def _reshape(ctx, node, inputs):
     x = inputs[0]
-    if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:
-        return [tf.reshape(x, tf.cast(inputs[1], tf.int32))]  # computed shape (no 0 entries assumed)
+    if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:  # computed shape
+        shape = tf.cast(inputs[1], tf.int32)
+        count = inputs[1].shape.as_list()[0] if inputs[1].shape.ndims == 1 else None
+        if not ctx.attrs(node).get("allowzero", 0) and count is not None:
+            dims = tf.shape(x)  # a 0 entry copies the input's dim at its place
+            if _rank(x) < count:
+                dims = tf.concat([dims, tf.ones([count - _rank(x)], tf.int32)], axis=0)
+            shape = tf.where(tf.equal(shape, 0), dims[:count], shape)
+        return [tf.reshape(x, shape)]
     shape = _ints_from(ctx, node, inputs, 1, "shape")
     if not ctx.attrs(node).get("allowzero", 0) and 0 in shape:  # 0 copies the input's dim
         dims = x.shape.as_list() if x.shape.ndims is not None else []
@@ -269,7 +335,8 @@ def _reshape(ctx, node, inputs):
 @builder("Flatten")
 def _flatten(ctx, node, inputs):
     x = inputs[0]
-    axis = ctx.attrs(node).get("axis", 1) % (_rank(x) + 1) if _rank(x) else 0
+    axis = ctx.attrs(node).get("axis", 1)
+    axis = axis + _rank(x) if axis < 0 else axis  # ONNX's axis is in [-rank, rank]
     dims = x.shape.as_list()
     lead = dims[:axis]
     if axis == 0:
@@ -287,22 +354,6 @@ def _transpose(ctx, node, inputs):
 @builder("Concat")
 def _concat(ctx, node, inputs):
     return [tf.concat([x for x in inputs if x is not None], axis=ctx.attrs(node)["axis"])]
-
-
-@builder("Unsqueeze")
-def _unsqueeze(ctx, node, inputs):
-    x = inputs[0]
-    axes = _ints_from(ctx, node, inputs, 1, "axes")
-    rank = _rank(x) + len(axes)
-    for axis in sorted(a % rank for a in axes):
-        x = tf.expand_dims(x, axis)
-    return [x]
-
-
-@builder("Squeeze")
-def _squeeze(ctx, node, inputs):
-    axes = _ints_from(ctx, node, inputs, 1, "axes")
-    return [tf.squeeze(inputs[0], axis=axes) if axes else tf.squeeze(inputs[0])]
 
 
 @builder("Expand")
@@ -328,173 +379,41 @@ def _gather(ctx, node, inputs):
     return [tf.gather(params, indices, axis=axis)]
 
 
-@builder("Split")
-def _split(ctx, node, inputs):
-    x = inputs[0]
-    axis = ctx.attrs(node).get("axis", 0)
-    sizes = _ints_from(ctx, node, inputs, 1, "split")
-    count = len(node.output)
-    return list(tf.split(x, sizes if sizes else count, axis=axis))
-
-
-@builder("Slice")
-def _slice(ctx, node, inputs):
-    x = inputs[0]
-    rank = _rank(x)
-    if ctx.opset < 10:
-        a = ctx.attrs(node)
-        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
-    else:
-        axes = _ints_from(ctx, node, inputs, 3, "axes")
-        steps = _ints_from(ctx, node, inputs, 4, "steps")
-        if any(static_value.constant_value(t) is None for t in inputs[1:3]):
-            return [_dynamic_slice(x, rank, inputs[1], inputs[2], axes, steps)]
-        starts = _ints_from(ctx, node, inputs, 1, "starts")
-        ends = _ints_from(ctx, node, inputs, 2, "ends")
-    axes = axes or list(range(len(starts)))
-    steps = steps or [1] * len(starts)
-    begin, end, stride = [0] * rank, [0] * rank, [1] * rank
-    begin_mask = end_mask = (1 << rank) - 1
-    big = 1 << 62
-    for s, e, a, st in zip(starts, ends, axes, steps):
-        a %= rank
-        stride[a] = st
-        begin_mask &= ~(1 << a)
-        end_mask &= ~(1 << a)
-        begin[a] = max(min(s, big), -big)
-        if (st > 0 and e >= big) or (st < 0 and e <= -big):
-            end_mask |= 1 << a
-        else:
-            end[a] = e
-    return [tf.strided_slice(x, begin, end, stride, begin_mask=begin_mask, end_mask=end_mask)]
-
-
-def _dynamic_slice(x, rank, starts, ends, axes, steps):
-    """Slice whose starts/ends are computed at run time (e.g. from a Loop's iteration count);
-    the axes and steps must be constants. Out-of-range bounds clamp, as ONNX says."""
-    if axes is None:
-        count = starts.shape.as_list()[0] if starts.shape.ndims == 1 else None
-        if count is None:
-            raise ValueError("a Slice with computed starts needs constant axes or starts of known length")
-        axes = list(range(count))
-    steps = steps or [1] * len(axes)
-    starts, ends = tf.cast(starts, tf.int64), tf.cast(ends, tf.int64)
-    position = {a % rank: j for j, a in enumerate(axes)}
-    zero, stride = tf.constant(0, tf.int64), [1] * rank
-    begin, end, begin_mask, end_mask = [], [], 0, 0
-    for d in range(rank):
-        if d in position:
-            begin.append(starts[position[d]])
-            end.append(ends[position[d]])
-            stride[d] = steps[position[d]]
-        else:
-            begin.append(zero)
-            end.append(zero)
-            begin_mask |= 1 << d
-            end_mask |= 1 << d
-    return tf.strided_slice(x, tf.stack(begin), tf.stack(end), stride, begin_mask=begin_mask,
-                            end_mask=end_mask)
-
-
-@builder("Pad")
-def _pad(ctx, node, inputs):
-    x = inputs[0]
-    pads = _ints_from(ctx, node, inputs, 1, "pads")
-    a = ctx.attrs(node)
-    mode = a.get("mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
-    rank = _rank(x)
-    paddings = [[pads[i], pads[i + rank]] for i in range(rank)]
-    if mode == "reflect":
-        return [tf.pad(x, paddings, mode="REFLECT")]
-    if mode == "edge":  # repeat the border: gather with indices clipped into the axis
-        for axis, (before, after) in enumerate(paddings):
-            size = x.shape.as_list()[axis]
-            if before or after:
-                if size is None:
-                    raise ValueError("edge padding needs known dims")
-                x = tf.gather(x, np.clip(np.arange(-before, size + after), 0, size - 1), axis=axis)
-        return [x]
-    if mode != "constant":
-        raise ValueError(f"Pad mode '{mode}' is not supported")
-    value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else a.get("value", 0.0)
-    return [tf.pad(x, paddings, constant_values=tf.cast(value, x.dtype))]
-
-
 @builder("Range")
 def _range(ctx, node, inputs):
     return [tf.range(*inputs)]
 
 
 @builder("Dropout")
-def _dropout(ctx, node, inputs):  # inference: the identity, and a mask of ones
+def _dropout(ctx, node, inputs):
+    """Inference (no training_mode input, or a constant false one): the identity and a mask of
+    ones. Training mode (opset 12+, possibly fed at run time): each element is kept with
+    probability 1 - ratio and scaled by 1 / (1 - ratio), as tf.nn.dropout does; the mask says
+    which were kept. The random draws are graphflow's (the `seed` attribute seeds them), so they
+    are not the numbers another runtime draws."""
     x = inputs[0]
-    return [tf.identity(x), tf.ones_like(x, dtype=tf.bool)]
-
-
-# ---------------------------------------------------------------- reductions
-_REDUCE = {"ReduceSum": tf.reduce_sum, "ReduceMean": tf.reduce_mean, "ReduceMax": tf.reduce_max,
-           "ReduceMin": tf.reduce_min, "ReduceProd": tf.reduce_prod}
-
-
-@builder(*_REDUCE, "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceLogSum")
-def _reduce(ctx, node, inputs):
+    training = inputs[2] if len(inputs) > 2 else None
+    known = None if training is None else static_value.constant_value(training)
+    if training is None or (known is not None and not np.asarray(known).any()):
+        return [tf.identity(x), tf.ones_like(x, dtype=tf.bool)]
     a = ctx.attrs(node)
-    x = inputs[0]
-    from_input = node.op_type == "ReduceSum" and ctx.opset >= 13 or ctx.opset >= 18
-    noop_when_empty = bool(a.get("noop_with_empty_axes", 0))
-    if from_input and _axes_at_run_time(inputs):
-        axes = _run_time_axes(x, inputs[1], noop_when_empty)
-    else:
-        axes = _ints_from(ctx, node, inputs, 1, "axes") if from_input else a.get("axes")
-        if not axes:
-            if noop_when_empty:
-                return [tf.identity(x)]
-            axes = None
-    keep = bool(a.get("keepdims", 1))
-    kind = node.op_type
-    if kind in _REDUCE:
-        return [_REDUCE[kind](x, axis=axes, keepdims=keep)]
-    if kind == "ReduceSumSquare":
-        return [tf.reduce_sum(x * x, axis=axes, keepdims=keep)]
-    if kind == "ReduceL1":
-        return [tf.reduce_sum(tf.abs(x), axis=axes, keepdims=keep)]
-    if kind == "ReduceL2":
-        return [tf.sqrt(tf.reduce_sum(x * x, axis=axes, keepdims=keep))]
-    if kind == "ReduceLogSum":
-        return [tf.log(tf.reduce_sum(x, axis=axes, keepdims=keep))]
-    return [tf.reduce_logsumexp(x, axis=axes, keepdims=keep)]  # ReduceLogSumExp
-
-
-def _axes_at_run_time(inputs):
-    return (len(inputs) > 1 and inputs[1] is not None
-            and static_value.constant_value(inputs[1]) is None)
-
-
-def _run_time_axes(x, axes, noop_when_empty):
-    """Axes fed at run time, as graphflow's reductions read them (an empty list reduces nothing);
-    ONNX reduces over all axes when the list is empty unless noop_with_empty_axes is set."""
-    if noop_when_empty:
-        return axes
-    every = tf.range(tf.rank(x), dtype=axes.dtype)
-    return tf.cond(tf.equal(tf.size(axes), 0), lambda: every, lambda: axes)
-
-
-@builder("ArgMax", "ArgMin")
-def _arg(ctx, node, inputs):
-    a = ctx.attrs(node)
-    if a.get("select_last_index", 0):
-        raise ValueError("select_last_index=1 is not supported")
-    axis = a.get("axis", 0)
-    fn = tf.argmax if node.op_type == "ArgMax" else tf.argmin
-    y = fn(inputs[0], axis=axis, output_type=tf.int64)
-    return [tf.expand_dims(y, axis % _rank(inputs[0])) if a.get("keepdims", 1) else y]
+    ratio = (tf.cast(tf.reshape(inputs[1], []), tf.float32) if len(inputs) > 1
+             and inputs[1] is not None else tf.constant(a.get("ratio", 0.5), tf.float32))
+    draws = tf.random_uniform(tf.shape(x), seed=a.get("seed"))
+    keep = draws >= ratio
+    dropped = tf.where(keep, x * tf.cast(1.0 / (1.0 - ratio), x.dtype), tf.zeros_like(x))
+    if known is not None:
+        return [dropped, keep]
+    training = tf.reshape(tf.cast(training, tf.bool), [])
+    return [tf.where(training, dropped, x), tf.logical_or(keep, tf.logical_not(training))]
 
 
 # ---------------------------------------------------------------- matrices
 @builder("MatMul")
 def _matmul(ctx, node, inputs):
     a, b = inputs
+    if a.shape.ndims == 1 and b.shape.ndims == 1:  # a dot product
+        return [tf.reduce_sum(a * b)]
     if b.shape.ndims == 1:
         return [tf.squeeze(tf.matmul(a, tf.expand_dims(b, -1)), [-1])]
     if a.shape.ndims == 1:

@@ -213,7 +213,10 @@ def import_model(source, trainable=False, graph=None):
         import_control_flow,  # noqa: F401, PLC0415
         import_index_ops,
         import_nn_ops,
+        import_reduce_ops,
+        import_resize_ops,
         import_sequence_ops,
+        import_shape_ops,
         import_string_ops,
     )
     from graphflow.interop.onnx.import_ops import BUILDERS, op_key  # noqa: PLC0415

@@ -312,9 +312,12 @@ def _one_or_tuple(parts):
 
 @cpu_kernel("Split")
 def _split(node):
-    num, sizes, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
+    num, static, axis = node.attrs["num_split"], node.attrs["size_splits"], node.attrs["axis"]
 
-    def split(x):
+    def split(x, run_time_sizes=None):  # the second input: sizes fed at run time
+        sizes = static if run_time_sizes is None else [int(v) for v in run_time_sizes]
+        if sizes is not None and len(sizes) != num:
+            raise ValueError(f"size_splits {sizes} must hold {num} sizes")
         d = x.shape[axis]
         if sizes is None:
             if d % num:
@@ -335,9 +338,12 @@ def _split(node):
 # ---------------------------------------------------------------- one_hot, tile, pad, reverse
 @cpu_kernel("OneHot")
 def _one_hot(node):
-    depth, axis = node.attrs["depth"], node.attrs["axis"]
+    static, axis = node.attrs["depth"], node.attrs["axis"]
 
-    def one_hot(indices, on, off):
+    def one_hot(indices, on, off, run_time_depth=None):  # 4th input: a depth fed at run time
+        depth = static if run_time_depth is None else int(run_time_depth)
+        if depth < 0:
+            raise ValueError(f"depth must be non-negative, got {depth}")
         hot = indices[..., None] == np.arange(depth)
         out = np.where(hot, on, off)
         if axis != -1:

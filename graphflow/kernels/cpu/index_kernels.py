@@ -13,7 +13,7 @@ def _top_k(node):
         if not 0 <= k <= n:
             raise ValueError(f"k={k} must be in [0, {n}] (the last dimension of input {x.shape})")
         # largest first, equal values by index (lexsort is stable); NaN ranks above all, as in TF
-        key = -x if x.dtype.kind != "u" else -(x.astype(np.int64))
+        key = -x if x.dtype.kind == "f" else ~x  # ~x = -1 - x: no overflow at the int minimum
         if x.dtype.kind == "f":
             order = np.lexsort((key, ~np.isnan(x)), axis=-1)[..., :k]
         else:

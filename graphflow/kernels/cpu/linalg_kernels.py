@@ -9,9 +9,10 @@ from graphflow.kernels.cpu import cpu_kernel
 
 # ---------------------------------------------------------------- cumulative sums and products
 def _cumulative(node, accumulate, identity):
-    axis, exclusive, reverse = (node.attrs[k] for k in ("axis", "exclusive", "reverse"))
+    static, exclusive, reverse = (node.attrs[k] for k in ("axis", "exclusive", "reverse"))
 
-    def cumulative(x):
+    def cumulative(x, run_time_axis=None):  # the second input: an axis known at run time only
+        axis = static if run_time_axis is None else int(run_time_axis)
         if not -x.ndim <= axis < x.ndim:
             raise ValueError(f"axis {axis} is out of range for an input of shape {x.shape}")
         ax = axis % x.ndim

@@ -285,15 +285,16 @@ def _concat(node):
 _UNSTACKS = {"Split": False, "Unpack": True}  # Unpack drops the split axis
 
 
-@cuda_kernel(*_UNSTACKS, supports=_sized)
+@cuda_kernel(*_UNSTACKS, supports=_sized, host_inputs=(1,))
 def _split(node):
     rt = runtime()
     axis = node.attrs["axis"]
     unpack = _UNSTACKS[node.type]
     num = node.attrs["num"] if unpack else node.attrs["num_split"]
-    sizes = None if unpack else node.attrs.get("size_splits")
+    static = None if unpack else node.attrs.get("size_splits")
 
-    def split(x):
+    def split(x, run_time_sizes=None):  # Split's sizes fed at run time arrive on the host
+        sizes = static if run_time_sizes is None else [int(v) for v in run_time_sizes]
         ax = axis % len(x.shape)
         d = x.shape[ax]
         if unpack:
@@ -437,12 +438,15 @@ def _one_hot_supported(in_dtypes, out_dtypes, attrs):
     return None
 
 
-@cuda_kernel("OneHot", dtypes=ALL_DTYPES, supports=_one_hot_supported)
+@cuda_kernel("OneHot", dtypes=ALL_DTYPES, supports=_one_hot_supported, host_inputs=(3,))
 def _one_hot(node):
-    rt, depth, axis = runtime(), node.attrs["depth"], node.attrs["axis"]
+    rt, static, axis = runtime(), node.attrs["depth"], node.attrs["axis"]
     iname = SUFFIX[np.dtype(node.in_dtypes[0])]
 
-    def one_hot(indices, on, off):
+    def one_hot(indices, on, off, run_time_depth=None):  # a depth fed at run time, on the host
+        depth = static if run_time_depth is None else int(run_time_depth)
+        if depth < 0:
+            raise ValueError(f"depth must be non-negative, got {depth}")
         ax = len(indices.shape) if axis == -1 else axis % (len(indices.shape) + 1)
         shape = indices.shape[:ax] + (depth,) + indices.shape[ax:]
         out = rt.empty(shape, on.dtype)

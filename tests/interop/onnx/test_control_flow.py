@@ -1,7 +1,8 @@
 """Control flow through ONNX: tf.cond exports as ONNX If and tf.while_loop as Loop (sub-graphs,
 captured outer values, loop-carried variables, maximum_iterations as the trip count); the models
 pass the full checker, run in onnxruntime with graphflow's numbers, and import back as graphflow
-If/While ops with the same numbers. ONNX Loop (with scan outputs) and Scan import as While."""
+If/While ops with the same numbers. ONNX Loop (with scan outputs) and Scan import as While
+(Scan-8, with its batch axis, as one While per batch element)."""
 
 import numpy as np
 import onnx
@@ -175,3 +176,30 @@ def test_gradient_of_the_preview_training_domain_is_tf_gradients():
         [nodes[2], nodes[0], nodes[1]], "g", vi, outs[:3]), opset_imports=model.opset_import)
     with pytest.raises(gf_onnx.OnnxImportError, match="no earlier node"):
         gf_onnx.import_model(late)
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+def test_scan_8_runs_one_scan_per_batch_element(direction):
+    """Scan-8 (a batch axis first): running sums of each batch element's sequence."""
+    f = TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Identity", ["s_out"], ["y_t"])], "body",
+        [helper.make_tensor_value_info("s_in", f, [2]), helper.make_tensor_value_info("x_t", f, [2])],
+        [helper.make_tensor_value_info("s_out", f, [2]), helper.make_tensor_value_info("y_t", f, [2])])
+    node = helper.make_node("Scan", ["", "init", "x"], ["final", "ys"], body=body,
+                            num_scan_inputs=1, directions=[direction])
+    graph = helper.make_graph(
+        [node], "scan8", [helper.make_tensor_value_info("init", f, [3, 2]),
+                          helper.make_tensor_value_info("x", f, [3, 4, 2])],
+        [helper.make_tensor_value_info("final", f, [3, 2]),
+         helper.make_tensor_value_info("ys", f, [3, 4, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    rng = np.random.default_rng(7)
+    init = rng.standard_normal((3, 2)).astype(np.float32)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    got = gf_onnx.import_model(model).run({"init": init, "x": x})
+    steps = x[:, ::-1] if direction else x
+    want = init[:, None] + np.cumsum(steps, axis=1)
+    np.testing.assert_allclose(got["ys"], want, rtol=1e-6)
+    np.testing.assert_allclose(got["final"], want[:, -1], rtol=1e-6)

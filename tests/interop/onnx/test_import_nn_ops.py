@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from graphflow.interop import onnx as gf_onnx
+from tests.interop.onnx.onnx_nodes import check_against_reference
 
 F = TensorProto.DOUBLE
 
@@ -97,3 +98,29 @@ def test_average_pool_ceil_mode(count_include_pad, dilations):
     got = _run(node, x)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 2)])
+def test_batch_normalization_in_training_mode_gives_the_running_statistics(shape):
+    rng = np.random.default_rng(4)
+    channels = shape[1]
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32),
+             "scale": rng.uniform(0.5, 1.5, channels).astype(np.float32),
+             "bias": rng.standard_normal(channels).astype(np.float32),
+             "mean": rng.standard_normal(channels).astype(np.float32),
+             "var": rng.uniform(0.5, 1.5, channels).astype(np.float32)}
+    check_against_reference("BatchNormalization", feeds, n_out=3, opset=15, training_mode=1,
+                            momentum=0.8, epsilon=1e-3)
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
+    {"kernel_shape": [2, 3], "strides": [1, 2], "storage_order": 1},
+    {"kernel_shape": [2, 2], "dilations": [2, 1], "pads": [0, 1, 1, 0]},
+    {"kernel_shape": [3], "strides": [2]},
+])
+def test_max_pool_indices_as_the_reference(attrs):
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 6) if len(attrs["kernel_shape"]) == 1 else (2, 3, 6, 7)
+    x = rng.integers(0, 4, shape).astype(np.float32)  # few values: ties pick the first
+    check_against_reference("MaxPool", {"x": x}, n_out=2, opset=12, **attrs)
