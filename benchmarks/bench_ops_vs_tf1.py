@@ -20,7 +20,7 @@ from bench_vs_tf1 import measure
 from common import tensorflow_v1
 
 NHWC = {"conv": [(64, 28, 28, 1), (5, 5, 1, 16)], "conv32": [(64, 32, 32, 32), (3, 3, 32, 32)],
-        "pool": [(64, 32, 32, 32)]}
+        "to1": [(64, 28, 28, 16), (5, 5, 16, 1)], "pool": [(64, 32, 32, 32)]}
 
 
 def _nchw(shape):
@@ -38,6 +38,18 @@ def _conv_row(layer, data_format, backward):
         f = tf.Variable(rng.standard_normal(f_shape).astype(np.float32) * 0.1)
         y = tf.nn.conv2d(x, f, strides, "SAME", data_format=data_format)
         return (tf.gradients(tf.reduce_sum(y * y), [x, f]) if backward else y), feed
+    return model
+
+
+def _transpose_row():
+    """conv2d_transpose from [64, 16, 16, 64] to a [64, 32, 32, 3] image, 5x5, stride 2 (a DCGAN
+    generator's last layer), with the gradients of its input and filter."""
+    def model(tf, rng):
+        x = tf.placeholder(tf.float32, (64, 16, 16, 64))
+        feed = {x: rng.standard_normal((64, 16, 16, 64)).astype(np.float32)}
+        f = tf.Variable(rng.standard_normal((5, 5, 3, 64)).astype(np.float32) * 0.1)
+        y = tf.nn.conv2d_transpose(x, f, [64, 32, 32, 3], [1, 2, 2, 1], "SAME")
+        return [y, *tf.gradients(tf.reduce_sum(y * y), [x, f])], feed
     return model
 
 
@@ -62,6 +74,12 @@ def rows():
                              ("conv32", "conv 64x32x32x32 -> 32, 3x3")):
             out.append((f"{title} {fmt}, forward", _conv_row(layer, fmt, False)))
             out.append((f"{title} {fmt}, + input & filter grads", _conv_row(layer, fmt, True)))
+        if fmt == "NHWC":
+            title = "conv 64x28x28x16 -> 1, 5x5 NHWC"
+            out.append((f"{title}, forward", _conv_row("to1", fmt, False)))
+            out.append((f"{title}, + input & filter grads", _conv_row("to1", fmt, True)))
+            out.append(("conv2d_transpose 64x16x16x64 -> 32x32x3, 5x5 s2, + grads",
+                        _transpose_row()))
         for kind in ("max", "avg"):
             out.append((f"{kind} pool 2x2 64x32x32x32 {fmt}, forward", _pool_row(kind, fmt, False)))
             out.append((f"{kind} pool 2x2 64x32x32x32 {fmt}, + grad", _pool_row(kind, fmt, True)))
