@@ -1,17 +1,21 @@
 """MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad of NCHW arrays as compiled loops over each image's
 [h, w] planes when numba is installed, instead of transposing to NHWC, running the NHWC kernel and
-transposing back (`conv_kernels.py`; its numpy kernels stay the reference the tests compare with).
+transposing back (`conv_kernels.py`, `avg_pool_kernels.py`; their numpy kernels stay the reference
+the tests compare with). Float32 MaxPoolGrad goes to oneDNN's NCHW primitives first
+(`dnnl_pool.py`, where the library is installed): 2.8 ms against 3.5 for the loop on
+[64, 32, 32, 32] with 2x2 windows, one thread (the loop's 16-wide rows of stride-2 taps do not
+vectorize).
 
 Pooling windows lie within one plane, so an NCHW pool is a loop over n * c independent planes, each
-a few KB that stay in cache. Semantics are those of the NHWC loops (`jit_pool.py`,
-`jit_avg_pool.py`): the max keeps NaN, the max gradient goes to the first maximum of the window in
-row-major tap order (a later tap must be strictly greater) and overlapping windows add into an input
-element in window order (float rounding may differ from the reference's tap order there); the
-average sums the window's taps in row-major order, divides by the count of in-bounds elements and
-its gradient sums +0.0 and each window's share in tap order: the reference's bits. Windows that
-tile the input (stride == window, no padding) have loops that write each input gradient element
-once; 2x2 windows with stride 2 loops of their own. Planes are split over the intra-op pool by
-image as in `jit_pool.py`.
+a few KB that stay in cache. The forward max follows numpy's `maximum` (NaN propagates, a tie keeps
+the later tap: the reference's bits, zeros' signs included); the max gradient goes to the first
+maximum of the window in row-major tap order (a later tap must be strictly greater) as `0 + g`,
+and overlapping windows add into an input element in window order (float rounding may differ from
+the reference's tap order there); the average sums the window's taps in row-major order, divides
+by the count of in-bounds elements and its gradient sums +0.0 and each window's share in tap order:
+the reference's bits. Windows that tile the input (stride == window, no padding) have gradient
+loops that write each input element once; 2x2 windows with stride 2 loops of their own. Planes are
+split over the intra-op pool by image as in `jit_pool.py`.
 """
 
 import threading
@@ -46,7 +50,7 @@ def _compile():
                     for r in range(rlo, rhi):
                         for col in range(clo, chi):
                             v = x[p, r, col]
-                            m = v if (v > m or v != v) else m
+                            m = m if (m > v or m != m) else v
                     out[p, y, xo] = m
 
     @njit(**opts)
@@ -58,11 +62,11 @@ def _compile():
                 for xo in range(ow):
                     m = a[2 * xo]
                     v = a[2 * xo + 1]
-                    m = v if (v > m or v != v) else m
+                    m = m if (m > v or m != m) else v
                     v = b[2 * xo]
-                    m = v if (v > m or v != v) else m
+                    m = m if (m > v or m != m) else v
                     v = b[2 * xo + 1]
-                    m = v if (v > m or v != v) else m
+                    m = m if (m > v or m != m) else v
                     dst[xo] = m
 
     @njit(**opts)
