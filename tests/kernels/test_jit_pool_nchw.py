@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import dnnl, dnnl_pool, jit_pool, jit_pool_nchw
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_pool, jit_pool, jit_pool_nchw
 from graphflow.ops import conv_ops
 
 pytestmark = pytest.mark.skipif(jit_pool_nchw.loops() is None or jit_pool.loops() is None,
@@ -21,6 +21,11 @@ pytestmark = pytest.mark.skipif(jit_pool_nchw.loops() is None or jit_pool.loops(
 LIBRARY = dnnl.library()
 LOOPS = jit_pool.loops() or False
 SPIED = ("max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad")
+
+
+class _Node:
+    def __init__(self, attrs):
+        self.attrs = attrs
 
 
 def _bits(a):
@@ -126,7 +131,7 @@ def test_nan_propagates_in_the_forward_max(monkeypatch):
 
 
 @pytest.mark.skipif(LIBRARY is None, reason="oneDNN is not installed (onednn-cpu-gomp)")
-@pytest.mark.parametrize("shape", SHAPES[:5], ids=str)
+@pytest.mark.parametrize("shape", SHAPES[1:5], ids=str)  # (exactly covered 2x2: the pairs loop)
 def test_nchw_max_pool_grad_through_onednn_matches_the_reference(shape, monkeypatch):
     x_shape, k, s, padding = shape
     x = _values(x_shape, np.float32, 2)
@@ -145,3 +150,25 @@ def test_nhwc_pools_do_not_take_these_loops(monkeypatch):
     got, calls = _run(lambda xs: tf.nn.avg_pool(xs, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), [x],
                       True, monkeypatch)
     assert calls == [] and got.shape == (2, 4, 4, 3)
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 8, 6), (2, 3, 9, 7)], ids=str)
+def test_two_by_two_gradient_keeps_the_nhwc_search_rules(shape, monkeypatch):
+    """The pairs loop (planes the windows cover exactly) and the 2x2 loop (cropped planes) route
+    the gradient as jit_pool's NHWC window search does (first maximum, NaN inputs included, the
+    same bits); with oneDNN off."""
+    monkeypatch.setattr(dnnl, "_library", False)
+    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+    rng = np.random.default_rng(7)
+    x = np.round(rng.standard_normal(shape) * 2) / 2  # ties
+    x[rng.random(shape) < 0.1] = np.nan  # NaN at every tap position somewhere
+    x[0, 0, :2, :2] = np.nan  # a window of NaN
+    x = x.astype(np.float32)
+    pool = conv_kernels.Pool(_Node(dict(ksize=[1, 1, 2, 2], strides=[1, 1, 2, 2],
+                                        padding="VALID", data_format="NCHW")))
+    geo = pool.geometry(jit_pool_nchw.nhwc_shape(shape))
+    g = _values((shape[0], shape[1], geo.oh, geo.ow), np.float32, 8)
+    got = jit_pool_nchw.max_pool_grad(pool, x, g, 1)
+    assert got is not None and np.isnan(x).sum() > 10
+    nhwc = jit_pool.max_pool_grad(x.transpose(0, 2, 3, 1), g.transpose(0, 2, 3, 1), geo, 1)
+    np.testing.assert_array_equal(_bits(got), _bits(nhwc.transpose(0, 3, 1, 2)))
