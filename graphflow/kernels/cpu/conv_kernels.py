@@ -1,4 +1,5 @@
-"""numpy kernels for convolution and pooling (NHWC internally; NCHW is transposed in and out).
+"""numpy kernels for convolution and pooling (NHWC internally; NCHW is transposed in and out,
+except for the pools that `jit_pool_nchw.py` runs on the NCHW arrays).
 
 conv2d is im2col + one matmul: a zero-copy strided view of the padded input as
 [n, oh, ow, kh, kw, c] windows, reshaped to a [n*oh*ow, kh*kw*c] matrix times the [kh*kw*c, out]

@@ -16,8 +16,9 @@ stays on the numba loop (no faster through oneDNN on these shapes: 0.44 vs 0.18 
 0.19 vs 1.0 ms, and its NaN semantics are the numpy kernel's).
 
 NCHW arrays get primitives with NCHW memory descriptors (no transposes; `jit_pool_nchw.py` routes
-them here): [64, 32, 32, 32], 2x2 windows, one thread, 2.8 ms against 3.5 for the compiled NCHW
-window search (load average 1.2).
+them here): [64, 32, 32, 32], 2x2 windows, one thread, 2.8 ms against 3.0 for a compiled NCHW
+window search (load average 1.2); 2x2 windows with stride 2 that cover the input stay on
+`jit_pool_nchw.py`'s flat passes (1.0 ms).
 
 Images are split into blocks on graphflow's intra-op threads as for the convolutions
 (`dnnl_conv.py`), each block one pair of oneDNN calls on one OpenMP thread.
