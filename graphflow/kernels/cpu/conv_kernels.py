@@ -1,12 +1,14 @@
-"""numpy kernels for convolution and pooling (NHWC internally; NCHW is transposed in and out).
+"""numpy kernels for convolution and pooling (NHWC internally; NCHW is transposed in and out,
+except for the pools that `jit_pool_nchw.py` runs on the NCHW arrays).
 
 conv2d is im2col + one matmul: a zero-copy strided view of the padded input as
 [n, oh, ow, kh, kw, c] windows, reshaped to a [n*oh*ow, kh*kw*c] matrix times the [kh*kw*c, out]
 filter. The backprop ops reuse the same geometry: the filter gradient is cols^T @ grad, the input
 gradient is grad @ filter^T scattered back (col2im) with one strided slice-add per filter tap.
 Pooling loops over the kh*kw window taps, each a vectorized op over the whole batch; with numba
-installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`), these numpy
-kernels being the reference. With the optional oneDNN library, float32 convolutions run its
+installed, MaxPool and MaxPoolGrad run as compiled loops instead (`jit_pool.py`; NCHW ones
+without transposes: `jit_pool_nchw.py`), these numpy kernels being the reference (AvgPool and
+AvgPoolGrad: `avg_pool_kernels.py`). With the optional oneDNN library, float32 convolutions run its
 primitives (`dnnl_conv.py`), and so does MaxPoolGrad (`dnnl_pool.py`).
 """
 
@@ -23,6 +25,7 @@ from graphflow.kernels.cpu import (
     dnnl_pool,
     intra_op,
     jit_pool,
+    jit_pool_nchw,
 )
 
 # The kernels run the blocked im2col products of `conv_blocked.py` (small forward convolutions:
@@ -370,6 +373,8 @@ def _max_pool(node):
 
     def max_pool(x):
         _check4(x, "input")
+        if jit_pool_nchw.takes(pool, x):
+            return jit_pool_nchw.max_pool(x, pool.geometry(jit_pool_nchw.nhwc_shape(x.shape)), threads)
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
         if jit_pool.applies(x):
@@ -412,6 +417,9 @@ def _max_pool_grad(node):
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
+        dx = jit_pool_nchw.max_pool_grad(pool, x, g, threads)  # None: not an NCHW loop's
+        if dx is not None:
+            return dx
         x, y, g = _to_nhwc(x, pool.fmt), _to_nhwc(y, pool.fmt), _to_nhwc(g, pool.fmt)
         return _from_nhwc(max_pool_grad_nhwc(pool, x, y, g, threads), pool.fmt)
     return max_pool_grad
@@ -464,46 +472,3 @@ def grad_at_first_max(x, g, geo):
     for k, tap in enumerate(geo.taps()):
         np.copyto(out, gp[tap], where=index == k)
     return out
-
-
-def _window_counts(geo, dtype):
-    """[oh, ow, 1] number of real (non-padding) elements in each window."""
-    def counts(out, k, s, pad, size):
-        start = np.arange(out) * s - pad
-        return np.minimum(start + k, size) - np.maximum(start, 0)
-    ch = counts(geo.oh, geo.kh, geo.sh, geo.pt, geo.h)
-    cw = counts(geo.ow, geo.kw, geo.sw, geo.pl, geo.w)
-    return np.multiply.outer(ch, cw).astype(dtype)[:, :, None]
-
-
-@cpu_kernel("AvgPool")
-def _avg_pool(node):
-    pool = Pool(node)
-
-    def avg_pool(x):
-        _check4(x, "input")
-        x = _to_nhwc(x, pool.fmt)
-        geo = pool.geometry(x.shape)
-        out = reduce_taps(geo.pad(x), geo, np.add)
-        out /= _window_counts(geo, x.dtype)
-        return _from_nhwc(out, pool.fmt)
-    return avg_pool
-
-
-@cpu_kernel("AvgPoolGrad")
-def _avg_pool_grad(node):
-    pool = Pool(node)
-
-    def avg_pool_grad(orig_input_shape, g):
-        _check4(g, "grad")
-        sizes = _sizes(orig_input_shape, "orig_input_shape")
-        n, h, w, c = sizes if pool.fmt == "NHWC" else (sizes[0], sizes[2], sizes[3], sizes[1])
-        g = _to_nhwc(g, pool.fmt)
-        geo = pool.geometry((n, h, w, c))
-        pool.check_grad(g, geo, n, c)
-        share = g / _window_counts(geo, g.dtype)
-        dxp = np.zeros(geo.padded_shape(n, c), dtype=g.dtype)
-        for tap in geo.taps():
-            dxp[tap] += share
-        return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), pool.fmt)
-    return avg_pool_grad

@@ -15,6 +15,11 @@ loop 6.8 ms, oneDNN forward + backward 1.3 ms; [64, 32, 32, 32]: 4.8 -> 2.8 ms. 
 stays on the numba loop (no faster through oneDNN on these shapes: 0.44 vs 0.18 ms, 1.6 vs 1.4 ms,
 0.19 vs 1.0 ms, and its NaN semantics are the numpy kernel's).
 
+NCHW arrays get primitives with NCHW memory descriptors (no transposes; `jit_pool_nchw.py` routes
+them here): [64, 32, 32, 32], 2x2 windows, one thread, 2.8 ms against 3.0 for a compiled NCHW
+window search (load average 1.2); 2x2 windows with stride 2 that cover the input stay on
+`jit_pool_nchw.py`'s flat passes (1.0 ms).
+
 Images are split into blocks on graphflow's intra-op threads as for the convolutions
 (`dnnl_conv.py`), each block one pair of oneDNN calls on one OpenMP thread.
 """
@@ -39,11 +44,13 @@ BLOCK_MIN_BYTES = 256 << 10
 class _Plan:
     """oneDNN's max pooling forward (training) and backward primitives for one block size."""
 
-    def __init__(self, geo, nb, c):
+    def __init__(self, geo, nb, c, nchw):
         lib = dnnl.library()
-        x_shape = (nb, geo.h, geo.w, c)
-        y_shape = (nb, geo.oh, geo.ow, c)
-        axes = dnnl_conv.NHWC_AXES
+        if nchw:
+            x_shape, y_shape, axes = (nb, c, geo.h, geo.w), (nb, c, geo.oh, geo.ow), (0, 1, 2, 3)
+        else:
+            x_shape, y_shape = (nb, geo.h, geo.w, c), (nb, geo.oh, geo.ow, c)
+            axes = dnnl_conv.NHWC_AXES
         src = dnnl.Desc.plain(lib, [x_shape[a] for a in axes], dnnl.element_strides(x_shape, axes))
         dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
         strides, kernel = dnnl.dims((geo.sh, geo.sw)), dnnl.dims((geo.kh, geo.kw))
@@ -81,23 +88,23 @@ class _Plan:
         self.y_block = tuple(y_shape)
 
 
-def _plan(geo, nb, c):
+def _plan(geo, nb, c, nchw):
     key = ("max_pool", geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pb, geo.pl,
-           geo.pr, nb, c)
-    return dnnl_conv.cached(key, lambda: _Plan(geo, nb, c))
+           geo.pr, nb, c, nchw)
+    return dnnl_conv.cached(key, lambda: _Plan(geo, nb, c, nchw))
 
 
-def max_pool_grad(x, g, geo, threads):
-    """MaxPoolGrad of float32 NHWC `x` and output gradient `g`: NHWC dx (None where
-    oneDNN has no primitive for this geometry)."""
+def max_pool_grad(x, g, geo, threads, nchw=False):
+    """MaxPoolGrad of float32 NHWC (`nchw`: NCHW) `x` and output gradient `g`: dx in that layout
+    (None where oneDNN has no primitive for this geometry)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
     n = x.shape[0]
-    c = x.shape[3]
+    c = x.shape[1 if nchw else 3]
     dx = np.empty(x.shape, np.float32)
     nb = dnnl_conv.image_blocks(n, x.nbytes, BLOCK_MIN_BYTES)
-    plans = {nb: _plan(geo, nb, c)}
+    plans = {nb: _plan(geo, nb, c, nchw)}
     if n % nb:
-        plans[n % nb] = _plan(geo, n % nb, c)
+        plans[n % nb] = _plan(geo, n % nb, c, nchw)
     if None in plans.values():
         return None
     xb, gb = x.strides[0], g.strides[0]
