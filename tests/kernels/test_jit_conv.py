@@ -99,7 +99,8 @@ def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch,
 
 @pytest.mark.parametrize("activation", ["Relu", "", "Tanh"])
 def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activation, monkeypatch):
-    from graphflow.kernels.cpu import jit_small
+    from graphflow.kernels.cpu import fused_conv_kernels, jit_small
+    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", False)  # (test_dnnl_small_conv.py)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 72 taps: gathered, not the loop
     f = rng.standard_normal((3, 3, 8, 16), dtype=np.float32)
