@@ -90,11 +90,11 @@ def _fused_conv2d(node):
     relu = activation.relu_or_none is True
 
     def small_route(x, f, bias):
-        """(LOOP, geometry, its loop arguments) where the compiled loop of `jit_conv` runs the whole
-        op (few filter taps, NHWC, no activation or Relu); (BOUND, geometry, its primitive) where the
-        Conv2D kernel would run `conv_gather` (small, below oneDNN's minimum) on NHWC float32
-        operands and `dnnl_small_conv` has a primitive for them; (GATHER, geometry) where the
-        Conv2D kernel would run `conv_gather` and the bias fits; else None. Once per shapes."""
+        """(LOOP, geometry, its `jit_conv.Prepared`) where the compiled loop of `jit_conv` runs the
+        whole op (few filter taps, NHWC, no activation or Relu); (BOUND, geometry, its primitive)
+        where the Conv2D kernel would run `conv_gather` (small, below oneDNN's minimum) on NHWC
+        float32 operands and `dnnl_small_conv` has a primitive for them; (GATHER, geometry) where
+        the Conv2D kernel would run `conv_gather` and the bias fits; else None. Once per shapes."""
         key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, bias.dtype, conv_kernels.BLOCKED,
                dnnl_conv.MIN_MACS, SMALL_DNNL)
         try:
@@ -108,7 +108,7 @@ def _fused_conv2d(node):
             g = conv.geometry(xn_shape, f.shape)
             if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
                     and jit_conv.applies(x, f, g)):
-                route = (LOOP, g, jit_conv.dims(g, relu))
+                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu))
             elif (SMALL_DNNL and conv.fmt == "NHWC"
                   and conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:])
                   and dnnl_small_conv.applies(x, f, bias)
@@ -132,7 +132,9 @@ def _fused_conv2d(node):
             route = small_route(x, f, bias)
             geo = None if route is None else route[1]
             if route is not None and route[0] is LOOP:
-                return jit_conv.conv2d(x, f, geo, bias, relu, route[2])
+                if f.flags.c_contiguous and bias.flags.c_contiguous:
+                    return route[2](x, f, bias)
+                return jit_conv.conv2d(x, f, geo, bias, relu, route[2].dims)
             if route is not None and route[0] is BOUND:  # conv, bias and post-ops in one call
                 if not (x.flags.c_contiguous and f.flags.c_contiguous and bias.flags.c_contiguous):
                     x, f, bias = (np.ascontiguousarray(a) for a in (x, f, bias))
