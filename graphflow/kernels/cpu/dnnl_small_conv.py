@@ -9,11 +9,11 @@ Here the primitive reads TF's HWIO filter as it lies (oneDNN's `brgconv:avx512_c
 unreordered, as fast), the input and output are NHWC as in `dnnl_conv.py`, the bias is the
 primitive's bias and Relu, Relu6 and LeakyRelu its post-ops; each thread keeps one memory object per
 argument, its scratchpad set once, and only points the others at the call's arrays
-(`dnnl_memory_set_data_handle`, skipped for the filter and bias while they are the same arrays;
-the four addresses read by one numba call where numba is installed). No im2col matrix is written:
-the digits CNN's 8x8x32 -> 32 FusedConv2D at batch 1 took 14.5 us as the gathered product (its
-window copy 2.7 us, the product 7) with the bias and Relu pass, 10-11 us here; 4x4x32 -> 64 about
-the same either way (8-9 us), one thread, load 1.9-2.4. oneDNN's own `dnnl_conv.conv2d` took 44 us.
+(`dnnl_memory_set_data_handle`), from one numba function calling oneDNN's C functions where numba
+is installed (`compiled_run`), else through ctypes. No im2col matrix is written:
+the digits CNN's 8x8x32 -> 32 FusedConv2D at batch 1 took 12-14.5 us as the gathered product (its
+window copy 2.7 us, the product 7) with the bias and Relu pass, 6.7 us here; 4x4x32 -> 64 6.8
+and 4.1 us (one thread, load 1.5-2.4). oneDNN's own `dnnl_conv.conv2d` took 44 and 42 us.
 The values are oneDNN's sums, in another order than the im2col product: equal to rounding (the
 tests bound them against the numpy reference), as on oneDNN's route for larger convolutions.
 """
@@ -25,31 +25,53 @@ import numpy as np
 
 from graphflow.kernels.cpu import dnnl, dnnl_conv, jit_updates
 
-_lock = threading.RLock()  # get() makes a SmallConv, which asks for addresses()
+_lock = threading.RLock()  # get() makes a SmallConv, which asks for compiled_run()
 _convs = {}  # (geometry, batch, channels, out channels, post-ops) -> SmallConv or None
 _MAX_KEPT = 32
 
 
-def _numpy_addresses(x, f, bias, out):
-    return x.ctypes.data, f.ctypes.data, bias.ctypes.data, out.ctypes.data
+_run = None
 
 
-_addresses = None
-
-
-def addresses():
-    """A function of the four arrays giving their data addresses: compiled with numba (0.2 us for
-    the four, where each `.ctypes.data` takes 0.8 us), else numpy's."""
-    global _addresses
-    if _addresses is None:
+def compiled_run(lib):
+    """One numba function that points the four memory objects at the arrays, runs the primitive
+    on one OpenMP thread and restores the count, calling oneDNN's and libgomp's C functions itself
+    (4.5 us for the 4x4x32 -> 64 convolution, 6.9 through ctypes: each ctypes call and
+    `.ctypes.data` costs 0.2-0.8 us); None without numba."""
+    global _run
+    if _run is None:
         with _lock:
-            if _addresses is None:
-                if jit_updates.loops() is None:
-                    _addresses = _numpy_addresses
-                else:
-                    from numba import njit
-                    _addresses = njit(nogil=True, cache=False)(_numpy_addresses)
-    return _addresses
+            if _run is None:
+                _run = _compile(lib) if jit_updates.loops() is not None else False
+    return _run or None
+
+
+def _compile(lib):
+    from numba import njit
+
+    def c_function(function, restype, *argtypes):
+        address = ctypes.cast(function, ctypes.c_void_p).value
+        return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+    p, i = ctypes.c_void_p, ctypes.c_int
+    set_handle = c_function(lib.function("dnnl_memory_set_data_handle"), i, p, p)
+    execute = c_function(lib.function("dnnl_primitive_execute"), i, p, p, i, p)
+    set_threads = c_function(lib._set_num_threads, None, i)
+    get_threads = c_function(lib._get_max_threads, i)
+
+    @njit(nogil=True, cache=False)
+    def run(x, f, bias, out, handles):
+        """handles: this thread's memory objects of x, f, bias and out, the primitive, the
+        stream, the ExecArg array and its length; oneDNN's status."""
+        for k, a in enumerate((x.ctypes.data, f.ctypes.data, bias.ctypes.data, out.ctypes.data)):
+            status = set_handle(handles[k], a)
+            if status != 0:
+                return status
+        before = get_threads()
+        set_threads(1)  # the primitive on this thread alone, as it was created
+        status = execute(handles[4], handles[5], handles[7], handles[6])
+        set_threads(before)
+        return status
+    return run
 
 
 class SmallConv:
@@ -73,15 +95,15 @@ class SmallConv:
         self._keep = []  # every thread's scratchpad buffer
         self._set = lib.function("dnnl_memory_set_data_handle")
         self._execute = lib.function("dnnl_primitive_execute")
-        self._addresses = addresses()
+        self._run = compiled_run(lib)
 
     @property
     def implementation(self):
         return self.plan.prim.implementation
 
     def _bind(self):
-        """This thread's memory objects (the scratchpad's pointed at a buffer of its own once) and
-        the addresses they were last pointed at."""
+        """This thread's memory objects (the scratchpad's pointed at a buffer of its own once), their
+        ExecArg array, its stream, and all of these as the integers `compiled_run` takes."""
         lib, prim = self.lib, self.plan.prim
         mems = []
         args = (dnnl.ExecArg * len(self._args))()
@@ -96,31 +118,32 @@ class SmallConv:
             address = scratch.ctypes.data
             lib.call("dnnl_memory_set_data_handle", mems[4], address + (-address % 64))
             self._keep.append(scratch)
-        bound = self._local.bound = (mems[:4], args, lib.stream(), [0, 0, 0, 0])
+        stream = lib.stream()
+        handles = np.array([m.value for m in mems[:4]] + [prim.handle.value, stream.value,
+                                                          ctypes.addressof(args), len(args)],
+                           np.int64)
+        bound = self._local.bound = (mems[:4], args, stream, handles)
         return bound
 
     def __call__(self, x, f, bias):
         bound = getattr(self._local, "bound", None) or self._bind()
-        mems, args, stream, last = bound
         out = np.empty(self.out_shape, np.float32)
-        pointers = self._addresses(x, f, bias, out)
-        set_handle = self._set
-        for k in range(4):
-            if pointers[k] != last[k]:  # the filter and bias: mostly the same arrays each call
-                if set_handle(mems[k], pointers[k]) != dnnl.SUCCESS:
-                    raise dnnl.DnnlError("oneDNN: dnnl_memory_set_data_handle failed")
-                last[k] = pointers[k]
-        lib = self.lib
-        before = lib._get_max_threads()
-        lib._set_num_threads(1)  # the primitive on this thread alone, as it was created
-        try:
-            status = self._execute(self.plan.prim.handle, stream, len(args), args)
-        finally:
-            lib._set_num_threads(before)
+        if self._run is not None:
+            status = self._run(x, f, bias, out, bound[3])
+        else:
+            status = self._through_ctypes(bound, x, f, bias, out)
         if status != dnnl.SUCCESS:
-            raise dnnl.DnnlError(f"oneDNN: dnnl_primitive_execute failed with status {status}",
+            raise dnnl.DnnlError(f"oneDNN: a small convolution failed with status {status}",
                                  status)
         return out
+
+    def _through_ctypes(self, bound, x, f, bias, out):
+        mems, args, stream, _ = bound
+        for mem, array in zip(mems, (x, f, bias, out)):
+            if self._set(mem, array.ctypes.data) != dnnl.SUCCESS:
+                raise dnnl.DnnlError("oneDNN: dnnl_memory_set_data_handle failed")
+        with self.lib.openmp_threads(1):  # the primitive on this thread alone, as it was created
+            return self._execute(self.plan.prim.handle, stream, len(args), args)
 
     def __del__(self):
         for mem in getattr(self, "_made", ()):

@@ -21,7 +21,7 @@ as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba), 
 about 128 on 8x8 images; a gathered one adds the bias and applies a Relu in one compiled pass
 (`jit_small.add_bias`). Where oneDNN is loaded, a small NHWC float32 one runs instead as one oneDNN
 primitive with the bias and post-ops, its memory objects made once per thread
-(`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 10-11 us as an op; its
+(`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 7-8 us as an op; its
 values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
