@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv
+from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, fused_conv_kernels
 from graphflow.ops import fused_ops, nn_ops
 from tests.op_cases import fused_cases
 from tests.tooling import required
@@ -159,6 +159,7 @@ def test_small_convolutions_take_the_gathered_kernel_with_the_unfused_bits(fmt, 
     monkeypatch.setattr(conv_gather, "conv2d", lambda *a: gathered.append(1) or real(*a))
     monkeypatch.setattr(dnnl, "_library", LIBRARY)
     monkeypatch.setattr(conv_kernels, "BLOCKED", True)  # default MIN_MACS: small ones gathered
+    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", False)  # (test_dnnl_small_conv.py)
 
     def run(build, optimize):
         tf.reset_default_graph()

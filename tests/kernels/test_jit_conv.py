@@ -88,8 +88,10 @@ def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch,
     f = rng.standard_normal((3, 3, 1, 32), dtype=np.float32)
     b = rng.standard_normal(32, dtype=np.float32)
     calls = []
-    real = jit_conv.conv2d
+    real, prepared = jit_conv.conv2d, jit_conv.Prepared.__call__
     monkeypatch.setattr(jit_conv, "conv2d", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(jit_conv.Prepared, "__call__",  # the route kept per shapes
+                        lambda *a: calls.append(1) or prepared(*a))
     got = _fused(x, f, b, activation, fmt)
     assert bool(calls) == taken
     monkeypatch.setattr(jit_conv, "applies", lambda *a: False)
@@ -99,7 +101,8 @@ def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch,
 
 @pytest.mark.parametrize("activation", ["Relu", "", "Tanh"])
 def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activation, monkeypatch):
-    from graphflow.kernels.cpu import jit_small
+    from graphflow.kernels.cpu import fused_conv_kernels, jit_small
+    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", False)  # (test_dnnl_small_conv.py)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 72 taps: gathered, not the loop
     f = rng.standard_normal((3, 3, 8, 16), dtype=np.float32)
@@ -120,3 +123,25 @@ def test_filters_of_many_taps_are_left_to_the_products():
     assert jit_conv.applies(x[..., :4], np.ones((3, 3, 4, 8), np.float32), geo)
     assert not jit_conv.applies(x[:1, :4, :4, :1], np.ones((3, 3, 1, 8), np.float32),
                                 conv_kernels.Geometry(4, 4, 3, 3, 1, 1, 1, 1, "SAME"))  # 128 out
+
+
+@pytest.mark.parametrize("shape, f_shape, strides, padding", [
+    ((1, 8, 8, 1), (3, 3, 1, 32), (1, 1), "SAME"),
+    ((2, 9, 7, 3), (3, 3, 3, 8), (2, 1), "SAME"),
+    ((1, 10, 11, 2), (3, 3, 2, 5), (2, 3), "VALID"),
+])
+def test_prepared_route_is_conv2d_on_new_inputs_each_call(shape, f_shape, strides, padding):
+    """The kept per-shape route gives `conv2d`'s bits on each new input (its buffer's border stays
+    zero), and a strided input view is copied in as it is."""
+    rng = np.random.default_rng(4)
+    geo = conv_kernels.Geometry(shape[1], shape[2], f_shape[0], f_shape[1], *strides, 1, 1,
+                                padding)
+    f = rng.standard_normal(f_shape).astype(np.float32)
+    b = rng.standard_normal(f_shape[3]).astype(np.float32)
+    x0 = rng.standard_normal(shape).astype(np.float32)
+    run = jit_conv.Prepared(x0, f, geo, True)
+    for k in range(3):
+        x = rng.standard_normal(shape).astype(np.float32) * (k + 1)
+        if k == 2:
+            x = np.asfortranarray(x)
+        np.testing.assert_array_equal(run(x, f, b), jit_conv.conv2d(x, f, geo, b, True))

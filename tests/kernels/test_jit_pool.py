@@ -191,3 +191,60 @@ def test_two_by_two_loops_keep_the_reference_rules(shape, dtype, monkeypatch):
     np.testing.assert_array_equal(recorded[1], searched[1])
     assert np.isnan(searched[0]).any()
     np.testing.assert_array_equal(searched[0], _run(build, [nan], False, monkeypatch)[0])
+
+
+@pytest.mark.parametrize("shape, window, strides, padding, dtype", [
+    ((1, 8, 8, 32), (2, 2), (2, 2), "VALID", np.float32),  # the digits CNN at batch 1
+    ((1, 4, 4, 64), (2, 2), (2, 2), "VALID", np.float32),
+    ((2, 9, 7, 5), (3, 3), (2, 2), "SAME", np.float64),    # the any-window loop, padded
+    ((3, 7, 7, 4), (2, 2), (1, 1), "VALID", np.float32),   # overlapping 2x2 windows
+])
+def test_inference_runner_matches_the_reference(shape, window, strides, padding, dtype,
+                                                monkeypatch):
+    """Without a gradient kernel in the process, MaxPool runs a per-shape runner from its second
+    call on: the numpy kernel's values, on new inputs of the shape each call."""
+    from graphflow.kernels.cpu import pool_records
+    monkeypatch.setattr(pool_records, "recalling", False)
+    made = []
+    real = jit_pool.runner
+    monkeypatch.setattr(jit_pool, "runner", lambda *a: made.append(real(*a)) or made[-1])
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
+    inputs[1][0, 0, 0, 0] = np.nan  # NaN propagates, as the reference's maximum
+    ksize, s = [1, *window, 1], [1, *strides, 1]
+
+    def run(jit):
+        monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+        if not jit:
+            monkeypatch.setattr(jit_pool, "_loops", False)
+        tf.reset_default_graph()
+        xs = tf.placeholder(tf.as_dtype(dtype), shape)
+        y = tf.nn.max_pool(xs, ksize, s, padding)
+        with tf.Session() as sess:
+            return [sess.run(y, {xs: x}) for x in inputs]
+    got = run(True)
+    assert len(made) == 1 and made[0] is not None  # made once, then reused
+    want = run(False)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+def test_no_runner_once_a_gradient_kernel_was_built(monkeypatch):
+    """A MaxPoolGrad kernel built in the process makes MaxPool record its outputs for it (the
+    runner records nothing), and several threads on a large input keep the pool's split."""
+    from graphflow.kernels.cpu import conv_kernels, pool_records
+    monkeypatch.setattr(pool_records, "recalling", False)
+    x = np.zeros((1, 8, 8, 32), np.float32)
+    geo = conv_kernels.Geometry(8, 8, 2, 2, 2, 2, 1, 1, "VALID")
+    assert jit_pool.runner(x, geo, 2) is not None
+    big = np.zeros((64, 256, 256, 1), np.float32)
+    big_geo = conv_kernels.Geometry(256, 256, 2, 2, 2, 2, 1, 1, "VALID")
+    assert jit_pool.runner(big, big_geo, 2) is None and jit_pool.runner(big, big_geo, 1)
+    tf.reset_default_graph()
+    xs = tf.placeholder(tf.float32, x.shape)
+    with tf.Session() as sess:  # the plan's kernels are built at its first run
+        sess.run(tf.gradients(tf.nn.max_pool(xs, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), xs),
+                 {xs: x})
+    assert pool_records.recalling
+    assert jit_pool.runner(x, geo, 1) is None

@@ -140,7 +140,9 @@ def test_conv_bias_activation_remapping(optimized, both, same):
     assert opt.op("y").attrs["activation"] == "" and opt.op("y").attrs["padding"] == "SAME"
     assert opt.op("z").attrs["activation_attrs"] == {"alpha": 0.3}
     assert opt.report["fusion"].details["fused_convs"] == 3
-    same(*both([y, z], {x: _x(2, 9, 8, 3)}, passes=PASS), rtol=1e-5, atol=1e-6)
+    # the small fused convolutions run as oneDNN's primitive (dnnl_small_conv.py), the unfused
+    # Conv2D as the gathered BLAS product: float32 rounding apart (1.3e-6 seen on outputs of ~30)
+    same(*both([y, z], {x: _x(2, 9, 8, 3)}, passes=PASS), rtol=1e-5, atol=1e-5)
 
 
 def test_conv_nchw_bias_add_fuses_and_an_nchw_add_does_not(optimized, both, same):

@@ -26,6 +26,7 @@ from graphflow.kernels.cpu import (
     intra_op,
     jit_pool,
     jit_pool_nchw,
+    pool_records,
 )
 
 # The kernels run the blocked im2col products of `conv_blocked.py` (small forward convolutions:
@@ -369,15 +370,23 @@ def argmax_taps(xp, geo):
 def _max_pool(node):
     pool = Pool(node)
     threads = blas.session_threads(node)
-    recorder = jit_pool.Recorder() if pool.fmt == "NHWC" else None
+    recorder = pool_records.Recorder() if pool.fmt == "NHWC" else None
+    fast = {}  # (shape, dtype) of C-contiguous NHWC inputs -> jit_pool.runner, or None
 
     def max_pool(x):
+        run = fast.get((x.shape, x.dtype), False) if recorder and x.flags.c_contiguous else False
+        if run:
+            return run(x)
         _check4(x, "input")
         if jit_pool_nchw.takes(pool, x):
             return jit_pool_nchw.max_pool(x, pool.geometry(jit_pool_nchw.nhwc_shape(x.shape)), threads)
         x = _to_nhwc(x, pool.fmt)
         geo = pool.geometry(x.shape)
         if jit_pool.applies(x):
+            if run is not None and recorder and x.flags.c_contiguous and len(fast) < 16:
+                run = fast[(x.shape, x.dtype)] = jit_pool.runner(x, geo, threads)
+                if run:
+                    return run(x)
             return _from_nhwc(jit_pool.max_pool(x, geo, threads, recorder), pool.fmt)
         out = reduce_taps(geo.pad(x, _lowest(x.dtype)), geo, np.maximum)
         return _from_nhwc(out, pool.fmt)
@@ -414,6 +423,7 @@ def _tiled_max_pool_grad(x, y, g, geo):
 def _max_pool_grad(node):
     pool = Pool(node)
     threads = blas.session_threads(node)
+    pool_records.recalling_kernel_built()  # MaxPool records argmaxes for it from now on
 
     def max_pool_grad(x, y, g):
         _check4(x, "orig_input")
@@ -431,7 +441,7 @@ def max_pool_grad_nhwc(pool, x, y, g, threads):
     geo = pool.geometry(x.shape)
     pool.check_grad(g, geo, x.shape[0], x.shape[3])
     if g.dtype == x.dtype and jit_pool.applies(x):
-        arg = jit_pool.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
+        arg = pool_records.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
         if arg is not None:
             return jit_pool.max_pool_grad_from_argmax(x.shape, g, arg, threads)
     if dnnl_pool.applies(x, g):

@@ -134,7 +134,7 @@ _BACKWARD = {
 class _Plan:
     """One convolution's primitives (and weight reorders) for one block size."""
 
-    def __init__(self, kind, geo, nb, c, oc, bias=False, eltwise=()):
+    def __init__(self, kind, geo, nb, c, oc, bias=False, eltwise=(), weights_any=None):
         lib = dnnl.library()
         self.lib = lib
         x_shape = (nb, geo.h, geo.w, c)
@@ -145,7 +145,8 @@ class _Plan:
         dst = dnnl.Desc.plain(lib, [y_shape[a] for a in axes], dnnl.element_strides(y_shape, axes))
         w_dims = [f_shape[a] for a in _HWIO_AXES]
         hwio = dnnl.Desc.plain(lib, w_dims, dnnl.element_strides(f_shape, _HWIO_AXES))
-        weights = dnnl.Desc.any(lib, w_dims) if WEIGHTS_ANY else hwio
+        any_layout = WEIGHTS_ANY if weights_any is None else weights_any  # None: the module's
+        weights = dnnl.Desc.any(lib, w_dims) if any_layout else hwio
         strides = dnnl.dims((geo.sh, geo.sw))
         dilates = dnnl.dims((geo.dh - 1, geo.dw - 1))
         pad_l, pad_r = dnnl.dims((geo.pt, geo.pl)), dnnl.dims((geo.pb, geo.pr))

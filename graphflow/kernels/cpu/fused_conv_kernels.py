@@ -19,7 +19,10 @@ shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at
 convolution with few filter taps (a first layer on 1-4 channels) and no activation or a Relu runs
 as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba), up to a batch of
 about 128 on 8x8 images; a gathered one adds the bias and applies a Relu in one compiled pass
-(`jit_small.add_bias`).
+(`jit_small.add_bias`). Where oneDNN is loaded, a small NHWC float32 one runs instead as one oneDNN
+primitive with the bias and post-ops, its memory objects made once per thread
+(`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 7-8 us as an op; its
+values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
@@ -45,6 +48,7 @@ from graphflow.kernels.cpu import (
     conv_kernels,
     cpu_kernel,
     dnnl_conv,
+    dnnl_small_conv,
     jit_conv,
     jit_small,
     lookup,
@@ -52,7 +56,10 @@ from graphflow.kernels.cpu import (
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
 from graphflow.ops import fused_ops
 
-LOOP, GATHER = "loop", "gather"  # the routes of a small convolution
+LOOP, GATHER, BOUND = "loop", "gather", "bound"  # the routes of a small convolution
+# Small NHWC float32 convolutions run as one oneDNN primitive bound once per thread
+# (`dnnl_small_conv.py`) where oneDNN is loaded; False keeps them on the gathered product.
+SMALL_DNNL = True
 
 
 @cpu_kernel("FusedConv2D")
@@ -84,12 +91,13 @@ def _fused_conv2d(node):
     relu = activation.relu_or_none is True
 
     def small_route(x, f, bias):
-        """(LOOP, geometry, its loop arguments) where the compiled loop of `jit_conv` runs the whole
-        op (few filter taps, NHWC, no activation or Relu); (GATHER, geometry) when the Conv2D kernel
-        would run `conv_gather` (small, below oneDNN's minimum) and the bias fits; else None.
-        Decided once per shapes."""
+        """(LOOP, geometry, its `jit_conv.Prepared`) where the compiled loop of `jit_conv` runs the
+        whole op (few filter taps, NHWC, no activation or Relu); (BOUND, geometry, its primitive)
+        where the Conv2D kernel would run `conv_gather` (small, below oneDNN's minimum) on NHWC
+        float32 operands and `dnnl_small_conv` has a primitive for them; (GATHER, geometry) where
+        the Conv2D kernel would run `conv_gather` and the bias fits; else None. Once per shapes."""
         key = (x.shape, x.dtype, f.shape, f.dtype, bias.shape, bias.dtype, conv_kernels.BLOCKED,
-               dnnl_conv.MIN_MACS)
+               dnnl_conv.MIN_MACS, SMALL_DNNL)
         try:
             return small[key]
         except KeyError:
@@ -101,7 +109,13 @@ def _fused_conv2d(node):
             g = conv.geometry(xn_shape, f.shape)
             if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
                     and jit_conv.applies(x, f, g)):
-                route = (LOOP, g, jit_conv.dims(g, relu))
+                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu))
+            elif (SMALL_DNNL and conv.fmt == "NHWC"
+                  and conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:])
+                  and dnnl_small_conv.applies(x, f, bias)
+                  and (bound := dnnl_small_conv.get(g, x.shape[0], x.shape[3], f.shape[3],
+                                                    activation.post_ops)) is not None):
+                route = (BOUND, g, bound)
             elif conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:]):
                 # with the bias add (and Relu) as one compiled pass where it applies
                 out_shape = (xn_shape[0], g.oh, g.ow, f.shape[3])
@@ -119,7 +133,15 @@ def _fused_conv2d(node):
             route = small_route(x, f, bias)
             geo = None if route is None else route[1]
             if route is not None and route[0] is LOOP:
-                return jit_conv.conv2d(x, f, geo, bias, relu, route[2])
+                if f.flags.c_contiguous and bias.flags.c_contiguous:
+                    return route[2](x, f, bias)
+                return jit_conv.conv2d(x, f, geo, bias, relu, route[2].dims)
+            if route is not None and route[0] is BOUND:  # conv, bias and post-ops in one call
+                if not (x.flags.c_contiguous and f.flags.c_contiguous and bias.flags.c_contiguous):
+                    x, f, bias = (np.ascontiguousarray(a) for a in (x, f, bias))
+                out = route[2](x, f, bias)
+                stage = 2
+                return activation.finish(out, True)
             if geo is not None:  # what the Conv2D kernel runs, without its per-call checks
                 out = conv_kernels._from_nhwc(
                     conv_gather.conv2d(conv_kernels._to_nhwc(x, conv.fmt), f, geo), conv.fmt)

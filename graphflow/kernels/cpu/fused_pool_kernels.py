@@ -23,7 +23,14 @@ too.
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_kernels, cpu_kernel, jit_pool, jit_pool_nchw
+from graphflow.kernels.cpu import (
+    blas,
+    conv_kernels,
+    cpu_kernel,
+    jit_pool,
+    jit_pool_nchw,
+    pool_records,
+)
 
 
 def positive_grad(y, g):
@@ -38,6 +45,7 @@ def positive_grad(y, g):
 def _fused_max_pool_grad_relu_mask(node):
     pool = conv_kernels.Pool(node)
     threads = blas.session_threads(node)
+    pool_records.recalling_kernel_built()  # MaxPool records argmaxes for it from now on
 
     def max_pool_grad_relu_mask(x, y, g):
         conv_kernels._check4(x, "orig_input")
@@ -51,7 +59,7 @@ def _fused_max_pool_grad_relu_mask(node):
         pool.check_grad(y, geo, x.shape[0], x.shape[3], what="orig_output")
         pool.check_grad(g, geo, x.shape[0], x.shape[3])
         if g.dtype == x.dtype and jit_pool.applies(x):
-            arg = jit_pool.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
+            arg = pool_records.recall(y, x.shape)  # the forward pass's argmaxes, when it kept them
             if arg is not None and arg[1].tiles_input:  # the mask inside the gradient's loop
                 dx = jit_pool.tiled_grad_relu_mask(x.shape, g, y, arg, threads)
                 if dx is not None:

@@ -149,3 +149,35 @@ def conv2d(x, f, geo, bias=None, relu=False, dims_=None):
     out = np.empty((x.shape[0], geo.oh, geo.ow, oc), x.dtype)
     kernel(kh, kw, c)(xp, fm, b, out.reshape(-1), dims_, 0, x.shape[0])
     return out
+
+
+class Prepared:
+    """`conv2d` for one input shape and dtype, filter shape and Relu or none, with everything but
+    the copy into the bordered buffer and the loop's call decided once (FusedConv2D's route at
+    batch 1: 8x8x1 -> 32 3.8 -> 2.6 us as an op). Takes C-contiguous `f` and `bias` of x's dtype
+    (the caller checks)."""
+
+    __slots__ = ("loop", "dims", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local")
+
+    def __init__(self, x, f, geo, relu):
+        self.loop = kernel(*f.shape[:3])
+        self.dims = dims(geo, relu)
+        self.n, self.geo, self.x_shape, self.dtype = x.shape[0], geo, x.shape, x.dtype
+        self.out_shape = (x.shape[0], geo.oh, geo.ow, f.shape[3])
+        self.k = f.shape[0] * f.shape[1] * f.shape[2]
+        self._local = threading.local()
+
+    def _buffers(self):
+        """This thread's zero-bordered buffer (flat) and the view of its interior."""
+        geo, (n, h, w, c) = self.geo, self.x_shape
+        buf = np.zeros((n, h + geo.pt + geo.pb, w + geo.pl + geo.pr, c), self.dtype)
+        kept = self._local.kept = (buf.reshape(-1), buf[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w])
+        return kept
+
+    def __call__(self, x, f, bias):
+        flat, interior = getattr(self._local, "kept", None) or self._buffers()
+        interior[...] = x
+        out = np.empty(self.out_shape, self.dtype)
+        self.loop(flat, f.reshape(self.k, self.out_shape[3]), bias, out.reshape(-1), self.dims, 0,
+                  self.n)
+        return out
