@@ -104,12 +104,14 @@ def _layout(a, data_format):
     return np.ascontiguousarray(nn_cases._nchw(a)) if data_format == "NCHW" else a
 
 
-@pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+# oneDNN's MaxPoolGrad takes float32 only: its route is not paired with float64
+_ROUTE_DTYPES = [(r, d) for r in ROUTES for d in (np.float32, np.float64)
+                 if not (r == "onednn" and d == np.float64)]
+
+
+@pytest.mark.parametrize("route, dtype", _ROUTE_DTYPES, ids=lambda v: getattr(v, "__name__", v))
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_fused_gives_the_unfused_bits_on_every_route(shape, dtype, route, monkeypatch):
-    if route == "onednn" and dtype == np.float64:
-        pytest.skip("oneDNN's MaxPoolGrad takes float32 only")
     x_shape, k, s, padding = shape
     x = _input(x_shape, dtype)
     g = _grad(nn_cases._pooled_shape(x_shape, k, s, padding), dtype)
