@@ -68,20 +68,23 @@ def test_relu_keeps_nan_and_negative_zero_as_numpy_maximum():
     assert np.signbit(got[0, 0, 0, 0]) == np.signbit(want[0, 0, 0, 0])
 
 
-def _fused(x, f, b, activation, fmt="NHWC"):
+def _fused(x, f, b, activation, fmt="NHWC", threads=None):
     tf.reset_default_graph()
     xs = [tf.placeholder(tf.as_dtype(a.dtype), a.shape) for a in (x, f, b)]
     out = fused_ops.fused_conv2d(*xs, strides=[1, 1, 1, 1], padding="SAME", data_format=fmt,
                                  activation=activation)
-    with tf.Session() as sess:
+    config = None if threads is None else tf.ConfigProto(intra_op_parallelism_threads=threads)
+    with tf.Session(config=config) as sess:
         return sess.run(out, dict(zip(xs, (x, f, b))))
 
 
-@pytest.mark.parametrize("batch, activation, fmt, taken", [
-    (1, "Relu", "NHWC", True), (2, "", "NHWC", True), (1, "Tanh", "NHWC", False),
-    (1, "Relu", "NCHW", False), (64, "Relu", "NHWC", True), (256, "Relu", "NHWC", False)])
-def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch, activation, fmt, taken,
-                                                         monkeypatch):
+@pytest.mark.parametrize("batch, activation, fmt, threads, taken", [
+    (1, "Relu", "NHWC", 1, True), (2, "", "NHWC", 2, True), (1, "Tanh", "NHWC", 2, False),
+    (1, "Relu", "NCHW", 2, False), (64, "Relu", "NHWC", 1, True), (256, "Relu", "NHWC", 1, False),
+    (256, "Relu", "NHWC", 2, True), (512, "Relu", "NHWC", 2, False)])
+def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch, activation, fmt,
+                                                                         threads, taken,
+                                                                         monkeypatch):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((batch, 8, 8, 1) if fmt == "NHWC" else (batch, 1, 8, 8),
                             dtype=np.float32)
@@ -92,10 +95,10 @@ def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch,
     monkeypatch.setattr(jit_conv, "conv2d", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(jit_conv.Prepared, "__call__",  # the route kept per shapes
                         lambda *a: calls.append(1) or prepared(*a))
-    got = _fused(x, f, b, activation, fmt)
+    got = _fused(x, f, b, activation, fmt, threads)
     assert bool(calls) == taken
     monkeypatch.setattr(jit_conv, "applies", lambda *a: False)
-    want = _fused(x, f, b, activation, fmt)
+    want = _fused(x, f, b, activation, fmt, threads)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -145,3 +148,21 @@ def test_prepared_route_is_conv2d_on_new_inputs_each_call(shape, f_shape, stride
         if k == 2:
             x = np.asfortranarray(x)
         np.testing.assert_array_equal(run(x, f, b), jit_conv.conv2d(x, f, geo, b, True))
+
+
+@pytest.mark.parametrize("batch, threads", [(256, 2), (255, 2), (300, 3), (256, 1)])
+def test_prepared_route_splits_large_batches_over_threads_with_the_same_bits(batch, threads):
+    """Above MAX_OUTPUTS the kept route runs image blocks on the intra-op pool: each output is
+    written by one block, so the result is the one-thread loop's, which matches the reference."""
+    rng = np.random.default_rng(5)
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    f = rng.standard_normal((3, 3, 1, 32)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    x = rng.standard_normal((batch, 8, 8, 1)).astype(np.float32)
+    run = jit_conv.Prepared(x, f, geo, True, threads)
+    assert run.threads == (threads if batch * 64 * 32 > jit_conv.MAX_OUTPUTS else 1)
+    for k in range(2):
+        xk = x * (k + 1)
+        got = run(xk, f, b)
+        np.testing.assert_array_equal(got, jit_conv.conv2d(xk, f, geo, b, True))
+        np.testing.assert_allclose(got, _reference(xk, f, geo, b, True), rtol=1e-5, atol=1e-5)

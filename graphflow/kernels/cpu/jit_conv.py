@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import jit_updates
+from graphflow.kernels.cpu import intra_op, jit_updates
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Convolutions of at most this many taps (kh * kw * in channels) run here: 3x3 on up to 4 channels,
@@ -36,8 +36,18 @@ MAX_TAPS = 36
 # kernel is as fast on one thread (8x8x1 -> 32 3x3 with bias and Relu, one thread, min of 9 rounds,
 # load 3-4, us, this loop / oneDNN / the gathered product: batch 1 3.6 / - / 5.7, 16 33 / 84 / 37,
 # 64 58 / 144, 128 124 / 245, 256 230-430 either way); the loop runs on the calling thread.
+# Above MAX_OUTPUTS, up to MAX_OUTPUTS_THREADED, the loop runs where the session has several
+# threads, its images split in two blocks per thread over the intra-op pool (`Prepared`; the
+# blocks write disjoint outputs, so the values are the one-thread loop's). Measured on the digits
+# CNN's imported step at batch 256 (8x8x1 -> 32 with Relu: 524288 outputs; separate processes
+# alternated, median of 7 rounds of 20 steps, load 0.7-0.9, ms): oneDNN on one thread 2.15-3.04
+# (median 2.36), this loop on two 2.09-2.16 (2.12); the op itself in the traced step 286-301 ->
+# 245-257 us. With another process keeping the second core busy (load 1.9-2.2) the split was
+# slower as an op alone (one thread 218-245 us, two 268-310); larger convolutions (the small
+# training CNN's 28x28x1 -> 16 at batch 64: 802816 outputs) stay on oneDNN, unmeasured here.
 MIN_OUTPUTS = 1 << 10
 MAX_OUTPUTS = 1 << 18
+MAX_OUTPUTS_THREADED = 1 << 19
 
 _lock = threading.Lock()
 _kernels = {}  # (kh, kw, c) -> the compiled loop
@@ -103,11 +113,12 @@ def kernel(kh, kw, c):
     return loop or None
 
 
-def applies(x, f, geo):
+def applies(x, f, geo, threads=1):
     """Whether `conv2d` runs this NHWC input and HWIO filter (a `conv_kernels.Geometry`)."""
+    top = max(MAX_OUTPUTS, MAX_OUTPUTS_THREADED) if threads > 1 else MAX_OUTPUTS
     return (x.dtype in _DTYPES and f.dtype == x.dtype and x.ndim == 4 and f.ndim == 4
             and x.shape[3] == f.shape[2] and 0 < f.shape[0] * f.shape[1] * f.shape[2] <= MAX_TAPS
-            and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= MAX_OUTPUTS
+            and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= top
             and kernel(*f.shape[:3]) is not None)
 
 
@@ -155,12 +166,18 @@ class Prepared:
     """`conv2d` for one input shape and dtype, filter shape and Relu or none, with everything but
     the copy into the bordered buffer and the loop's call decided once (FusedConv2D's route at
     batch 1: 8x8x1 -> 32 3.8 -> 2.6 us as an op). Takes C-contiguous `f` and `bias` of x's dtype
-    (the caller checks)."""
+    (the caller checks). Above MAX_OUTPUTS output elements and with `threads` > 1, the images are
+    split into blocks run by the calling thread and the intra-op pool."""
 
-    __slots__ = ("loop", "dims", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local")
+    __slots__ = ("loop", "dims", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local",
+                 "threads", "bounds")
 
-    def __init__(self, x, f, geo, relu):
+    def __init__(self, x, f, geo, relu, threads=1):
         self.loop = kernel(*f.shape[:3])
+        size = x.shape[0] * geo.oh * geo.ow * f.shape[3]
+        self.threads = int(threads) if threads > 1 and size > MAX_OUTPUTS else 1
+        blocks = min(x.shape[0], 2 * self.threads)
+        self.bounds = [int(v) for v in np.linspace(0, x.shape[0], blocks + 1)]
         self.dims = dims(geo, relu)
         self.n, self.geo, self.x_shape, self.dtype = x.shape[0], geo, x.shape, x.dtype
         self.out_shape = (x.shape[0], geo.oh, geo.ow, f.shape[3])
@@ -178,6 +195,15 @@ class Prepared:
         flat, interior = getattr(self._local, "kept", None) or self._buffers()
         interior[...] = x
         out = np.empty(self.out_shape, self.dtype)
-        self.loop(flat, f.reshape(self.k, self.out_shape[3]), bias, out.reshape(-1), self.dims, 0,
-                  self.n)
+        fm, flat_out = f.reshape(self.k, self.out_shape[3]), out.reshape(-1)
+        if self.threads <= 1 or intra_op.in_worker():
+            self.loop(flat, fm, bias, flat_out, self.dims, 0, self.n)
+            return out
+        loop, dims_, bounds = self.loop, self.dims, self.bounds
+        pieces = intra_op.shared_iter(range(len(bounds) - 1))
+
+        def work():
+            for k in pieces:
+                loop(flat, fm, bias, flat_out, dims_, bounds[k], bounds[k + 1])
+        intra_op.POOL.run_shared(work, self.threads)
         return out

@@ -45,7 +45,9 @@ MIN_ELEMENTS = 1 << 10
 # Images are split over the intra-op pool only from this many input elements on: the loops stream
 # memory, and waking the pool costs more than a second thread saves below it (measured, 2x2 pools,
 # one thread / two, load 1.6, ms: [256, 8, 8, 32] 0.10 / 0.15, [256, 16, 16, 32] 0.44 / 0.48,
-# [64, 32, 32, 32] 0.38 / 0.50).
+# [64, 32, 32, 32] 0.38 / 0.50; again with the digits CNN's batch-256 pools, median of 7 rounds,
+# load 1.9-2.2, us: [256, 8, 8, 32] 66-70 / 119-127, [256, 4, 4, 64] 18-22 / 46-51). A loop
+# taking the two input rows' maximum over the whole row first was 2-4% faster: not kept.
 PARALLEL_MIN_ELEMENTS = 1 << 22
 
 _lock = threading.Lock()
