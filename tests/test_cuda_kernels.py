@@ -63,6 +63,9 @@ EXPECTED_FALLBACKS = {
     "FusedMaxPoolGradReluMask[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW float64]":
         {"MaxPool": _NHWC_ONLY, "FusedMaxPoolGradReluMask": _NHWC_ONLY},
     "AvgPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPoolGrad": _NHWC_ONLY},
+    # strings live on the host
+    **{f"{op}[strings x {other}]": {op: "no CUDA kernel for dtype object"}
+       for op in ("Equal", "NotEqual") for other in ("strings", "scalar string")},
     # scaling the float16 uniform draws to [minval, maxval): no float16 elementwise kernels
     "RandomUniform[float16]": {op: "no CUDA kernel for dtype float16" for op in ("Sub", "Mul", "Add")},
 }

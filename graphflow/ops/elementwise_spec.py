@@ -58,6 +58,7 @@ DTYPE_SETS = {
     "signed": _FLOATS + ("int8", "int16", "int32", "int64"),
     "numeric": _FLOATS + _INTEGERS,
     "numeric|bool": _FLOATS + _INTEGERS + ("bool",),
+    "numeric|bool|string": _FLOATS + _INTEGERS + ("bool", "string"),  # Equal, NotEqual (as TF1)
     "bool": ("bool",),
     "any": None,  # no restriction (Cast, the identities)
 }
@@ -415,9 +416,9 @@ ROWS = (
        grad=_minimum_grad),
     _E("SquaredDifference", "squared_difference", 2, "numeric", commutative=True, numpy=_squared_difference,
        c="(({0} - {1}) * ({0} - {1}))", grad=_squared_difference_grad),
-    _E("Equal", "equal", 2, "numeric|bool", "bool", commutative=True, numpy="equal", c="({0} == {1})",
+    _E("Equal", "equal", 2, "numeric|bool|string", "bool", commutative=True, numpy="equal", c="({0} == {1})",
        grad=NO_GRADIENT),
-    _E("NotEqual", "not_equal", 2, "numeric|bool", "bool", commutative=True,
+    _E("NotEqual", "not_equal", 2, "numeric|bool|string", "bool", commutative=True,
        numpy="not_equal", c="({0} != {1})",
        grad=NO_GRADIENT),
     _E("Less", "less", 2, "numeric", "bool", numpy="less", c="({0} < {1})", grad=NO_GRADIENT),

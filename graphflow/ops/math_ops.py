@@ -24,7 +24,7 @@ from graphflow.ops.static_value import constant_value
 
 BOOL = (dtypes.bool_,)
 _DTYPE_SETS = {"float": FLOATS, "signed": SIGNED, "numeric": NUMERIC, "numeric|bool": NUMERIC + BOOL,
-               "bool": BOOL}
+               "numeric|bool|string": NUMERIC + BOOL + (dtypes.string,), "bool": BOOL}
 
 # ---------------------------------------------------------------- elementwise unary and binary
 # One OpDef and one public function per row of the elementwise table (ops/elementwise_spec.py);

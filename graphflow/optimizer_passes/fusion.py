@@ -348,7 +348,10 @@ def _fusible(op):
     if not fused_ops.is_instruction(op) or len(op.outputs) != 1:
         return False
     op_def = registry.lookup(op.type)
-    return op_def.elementwise and not op_def.stateful and not op_def.random
+    # strings (Equal, NotEqual of them) stay numpy's object-array ufuncs: the fused kernels
+    # compute in number dtypes
+    strings = any(t.dtype.as_numpy_dtype == np.object_ for t in op.inputs)
+    return op_def.elementwise and not op_def.stateful and not op_def.random and not strings
 
 
 def _fuse_elementwise(graph, preserve):

@@ -105,6 +105,17 @@ for _type, _fn, _ref in _COMPARE:
     CASES.append(OpCase(_type, _fn, [_ints_a, _ints_b], _ref, grad=False))
     CASES.append(OpCase(_type, _fn, [rand(4), rand(4, seed=5)], _ref, grad=False))
 
+# strings, as TF1 compares them (labels, feature keys): bytes, broadcast against a scalar too
+_words = np.empty((2, 2), dtype=object)
+_words[:] = [[b"cat", b"dog"], [b"", b"cat"]]
+_word = np.empty((), dtype=object)
+_word[()] = b"cat"
+for _type, _fn, _ref in _COMPARE[:2]:
+    CASES.append(OpCase(_type, _fn, [_words, _word], _ref, grad=False,
+                        name=f"{_type}[strings x scalar string]"))
+    CASES.append(OpCase(_type, _fn, [_words, _words[::-1]], _ref, grad=False,
+                        name=f"{_type}[strings x strings]"))
+
 _bools_a = np.array([True, True, False, False])
 _bools_b = np.array([True, False, True, False])
 CASES += [

@@ -166,8 +166,6 @@ EXPECTED_FAILURES = {
     'test_einsum_batch_matmul_bfloat16': 'dtype bfloat16 is not a graphflow dtype',
     'test_einsum_sum_bfloat16': 'dtype bfloat16 is not a graphflow dtype',
     'test_einsum_transpose_bfloat16': 'dtype bfloat16 is not a graphflow dtype',
-    'test_equal_string': "Equal of strings: graphflow's equal takes numbers and bools (TF1's also takes strings)",
-    'test_equal_string_broadcast': "Equal of strings: graphflow's equal takes numbers and bools (TF1's also takes strings)",
     'test_identity_opt': 'an optional graph input: graphflow has no optional type',
     'test_identity_sequence': 'a sequence graph input: graphflow imports a sequence as a list of tensors whose length is known when the graph is built',
     'test_loop13_seq': 'a sequence as a Loop variable (its length changes per iteration): graphflow imports a sequence as a list of tensors whose length is known when the graph is built',

@@ -44,7 +44,7 @@ _SAME_NAME = {"Abs": "Abs", "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "S
               "Sign": "Sign", "Reciprocal": "Reciprocal", "Identity": "Identity",
               "StopGradient": "Identity", "LogicalNot": "Not", "IsNan": "IsNaN",
               "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Maximum": "Max",
-              "Minimum": "Min", "Pow": "Pow", "Equal": "Equal", "Greater": "Greater",
+              "Minimum": "Min", "Pow": "Pow", "Greater": "Greater",
               "GreaterEqual": "GreaterOrEqual", "Less": "Less", "LessEqual": "LessOrEqual",
               "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor", "AddN": "Sum",
               "Select": "Where"}
@@ -119,9 +119,26 @@ def _is_finite(ctx, op):  # not (isinf(x) or isnan(x))
     ctx.one("Not", [ctx.one("Or", [ctx.one("IsInf", [x]), ctx.one("IsNaN", [x])])], _out(ctx, op))
 
 
+# ONNX Equal takes strings from opset 19 on
+_STRING_EQUAL_OPSET = 19
+
+
+def _equal(ctx, op, output=None):
+    """Equal of the op's two inputs (a ValueError below opset 19 for strings: a refusal)."""
+    if op.inputs[0].dtype.as_numpy_dtype == np.object_ and ctx.opset < _STRING_EQUAL_OPSET:
+        raise ValueError(f"ONNX Equal takes strings from opset {_STRING_EQUAL_OPSET} on: export "
+                         f"with opset={_STRING_EQUAL_OPSET} or newer (this export: {ctx.opset})")
+    return ctx.one("Equal", _ins(ctx, op), output)
+
+
+@converter("Equal")
+def _equal_op(ctx, op):
+    _equal(ctx, op, _out(ctx, op))
+
+
 @converter("NotEqual")
 def _not_equal(ctx, op):
-    ctx.one("Not", [ctx.one("Equal", _ins(ctx, op))], _out(ctx, op))
+    ctx.one("Not", [_equal(ctx, op)], _out(ctx, op))
 
 
 @converter("FloorDiv")

@@ -100,3 +100,23 @@ def test_cli_exports_a_saved_model_and_runs_the_onnx_file(rng, tmp_path, capsys)
     assert main(["run", str(tmp_path / "m.onnx"), "--input", f"x={tmp_path / 'x.npy'}",
                  "--output", str(tmp_path / "out.npz")]) == 0
     np.testing.assert_allclose(np.load(tmp_path / "out.npz")["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_string_equal_exports_from_opset_19_and_is_refused_below(tmp_path):
+    x = tf.placeholder(tf.string, [None], name="x")
+    eq = tf.equal(x, "cat", name="eq")
+    ne = tf.not_equal(x, "dog", name="ne")
+    with pytest.raises(gf_onnx.ExportError, match=r"'eq' \(Equal\).*opset 19"):
+        gf_onnx.build_model([eq, ne], inputs=[x], opset=17)
+    model = gf_onnx.build_model([eq, ne], inputs=[x], opset=19)
+    onnx.checker.check_model(model, full_check=True)
+    path = tmp_path / "strings.onnx"
+    onnx.save(model, str(path))
+    words = np.array(["cat", "dog", "owl"], dtype=object)
+    want = [np.array([True, False, False]), np.array([True, False, True])]
+    got_ort = ort.InferenceSession(str(path)).run(None, {"x": words})
+    imported = gf_onnx.import_model(str(path)).run({"x": np.array([b"cat", b"dog", b"owl"],
+                                                                    dtype=object)})
+    for w, a, b in zip(want, got_ort, [imported["eq"], imported["ne"]]):
+        np.testing.assert_array_equal(a, w)
+        np.testing.assert_array_equal(b, w)

@@ -115,6 +115,9 @@ NOT_EXPORTABLE.update({op: _QUEUE for op in (
     "CountUpTo")})
 
 NOT_EXPORTABLE_CASES = {
+    **{f"{op}[strings x {other}]": "Equal of strings needs opset 19; the round trip exports at 17 "
+       "(tests/interop/onnx/test_export.py exports it at 19)"
+       for op in ("Equal", "NotEqual") for other in ("strings", "scalar string")},
     "GatherV2[[2, 4, 3]x[2, 5]]": "Gather with batch_dims: ONNX Gather has no batch dims",
     "StridedSlice[[2, 3, 4]]": "a StridedSlice with an ellipsis is not mapped",
     "MirrorPad[[3, 2]]": "SYMMETRIC mirror padding: ONNX Pad has reflect and edge modes only",
