@@ -13,7 +13,7 @@ from graphflow.ops import conv_ops
 
 @pytest.fixture(autouse=True)
 def _numpy_kernels(monkeypatch):
-    monkeypatch.setattr(jit_pool, "_loops", False)  # all compiled pools off
+    monkeypatch.setattr(jit_pool.loops, "compiled", False)  # all compiled pools off
 
 
 def _run(fetch, feed):

@@ -25,7 +25,7 @@ GRAD_CASES = [c for c in nn_cases.CASES if c.op_type == "MaxPoolGrad"]
 def _run(build, inputs, onednn, monkeypatch, threads=1):
     """oneDNN on, or off with the numpy reference kernel (no numba loops) instead."""
     monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(jit_pool, "_loops", LOOPS if onednn else False)
+    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if onednn else False)
     calls = []
     real = dnnl_pool.max_pool_grad
     monkeypatch.setattr(dnnl_pool, "max_pool_grad", lambda *a: calls.append(1) or real(*a))

@@ -62,7 +62,7 @@ def _pair(x, g, k, s, padding, data_format, route, monkeypatch, threads=1, spy=N
     if loops and not LOOPS:
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1)")
     monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(jit_pool, "_loops", LOOPS if loops else False)
+    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if loops else False)
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     calls = []
     for module, name in ((dnnl_pool, "max_pool_grad"), (jit_pool, "max_pool_grad"),
@@ -176,7 +176,7 @@ def test_fused_matches_the_loop_reference(shape, route, monkeypatch):
 def test_positive_grad_is_numpys_where_and_reports_nan(dtype, compiled, monkeypatch):
     if compiled and not LOOPS:
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1)")
-    monkeypatch.setattr(jit_pool, "_loops", LOOPS if compiled else False)
+    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if compiled else False)
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     rng = np.random.default_rng(5)
     y = rng.standard_normal((3, 7, 5, 9)).astype(dtype)

@@ -29,7 +29,7 @@ def _run(build, inputs, jit, monkeypatch, threads=1):
     """Values of `build(*placeholders)`; with `jit` the compiled loops (which must run), else the
     numpy reference (all compiled pools off)."""
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(jit_pool, "_loops", LOOPS if jit else False)
+    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if jit else False)
     calls = []
     for name in SPIED:
         real = getattr(jit_avg_pool, name)

@@ -115,7 +115,7 @@ def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activat
     monkeypatch.setattr(jit_small, "add_bias", lambda *a: calls.append(1) or real(*a))
     got = _fused(x, f, b, activation)
     assert bool(calls) == (activation != "Tanh")
-    monkeypatch.setattr(jit_small, "_loops", False)
+    monkeypatch.setattr(jit_small.loops, "compiled", False)
     np.testing.assert_array_equal(got, _fused(x, f, b, activation))
 
 

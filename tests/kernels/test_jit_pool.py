@@ -27,7 +27,7 @@ POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad
 def _run(build, inputs, jit, monkeypatch, threads=1):
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     if not jit:
-        monkeypatch.setattr(jit_pool, "_loops", False)
+        monkeypatch.setattr(jit_pool.loops, "compiled", False)
     tf.reset_default_graph()
     placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
     out = build(*placeholders)
@@ -216,7 +216,7 @@ def test_inference_runner_matches_the_reference(shape, window, strides, padding,
     def run(jit):
         monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
         if not jit:
-            monkeypatch.setattr(jit_pool, "_loops", False)
+            monkeypatch.setattr(jit_pool.loops, "compiled", False)
         tf.reset_default_graph()
         xs = tf.placeholder(tf.as_dtype(dtype), shape)
         y = tf.nn.max_pool(xs, ksize, s, padding)

@@ -37,7 +37,7 @@ def _run(build, inputs, jit, monkeypatch, threads=1, onednn=False):
     """(values, names of the jit_pool_nchw functions that ran, whether oneDNN's NCHW pooling ran);
     without `jit` the numpy reference (compiled pools and oneDNN off)."""
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(jit_pool, "_loops", LOOPS if jit else False)
+    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if jit else False)
     monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
     calls = []
     def spy(real, name):

@@ -16,14 +16,10 @@ the input (stride == window, no padding) a gradient that writes each input eleme
 are split over the intra-op pool as in `jit_pool.py` (`_over_images`, PARALLEL_MIN_ELEMENTS).
 """
 
-import threading
 
 import numpy as np
 
 from graphflow.kernels.cpu import jit_pool, jit_updates
-
-_lock = threading.Lock()
-_loops = None
 
 
 def _compile():
@@ -143,21 +139,12 @@ def _compile():
             "avg_pool_grad_tiled": avg_pool_grad_tiled, "avg_pool_grad_any": avg_pool_grad_any}
 
 
-def loops():
-    global _loops
-    if _loops is None:
-        with _lock:
-            if _loops is None:
-                _loops = _compile() if jit_updates.loops() is not None else False
-    return _loops or None
+loops = jit_updates.LazyLoops(_compile)
 
 
 def applies(a, size=None):
-    """float32/float64 `a`, at least jit_pool.MIN_ELEMENTS elements in the input (`size`, else
-    a's: the compile is paid once per process), numba installed and jit_pool's loops on (one
-    switch for the compiled pools)."""
-    return (a.dtype in jit_pool._DTYPES and (a.size if size is None else size) >= jit_pool.MIN_ELEMENTS
-            and a.shape[0] > 0 and jit_pool.loops() is not None and loops() is not None)
+    """`jit_pool.applies` (dtype, size, the compiled pools on), and these loops compiled."""
+    return jit_pool.applies(a, size) and loops() is not None
 
 
 def window_counts(geo, dtype):

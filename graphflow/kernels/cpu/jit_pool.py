@@ -30,7 +30,6 @@ plain, 0.57 masked, against 0.72 for a separate mask pass (`positive_grad`) and 
 and the mask pass for every other route.
 """
 
-import threading
 
 import numpy as np
 
@@ -50,8 +49,6 @@ MIN_ELEMENTS = 1 << 10
 # taking the two input rows' maximum over the whole row first was 2-4% faster: not kept.
 PARALLEL_MIN_ELEMENTS = 1 << 22
 
-_lock = threading.Lock()
-_loops = None
 
 
 def _compile():
@@ -345,18 +342,15 @@ def _compile():
             "max_pool_argmax_any": max_pool_argmax_any, "max_pool_grad_2x2": max_pool_grad_2x2}
 
 
-def loops():
-    global _loops
-    if _loops is None:
-        with _lock:
-            if _loops is None:
-                _loops = _compile() if jit_updates.loops() is not None else False
-    return _loops or None
+loops = jit_updates.LazyLoops(_compile)
 
 
-def applies(x):
-    return (x.dtype in _DTYPES and x.size >= MIN_ELEMENTS and x.shape[0] > 0
-            and loops() is not None)
+def applies(a, size=None):
+    """float32/float64 `a` whose pooling input has `size` elements (else a's own count), enough to
+    pay the compile (`MIN_ELEMENTS`), with these loops on: the test every compiled pool makes
+    (`jit_avg_pool.py` and `jit_pool_nchw.py` add their own loops'; one switch for them all)."""
+    return (a.dtype in _DTYPES and (a.size if size is None else size) >= MIN_ELEMENTS
+            and a.shape[0] > 0 and loops() is not None)
 
 
 def _over_images(loop, args, n, size, threads):

@@ -19,14 +19,10 @@ loops that write each input element once; 2x2 windows with stride 2 loops of the
 split over the intra-op pool by image as in `jit_pool.py`.
 """
 
-import threading
 
 import numpy as np
 
 from graphflow.kernels.cpu import dnnl_pool, jit_avg_pool, jit_pool, jit_updates
-
-_lock = threading.Lock()
-_loops = None
 
 
 def _compile():
@@ -283,20 +279,12 @@ def _compile():
             "avg_pool_grad_2x2s2": avg_pool_grad_2x2s2}
 
 
-def loops():
-    global _loops
-    if _loops is None:
-        with _lock:
-            if _loops is None:
-                _loops = _compile() if jit_updates.loops() is not None else False
-    return _loops or None
+loops = jit_updates.LazyLoops(_compile)
 
 
 def applies(a, size=None):
-    """As `jit_pool.applies`: float32/float64 `a`, an input of `size` elements (else a's) large
-    enough to pay the compile, numba installed."""
-    return (a.dtype in jit_pool._DTYPES and (a.size if size is None else size) >= jit_pool.MIN_ELEMENTS
-            and a.shape[0] > 0 and jit_pool.loops() is not None and loops() is not None)
+    """`jit_pool.applies` (dtype, size, the compiled pools on), and these loops compiled."""
+    return jit_pool.applies(a, size) and loops() is not None
 
 
 def takes(pool, a, size=None):

@@ -12,7 +12,6 @@ its exp and its sum order are the loop's: the values agree with numpy's to round
 accumulates each output row over k in order (BLAS blocks it differently): also to rounding.
 """
 
-import threading
 
 import numpy as np
 
@@ -25,8 +24,6 @@ MAX_ROWS = 2
 # ... and at most this many multiply-adds (beyond it BLAS's speed outweighs its call cost).
 MAX_MACS = 1 << 16
 
-_lock = threading.Lock()
-_loops = None
 
 
 def _compile():
@@ -102,13 +99,7 @@ def _compile():
             "add_bias_rows": add_bias_rows}
 
 
-def loops():
-    global _loops
-    if _loops is None:
-        with _lock:
-            if _loops is None:
-                _loops = _compile() if jit_updates.loops() is not None else False
-    return _loops or None
+loops = jit_updates.LazyLoops(_compile)
 
 
 def softmax_applies(x, axis):
@@ -121,10 +112,10 @@ def softmax(x):
     """Softmax over the last axis of a C-contiguous float array: a new array."""
     out = np.empty_like(x)
     if x.ndim == 2:
-        (_loops or loops())["softmax_rows"](x, out)
+        (loops.compiled or loops())["softmax_rows"](x, out)
     else:
         n = x.shape[-1]
-        (_loops or loops())["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
+        (loops.compiled or loops())["softmax_rows"](x.reshape(-1, n), out.reshape(-1, n))
     return out
 
 
@@ -133,7 +124,7 @@ def add_bias(out, bias, relu=False):
     with a 1-D `bias` of its dtype and channels (the caller checks); one call instead of numpy's
     add and maximum (a gathered batch-1 convolution's [64, 32] output: 1.9 -> 0.5 us)."""
     n = out.shape[-1]
-    (_loops or loops())["add_bias_rows"](out.reshape(-1, n), bias, relu)
+    (loops.compiled or loops())["add_bias_rows"](out.reshape(-1, n), bias, relu)
     return out
 
 
@@ -158,5 +149,5 @@ def dense_applies(a, b, bias):
 def dense(a, b, bias, relu=False):
     """`a @ b + bias` (then Relu) for operands `dense_applies` accepts: a new array."""
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    (_loops or loops())["dense_rows"](a, b, bias, out, relu)
+    (loops.compiled or loops())["dense_rows"](a, b, bias, out, relu)
     return out

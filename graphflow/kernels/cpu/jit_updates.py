@@ -167,6 +167,25 @@ def loops():
     return _loops or None
 
 
+class LazyLoops:
+    """`loops()` of a module of compiled loops (`jit_pool.py`, `jit_avg_pool.py`, ...): the dict
+    `compile_loops()` returns, compiled on the first call (once per process, under a lock), or None
+    where numba is not used (this module's `loops()` is None). `compiled` holds the dict, False
+    (off) or None (not tried yet); tests switch a module's loops off by setting it to False."""
+
+    def __init__(self, compile_loops):
+        self._compile = compile_loops
+        self._lock = threading.Lock()
+        self.compiled = None
+
+    def __call__(self):
+        if self.compiled is None:
+            with self._lock:
+                if self.compiled is None:
+                    self.compiled = self._compile() if loops() is not None else False
+        return self.compiled or None
+
+
 def applies(var, *others):
     """True when the compiled loops can update `var` with these same-shaped operands."""
     if var.size < MIN_ELEMENTS or var.dtype not in _DTYPES:
