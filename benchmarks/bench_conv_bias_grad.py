@@ -15,7 +15,6 @@ Times are medians of interleaved rounds, in milliseconds. Without the optional o
 (`pip install graphflow[dnnl]`) part 1 is skipped.
 """
 
-import argparse
 import os
 import sys
 
@@ -25,11 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
-import graphflow as tf  # noqa: E402
 from graphflow.engine import config  # noqa: E402
-from graphflow.kernels.cpu import blas, dnnl, dnnl_conv, math_kernels  # noqa: E402
+from graphflow.kernels.cpu import blas, dnnl_conv, math_kernels  # noqa: E402
 from graphflow.kernels.cpu.conv_kernels import Geometry  # noqa: E402
-from graphflow.optimizer_passes import fusion  # noqa: E402
 
 
 def _by_primitive(flag, fn):
@@ -70,42 +67,8 @@ def kernels(rounds):
         print(f"  {name:32s} {t['unfused']:7.3f} {t['primitive']:7.3f} {t['blas']:7.3f}")
 
 
-def _session(model, fuse):
-    graph = tf.Graph()
-    with graph.as_default():
-        fetches, feed, _, _ = model(tf, np.random.default_rng(0))
-        sess = tf.Session(graph=graph)
-        sess.run(tf.global_variables_initializer())
-    fusion.FUSE_CONV_GRADIENTS = fuse  # read when the step's plan is built, on its first run
-    try:
-        sess.run(fetches, feed)
-    finally:
-        fusion.FUSE_CONV_GRADIENTS = True
-    return lambda: sess.run(fetches, feed)
-
-
-def steps(names, rounds):
-    print("training steps (ms): unfused | fused | fused/unfused")
-    for name in names:
-        model = bench_conv_fusion.STEPS[name]
-        t = bench_conv_fusion._medians({"unfused": _session(model, False),
-                                        "fused": _session(model, True)},
-                                       rounds, 20 if name == "small" else 5)
-        print(f"  {name:8s} {t['unfused']:8.3f} {t['fused']:8.3f} {t['fused'] / t['unfused']:6.3f}")
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--steps", nargs="*", choices=list(bench_conv_fusion.STEPS),
-                        default=list(bench_conv_fusion.STEPS))
-    parser.add_argument("--no-kernels", action="store_true")
-    args = parser.parse_args(argv)
-    if not args.no_kernels and dnnl.library() is not None:
-        kernels(args.rounds)
-    steps(args.steps, args.rounds)
-    with open("/proc/loadavg") as f:
-        print("load average:", " ".join(f.read().split()[:3]))
+    bench_conv_fusion.main(argv, __doc__.splitlines()[0], kernels, "FUSE_CONV_GRADIENTS")
 
 
 if __name__ == "__main__":

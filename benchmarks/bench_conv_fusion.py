@@ -75,37 +75,42 @@ def kernels(rounds):
         print(f"  {name:32s} {t['conv']:7.3f} {t['unfused']:7.3f} {t['fused']:7.3f}   {impl}")
 
 
-def _session(model, fuse):
+def _session(model, switch, fuse):
+    """A session running `model`'s step with the fusion module's `switch` (a rule's flag) set to
+    `fuse` while its plan is built (on the first run)."""
     graph = tf.Graph()
     with graph.as_default():
         fetches, feed, _, _ = model(tf, np.random.default_rng(0))
         sess = tf.Session(graph=graph)
         sess.run(tf.global_variables_initializer())
-    fusion.FUSE_CONV = fuse  # read when the step's plan is built, on its first run
+    setattr(fusion, switch, fuse)
     try:
         sess.run(fetches, feed)
     finally:
-        fusion.FUSE_CONV = True
+        setattr(fusion, switch, True)
     return lambda: sess.run(fetches, feed)
 
 
-def steps(names, rounds):
+def steps(names, rounds, switch="FUSE_CONV"):
+    """Each named training step with and without the rule `switch` turns on, interleaved."""
     print("training steps (ms): unfused | fused | fused/unfused")
     for name in names:
-        t = _medians({"unfused": _session(STEPS[name], False),
-                      "fused": _session(STEPS[name], True)}, rounds, 20 if name == "small" else 5)
+        t = _medians({"unfused": _session(STEPS[name], switch, False),
+                      "fused": _session(STEPS[name], switch, True)},
+                     rounds, 20 if name == "small" else 5)
         print(f"  {name:8s} {t['unfused']:8.3f} {t['fused']:8.3f} {t['fused'] / t['unfused']:6.3f}")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, description=None, kernels=kernels, switch="FUSE_CONV"):
+    """The command line; `bench_conv_bias_grad.py` runs it with its own kernels and rule switch."""
+    parser = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", nargs="*", choices=list(STEPS), default=list(STEPS))
     parser.add_argument("--no-kernels", action="store_true")
     args = parser.parse_args(argv)
     if not args.no_kernels and dnnl.library() is not None:
         kernels(args.rounds)
-    steps(args.steps, args.rounds)
+    steps(args.steps, args.rounds, switch)
     with open("/proc/loadavg") as f:
         print("load average:", " ".join(f.read().split()[:3]))
 
