@@ -87,10 +87,13 @@ def _fused_matmul_infer(inputs, attrs):
     ((dt, shape),) = _matmul_infer([a, b], attrs)
     if broadcast_static(shape, bias.shape) != shape and shape.dims is not None:
         raise ValueError(f"bias of shape {bias.shape} would change the matmul result shape {shape}")
-    if attrs.get("activation", "") not in MATMUL_ACTIVATIONS:
-        raise ValueError(f"unsupported activation {attrs.get('activation')!r}; use one of "
-                         f"{MATMUL_ACTIVATIONS}")
+    _check_activation(attrs, MATMUL_ACTIVATIONS)
     return [(dt, shape)]
+
+
+def _check_activation(attrs, allowed):
+    if attrs.get("activation", "") not in allowed:
+        raise ValueError(f"unsupported activation {attrs.get('activation')!r}; use one of {allowed}")
 
 
 def _fused_conv2d_infer(inputs, attrs):
@@ -103,9 +106,7 @@ def _fused_conv2d_infer(inputs, attrs):
     b = bias.shape.dims[0] if bias.shape.ndims == 1 else None
     if b is not None and channels is not None and b != channels:
         raise ValueError(f"bias has {b} values but the convolution has {channels} output channels")
-    if attrs.get("activation", "") not in CONV_ACTIVATIONS:
-        raise ValueError(f"unsupported activation {attrs.get('activation')!r}; use one of "
-                         f"{CONV_ACTIVATIONS}")
+    _check_activation(attrs, CONV_ACTIVATIONS)
     return [(dt, shape)]
 
 

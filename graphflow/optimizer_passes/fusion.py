@@ -66,6 +66,17 @@ def run(graph, preserve):
     return stats
 
 
+def _replace_root(editor, root, fused_type, inputs, attrs):
+    """Put a `fused_type` op in place of `root`, the last op of a matched group: same name,
+    source line and device, scheduled where root was; root's output Tensor (its readers, fetches)
+    and control outputs move to it. The group's other members go when nothing reads them."""
+    out = root.outputs[0]
+    fused = editor.add_op(fused_type, inputs, attrs, [(out.dtype, out.shape)], anchor=root,
+                          name=root.name, source=root.source, device=root.device)
+    move_output(out, fused)
+    move_control_outputs(root, fused)
+
+
 def _plain(op, preserve):
     """No control edges and no fetched/fed output: an op that may disappear into a fused op."""
     if op.control_inputs or op._control_outputs or op in preserve:
@@ -135,12 +146,7 @@ def _fuse_bias_activation(graph, preserve, rule):
                  "activation": root.type if root is not add else "",
                  "activation_attrs": dict(root.attrs) if root is not add else {},
                  **fused_ops._provenance(members)}
-        out = root.outputs[0]
-        fused = editor.add_op(rule.fused_type, [mm.inputs[0], mm.inputs[1], bias], attrs,
-                              [(out.dtype, out.shape)], anchor=root, name=root.name,
-                              source=root.source, device=root.device)
-        move_output(out, fused)
-        move_control_outputs(root, fused)
+        _replace_root(editor, root, rule.fused_type, [mm.inputs[0], mm.inputs[1], bias], attrs)
         count += 1
     editor.commit()
     return count
@@ -275,13 +281,8 @@ def _fuse_max_pool_grad_relu_mask(graph, preserve):
         if match is None:
             continue
         grad_op, members = match
-        out = select.outputs[0]
         attrs = {**_pool_window_attrs(grad_op), **fused_ops._provenance(members)}
-        fused = editor.add_op("FusedMaxPoolGradReluMask", list(grad_op.inputs), attrs,
-                              [(out.dtype, out.shape)], anchor=select, name=select.name,
-                              source=select.source, device=select.device)
-        move_output(out, fused)
-        move_control_outputs(select, fused)
+        _replace_root(editor, select, "FusedMaxPoolGradReluMask", list(grad_op.inputs), attrs)
         count += 1
     editor.commit()
     return count
@@ -387,12 +388,8 @@ def _fuse_elementwise(graph, preserve):
         if built is None:
             continue
         inputs, program = built
-        out = root.outputs[0]
         attrs = {"program": program, **fused_ops._provenance(members)}
-        fused = editor.add_op("FusedElementwise", inputs, attrs, [(out.dtype, out.shape)],
-                              anchor=root, name=root.name, source=root.source, device=root.device)
-        move_output(out, fused)
-        move_control_outputs(root, fused)
+        _replace_root(editor, root, "FusedElementwise", inputs, attrs)
         fused_count += len(members)
         made += 1
     editor.commit()
