@@ -6,7 +6,11 @@ graphflow workload, medians over traced steps, largest first.
     python benchmarks/bench_step_profile.py onnx-cnn --batch 256   # bench_onnx's imported CNN
     python benchmarks/bench_step_profile.py onnx-cnn-exported --batch 1   # ... and its own graph
 
-Prints the untraced step's median and, per op, the median of its traced duration.
+    python benchmarks/bench_step_profile.py cifar --tf1      # the same step in TF1 (tf.compat.v1)
+
+Prints the untraced step's median and, per op, the median of its traced duration. TF1 runs
+independent ops at the same time on its inter-op threads, so its traced ops can sum to more than
+its step; graphflow runs a plan's ops one after another.
 """
 
 import argparse
@@ -21,6 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_onnx  # noqa: E402
 import bench_vs_tf1  # noqa: E402
+from common import tensorflow_v1  # noqa: E402
 
 import graphflow as tf  # noqa: E402
 from graphflow.interop import onnx as gf_onnx  # noqa: E402
@@ -29,7 +34,7 @@ ROWS = {"small": bench_vs_tf1.small_cnn, "cifar": bench_vs_tf1.cifar_cnn,
         "mlp": bench_vs_tf1.mlp_adam}
 
 
-def _workload(name, batch, tmp):
+def _workload(name, batch, tmp, tf1=None):
     """(session, fetches, feed) of the named workload."""
     if name.startswith("onnx-cnn"):
         feed = np.random.default_rng(0).random((batch, 64), dtype=np.float32)
@@ -45,9 +50,10 @@ def _workload(name, batch, tmp):
         _, path = bench_onnx.export_model(bench_onnx.digits_cnn, os.path.join(tmp, "cnn.onnx"))
         model = gf_onnx.import_model(path)
         return model.session, model.outputs["probs"], {model.inputs["x"]: feed}
-    fetches, feed, _, _ = ROWS[name](tf, np.random.default_rng(0))
-    sess = tf.Session()
-    sess.run(tf.global_variables_initializer())
+    framework = tf1 or tf
+    fetches, feed, _, _ = ROWS[name](framework, np.random.default_rng(0))
+    sess = framework.Session()
+    sess.run(framework.global_variables_initializer())
     return sess, fetches, feed
 
 
@@ -57,9 +63,17 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=256, help="onnx-cnn(-exported) only")
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--tf1", action="store_true",
+                        help="profile the step in TensorFlow's tf.compat.v1 instead (training rows)")
     args = parser.parse_args(argv)
+    framework = tf
+    if args.tf1:
+        framework = tensorflow_v1()
+        if framework is None or args.workload not in ROWS:
+            parser.error("--tf1 needs TensorFlow installed and a training workload")
     with tempfile.TemporaryDirectory() as tmp:
-        sess, fetches, feed = _workload(args.workload, args.batch, tmp)
+        sess, fetches, feed = _workload(args.workload, args.batch, tmp,
+                                        framework if args.tf1 else None)
         for _ in range(10):
             sess.run(fetches, feed)
         times = []
@@ -68,9 +82,9 @@ def main(argv=None):
             sess.run(fetches, feed)
             times.append(time.perf_counter() - t0)
         per_op = {}
-        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        options = framework.RunOptions(trace_level=framework.RunOptions.FULL_TRACE)
         for _ in range(args.steps):
-            metadata = tf.RunMetadata()
+            metadata = framework.RunMetadata()
             sess.run(fetches, feed, options=options, run_metadata=metadata)
             for device in metadata.step_stats.dev_stats:
                 for node in device.node_stats:
