@@ -9,7 +9,9 @@ and on the graph imported back from the ONNX file ("imported"), and the digits M
 its ONNX file. onnxruntime runs the same ONNX file. Batch 1 and 256.
 The two runners alternate: each of `--rounds` rounds times graphflow then onnxruntime
 (`common.median_ms` over `--inner` calls each), and the printed figure is the median of the
-rounds; the ratio is graphflow / onnxruntime (goal: at most 1.5).
+rounds; the ratio is graphflow / onnxruntime (goal: at most 1.5). onnxruntime's threads spin
+between its calls by default and so take a core from graphflow's rounds; `--no-ort-spinning` sets
+its `session.intra_op.allow_spinning` to 0 to show how much (onnxruntime itself is then slower).
 """
 
 import argparse
@@ -73,6 +75,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--inner", type=int, default=20)
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256])
+    parser.add_argument("--no-ort-spinning", action="store_true",
+                        help="onnxruntime's intra-op threads sleep between its calls")
     args = parser.parse_args(argv)
     import onnxruntime as ort
 
@@ -86,7 +90,10 @@ def main(argv=None):
             imported = gf_onnx.import_model(path)
             cases.append((label, path, lambda feed, m=imported: m.run({"x": feed})["probs"]))
         for label, path, gf_run in cases:
-            runner = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            options = ort.SessionOptions()
+            if args.no_ort_spinning:
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            runner = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
             for batch in args.batches:
                 feed = rng.random((batch, 64), dtype=np.float32)
                 np.testing.assert_allclose(gf_run(feed), runner.run(None, {"x": feed})[0],
