@@ -113,3 +113,41 @@ def test_jobs_no_worker_started_are_skipped():
             assert helped.wait(10)
     pool.run_shared(needs_a_worker, threads=2)
     assert pool.helper_calls == 2  # hold's helper and the last call's, never the skipped job's
+
+
+def test_run_beside_runs_both_calls_and_marks_the_calling_thread():
+    import threading
+
+    from graphflow.kernels.cpu import dnnl_matmul
+    seen = {}
+
+    def first():
+        seen["first"] = (threading.current_thread() is threading.main_thread(),
+                         intra_op.beside_another(), dnnl_matmul.teams_forbidden())
+        return 1
+
+    def second():
+        seen["second"] = intra_op.beside_another() and not intra_op.in_worker()  # may share out
+        return 2
+    assert intra_op.POOL.run_beside(first, second) == [1, 2]
+    assert seen["first"] == (True, True, True)  # no OpenMP team beside another call
+    assert seen["second"]
+    assert not intra_op.beside_another()  # restored afterwards
+
+
+@pytest.mark.parametrize("failing", [0, 1])
+def test_run_beside_marks_which_call_failed(failing):
+    def call(index):
+        def run():
+            if index == failing:
+                raise ValueError(f"call {index}")
+            return index
+        return run
+    with pytest.raises(ValueError, match=f"call {failing}") as info:
+        intra_op.POOL.run_beside(call(0), call(1))
+    assert intra_op.pair_position(info.value) == failing
+    with pytest.raises(ValueError) as info:  # positions given by the caller (a swapped pair)
+        intra_op.POOL.run_beside(call(0), call(1), positions=(1, 0))
+    assert intra_op.pair_position(info.value) == 1 - failing
+    assert not intra_op.beside_another()
+
