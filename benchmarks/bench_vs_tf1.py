@@ -5,7 +5,6 @@
     python benchmarks/bench_vs_tf1.py --rows CNN      # only the rows whose title contains "CNN"
     python benchmarks/bench_vs_tf1.py --no-dnnl-column  # graphflow also without its oneDNN kernels
     python benchmarks/bench_vs_tf1.py --matmul-columns  # ... with its products' threads one way each
-    python benchmarks/bench_vs_tf1.py --sequential-column  # ... and with no steps side by side
 
 Settings (each runs in a fresh child process, since BLAS reads its thread count when it loads):
   default       default threads for both frameworks
@@ -159,12 +158,12 @@ def _time(fn):
     return time.perf_counter() - t0
 
 
-def build(framework, model, config=None):
+def build(framework, model):
     framework.reset_default_graph()
     graph = framework.get_default_graph()
     with graph.as_default():
         fetches, feed, flops, nbytes = model(framework, np.random.default_rng(0))
-        sess = framework.Session(graph=graph, config=config)
+        sess = framework.Session(graph=graph)
         sess.run(framework.global_variables_initializer())
     return (lambda: sess.run(fetches, feed)), flops, nbytes
 
@@ -222,8 +221,7 @@ def _matmul_way(step, way):
 MATMUL_WAYS = ("team", "blocks", "numpy")
 
 
-def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=False,
-                sequential_column=False):
+def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=False):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
@@ -237,8 +235,6 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
     matmul_columns = matmul_columns and dnnl.library() is not None
     if matmul_columns:
         extra += "".join(f" {'mm ' + w:>11s}" for w in MATMUL_WAYS)
-    if sequential_column:
-        extra += f" {'one by one':>11s} {'/TF1':>6s}"
     print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}{extra}  achieved (graphflow)")
     for title, model in ROWS:
         if rows and not any(r.lower() in title.lower() for r in rows):
@@ -251,9 +247,6 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
             contenders["gf_numpy"] = _without_dnnl(gf_step)
         if matmul_columns:  # graphflow's session with its products' threads one way each
             contenders.update({f"mm_{w}": _matmul_way(gf_step, w) for w in MATMUL_WAYS})
-        if sequential_column:  # another graphflow session running its steps one after another
-            contenders["gf_sequential"] = build(gf, model, gf.ConfigProto(
-                inter_op_parallelism_threads=1))[0]
         t = measure(contenders, rounds)
         tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
         ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
@@ -264,9 +257,6 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
             ratio += f" {t['gf_numpy'] * 1e3:9.3f}ms {numpy_ratio}"
         if matmul_columns:
             ratio += "".join(f" {t['mm_' + w] * 1e3:9.3f}ms" for w in MATMUL_WAYS)
-        if sequential_column:
-            seq_ratio = f"{t['gf_sequential'] / t['tf1']:6.2f}" if "tf1" in t else f"{'-':>6s}"
-            ratio += f" {t['gf_sequential'] * 1e3:9.3f}ms {seq_ratio}"
         print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}", flush=True)
 
 
@@ -281,14 +271,10 @@ def main(argv=None):
     parser.add_argument("--matmul-columns", action="store_true",
                         help="graphflow also with its oneDNN matrix products' threads one way "
                              "(OpenMP team, blocks on the intra-op pool) and with numpy's products")
-    parser.add_argument("--sequential-column", action="store_true",
-                        help="graphflow also with inter_op_parallelism_threads=1 (no steps side by "
-                             "side, engine/overlap.py), in the same rounds")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column, args.matmul_columns,
-                    args.sequential_column)
+        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column, args.matmul_columns)
         return
     for setting in [args.setting] if args.setting else list(SETTINGS):
         env = dict(os.environ, **SETTINGS[setting])
@@ -299,8 +285,7 @@ def main(argv=None):
             subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
                             "--rounds", str(args.rounds)] + (["--rows", *args.rows] if args.rows else [])
                            + (["--no-dnnl-column"] if args.no_dnnl_column else [])
-                           + (["--matmul-columns"] if args.matmul_columns else [])
-                           + (["--sequential-column"] if args.sequential_column else []),
+                           + (["--matmul-columns"] if args.matmul_columns else []),
                            env=env, check=True)
         finally:
             if hog is not None:

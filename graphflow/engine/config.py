@@ -16,16 +16,9 @@ default. 1 runs every kernel on the calling thread only.
 `intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on
 a GPU that this process cannot use (none, or another index: `/gpu:1` in multi-tower code) on the CPU,
 as TF1 does, where without it such a run is an error. Ops without a kernel for the requested device
-always fall back to the CPU.
-
-Inter-op parallelism: a plan may run two independent heavy steps at the same time
-(`engine/overlap.py`); `ConfigProto(inter_op_parallelism_threads=1)`, or
-`set_inter_op_parallelism_threads(1)` for sessions created afterwards, runs every step one after
-another on the calling thread, as does a session on one intra-op thread. Larger counts mean "up to
-two at once" (graphflow's pairs), 0 the default (pairs on).
-
-The others are recorded as given: graphflow does not log placement or reserve GPU memory up front
-(`log_device_placement`, `gpu_options`).
+always fall back to the CPU. The others are recorded as given: graphflow runs a plan's steps one
+after another on the calling thread (`inter_op_parallelism_threads`), and does not log placement or
+reserve GPU memory up front (`log_device_placement`, `gpu_options`).
 """
 
 import os
@@ -37,7 +30,6 @@ ENV_INTRA_OP_THREADS = "GRAPHFLOW_INTRA_OP_THREADS"
 MAX_DEFAULT_INTRA_OP_THREADS = 4
 
 _intra_op_threads = 0  # set_intra_op_parallelism_threads; 0: not set
-_inter_op_threads = 0  # set_inter_op_parallelism_threads; 0: not set
 
 
 def _thread_count(value, what):
@@ -83,24 +75,10 @@ def get_intra_op_parallelism_threads():
     return _intra_op_threads
 
 
-def set_inter_op_parallelism_threads(num_threads):
-    """Set the process default inter-op thread count for sessions created from now on (1: every
-    step one after another; 0 resets it to the default, independent steps side by side)."""
-    global _inter_op_threads
-    _inter_op_threads = _thread_count(num_threads, "num_threads")
-
-
-def get_inter_op_parallelism_threads():
-    """The value set by `set_inter_op_parallelism_threads` (0 when not set), as in TF."""
-    return _inter_op_threads
-
-
 # tf.config.threading.set_intra_op_parallelism_threads(...) spells it this way
 threading = types.SimpleNamespace(
     set_intra_op_parallelism_threads=set_intra_op_parallelism_threads,
-    get_intra_op_parallelism_threads=get_intra_op_parallelism_threads,
-    set_inter_op_parallelism_threads=set_inter_op_parallelism_threads,
-    get_inter_op_parallelism_threads=get_inter_op_parallelism_threads)
+    get_intra_op_parallelism_threads=get_intra_op_parallelism_threads)
 
 
 class _Message:
@@ -169,13 +147,5 @@ def session_intra_op_threads(config):
     return config.intra_op_parallelism_threads or default_intra_op_threads()
 
 
-def session_inter_op_threads(config):
-    """The inter-op thread count of a session created now with `config` (0: the default)."""
-    if isinstance(config, ConfigProto) and config.inter_op_parallelism_threads:
-        return config.inter_op_parallelism_threads
-    return _inter_op_threads
-
-
 __all__ = ["ConfigProto", "GPUOptions", "threading", "set_intra_op_parallelism_threads",
-           "get_intra_op_parallelism_threads", "set_inter_op_parallelism_threads",
-           "get_inter_op_parallelism_threads", "default_intra_op_threads"]
+           "get_intra_op_parallelism_threads", "default_intra_op_threads"]

@@ -13,10 +13,6 @@ becomes one straight-line Python function
 so a run does no graph work, no dict lookups and no per-step bookkeeping. The traced variant
 (`traced=True`) also reads a clock around every kernel call. `Generated.step_at` maps a line of
 the function back to its step index, from which errors name the op.
-
-A pair of steps that may run at the same time (`engine/overlap.py`) is one call at the first
-step's place, `(v7), (v8, v9,) = _beside(k5, (v2, v4), k6, (v3, v4))`; the second step's line keeps
-only its `del`. `Generated.pair_at` maps such a line to both step indexes.
 """
 
 import numpy as np
@@ -34,66 +30,24 @@ class Generated:
     """An emitted plan function: `fn`, its `source`, its code's file name, and `step_at`
     {line number: step index} of every kernel call and copy."""
 
-    __slots__ = ("fn", "source", "filename", "step_at", "pair_at")
+    __slots__ = ("fn", "source", "filename", "step_at")
 
-    def __init__(self, fn, source, filename, step_at, pair_at=None):
+    def __init__(self, fn, source, filename, step_at):
         self.fn, self.source, self.filename, self.step_at = fn, source, filename, step_at
-        self.pair_at = pair_at or {}  # {line of a pair's call: (first step, second step)}
 
 
-def _targets(outs):
-    """The assignment target of a kernel call's outputs (`v3`, `v3, _,`), or None for none."""
-    if not outs:
-        return None
-    names = ", ".join("_" if s is None else slot_name(s) for s in outs)
-    return names + ("," if len(outs) > 1 else "")
-
-
-def _pair_call(steps, i, j, traced):
-    """The line running steps i and j side by side (`overlap.run_pair`)."""
-    def packed(step):
-        args = [slot_name(s) for s in step.args]
-        return f"({', '.join(args)}{',' if len(args) == 1 else ''})"
-    first, second = steps[i], steps[j]
-    if traced:
-        call = (f"_beside_traced(_records, {i}, k{i}, {packed(first)}, {j}, k{j}, "
-                f"{packed(second)}, _clock)")
-    else:
-        call = f"_beside(k{i}, {packed(first)}, k{j}, {packed(second)})"
-    targets = [_targets(first.outputs) or "_", _targets(second.outputs) or "_"]
-    return f"    ({targets[0]}), ({targets[1]}) = {call}"
-
-
-def emit(step_list, name, to_device=None, to_host=None, traced=False, clock=None, pairs=()):
+def emit(step_list, name, to_device=None, to_host=None, traced=False, clock=None):
     """Generate, compile and return the Generated function of `step_list` called `name`
-    (`fn(feeds)`, or `fn(feeds, records)` appending (step, start, end) when traced); `pairs`:
-    (i, j) step pairs that run side by side (`engine/overlap.py`)."""
-    from graphflow.engine.overlap import run_pair, run_pair_traced
+    (`fn(feeds)`, or `fn(feeds, records)` appending (step, start, end) when traced)."""
     lines = [f"def {name}(feeds{', _records' if traced else ''}):"]
     if step_list.num_feeds:
         lines.append("    " + ", ".join(f"f{i}" for i in range(step_list.num_feeds)) + ", = feeds")
     namespace = {"_to_device": to_device, "_to_host": to_host, "_clock": clock,
-                 "_string_scalar": _string_scalar, "_beside": run_pair,
-                 "_beside_traced": run_pair_traced}
+                 "_string_scalar": _string_scalar}
     for slot, value in step_list.constants.items():
         namespace[slot_name(slot)] = value
-    partner = {i: j for i, j in pairs}
-    moved = set(partner.values())
-    step_at, pair_at = {}, {}
+    step_at = {}
     for i, step in enumerate(step_list.steps):
-        if i in moved:  # ran at its partner's line
-            namespace[f"k{i}"] = step.kernel
-            if step.frees:
-                lines.append(f"    del {', '.join(slot_name(s) for s in step.frees)}")
-            continue
-        if i in partner:
-            namespace[f"k{i}"] = step.kernel
-            lines.append(_pair_call(step_list.steps, i, partner[i], traced))
-            step_at[len(lines)] = i
-            pair_at[len(lines)] = (i, partner[i])
-            if step.frees:
-                lines.append(f"    del {', '.join(slot_name(s) for s in step.frees)}")
-            continue
         for copy in step.copies:
             fn = "_to_device" if copy.to_device else "_to_host"
             lines.append(f"    {slot_name(copy.target)} = {fn}({slot_name(copy.source)})")
@@ -134,7 +88,7 @@ def emit(step_list, name, to_device=None, to_host=None, traced=False, clock=None
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<graphflow {name}>", "exec")
     exec(code, namespace)  # our own generated code, never data from a file
-    return Generated(namespace[name], source, code.co_filename, step_at, pair_at)
+    return Generated(namespace[name], source, code.co_filename, step_at)
 
 
 def _string_scalar(value):

@@ -7,8 +7,7 @@ and then run many times. Compiling is a chain of stages, each returning plain da
   3. kernels: each op's kernel built once on its device;
   4. memory plan (`engine/memory_plan.py`, always): last use of each value, in-place reuse;
   5. steps (`engine/steps.py`): the step list with slots, copies, frees and reused buffers;
-  6. overlap (`engine/overlap.py`): pairs of independent heavy CPU steps that run side by side;
-  7. emit (`engine/emit.py`), the only stage writing code: a straight-line Python function
+  6. emit (`engine/emit.py`), the only stage writing code: a straight-line Python function
      `v3 = k0(f0, f1); v4 = k1(v3, f2); del v3; ...` so a run does no graph work, no dict lookups
      and no per-step bookkeeping. A failure maps back to its step through the failing line and
      the step's slots (`Plan._translate`).
@@ -18,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from graphflow.engine import memory_plan, overlap, placement
+from graphflow.engine import memory_plan, placement
 from graphflow.engine.emit import emit, slot_name
 from graphflow.engine.scheduling import apply_schedule_hints
 from graphflow.engine.steps import Schedule, build_steps
@@ -36,7 +35,6 @@ from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import describe_op, needed_ops
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu.intra_op import pair_position
 from graphflow.ops import registry
 
 _PLAN_IDS = itertools.count()
@@ -196,20 +194,9 @@ class Plan:
                            and self.placement.on_host(e)
                            for f, e in zip(self.step_list.fetches, fetch_elements)]
         self.any_copy = any(self.copy_fetch)
-        self.step_list.steps, self.pairs = overlap.pair_steps(self.step_list.steps,
-                                                              self._overlap_threads())
         self._generated = self._emit(traced=False)
         self.fn = self.placement.wrap(self._generated.fn)
         self._traced = None
-
-    def _overlap_threads(self):
-        """How many steps may run at once: 1 when the session asked for one inter-op or one
-        intra-op thread (ConfigProto), else 2 (`engine/overlap.py`)."""
-        inter = getattr(self._state, "inter_op_threads", None)
-        intra = getattr(self._state, "intra_op_threads", None)
-        if inter == 1 or (intra is not None and intra < 2):
-            return 1
-        return 2
 
     def _check_feeds_cover_placeholders(self, fed):
         for op in self.ops:
@@ -243,7 +230,7 @@ class Plan:
             clock = Recorder.clock
         name = f"plan_{self.plan_id}" + ("_traced" if traced else "")
         return emit(self.step_list, name, backend and backend.to_device,
-                    backend and backend.to_host, traced, clock, self.pairs)
+                    backend and backend.to_host, traced, clock)
 
     @property
     def source(self):
@@ -356,11 +343,10 @@ class Plan:
         """Turn an exception from the generated function into an OpError naming the user's op
         (an OpError a kernel raised itself, e.g. OutOfRangeError, gets its `op` filled in). The
         failing line gives the step; the step's slots give its input values from the frame."""
-        generated = generated or self._generated
         if not isinstance(exc, Exception) or (isinstance(exc, OpError) and exc.op is not None):
             return exc
+        generated = generated or self._generated
         tb = exc.__traceback__
-        position = pair_position(exc)  # raised by one of a pair of steps run side by side
         frame_locals, lineno = None, None
         while tb is not None:
             if tb.tb_frame.f_code.co_filename == generated.filename:
@@ -368,8 +354,6 @@ class Plan:
                 frame_locals = tb.tb_frame.f_locals
             tb = tb.tb_next
         index = generated.step_at.get(lineno)
-        if position is not None and lineno in generated.pair_at:
-            index = generated.pair_at[lineno][position]
         if index is None:
             return exc
         step = self.step_list.steps[index]

@@ -13,7 +13,7 @@ import threading
 
 from graphflow import optimizer_passes
 from graphflow.engine import placement
-from graphflow.engine.config import session_inter_op_threads, session_intra_op_threads
+from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
 from graphflow.framework import default_session
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
@@ -155,7 +155,6 @@ class Session:
         self.graph = graph if graph is not None else get_default_graph()
         self._state = SessionState()
         self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
-        self._state.inter_op_threads = session_inter_op_threads(config)
         self._state.allow_soft_placement = bool(getattr(config, "allow_soft_placement", False))
         self.default_device = placement.check_device(device)
         self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values

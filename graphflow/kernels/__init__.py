@@ -182,7 +182,6 @@ class SessionState:
         self.resources = {}
         self.resource_lock = threading.Lock()
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
-        self.inter_op_threads = 0  # 1: a plan's steps one after another (engine/overlap.py)
         self.counters = {}  # per-op run counts kept across plans (tf.Print's first_n)
         self.allow_soft_placement = False  # ConfigProto: an unavailable GPU falls back to the CPU
 

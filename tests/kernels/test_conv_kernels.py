@@ -32,13 +32,3 @@ def test_max_pool_grad_routes_ties_to_the_first_maximum(k):
     with tf.Session() as sess:
         got = sess.run(dx, {xs: x})
     np.testing.assert_array_equal(got, _first_max_grad(x, g, k))
-
-
-def test_backprop_work_counts_the_forward_convolutions_multiply_adds():
-    from graphflow.kernels.cpu.conv_kernels import backprop_work
-    g = np.zeros((2, 5, 5, 7), np.float32)   # batch 2, 5x5 output, 7 output channels
-    f = np.zeros((3, 3, 4, 7), np.float32)   # 3x3 filter over 4 input channels
-    x = np.zeros((2, 5, 5, 4), np.float32)
-    macs = 2 * 5 * 5 * 7 * 3 * 3 * 4
-    assert backprop_work(np.array([2, 5, 5, 4]), f, g) == macs  # input gradient's arguments
-    assert backprop_work(x, np.array([3, 3, 4, 7]), g) == macs  # filter gradient's arguments

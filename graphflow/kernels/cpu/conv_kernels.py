@@ -245,16 +245,6 @@ def _over_images(block, n, geo, macs_per_row, threads):
     intra_op.POOL.run_shared(work, threads)
 
 
-def backprop_work(first, second, g):
-    """A convolution gradient's multiply-adds (the forward convolution's): out_backprop's elements
-    times the filter's height x width x input channels. `first, second`: (input_sizes, filter) of
-    an input gradient, (input, filter_sizes) of a filter gradient."""
-    f_shape = second.shape if second.ndim == 4 else np.asarray(second).ravel()
-    if len(f_shape) != 4:
-        return 0
-    return int(g.size) * int(f_shape[0]) * int(f_shape[1]) * int(f_shape[2])
-
-
 @cpu_kernel("Conv2DBackpropInput")
 def _conv2d_backprop_input(node):
     conv = _Conv(node)
@@ -285,8 +275,6 @@ def _conv2d_backprop_input(node):
             _col2im_into(dxp[lo:hi], gcols, geo)
         _over_images(block, n, geo, ft.size, threads)
         return _from_nhwc(np.ascontiguousarray(geo.crop(dxp)), conv.fmt)
-    conv2d_backprop_input.overlaps = True  # may run beside another step (engine/overlap.py)
-    conv2d_backprop_input.overlap_work = backprop_work  # its multiply-adds
     return conv2d_backprop_input
 
 
@@ -322,8 +310,6 @@ def _conv2d_backprop_filter(node):
         for lo in order[1:]:
             total += partials[lo]
         return total.reshape(f_shape)
-    conv2d_backprop_filter.overlaps = True  # may run beside another step (engine/overlap.py)
-    conv2d_backprop_filter.overlap_work = backprop_work  # its multiply-adds
     return conv2d_backprop_filter
 
 

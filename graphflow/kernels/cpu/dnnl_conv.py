@@ -353,7 +353,7 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
         else:
             done = _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias,
                            eltwise, extra, macs)
-        if done and not dnnl_matmul.fixed_mode() and not dnnl_matmul.teams_forbidden():
+        if done and not dnnl_matmul.fixed_mode():
             dnnl_matmul.CHOOSER.record(timing, mode, time.perf_counter() - t0)
         return done
     return _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise, extra,

@@ -238,9 +238,8 @@ def mark_team():
 
 
 def teams_forbidden():
-    """True in a process forked after its parent ran a team, and on a thread running its kernel
-    beside another one (`intra_op.run_beside`: the two calls already use the cores)."""
-    return _no_teams or intra_op.beside_another()
+    """True in a process forked after its parent ran a team."""
+    return _no_teams
 
 
 def _after_fork_in_child():
@@ -373,8 +372,7 @@ def matmul(a, b, threads, bias=None, ops=()):
         with lib.openmp_threads(1):
             plan.single()(*ptrs)
         return out
-    forbidden = teams_forbidden()
-    mode = BLOCKS if forbidden else plan.fixed or CHOOSER.pick()
+    mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
     t0 = time.perf_counter()
     if mode == TEAM:
         mark_team()
@@ -385,7 +383,7 @@ def matmul(a, b, threads, bias=None, ops=()):
             plan.single()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
-    if not plan.fixed and not forbidden:  # a product beside another is no measure of either way
+    if not plan.fixed:
         CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 

@@ -192,8 +192,6 @@ def _conv2d_backprop_filter_bias(node):
         if both is not None:
             return both
         return filter_grad(x, filter_sizes, g), bias_grad(g)
-    conv2d_backprop_filter_bias.overlaps = True  # may run beside another step (engine/overlap.py)
-    conv2d_backprop_filter_bias.overlap_work = conv_kernels.backprop_work  # its multiply-adds
     return conv2d_backprop_filter_bias
 
 

@@ -42,9 +42,6 @@ def _matmul(node):
             b = np.swapaxes(b, -1, -2)
         out = dnnl_matmul.matmul(a, b, threads)
         return blas.matmul(a, b, threads) if out is None else out
-    matmul.overlaps = True  # may run beside another step (engine/overlap.py): pure, thread-safe
-    # its multiply-adds (overlap.py runs only heavy pairs side by side): a's elements times n
-    matmul.overlap_work = lambda a, b: a.size * (b.shape[-2] if tb else b.shape[-1])
     return matmul
 
 
