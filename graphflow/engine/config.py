@@ -30,6 +30,7 @@ ENV_INTRA_OP_THREADS = "GRAPHFLOW_INTRA_OP_THREADS"
 MAX_DEFAULT_INTRA_OP_THREADS = 4
 
 _intra_op_threads = 0  # set_intra_op_parallelism_threads; 0: not set
+_inter_op_threads = 0  # set_inter_op_parallelism_threads (recorded: steps run one after another)
 
 
 def _thread_count(value, what):
@@ -75,10 +76,24 @@ def get_intra_op_parallelism_threads():
     return _intra_op_threads
 
 
+def set_inter_op_parallelism_threads(num_threads):
+    """Record the inter-op thread count, as TF1 programs set it (checked, then kept: graphflow runs
+    a plan's steps one after another, as `inter_op_parallelism_threads` in ConfigProto)."""
+    global _inter_op_threads
+    _inter_op_threads = _thread_count(num_threads, "num_threads")
+
+
+def get_inter_op_parallelism_threads():
+    """The value given to `set_inter_op_parallelism_threads` (0 when not set), as in TF."""
+    return _inter_op_threads
+
+
 # tf.config.threading.set_intra_op_parallelism_threads(...) spells it this way
 threading = types.SimpleNamespace(
     set_intra_op_parallelism_threads=set_intra_op_parallelism_threads,
-    get_intra_op_parallelism_threads=get_intra_op_parallelism_threads)
+    get_intra_op_parallelism_threads=get_intra_op_parallelism_threads,
+    set_inter_op_parallelism_threads=set_inter_op_parallelism_threads,
+    get_inter_op_parallelism_threads=get_inter_op_parallelism_threads)
 
 
 class _Message:
@@ -148,4 +163,5 @@ def session_intra_op_threads(config):
 
 
 __all__ = ["ConfigProto", "GPUOptions", "threading", "set_intra_op_parallelism_threads",
-           "get_intra_op_parallelism_threads", "default_intra_op_threads"]
+           "get_intra_op_parallelism_threads", "set_inter_op_parallelism_threads",
+           "get_inter_op_parallelism_threads", "default_intra_op_threads"]

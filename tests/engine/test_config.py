@@ -70,3 +70,14 @@ def test_session_thread_count_is_fixed_when_the_session_is_created(monkeypatch):
     assert tf.Session()._state.intra_op_threads == 1
     with pytest.raises(TypeError, match="ConfigProto"):
         tf.Session(config={"intra_op_parallelism_threads": 2})
+
+
+def test_inter_op_thread_count_is_recorded_as_tf_records_it():
+    try:
+        tf.config.threading.set_inter_op_parallelism_threads(2)  # as TF1 programs call it
+        assert tf.config.threading.get_inter_op_parallelism_threads() == 2
+        with pytest.raises(ValueError, match=">= 0"):
+            tf.config.threading.set_inter_op_parallelism_threads(-1)
+    finally:
+        tf.config.threading.set_inter_op_parallelism_threads(0)
+    assert tf.config.threading.get_inter_op_parallelism_threads() == 0
