@@ -12,8 +12,10 @@ Settings (each runs in a fresh child process, since BLAS reads its thread count 
   busy          default threads while another process keeps one core busy (a CPU-burning loop)
 
 Each row builds the same model in both frameworks from one function written against the TF1 API
-(`tf` is graphflow or tensorflow.compat.v1), runs a warmup, then times the step in interleaved
-rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio graphflow/TF1 (below 1:
+(`tf` is graphflow or tensorflow.compat.v1), runs a warmup (at least 3 steps and `WARMUP_SECONDS`
+of them each, so both frameworks reach their steady state: graphflow's threading chooser times its
+parallel calls both ways over their first ~70 calls, ~10 CIFAR-shaped steps), then times the step
+in interleaved rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio graphflow/TF1 (below 1:
 graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s (elementwise rows) next to
 the machine's own sgemm GFLOP/s and copy GB/s, measured in the same process. With TensorFlow not
 installed the TF1 column is skipped.
@@ -168,10 +170,15 @@ def build(framework, model):
     return (lambda: sess.run(fetches, feed)), flops, nbytes
 
 
+WARMUP_SECONDS = 1.0
+
+
 def measure(contenders, rounds, budget=0.25):
     for fn in contenders.values():
-        for _ in range(3):
+        start, calls = time.perf_counter(), 0
+        while calls < 3 or time.perf_counter() - start < WARMUP_SECONDS:
             fn()
+            calls += 1
     inner = {name: max(1, int(budget / max(_time(fn), 1e-6) / rounds)) for name, fn in contenders.items()}
     samples = {name: [] for name in contenders}
     for _ in range(rounds):

@@ -354,6 +354,49 @@ def test_forward_as_a_team_or_in_blocks_gives_the_same_bits(mode, monkeypatch):
     np.testing.assert_allclose(two, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("mode", ["team", "blocks"])
+@pytest.mark.parametrize("strides,padding,dilation", [(1, "SAME", 1), (2, "SAME", 1),
+                                                      (2, "VALID", 1), (1, "SAME", 2)])
+def test_input_gradient_as_a_team_or_in_blocks_gives_the_same_bits(mode, strides, padding,
+                                                                   dilation, monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
+    monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
+    rng = np.random.default_rng(11)
+    geo = conv_kernels.Geometry(9, 9, 3, 3, strides, strides, dilation, dilation, padding)
+    g = rng.standard_normal((9, geo.oh, geo.ow, 16)).astype(np.float32)
+    f = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
+    one = dnnl_conv.conv2d_backprop_input(g, f, geo, 9, 8, 1)  # one call on this thread
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", mode)
+    dnnl_conv._plans.clear()
+    two = dnnl_conv.conv2d_backprop_input(g, f, geo, 9, 8, 2)
+    omp = {key[-1] for key in dnnl_conv._plans}
+    assert omp == ({2} if mode == "team" else {1})
+    assert one.tobytes() == two.tobytes()
+    want = _run(lambda a, b: tf.nn.conv2d_backprop_input(
+        [9, 9, 9, 8], b, a, [1, strides, strides, 1], padding,
+        dilations=[1, dilation, dilation, 1]), [g, f], False, monkeypatch)  # the numpy kernel
+    np.testing.assert_allclose(two, want, rtol=1e-4, atol=1e-4)
+
+
+def test_input_gradients_join_the_threading_chooser(monkeypatch):
+    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
+    monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
+    monkeypatch.setattr(dnnl_matmul, "CHOOSER", dnnl_matmul._Chooser())
+    dnnl_conv._timings.clear()
+    g = np.ones((4, 8, 8, 4), np.float32)
+    f = np.ones((3, 3, 2, 4), np.float32)
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    for _ in range(3 * dnnl_matmul._Chooser.RUN):
+        dx = dnnl_conv.conv2d_backprop_input(g, f, geo, 4, 2, 2)
+    assert dx[0, 4, 4, 0] == 36  # 3x3 taps of four output channels of ones
+    (key, timing), = dnnl_conv._timings.items()
+    assert key[0] == "backward_data"
+    assert timing.seen["team"] >= dnnl_matmul._Chooser.RUN
+    assert timing.seen["blocks"] >= dnnl_matmul._Chooser.RUN
+
+
 def test_forward_convolutions_join_the_threading_chooser(monkeypatch):
     monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
     monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)

@@ -263,20 +263,27 @@ class TestChooser:
     def test_keeps_the_faster_way_and_probes_less_often_while_it_holds(self):
         c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
         picked = self._feed(c, plans, {"team": 1.0, "blocks": 1.2}, 3000)
-        assert picked[:24] == ["team"] * 24 and picked[24:48] == ["blocks"] * 24
+        # a warm-up run (untimed), then one timed run each way
+        assert picked[:48] == ["team"] * 48 and picked[48:72] == ["blocks"] * 24
         assert c.kept == "team"
-        starts = [i for i in range(49, len(picked)) if picked[i] == "blocks" != picked[i - 1]]
+        starts = [i for i in range(73, len(picked)) if picked[i] == "blocks" != picked[i - 1]]
         assert len(starts) == 3  # 256 calls after the choice, then 614 and 1474 (x 2 x 1.2)
-        assert starts[2] - starts[1] > starts[1] - starts[0] > 2 * (starts[0] - 48)
+        assert starts[2] - starts[1] > starts[1] - starts[0] > 2 * (starts[0] - 72)
         assert all(p.reference == 1.0 * (1 + k) for k, p in enumerate(plans))
         far = dnnl_matmul._Chooser()  # a way 10 times slower is timed again far less often
         picked = self._feed(far, [_FakePlan() for _ in range(3)], {"team": 1.0, "blocks": 10.0}, 3000)
-        assert sum(1 for i in range(49, 3000) if picked[i] == "blocks" != picked[i - 1]) == 1
+        assert sum(1 for i in range(73, 3000) if picked[i] == "blocks" != picked[i - 1]) == 1
         assert far.interval == 5120
+
+    def test_warm_up_times_are_forgotten(self):
+        c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        self._feed(c, plans, {"team": 5.0, "blocks": 1.5}, 24)  # a slow start
+        self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 48)
+        assert c.kept == "team"
 
     def test_switches_when_a_core_gets_busy_and_back_when_it_is_quiet(self):
         c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
-        self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 60)
+        self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 84)
         assert c.kept == "team"
         picked = self._feed(c, plans, {"team": 4.0, "blocks": 1.5}, 40)  # a core got busy
         assert c.kept == "blocks" and picked.count("team") <= 6
@@ -290,7 +297,7 @@ class TestChooser:
             for i in range(calls):
                 mode, plan = c.pick(), plans[i % 3]
                 c.record(plan, mode, {"team": (1.0, 1.0, 3.0), "blocks": (1.2, 1.2, 2.0)}[mode][i % 3])
-        feed(60)
+        feed(84)
         assert c.kept == "blocks" and c.pick() == "blocks"
 
     def test_fixed_mode(self, monkeypatch):

@@ -13,18 +13,20 @@ differences of 4e-5 on a 5x5x16 convolution). TF's SAME padding may be uneven (m
 and right): `Geometry`'s pt/pb/pl/pr become oneDNN's padding_l/padding_r; a TF dilation d is
 oneDNN's d - 1.
 
-Threads: the gradients' oneDNN calls each run on one OpenMP thread, a batch cut into blocks of
-images that the calling thread and graphflow's intra-op pool take from one shared iterator
+Threads: the filter gradient's oneDNN calls each run on one OpenMP thread, a batch cut into blocks
+of images that the calling thread and graphflow's intra-op pool take from one shared iterator
 (`intra_op.py`), each block one primitive execution: a busy core only means its thread takes fewer
-blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread). The gradients'
-blocks do not depend on the thread count, and the filter gradient's per-block partials are summed
-in block order, so the result does not depend on how many threads ran, nor on which thread
-computed which block. A forward convolution (from `TEAM_MIN_MACS`, on several threads) runs the
-way the matrix products' process-wide chooser picks (`dnnl_matmul._Chooser`, timed on the
-products and these convolutions together): the whole batch as one primitive run by an OpenMP team,
-or one block of images per thread as above. Each image's output is the same bits whatever the
-block size or the team (checked at 8x8, 4x4, 28x28 and 32x32), so its values never depend on the
-threads either. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
+blocks (an OpenMP team waits at a barrier for its slowest, descheduled thread). Its blocks do not
+depend on the thread count, and its per-block partials are summed in block order, so the result
+does not depend on how many threads ran, nor on which thread computed which block. A forward
+convolution and an input gradient (from `TEAM_MIN_MACS`, on several threads) run the way the
+matrix products' process-wide chooser picks (`dnnl_matmul._Chooser`, timed on the products and
+these convolutions together): the whole batch as one primitive run by an OpenMP team, or blocks of
+images as above (forward: one per thread). Each image's output is the same bits whatever the block
+size or the team (checked at 8x8, 4x4, 28x28 and 32x32 forward; the input gradient with strides,
+VALID padding and dilation in the tests), so its values never depend on the threads either. The
+CIFAR-shaped step's input gradients, one call each way (2 threads, load 1.0-1.5, ms, team /
+blocks): 32x32x32 <- 32 3.50-3.58 / 3.85-3.92, 16x16x32 <- 64 1.80-1.83 / 2.10-2.12. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
 blocks, up to 8 of at least 8M multiply-adds / one block per thread): 8x8x32 -> 32 0.98 / 1.13 /
 1.11, 4x4x32 -> 64 0.48 / 0.73 / 0.63; 8x8x1 -> 32 (one block: too small to split) team 0.155,
 one thread 0.24. The digits CNN's step at batch 256: 2.54 ms with the team, 3.04 ms with blocks
@@ -263,7 +265,8 @@ def _timing(key):
 
 
 def _team_mode(n, macs, threads):
-    """TEAM or BLOCKS for a forward convolution run on `threads` threads (None: one thread)."""
+    """TEAM or BLOCKS for a forward convolution or an input gradient run on `threads` threads
+    (None: one thread)."""
     if (threads <= 1 or n < 2 or macs < TEAM_MIN_MACS or intra_op.in_worker()
             or not blas.owns_blas_threads()):
         return None
@@ -342,9 +345,9 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     macs = n * geo.oh * geo.ow * f.size
     threads = threads if macs >= PARALLEL_MIN_MACS else 1
     extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
-    mode = _team_mode(n, macs, threads) if kind == "forward" else None
+    mode = _team_mode(n, macs, threads)
     if mode is not None:
-        key = (geo.key, n, c, oc, bias is not None, eltwise, threads)
+        key = (kind, geo.key, n, c, oc, bias is not None, eltwise, threads)
         timing = _timing(key)
         t0 = time.perf_counter()
         if mode == TEAM:
