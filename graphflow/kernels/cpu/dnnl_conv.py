@@ -26,7 +26,8 @@ images as above (forward: one per thread). Each image's output is the same bits 
 size or the team (checked at 8x8, 4x4, 28x28 and 32x32 forward; the input gradient with strides,
 VALID padding and dilation in the tests), so its values never depend on the threads either. The
 CIFAR-shaped step's input gradients, one call each way (2 threads, load 1.0-1.5, ms, team /
-blocks): 32x32x32 <- 32 3.50-3.58 / 3.85-3.92, 16x16x32 <- 64 1.80-1.83 / 2.10-2.12. Measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
+blocks): 32x32x32 <- 32 3.50-3.58 / 3.85-3.92, 16x16x32 <- 64 1.80-1.83 / 2.10-2.12.
+Forward, measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
 blocks, up to 8 of at least 8M multiply-adds / one block per thread): 8x8x32 -> 32 0.98 / 1.13 /
 1.11, 4x4x32 -> 64 0.48 / 0.73 / 0.63; 8x8x1 -> 32 (one block: too small to split) team 0.155,
 one thread 0.24. The digits CNN's step at batch 256: 2.54 ms with the team, 3.04 ms with blocks
