@@ -16,9 +16,9 @@ Each row builds the same model in both frameworks from one function written agai
 of them each, so both frameworks reach their steady state: graphflow's threading chooser times its
 parallel calls both ways over their first ~70 calls, ~10 CIFAR-shaped steps), then times the step
 in interleaved rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio
-graphflow/TF1 (below 1: graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s (elementwise rows) next to
-the machine's own sgemm GFLOP/s and copy GB/s, measured in the same process. With TensorFlow not
-installed the TF1 column is skipped.
+graphflow/TF1 (below 1: graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s
+(elementwise rows) next to the machine's own sgemm GFLOP/s and copy GB/s, measured in the same
+process. With TensorFlow not installed the TF1 column is skipped.
 """
 
 import argparse
