@@ -21,7 +21,8 @@ Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
           calling thread alone (waking a pool thread costs more than it saves there).
 The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
 (summed over the products timed both ways), and re-times the other now and then (at growing
-intervals while the choice holds, at once when a team product turns slow), so a machine that
+intervals while the choice holds, at once when a team product turns slow: then the team is timed
+again right after the blocks, so one disturbed call cannot decide alone), so a machine that
 becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
 Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
 way for the whole step.
@@ -179,6 +180,8 @@ class _Chooser:
         # and timing them made the team look twice as slow as it is (the CIFAR-shaped step's
         # 3x3x32 convolution: 6.8 ms in its first timed call, 3.7 ms from the third step on)
         self.warming = True
+        # a team product turned slow: True, time the team again after the blocks ("timing" then)
+        self.retime_team = False
 
     def pick(self):
         return self.mode
@@ -189,13 +192,13 @@ class _Chooser:
                 plan.times[mode].append(seconds)
             plan.seen[mode] += 1
             self.plans.add(plan)
-            if (mode == TEAM == self.kept == self.mode and plan.reference
+            if (mode == TEAM == self.kept == self.mode and plan.reference and not self.retime_team
                     and seconds > self.SLOW * plan.reference
                     and statistics.median(plan.times[TEAM]) > self.SLOW * plan.reference):
-                self.left = 0  # a core got busy: time the blocks at once, against the
-                for p in self.plans:  # team's latest times only
-                    while len(p.times[TEAM]) > 1:
-                        p.times[TEAM].popleft()
+                self.left = 0  # a core got busy, or one call was disturbed: time the blocks at
+                self.retime_team = True  # once, then the team again, and compare those runs
+                for p in self.plans:
+                    p.times[TEAM].clear()
             self.left -= 1
             if self.left <= 0:
                 self._next()
@@ -216,8 +219,14 @@ class _Chooser:
         if self.kept is None and self.mode == TEAM:  # first run timed: now the other way
             self.mode, self.left = BLOCKS, self.RUN
             return
-        if self.kept is not None and self.mode == self.kept:  # time to probe the other way
+        if self.retime_team == "timing":  # the team's run after the blocks' is done: choose
+            self.retime_team = False
+        elif self.kept is not None and self.mode == self.kept:  # time to probe the other way
             self.mode, self.left = other, self.RUN
+            return
+        elif self.retime_team and self.mode == BLOCKS:  # the blocks are timed: the team again
+            self.retime_team = "timing"
+            self.mode, self.left = TEAM, self.RUN
             return
         # a run of the other way is done: choose
         team, both = self._cost(TEAM)
