@@ -60,6 +60,13 @@ from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 # on one thread, batch 64: 28x28x1 -> 16 5x5 forward 0.30 ms as one call, 0.34 ms as 4 blocks,
 # 0.42 ms as 8; filter gradient 0.34 / 0.45 / 0.54 ms; the CIFAR-shaped layers' 3x3 convolutions
 # on 32 channels the same or faster in 4-8 blocks).
+# The first layer's filter gradient (bench_vs_tf1's CIFAR-shaped CNN: 64x32x32x3 -> 32 3x3, 56.6M
+# multiply-adds, no bias; alone, quiet, ms; `benchmarks/bench_conv_few.py` times these): the blocks
+# 0.79-0.89 on two threads, 1.06-1.24 on one; the whole batch as one primitive on one thread
+# 0.86-1.0, as an OpenMP team of two 0.46-0.61 but 2.9-4.0 while another process kept a core busy
+# (blocks then 1.1-1.3), and a team's sums depend on its thread count: not taken. With the bias
+# gradient, on two threads: 6 or 8 blocks 0.94-1.08, 2-4 blocks 1.02-1.16, 16 1.37-1.43, 32 2.3-2.5
+# (the block count forced).
 MAX_BLOCKS = 8
 BLOCK_MIN_WORK = 8 << 20
 MAX_PLANS = 256

@@ -45,6 +45,13 @@ MAX_TAPS = 36
 # 245-257 us. With another process keeping the second core busy (load 1.9-2.2) the split was
 # slower as an op alone (one thread 218-245 us, two 268-310); larger convolutions (the small
 # training CNN's 28x28x1 -> 16 at batch 64: 802816 outputs) stay on oneDNN, unmeasured here.
+# Re-measured on the same step (sessions built with and without the split in one process, steps
+# alternated, 15 rounds, load 1.0, ms): the op 0.263 split, 0.258 on one thread, 0.314 through
+# oneDNN; alone (`benchmarks/bench_conv_few.py`, medians) the one-thread loop 0.21-0.26, split
+# 0.23-0.33: waking a pool worker on this 2-vCPU machine costs about what the second half saves
+# (the loop is bound by its per-pixel work: 9 scalar loads and broadcasts and the vectorized
+# channel loop's setup, ~33 cycles a pixel for 18 256-bit FMAs; summing the taps as a tree, two or
+# more pixels per iteration, or unrolled channels were all slower). The split stays: no worse.
 MIN_OUTPUTS = 1 << 10
 MAX_OUTPUTS = 1 << 18
 MAX_OUTPUTS_THREADED = 1 << 19
