@@ -1,6 +1,7 @@
 """The intra-op thread pool: work shared by the caller and the workers, errors and numpy error
 handling carried across threads, no nesting, no waiting on jobs no worker started."""
 
+import os
 import threading
 
 import numpy as np
@@ -113,3 +114,55 @@ def test_jobs_no_worker_started_are_skipped():
             assert helped.wait(10)
     pool.run_shared(needs_a_worker, threads=2)
     assert pool.helper_calls == 2  # hold's helper and the last call's, never the skipped job's
+
+
+PLACEABLE = intra_op._cpu_getter() is not None and len(os.sched_getaffinity(0)) > 1
+
+
+@pytest.mark.skipif(not PLACEABLE, reason="needs Linux's sched_getcpu and two allowed CPUs")
+def test_workers_are_kept_off_the_callers_cpu(monkeypatch):
+    monkeypatch.setattr(intra_op, "PLACE_WORKERS", True)
+    pool = intra_op.IntraOpPool()
+    allowed = os.sched_getaffinity(0)
+    seen = []
+
+    def work():
+        if intra_op.in_worker():
+            seen.append(os.sched_getaffinity(0))
+    for _ in range(3):
+        pinned = sorted(allowed)[:1]  # the caller on one CPU: the workers on the others
+        os.sched_setaffinity(0, pinned)
+        try:
+            pool.run_shared(work, threads=3)
+        finally:
+            os.sched_setaffinity(0, allowed)
+        for worker in pool._workers:
+            assert os.sched_getaffinity(worker.native_id) == allowed - set(pinned)
+        other = sorted(allowed)[-1:]  # the caller moved: the workers follow
+        os.sched_setaffinity(0, other)
+        try:
+            pool.run_shared(work, threads=3)
+        finally:
+            os.sched_setaffinity(0, allowed)
+        for worker in pool._workers:
+            assert os.sched_getaffinity(worker.native_id) == allowed - set(other)
+    assert all(mask in (allowed - set(pinned), allowed - set(other)) for mask in seen)
+
+
+def test_placement_off_leaves_the_workers_on_every_cpu(monkeypatch):
+    monkeypatch.setattr(intra_op, "PLACE_WORKERS", False)
+    pool = intra_op.IntraOpPool()
+    pool.run_shared(lambda: None, threads=3)
+    for worker in pool._workers:
+        assert os.sched_getaffinity(worker.native_id) == os.sched_getaffinity(0)
+
+
+def test_placement_stops_when_the_caller_runs_outside_the_process_cpus(monkeypatch):
+    monkeypatch.setattr(intra_op, "PLACE_WORKERS", True)
+    pool = intra_op.IntraOpPool()
+    pool.run_shared(lambda: None, threads=2)
+    monkeypatch.setattr(pool, "_getcpu", lambda: 10 ** 6)  # a CPU the process did not start with
+    pool.run_shared(lambda: None, threads=2)
+    assert pool._getcpu is None
+    for worker in pool._workers:
+        assert os.sched_getaffinity(worker.native_id) == os.sched_getaffinity(0)

@@ -11,8 +11,20 @@ reused by every later call: a call only queues its job (a few microseconds to wa
 job that a worker has not started when the calling thread finishes the work is skipped, so a busy
 pool (several sessions running at once) never delays a caller beyond its own work. Calls from
 inside a worker run on that worker alone: pools never nest.
+
+Placement: a worker woken by a caller is often put by Linux on the caller's own CPU (the waker's
+CPU, "wake affine"), where it waits for the caller's time slice while another CPU idles; the load
+balancer moves it only at its next tick (milliseconds), after a kernel of a few hundred
+microseconds has finished on one core. So before queuing a job, the caller keeps the workers off
+the CPU it runs on (`sched_setaffinity` to the process's other CPUs; a system call only when the
+caller's CPU changed since the last job). Measured on 2 cores (load 1.0), a 2x2 MaxPool of
+[64, 32, 32, 32] in two blocks: without it the worker ran on the caller's CPU, or not at all, in 6
+of 8 calls (0.42 ms, as one thread); with it the worker ran on the other CPU every call (0.30 ms).
+`PLACE_WORKERS = False` (or `GRAPHFLOW_NO_WORKER_PLACEMENT=1`) leaves placement to the scheduler;
+where CPU numbers or affinity are unavailable (not Linux, one allowed CPU) nothing is changed.
 """
 
+import ctypes
 import os
 import queue
 import sys
@@ -21,6 +33,21 @@ import threading
 import numpy as np
 
 _local = threading.local()
+
+# Keep the workers off the calling thread's CPU (module docstring).
+PLACE_WORKERS = os.environ.get("GRAPHFLOW_NO_WORKER_PLACEMENT", "").strip() in ("", "0")
+
+
+def _cpu_getter():
+    """libc's sched_getcpu (the calling thread's CPU), or None where it or affinity is missing."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        getcpu = ctypes.CDLL(None).sched_getcpu
+    except (OSError, AttributeError):
+        return None
+    getcpu.argtypes, getcpu.restype = [], ctypes.c_int
+    return getcpu
 
 
 def in_worker():
@@ -72,6 +99,11 @@ class IntraOpPool:
         self._queue = queue.SimpleQueue()
         self._workers = []
         self._grow_lock = threading.Lock()
+        self._getcpu = _cpu_getter()
+        self._allowed = None      # the CPUs of the thread that made the pool
+        if self._getcpu is not None:
+            self._allowed = frozenset(os.sched_getaffinity(0))
+        self._excluded = None     # the CPU the workers are kept off now (None: none)
         # work() calls made by workers: how often the pool really helped (exact for one job at a
         # time; jobs running at once may lose a count)
         self.helper_calls = 0
@@ -89,6 +121,8 @@ class IntraOpPool:
             return
         if len(self._workers) < helpers:
             self._grow(helpers)
+        if PLACE_WORKERS and self._getcpu is not None:
+            self._place()
         job = _Job(work, np.geterr())  # numpy's error handling is per thread: helpers use the caller's
         put = self._queue.put
         for _ in range(helpers):
@@ -111,6 +145,32 @@ class IntraOpPool:
                                           name=f"graphflow-intra-op-{len(self._workers)}")
                 worker.start()
                 self._workers.append(worker)
+            self._excluded = None  # the new workers are placed at the next job
+
+    def _place(self):
+        """Keep the workers off the calling thread's CPU (module docstring): their affinity is
+        the process's CPUs but this one, set again only when the caller moved to another CPU."""
+        cpu = self._getcpu()
+        if cpu == self._excluded or cpu < 0:
+            return
+        try:
+            others = self._allowed - {cpu}
+            if not others or cpu not in self._allowed:  # one CPU, or the caller moved outside
+                self._stop_placing()  # the CPUs the process started with
+                return
+            for worker in list(self._workers):
+                os.sched_setaffinity(worker.native_id, others)
+            self._excluded = cpu
+        except OSError:  # CPUs taken away (cpuset changed): the scheduler places the workers
+            self._stop_placing()
+
+    def _stop_placing(self):
+        self._getcpu = None
+        for worker in list(self._workers):
+            try:
+                os.sched_setaffinity(worker.native_id, self._allowed or os.sched_getaffinity(0))
+            except OSError:
+                pass
 
     def _serve(self):
         _local.worker = True
