@@ -5,7 +5,7 @@ ends each stop where the other has taken, and a late end computes nothing."""
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu import claimed_split, jit_pool
+from graphflow.kernels.cpu import claimed_split, jit_pool, pool_records
 from tests.kernels.test_jit_pool_tiled import make_input, pool_and_grads
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
@@ -55,3 +55,24 @@ def test_claiming_ends_stop_at_the_units_the_other_end_took():
     out, args = fresh()
     run(args, np.array([0, 2], np.int64), False, 4, n)
     np.testing.assert_array_equal(out, want)
+
+
+def test_two_by_two_pools_split_from_their_own_threshold(monkeypatch):
+    """2x2 pools take the claimed split from CLAIMED_MIN_ELEMENTS on, below the block split's
+    PARALLEL_MIN_ELEMENTS; below it (or on one thread) they run on the calling thread, and the
+    inference runner is kept only where no split would run."""
+    from graphflow.kernels.cpu.conv_kernels import Geometry
+    monkeypatch.setattr(jit_pool, "PARALLEL_MIN_ELEMENTS", 1 << 30)
+    monkeypatch.setattr(jit_pool, "CLAIMED_MIN_ELEMENTS", 6 * 8 * 8 * 4)
+    runs = []
+    real = claimed_split.run
+    monkeypatch.setattr(claimed_split, "run", lambda *a: runs.append(a[2]) or real(*a))
+    geo = Geometry(8, 8, 2, 2, 2, 2, 1, 1, "VALID")
+    for n, threads, split in ((6, 2, True), (5, 2, False), (6, 1, False)):
+        x = make_input((n, 8, 8, 4), np.float32)
+        runs.clear()
+        got = jit_pool.max_pool(x, geo, threads)
+        assert runs == ([n] if split else [])
+        np.testing.assert_array_equal(got, jit_pool.max_pool(x, geo, 1))
+        monkeypatch.setattr(pool_records, "recalling", False)  # no gradient kernel built yet
+        assert (jit_pool.runner(x, geo, threads) is None) == split

@@ -51,6 +51,13 @@ MIN_ELEMENTS = 1 << 10
 # load 1.9-2.2, us: [256, 8, 8, 32] 66-70 / 119-127, [256, 4, 4, 64] 18-22 / 46-51). A loop
 # taking the two input rows' maximum over the whole row first was 2-4% faster: not kept.
 PARALLEL_MIN_ELEMENTS = 1 << 22
+# ... and the loops split with one call per thread (`_claimed`) from this many (or from
+# PARALLEL_MIN_ELEMENTS, where lower): a split costs them no GIL hand-over per block. Measured in
+# the CIFAR training step (5 interleaved runs, median of the per-call medians, load 1.2-1.6, ms,
+# one thread -> two): MaxPool [64, 32, 32, 32] with records 0.85 -> 0.71, its ReLU-masked
+# gradient 1.09 -> 0.83; [64, 16, 16, 64] 0.38 -> 0.37 and 0.59 -> 0.53. The digits CNN's
+# [256, 8, 8, 32] and [256, 4, 4, 64] stay on one thread (two took 2-3 times as long, load 2.7).
+CLAIMED_MIN_ELEMENTS = 1 << 20
 # 2x2 windows at stride 2 record their argmaxes as one-byte taps (`jit_pool_tiled.py`); False:
 # int32 positions, as every other window does (the tests compare both).
 TAP_CODES = True
@@ -317,7 +324,8 @@ def _over_images(loop, args, n, size, threads):
 def _claimed(loop, args, n, size, threads):
     """`_over_images` for the loops that write each output element once from registers (the 2x2
     forward loops, the tiled gradients): one call per thread (`claimed_split.py`)."""
-    if threads <= 1 or n < 2 or size < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
+    least = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS)
+    if threads <= 1 or n < 2 or size < least or intra_op.in_worker():
         loop(*args, 0, n)
     else:
         claimed_split.run(loop, args, n, size, threads)
@@ -377,10 +385,12 @@ def runner(x, geo, threads):
     """MaxPool of C-contiguous NHWC arrays of `x`'s shape and dtype as a function of the array,
     all but the loop's call decided here (a [1, 8, 8, 32] pool 2.9 -> 1.2 us as an op), where
     `max_pool` would run one loop on the calling thread and record nothing; else None."""
-    if pool_records.recalling or not applies(x) or (threads > 1 and x.size >= PARALLEL_MIN_ELEMENTS):
+    two = geo.kh == geo.kw == 2 and not geo.padded
+    split = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) if two else PARALLEL_MIN_ELEMENTS
+    if pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split):
         return None
     n, shape, dtype = x.shape[0], (x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype
-    if geo.kh == geo.kw == 2 and not geo.padded:
+    if two:
         loop, dims = loops()["max_pool_2x2"], (*_dims(x.shape, geo), geo.sh, geo.sw, 0, n)
 
         def run(x):
