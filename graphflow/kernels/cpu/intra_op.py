@@ -20,8 +20,12 @@ the CPU it runs on (`sched_setaffinity` to the process's other CPUs; a system ca
 caller's CPU changed since the last job). Measured on 2 cores (load 1.0), a 2x2 MaxPool of
 [64, 32, 32, 32] in two blocks: without it the worker ran on the caller's CPU, or not at all, in 6
 of 8 calls (0.42 ms, as one thread); with it the worker ran on the other CPU every call (0.30 ms).
-`PLACE_WORKERS = False` (or `GRAPHFLOW_NO_WORKER_PLACEMENT=1`) leaves placement to the scheduler;
-where CPU numbers or affinity are unavailable (not Linux, one allowed CPU) nothing is changed.
+But whole training steps were no faster (CIFAR CNN, 4 interleaved runs each, quiet machine: step
+median 29.4-32.8 ms with, 29.7-32.2 without), and with other processes busy on the machine (load
+3) the digits CNN's single-threaded pools, reading what a placed worker had just written on the
+other CPU, took 15-20 us longer: so placement is off unless `GRAPHFLOW_WORKER_PLACEMENT=1` (or
+`PLACE_WORKERS = True`). Where CPU numbers or affinity are unavailable (not Linux, one allowed
+CPU) nothing is changed.
 """
 
 import ctypes
@@ -34,8 +38,8 @@ import numpy as np
 
 _local = threading.local()
 
-# Keep the workers off the calling thread's CPU (module docstring).
-PLACE_WORKERS = os.environ.get("GRAPHFLOW_NO_WORKER_PLACEMENT", "").strip() in ("", "0")
+# Keep the workers off the calling thread's CPU (module docstring; off unless asked for).
+PLACE_WORKERS = os.environ.get("GRAPHFLOW_WORKER_PLACEMENT", "").strip() not in ("", "0")
 
 
 def _cpu_getter():
