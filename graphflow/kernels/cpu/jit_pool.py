@@ -53,11 +53,12 @@ MIN_ELEMENTS = 1 << 10
 PARALLEL_MIN_ELEMENTS = 1 << 22
 # ... and the loops split with one call per thread (`_claimed`) from this many (or from
 # PARALLEL_MIN_ELEMENTS, where lower): a split costs them no GIL hand-over per block. Measured in
-# the CIFAR training step (5 interleaved runs, median of the per-call medians, load 1.2-1.6, ms,
-# one thread -> two): MaxPool [64, 32, 32, 32] with records 0.85 -> 0.71, its ReLU-masked
-# gradient 1.09 -> 0.83; at 1M elements, [64, 16, 16, 64], 0.38 -> 0.37 and 0.59 -> 0.53, but in
-# a second series (load 1.3-1.9) the pool 0.37 -> 0.41: from 2M. The digits CNN's [256, 8, 8, 32]
-# and [256, 4, 4, 64] stay on one thread (two took 2-3 times as long, load 2.7).
+# the CIFAR training step (interleaved runs against one thread, per-op medians, ms): MaxPool
+# [64, 32, 32, 32] with records 0.82 -> 0.66 and 0.74 -> 0.64, its ReLU-masked gradient 1.21 ->
+# 0.79 and 1.02 -> 0.85 (quiet, load 1.2-2.0); with another process busy on one core the second
+# thread costs instead (0.93 -> 1.10, 1.21 -> 1.37), as for every split kernel. At 1M elements
+# ([64, 16, 16, 64]) two threads were no faster (0.37 -> 0.41): from 2M. The digits CNN's
+# [256, 8, 8, 32] and [256, 4, 4, 64] stay on one thread (two took 2-3 times as long, load 2.7).
 CLAIMED_MIN_ELEMENTS = 1 << 21
 # 2x2 windows at stride 2 record their argmaxes as one-byte taps (`jit_pool_tiled.py`); False:
 # int32 positions, as every other window does (the tests compare both).

@@ -1,9 +1,11 @@
 """The compiled loops (numba, optional like `jit_pool.py`, whose `applies` decides for them) of
 MaxPool windows that tile the input (stride == window, no padding): the 2x2 forward loop that
 records each output's argmax as its window tap (0-3, one byte: a quarter of the int32 positions
-`jit_pool.py` records for other windows; [64, 32, 32, 32], one thread, quiet machine: MaxPool with
-records 0.45 -> 0.41 ms, its gradient 0.49 -> 0.41, the ReLU-masked gradient 0.57 -> 0.51), and the
-recorded gradients, which write every input element once (g where it is its window's target, else
+`jit_pool.py` records for other windows; [64, 32, 32, 32], one thread, inputs in cache, load 1.6:
+MaxPool with records 0.45 -> 0.41 ms, its gradient 0.49 -> 0.41, the ReLU-masked gradient 0.57 ->
+0.51; in the CIFAR training step, where the pool's input comes from memory, the forward pass is
+unchanged and the masked gradient 1.18 -> 1.09, medians of 4 interleaved runs, load 0.2-0.6), and
+the recorded gradients, which write every input element once (g where it is its window's target, else
 0) from taps or positions. Semantics are `jit_pool.py`'s: NaN propagates in the forward max, the
 gradient goes to the first maximum in row-major tap order. Every loop writes each output element
 once from registers, so `claimed_split.py` may run them.
