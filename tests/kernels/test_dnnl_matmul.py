@@ -68,9 +68,10 @@ def test_products_match_numpy_for_every_transpose(shape, ta, tb, threads, mode):
         _close(got, a.astype(np.float64) @ b.astype(np.float64))
 
 
-def test_blocks_split_columns_where_wide_enough_else_rows(mode, monkeypatch):
+def test_blocks_split_columns_where_wide_enough_and_not_tall_else_rows(mode, monkeypatch):
     monkeypatch.setattr(dnnl_matmul, "MIN_COLUMNS", 16)
-    for m, n, by_rows, blocks in ((256, 24, True, 2), (40, 256, False, 4), (40, 40, False, 2)):
+    for m, n, by_rows, blocks in ((256, 24, True, 2), (40, 256, False, 4), (40, 40, False, 2),
+                                  (300, 100, True, 2), (4, 40, False, 2), (40, 4, True, 2)):
         a, b = _operands(m, 64, n, False, False, seed=3)
         dnnl_matmul.matmul(a, b, 2)
         (plan,) = [p for key, p in dnnl_matmul._plans.items() if key[:3] == (m, 64, n)]

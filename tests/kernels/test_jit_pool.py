@@ -154,9 +154,11 @@ TWO_BY_TWO = [  # input (NHWC), strides, padding: the 2x2 loops (no padding) and
 ]
 
 
+@pytest.mark.parametrize("codes", [True, False], ids=["tap-codes", "positions"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", TWO_BY_TWO, ids=str)
-def test_two_by_two_loops_keep_the_reference_rules(shape, dtype, monkeypatch):
+def test_two_by_two_loops_keep_the_reference_rules(shape, dtype, codes, monkeypatch):
+    monkeypatch.setattr(jit_pool, "TAP_CODES", codes)  # how tiling windows record argmaxes
     x_shape, s, padding = shape
     rng = np.random.default_rng(8)
     x = np.round(rng.standard_normal(x_shape), 0).astype(dtype)  # many ties

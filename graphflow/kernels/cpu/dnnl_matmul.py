@@ -55,10 +55,14 @@ PARALLEL_MIN_MACS = 1 << 21
 # digits MLP's step at batch 256 (products of 4M and 8M) 0.32-0.33 ms -> 0.22-0.23 ms.
 BLOCKS_MIN_MACS = 1 << 25
 # Blocks (`_Plan`): column blocks of at least MIN_COLUMNS columns, two per thread, where the
-# product is that wide; else a row block per thread, of at least MIN_BLOCK rows. oneDNN packs b for
-# each call, so row blocks each pack all of it: measured (2 threads, load average 4.4, ms) rows in 2
-# blocks / 4 blocks, columns in 2 / 4, numpy's split: 256x784x512 3.02 / 3.45 / 3.20 / 2.96 / 3.28;
-# 64x4096x512 5.45 / 7.85 / 4.19 / 3.86 / 5.13; 784x256x512 2.74 / 2.95 / 2.95 / 3.05 / 3.33.
+# product is that wide and not taller than wide; else a row block per thread, of at least
+# MIN_BLOCK rows. oneDNN packs b for each call, so row blocks each pack all of it: measured
+# (2 threads, load average 4.4, ms) rows in 2 blocks / 4 blocks, columns in 2 / 4, numpy's split:
+# 256x784x512 3.02 / 3.45 / 3.20 / 2.96 / 3.28; 64x4096x512 5.45 / 7.85 / 4.19 / 3.86 / 5.13;
+# 784x256x512 2.74 / 2.95 / 2.95 / 3.05 / 3.33. A tall product's b is the small operand: the
+# CIFAR dense layer's weight gradient x.T @ dy (4096x64x512, x.T read in place), median of 9
+# rounds, cache flushed, load 1.1: 4 column blocks 1.38 ms, 2 row blocks 1.17 (1.13-1.17 with or
+# without worker placement).
 MIN_BLOCK = 32
 MIN_COLUMNS = 64
 MAX_PLANS = 256
@@ -292,12 +296,12 @@ class _Plan:
         self.seen = {TEAM: 0, BLOCKS: 0}
         self.reference = None  # median time of the chosen way when it was chosen
         self._single = self._team = self._blocks = None
-        # Column blocks where the product is wide enough: each block packs only its own columns
-        # of b, where row blocks each pack all of b.
-        nblocks = min(threads * 2, n // MIN_COLUMNS)
-        self.by_rows = nblocks < 2
-        if self.by_rows:
-            nblocks = min(threads, m // MIN_BLOCK)
+        # Column blocks where the product is at least as wide as it is tall (each block packs only
+        # its own columns of b, where row blocks each pack all of b), else row blocks (each reads
+        # all of the smaller b and writes whole output rows).
+        rows, columns = min(threads, m // MIN_BLOCK), min(threads * 2, n // MIN_COLUMNS)
+        self.by_rows = (rows >= 2 and m > n) or columns < 2
+        nblocks = rows if self.by_rows else columns
         length = m if self.by_rows else n
         self.bounds = np.linspace(0, length, max(nblocks, 1) + 1).astype(int).tolist()
 

@@ -22,7 +22,10 @@ a transposed NCHW view, ...) searches the windows as before, with the same resul
 window's four taps per channel row, with selects instead of conditional stores ([64, 28, 28, 16],
 one thread: MaxPool 0.31 -> 0.15 ms, recording argmaxes 0.40 -> 0.18, the window search 2.5 ->
 0.47). When the windows tile the input (stride == window, no padding), the recorded gradient
-writes each input element once (g or 0) instead of zeroing dx and scattering.
+writes each input element once (g or 0) instead of zeroing dx and scattering; those loops, and the
+2x2 stride-2 forward loop that records one-byte taps instead of int32 positions, are in
+`jit_pool_tiled.py`. Loops that write each output element once from registers are split over the
+threads with one call per thread (`claimed_split.py`), the others in blocks of images.
 
 FusedMaxPoolGradReluMask (`fused_pool_kernels.py`) has a variant of that loop which keeps g only
 where the pooled output is > 0 (`tiled_grad_relu_mask`; [64, 32, 32, 32], one thread: 0.48 ms
@@ -33,7 +36,7 @@ and the mask pass for every other route.
 
 import numpy as np
 
-from graphflow.kernels.cpu import intra_op, jit_updates, pool_records
+from graphflow.kernels.cpu import claimed_split, intra_op, jit_pool_tiled, jit_updates, pool_records
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Inputs below this many elements keep the numpy kernel: the loops' first call compiles them (once
@@ -48,6 +51,18 @@ MIN_ELEMENTS = 1 << 10
 # load 1.9-2.2, us: [256, 8, 8, 32] 66-70 / 119-127, [256, 4, 4, 64] 18-22 / 46-51). A loop
 # taking the two input rows' maximum over the whole row first was 2-4% faster: not kept.
 PARALLEL_MIN_ELEMENTS = 1 << 22
+# ... and the loops split with one call per thread (`_claimed`) from this many (or from
+# PARALLEL_MIN_ELEMENTS, where lower): a split costs them no GIL hand-over per block. Measured in
+# the CIFAR training step (interleaved runs against one thread, per-op medians, ms): MaxPool
+# [64, 32, 32, 32] with records 0.82 -> 0.66 and 0.74 -> 0.64, its ReLU-masked gradient 1.21 ->
+# 0.79 and 1.02 -> 0.85 (quiet, load 1.2-2.0); with another process busy on one core the second
+# thread costs instead (0.93 -> 1.10, 1.21 -> 1.37), as for every split kernel. At 1M elements
+# ([64, 16, 16, 64]) two threads were no faster (0.37 -> 0.41): from 2M. The digits CNN's
+# [256, 8, 8, 32] and [256, 4, 4, 64] stay on one thread (two took 2-3 times as long, load 2.7).
+CLAIMED_MIN_ELEMENTS = 1 << 21
+# 2x2 windows at stride 2 record their argmaxes as one-byte taps (`jit_pool_tiled.py`); False:
+# int32 positions, as every other window does (the tests compare both).
+TAP_CODES = True
 
 
 
@@ -205,64 +220,6 @@ def _compile():
                             image[flat, ch] += grow[ch]
 
     @njit(**opts)
-    def tiled_grad(g, arg, dx, n, h, w, c, oh, ow, kh, kw, lo, hi):
-        """The gradient when windows tile the input (stride == window, no padding): every input
-        element is written once, g where it is its window's target, else 0 (dx need not be
-        zeroed; the rows and columns no window covers are zeroed here)."""
-        rc = w * c
-        for b in range(lo, hi):
-            for y in range(oh):
-                for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    gs, ats = g[o:o + c], arg[o:o + c]
-                    for i in range(kh):
-                        r = y * kh + i
-                        for j in range(kw):
-                            col = xo * kw + j
-                            flat = np.int32(r * w + col)
-                            q = (b * h + r) * rc + col * c
-                            d = dx[q:q + c]
-                            for ch in range(c):
-                                d[ch] = gs[ch] if ats[ch] == flat else 0
-                for r in range(y * kh, y * kh + kh):
-                    for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
-                        dx[q] = 0
-            for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
-                dx[q] = 0
-
-    @njit(**opts)
-    def tiled_grad_relu_mask(g, y, arg, dx, nans, n, h, w, c, oh, ow, kh, kw, lo, hi):
-        """tiled_grad with g kept only where the pooled output y > 0 (FusedMaxPoolGradReluMask);
-        nans[lo] counts the NaNs of y in images lo..hi (the caller's fallback)."""
-        rc = w * c
-        gs = np.empty(c, g.dtype)  # the window's masked gradient
-        nan = np.zeros(c, np.uint8)  # per channel (a vectorized or, not a reduction)
-        for b in range(lo, hi):
-            for y0 in range(oh):
-                for xo in range(ow):
-                    o = ((b * oh + y0) * ow + xo) * c
-                    gw, ys, ats = g[o:o + c], y[o:o + c], arg[o:o + c]
-                    for ch in range(c):
-                        v = ys[ch]
-                        gs[ch] = gw[ch] if v > 0 else 0
-                        nan[ch] |= v != v
-                    for i in range(kh):
-                        r = y0 * kh + i
-                        for j in range(kw):
-                            col = xo * kw + j
-                            flat = np.int32(r * w + col)
-                            q = (b * h + r) * rc + col * c
-                            d = dx[q:q + c]
-                            for ch in range(c):
-                                d[ch] = gs[ch] if ats[ch] == flat else 0
-                for r in range(y0 * kh, y0 * kh + kh):
-                    for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
-                        dx[q] = 0
-            for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
-                dx[q] = 0
-        nans[lo] = 1 if nan.any() else 0
-
-    @njit(**opts)
     def max_pool_grad(x, g, dx, n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, lo, hi):
         """Searches each window for its first maximum and adds g there (dx zeroed)."""
         best = np.empty(c, x.dtype)
@@ -337,7 +294,6 @@ def _compile():
 
     return {"max_pool_2x2": max_pool_2x2, "positive_grad": positive_grad, "max_pool_grad": max_pool_grad,
             "max_pool_argmax_2x2": max_pool_argmax_2x2, "scatter_grad": scatter_grad,
-            "tiled_grad": tiled_grad, "tiled_grad_relu_mask": tiled_grad_relu_mask,
             "max_pool_any": max_pool_any,
             "max_pool_argmax_any": max_pool_argmax_any, "max_pool_grad_2x2": max_pool_grad_2x2}
 
@@ -367,6 +323,16 @@ def _over_images(loop, args, n, size, threads):
     intra_op.POOL.run_shared(work, threads)
 
 
+def _claimed(loop, args, n, size, threads):
+    """`_over_images` for the loops that write each output element once from registers (the 2x2
+    forward loops, the tiled gradients): one call per thread (`claimed_split.py`)."""
+    least = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS)
+    if threads <= 1 or n < 2 or size < least or intra_op.in_worker():
+        loop(*args, 0, n)
+    else:
+        claimed_split.run(loop, args, n, size, threads)
+
+
 def _dims(x_shape, geo):
     n, h, w, c = x_shape
     return (n, h, w, c, geo.oh, geo.ow)
@@ -390,21 +356,26 @@ def max_pool(x, geo, threads, recorder=None):
     args = (geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl)
     two = geo.kh == geo.kw == 2 and not geo.padded
     if recorder is not None and recorder.wanted and x.shape[1] * x.shape[2] < 1 << 31:
-        arg = np.empty(out.shape, np.int32)
-        if two:
-            _over_images(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1),
-                                                      arg.reshape(-1), *_dims(x.shape, geo),
-                                                      geo.sh, geo.sw), x.shape[0], x.size, threads)
+        if TAP_CODES and geo.tiles_input and two:  # 2x2 at stride 2: taps 0-3, one byte each
+            arg = np.empty(out.shape, np.uint8)
+            _claimed(jit_pool_tiled.loops()["max_pool_tap_2x2"],
+                     (x.reshape(-1), out.reshape(-1), arg.reshape(-1), *_dims(x.shape, geo)),
+                     x.shape[0], x.size, threads)
+        elif two:
+            arg = np.empty(out.shape, np.int32)
+            _claimed(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1), arg.reshape(-1),
+                                             *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0],
+                     x.size, threads)
         else:
+            arg = np.empty(out.shape, np.int32)
             _over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
                          x.size, threads)
         arg = (arg, geo)
     else:
         arg = None
         if two:
-            _over_images(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1),
-                                               *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0],
-                         x.size, threads)
+            _claimed(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1), *_dims(x.shape, geo),
+                                      geo.sh, geo.sw), x.shape[0], x.size, threads)
         else:
             _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads)
     if recorder is not None and pool_records.recalling:
@@ -416,10 +387,12 @@ def runner(x, geo, threads):
     """MaxPool of C-contiguous NHWC arrays of `x`'s shape and dtype as a function of the array,
     all but the loop's call decided here (a [1, 8, 8, 32] pool 2.9 -> 1.2 us as an op), where
     `max_pool` would run one loop on the calling thread and record nothing; else None."""
-    if pool_records.recalling or not applies(x) or (threads > 1 and x.size >= PARALLEL_MIN_ELEMENTS):
+    two = geo.kh == geo.kw == 2 and not geo.padded
+    split = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) if two else PARALLEL_MIN_ELEMENTS
+    if pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split):
         return None
     n, shape, dtype = x.shape[0], (x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype
-    if geo.kh == geo.kw == 2 and not geo.padded:
+    if two:
         loop, dims = loops()["max_pool_2x2"], (*_dims(x.shape, geo), geo.sh, geo.sw, 0, n)
 
         def run(x):
@@ -444,9 +417,9 @@ def max_pool_grad_from_argmax(x_shape, g, arg, threads):
     n, h, w, c = x_shape
     if geo.tiles_input:  # every input element written once: no zeroing, no scatter
         dx = np.empty(n * h * w * c, g.dtype)
-        _over_images(loops()["tiled_grad"], (g.reshape(-1), arg.reshape(-1), dx,
-                                             *_dims(x_shape, geo), geo.kh, geo.kw), n, dx.size,
-                     threads)
+        _claimed(jit_pool_tiled.loops()["tiled_grad"],
+                 (g.reshape(-1), arg.reshape(-1), dx, arg.dtype == np.uint8, *_dims(x_shape, geo),
+                  geo.kh, geo.kw), n, dx.size, threads)
     else:
         dx = np.zeros((n, h * w, c), g.dtype)
         _over_images(loops()["scatter_grad"], (g, arg, dx), n, dx.size, threads)
@@ -461,9 +434,9 @@ def tiled_grad_relu_mask(x_shape, g, y, arg, threads):
     n = x_shape[0]
     dx = np.empty(int(np.prod(x_shape)), g.dtype)
     nans = np.zeros(n + 1, np.int64)
-    _over_images(loops()["tiled_grad_relu_mask"], (g.reshape(-1), y.reshape(-1), arg.reshape(-1),
-                                                   dx, nans, *_dims(x_shape, geo), geo.kh,
-                                                   geo.kw), n, dx.size, threads)
+    _claimed(jit_pool_tiled.loops()["tiled_grad_relu_mask"],
+             (g.reshape(-1), y.reshape(-1), arg.reshape(-1), dx, arg.dtype == np.uint8, nans,
+              *_dims(x_shape, geo), geo.kh, geo.kw), n, dx.size, threads)
     return None if nans.any() else dx.reshape(x_shape)
 
 
