@@ -61,8 +61,7 @@ BLOCKS_MIN_MACS = 1 << 25
 # 256x784x512 3.02 / 3.45 / 3.20 / 2.96 / 3.28; 64x4096x512 5.45 / 7.85 / 4.19 / 3.86 / 5.13;
 # 784x256x512 2.74 / 2.95 / 2.95 / 3.05 / 3.33. A tall product's b is the small operand: the
 # CIFAR dense layer's weight gradient x.T @ dy (4096x64x512, x.T read in place), median of 9
-# rounds, cache flushed, load 1.1: 4 column blocks 1.38 ms, 2 row blocks 1.17 (1.13-1.17 with or
-# without worker placement).
+# rounds, cache flushed, load 1.1: 4 column blocks 1.38 ms, 2 row blocks 1.13-1.17.
 MIN_BLOCK = 32
 MIN_COLUMNS = 64
 MAX_PLANS = 256
