@@ -379,36 +379,25 @@ def test_input_gradient_as_a_team_or_in_blocks_gives_the_same_bits(mode, strides
     np.testing.assert_allclose(two, want, rtol=1e-4, atol=1e-4)
 
 
-def test_input_gradients_join_the_threading_chooser(monkeypatch):
+@pytest.mark.parametrize("kind", ["forward", "backward_data"])
+def test_convolutions_join_the_threading_chooser(kind, monkeypatch):
     monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
     monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
     monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
     monkeypatch.setattr(dnnl_matmul, "CHOOSER", dnnl_matmul._Chooser())
     dnnl_conv._timings.clear()
-    g = np.ones((4, 8, 8, 4), np.float32)
+    ones = np.ones((4, 8, 8, 2 if kind == "forward" else 4), np.float32)  # x, or dy
     f = np.ones((3, 3, 2, 4), np.float32)
     geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     for _ in range(3 * dnnl_matmul._Chooser.RUN):
-        dx = dnnl_conv.conv2d_backprop_input(g, f, geo, 4, 2, 2)
-    assert dx[0, 4, 4, 0] == 36  # 3x3 taps of four output channels of ones
+        if kind == "forward":
+            out = dnnl_conv.conv2d(ones, f, geo, 2)
+        else:
+            out = dnnl_conv.conv2d_backprop_input(ones, f, geo, 4, 2, 2)
+    # 3x3 taps of two input channels of ones, or of four output channels
+    assert out[0, 4, 4, 0] == (18 if kind == "forward" else 36)
     (key, timing), = dnnl_conv._timings.items()
-    assert key[0] == "backward_data"
-    assert timing.seen["team"] >= dnnl_matmul._Chooser.RUN
-    assert timing.seen["blocks"] >= dnnl_matmul._Chooser.RUN
-
-
-def test_forward_convolutions_join_the_threading_chooser(monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
-    monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
-    monkeypatch.setattr(dnnl_matmul, "CHOOSER", dnnl_matmul._Chooser())
-    dnnl_conv._timings.clear()
-    x = np.ones((4, 8, 8, 2), np.float32)
-    f = np.ones((3, 3, 2, 4), np.float32)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
-    for _ in range(3 * dnnl_matmul._Chooser.RUN):
-        out = dnnl_conv.conv2d(x, f, geo, 2)
-    assert out[0, 4, 4, 0] == 18  # 3x3 taps of two channels of ones
-    timing, = dnnl_conv._timings.values()
+    assert key[0] == kind
     assert timing.seen["team"] >= dnnl_matmul._Chooser.RUN
     assert timing.seen["blocks"] >= dnnl_matmul._Chooser.RUN
     assert dnnl_matmul.CHOOSER.kept in ("team", "blocks")
