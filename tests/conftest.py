@@ -36,8 +36,8 @@ SLOW = {
     "tests/tools/test_cli.py::test_inspect_prints_signatures_variables_and_ops": "processes, 7 s",
 }
 # CUDA kernels against the CPU on values: on the GPU, or without one on the C++ emulation of the
-# kernels (~100 s); the host-side launch checks of the same file stay in the default run.
-_SLOW_FIXTURE = ("tests/test_cuda_kernels.py::", "gpu")
+# kernels (~100 s); the host-side launch checks (tests/test_cuda_kernels.py) stay in the default run.
+_SLOW_FIXTURE = ("tests/test_cuda_kernels_values.py::", "gpu")
 
 
 def _is_slow(item):
