@@ -183,8 +183,10 @@ class _Chooser:
         # and timing them made the team look twice as slow as it is (the CIFAR-shaped step's
         # 3x3x32 convolution: 6.8 ms in its first timed call, 3.7 ms from the third step on)
         self.warming = True
-        # a team product turned slow: True, time the team again after the blocks ("timing" then)
+        # after a slow team product: the blocks are timed, then the team again (`retiming`), and
+        # those two runs decide
         self.retime_team = False
+        self.retiming = False
 
     def pick(self):
         return self.mode
@@ -195,7 +197,8 @@ class _Chooser:
                 plan.times[mode].append(seconds)
             plan.seen[mode] += 1
             self.plans.add(plan)
-            if (mode == TEAM == self.kept == self.mode and plan.reference and not self.retime_team
+            if (mode == TEAM == self.kept == self.mode and plan.reference
+                    and not (self.retime_team or self.retiming)
                     and seconds > self.SLOW * plan.reference
                     and statistics.median(plan.times[TEAM]) > self.SLOW * plan.reference):
                 self.left = 0  # a core got busy, or one call was disturbed: time the blocks at
@@ -222,13 +225,13 @@ class _Chooser:
         if self.kept is None and self.mode == TEAM:  # first run timed: now the other way
             self.mode, self.left = BLOCKS, self.RUN
             return
-        if self.retime_team == "timing":  # the team's run after the blocks' is done: choose
-            self.retime_team = False
+        if self.retiming:  # the team's run after the blocks' is done: choose
+            self.retiming = False
         elif self.kept is not None and self.mode == self.kept:  # time to probe the other way
             self.mode, self.left = other, self.RUN
             return
         elif self.retime_team and self.mode == BLOCKS:  # the blocks are timed: the team again
-            self.retime_team = "timing"
+            self.retime_team, self.retiming = False, True
             self.mode, self.left = TEAM, self.RUN
             return
         # a run of the other way is done: choose
