@@ -26,7 +26,6 @@ import bench_conv_kernels  # noqa: E402
 
 from graphflow.engine import config  # noqa: E402
 from graphflow.kernels.cpu import blas, dnnl_conv, math_kernels  # noqa: E402
-from graphflow.kernels.cpu.conv_kernels import Geometry  # noqa: E402
 
 
 def _by_primitive(flag, fn):
@@ -57,13 +56,8 @@ def kernels(rounds):
     print(f"kernels, {threads} threads (ms): filter gradient + Sum | diff-bias primitive | "
           "BLAS per block")
     rng = np.random.default_rng(0)
-    for name, x_shape, f_shape in bench_conv_kernels.LAYERS:
-        n, h, w, c = x_shape
-        kh, kw, _, oc = f_shape
-        geo = Geometry(h, w, kh, kw, 1, 1, 1, 1, "SAME")
-        x = rng.standard_normal(x_shape).astype(np.float32)
-        g = rng.standard_normal((n, geo.oh, geo.ow, oc)).astype(np.float32)
-        t = bench_conv_fusion._medians(_layer(x, g, geo, f_shape, threads), rounds, 3)
+    for name, geo, x, f, g in bench_conv_kernels.layer_arrays(rng):
+        t = bench_conv_fusion._medians(_layer(x, g, geo, f.shape, threads), rounds, 3)
         print(f"  {name:32s} {t['unfused']:7.3f} {t['primitive']:7.3f} {t['blas']:7.3f}")
 
 

@@ -28,7 +28,6 @@ import bench_vs_tf1  # noqa: E402
 
 import graphflow as tf  # noqa: E402
 from graphflow.kernels.cpu import dnnl, dnnl_conv  # noqa: E402
-from graphflow.kernels.cpu.conv_kernels import Geometry  # noqa: E402
 from graphflow.optimizer_passes import fusion  # noqa: E402
 
 RELU = ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
@@ -62,12 +61,8 @@ def _layer(x, f, b, geo):
 def kernels(rounds):
     print("kernels, one thread (ms): conv alone | conv, numpy bias + relu | fused primitive")
     rng = np.random.default_rng(0)
-    for name, x_shape, f_shape in bench_conv_kernels.LAYERS:
-        n, h, w, c = x_shape
-        kh, kw, _, oc = f_shape
-        geo = Geometry(h, w, kh, kw, 1, 1, 1, 1, "SAME")
-        x = rng.standard_normal(x_shape).astype(np.float32)
-        f = rng.standard_normal(f_shape).astype(np.float32)
+    for name, geo, x, f, _ in bench_conv_kernels.layer_arrays(rng):
+        n, c, oc = x.shape[0], f.shape[2], f.shape[3]
         b = rng.standard_normal(oc).astype(np.float32)
         t = _medians(_layer(x, f, b, geo), rounds, 3)
         nb = dnnl_conv.image_blocks(n, n * geo.oh * geo.ow * f.size)

@@ -36,6 +36,18 @@ POOLS = [  # MaxPoolGrad inputs (NHWC) of the CNN rows
 ]
 
 
+def layer_arrays(rng):
+    """(name, SAME geometry, x, filter, output gradient) of each of LAYERS, float32 from `rng`."""
+    for name, x_shape, f_shape in LAYERS:
+        n, h, w, _ = x_shape
+        kh, kw, _, oc = f_shape
+        geo = Geometry(h, w, kh, kw, 1, 1, 1, 1, "SAME")
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        f = rng.standard_normal(f_shape).astype(np.float32)
+        g = rng.standard_normal((n, geo.oh, geo.ow, oc)).astype(np.float32)
+        yield name, geo, x, f, g
+
+
 def kernels(x, f, g, threads):
     geo = Geometry(x.shape[1], x.shape[2], f.shape[0], f.shape[1], 1, 1, 1, 1, "SAME")
     win = conv_blocked.Window.of(geo)
@@ -80,10 +92,7 @@ def main(argv=None):
     print(f"oneDNN: {dnnl.library().path if have else 'not installed'}")
     print(f"{'layer':32s} {'op':12s} {'thr':>3s} {'numpy':>9s} {'oneDNN':>9s} {'ratio':>6s}")
     rng = np.random.default_rng(0)
-    for name, x_shape, f_shape in LAYERS:
-        x = rng.standard_normal(x_shape).astype(np.float32)
-        f = rng.standard_normal(f_shape).astype(np.float32)
-        g = rng.standard_normal(x_shape[:3] + f_shape[3:]).astype(np.float32)
+    for name, _, x, f, g in layer_arrays(rng):
         for threads in args.threads:
             blocked, onednn = kernels(x, f, g, threads)
             for op in blocked:
