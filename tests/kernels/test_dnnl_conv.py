@@ -11,7 +11,7 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, conv_taps, dnnl, dnnl_conv, dnnl_matmul, intra_op
-from tests.op_cases import nn_cases
+from tests.op_cases import nn_cases, run_build
 from tests.tooling import required
 
 pytestmark = pytest.mark.skipif(
@@ -46,11 +46,7 @@ def _use(onednn, monkeypatch):
 
 def _run(build, inputs, onednn, monkeypatch, threads=1):
     _use(onednn, monkeypatch)
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
-        return sess.run(out, dict(zip(placeholders, inputs)))
+    return run_build(build, inputs, threads)
 
 
 class _Spy:

@@ -10,7 +10,7 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import dnnl, dnnl_pool, jit_pool
-from tests.op_cases import nn_cases
+from tests.op_cases import nn_cases, run_build
 from tests.tooling import required
 
 pytestmark = pytest.mark.skipif(
@@ -29,11 +29,7 @@ def _run(build, inputs, onednn, monkeypatch, threads=1):
     calls = []
     real = dnnl_pool.max_pool_grad
     monkeypatch.setattr(dnnl_pool, "max_pool_grad", lambda *a: calls.append(1) or real(*a))
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
-        values = sess.run(out, dict(zip(placeholders, inputs)))
+    values = run_build(build, inputs, threads)
     assert bool(calls) == onednn, "oneDNN's MaxPoolGrad ran" if calls else "it did not run"
     return values
 

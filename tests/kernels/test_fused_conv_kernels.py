@@ -16,7 +16,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, fused_conv_kernels
 from graphflow.ops import fused_ops, nn_ops
-from tests.op_cases import fused_cases
+from tests.op_cases import fused_cases, run_build
 from tests.tooling import required
 
 LIBRARY = dnnl.library()
@@ -36,12 +36,7 @@ def _use(onednn, monkeypatch):
 def _run(build, inputs, onednn, monkeypatch, threads=1, optimize=True):
     """`build`'s value; optimize=False keeps an unfused graph unfused (no fusion pass)."""
     _use(onednn, monkeypatch)
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    config = tf.ConfigProto(intra_op_parallelism_threads=threads)
-    with tf.Session(config=config, optimize=optimize) as sess:
-        return sess.run(out, dict(zip(placeholders, inputs)))
+    return run_build(build, inputs, threads, optimize)
 
 
 def _calls(monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import jit_avg_pool, jit_pool
 from graphflow.ops import conv_ops
-from tests.op_cases import nn_cases
+from tests.op_cases import nn_cases, run_build
 
 pytestmark = pytest.mark.skipif(jit_avg_pool.loops() is None or jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
@@ -35,12 +35,7 @@ def _run(build, inputs, jit, monkeypatch, threads=1):
         real = getattr(jit_avg_pool, name)
         monkeypatch.setattr(jit_avg_pool, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
-        values = sess.run(out, dict(zip(placeholders, inputs)))
-    return values, calls
+    return run_build(build, inputs, threads), calls
 
 
 def test_avg_pool_cases_exist():

@@ -9,7 +9,7 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels.cpu import dnnl, jit_pool
-from tests.op_cases import nn_cases
+from tests.op_cases import nn_cases, run_build
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
@@ -28,11 +28,7 @@ def _run(build, inputs, jit, monkeypatch, threads=1):
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     if not jit:
         monkeypatch.setattr(jit_pool.loops, "compiled", False)
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
-        return sess.run(out, dict(zip(placeholders, inputs)))
+    return run_build(build, inputs, threads)
 
 
 def test_pool_cases_exist():

@@ -14,6 +14,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_pool, jit_pool, jit_pool_nchw
 from graphflow.ops import conv_ops
+from tests.op_cases import run_build
 
 pytestmark = pytest.mark.skipif(jit_pool_nchw.loops() is None or jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
@@ -53,12 +54,7 @@ def _run(build, inputs, jit, monkeypatch, threads=1, onednn=False):
     monkeypatch.setattr(dnnl_pool, "max_pool_grad",
                         lambda *a: calls.append("dnnl nchw" if a[4:] == (True,) else "dnnl")
                         or real_dnnl(*a))
-    tf.reset_default_graph()
-    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
-    out = build(*placeholders)
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
-        values = sess.run(out, dict(zip(placeholders, inputs)))
-    return values, calls
+    return run_build(build, inputs, threads), calls
 
 
 SHAPES = [  # input (NCHW), window, strides, padding

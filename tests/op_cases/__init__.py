@@ -57,6 +57,18 @@ def all_cases():
     return cases
 
 
+def run_build(build, inputs, threads=1, optimize=True):
+    """`build(*placeholders)` on a fresh default graph, run with `inputs` fed, in a session on
+    `threads` intra-op threads (the kernel tests' way to run a case on one route or another)."""
+    import graphflow as tf
+    tf.reset_default_graph()
+    placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in inputs]
+    out = build(*placeholders)
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+    with tf.Session(config=config, optimize=optimize) as sess:
+        return sess.run(out, dict(zip(placeholders, inputs)))
+
+
 def rand(*shape, dtype=np.float64, low=-2.0, high=2.0, seed=None):
     """Deterministic random test data (seeded by the shape unless `seed` is given)."""
     r = np.random.default_rng(seed if seed is not None else abs(hash(shape)) % 2**32)
