@@ -22,36 +22,10 @@ def _compile():
 
     opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
 
-    @njit(**opts)
-    def write_window(dx, gs, ats, target, coded, b, y, xo, h, w, c, kh, kw):
-        """One output window's input elements: gs where the window's argmax `ats` names them
-        (positions r * w + col or, `coded`, taps i * kw + j), else 0."""
-        rc = w * c
-        for i in range(kh):
-            r = y * kh + i
-            for j in range(kw):
-                col = xo * kw + j
-                target[0] = i * kw + j if coded else r * w + col  # in arg's own type: the
-                flat = target[0]                                    # compare vectorizes
-                q = (b * h + r) * rc + col * c
-                d = dx[q:q + c]
-                for ch in range(c):
-                    d[ch] = gs[ch] if ats[ch] == flat else 0
-
-    @njit(**opts)
-    def zero_right_of(dx, b, y, h, w, c, ow, kh, kw):
-        """Zero window row y's columns that no window covers (w not a multiple of kw)."""
-        rc = w * c
-        for r in range(y * kh, y * kh + kh):
-            for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
-                dx[q] = 0
-
-    @njit(**opts)
-    def zero_below(dx, b, h, w, c, oh, kh):
-        """Zero image b's rows that no window covers (h not a multiple of kh)."""
-        rc = w * c
-        for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
-            dx[q] = 0
+    # The two gradients below repeat their window-writing and zeroing loops on purpose: written as
+    # shared compiled helpers they gave the same times alone, but the small CNN's training step
+    # (`benchmarks/bench_chooser.py small`, its FusedMaxPoolGradReluMask) went 2.00-2.09 ->
+    # 2.18-2.29 ms.
 
     @njit(**opts)
     def tiled_grad(g, arg, dx, coded, n, h, w, c, oh, ow, kh, kw, lo, hi):
@@ -59,20 +33,34 @@ def _compile():
         element is written once, g where it is its window's target, else 0 (dx need not be
         zeroed; the rows and columns no window covers are zeroed here). `arg` holds positions
         r * w + col or, `coded`, taps i * kw + j (uint8, `jit_pool.py`'s max_pool_argmax_2x2)."""
-        target = np.empty(1, arg.dtype)
+        rc = w * c
+        target = np.empty(1, arg.dtype)  # a target in arg's own type: the compare vectorizes
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
                     o = ((b * oh + y) * ow + xo) * c
-                    write_window(dx, g[o:o + c], arg[o:o + c], target, coded, b, y, xo, h, w,
-                                 c, kh, kw)
-                zero_right_of(dx, b, y, h, w, c, ow, kh, kw)
-            zero_below(dx, b, h, w, c, oh, kh)
+                    gs, ats = g[o:o + c], arg[o:o + c]
+                    for i in range(kh):
+                        r = y * kh + i
+                        for j in range(kw):
+                            col = xo * kw + j
+                            target[0] = i * kw + j if coded else r * w + col
+                            flat = target[0]
+                            q = (b * h + r) * rc + col * c
+                            d = dx[q:q + c]
+                            for ch in range(c):
+                                d[ch] = gs[ch] if ats[ch] == flat else 0
+                for r in range(y * kh, y * kh + kh):
+                    for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
+                        dx[q] = 0
+            for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
+                dx[q] = 0
 
     @njit(**opts)
     def tiled_grad_relu_mask(g, y, arg, dx, coded, nans, n, h, w, c, oh, ow, kh, kw, lo, hi):
         """tiled_grad with g kept only where the pooled output y > 0 (FusedMaxPoolGradReluMask);
         nans[lo] counts the NaNs of y in images lo..hi (the caller's fallback)."""
+        rc = w * c
         target = np.empty(1, arg.dtype)
         gs = np.empty(c, g.dtype)  # the window's masked gradient
         nan = np.zeros(c, np.uint8)  # per channel (a vectorized or, not a reduction)
@@ -80,14 +68,26 @@ def _compile():
             for y0 in range(oh):
                 for xo in range(ow):
                     o = ((b * oh + y0) * ow + xo) * c
-                    gw, ys = g[o:o + c], y[o:o + c]
+                    gw, ys, ats = g[o:o + c], y[o:o + c], arg[o:o + c]
                     for ch in range(c):
                         v = ys[ch]
                         gs[ch] = gw[ch] if v > 0 else 0
                         nan[ch] |= v != v
-                    write_window(dx, gs, arg[o:o + c], target, coded, b, y0, xo, h, w, c, kh, kw)
-                zero_right_of(dx, b, y0, h, w, c, ow, kh, kw)
-            zero_below(dx, b, h, w, c, oh, kh)
+                    for i in range(kh):
+                        r = y0 * kh + i
+                        for j in range(kw):
+                            col = xo * kw + j
+                            target[0] = i * kw + j if coded else r * w + col
+                            flat = target[0]
+                            q = (b * h + r) * rc + col * c
+                            d = dx[q:q + c]
+                            for ch in range(c):
+                                d[ch] = gs[ch] if ats[ch] == flat else 0
+                for r in range(y0 * kh, y0 * kh + kh):
+                    for q in range((b * h + r) * rc + ow * kw * c, (b * h + r + 1) * rc):
+                        dx[q] = 0
+            for q in range((b * h + oh * kh) * rc, (b + 1) * h * rc):
+                dx[q] = 0
         nans[lo] = 1 if nan.any() else 0
 
     return {"tiled_grad": tiled_grad,
