@@ -173,21 +173,16 @@ def _compile():
                         dst[ch] = m
 
     @njit(**opts)
-    def max_pool_argmax_2x2(x, out, arg, coded, n, h, w, c, oh, ow, sh, sw, lo, hi):
-        """max_pool, and in `arg` each output's gradient target: its position r * w + col, or
-        (`coded`, for `jit_pool_tiled.py`'s gradients) its window tap 0-3 in row-major order,
-        in arg's own dtype (int32, or uint8: a quarter of the bytes)."""
+    def max_pool_argmax_2x2(x, out, arg, n, h, w, c, oh, ow, sh, sw, lo, hi):
+        """max_pool, and in `arg` each output's gradient target r * w + col."""
         rc = w * c
-        taps = np.empty(4, arg.dtype)
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
                     o = ((b * oh + y) * ow + xo) * c
                     p = ((b * h + y * sh) * w + xo * sw) * c
-                    f = 0 if coded else y * sh * w + xo * sw
-                    taps[0], taps[1] = f, f + 1
-                    taps[2], taps[3] = (2, 3) if coded else (f + w, f + w + 1)
-                    f0, f1, f2, f3 = taps[0], taps[1], taps[2], taps[3]
+                    f0 = np.int32(y * sh * w + xo * sw)
+                    f1, f2, f3 = np.int32(f0 + 1), np.int32(f0 + w), np.int32(f0 + w + 1)
                     dst, ats = out[o:o + c], arg[o:o + c]
                     t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
                     t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
@@ -361,12 +356,16 @@ def max_pool(x, geo, threads, recorder=None):
     args = (geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl)
     two = geo.kh == geo.kw == 2 and not geo.padded
     if recorder is not None and recorder.wanted and x.shape[1] * x.shape[2] < 1 << 31:
-        if two:  # 2x2 at stride 2: taps 0-3, one byte each; other 2x2 windows: positions
-            coded = TAP_CODES and geo.tiles_input
-            arg = np.empty(out.shape, np.uint8 if coded else np.int32)
-            _claimed(loops()["max_pool_argmax_2x2"],
-                     (x.reshape(-1), out.reshape(-1), arg.reshape(-1), coded,
-                      *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0], x.size, threads)
+        if TAP_CODES and geo.tiles_input and two:  # 2x2 at stride 2: taps 0-3, one byte each
+            arg = np.empty(out.shape, np.uint8)
+            _claimed(jit_pool_tiled.loops()["max_pool_tap_2x2"],
+                     (x.reshape(-1), out.reshape(-1), arg.reshape(-1), *_dims(x.shape, geo)),
+                     x.shape[0], x.size, threads)
+        elif two:
+            arg = np.empty(out.shape, np.int32)
+            _claimed(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1), arg.reshape(-1),
+                                             *_dims(x.shape, geo), geo.sh, geo.sw), x.shape[0],
+                     x.size, threads)
         else:
             arg = np.empty(out.shape, np.int32)
             _over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
