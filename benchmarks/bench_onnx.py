@@ -12,6 +12,8 @@ The two runners alternate: each of `--rounds` rounds times graphflow then onnxru
 rounds; the ratio is graphflow / onnxruntime (goal: at most 1.5). onnxruntime's threads spin
 between its calls by default and so take a core from graphflow's rounds; `--no-ort-spinning` sets
 its `session.intra_op.allow_spinning` to 0 to show how much (onnxruntime itself is then slower).
+`--ort-profile` prints onnxruntime's own per-node times (its profiler, medians over 200 runs) for
+the CNN at each batch size, to set beside `bench_step_profile.py onnx-cnn`.
 """
 
 import argparse
@@ -70,6 +72,29 @@ def interleaved(gf_run, ort_run, rounds, inner):
     return statistics.median(gf_ms), statistics.median(ort_ms)
 
 
+def ort_node_times(ort, path, feed, tmp, runs=200):
+    """onnxruntime's profiler on `runs` runs of the model: median microseconds per node, largest
+    first, and of the whole run."""
+    import json
+    options = ort.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = os.path.join(tmp, "ort_profile")
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    for _ in range(runs):
+        session.run(None, {"x": feed})
+    with open(session.end_profiling()) as f:
+        events = json.load(f)
+    nodes, whole = {}, []
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            nodes.setdefault(e["name"][:-len("_kernel_time")], []).append(e["dur"])
+        elif e.get("name") == "model_run":
+            whole.append(e["dur"])
+    print(f"onnxruntime, digits CNN, batch {feed.shape[0]}: a run {statistics.median(whole):.0f} us")
+    for name, times in sorted(nodes.items(), key=lambda kv: -statistics.median(kv[1])):
+        print(f"  {statistics.median(times):8.1f} us  {name}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -77,11 +102,19 @@ def main(argv=None):
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256])
     parser.add_argument("--no-ort-spinning", action="store_true",
                         help="onnxruntime's intra-op threads sleep between its calls")
+    parser.add_argument("--ort-profile", action="store_true",
+                        help="print onnxruntime's per-node times for the CNN instead")
     args = parser.parse_args(argv)
     import onnxruntime as ort
 
     rng = np.random.default_rng(0)
     rows = []
+    if args.ort_profile:
+        with tempfile.TemporaryDirectory() as tmp:
+            _, path = export_model(digits_cnn, os.path.join(tmp, "cnn.onnx"))
+            for batch in args.batches:
+                ort_node_times(ort, path, rng.random((batch, 64), dtype=np.float32), tmp)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         cnn_run, cnn_path = export_model(digits_cnn, os.path.join(tmp, "cnn.onnx"))
         _, mlp_path = export_model(digits_mlp, os.path.join(tmp, "mlp.onnx"))
