@@ -25,8 +25,9 @@ these convolutions together): the whole batch as one primitive run by an OpenMP 
 images as above (forward: one per thread). Each image's output is the same bits whatever the block
 size or the team (checked at 8x8, 4x4, 28x28 and 32x32 forward; the input gradient with strides,
 VALID padding and dilation in the tests), so its values never depend on the threads either. The
-CIFAR-shaped step's input gradients, one call each way (2 threads, load 1.0-1.5, ms, team /
-blocks): 32x32x32 <- 32 3.50-3.58 / 3.85-3.92, 16x16x32 <- 64 1.80-1.83 / 2.10-2.12.
+CIFAR-shaped step's input gradients each way (`GRAPHFLOW_MATMUL_THREADING=team|blocks python
+benchmarks/bench_conv_kernels.py --threads 2`, load 0.9-1.0, ms, team / blocks): 32x32x3 <- 32
+1.67 / 2.09, 32x32x32 <- 32 3.05 / 3.56, 16x16x32 <- 64 1.65 / 1.90.
 Forward, measured (one call each way, batch 256, 2 cores, load 0.6, ms: team / the former
 blocks, up to 8 of at least 8M multiply-adds / one block per thread): 8x8x32 -> 32 0.98 / 1.13 /
 1.11, 4x4x32 -> 64 0.48 / 0.73 / 0.63; 8x8x1 -> 32 (one block: too small to split) team 0.155,
