@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import fused_jit, fused_kernels
+from graphflow.kernels.cpu import fused_jit, fused_kernels, jit_math
 from tests.kernels.test_fused_kernels import CASES as THREAD_CASES
 from tests.op_cases import fused_cases
 
@@ -40,16 +40,17 @@ def _runs(f):
     return [run for layout in f._layouts.values() for run in layout.runs]
 
 
-def _compiled_tanh(f):
-    """True when a compiled run of `f` computes a float32 tanh (jit_math's)."""
-    return any(i.op == "Tanh" for run in _runs(f) for i in run.instrs)
+def _compiled_math(f):
+    """True when a compiled run of `f` computes a float32 tanh or sigmoid (jit_math's)."""
+    return any(i.op in jit_math.CALLS for run in _runs(f) for i in run.instrs)
 
 
 def _reference(program, dtypes, threads, f):
-    """The numpy instructions of `program`; where compiled kernel `f` computes a float32 tanh in a
-    run, the same program with every run computed by its numpy instructions (`Run.numpy_run`,
-    whose tanh is `jit_math.tanh32`): the compiled loops stand in for nothing but arithmetic."""
-    if not _compiled_tanh(f):
+    """The numpy instructions of `program`; where compiled kernel `f` computes a float32 tanh or
+    sigmoid in a run, the same program with every run computed by its numpy instructions
+    (`Run.numpy_run`, whose tanh and sigmoid are `jit_math.array_call`'s): the compiled loops stand
+    in for nothing but arithmetic."""
+    if not _compiled_math(f):
         return _build(program, dtypes, threads, jit=False)
 
     def not_compiled(*args, **kwargs):
@@ -279,39 +280,58 @@ def test_sign_bit_ops_inside_arithmetic(ops, dtype):
            nan_pairs=ops[-1] in ("Sub", "Add"))
 
 
-@pytest.mark.parametrize("jit_tanh", ["1", "0"])
+@pytest.mark.parametrize("jit_math_on", ["1", "0"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_sigmoid_is_split_into_its_ufunc_steps(dtype, jit_tanh, monkeypatch):
-    # the sigmoid's multiply and add join the runs around its tanh; a float32 tanh joins them too
-    # (unless GRAPHFLOW_JIT_TANH=0), a float64 tanh stays a numpy call
-    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", jit_tanh)
+def test_a_float32_sigmoid_joins_the_runs_around_it(dtype, jit_math_on, monkeypatch):
+    # a float32 sigmoid is jit_math's inside the run (unless GRAPHFLOW_JIT_MATH=0); a float64 one,
+    # or with the switch off, is the numpy sigmoid between two runs
+    monkeypatch.setenv("GRAPHFLOW_JIT_MATH", jit_math_on)
     program = _program([dtype], [["Const", [], {"value": 2.0}, dtype], ["Mul", [0, 1], {}, dtype],
-                                 ["Sigmoid", [2], {}, dtype], ["Mul", [3, 0], {}, dtype]])
+                                 ["Sigmoid", [2], {}, dtype], ["Mul", [3, 0], {}, dtype],
+                                 ["Add", [4, 2], {}, dtype]])
     f = _check(program, [_data(CHUNKED, 7, dtype, edge_every=2)], nan_pairs=True)
-    one_loop = dtype == "float32" and jit_tanh == "1"
-    assert [run.op for run in _runs(f)] == (["Mul+Mul+Tanh+Add+Mul+Mul"] if one_loop else
-                                           ["Mul+Mul", "Add+Mul+Mul"])
+    one_loop = dtype == "float32" and jit_math_on == "1"
+    assert [run.op for run in _runs(f)] == (["Mul+Sigmoid+Mul+Add"] if one_loop else
+                                           ["Mul+Add"])
 
 
-@pytest.mark.parametrize("jit_tanh", ["1", "0"])
+def test_a_lone_float32_sigmoid_is_compiled():
+    # numpy needs six calls for the sigmoid (abs, negative, exp, where, add, divide): alone, it is
+    # still one compiled loop
+    program = _program(["float32"], [["Exp", [0], {}, "float32"], ["Sigmoid", [1], {}, "float32"],
+                                     ["Exp", [2], {}, "float32"]])
+    f = _check(program, [_data(CHUNKED, 23, edge_every=3)])
+    assert [run.op for run in _runs(f)] == ["Sigmoid"]
+
+
+@pytest.mark.parametrize("jit_math_on", ["1", "0"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_lone_instruction_joins_an_earlier_run(dtype, threads, jit_tanh, monkeypatch):
-    # tanh(x * 2 + 1) * sigmoid(x) - x * x (benchmarks/bench_vs_tf1.py): with numpy's tanh, the
-    # sigmoid's x * 0.5, alone between two tanh calls, is computed by the first run, which writes
-    # two values; with the compiled float32 tanh the whole chain is one run
-    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", jit_tanh)
-    one_loop = dtype == "float32" and jit_tanh == "1"
+def test_a_lone_instruction_joins_an_earlier_run(dtype, threads, jit_math_on, monkeypatch):
+    # exp(x * 2 + 1) * exp(x * 0.5) - x * x: the x * 0.5, alone between two exp calls, is computed
+    # by the first run, which writes two values
+    monkeypatch.setenv("GRAPHFLOW_JIT_MATH", jit_math_on)
+    one_loop = dtype == "float32" and jit_math_on == "1"
+    program = _program([dtype], [
+        ["Const", [], {"value": 2.0}, dtype], ["Const", [], {"value": 0.5}, dtype],
+        ["Mul", [0, 1], {}, dtype], ["Add", [3, 2], {}, dtype], ["Exp", [4], {}, dtype],
+        ["Mul", [0, 2], {}, dtype], ["Exp", [6], {}, dtype], ["Mul", [5, 7], {}, dtype],
+        ["Mul", [0, 0], {}, dtype], ["Sub", [8, 9], {}, dtype]])
+    x = _data(PARALLEL, 21, dtype, edge_every=3)
+    f = _check(program, [x], threads, nan_pairs=True)
+    assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == [("Mul+Add+Mul", 1),
+                                                                 ("Mul+Mul+Sub", 0)]
+    # tanh(x * 2 + 1) * sigmoid(x) - x * x (benchmarks/bench_vs_tf1.py): with the compiled float32
+    # tanh and sigmoid the whole chain is one run
     program = _program([dtype], [
         ["Const", [], {"value": 2.0}, dtype], ["Const", [], {"value": 1.0}, dtype],
         ["Mul", [0, 1], {}, dtype], ["Add", [3, 2], {}, dtype], ["Tanh", [4], {}, dtype],
         ["Sigmoid", [0], {}, dtype], ["Mul", [5, 6], {}, dtype], ["Mul", [0, 0], {}, dtype],
         ["Sub", [7, 8], {}, dtype]])
-    x = _data(PARALLEL, 21, dtype, edge_every=3)
     f = _check(program, [x], threads, nan_pairs=True)
     assert [(run.op, len(run.extra_ids)) for run in _runs(f)] == (
-        [("Mul+Add+Tanh+Mul+Tanh+Add+Mul+Mul+Mul+Sub", 0)] if one_loop else
-        [("Mul+Add+Mul", 1), ("Add+Mul+Mul+Mul+Sub", 0)])
+        [("Mul+Add+Tanh+Sigmoid+Mul+Mul+Sub", 0)] if one_loop else
+        [("Mul+Add", 0), ("Mul+Mul+Sub", 0)])
     # x * 0.5 of tanh(x) cannot move before the tanh it reads: it stays a numpy call (or the tanh
     # and it join the run before them); the exp stays a numpy call
     program = _program([dtype], [
@@ -406,7 +426,7 @@ def test_no_jit_switch_keeps_the_numpy_instructions(monkeypatch):
     np.testing.assert_allclose(got, fused_cases.bench_reference(x), rtol=2e-6)
     monkeypatch.setattr(fused_jit, "_numba", None)
     monkeypatch.delenv("GRAPHFLOW_NO_JIT")
-    monkeypatch.setenv("GRAPHFLOW_JIT_TANH", "0")  # numpy's tanh in the compiled runs: numpy's bits
+    monkeypatch.setenv("GRAPHFLOW_JIT_MATH", "0")  # numpy's tanh in the compiled runs: numpy's bits
     assert _build(program, ["float32"], 1, jit=True)(x).tobytes() == got.tobytes()
 
 

@@ -44,3 +44,19 @@ def test_log_sigmoid_is_stable_for_large_inputs():
     want = -np.logaddexp(0.0, -x)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.all(np.isfinite(got))
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["op", "fused"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_keeps_its_relative_precision_in_the_tails(dtype, fused):
+    # TF1 gives sigmoid(-20) = 2.0611537e-09 in float32; the formula through tanh gave 0 there
+    x = np.tile(np.array([-90.0, -40.0, -20.0, -10.0, -1.0, 0.0, 1.0, 10.0, 20.0]), 8192)
+    xs = tf.placeholder(dtype, x.shape)
+    y = tf.sigmoid(xs * 1.0 + 0.0) * 1.0 if fused else tf.sigmoid(xs)  # (* 1.0: fused chains)
+    with tf.Session() as sess:
+        got = sess.run(y, {xs: x.astype(dtype)})
+    want = 1.0 / (1.0 + np.exp(-x))
+    assert got.dtype == dtype and np.all(got[x < 0] > 0)
+    # (-90: a float32 denormal, rounded to its own spacing)
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps,
+                               atol=2 * np.finfo(dtype).smallest_subnormal)

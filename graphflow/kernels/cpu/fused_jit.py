@@ -8,19 +8,20 @@ instructions together cost more than the transcendental ones. Here each run of c
 arithmetic instructions (add, sub, mul, div, neg, abs, square, maximum/minimum and the clamps
 lowered to them, comparisons, select) becomes one numba loop that reads its operands once per
 element, keeps the intermediate values in registers and writes only the values the rest of the
-program reads. float32 Tanh joins the runs too, as the vectorizable tanh of `jit_math.py` (at most
-1 ulp from the correctly rounded value, 2 from numpy's; `GRAPHFLOW_JIT_TANH=0` keeps numpy's):
-the benchmark chain is then one loop per chunk. The other transcendental instructions (exp, log,
-float64 tanh, ...) and a tanh with no arithmetic around it stay numpy calls (numpy's SIMD loops
-are faster than numba's scalar libm calls, and they define the bits). A lone arithmetic
-instruction between two numpy calls is computed by the nearest earlier run when its operands are
-ready there (that run then writes two values); Sigmoid is split into its ufunc calls
-(`fused_kernels._SPLIT`) so that its multiplies and add join the runs around its tanh.
+program reads. float32 Tanh and Sigmoid join the runs too, as the vectorizable functions of
+`jit_math.py` (tanh at most 1 ulp from the correctly rounded value, 2 from numpy's; sigmoid within
+2 ulp of it; `GRAPHFLOW_JIT_MATH=0` keeps the numpy functions): the benchmark chain is then one loop
+per chunk. The other transcendental instructions (exp, log, float64 tanh and sigmoid, ...) and a
+tanh or sigmoid with no arithmetic around it stay numpy calls (numpy's SIMD loops are faster than
+numba's scalar libm calls, and they define the bits). A lone arithmetic instruction between two
+numpy calls is computed by the nearest earlier run when its operands are ready there (that run
+then writes two values).
 
 Bits: each instruction is computed in its own dtype (float32 stays float32: constants are passed as
 values of the instruction's dtype, at run time, so LLVM cannot fold them), in the program's order,
 without fast-math or fused multiply-add contraction, so a compiled run gives numpy's values exactly
-(a float32 tanh: `jit_math.tanh32`'s, which a run falling back to numpy calls uses too):
+(a float32 tanh or sigmoid: `jit_math.array_call`'s, which a run falling back to numpy calls
+uses too):
 signed zeros, infinities, denormals, and NaN payloads where one operand is NaN (negation and
 absolute value act on the sign bit, see `_UNARY`; maximum/minimum and select follow numpy's own
 formulas). Where two *different* NaNs meet in one instruction numpy itself returns one or the other
@@ -65,7 +66,7 @@ _UNARY = {"Neg": "flipsign({a}, sign)", "Abs": "clearsign({a}, sign)", "Square":
 SIGN = -(1 << 63)  # the int64 sign bit, the loops' `sign` argument
 # Transcendental instructions compiled for float32 only, through the vectorizable functions of
 # `jit_math.py` (numba's own would be libm's scalar calls): op type -> expression
-_FLOAT32_CALLS = {"Tanh": "tanhf({a})"}
+_FLOAT32_CALLS = {op: f"{name}({{a}})" for op, name in jit_math.CALLS.items()}
 _F32 = np.dtype(np.float32)
 _COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<=", "Equal": "==",
             "NotEqual": "!="}
@@ -115,7 +116,7 @@ def compilable(ins, dtype_of, operand_kind):
     if op == "Select":
         return dt in FLOATS and types[0] == _BOOL and types[1] == dt and types[2] == dt
     if op in _FLOAT32_CALLS:
-        return dt == _F32 and types[0] == dt and jit_math.tanh_enabled()
+        return dt == _F32 and types[0] == dt and jit_math.enabled()
     return False
 
 
@@ -208,7 +209,7 @@ class Run:
         vals = dict(zip(self.refs, operands))
         for ins in self.instrs:
             if ins.op in _FLOAT32_CALLS:  # the compiled function, not numpy's: the same bits
-                vals[ins.id] = jit_math.tanh32(vals[ins.refs[0]])
+                vals[ins.id] = jit_math.array_call(ins.op, vals[ins.refs[0]])
                 continue
             vals[ins.id] = _alloc(ins, [vals[r] for r in ins.refs])
         for buffer, v in zip((out,) + tuple(extra), (self.id,) + self.extra_ids):
@@ -232,7 +233,7 @@ def _compile(source, operands, outputs):
             if loop is None:
                 from numba import from_dtype, njit, types
                 namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()))
-                if "tanhf(" in source:
+                if any(f"{name}(" in source for name in jit_math.CALLS.values()):
                     namespace.update(jit_math.functions())
                 exec(compile(source, "<fused run>", "exec"), namespace)
                 # operands read-only (variables' buffers are), the outputs writable
@@ -340,7 +341,7 @@ def group(program, steps, chunk_shape, fixed_shape, full):
 
 
 # Instructions compiled even alone: numpy needs several calls for them.
-_WORTH_ALONE = ("Select", "SquaredDifference")
+_WORTH_ALONE = ("Select", "SquaredDifference", "Sigmoid")
 
 
 def _attach_lone_instructions(program, items):

@@ -55,11 +55,6 @@ PARALLEL_CHUNK_ELEMENTS = 1 << 16
 PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
-# Instructions whose numpy function is a sequence of ufunc calls: (op type, constant operand or None)
-# per call, as `elementwise_spec._sigmoid` makes them. With compiled runs (`fused_jit.py`) a program
-# computes them as those calls, so that the cheap ones join the runs around them (the split programs
-# are tested bit for bit against the unsplit function: tests/kernels/test_fused_jit.py).
-_SPLIT = {"Sigmoid": (("Mul", 0.5), ("Tanh", None), ("Add", 1), ("Mul", 0.5))}
 
 
 def _alloc_call(fn, operands, dtype):
@@ -110,9 +105,6 @@ class FusedProgram:
                 ins = _Instr(vid, op_type, (), None, True, dt, np.asarray(attrs["value"], dtype=dt))
             elif op_type in _CLAMPS:
                 ins = self._lower_clamp(vid, op_type, refs[0], dt, n_in + len(program["instructions"]))
-            elif op_type in _SPLIT and self._jit and dt in fused_jit.FLOATS:
-                ins = self._lower_steps(vid, _SPLIT[op_type], refs[0], dt,
-                                        n_in + len(program["instructions"]))
             else:
                 fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
@@ -156,29 +148,6 @@ class FusedProgram:
         self._extra.append(inner)
         self.instrs.append(inner)
         return _Instr(vid, "Minimum", (mid, ids[1]), np.minimum, True, dtype)
-
-    def _lower_steps(self, vid, steps, x, dtype, first_extra):
-        """An instruction whose numpy function is a sequence of ufunc calls (`_SPLIT`) as those
-        calls, one instruction each, with its constants as Const values of its dtype: the same
-        operations in the same order (the same bits), but the cheap ones can join compiled runs
-        (`fused_jit.py`) and only the transcendental ones stay numpy calls."""
-        prev = x
-        for k, (op, const) in enumerate(steps):
-            refs = (prev,)
-            if const is not None:
-                cid = first_extra + len(self._extra)
-                c = _Instr(cid, "Const", (), None, True, dtype, np.asarray(const, dtype=dtype))
-                self._extra.append(c)
-                self.instrs.append(c)
-                refs = (prev, cid)
-            fn, alias_ok = instruction(op, {}, [dtype] * len(refs), dtype)
-            if k == len(steps) - 1:
-                return _Instr(vid, op, refs, fn, alias_ok, dtype)
-            mid = first_extra + len(self._extra)
-            ins = _Instr(mid, op, refs, fn, alias_ok, dtype)
-            self._extra.append(ins)
-            self.instrs.append(ins)
-            prev = mid
 
     # ---------------------------------------------------------------- running
     def __call__(self, *inputs, out=None):

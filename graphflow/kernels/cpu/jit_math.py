@@ -1,37 +1,48 @@
-"""A float32 tanh that numba vectorizes, for the compiled runs of fused elementwise programs
-(`fused_jit.py`; optional like numba itself). `GRAPHFLOW_JIT_TANH=0` keeps numpy's tanh instead.
+"""A float32 tanh and sigmoid that numba vectorizes, for the compiled runs of fused elementwise
+programs (`fused_jit.py`; optional like numba itself). `GRAPHFLOW_JIT_MATH=0` keeps the numpy
+functions instead (numpy's tanh, `elementwise_spec._sigmoid`).
 
-Why: numba calls libm's scalar tanhf, which LLVM cannot vectorize (numba's SVML route needs an
+Why: numba calls libm's scalar tanhf/expf, which LLVM cannot vectorize (numba's SVML route needs an
 SVML-patched LLVM, which llvmlite 0.50's wheels are not), so a fused program's tanh stayed a numpy
 call between compiled runs: a pass of its own over the chunk, and one more Python call per chunk that
-needs the GIL while the other thread wants it. A tanh written in arithmetic joins the run around
-it, and the whole benchmark chain `tanh(x*2+1)*sigmoid(x) - x*x` (sigmoid is computed through
-tanh, `fused_kernels._SPLIT`) becomes one loop that reads x and writes the result once.
+needs the GIL while the other thread wants it. Functions written in arithmetic join the run around
+them, and the whole benchmark chain `tanh(x*2+1)*sigmoid(x) - x*x` becomes one loop that reads x
+and writes the result once.
 
-The function, on float32 with explicit fused multiply-adds (`llvm.fma`, exact and the same on any
-CPU; LLVM does not contract the other operations, numba runs without fast-math):
+Both functions are float32 code with explicit fused multiply-adds (`llvm.fma`, exact and the same on
+any CPU; LLVM does not contract the other operations, numba runs without fast-math), sharing one
+e^y: e^y = 2^k e^r with k = round(y/ln 2), r = y - k ln 2 (ln 2 in two float32 parts, |r| <= 0.35)
+and e^r the Taylor polynomial of degree 7 (truncation 5e-9 relative).
+
+tanh:
   |x| < 0.625:  x + x^3 P(x^2), P of degree 5 fitted (least squares in float64, coefficients
                 rounded to float32) to (tanh(x) - x)/x^3: model error 0.04 ulp;
-  |x| >= 0.625: 1 - 2/(e^(2|x|) + 1), e^y = 2^k e^r with k = round(y/ln 2), r = y - k ln 2 (ln 2 in
-                two float32 parts, |r| <= 0.35) and e^r the Taylor polynomial of degree 7 (truncation
-                5e-9 relative); |x| is clamped to 10, where tanh is 1.0 in float32;
+  |x| >= 0.625: 1 - 2/(e^(2|x|) + 1); |x| is clamped to 10, where tanh is 1.0 in float32;
 then the sign of x. A NaN takes the polynomial and comes back as itself, quieted (numpy's tanh
 returns its default NaN instead).
 
-Cost: 0.47 ns per element on one thread with the operands in the cache, against numpy's 0.33
-(interleaved, loaded 2-core machine): slower than numpy's alone, so a tanh with no arithmetic
-around it stays numpy's (`fused_jit.group`); in a run it saves the pass and the call. A single
-formula without the small-|x| branch, m / (m + 2) with m = e^(2|x|) - 1, ran at 0.37 ns but was
-2 ulp from the correctly rounded tanh and not monotonic (steps back of 2 ulp): not taken.
+sigmoid: m = e^(-|x|) in (0, 1], then 1/(1 + m) for x >= 0 and m/(1 + m) for x < 0: full relative
+precision where the sigmoid is tiny (sigmoid(-20) = 2.06e-9; the earlier formula through tanh,
+(tanh(x/2) + 1)/2, gave 0 there and was 2e-4 off at -10). |x| is clamped to 104, where e^-|x|
+rounds to 0 in float32, and 2^k is built as 2^(k+24) * 2^-24 so that results below the normal range
+come out as denormals, rounded once. A NaN propagates.
 
-Accuracy: at most 1 ulp from the correctly rounded tanh, over every float32 (checked exhaustively
-by `benchmarks/check_tanh_accuracy.py`, all 2^32 inputs, against float64 tanh rounded to float32:
-5.4M inputs, 0.13% of the non-NaN ones, are 1 ulp off, none more). numpy 2.4's own float32 tanh
-(AVX-512 here) is also within 1 ulp of it (63.3M inputs, 1.48%, 1 ulp off), so the two differ by at
-most 2 ulp: 64.5M inputs by 1 ulp, 664 by 2. TF1's tanh is Eigen's float32 rational approximation,
-itself not numpy's bits. The fused programs' tests compare a compiled run against the numpy
-instructions with this tanh in place of numpy's, bit for bit, and this tanh against numpy's within
-2 ulp (tests/kernels/test_jit_math.py).
+Cost (one thread, operands in the cache): tanh 0.33 ns per element (numpy's 0.33), sigmoid 0.27;
+the benchmark chain 0.63 ns per element against 0.76 with the sigmoid computed through tanh. A
+lone tanh or sigmoid with no arithmetic around it stays numpy's (`fused_jit.group`); in a run it
+saves the pass and the call. A single tanh formula without the small-|x| branch, m / (m + 2) with
+m = e^(2|x|) - 1, ran faster but was 2 ulp from the correctly rounded tanh and not monotonic
+(steps back of 2 ulp): not taken.
+
+Accuracy, over every float32 (checked exhaustively by `benchmarks/check_jit_math_accuracy.py`,
+all 2^32 inputs, against float64 rounded to float32): tanh is at most 1 ulp from the correctly
+rounded value (5.4M inputs, 0.13% of the non-NaN ones, are 1 ulp off, none more); numpy 2.4's own
+float32 tanh (AVX-512 here) is also within 1 ulp of it (63.3M inputs, 1.48%), so the two differ by
+at most 2 ulp. The sigmoid's figures are in docs/performance.md ("The chain's sigmoid"). TF1's tanh
+and sigmoid are Eigen's float32 approximations, themselves not numpy's bits. The fused programs'
+tests compare a compiled run against the numpy instructions with these functions in place of the
+numpy ones, bit for bit, and these functions against the numpy ones within a few ulp
+(tests/kernels/test_jit_math.py).
 """
 
 import math
@@ -47,6 +58,21 @@ _LN2_HI = float(np.float32(math.log(2.0)))
 _LN2_LO = float(np.float32(math.log(2.0) - _LN2_HI))
 _MAGIC = 12582912.0  # 1.5 * 2^23: y + _MAGIC rounds y to an integer held in the low mantissa bits
 
+# e^y for y <= 0.35 (k and r as in the module docstring): lines shared by both functions, which
+# leave t (k + 1.5 * 2^23, for pow2) and e (e^r) defined
+_EXP = f"""
+    t = fma(y, F({1 / math.log(2.0)!r}), F({_MAGIC!r}))
+    k = t - F({_MAGIC!r})
+    r = fma(k, F({-_LN2_HI!r}), y)
+    r = fma(k, F({-_LN2_LO!r}), r)
+    e = fma(r, F({1 / 5040!r}), F({1 / 720!r}))
+    e = fma(e, r, F({1 / 120!r}))
+    e = fma(e, r, F({1 / 24!r}))
+    e = fma(e, r, F({1 / 6!r}))
+    e = fma(e, r, F(0.5))
+    e = fma(e, r, F(1))
+    e = fma(e, r, F(1))"""
+
 _SOURCE = f"""
 def tanhf(x):
     a = abs(x)
@@ -58,36 +84,38 @@ def tanhf(x):
     p = fma(p, z, F({_SMALL[0]!r}))
     small = fma(a * z, p, a)
     c = a if a <= F(10) else F(10)
-    y = c + c
-    t = fma(y, F({1 / math.log(2.0)!r}), F({_MAGIC!r}))
-    k = t - F({_MAGIC!r})
-    r = fma(k, F({-_LN2_HI!r}), y)
-    r = fma(k, F({-_LN2_LO!r}), r)
-    e = fma(r, F({1 / 5040!r}), F({1 / 720!r}))
-    e = fma(e, r, F({1 / 120!r}))
-    e = fma(e, r, F({1 / 24!r}))
-    e = fma(e, r, F({1 / 6!r}))
-    e = fma(e, r, F(0.5))
-    e = fma(e, r, F(1))
-    e = fma(e, r, F(1))
+    y = c + c{_EXP}
     e = e * pow2(t)
     big = F(1) - F(2) / (e + F(1))
     q = big if a >= F(0.625) else small  # a NaN takes the polynomial, which keeps its payload
     return copysign(q, x)
+
+
+def sigmoidf(x):
+    a = abs(x)
+    c = F(104) if a > F(104) else a  # (a NaN stays)
+    y = -c{_EXP}
+    m = (e * pow2(t + F(24))) * F({2.0 ** -24!r})  # e^-|x|, a denormal rounded once
+    n = F(1) if x >= F(0) else m
+    return n / (F(1) + m)
 """
+
+# op type -> the float32 function computing it, by name
+CALLS = {"Tanh": "tanhf", "Sigmoid": "sigmoidf"}
 
 _lock = threading.Lock()
 _functions = None
-_array_tanh = None
+_array_loops = {}
 
 
-def tanh_enabled():
-    """False when GRAPHFLOW_JIT_TANH=0 asks for numpy's tanh in compiled runs."""
-    return os.environ.get("GRAPHFLOW_JIT_TANH", "1").strip() not in ("0", "false", "no")
+def enabled():
+    """False when GRAPHFLOW_JIT_MATH=0 asks for the numpy functions in compiled runs."""
+    return os.environ.get("GRAPHFLOW_JIT_MATH", "1").strip() not in ("0", "false", "no")
 
 
 def functions():
-    """{"tanhf": the float32 tanh as a numba function inlined into the loops that call it}."""
+    """{"tanhf": ..., "sigmoidf": ...}: the float32 functions as numba functions inlined into the
+    loops that call them."""
     global _functions
     if _functions is None:
         with _lock:
@@ -126,34 +154,37 @@ def _build():
 
     namespace = {"fma": fma, "pow2": pow2, "F": np.float32, "copysign": math.copysign}
     exec(compile(_SOURCE, "<jit_math>", "exec"), namespace)
-    tanhf = njit(inline="always", fastmath=False, error_model="numpy")(namespace["tanhf"])
-    return {"tanhf": tanhf}
+    return {name: njit(inline="always", fastmath=False, error_model="numpy")(namespace[name])
+            for name in CALLS.values()}
 
 
-def tanh32(x, out=None):
-    """The compiled float32 tanh over an array (what a compiled run computes for Tanh): a numpy
-    instruction `fn(x, out=buffer)`, used where a run falls back to numpy calls, and by tests."""
-    global _array_tanh
-    if _array_tanh is None:
-        tanhf = functions()["tanhf"]  # (takes the lock itself)
+def array_call(op, x, out=None):
+    """The compiled float32 function of `op` ("Tanh", "Sigmoid") over an array (what a compiled run
+    computes for it), into `out` when given: used where a run falls back to numpy calls, and by
+    tests."""
+    name = CALLS[op]
+    loop = _array_loops.get(name)
+    if loop is None:
+        function = functions()[name]  # (takes the lock itself)
         with _lock:
-            if _array_tanh is None:
+            loop = _array_loops.get(name)
+            if loop is None:
                 from numba import njit
 
                 @njit(nogil=True, fastmath=False, error_model="numpy", boundscheck=False)
                 def loop(a, b):
                     for i in range(a.shape[0]):
-                        b[i] = tanhf(a[i])
-                _array_tanh = loop
+                        b[i] = function(a[i])
+                _array_loops[name] = loop
     x = np.asarray(x, dtype=np.float32)
     if out is None:
         out = np.empty(x.shape, np.float32)
     flat = np.ascontiguousarray(np.broadcast_to(x, out.shape)).reshape(-1)
     if out.flags.c_contiguous:
-        _array_tanh(flat, out.reshape(-1))
+        loop(flat, out.reshape(-1))
     else:
         result = np.empty(out.shape, np.float32)
-        _array_tanh(flat, result.reshape(-1))
+        loop(flat, result.reshape(-1))
         np.copyto(out, result)
     return out
 

@@ -1,8 +1,9 @@
 // graphflow CUDA kernels: scalar device functions with numpy semantics, which the C expressions of
 // the elementwise table (graphflow/ops/elementwise_spec.py) call. The code generator (codegen.py)
 // composes those expressions into one kernel per (fused) expression program; overloads cover
-// float, double and the integer types, bool is `bool`. Activations built from these (sigmoid, elu,
-// softplus, ...) are written as expressions in their table rows, not here.
+// float, double and the integer types, bool is `bool`. Activations built from these (elu, softplus,
+// ...) are written as expressions in their table rows, not here; sigmoid, which reads e^-|x| twice,
+// is a function below.
 #pragma once
 
 // ---- arithmetic with numpy's integer/float corner cases ----------------------------------------
@@ -105,6 +106,12 @@ __device__ __forceinline__ float gf_tan(float x) { return tanf(x); }
 __device__ __forceinline__ double gf_tan(double x) { return tan(x); }
 __device__ __forceinline__ float gf_tanh(float x) { return tanhf(x); }
 __device__ __forceinline__ double gf_tanh(double x) { return tanh(x); }
+// 1/(1+e^-x) with full relative precision where it is tiny (as elementwise_spec._sigmoid): m = e^-|x|,
+// 1/(1+m) for x >= 0, m/(1+m) for x < 0; a NaN propagates
+template <typename T> __device__ __forceinline__ T gf_sigmoid(T x) {
+    T m = gf_exp(-gf_abs(x));
+    return (x >= T(0) ? T(1) : m) / (T(1) + m);
+}
 __device__ __forceinline__ float gf_erf(float x) { return erff(x); }
 __device__ __forceinline__ double gf_erf(double x) { return erf(x); }
 __device__ __forceinline__ float gf_lgamma(float x) { return lgammaf(x); }
