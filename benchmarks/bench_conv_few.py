@@ -86,7 +86,7 @@ def ways(layer):
     x, f, b, g, geo = _operands(*LAYERS[layer])
     forward = {"team": _forward(TEAM, 2, x, f, b, geo), "blocks": _forward(BLOCKS, 2, x, f, b, geo),
                "one": _forward(None, 1, x, f, b, geo)}
-    if 0 < 9 * x.shape[3] <= jit_conv.MAX_TAPS and jit_conv.kernel(3, 3, x.shape[3]) is not None:
+    if 0 < 9 * x.shape[3] <= jit_conv.MAX_TAPS and jit_conv.kernel(*f.shape) is not None:
         forward["loop1"] = _loop(1, x, f, b, geo)
         forward["loop2"] = _loop(2, x, f, b, geo)
     rows = {"forward": forward}

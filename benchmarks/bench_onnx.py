@@ -8,10 +8,16 @@ imported graph's `x + 0` would be simplified away) run by graphflow on its own g
 and on the graph imported back from the ONNX file ("imported"), and the digits MLP imported from
 its ONNX file. onnxruntime runs the same ONNX file. Batch 1 and 256.
 The two runners alternate: each of `--rounds` rounds times graphflow then onnxruntime
-(`common.median_ms` over `--inner` calls each), and the printed figure is the median of the
-rounds; the ratio is graphflow / onnxruntime (goal: at most 1.5). onnxruntime's threads spin
-between its calls by default and so take a core from graphflow's rounds; `--no-ort-spinning` sets
-its `session.intra_op.allow_spinning` to 0 to show how much (onnxruntime itself is then slower).
+(`common.median_ms` over `--inner` calls each, after untimed calls for at least `--round-warmup`
+seconds), and the printed figure is the median of the rounds; the ratio is graphflow / onnxruntime
+(goal: at most 1.5). Each runner is first warmed up for a second. Why a warm-up in every round:
+onnxruntime's threads keep spinning for a while after its calls, and this machine's cores come
+back slow after idling, so a runner's first calls after the other's are slow (graphflow's CNN at
+batch 256: its first ~10 calls after onnxruntime's 3-5 ms, then 2.3-2.4; after 0.3 s asleep the
+first ~15 calls 3.4-4.7 ms): with two warm-up calls those slow calls fell inside the timed ones.
+`--round-warmup 0` times as before. onnxruntime's spinning also takes a core from graphflow's
+rounds; `--no-ort-spinning` sets its `session.intra_op.allow_spinning` to 0 to show how much
+(onnxruntime itself is then slower).
 `--ort-profile` prints onnxruntime's own per-node times (its profiler, medians over 200 runs) for
 the CNN at each batch size, to set beside `bench_step_profile.py onnx-cnn`.
 """
@@ -21,6 +27,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -64,11 +71,23 @@ def export_model(build, path):
     return (lambda feed: sess.run(probs, {x: feed})), path
 
 
-def interleaved(gf_run, ort_run, rounds, inner):
+def _warm(run, seconds, calls=2):
+    """Call `run` untimed at least `calls` times and for at least `seconds`."""
+    start, done = time.perf_counter(), 0
+    while done < calls or time.perf_counter() - start < seconds:
+        run()
+        done += 1
+
+
+def interleaved(gf_run, ort_run, rounds, inner, round_warmup):
+    for run in (gf_run, ort_run):
+        _warm(run, 1.0)
     gf_ms, ort_ms = [], []
     for _ in range(rounds):
-        gf_ms.append(median_ms(gf_run, inner, warmup=2))
-        ort_ms.append(median_ms(ort_run, inner, warmup=2))
+        _warm(gf_run, round_warmup)
+        gf_ms.append(median_ms(gf_run, inner, warmup=0))
+        _warm(ort_run, round_warmup)
+        ort_ms.append(median_ms(ort_run, inner, warmup=0))
     return statistics.median(gf_ms), statistics.median(ort_ms)
 
 
@@ -100,6 +119,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--inner", type=int, default=20)
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 256])
+    parser.add_argument("--round-warmup", type=float, default=0.1,
+                        help="seconds of untimed calls before each runner's timed calls in a round")
     parser.add_argument("--no-ort-spinning", action="store_true",
                         help="onnxruntime's intra-op threads sleep between its calls")
     parser.add_argument("--ort-profile", action="store_true",
@@ -133,7 +154,7 @@ def main(argv=None):
                                            rtol=1e-4, atol=1e-6)
                 gf_ms, ort_ms = interleaved(lambda f=feed, g=gf_run: g(f),
                                             lambda f=feed, r=runner: r.run(None, {"x": f}),
-                                            args.rounds, args.inner)
+                                            args.rounds, args.inner, args.round_warmup)
                 rows.append((label, batch, gf_ms, ort_ms))
     print(f"{'model':<24} {'batch':>5} {'graphflow ms':>13} {'onnxruntime ms':>15} {'ratio':>6}")
     for label, batch, gf_ms, ort_ms in rows:

@@ -12,7 +12,7 @@ import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, jit_conv
 from graphflow.ops import fused_ops
 
-pytestmark = pytest.mark.skipif(jit_conv.kernel(3, 3, 1) is None,
+pytestmark = pytest.mark.skipif(jit_conv.kernel(3, 3, 1, 32) is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
 
 

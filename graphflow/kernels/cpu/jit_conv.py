@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import intra_op, jit_updates
+from graphflow.kernels.cpu import intra_op, jit_math, jit_updates
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Convolutions of at most this many taps (kh * kw * in channels) run here: 3x3 on up to 4 channels,
@@ -57,13 +57,15 @@ MAX_OUTPUTS = 1 << 18
 MAX_OUTPUTS_THREADED = 1 << 19
 
 _lock = threading.Lock()
-_kernels = {}  # (kh, kw, c) -> the compiled loop
+_kernels = {}  # (kh, kw, c, oc) -> the compiled loop
 _local = threading.local()  # per thread: {(padded shape, dtype): zero-bordered input buffer}
 _MAX_KEPT = 8
 
 
-def _source(kh, kw, c):
-    """The loop's Python source for a kh x kw filter on c channels (taps unrolled)."""
+def _source(kh, kw, c, oc):
+    """The loop's Python source for a kh x kw filter from c to oc channels (taps unrolled; the
+    output channel count a constant, so that LLVM's vectorized channel loop has no remainder or
+    run-time trip count; in 512-bit vectors where the CPU has them)."""
     taps = [(i, j, ci) for i in range(kh) for j in range(kw) for ci in range(c)]
     t = range(len(taps))
     total = "(" + " + ".join(f"x{k} * f{k}[co]" for k in t) + ") + bias[co]"
@@ -71,7 +73,8 @@ def _source(kh, kw, c):
         "def conv_taps(xp, f, bias, out, dims, lo, hi):",
         "    hp, wp, oh, ow, sh, sw, dh, dw, relu = (dims[0], dims[1], dims[2], dims[3], dims[4],",
         "        dims[5], dims[6], dims[7], dims[8])",
-        "    oc = f.shape[1]",
+        f"    oc = {oc}",
+        "    wide_vectors()",
         "    zero = out.dtype.type(0)",
         "    " + ", ".join(f"f{k}" for k in t) + ", = " + ", ".join(f"f[{k}]" for k in t) + ",",
         f"    image_in, image_out, row = hp * wp * {c}, oh * ow * oc, wp * {c}",
@@ -99,10 +102,10 @@ def _source(kh, kw, c):
     return "\n".join(lines) + "\n"
 
 
-def kernel(kh, kw, c):
-    """The compiled loop for a kh x kw filter on c channels (compiled on first use), or None
-    without numba (or with GRAPHFLOW_NO_JIT=1)."""
-    key = (kh, kw, c)
+def kernel(kh, kw, c, oc):
+    """The compiled loop for a kh x kw filter from c to oc channels (compiled on first use), or
+    None without numba (or with GRAPHFLOW_NO_JIT=1)."""
+    key = (kh, kw, c, oc)
     loop = _kernels.get(key)
     if loop is None:
         with _lock:
@@ -112,8 +115,8 @@ def kernel(kh, kw, c):
                     loop = False
                 else:
                     from numba import njit
-                    namespace = {}
-                    exec(_source(kh, kw, c), namespace)  # our own generated source
+                    namespace = {"wide_vectors": jit_math.wide_vectors()}
+                    exec(_source(kh, kw, c, oc), namespace)  # our own generated source
                     loop = njit(nogil=True, cache=False, fastmath={"contract"},
                                 error_model="numpy")(namespace["conv_taps"])
                 _kernels[key] = loop
@@ -126,7 +129,7 @@ def applies(x, f, geo, threads=1):
     return (x.dtype in _DTYPES and f.dtype == x.dtype and x.ndim == 4 and f.ndim == 4
             and x.shape[3] == f.shape[2] and 0 < f.shape[0] * f.shape[1] * f.shape[2] <= MAX_TAPS
             and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= top
-            and kernel(*f.shape[:3]) is not None)
+            and kernel(*f.shape) is not None)
 
 
 def dims(geo, relu):
@@ -165,7 +168,7 @@ def conv2d(x, f, geo, bias=None, relu=False, dims_=None):
     fm = np.ascontiguousarray(f).reshape(kh * kw * c, oc)
     b = np.zeros(oc, x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
     out = np.empty((x.shape[0], geo.oh, geo.ow, oc), x.dtype)
-    kernel(kh, kw, c)(xp, fm, b, out.reshape(-1), dims_, 0, x.shape[0])
+    kernel(kh, kw, c, oc)(xp, fm, b, out.reshape(-1), dims_, 0, x.shape[0])
     return out
 
 
@@ -180,7 +183,7 @@ class Prepared:
                  "threads", "bounds")
 
     def __init__(self, x, f, geo, relu, threads=1):
-        self.loop = kernel(*f.shape[:3])
+        self.loop = kernel(*f.shape)
         size = x.shape[0] * geo.oh * geo.ow * f.shape[3]
         self.threads = int(threads) if threads > 1 and size > MAX_OUTPUTS else 1
         blocks = min(x.shape[0], 2 * self.threads)
