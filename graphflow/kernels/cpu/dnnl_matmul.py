@@ -109,47 +109,15 @@ class _Product:
         self._args = [dnnl.ARG_SRC, dnnl.ARG_WEIGHTS, dnnl.ARG_DST] + ([dnnl.ARG_BIAS] if bias else [])
         if self.prim.scratchpad_bytes:
             self._args.append(dnnl.ARG_SCRATCHPAD)
-        self._bound = {}  # thread id -> (memory objects, their ExecArg array): made once per thread
-        self._set = lib.function("dnnl_memory_set_data_handle")
-        self._execute = lib.function("dnnl_primitive_execute")
-
-    def _memories(self):
-        lib = self.lib
-        mems = []
-        args = (dnnl.ExecArg * len(self._args))()
-        try:
-            for k, arg in enumerate(self._args):
-                mem = ctypes.c_void_p()
-                lib.call("dnnl_memory_create", ctypes.byref(mem), self.prim._descs[arg], lib.engine,
-                         None)
-                mems.append(mem)
-                args[k].arg, args[k].memory = arg, mem
-        except dnnl.DnnlError:
-            for mem in mems:
-                lib.raw("dnnl_memory_destroy", mem)
-            raise
-        bound = self._bound[threading.get_ident()] = (mems, args, lib.stream())
-        return bound
+        self._args = tuple(self._args)
 
     def __call__(self, *pointers):
-        """Run on the calling thread: `pointers` are the src, weights, dst (and bias) addresses.
-        Each thread keeps its own memory objects and only points them at this call's buffers."""
-        bound = self._bound.get(threading.get_ident()) or self._memories()
-        mems, args, stream = bound
+        """Run on the calling thread: `pointers` are the src, weights, dst (and bias) addresses
+        (the primitive keeps each thread's memory objects and only points them at this call's
+        buffers)."""
         if self.prim.scratchpad_bytes:
             pointers = pointers + (dnnl.scratchpad(self.prim.scratchpad_bytes),)
-        set_handle = self._set
-        for mem, ptr in zip(mems, pointers):
-            if set_handle(mem, ptr) != dnnl.SUCCESS:
-                raise dnnl.DnnlError("oneDNN: dnnl_memory_set_data_handle failed")
-        status = self._execute(self.prim.handle, stream, len(mems), args)
-        if status != dnnl.SUCCESS:
-            raise dnnl.DnnlError(f"oneDNN: dnnl_primitive_execute failed with status {status}", status)
-
-    def __del__(self):
-        for mems, _, _ in getattr(self, "_bound", {}).values():
-            for mem in mems:
-                self.lib.raw("dnnl_memory_destroy", mem)
+        self.prim.run(self._args, pointers)
 
     @property
     def implementation(self):
