@@ -15,10 +15,16 @@ Each row builds the same model in both frameworks from one function written agai
 (`tf` is graphflow or tensorflow.compat.v1), runs a warmup (at least 3 steps and `WARMUP_SECONDS`
 of them each, so both frameworks reach their steady state: graphflow's threading chooser times its
 parallel calls both ways over their first ~70 calls, ~10 CIFAR-shaped steps), then times the step
-in interleaved rounds (graphflow, TF1, graphflow, ...) and prints the medians, the ratio
+in interleaved rounds (graphflow, TF1, graphflow, ...), each contender's timed calls in a round
+after `--round-warmup` seconds (default 0.1) of untimed ones, and prints the medians, the ratio
 graphflow/TF1 (below 1: graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s
 (elementwise rows) next to the machine's own sgemm GFLOP/s and copy GB/s, measured in the same
 process. With TensorFlow not installed the TF1 column is skipped.
+
+Why a warm-up in every round: TF1's thread pool keeps spinning for a while after its step, so the
+first graphflow steps after TF1's ran beside two spinning threads (the MLP Adam step: 4.4 ms alone,
+up to 5.8 ms in rounds that began right after TF1's), and graphflow's threading chooser could time
+its products in that window. `--round-warmup 0` times as before.
 """
 
 import argparse
@@ -173,16 +179,23 @@ def build(framework, model):
 WARMUP_SECONDS = 1.0
 
 
-def measure(contenders, rounds, budget=0.25):
+def _warm(fn, seconds, calls=3):
+    """Call `fn` untimed at least `calls` times and for at least `seconds`."""
+    start, done = time.perf_counter(), 0
+    while done < calls or time.perf_counter() - start < seconds:
+        fn()
+        done += 1
+
+
+def measure(contenders, rounds, budget=0.25, round_warmup=0.1):
     for fn in contenders.values():
-        start, calls = time.perf_counter(), 0
-        while calls < 3 or time.perf_counter() - start < WARMUP_SECONDS:
-            fn()
-            calls += 1
+        _warm(fn, WARMUP_SECONDS)
     inner = {name: max(1, int(budget / max(_time(fn), 1e-6) / rounds)) for name, fn in contenders.items()}
     samples = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
+            if round_warmup > 0:
+                _warm(fn, round_warmup, calls=1)
             t0 = time.perf_counter()
             for _ in range(inner[name]):
                 fn()
@@ -228,7 +241,8 @@ def _matmul_way(step, way):
 MATMUL_WAYS = ("team", "blocks", "numpy")
 
 
-def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=False):
+def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=False,
+                round_warmup=0.1):
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
@@ -254,7 +268,7 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
             contenders["gf_numpy"] = _without_dnnl(gf_step)
         if matmul_columns:  # graphflow's session with its products' threads one way each
             contenders.update({f"mm_{w}": _matmul_way(gf_step, w) for w in MATMUL_WAYS})
-        t = measure(contenders, rounds)
+        t = measure(contenders, rounds, round_warmup=round_warmup)
         tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
         ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
         achieved = (f"{flops / t['gf'] / 1e9:.1f} GFLOP/s" if flops else
@@ -278,10 +292,13 @@ def main(argv=None):
     parser.add_argument("--matmul-columns", action="store_true",
                         help="graphflow also with its oneDNN matrix products' threads one way "
                              "(OpenMP team, blocks on the intra-op pool) and with numpy's products")
+    parser.add_argument("--round-warmup", type=float, default=0.1,
+                        help="seconds of untimed steps before each contender's timed steps in a round")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column, args.matmul_columns)
+        run_setting(args.setting, args.rounds, args.rows, args.no_dnnl_column, args.matmul_columns,
+                    args.round_warmup)
         return
     for setting in [args.setting] if args.setting else list(SETTINGS):
         env = dict(os.environ, **SETTINGS[setting])
@@ -290,7 +307,8 @@ def main(argv=None):
             hog = subprocess.Popen([sys.executable, "-c", BURN_ONE_CORE])
         try:
             subprocess.run([sys.executable, __file__, "--child", "--setting", setting,
-                            "--rounds", str(args.rounds)] + (["--rows", *args.rows] if args.rows else [])
+                            "--rounds", str(args.rounds), "--round-warmup", str(args.round_warmup)]
+                           + (["--rows", *args.rows] if args.rows else [])
                            + (["--no-dnnl-column"] if args.no_dnnl_column else [])
                            + (["--matmul-columns"] if args.matmul_columns else []),
                            env=env, check=True)
