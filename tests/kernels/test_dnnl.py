@@ -141,3 +141,38 @@ def test_openmp_thread_count_is_restored_after_a_convolution():
     finally:
         gomp.omp_set_num_threads(before)
         dnnl_conv.MIN_MACS = saved
+
+
+@needs_dnnl
+def test_a_primitive_binds_its_memory_objects_once_per_thread_and_argument_list():
+    # later calls only point the kept memory objects at their buffers: each call's results are
+    # its own buffers', on any thread
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphflow.kernels.cpu.conv_kernels import Geometry
+    geo = Geometry(6, 6, 3, 3, 1, 1, 1, 1, "SAME")
+    plan = dnnl_conv._plan("forward", geo, 2, 3, 4, bias=True)
+    rng = np.random.default_rng(0)
+    f = rng.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    weights = dnnl_conv._weights_in({2: plan}, f)[2]
+
+    def conv(x, bias):
+        out = np.empty((2, 6, 6, 4), np.float32)
+        plan.prim.execute({dnnl.ARG_SRC: x, dnnl.ARG_WEIGHTS: weights, dnnl.ARG_DST: out,
+                           dnnl.ARG_BIAS: bias})
+        return out
+
+    cases = [(rng.standard_normal((2, 6, 6, 3)).astype(np.float32),
+              rng.standard_normal(4).astype(np.float32)) for _ in range(6)]
+    def reference(x, b):  # SAME 3x3: pad by one, sum the nine shifted products
+        xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        return sum(xp[:, i:i + 6, j:j + 6] @ f[i, j] for i in range(3) for j in range(3)) + b
+    want = [reference(x, b) for x, b in cases]
+    for (x, b), w in zip(cases, want):
+        np.testing.assert_allclose(conv(x, b), w, rtol=1e-5, atol=1e-5)
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda case: conv(*case), cases * 4))
+    for g, w in zip(got, want * 4):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    threads = {key[0] for key in plan.prim._bound}
+    assert len(plan.prim._bound) == len(threads) >= 2  # one binding per thread, reused
