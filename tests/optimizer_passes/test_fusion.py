@@ -1,7 +1,6 @@
 """Fusion: elementwise groups, matmul+bias+activation and conv+bias+activation, what must stay out
 of a group, and the fused CPU kernel against each op's own kernel for every instruction type."""
 
-import functools
 import json
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu import fused_instructions, fused_kernels, jit_math
+from graphflow.kernels.cpu import fused_instructions, fused_kernels
 from graphflow.ops import conv_ops, fused_ops, registry
 from graphflow.optimizer_passes import fusion
 
@@ -329,16 +328,12 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
     f = fused_kernels.FusedProgram(program, in_dtypes, threads=threads)
     got = f(*ops)
     assert got.dtype == want.dtype and got.shape == want.shape
-    # a float32 sigmoid inside a compiled run is kernels/cpu/jit_math.py's, within 2 ulp of the
-    # correctly rounded sigmoid, the numpy one within 4: a few ulp of a value below 1 apart
-    math_inside = any(i.op in jit_math.CALLS for layout in f._layouts.values()
-                      for run in layout.runs for i in run.instrs)
-    same = (functools.partial(np.testing.assert_allclose, rtol=2 ** -21, atol=2 ** -24)
-            if math_inside else np.testing.assert_array_equal)
-    same(got, want)
+    # (a float32 Sigmoid's kernel and its instruction, in a compiled run or not, are both
+    # kernels/cpu/jit_math.py's sigmoid: the same bits)
+    np.testing.assert_array_equal(got, want)
     out = np.empty_like(want)
     assert fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops, out=out) is out
-    same(out, want)
+    np.testing.assert_array_equal(out, want)
 
 
 def test_every_instruction_type_is_elementwise_and_implemented():

@@ -27,10 +27,12 @@ precision where the sigmoid is tiny (sigmoid(-20) = 2.06e-9; the earlier formula
 rounds to 0 in float32, and 2^k is built as 2^(k+24) * 2^-24 so that results below the normal range
 come out as denormals, rounded once. A NaN propagates.
 
-Cost (one thread, operands in the cache): tanh 0.33 ns per element (numpy's 0.33), sigmoid 0.27;
-the benchmark chain 0.63 ns per element against 0.76 with the sigmoid computed through tanh. A
-lone tanh or sigmoid with no arithmetic around it stays numpy's (`fused_jit.group`); in a run it
-saves the pass and the call. A single tanh formula without the small-|x| branch, m / (m + 2) with
+Cost (one thread, operands in the cache, as loops over an array): tanh 0.37 ns per element
+(numpy's 0.23), sigmoid 0.31 (the numpy form 1.1); in a fused run, the benchmark chain 0.63 ns
+per element against 0.76 with the sigmoid computed through tanh. A lone tanh with no arithmetic
+around it stays numpy's (`fused_jit.group`), a lone sigmoid does not; in a run the tanh saves the
+pass and the call. The float32 Sigmoid op's own kernel is this sigmoid too
+(`fused_jit.kernel_function`). A single tanh formula without the small-|x| branch, m / (m + 2) with
 m = e^(2|x|) - 1, ran faster but was 2 ulp from the correctly rounded tanh and not monotonic
 (steps back of 2 ulp): not taken.
 
@@ -58,8 +60,8 @@ _LN2_HI = float(np.float32(math.log(2.0)))
 _LN2_LO = float(np.float32(math.log(2.0) - _LN2_HI))
 _MAGIC = 12582912.0  # 1.5 * 2^23: y + _MAGIC rounds y to an integer held in the low mantissa bits
 
-# e^y for y <= 0.35 (k and r as in the module docstring): lines shared by both functions, which
-# leave t (k + 1.5 * 2^23, for pow2) and e (e^r) defined
+# e^y = 2^k e^r (k and r as in the module docstring): lines shared by both functions, which leave
+# t (k + 1.5 * 2^23, for pow2) and e (e^r) defined
 _EXP = f"""
     t = fma(y, F({1 / math.log(2.0)!r}), F({_MAGIC!r}))
     k = t - F({_MAGIC!r})

@@ -3,7 +3,7 @@ select, cast, clip, add_n), matmul, reductions."""
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, cpu_kernel, dnnl_matmul, simple
+from graphflow.kernels.cpu import blas, cpu_kernel, dnnl_matmul, fused_jit, simple
 from graphflow.ops import elementwise_spec
 
 
@@ -18,10 +18,26 @@ def elementwise_kernel(row):
     return lambda node: row.numpy
 
 
-# The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
+# The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included;
+# Sigmoid's below.
 for _row in elementwise_spec.ROWS:
-    if _row.numpy is not None:
+    if _row.numpy is not None and _row.op != "Sigmoid":
         cpu_kernel(_row.op)(elementwise_kernel(_row))
+
+
+@cpu_kernel("Sigmoid")
+def _sigmoid(node):
+    """The table's numpy function, or for float32 the compiled one (`fused_jit.kernel_function`)."""
+    numpy_sigmoid = elementwise_spec.ROW["Sigmoid"].numpy
+    compiled = fused_jit.kernel_function("Sigmoid", node.in_dtypes[0])
+    if compiled is None:
+        return numpy_sigmoid
+
+    def sigmoid(x):
+        if type(x) is not np.ndarray or x.dtype != np.float32:
+            return numpy_sigmoid(x)
+        return compiled(x)
+    return sigmoid
 
 
 simple("Where", lambda cond: np.argwhere(cond).astype(np.int64))
