@@ -106,10 +106,10 @@ class _Product:
             descs[dnnl.ARG_BIAS] = bmd.handle
         self.prim = dnnl.Primitive(lib, pd, descs).keep(src, wei, dst, bmd)
         self.omp = omp
-        self._args = [dnnl.ARG_SRC, dnnl.ARG_WEIGHTS, dnnl.ARG_DST] + ([dnnl.ARG_BIAS] if bias else [])
+        args = [dnnl.ARG_SRC, dnnl.ARG_WEIGHTS, dnnl.ARG_DST] + ([dnnl.ARG_BIAS] if bias else [])
         if self.prim.scratchpad_bytes:
-            self._args.append(dnnl.ARG_SCRATCHPAD)
-        self._args = tuple(self._args)
+            args.append(dnnl.ARG_SCRATCHPAD)
+        self._args = tuple(args)  # the order of __call__'s pointers
 
     def __call__(self, *pointers):
         """Run on the calling thread: `pointers` are the src, weights, dst (and bias) addresses
