@@ -12,8 +12,9 @@ program reads. float32 Tanh and Sigmoid join the runs too, as the vectorizable f
 `jit_math.py` (tanh at most 1 ulp from the correctly rounded value, 2 from numpy's; sigmoid within
 2 ulp of it; `GRAPHFLOW_JIT_MATH=0` keeps the numpy functions): the benchmark chain is then one loop
 per chunk. The other transcendental instructions (exp, log, float64 tanh and sigmoid, ...) and a
-tanh or sigmoid with no arithmetic around it stay numpy calls (numpy's SIMD loops are faster than
-numba's scalar libm calls, and they define the bits). A lone arithmetic instruction between two
+tanh with no arithmetic around it stay numpy calls (numpy's SIMD loops are faster than numba's
+scalar libm calls, and they define the bits); a lone float32 sigmoid is one compiled loop (numpy
+needs six calls for it, `kernel_function`). A lone arithmetic instruction between two
 numpy calls is computed by the nearest earlier run when its operands are ready there (that run
 then writes two values).
 
@@ -345,7 +346,7 @@ def group(program, steps, chunk_shape, fixed_shape, full):
     for item in items:
         if not isinstance(item, list):
             out.append(item)
-        elif len(item) == 1 and not extras.get(id(item)) and item[0].op not in _WORTH_ALONE:
+        elif len(item) == 1 and not extras.get(id(item)) and not _worth_alone(item[0].op):
             out.append(item[0])  # one ufunc call is as fast
         else:
             more = extras.get(id(item), [])
@@ -356,8 +357,14 @@ def group(program, steps, chunk_shape, fixed_shape, full):
     return out
 
 
-# Instructions compiled even alone: numpy needs several calls for them.
-_WORTH_ALONE = ("Select", "SquaredDifference", "Sigmoid")
+# Instructions compiled even alone: numpy needs several calls for them (and for the table's rows
+# marked `compiled_float32`, float32 Sigmoid).
+_WORTH_ALONE = ("Select", "SquaredDifference")
+
+
+def _worth_alone(op):
+    row = elementwise_spec.ROW.get(op)
+    return op in _WORTH_ALONE or (row is not None and row.compiled_float32)
 
 
 def _attach_lone_instructions(program, items):
@@ -369,7 +376,7 @@ def _attach_lone_instructions(program, items):
     k = 0
     while k < len(items):
         item = items[k]
-        if (isinstance(item, list) and len(item) == 1 and item[0].op not in _WORTH_ALONE
+        if (isinstance(item, list) and len(item) == 1 and not _worth_alone(item[0].op)
                 and item[0].id != program.output):
             lone = item[0]
             needs = set(lone.refs)

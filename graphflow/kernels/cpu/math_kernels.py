@@ -9,35 +9,35 @@ from graphflow.ops import elementwise_spec
 
 def elementwise_kernel(row):
     """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
-    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here."""
+    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here; for a row
+    marked `compiled_float32`, the compiled function where `fused_jit.kernel_function` gives one."""
     if isinstance(row.numpy, str):
         fn = getattr(np, row.numpy)
         return lambda node: fn
     if row.numpy_for_attrs:
         return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
+    if row.compiled_float32:
+        return lambda node: _compiled_or_numpy(
+            fused_jit.kernel_function(row.op, node.in_dtypes[0]), row.numpy)
     return lambda node: row.numpy
 
 
-# The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included;
-# Sigmoid's below.
-for _row in elementwise_spec.ROWS:
-    if _row.numpy is not None and _row.op != "Sigmoid":
-        cpu_kernel(_row.op)(elementwise_kernel(_row))
-
-
-@cpu_kernel("Sigmoid")
-def _sigmoid(node):
-    """The table's numpy function, or for float32 the compiled one (`fused_jit.kernel_function`)."""
-    numpy_sigmoid = elementwise_spec.ROW["Sigmoid"].numpy
-    compiled = fused_jit.kernel_function("Sigmoid", node.in_dtypes[0])
+def _compiled_or_numpy(compiled, numpy_fn):
+    """`compiled` on float32 arrays (what the kernel was built for), `numpy_fn` on anything else."""
     if compiled is None:
-        return numpy_sigmoid
+        return numpy_fn
 
-    def sigmoid(x):
+    def run(x):
         if type(x) is not np.ndarray or x.dtype != np.float32:
-            return numpy_sigmoid(x)
+            return numpy_fn(x)
         return compiled(x)
-    return sigmoid
+    return run
+
+
+# The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
+for _row in elementwise_spec.ROWS:
+    if _row.numpy is not None:
+        cpu_kernel(_row.op)(elementwise_kernel(_row))
 
 
 simple("Where", lambda cond: np.argwhere(cond).astype(np.int64))
