@@ -27,12 +27,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import median_ms  # noqa: E402
+from common import median_ms, warm_up  # noqa: E402
 
 import graphflow as tf  # noqa: E402
 from graphflow.interop import onnx as gf_onnx  # noqa: E402
@@ -71,22 +70,14 @@ def export_model(build, path):
     return (lambda feed: sess.run(probs, {x: feed})), path
 
 
-def _warm(run, seconds, calls=2):
-    """Call `run` untimed at least `calls` times and for at least `seconds`."""
-    start, done = time.perf_counter(), 0
-    while done < calls or time.perf_counter() - start < seconds:
-        run()
-        done += 1
-
-
 def interleaved(gf_run, ort_run, rounds, inner, round_warmup):
     for run in (gf_run, ort_run):
-        _warm(run, 1.0)
+        warm_up(run, 1.0, calls=2)
     gf_ms, ort_ms = [], []
     for _ in range(rounds):
-        _warm(gf_run, round_warmup)
+        warm_up(gf_run, round_warmup, calls=2)
         gf_ms.append(median_ms(gf_run, inner, warmup=0))
-        _warm(ort_run, round_warmup)
+        warm_up(ort_run, round_warmup, calls=2)
         ort_ms.append(median_ms(ort_run, inner, warmup=0))
     return statistics.median(gf_ms), statistics.median(ort_ms)
 

@@ -35,7 +35,7 @@ import sys
 import time
 
 import numpy as np
-from common import tensorflow_v1
+from common import tensorflow_v1, warm_up
 
 BURN_ONE_CORE = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass"
 SETTINGS = {
@@ -179,23 +179,15 @@ def build(framework, model):
 WARMUP_SECONDS = 1.0
 
 
-def _warm(fn, seconds, calls=3):
-    """Call `fn` untimed at least `calls` times and for at least `seconds`."""
-    start, done = time.perf_counter(), 0
-    while done < calls or time.perf_counter() - start < seconds:
-        fn()
-        done += 1
-
-
 def measure(contenders, rounds, budget=0.25, round_warmup=0.1):
     for fn in contenders.values():
-        _warm(fn, WARMUP_SECONDS)
+        warm_up(fn, WARMUP_SECONDS, calls=3)
     inner = {name: max(1, int(budget / max(_time(fn), 1e-6) / rounds)) for name, fn in contenders.items()}
     samples = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
             if round_warmup > 0:
-                _warm(fn, round_warmup, calls=1)
+                warm_up(fn, round_warmup)
             t0 = time.perf_counter()
             for _ in range(inner[name]):
                 fn()

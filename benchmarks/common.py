@@ -1,4 +1,5 @@
-"""Helpers the benchmark scripts share: a median wall-clock timer and TensorFlow's v1 API if installed."""
+"""Helpers the benchmark scripts share: a median wall-clock timer, a timed warm-up and TensorFlow's v1
+API if installed."""
 
 import statistics
 import time
@@ -14,6 +15,14 @@ def median_ms(fn, repeat, warmup=3):
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+def warm_up(fn, seconds, calls=1):
+    """Call `fn` untimed at least `calls` times and for at least `seconds`."""
+    start, done = time.perf_counter(), 0
+    while done < calls or time.perf_counter() - start < seconds:
+        fn()
+        done += 1
 
 
 def tensorflow_v1():
