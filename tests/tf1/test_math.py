@@ -52,9 +52,15 @@ def test_sigmoid_keeps_its_relative_precision_in_the_tails(dtype, fused):
     # TF1 gives sigmoid(-20) = 2.0611537e-09 in float32; the formula through tanh gave 0 there
     x = np.tile(np.array([-90.0, -40.0, -20.0, -10.0, -1.0, 0.0, 1.0, 10.0, 20.0]), 8192)
     xs = tf.placeholder(dtype, x.shape)
-    y = tf.sigmoid(xs * 1.0 + 0.0) * 1.0 if fused else tf.sigmoid(xs)  # (* 1.0: fused chains)
+    # fused: the sigmoid of x / 2 * 2 (exact), one FusedElementwise with the multiply
+    y = tf.sigmoid(xs * 2.0) if fused else tf.sigmoid(xs)
+    metadata = tf.RunMetadata()
     with tf.Session() as sess:
-        got = sess.run(y, {xs: x.astype(dtype)})
+        got = sess.run(y, {xs: (x / 2 if fused else x).astype(dtype)},
+                       options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                       run_metadata=metadata)
+    labels = [n.timeline_label for d in metadata.step_stats.dev_stats for n in d.node_stats]
+    assert any("FusedElementwise" in label for label in labels) == fused
     want = 1.0 / (1.0 + np.exp(-x))
     assert got.dtype == dtype and np.all(got[x < 0] > 0)
     # (-90: a float32 denormal, rounded to its own spacing)
