@@ -20,24 +20,12 @@ out.
 
 import argparse
 import itertools
-import statistics
-import time
 
 import numpy as np
+from common import median_ms
 
 from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_matmul, jit_updates
 from graphflow.kernels.cpu.conv_kernels import Geometry
-
-
-def _median_ms(fn, repeat):
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
 
 
 def _cycled(make, run, sets):
@@ -89,8 +77,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     print(f"{'kernel':26s} {'warm ms':>8s} {'cold ms':>8s}  (cold: {args.sets} sets of its arrays)")
     for name, (make, run) in kernels(rng).items():
-        warm = _median_ms(_cycled(make, run, 1), args.repeat)
-        cold = _median_ms(_cycled(make, run, args.sets), args.repeat)
+        warm = median_ms(_cycled(make, run, 1), args.repeat, warmup=5)
+        cold = median_ms(_cycled(make, run, args.sets), args.repeat, warmup=5)
         print(f"{name:26s} {warm:8.3f} {cold:8.3f}", flush=True)
 
 
