@@ -4,14 +4,17 @@ and after the machine idled for a millisecond, with the intra-op pool's wake-up 
 
     python benchmarks/bench_conv_few.py                 # every layer, 9 rounds
     python benchmarks/bench_conv_few.py --rounds 15 --layers cifar1
+    python benchmarks/bench_conv_few.py --layers digits1,cifar1,small1 --batches 1,2,8,64
 
 Layers (float32, NHWC, 3x3 SAME, + bias + Relu forward): `cifar1` bench_vs_tf1's CIFAR-shaped CNN's
 first layer (64x32x32x3 -> 32) and its filter + bias gradient; `digits1` and `digits3`
-bench_onnx's digits CNN at batch 256 (8x8x1 -> 32, 4x4x32 -> 64).
+bench_onnx's digits CNN at batch 256 (8x8x1 -> 32, 4x4x32 -> 64); `small1` bench_vs_tf1's small
+CNN's first layer (64x28x28x1 -> 16, 5x5).
 
 Forward ways: oneDNN's primitive run by an OpenMP team of two (`team`), one block of images per
 thread on the intra-op pool (`blocks`), one thread (`one`), and for few filter taps the compiled loop
-of `jit_conv` on one and two threads (`loop1`, `loop2`). Filter gradient: graphflow's blocks of
+of `jit_conv` on one thread (`loop1`, graphflow's route) and, for comparison only, on two
+(`loop2`, image blocks on the intra-op pool). Filter gradient: graphflow's blocks of
 images on two threads and on one (`blocks2`, `blocks1`), and, for comparison only, the whole batch as
 one primitive on one thread (`whole1`) or an OpenMP team of two (`team2`: not a route graphflow
 takes, its sums depend on the thread count). After an idle millisecond a thread that went to sleep
@@ -33,16 +36,16 @@ from graphflow.kernels.cpu.conv_kernels import Geometry
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 LAYERS = {"cifar1": (64, 32, 32, 3, 32), "digits1": (256, 8, 8, 1, 32),
-          "digits3": (256, 4, 4, 32, 64)}
+          "digits3": (256, 4, 4, 32, 64), "small1": (64, 28, 28, 1, 16, 5)}
 
 
-def _operands(n, h, w, c, oc):
+def _operands(n, h, w, c, oc, k=3):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, h, w, c), dtype=np.float32)
-    f = rng.standard_normal((3, 3, c, oc), dtype=np.float32)
+    f = rng.standard_normal((k, k, c, oc), dtype=np.float32)
     b = rng.standard_normal(oc, dtype=np.float32)
     g = rng.standard_normal((n, h, w, oc), dtype=np.float32)
-    return x, f, b, g, Geometry(h, w, 3, 3, 1, 1, 1, 1, "SAME")
+    return x, f, b, g, Geometry(h, w, k, k, 1, 1, 1, 1, "SAME")
 
 
 def _forward(mode, threads, x, f, b, geo):
@@ -57,13 +60,23 @@ def _forward(mode, threads, x, f, b, geo):
 
 
 def _loop(threads, x, f, b, geo):
-    saved = jit_conv.MAX_OUTPUTS
-    jit_conv.MAX_OUTPUTS = 1 << 10  # split from the smallest size up
-    try:
-        prepared = jit_conv.Prepared(x, f, geo, True, threads)
-    finally:
-        jit_conv.MAX_OUTPUTS = saved
-    return lambda: prepared(x, f, b)
+    """jit_conv's loop on `threads` threads: two blocks of images per thread on the intra-op pool
+    (for comparison: graphflow runs it on the calling thread)."""
+    prepared = jit_conv.Prepared(x, f, geo, True)
+    if threads == 1:
+        return lambda: prepared(x, f, b)
+    flat = jit_conv._padded(x, geo).reshape(-1).copy()
+    fm, out = f.reshape(-1, f.shape[3]), np.empty(prepared.out_shape, np.float32)
+    bounds = [int(v) for v in np.linspace(0, x.shape[0], min(x.shape[0], 2 * threads) + 1)]
+
+    def run():
+        pieces = intra_op.shared_iter(range(len(bounds) - 1))
+
+        def work():
+            for k in pieces:
+                prepared.loop(flat, fm, b, out.reshape(-1), bounds[k], bounds[k + 1])
+        intra_op.POOL.run_shared(work, threads)
+    return run
 
 
 def _whole_batch(omp, x, g, geo, f_shape):
@@ -82,11 +95,12 @@ def _whole_batch(omp, x, g, geo, f_shape):
     return run
 
 
-def ways(layer):
-    x, f, b, g, geo = _operands(*LAYERS[layer])
+def ways(layer, batch=None):
+    n, *rest = LAYERS[layer]
+    x, f, b, g, geo = _operands(batch or n, *rest)
     forward = {"team": _forward(TEAM, 2, x, f, b, geo), "blocks": _forward(BLOCKS, 2, x, f, b, geo),
                "one": _forward(None, 1, x, f, b, geo)}
-    if 0 < 9 * x.shape[3] <= jit_conv.MAX_TAPS and jit_conv.kernel(*f.shape) is not None:
+    if 0 < f.shape[0] * f.shape[1] * f.shape[2] <= jit_conv.MAX_TAPS and jit_conv.available():
         forward["loop1"] = _loop(1, x, f, b, geo)
         forward["loop2"] = _loop(2, x, f, b, geo)
     rows = {"forward": forward}
@@ -167,16 +181,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--layers", default=",".join(LAYERS))
+    parser.add_argument("--batches", default="",
+                        help="comma-separated batch sizes to time the layers at instead of their "
+                             "own (e.g. 1,2,8: where jit_conv's loop and oneDNN cross)")
     args = parser.parse_args(argv)
     if dnnl.library() is None:
         parser.exit(0, "oneDNN is not installed: nothing to compare\n")
     blas.owns_blas_threads()  # BLAS on one thread, as in a session
+    batches = [int(b) for b in args.batches.split(",") if b] or [None]
     for layer in args.layers.split(","):
-        for row, fns in ways(layer).items():
-            for label, idle in (("back to back", 0.0), ("after 1 ms idle", 1e-3)):
-                got = timed(fns, args.rounds, idle)
-                print(f"{layer:8s} {row:21s} {label:16s} "
-                      + "  ".join(f"{k} {v:.3f}" for k, v in got.items()))
+        for batch in batches:
+            name = layer if batch is None else f"{layer}@{batch}"
+            for row, fns in ways(layer, batch).items():
+                for label, idle in (("back to back", 0.0), ("after 1 ms idle", 1e-3)):
+                    got = timed(fns, args.rounds, idle)
+                    print(f"{name:11s} {row:21s} {label:16s} "
+                          + "  ".join(f"{k} {v:.3f}" for k, v in got.items()))
     for label, idle in (("back to back", 0.0), ("after 1 ms idle", 1e-3)):
         start, worker, join, used = pool_latencies(idle=idle)
         print(f"pool {label:16s} caller's work() starts {start:.1f} us, worker starts {worker:.1f} "

@@ -12,7 +12,7 @@ import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, jit_conv
 from graphflow.ops import fused_ops
 
-pytestmark = pytest.mark.skipif(jit_conv.kernel(3, 3, 1, 32) is None,
+pytestmark = pytest.mark.skipif(not jit_conv.available(),
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
 
 
@@ -80,8 +80,8 @@ def _fused(x, f, b, activation, fmt="NHWC", threads=None):
 
 @pytest.mark.parametrize("batch, activation, fmt, threads, taken", [
     (1, "Relu", "NHWC", 1, True), (2, "", "NHWC", 2, True), (1, "Tanh", "NHWC", 2, False),
-    (1, "Relu", "NCHW", 2, False), (64, "Relu", "NHWC", 1, True), (256, "Relu", "NHWC", 1, False),
-    (256, "Relu", "NHWC", 2, True), (512, "Relu", "NHWC", 2, False)])
+    (1, "Relu", "NCHW", 2, False), (64, "Relu", "NHWC", 1, True), (256, "Relu", "NHWC", 1, True),
+    (256, "Relu", "NHWC", 2, True), (512, "Relu", "NHWC", 2, True), (1024, "Relu", "NHWC", 2, False)])
 def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch, activation, fmt,
                                                                          threads, taken,
                                                                          monkeypatch):
@@ -128,6 +128,19 @@ def test_filters_of_many_taps_are_left_to_the_products():
                                 conv_kernels.Geometry(4, 4, 3, 3, 1, 1, 1, 1, "SAME"))  # 128 out
 
 
+@pytest.mark.parametrize("f_shape, top", [((3, 3, 1, 32), jit_conv.MAX_OUTPUTS_FEW_TAPS),
+                                          ((3, 3, 3, 32), jit_conv.MAX_OUTPUTS),
+                                          ((5, 5, 1, 16), jit_conv.MAX_OUTPUTS)])
+def test_filters_of_few_taps_take_the_loop_up_to_larger_outputs(f_shape, top):
+    """Up to FEW_TAPS taps the loop beats oneDNN at every measured size; with more, only small
+    outputs run here."""
+    geo = conv_kernels.Geometry(8, 8, f_shape[0], f_shape[1], 1, 1, 1, 1, "SAME")
+    f = np.ones(f_shape, np.float32)
+    batch = top // (64 * f_shape[3])
+    assert jit_conv.applies(np.ones((batch, 8, 8, f_shape[2]), np.float32), f, geo)
+    assert not jit_conv.applies(np.ones((batch + 1, 8, 8, f_shape[2]), np.float32), f, geo)
+
+
 @pytest.mark.parametrize("shape, f_shape, strides, padding", [
     ((1, 8, 8, 1), (3, 3, 1, 32), (1, 1), "SAME"),
     ((2, 9, 7, 3), (3, 3, 3, 8), (2, 1), "SAME"),
@@ -148,21 +161,3 @@ def test_prepared_route_is_conv2d_on_new_inputs_each_call(shape, f_shape, stride
         if k == 2:
             x = np.asfortranarray(x)
         np.testing.assert_array_equal(run(x, f, b), jit_conv.conv2d(x, f, geo, b, True))
-
-
-@pytest.mark.parametrize("batch, threads", [(256, 2), (255, 2), (300, 3), (256, 1)])
-def test_prepared_route_splits_large_batches_over_threads_with_the_same_bits(batch, threads):
-    """Above MAX_OUTPUTS the kept route runs image blocks on the intra-op pool: each output is
-    written by one block, so the result is the one-thread loop's, which matches the reference."""
-    rng = np.random.default_rng(5)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
-    f = rng.standard_normal((3, 3, 1, 32)).astype(np.float32)
-    b = rng.standard_normal(32).astype(np.float32)
-    x = rng.standard_normal((batch, 8, 8, 1)).astype(np.float32)
-    run = jit_conv.Prepared(x, f, geo, True, threads)
-    assert run.threads == (threads if batch * 64 * 32 > jit_conv.MAX_OUTPUTS else 1)
-    for k in range(2):
-        xk = x * (k + 1)
-        got = run(xk, f, b)
-        np.testing.assert_array_equal(got, jit_conv.conv2d(xk, f, geo, b, True))
-        np.testing.assert_allclose(got, _reference(xk, f, geo, b, True), rtol=1e-5, atol=1e-5)

@@ -108,8 +108,8 @@ def _fused_conv2d(node):
             xn_shape = x.shape if conv.fmt == "NHWC" else (x.shape[0],) + x.shape[2:] + x.shape[1:2]
             g = conv.geometry(xn_shape, f.shape)
             if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
-                    and jit_conv.applies(x, f, g, threads)):
-                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu, threads))
+                    and jit_conv.applies(x, f, g)):
+                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu))
             elif (SMALL_DNNL and conv.fmt == "NHWC"
                   and conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:])
                   and dnnl_small_conv.applies(x, f, bias)
@@ -135,7 +135,7 @@ def _fused_conv2d(node):
             if route is not None and route[0] is LOOP:
                 if f.flags.c_contiguous and bias.flags.c_contiguous:
                     return route[2](x, f, bias)
-                return jit_conv.conv2d(x, f, geo, bias, relu, route[2].dims)
+                return jit_conv.conv2d(x, f, geo, bias, relu)
             if route is not None and route[0] is BOUND:  # conv, bias and post-ops in one call
                 if not (x.flags.c_contiguous and f.flags.c_contiguous and bias.flags.c_contiguous):
                     x, f, bias = (np.ascontiguousarray(a) for a in (x, f, bias))

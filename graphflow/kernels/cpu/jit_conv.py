@@ -8,135 +8,161 @@ columns that BLAS and oneDNN run far below their speed, after a copy of the wind
 times the input (the 8x8x1 -> 32 convolution of the digits CNN at batch 256: about 0.30 ms through
 oneDNN on one thread or the gathered product, where onnxruntime takes 0.07 on two).
 
-The loop here is generated for one filter size and channel count (kh*kw*c taps, at most
-`MAX_TAPS`): for each output pixel it reads the pixel's taps into scalars, then computes every
-output channel as one expression, `x0 * f0[co] + x1 * f1[co] + ... + bias[co]` (f<t>: the filter
-row of tap t, contiguous in HWIO), so the loop over output channels is vectorized and the sum stays
-in registers: each output element is written once, with the bias and a Relu (when the fused op has
-one) applied. A loop adding each tap's filter row into the output in memory took twice as long at
-batch 16 (a load and a store per tap). The input is first copied into a kept zero-bordered buffer
-(TF's padding), so no tap is tested against the border. The taps are summed in the im2col order,
-with fused multiply-adds (fastmath "contract" only: 12% faster at batch 16 and 256) and not blocked
-as BLAS blocks its product, so the values agree with the reference kernel to rounding, not bit for
-bit (tests/kernels/test_jit_conv.py). Larger outputs are left to oneDNN (`MAX_OUTPUTS`).
+The loop here is generated for one filter shape and geometry (kh*kw*c taps, at most `MAX_TAPS`;
+image sizes, strides and dilations constants, so every tap's input offset is an immediate): for
+each block of up to `PIXELS` output pixels of a row it reads the block's input values into scalars,
+then computes the block's pixels side by side for every output channel,
+`x0 * f0[co] + x1 * f1[co] + ... + bias[co]` each (f<t>: the filter row of tap t, contiguous in
+HWIO), so the loop over output channels is vectorized, each filter row is read once per block and
+the sums stay in registers: each output element is written once, with the bias and a Relu (when
+the fused op has one) applied. A loop adding each tap's filter row into the output in memory took
+twice as long at batch 16 (a load and a store per tap). The input is first copied into a kept
+zero-bordered buffer (TF's padding), so no tap is tested against the border. The taps are summed
+in the im2col order, with fused multiply-adds (fastmath "contract" only: 12% faster at batch 16
+and 256) and not blocked as BLAS blocks its product, so the values agree with the reference kernel
+to rounding, not bit for bit (tests/kernels/test_jit_conv.py). Larger outputs are left to oneDNN
+(`MAX_OUTPUTS`).
+
+One pixel at a time, with the geometry read at run time (the former loop), took ~33 cycles a pixel
+for the digits CNN's 8x8x1 -> 32: its time went to index arithmetic, numba's negative-index
+wrap-around on each tap, and ten aliasing checks (filter rows and bias against the output) per
+pixel, not to its 18 multiply-adds. One pixel with constant offsets 146 -> 111 us, blocks of 2 /
+4 / 8 pixels 121 / 80-90 / 70-78 us (batch 256, one thread, the loop alone); the same bits.
 """
 
 import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import intra_op, jit_math, jit_updates
+from graphflow.kernels.cpu import jit_math, jit_updates
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Convolutions of at most this many taps (kh * kw * in channels) run here: 3x3 on up to 4 channels,
 # 5x5 on one. With more, the product's inner dimension is long enough for BLAS / oneDNN.
 MAX_TAPS = 36
-# ... and from MIN_OUTPUTS to MAX_OUTPUTS output elements: below, the first call's compile (about a
-# second per filter size, once per process) is not worth paying for a tiny graph; above, oneDNN's
-# kernel is as fast on one thread (8x8x1 -> 32 3x3 with bias and Relu, one thread, min of 9 rounds,
-# load 3-4, us, this loop / oneDNN / the gathered product: batch 1 3.6 / - / 5.7, 16 33 / 84 / 37,
-# 64 58 / 144, 128 124 / 245, 256 230-430 either way); the loop runs on the calling thread.
-# Above MAX_OUTPUTS, up to MAX_OUTPUTS_THREADED, the loop runs where the session has several
-# threads, its images split in two blocks per thread over the intra-op pool (`Prepared`; the
-# blocks write disjoint outputs, so the values are the one-thread loop's). Measured on the digits
-# CNN's imported step at batch 256 (8x8x1 -> 32 with Relu: 524288 outputs; separate processes
-# alternated, median of 7 rounds of 20 steps, load 0.7-0.9, ms): oneDNN on one thread 2.15-3.04
-# (median 2.36), this loop on two 2.09-2.16 (2.12); the op itself in the traced step 286-301 ->
-# 245-257 us. With another process keeping the second core busy (load 1.9-2.2) the split was
-# slower as an op alone (one thread 218-245 us, two 268-310); larger convolutions (the small
-# training CNN's 28x28x1 -> 16 at batch 64: 802816 outputs) stay on oneDNN, unmeasured here.
-# Re-measured on the same step (sessions built with and without the split in one process, steps
-# alternated, 15 rounds, load 1.0, ms): the op 0.263 split, 0.258 on one thread, 0.314 through
-# oneDNN; alone (`benchmarks/bench_conv_few.py`, medians) the one-thread loop 0.21-0.26, split
-# 0.23-0.33: waking a pool worker on this 2-vCPU machine costs about what the second half saves
-# (the loop is bound by its per-pixel work: 9 scalar loads and broadcasts and the vectorized
-# channel loop's setup, ~33 cycles a pixel for 18 256-bit FMAs; summing the taps as a tree, two or
-# more pixels per iteration, or unrolled channels were all slower). The split stays: no worse.
+# ... and from MIN_OUTPUTS to MAX_OUTPUTS output elements (MAX_OUTPUTS_FEW_TAPS for filters of at
+# most FEW_TAPS taps), on the calling thread: below, the first call's compile (about a second per
+# geometry, once per process) is not worth paying for a tiny graph; above, oneDNN is as fast.
+# Measured (`python benchmarks/bench_conv_few.py`, with Relu, one thread, medians, ms, this loop /
+# oneDNN on one thread / oneDNN as a team of two): 8x8x1 -> 32 3x3 at batch 64 0.022 / 0.056 /
+# 0.058, 256 0.089 / 0.191 / 0.199, 512 0.173 / 0.366 / 0.373; 32x32x3 -> 32 3x3 at batch 1
+# 0.021 / 0.036, 2 0.042 / 0.041, 4 0.079 / 0.062, 8 0.163 / 0.100; 28x28x1 -> 16 5x5 at batch 1
+# 0.007 / 0.026, 2 0.013 / 0.030, 8 0.044 / 0.048, 32 0.178 / 0.144, 64 0.349 / 0.258.
+# The loop on two threads (image blocks on the intra-op pool) was slower than on one at every
+# size measured (8x8x1 -> 32 at batch 256: 0.156 against 0.089; waking a pool thread on a 2-core
+# machine costs more than the second half saves), so it runs on one.
 MIN_OUTPUTS = 1 << 10
-MAX_OUTPUTS = 1 << 18
-MAX_OUTPUTS_THREADED = 1 << 19
+MAX_OUTPUTS = 1 << 16
+FEW_TAPS = 9
+MAX_OUTPUTS_FEW_TAPS = 1 << 20
+# Loops kept compiled (one per filter shape, geometry and Relu); the oldest is dropped past this.
+MAX_LOOPS = 32
 
 _lock = threading.Lock()
-_kernels = {}  # (kh, kw, c, oc) -> the compiled loop
+_kernels = {}  # (filter shape, geometry, Relu) -> the compiled loop
 _local = threading.local()  # per thread: {(padded shape, dtype): zero-bordered input buffer}
 _MAX_KEPT = 8
+# Output pixels of one row computed together (`_source`): each filter row read once for all of
+# them, PIXELS independent sums in flight.
+PIXELS = 8
 
 
-def _source(kh, kw, c, oc):
-    """The loop's Python source for a kh x kw filter from c to oc channels (taps unrolled; the
-    output channel count a constant, so that LLVM's vectorized channel loop has no remainder or
-    run-time trip count; in 512-bit vectors where the CPU has them)."""
+def available():
+    """Whether the loops can be compiled (numba installed, GRAPHFLOW_NO_JIT unset)."""
+    return jit_updates.loops() is not None
+
+
+def _key(f_shape, geo, relu):
+    """What a loop is generated for: the filter shape, the padded input and output sizes, the
+    strides and dilations, and whether it applies a Relu."""
+    return (tuple(int(v) for v in f_shape), geo.h + geo.pt + geo.pb, geo.w + geo.pl + geo.pr,
+            geo.oh, geo.ow, geo.sh, geo.sw, geo.dh, geo.dw, bool(relu))
+
+
+def _source(key):
+    """The loop's Python source for one `_key`: every size, stride and tap offset a constant.
+
+    Each output row is cut into blocks of up to PIXELS pixels; for a block, the input values its
+    taps read are loaded into scalars once, then the loop over output channels computes the block's
+    pixels side by side, `x0 * f0[co] + x1 * f1[co] + ... + bias[co]` each (f<t>: the filter row of
+    tap t, contiguous in HWIO), vectorized over the channels (512-bit vectors where the CPU has
+    them), with the Relu applied before the one store of each output element."""
+    (kh, kw, c, oc), hp, wp, oh, ow, sh, sw, dh, dw, relu = key
     taps = [(i, j, ci) for i in range(kh) for j in range(kw) for ci in range(c)]
-    t = range(len(taps))
-    total = "(" + " + ".join(f"x{k} * f{k}[co]" for k in t) + ") + bias[co]"
+    row = wp * c
+
+    def offset(px, i, j, ci):  # of a tap's input value from the block's first window
+        return px * sw * c + i * dh * row + j * dw * c + ci
+
+    def block(pixels, indent, first_pixel):
+        pad = " " * indent
+        lines = [f"{pad}q = y * {sh * row} + ({first_pixel}) * {sw * c}",
+                 f"{pad}dst = ob[(y * {ow} + ({first_pixel})) * {oc}:]"]
+        offsets = sorted({offset(px, *tap) for px in range(pixels) for tap in taps})
+        lines += [f"{pad}v{o} = xb[q + {o}]" for o in offsets]
+        lines.append(f"{pad}for co in range({oc}):")
+        for px in range(pixels):
+            terms = " + ".join(f"v{offset(px, *tap)} * f{k}[co]" for k, tap in enumerate(taps))
+            lines.append(f"{pad}    s{px} = ({terms}) + bias[co]")
+        for px in range(pixels):
+            value = f"s{px} if (s{px} >= 0 or s{px} != s{px}) else zero" if relu else f"s{px}"
+            lines.append(f"{pad}    dst[{px * oc} + co] = {value}")  # Relu: numpy's maximum(v, 0)
+        return lines
+
+    names = [f"f{k}" for k in range(len(taps))]
     lines = [
-        "def conv_taps(xp, f, bias, out, dims, lo, hi):",
-        "    hp, wp, oh, ow, sh, sw, dh, dw, relu = (dims[0], dims[1], dims[2], dims[3], dims[4],",
-        "        dims[5], dims[6], dims[7], dims[8])",
-        f"    oc = {oc}",
+        "def conv_taps(xp, f, bias, out, lo, hi):",
         "    wide_vectors()",
         "    zero = out.dtype.type(0)",
-        "    " + ", ".join(f"f{k}" for k in t) + ", = " + ", ".join(f"f[{k}]" for k in t) + ",",
-        f"    image_in, image_out, row = hp * wp * {c}, oh * ow * oc, wp * {c}",
-        f"    dy, dx = dh * wp * {c}, dw * {c}",
+        "    " + ", ".join(names) + ", = " + ", ".join(f"f[{k}]" for k in range(len(taps))) + ",",
         "    for b in range(lo, hi):",
-        "        xb = xp[b * image_in:(b + 1) * image_in]",
-        "        ob = out[b * image_out:(b + 1) * image_out]",
-        "        for y in range(oh):",
-        "            for xo in range(ow):",
-        f"                q = y * sh * row + xo * sw * {c}",
+        f"        xb = xp[b * {hp * row}:(b + 1) * {hp * row}]",
+        f"        ob = out[b * {oh * ow * oc}:(b + 1) * {oh * ow * oc}]",
+        f"        for y in range({oh}):",
     ]
-    for k, (i, j, ci) in enumerate(taps):
-        lines.append(f"                x{k} = xb[q + {i} * dy + {j} * dx + {ci}]")
-    lines += [
-        "                p = (y * ow + xo) * oc",
-        "                dst = ob[p:p + oc]",
-        "                if relu:  # numpy's maximum(v, 0): NaN and -0.0 stay",
-        "                    for co in range(oc):",
-        "                        v = " + total,
-        "                        dst[co] = v if (v >= 0 or v != v) else zero",
-        "                else:",
-        "                    for co in range(oc):",
-        "                        dst[co] = " + total,
-    ]
+    pixels = min(PIXELS, ow)
+    full, tail = divmod(ow, pixels)
+    lines.append(f"            for block in range({full}):")
+    lines += block(pixels, 16, f"block * {pixels}")
+    if tail:
+        lines += block(tail, 12, full * pixels)
     return "\n".join(lines) + "\n"
 
 
-def kernel(kh, kw, c, oc):
-    """The compiled loop for a kh x kw filter from c to oc channels (compiled on first use), or
-    None without numba (or with GRAPHFLOW_NO_JIT=1)."""
-    key = (kh, kw, c, oc)
+def kernel(f_shape, geo, relu):
+    """The compiled loop for a filter shape, `conv_kernels.Geometry` and Relu or none (compiled on
+    first use), or None without numba (or with GRAPHFLOW_NO_JIT=1). Called as
+    `loop(padded input (flat), filter (taps x out channels), bias, output (flat), lo, hi)` for
+    images lo to hi."""
+    key = _key(f_shape, geo, relu)
     loop = _kernels.get(key)
     if loop is None:
         with _lock:
             loop = _kernels.get(key)
             if loop is None:
-                if jit_updates.loops() is None:
+                if not available():
                     loop = False
                 else:
                     from numba import njit
                     namespace = {"wide_vectors": jit_math.wide_vectors()}
-                    exec(_source(kh, kw, c, oc), namespace)  # our own generated source
+                    exec(_source(key), namespace)  # our own generated source
                     loop = njit(nogil=True, cache=False, fastmath={"contract"},
                                 error_model="numpy")(namespace["conv_taps"])
+                if len(_kernels) >= MAX_LOOPS:
+                    _kernels.pop(next(iter(_kernels)))
                 _kernels[key] = loop
     return loop or None
 
 
-def applies(x, f, geo, threads=1):
+def applies(x, f, geo):
     """Whether `conv2d` runs this NHWC input and HWIO filter (a `conv_kernels.Geometry`)."""
-    top = max(MAX_OUTPUTS, MAX_OUTPUTS_THREADED) if threads > 1 else MAX_OUTPUTS
-    return (x.dtype in _DTYPES and f.dtype == x.dtype and x.ndim == 4 and f.ndim == 4
-            and x.shape[3] == f.shape[2] and 0 < f.shape[0] * f.shape[1] * f.shape[2] <= MAX_TAPS
-            and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= top
-            and kernel(*f.shape) is not None)
-
-
-def dims(geo, relu):
-    """The loop's integer arguments but the images to run (one array: numba unboxes each argument
-    of a call, about 0.1 us apiece) for a geometry and a Relu or none."""
-    return np.array([geo.h + geo.pt + geo.pb, geo.w + geo.pl + geo.pr, geo.oh, geo.ow, geo.sh,
-                     geo.sw, geo.dh, geo.dw, int(bool(relu))], np.int64)
+    if not (x.dtype in _DTYPES and f.dtype == x.dtype and x.ndim == 4 and f.ndim == 4
+            and x.shape[3] == f.shape[2]):
+        return False
+    taps = f.shape[0] * f.shape[1] * f.shape[2]
+    top = MAX_OUTPUTS_FEW_TAPS if taps <= FEW_TAPS else MAX_OUTPUTS
+    return (0 < taps <= MAX_TAPS and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= top
+            and available())
 
 
 def _padded(x, geo):
@@ -158,17 +184,15 @@ def _padded(x, geo):
     return buf
 
 
-def conv2d(x, f, geo, bias=None, relu=False, dims_=None):
+def conv2d(x, f, geo, bias=None, relu=False):
     """conv2d(x, f) (+ bias) (then Relu) of NHWC `x` and HWIO `f` for operands `applies` accepts:
-    a new NHWC array. `dims_`: `dims(geo, relu)`, when the caller keeps it."""
+    a new NHWC array."""
     kh, kw, c, oc = f.shape
-    if dims_ is None:
-        dims_ = dims(geo, relu)
     xp = _padded(x, geo).reshape(-1)
     fm = np.ascontiguousarray(f).reshape(kh * kw * c, oc)
     b = np.zeros(oc, x.dtype) if bias is None else np.ascontiguousarray(bias, dtype=x.dtype)
     out = np.empty((x.shape[0], geo.oh, geo.ow, oc), x.dtype)
-    kernel(kh, kw, c, oc)(xp, fm, b, out.reshape(-1), dims_, 0, x.shape[0])
+    kernel(f.shape, geo, relu)(xp, fm, b, out.reshape(-1), 0, x.shape[0])
     return out
 
 
@@ -176,19 +200,12 @@ class Prepared:
     """`conv2d` for one input shape and dtype, filter shape and Relu or none, with everything but
     the copy into the bordered buffer and the loop's call decided once (FusedConv2D's route at
     batch 1: 8x8x1 -> 32 3.8 -> 2.6 us as an op). Takes C-contiguous `f` and `bias` of x's dtype
-    (the caller checks). Above MAX_OUTPUTS output elements and with `threads` > 1, the images are
-    split into blocks run by the calling thread and the intra-op pool."""
+    (the caller checks)."""
 
-    __slots__ = ("loop", "dims", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local",
-                 "threads", "bounds")
+    __slots__ = ("loop", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local")
 
-    def __init__(self, x, f, geo, relu, threads=1):
-        self.loop = kernel(*f.shape)
-        size = x.shape[0] * geo.oh * geo.ow * f.shape[3]
-        self.threads = int(threads) if threads > 1 and size > MAX_OUTPUTS else 1
-        blocks = min(x.shape[0], 2 * self.threads)
-        self.bounds = [int(v) for v in np.linspace(0, x.shape[0], blocks + 1)]
-        self.dims = dims(geo, relu)
+    def __init__(self, x, f, geo, relu):
+        self.loop = kernel(f.shape, geo, relu)
         self.n, self.geo, self.x_shape, self.dtype = x.shape[0], geo, x.shape, x.dtype
         self.out_shape = (x.shape[0], geo.oh, geo.ow, f.shape[3])
         self.k = f.shape[0] * f.shape[1] * f.shape[2]
@@ -205,15 +222,5 @@ class Prepared:
         flat, interior = getattr(self._local, "kept", None) or self._buffers()
         interior[...] = x
         out = np.empty(self.out_shape, self.dtype)
-        fm, flat_out = f.reshape(self.k, self.out_shape[3]), out.reshape(-1)
-        if self.threads <= 1 or intra_op.in_worker():
-            self.loop(flat, fm, bias, flat_out, self.dims, 0, self.n)
-            return out
-        loop, dims_, bounds = self.loop, self.dims, self.bounds
-        pieces = intra_op.shared_iter(range(len(bounds) - 1))
-
-        def work():
-            for k in pieces:
-                loop(flat, fm, bias, flat_out, dims_, bounds[k], bounds[k + 1])
-        intra_op.POOL.run_shared(work, self.threads)
+        self.loop(flat, f.reshape(self.k, self.out_shape[3]), bias, out.reshape(-1), 0, self.n)
         return out
