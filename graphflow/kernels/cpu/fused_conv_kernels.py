@@ -17,8 +17,8 @@ below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided
 shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at batch 1: a step of
 0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). An NHWC
 convolution with few filter taps (a first layer on 1-4 channels) and no activation or a Relu runs
-as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba), up to a batch of
-about 128 on 8x8 images; a gathered one adds the bias and applies a Relu in one compiled pass
+as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba; for at most 9
+taps up to 2^20 outputs, the digits CNN's 8x8x1 -> 32 to batch 512); a gathered one adds the bias and applies a Relu in one compiled pass
 (`jit_small.add_bias`). Where oneDNN is loaded, a small NHWC float32 one runs instead as one oneDNN
 primitive with the bias and post-ops, its memory objects made once per thread
 (`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 7-8 us as an op; its
@@ -109,7 +109,7 @@ def _fused_conv2d(node):
             g = conv.geometry(xn_shape, f.shape)
             if (conv.fmt == "NHWC" and loop_activation and bias.dtype == x.dtype
                     and jit_conv.applies(x, f, g)):
-                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu))
+                route = (LOOP, g, jit_conv.Prepared(x, f, g, relu, threads))
             elif (SMALL_DNNL and conv.fmt == "NHWC"
                   and conv_kernels.gathered_below_dnnl(xn_shape[0], g, *f.shape[2:])
                   and dnnl_small_conv.applies(x, f, bias)

@@ -34,7 +34,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import jit_math, jit_updates
+from graphflow.kernels.cpu import jit_math, jit_updates, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Convolutions of at most this many taps (kh * kw * in channels) run here: 3x3 on up to 4 channels,
@@ -48,13 +48,16 @@ MAX_TAPS = 36
 # 0.058, 256 0.089 / 0.191 / 0.199, 512 0.173 / 0.366 / 0.373; 32x32x3 -> 32 3x3 at batch 1
 # 0.021 / 0.036, 2 0.042 / 0.041, 4 0.079 / 0.062, 8 0.163 / 0.100; 28x28x1 -> 16 5x5 at batch 1
 # 0.007 / 0.026, 2 0.013 / 0.030, 8 0.044 / 0.048, 32 0.178 / 0.144, 64 0.349 / 0.258.
-# The loop on two threads (image blocks on the intra-op pool) was slower than on one at every
+# The loop on two threads of the intra-op pool (image blocks) was slower than on one at every
 # size measured (8x8x1 -> 32 at batch 256: 0.156 against 0.089; waking a pool thread on a 2-core
-# machine costs more than the second half saves), so it runs on one.
+# machine costs more than the second half saves): it runs on one, or on the OpenMP team (below).
 MIN_OUTPUTS = 1 << 10
 MAX_OUTPUTS = 1 << 16
 FEW_TAPS = 9
 MAX_OUTPUTS_FEW_TAPS = 1 << 20
+# While the threading chooser runs products as a team, a loop of this many outputs and more runs as
+# one block of images per thread of that OpenMP team (`omp_team.py`).
+TEAM_MIN_OUTPUTS = 1 << 17
 # Loops kept compiled (one per filter shape, geometry and Relu); the oldest is dropped past this.
 MAX_LOOPS = 32
 
@@ -200,12 +203,15 @@ class Prepared:
     """`conv2d` for one input shape and dtype, filter shape and Relu or none, with everything but
     the copy into the bordered buffer and the loop's call decided once (FusedConv2D's route at
     batch 1: 8x8x1 -> 32 3.8 -> 2.6 us as an op). Takes C-contiguous `f` and `bias` of x's dtype
-    (the caller checks)."""
+    (the caller checks). From TEAM_MIN_OUTPUTS outputs on, with `threads` > 1, the images are
+    split over the OpenMP team while products run as one (`omp_team.wanted`)."""
 
-    __slots__ = ("loop", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local")
+    __slots__ = ("loop", "out_shape", "k", "n", "geo", "x_shape", "dtype", "_local", "threads")
 
-    def __init__(self, x, f, geo, relu):
+    def __init__(self, x, f, geo, relu, threads=1):
         self.loop = kernel(f.shape, geo, relu)
+        size = x.shape[0] * geo.oh * geo.ow * f.shape[3]
+        self.threads = int(threads) if size >= TEAM_MIN_OUTPUTS and x.shape[0] > 1 else 1
         self.n, self.geo, self.x_shape, self.dtype = x.shape[0], geo, x.shape, x.dtype
         self.out_shape = (x.shape[0], geo.oh, geo.ow, f.shape[3])
         self.k = f.shape[0] * f.shape[1] * f.shape[2]
@@ -222,5 +228,9 @@ class Prepared:
         flat, interior = getattr(self._local, "kept", None) or self._buffers()
         interior[...] = x
         out = np.empty(self.out_shape, self.dtype)
-        self.loop(flat, f.reshape(self.k, self.out_shape[3]), bias, out.reshape(-1), 0, self.n)
+        args = (flat, f.reshape(self.k, self.out_shape[3]), bias, out.reshape(-1))
+        if self.threads > 1 and omp_team.wanted(self.threads):
+            omp_team.run(self.loop, args, self.n, self.threads)
+        else:
+            self.loop(*args, 0, self.n)
         return out

@@ -36,7 +36,14 @@ and the mask pass for every other route.
 
 import numpy as np
 
-from graphflow.kernels.cpu import claimed_split, intra_op, jit_pool_tiled, jit_updates, pool_records
+from graphflow.kernels.cpu import (
+    claimed_split,
+    intra_op,
+    jit_pool_tiled,
+    jit_updates,
+    omp_team,
+    pool_records,
+)
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Inputs below this many elements keep the numpy kernel: the loops' first call compiles them (once
@@ -60,6 +67,14 @@ PARALLEL_MIN_ELEMENTS = 1 << 22
 # ([64, 16, 16, 64]) two threads were no faster (0.37 -> 0.41): from 2M. The digits CNN's
 # [256, 8, 8, 32] and [256, 4, 4, 64] stay on one thread (two took 2-3 times as long, load 2.7).
 CLAIMED_MIN_ELEMENTS = 1 << 21
+# While the threading chooser runs products as a team, MaxPool without argmax records (inference)
+# runs on that OpenMP team (`omp_team.py`) from this many input elements on: the team is awake
+# between the convolutions around the pool, where the intra-op pool would have to be woken (the
+# digits CNN at batch 256, in the step: [256, 8, 8, 32] 0.10-0.125 -> 0.06 ms, the step 1.94-2.13
+# -> 1.55-1.68 ms with the first convolution's loop on the team too). A training step keeps the
+# old split: there the next op is often a filter gradient on the intra-op pool, and the team's
+# spinning thread took its core (the small CNN's 0.46 -> 0.67 ms, the step 1.9 -> 2.25 ms).
+TEAM_MIN_ELEMENTS = 1 << 16
 # 2x2 windows at stride 2 record their argmaxes as one-byte taps (`jit_pool_tiled.py`); False:
 # int32 positions, as every other window does (the tests compare both).
 TAP_CODES = True
@@ -309,7 +324,10 @@ def applies(a, size=None):
             and a.shape[0] > 0 and loops() is not None)
 
 
-def _over_images(loop, args, n, size, threads):
+def _over_images(loop, args, n, size, threads, team=False):
+    if team and n > 1 and size >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
+        omp_team.run(loop, args, n, threads)
+        return
     if threads <= 1 or n < 2 or size < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
         loop(*args, 0, n)
         return
@@ -323,11 +341,13 @@ def _over_images(loop, args, n, size, threads):
     intra_op.POOL.run_shared(work, threads)
 
 
-def _claimed(loop, args, n, size, threads):
+def _claimed(loop, args, n, size, threads, team=False):
     """`_over_images` for the loops that write each output element once from registers (the 2x2
     forward loops, the tiled gradients): one call per thread (`claimed_split.py`)."""
     least = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS)
-    if threads <= 1 or n < 2 or size < least or intra_op.in_worker():
+    if team and n > 1 and size >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
+        omp_team.run(loop, args, n, threads)
+    elif threads <= 1 or n < 2 or size < least or intra_op.in_worker():
         loop(*args, 0, n)
     else:
         claimed_split.run(loop, args, n, size, threads)
@@ -375,9 +395,10 @@ def max_pool(x, geo, threads, recorder=None):
         arg = None
         if two:
             _claimed(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1), *_dims(x.shape, geo),
-                                      geo.sh, geo.sw), x.shape[0], x.size, threads)
+                                      geo.sh, geo.sw), x.shape[0], x.size, threads, team=True)
         else:
-            _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads)
+            _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads,
+                         team=True)
     if recorder is not None and pool_records.recalling:
         pool_records.remember(out, x.shape, arg, recorder)
     return out
@@ -389,8 +410,9 @@ def runner(x, geo, threads):
     `max_pool` would run one loop on the calling thread and record nothing; else None."""
     two = geo.kh == geo.kw == 2 and not geo.padded
     split = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) if two else PARALLEL_MIN_ELEMENTS
-    if pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split):
-        return None
+    if (pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split)
+            or (threads > 1 and x.size >= TEAM_MIN_ELEMENTS and omp_team.usable())):
+        return None  # max_pool splits it (over the team, when products run as one)
     n, shape, dtype = x.shape[0], (x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype
     if two:
         loop, dims = loops()["max_pool_2x2"], (*_dims(x.shape, geo), geo.sh, geo.sw, 0, n)

@@ -1,0 +1,96 @@
+"""Compiled loops over images run by the OpenMP team that oneDNN's team products and convolutions
+use (`dnnl_matmul.py`), while the threading chooser has them run as a team.
+
+Between two team calls of a step (the digits CNN: convolution, MaxPool, convolution, MaxPool,
+dense layer) a pool or a first-layer convolution ran on the calling thread alone: waking
+graphflow's intra-op pool costs more than its second half saves (`jit_pool.py`, `jit_conv.py`),
+while the team's second thread spun idle and then went to sleep, so that the next team call had to
+wake it. numba's `omp` threading layer runs a `prange` on libgomp, the library oneDNN's teams run
+on, and from the same calling thread it is the same team (no new threads): here a loop taking an
+image range `lo, hi` as its last two arguments runs as one block of images per team thread.
+The blocks are the images split evenly in thread order, as oneDNN splits a batch, so each thread
+mostly reads what it wrote in the team call before. Each image's output is computed by one call
+of the same loop, so the values are the one-thread loop's.
+
+Used only where it can be: numba and oneDNN installed, numba's threading layer `omp` (graphflow
+asks for it when numba has not started one and the user chose none; with another layer running,
+or `NUMBA_THREADING_LAYER` set to one, nothing runs here), not on an intra-op pool worker, not in a
+process forked after a team ran (libgomp's threads do not survive a fork), and only while the
+chooser runs products as a team (with another process keeping a core busy it picks graphflow's
+blocks, and these loops keep their own split). `GRAPHFLOW_TEAM_LOOPS=0` turns this off.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cpu import dnnl, dnnl_matmul, intra_op, jit_updates
+from graphflow.kernels.cpu.dnnl_matmul import TEAM
+
+_lock = threading.Lock()
+_runners = {}   # loop -> its team runner
+_usable = None  # whether numba's parallel loops run on libgomp here (checked once)
+
+
+def _check():
+    if (os.environ.get("GRAPHFLOW_TEAM_LOOPS", "1").strip() == "0" or jit_updates.loops() is None
+            or dnnl.library() is None):
+        return False
+    import numba
+    from numba.np.ufunc import parallel
+    if not parallel._is_initialized:
+        chosen = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
+        if chosen not in ("", "default", "omp"):
+            return False
+        saved = numba.config.THREADING_LAYER
+        numba.config.THREADING_LAYER = "omp"
+        try:
+            parallel._launch_threads()
+        except (ValueError, OSError):  # no omp layer in this numba: nothing runs here
+            numba.config.THREADING_LAYER = saved
+            return False
+    return numba.threading_layer() == "omp"
+
+
+def usable():
+    """Whether numba's parallel loops run on libgomp in this process (numba and oneDNN installed,
+    numba's threading layer `omp`)."""
+    global _usable
+    if _usable is None:
+        with _lock:
+            if _usable is None:
+                _usable = _check()
+    return _usable
+
+
+def wanted(threads):
+    """Whether a loop split over `threads` threads runs on the team now: several threads, the
+    chooser running products as a team, and the team usable from this thread."""
+    return (threads > 1 and (dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()) == TEAM
+            and not intra_op.in_worker() and not dnnl_matmul.teams_forbidden() and usable())
+
+
+def _runner(loop):
+    """The team loop around `loop` (compiled once per loop)."""
+    run = _runners.get(loop)
+    if run is not None:
+        return run
+    from numba import njit, prange, set_num_threads
+
+    @njit(parallel=True, nogil=True, cache=False, error_model="numpy")
+    def over_team(args, n, blocks):
+        set_num_threads(blocks)  # the team as large as oneDNN's (libgomp keeps its threads)
+        for k in prange(blocks):
+            loop(*args, k * n // blocks, (k + 1) * n // blocks)
+    with _lock:
+        return _runners.setdefault(loop, over_team)
+
+
+def run(loop, args, n, threads):
+    """`loop(*args, lo, hi)` over images 0..n, one block of images per thread of a team of
+    `threads` (callers check `wanted(threads)` first)."""
+    import numba
+    dnnl_matmul.mark_team()
+    blocks = min(n, threads, numba.config.NUMBA_NUM_THREADS)
+    _runner(loop)(args, np.int64(n), np.int64(blocks))
