@@ -1,4 +1,6 @@
-"""Shared fixtures: every test starts from a fresh default graph. Tests marked `slow` run only
+"""Shared fixtures: every test starts from a fresh default graph, with kernels using the session's
+thread count as given (the free-core sensor off: on a loaded test machine it would change which
+route a kernel takes; tests/kernels/test_free_cores.py tests it). Tests marked `slow` run only
 when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects markers explicitly."""
 
 import os
@@ -7,6 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels.cpu import free_cores
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +17,11 @@ def fresh_graph():
     tf.reset_default_graph()
     yield
     tf.reset_default_graph()
+
+
+@pytest.fixture(autouse=True)
+def threads_as_given(monkeypatch):
+    monkeypatch.setattr(free_cores.SENSOR, "enabled", False)
 
 
 @pytest.fixture

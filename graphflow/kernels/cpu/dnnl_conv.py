@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, intra_op
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
@@ -352,7 +352,7 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     The forward pass may add `bias` (float32 [oc]) and apply `eltwise` post-ops."""
     n = src.shape[0]
     macs = n * geo.oh * geo.ow * f.size
-    threads = threads if macs >= PARALLEL_MIN_MACS else 1
+    threads = free_cores.usable_threads(threads) if macs >= PARALLEL_MIN_MACS else 1
     extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
     mode = _team_mode(n, macs, threads)
     if mode is not None:

@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import dnnl, intra_op
+from graphflow.kernels.cpu import dnnl, free_cores, intra_op
 
 # Products of fewer multiply-adds than this keep the numpy path: a oneDNN call costs ~14 us of
 # ctypes calls and oneDNN's own dispatch (8x8x8: 14 us, numpy 0.7 us; 64x100x10: 16 us, numpy 2.7 us;
@@ -349,7 +349,8 @@ def matmul(a, b, threads, bias=None, ops=()):
         bias = np.ascontiguousarray(bias).reshape(-1)
     m, k = a.shape
     n = b.shape[1]
-    threads = 1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS else max(1, int(threads))
+    threads = (1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS
+               else max(1, free_cores.usable_threads(int(threads))))
     key = (m, k, n, a_strides, b_strides, bias is not None, ops, threads)
     try:
         plan = _plan(key, lambda: _Plan(m, k, n, a_strides, b_strides, bias is not None, ops,

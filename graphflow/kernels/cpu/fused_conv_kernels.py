@@ -18,9 +18,10 @@ shapes instead of by the Conv2D kernel's checks on every call (the digits CNN at
 0.076 ms became 0.062 ms with this and FusedMatMul's bias check made once per shapes). An NHWC
 convolution with few filter taps (a first layer on 1-4 channels) and no activation or a Relu runs
 as one compiled loop with the bias and Relu inside (`jit_conv.py`, with numba; for at most 9
-taps up to 2^20 outputs, the digits CNN's 8x8x1 -> 32 to batch 512); a gathered one adds the bias and applies a Relu in one compiled pass
-(`jit_small.add_bias`). Where oneDNN is loaded, a small NHWC float32 one runs instead as one oneDNN
-primitive with the bias and post-ops, its memory objects made once per thread
+taps up to 2^20 outputs, the digits CNN's 8x8x1 -> 32 to batch 512); a gathered one adds the
+bias and applies a Relu in one compiled pass (`jit_small.add_bias`). Where oneDNN is loaded, a
+small NHWC float32 one runs instead as one oneDNN primitive with the bias and post-ops, its memory
+objects made once per thread
 (`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 7-8 us as an op; its
 values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 

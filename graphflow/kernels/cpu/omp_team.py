@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import dnnl, dnnl_matmul, intra_op, jit_updates
+from graphflow.kernels.cpu import dnnl, dnnl_matmul, free_cores, intra_op, jit_updates
 from graphflow.kernels.cpu.dnnl_matmul import TEAM
 
 _lock = threading.Lock()
@@ -67,7 +67,8 @@ def usable():
 def wanted(threads):
     """Whether a loop split over `threads` threads runs on the team now: several threads, the
     chooser running products as a team, and the team usable from this thread."""
-    return (threads > 1 and (dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()) == TEAM
+    return (free_cores.usable_threads(threads) > 1
+            and (dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()) == TEAM
             and not intra_op.in_worker() and not dnnl_matmul.teams_forbidden() and usable())
 
 
@@ -92,5 +93,5 @@ def run(loop, args, n, threads):
     `threads` (callers check `wanted(threads)` first)."""
     import numba
     dnnl_matmul.mark_team()
-    blocks = min(n, threads, numba.config.NUMBA_NUM_THREADS)
+    blocks = min(n, free_cores.usable_threads(threads), numba.config.NUMBA_NUM_THREADS)
     _runner(loop)(args, np.int64(n), np.int64(blocks))

@@ -1,0 +1,114 @@
+"""How many of the CPUs this process may run on other processes leave free: a kernel call uses at
+most that many threads (`usable_threads`: the intra-op pool's `run_shared`, oneDNN's products and
+convolutions, the OpenMP team's loops), whatever its session's intra-op thread count allows.
+
+On a machine where another process keeps a core busy, a kernel split over every core waits for
+its slowest part, the one whose thread the scheduler parked behind that process: on 2 cores with
+a CPU-burning process beside it, the 784-512-512-10 Adam training step took 6.49 ms on two
+threads and 5.84 ms on one (TF1: 6.00; the CIFAR-shaped step 49.0 and 46.3 ms, TF1 45.6), and
+`benchmarks/bench_vs_tf1.py --setting busy` measures it. So the count adapts to the machine, as
+the issue of owning the threads asks: from /proc/stat, the busy time of the CPUs in this process's
+affinity mask over the last `REFRESH_SECONDS`, minus this process's own CPU time (`os.times`; its
+threads run only on those CPUs), is what other processes used; each `BUSY_CORE` of a core they used
+takes one core away (at least one stays). A refresh happens on the first call after the interval
+(one read of /proc/stat, ~20 us), so it follows a machine that becomes busy or quiet again within
+a fraction of a second.
+
+Where /proc/stat cannot be read (not Linux), or with GRAPHFLOW_ADAPT_THREADS=0, every CPU counts
+as free: the session's thread count is used as given.
+"""
+
+import os
+import threading
+import time
+
+ENV_SWITCH = "GRAPHFLOW_ADAPT_THREADS"
+REFRESH_SECONDS = 0.2
+# Other processes using this much of a core on average over a refresh interval take one core.
+BUSY_CORE = 0.6
+_STAT = "/proc/stat"
+
+
+def _own_cpu_seconds():
+    times = os.times()
+    return times.user + times.system
+
+
+class FreeCores:
+    """The free-core count, refreshed at most every REFRESH_SECONDS (see the module docstring).
+    `read_stat` returns the text of /proc/stat (tests give their own)."""
+
+    def __init__(self, read_stat=None, own_seconds=_own_cpu_seconds, clock=time.monotonic):
+        self._read_stat = read_stat or self._proc_stat
+        self._own_seconds, self._clock = own_seconds, clock
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        """Forget the last sample (a fork's child, a test): every CPU free until measured again."""
+        if hasattr(os, "sched_getaffinity"):
+            self._cpus = frozenset(f"cpu{k}" for k in os.sched_getaffinity(0))
+        else:
+            self._cpus = frozenset()
+        self.free = max(1, len(self._cpus) or (os.cpu_count() or 1))
+        self._last = None
+        self._next = 0.0
+        self.enabled = os.environ.get(ENV_SWITCH, "1").strip() != "0" and bool(self._cpus)
+        self._ticks_per_second = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    @staticmethod
+    def _proc_stat():
+        with open(_STAT) as f:
+            return f.read()
+
+    def _busy_seconds(self):
+        """Seconds the CPUs of this process's affinity mask spent not idle, since boot."""
+        busy = 0
+        for line in self._read_stat().splitlines():
+            fields = line.split()
+            if fields and fields[0] in self._cpus:
+                # user nice system idle iowait irq softirq steal (guest time is in user)
+                values = [int(v) for v in fields[1:9]]
+                busy += sum(values) - values[3] - values[4]
+        return busy / self._ticks_per_second
+
+    def count(self):
+        """The number of CPUs free for this process now (at least 1)."""
+        if not self.enabled:
+            return self.free
+        now = self._clock()
+        if now >= self._next and self._lock.acquire(blocking=False):
+            try:
+                self._refresh(now)
+            except (OSError, ValueError, IndexError):  # unreadable or unexpected: stop adapting
+                self.enabled = False
+            finally:
+                self._lock.release()
+        return self.free
+
+    def _refresh(self, now):
+        self._next = now + REFRESH_SECONDS
+        sample = (now, self._busy_seconds(), self._own_seconds())
+        last, self._last = self._last, sample
+        if last is None:
+            return
+        wall = sample[0] - last[0]
+        if wall <= 0:
+            return
+        others = ((sample[1] - last[1]) - (sample[2] - last[2])) / wall
+        taken = int(max(0.0, others) + (1.0 - BUSY_CORE))
+        self.free = max(1, len(self._cpus) - taken)
+
+
+SENSOR = FreeCores()
+
+
+def usable_threads(threads):
+    """`threads` (a session's intra-op count), or fewer where other processes keep cores busy."""
+    if threads <= 1 or not SENSOR.enabled:
+        return threads
+    return min(threads, SENSOR.count())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=SENSOR.reset)

@@ -1,0 +1,128 @@
+"""graphflow.kernels.cpu.free_cores: the free-core count follows the busy time other processes
+leave on this process's CPUs (its own CPU time subtracted), refreshes at most every
+REFRESH_SECONDS, keeps at least one core, and the intra-op pool and oneDNN's products then use
+no more threads than that, with the same values."""
+
+import os
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels.cpu import free_cores, intra_op
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
+
+
+class FakeMachine:
+    """/proc/stat text for this process's CPUs, its busy ticks advanced by hand."""
+
+    def __init__(self):
+        self.cpus = sorted(os.sched_getaffinity(0))
+        self.busy = 0.0  # seconds, over all CPUs
+        self.own = 0.0
+        self.now = 0.0
+
+    def stat(self):
+        hz = os.sysconf("SC_CLK_TCK")
+        per_cpu = int(self.busy * hz / len(self.cpus))
+        lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
+        # user nice system idle iowait irq softirq steal guest guest_nice: busy split over
+        # user and steal, idle and iowait large (not counted)
+        lines += [f"cpu{k} {per_cpu - per_cpu // 4} 0 0 999999 5000 0 0 {per_cpu // 4} 0 0"
+                  for k in self.cpus]
+        lines.append("cpu999 99999 0 0 0 0 0 0 0 0 0")  # not in the affinity mask: ignored
+        return "\n".join(lines) + "\nintr 1 2 3\n"
+
+    def advance(self, seconds, others, own=0.0):
+        """`seconds` pass; other processes use `others` cores, this one `own`."""
+        self.now += seconds
+        self.busy += (others + own) * seconds
+        self.own += own * seconds
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
+    fake = FakeMachine()
+    sensor = free_cores.FreeCores(read_stat=fake.stat, own_seconds=lambda: fake.own,
+                                  clock=lambda: fake.now)
+    return fake, sensor
+
+
+def test_a_busy_core_is_taken_away_and_given_back(machine):
+    fake, sensor = machine
+    n = len(fake.cpus)
+    assert sensor.count() == n  # the first sample: nothing to compare yet
+    fake.advance(0.3, others=1.0, own=max(0, n - 1))
+    assert sensor.count() == max(1, n - 1)
+    fake.advance(0.05, others=0.0)
+    assert sensor.count() == max(1, n - 1), "refreshed at most every REFRESH_SECONDS"
+    fake.advance(0.3, others=0.0, own=n)  # this process's own threads do not count
+    assert sensor.count() == n
+
+
+def test_light_use_by_others_takes_nothing_and_one_core_always_stays(machine):
+    fake, sensor = machine
+    n = len(fake.cpus)
+    sensor.count()
+    fake.advance(0.3, others=free_cores.BUSY_CORE - 0.1)
+    assert sensor.count() == n
+    fake.advance(0.3, others=n + 3.0)
+    assert sensor.count() == 1
+
+
+def test_unreadable_stat_stops_adapting(monkeypatch):
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
+
+    def broken():
+        raise OSError("no /proc")
+    sensor = free_cores.FreeCores(read_stat=broken)
+    assert sensor.enabled
+    assert sensor.count() == len(os.sched_getaffinity(0))
+    assert not sensor.enabled
+
+
+def test_switched_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "0")
+    assert not free_cores.FreeCores().enabled
+
+
+@pytest.fixture
+def one_core_free(monkeypatch):
+    monkeypatch.setattr(free_cores.SENSOR, "enabled", True)
+    monkeypatch.setattr(free_cores.SENSOR, "count", lambda: 1)
+
+
+def test_the_pool_runs_on_the_caller_alone_when_one_core_is_free(one_core_free):
+    assert free_cores.usable_threads(4) == 1 and free_cores.usable_threads(1) == 1
+    before = intra_op.POOL.helper_calls
+    ran = []
+    intra_op.POOL.run_shared(lambda: ran.append(1), 2)
+    assert ran == [1] and intra_op.POOL.helper_calls == before
+
+
+def test_a_session_on_a_busy_machine_gives_the_same_values(monkeypatch):
+    """An MLP step with two threads, then with the sensor reporting one free core: same bits (the
+    products and elementwise kernels' values never depend on the thread count)."""
+    def step():
+        tf.reset_default_graph()
+        rng = np.random.default_rng(0)
+        x = tf.constant(rng.standard_normal((256, 784), np.float32))
+        w = tf.Variable(rng.standard_normal((784, 512), np.float32) * 0.05)
+        h = tf.nn.relu(tf.matmul(x, w))
+        loss = tf.reduce_mean(tf.tanh(h) * h)
+        train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train)
+            return sess.run([loss, w])
+    want = step()
+    monkeypatch.setattr(free_cores.SENSOR, "enabled", True)
+    monkeypatch.setattr(free_cores.SENSOR, "count", lambda: 1)
+    calls_before = intra_op.POOL.helper_calls
+    got = step()
+    assert intra_op.POOL.helper_calls == calls_before
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
