@@ -270,7 +270,19 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
             ratio += f" {t['gf_numpy'] * 1e3:9.3f}ms {numpy_ratio}"
         if matmul_columns:
             ratio += "".join(f" {t['mm_' + w] * 1e3:9.3f}ms" for w in MATMUL_WAYS)
-        print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}", flush=True)
+        print(f"{title:48s} {t['gf'] * 1e3:9.3f}ms {tf_text} {ratio}  {achieved}"
+              f"{_threading_state()}", flush=True)
+
+
+def _threading_state():
+    """After a row: the way graphflow's threading chooser runs products now (an OpenMP team or
+    blocks on the intra-op pool) and the cores the free-core sensor leaves it."""
+    from graphflow.kernels.cpu import dnnl, dnnl_matmul, free_cores
+    if dnnl.library() is None:
+        return ""
+    way = dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()
+    free = free_cores.SENSOR.count() if free_cores.SENSOR.enabled else "all"
+    return f"  [{way}, {free} cores free]"
 
 
 def main(argv=None):

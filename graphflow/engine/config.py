@@ -10,7 +10,9 @@ kernel, on large outputs). A session's count is fixed when it is created:
      min(cores this process may run on, 4).
 
 0 means "the default" everywhere, as in TF; `set_intra_op_parallelism_threads(0)` resets the process
-default. 1 runs every kernel on the calling thread only.
+default. 1 runs every kernel on the calling thread only. The count is an upper bound: where other
+processes keep cores busy, a kernel call uses only the cores they leave free
+(`graphflow/kernels/cpu/free_cores.py`; GRAPHFLOW_ADAPT_THREADS=0 uses the count as given).
 
 `ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged.
 `intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on
