@@ -282,7 +282,7 @@ def _threading_state():
         return ""
     way = dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()
     free = free_cores.SENSOR.count() if free_cores.SENSOR.enabled else "all"
-    return f"  [{way}, {free} cores free]"
+    return f"  [{way}, free cores: {free}]"
 
 
 def main(argv=None):

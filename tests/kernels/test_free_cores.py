@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import free_cores, intra_op
+from graphflow.kernels.cpu import dnnl_matmul, free_cores, intra_op
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
 
@@ -102,9 +102,14 @@ def test_the_pool_runs_on_the_caller_alone_when_one_core_is_free(one_core_free):
     assert ran == [1] and intra_op.POOL.helper_calls == before
 
 
-def test_a_session_on_a_busy_machine_gives_the_same_values(monkeypatch):
-    """An MLP step with two threads, then with the sensor reporting one free core: same bits (the
-    products and elementwise kernels' values never depend on the thread count)."""
+@pytest.mark.parametrize("way", ["team", "blocks"])
+def test_a_session_on_a_busy_machine_gives_the_same_values(way, monkeypatch):
+    """An MLP step on two threads, then with the sensor reporting one free core: the same bits,
+    with the chooser's products as a team or in blocks (a team's product on one thread is the
+    one-thread primitive's; blocks run one after the other)."""
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", way)
+    monkeypatch.setattr(dnnl_matmul, "_plans", type(dnnl_matmul._plans)())
+
     def step():
         tf.reset_default_graph()
         rng = np.random.default_rng(0)

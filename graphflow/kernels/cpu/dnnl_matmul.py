@@ -349,8 +349,7 @@ def matmul(a, b, threads, bias=None, ops=()):
         bias = np.ascontiguousarray(bias).reshape(-1)
     m, k = a.shape
     n = b.shape[1]
-    threads = (1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS
-               else max(1, free_cores.usable_threads(int(threads))))
+    threads = 1 if intra_op.in_worker() or m * k * n < PARALLEL_MIN_MACS else max(1, int(threads))
     key = (m, k, n, a_strides, b_strides, bias is not None, ops, threads)
     try:
         plan = _plan(key, lambda: _Plan(m, k, n, a_strides, b_strides, bias is not None, ops,
@@ -369,6 +368,16 @@ def matmul(a, b, threads, bias=None, ops=()):
             plan.single()(*ptrs)
         return out
     mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
+    if free_cores.usable_threads(plan.threads) <= 1:
+        # other processes keep the other cores busy: this way's values on this thread alone (a
+        # team's split gives the one-thread primitive's bits; blocks run one after the other),
+        # not timed (the chooser compares the ways on free cores)
+        if mode == TEAM or m * k * n < BLOCKS_MIN_MACS:
+            with lib.openmp_threads(1):
+                plan.single()(*ptrs)
+        else:
+            _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
+        return out
     t0 = time.perf_counter()
     if mode == TEAM:
         mark_team()
