@@ -310,6 +310,32 @@ class TestChooser:
         feed(84)
         assert c.kept == "blocks" and c.pick() == "blocks"
 
+    def test_new_products_are_judged_soon_not_after_the_earned_interval(self):
+        """Small products kept the blocks for a long interval; a larger model's products, faster
+        as a team, then run: the next probe comes within a few runs, and the team is chosen."""
+        c, small = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        self._feed(c, small, {"team": 0.15, "blocks": 0.1}, 3000)
+        assert c.kept == "blocks" and c.interval > 1000  # a long interval earned
+        large = [_FakePlan() for _ in range(3)]
+        picked = self._feed(c, large, {"team": 1.0, "blocks": 1.3}, 4 * c.RUN)
+        assert c.kept == "team" and picked[-1] == "team"
+        picked = self._feed(c, large, {"team": 1.0, "blocks": 1.3}, 2000)
+        assert picked.count("blocks") <= 2 * c.RUN  # known products: back to growing intervals
+
+    def test_a_probe_that_compared_nothing_keeps_the_way_and_probes_again_soon(self):
+        """A probe of the blocks ends with no product timed both ways since the last choice (a
+        new model's products started as the probe did, or the team's times were cleared): the
+        way stays and the interval restarts; it once fell to 0, and the chooser then probed after
+        every call."""
+        c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
+        self._feed(c, plans, {"team": 1.0, "blocks": 1.5}, 3000)
+        assert c.kept == "team" and c.interval > c.FIRST_PROBE
+        fresh = _FakePlan()
+        c.mode, c.plans, c.left = "blocks", {fresh}, 0  # a probe whose only product is new
+        fresh.times["blocks"].extend([1.5, 1.5])
+        c._next()
+        assert c.kept == c.mode == "team" and c.interval == c.left == c.FIRST_PROBE
+
     def test_fixed_mode(self, monkeypatch):
         monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
         assert dnnl_matmul.fixed_mode() == "blocks"

@@ -21,9 +21,10 @@ Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
           calling thread alone (waking a pool thread costs more than it saves there).
 The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
 (summed over the products timed both ways), and re-times the other now and then (at growing
-intervals while the choice holds, at once when a team product turns slow: then the team is timed
-again right after the blocks, so one disturbed call cannot decide alone), so a machine that
-becomes busy, or quiet again, changes the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+intervals while the choice holds, soon when a product that never ran the other way turns up, at
+once when a team product turns slow: then the team is timed again right after the blocks, so one
+disturbed call cannot decide alone), so a machine that becomes busy, or quiet again, or a new
+model's products, change the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
 Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
 way for the whole step.
 A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
@@ -36,6 +37,7 @@ import os
 import statistics
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -155,6 +157,9 @@ class _Chooser:
         # those two runs decide
         self.retime_team = False
         self.retiming = False
+        # products that, while a choice held, ran the kept way without ever having run the other:
+        # each brings the next probe forward once (`record`)
+        self.newcomers = weakref.WeakSet()
 
     def pick(self):
         return self.mode
@@ -173,6 +178,15 @@ class _Chooser:
                 self.retime_team = True  # once, then the team again, and compare those runs
                 for p in self.plans:
                     p.times[TEAM].clear()
+            other = BLOCKS if mode == TEAM else TEAM
+            if (mode == self.kept == self.mode and not plan.seen[other] and plan.seen[mode] > 1
+                    and plan not in self.newcomers):
+                # a product never run the other way (a new workload, other shapes): probe soon,
+                # not after the interval the earlier products earned. A small product's choice
+                # held the blocks through a larger model's whole first seconds (bench_vs_tf1's
+                # cs231n row, then the MLP: 5.0 ms steps as blocks instead of 4.1 as a team)
+                self.newcomers.add(plan)
+                self.left = min(self.left, self.RUN)
             self.left -= 1
             if self.left <= 0:
                 self._next()
@@ -205,11 +219,12 @@ class _Chooser:
         # a run of the other way is done: choose
         team, both = self._cost(TEAM)
         blocks, _ = self._cost(BLOCKS)
-        if not both:
+        if not both:  # no product ran both ways in this window (new ones came): keep the way,
+            # probe again soon (an interval scaled by no comparison fell to 0: a probe per call)
             faster = self.kept or TEAM
-        else:
-            faster = TEAM if team <= blocks else BLOCKS
-        if faster == self.kept:  # the further off the probe, the longer until the next one
+            self.interval = self.FIRST_PROBE
+        elif (faster := TEAM if team <= blocks else BLOCKS) == self.kept:
+            # the further off the probe, the longer until the next one
             ratio = max(team, blocks) / max(min(team, blocks), 1e-9)
             self.interval = int(min(self.interval * 2 * min(ratio, 16), self.MAX_PROBE))
         else:
