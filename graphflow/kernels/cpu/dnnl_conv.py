@@ -279,9 +279,7 @@ def _team_mode(n, macs, threads):
     if (threads <= 1 or n < 2 or macs < TEAM_MIN_MACS or intra_op.in_worker()
             or not blas.owns_blas_threads()):
         return None
-    if dnnl_matmul.teams_forbidden():
-        return BLOCKS
-    return dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()
+    return dnnl_matmul.current_way()
 
 
 def image_blocks(n, work, min_work=None, max_blocks=None):

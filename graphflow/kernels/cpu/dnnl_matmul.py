@@ -247,11 +247,6 @@ def mark_team():
     _team_started = True
 
 
-def teams_forbidden():
-    """True in a process forked after its parent ran a team."""
-    return _no_teams
-
-
 def _after_fork_in_child():
     # libgomp's team threads do not survive a fork, and a child that starts a team after its
     # parent did waits for them forever: a child of such a parent uses blocks only
@@ -261,6 +256,12 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def current_way():
+    """TEAM or BLOCKS: how parallel products and convolutions run now (BLOCKS in a process forked
+    after a team ran, else GRAPHFLOW_MATMUL_THREADING's way, else the chooser's)."""
+    return BLOCKS if _no_teams else fixed_mode() or CHOOSER.pick()
 
 
 def fixed_mode():
@@ -383,27 +384,21 @@ def matmul(a, b, threads, bias=None, ops=()):
             plan.single()(*ptrs)
         return out
     mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
-    if free_cores.usable_threads(plan.threads) <= 1:
-        # other processes keep the other cores busy: this way's values on this thread alone (a
-        # team's split gives the one-thread primitive's bits; blocks run one after the other),
-        # not timed (the chooser compares the ways on free cores)
-        if mode == TEAM or m * k * n < BLOCKS_MIN_MACS:
-            with lib.openmp_threads(1):
-                plan.single()(*ptrs)
-        else:
-            _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
-        return out
+    # with other processes keeping the other cores busy (`free_cores`), this way's values on this
+    # thread alone (a team's split gives the one-thread primitive's bits; blocks run one after
+    # the other), untimed: the chooser compares the ways on free cores
+    busy = free_cores.usable_threads(plan.threads) <= 1
     t0 = time.perf_counter()
-    if mode == TEAM:
+    if mode == TEAM and not busy:
         mark_team()
         with lib.openmp_threads(plan.threads):
             plan.team()(*ptrs)
-    elif m * k * n < BLOCKS_MIN_MACS:
+    elif mode == TEAM or m * k * n < BLOCKS_MIN_MACS:
         with lib.openmp_threads(1):
             plan.single()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
-    if not plan.fixed:
+    if not (plan.fixed or busy):
         CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 

@@ -27,7 +27,9 @@ One pixel at a time, with the geometry read at run time (the former loop), took 
 for the digits CNN's 8x8x1 -> 32: its time went to index arithmetic, numba's negative-index
 wrap-around on each tap, and ten aliasing checks (filter rows and bias against the output) per
 pixel, not to its 18 multiply-adds. One pixel with constant offsets 146 -> 111 us, blocks of 2 /
-4 / 8 pixels 121 / 80-90 / 70-78 us (batch 256, one thread, the loop alone); the same bits.
+4 / 8 pixels 121 / 80-90 / 70-78 us (batch 256, one thread, the loop alone, timed with a one-off
+script over the generated variants; `benchmarks/bench_conv_few.py --layers digits1` times the
+kept one); the same bits.
 """
 
 import threading

@@ -324,9 +324,16 @@ def applies(a, size=None):
             and a.shape[0] > 0 and loops() is not None)
 
 
-def _over_images(loop, args, n, size, threads, team=False):
-    if team and n > 1 and size >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
+def _on_team(loop, args, n, size, threads):
+    """Run the loop over the OpenMP team where it applies (`TEAM_MIN_ELEMENTS`); True if it did."""
+    if n > 1 and size >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
         omp_team.run(loop, args, n, threads)
+        return True
+    return False
+
+
+def _over_images(loop, args, n, size, threads, team=False):
+    if team and _on_team(loop, args, n, size, threads):
         return
     if threads <= 1 or n < 2 or size < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
         loop(*args, 0, n)
@@ -345,9 +352,9 @@ def _claimed(loop, args, n, size, threads, team=False):
     """`_over_images` for the loops that write each output element once from registers (the 2x2
     forward loops, the tiled gradients): one call per thread (`claimed_split.py`)."""
     least = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS)
-    if team and n > 1 and size >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
-        omp_team.run(loop, args, n, threads)
-    elif threads <= 1 or n < 2 or size < least or intra_op.in_worker():
+    if team and _on_team(loop, args, n, size, threads):
+        return
+    if threads <= 1 or n < 2 or size < least or intra_op.in_worker():
         loop(*args, 0, n)
     else:
         claimed_split.run(loop, args, n, size, threads)

@@ -31,6 +31,7 @@ from graphflow.kernels.cpu.dnnl_matmul import TEAM
 _lock = threading.Lock()
 _runners = {}   # loop -> its team runner
 _usable = None  # whether numba's parallel loops run on libgomp here (checked once)
+_max_threads = 1  # numba's thread count (NUMBA_NUM_THREADS), read with _usable
 
 
 def _check():
@@ -50,6 +51,8 @@ def _check():
         except (ValueError, OSError):  # no omp layer in this numba: nothing runs here
             numba.config.THREADING_LAYER = saved
             return False
+    global _max_threads
+    _max_threads = numba.config.NUMBA_NUM_THREADS
     return numba.threading_layer() == "omp"
 
 
@@ -67,9 +70,8 @@ def usable():
 def wanted(threads):
     """Whether a loop split over `threads` threads runs on the team now: several threads, the
     chooser running products as a team, and the team usable from this thread."""
-    return (free_cores.usable_threads(threads) > 1
-            and (dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.pick()) == TEAM
-            and not intra_op.in_worker() and not dnnl_matmul.teams_forbidden() and usable())
+    return (free_cores.usable_threads(threads) > 1 and dnnl_matmul.current_way() == TEAM
+            and not intra_op.in_worker() and usable())
 
 
 def _runner(loop):
@@ -91,7 +93,6 @@ def _runner(loop):
 def run(loop, args, n, threads):
     """`loop(*args, lo, hi)` over images 0..n, one block of images per thread of a team of
     `threads` (callers check `wanted(threads)` first)."""
-    import numba
     dnnl_matmul.mark_team()
-    blocks = min(n, free_cores.usable_threads(threads), numba.config.NUMBA_NUM_THREADS)
+    blocks = min(n, free_cores.usable_threads(threads), _max_threads)
     _runner(loop)(args, np.int64(n), np.int64(blocks))
