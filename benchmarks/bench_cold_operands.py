@@ -9,6 +9,7 @@ they stay in the cache), then cycling through `--sets` copies of all its arrays 
 reads and writes arrays that `sets - 1` other calls' traffic has passed over since). Median ms of
 `--repeat` calls, on 2 threads the way graphflow runs them:
   adam        Adam on a 4096x512 float32 variable (`jit_updates`), the CIFAR step's largest update;
+              "in place": as the run's last op, writing the variable and its slots in place;
   dense       the CIFAR step's dense forward product, [64, 4096] @ [4096, 512] + bias + Relu
               (`dnnl_matmul`), cycling its weights;
   digits conv2, digits conv3   the digits CNN's 8x8x32 -> 32 and 4x4x32 -> 64 3x3 convolutions at
@@ -24,7 +25,7 @@ import itertools
 import numpy as np
 from common import median_ms
 
-from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_matmul, jit_updates
+from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_matmul, jit_updates, omp_team
 from graphflow.kernels.cpu.conv_kernels import Geometry
 
 
@@ -50,7 +51,12 @@ def kernels(rng):
         def adam(var, m, v, g, var_out, m_out, v_out):
             jit_updates.run(loops["adam"], n, (var, m, v, g, f32(1e-3), f32(0.1), f32(1e-3),
                                                f32(0.9), f32(1e-8), False, var_out, m_out, v_out), 2)
+        def adam_in_place(var, m, v, g, *unused):  # a run's last update (training_kernels.py)
+            omp_team.run_holding_gil(loops["adam_in_place"], n,
+                                        (var, m, v, g, f32(1e-3), f32(0.1), f32(1e-3), f32(0.9),
+                                         f32(1e-8), False), 2)
         found["adam 4096x512"] = (make_adam, adam)
+        found["adam 4096x512 in place"] = (make_adam, adam_in_place)
     if dnnl.library() is not None:
         x = rng.standard_normal((64, 4096)).astype(np.float32)
         bias = np.zeros(512, np.float32)

@@ -19,7 +19,7 @@ import numpy as np
 
 from graphflow.engine import memory_plan, placement
 from graphflow.engine.emit import emit, slot_name
-from graphflow.engine.scheduling import apply_schedule_hints
+from graphflow.engine.scheduling import apply_schedule_hints, sink_last_update
 from graphflow.engine.steps import Schedule, build_steps
 from graphflow.framework import dtypes
 from graphflow.framework.errors import (
@@ -123,18 +123,21 @@ class FeedSpec:
         return f"{text}: tensor '{self.tensor.name}' of {describe_op(self.tensor.op)}"
 
 
-def schedule_ops(fetch_elements, fed, pruned=None):
+def schedule_ops(fetch_elements, fed, pruned=None, sink_update=True):
     """The order the plan's steps run in (the one place it is decided): graph creation order,
     always topological, of the ops the fetches need. `pruned`: ops the optimizer already pruned
     (its graph copy), taken as they are; else the ancestors of the fetches over data and control
-    edges, cut at the fed tensors."""
+    edges, cut at the fed tensors. Then the schedule hints and, for a run's own plan
+    (`sink_update`; not a control-flow op's sub-plan), the largest movable optimizer update moved
+    to the end (`engine/scheduling.py`)."""
     if pruned is not None:
         ops = list(pruned)
     else:
         fetch_ops = [e if not hasattr(e, "value_index") else e.op for e in fetch_elements]
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
         ops = needed_ops(fetch_ops, fed)
-    return apply_schedule_hints(ops)
+    ops = apply_schedule_hints(ops)
+    return sink_last_update(ops)[0] if sink_update else ops
 
 
 class Plan:
@@ -143,7 +146,7 @@ class Plan:
     optimization = None  # the optimizer's report when the session optimized this plan's graph
 
     def __init__(self, fetch_elements, feed_tensors, state, kernel_table=None, device=None,
-                 origin=None, optimizer=None, ops=None):
+                 origin=None, optimizer=None, ops=None, sub_plan=False):
         self.plan_id = next(_PLAN_IDS)
         kernel_table = kernel_table or cpu_kernels
         # An optimized plan runs a copy of the user's graph (graphflow.optimizer_passes): `origin`
@@ -152,7 +155,11 @@ class Plan:
         self._origin = origin or {}
         self.feed_specs = [FeedSpec(self._origin.get(t, t)) for t in feed_tensors]
         fed = set(feed_tensors)
-        self.ops = schedule_ops(fetch_elements, fed, ops)
+        self.ops = schedule_ops(fetch_elements, fed, ops, sink_update=not sub_plan)
+        # the run's last op, an optimizer update, may write in place (a sub-plan's last op is
+        # not its run's: a control-flow op runs it in the middle of the enclosing run)
+        self._runs_last = (self.ops[-1] if self.ops and not sub_plan
+                           and registry.lookup(self.ops[-1].type).updates_in_place else None)
         self._check_feeds_cover_placeholders(fed)
         self.has_state_writes = any(registry.lookup(op.type).stateful
                                     and not registry.lookup(op.type).variable for op in self.ops)
@@ -218,7 +225,8 @@ class Plan:
             except LookupError as exc:
                 raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
             node = KernelNode.describing(op, self._state, self.compile_function,
-                                         tuple(schedule.used(t) for t in op.outputs))
+                                         tuple(schedule.used(t) for t in op.outputs),
+                                         runs_last=op is self._runs_last)
             kernel_of[op] = builder(node)
         return kernel_of
 
@@ -251,12 +259,13 @@ class Plan:
         fetches = list(func_graph.outputs) + list(extra_fetches)
         feeds = func_graph.all_inputs
         if self._optimizer is None:
-            plan = Plan(fetches, feeds, self._state, self._kernel_table, self._device)
+            plan = Plan(fetches, feeds, self._state, self._kernel_table, self._device,
+                        sub_plan=True)
         else:
             opt = self._optimizer(fetches, feeds)
             plan = Plan(opt.fetches, opt.feeds, self._state, self._kernel_table, self._device,
                         origin=opt.origin, optimizer=self._optimizer,
-                        ops=opt.graph.get_operations())
+                        ops=opt.graph.get_operations(), sub_plan=True)
         return plan.call
 
     def call(self, values):

@@ -10,6 +10,14 @@ The split allreduce uses it (`ops/collective_ops.py`): a bucket's start runs as 
 gradients exist, its wait just before the first update that reads them, and the backward ops in
 between run while the reduction is in flight.
 
+`sink_last_update` then moves one optimizer update (an op whose OpDef has `updates_in_place`, the
+largest variable's) to the very end when no later op needs it: no later op reads its output, touches
+one of its variables (by `shared_name` or a slot attr `*_name`) or is stateful in a way the
+schedule cannot see (no variable names, or sub-graphs). Ops that only depend on it by a control
+edge (TF1 Adam's beta-power updates, the `minimize` group) then run before it: the values are the
+same (those ops read no variable it writes), and the update, last, may write in place (nothing
+after it can fail: `kernels/cpu/training_kernels.py`).
+
 Moving an op earlier only makes its reads earlier. A late op's reads become later, so a late op
 must read no buffer that another op might overwrite in place (the wait reads only a token), which
 keeps memory plans made in graph order valid. Linear in ops and edges; no recursion.
@@ -79,3 +87,65 @@ def _hoist_early(ops, hints):
             order.append(item)
             stack.extend(reversed(after.get(item, ())))
     return order
+
+
+def _variable_names(op):
+    """The variables `op` names (`shared_name` and slot attrs `*_name`), or None when it is
+    stateful without naming them or holds sub-graphs (it may touch any variable)."""
+    names = {v for k, v in op.attrs.items()
+             if isinstance(v, str) and (k == "shared_name" or k.endswith("_name"))}
+    opdef = registry.lookup(op.type)
+    if opdef.control_only:
+        return names
+    if any(hasattr(v, "get_operations") for v in op.attrs.values()):
+        return None
+    if (opdef.stateful or opdef.random) and not names:
+        return None
+    return names
+
+
+def _size(op):
+    dims = op.attrs.get("shape")
+    if dims is None or any(d is None for d in dims):
+        return -1
+    size = 1
+    for d in dims:
+        size *= d
+    return size
+
+
+def sink_last_update(ops):
+    """(`ops` with one update moved to the end, that update) or (`ops`, None); see the module
+    docstring. Linear in ops and edges (one backward sweep), no recursion."""
+    candidates = [i for i, op in enumerate(ops) if registry.lookup(op.type).updates_in_place]
+    if not candidates:
+        return ops, None
+    # walking backwards, the variables touched by the ops after each position (None: any)
+    touched_after, blocked = set(), False
+    readers_after = set()  # ops whose outputs some later op reads
+    movable = []
+    at = len(ops)
+    for i in reversed(candidates):
+        while at > i + 1:
+            at -= 1
+            later = ops[at]
+            names = _variable_names(later)
+            if names is None:
+                blocked = True
+            else:
+                touched_after |= names
+            readers_after.update(t.op for t in later.inputs)
+        op = ops[i]
+        if blocked:
+            break
+        mine = _variable_names(op)
+        if mine and not (mine & touched_after) and op not in readers_after:
+            movable.append(op)
+        # this candidate's own names and inputs count for the candidates before it
+        touched_after |= mine or set()
+        readers_after.update(t.op for t in op.inputs)
+        at = i
+    if not movable:
+        return ops, None
+    last = max(movable, key=_size)
+    return [op for op in ops if op is not last] + [last], last

@@ -22,10 +22,10 @@ class KernelNode:
     """What a kernel builder may know about the op it runs: a read-only description, no graph."""
 
     __slots__ = ("name", "type", "attrs", "in_dtypes", "out_dtypes", "out_shapes", "state",
-                 "compile_function", "outputs_used")
+                 "compile_function", "outputs_used", "runs_last")
 
     def __init__(self, name, op_type, attrs, in_dtypes, out_dtypes, out_shapes, state,
-                 compile_function=None, outputs_used=None):
+                 compile_function=None, outputs_used=None, runs_last=False):
         self.name = name
         self.type = op_type
         self.attrs = attrs
@@ -38,13 +38,17 @@ class KernelNode:
         self.compile_function = compile_function
         # which outputs the plan reads (None: all may be); a kernel may skip computing the others
         self.outputs_used = outputs_used
+        # the op is the last of a run's plan: nothing after it can fail, so an optimizer update
+        # may write its variables in place (`engine/scheduling.py` sink_last_update)
+        self.runs_last = runs_last
 
     @classmethod
-    def describing(cls, op, state, compile_function=None, outputs_used=None):
+    def describing(cls, op, state, compile_function=None, outputs_used=None, runs_last=False):
         """The node describing graph op `op` (its name, type, attrs, dtypes and static shapes)."""
         return cls(op.name, op.type, op.attrs, tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                    tuple(t.dtype.as_numpy_dtype for t in op.outputs),
-                   tuple(t.shape.dims for t in op.outputs), state, compile_function, outputs_used)
+                   tuple(t.shape.dims for t in op.outputs), state, compile_function, outputs_used,
+                   runs_last)
 
 
 def check_update_shapes(node, var, grad, slots=()):

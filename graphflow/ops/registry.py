@@ -80,6 +80,11 @@ class OpDef:
     Scheduling
     schedule: "early" to run as soon as its inputs exist, "late" to run just before its first
         reader, "" for graph order (`engine/scheduling.py`; the split allreduce's start and wait).
+    updates_in_place: an optimizer update whose kernel may write the variable and its slots in
+        place when it is the run's last op (nothing after it can fail, so a failed run still
+        changes no variable); the schedule moves the largest such update to the end where no
+        later op needs it (`engine/scheduling.py`). Its variables are named by `shared_name` and
+        its slot attrs (`*_name`).
 
     Gradients
     no_gradient: declared not differentiable (`no_gradient(...)`): a gradient never flows through.
@@ -121,6 +126,7 @@ class OpDef:
     unsaveable: str = ""
     cannot_save: str = ""
     schedule: str = ""
+    updates_in_place: bool = False
     attr_types: dict = field(init=False, repr=False)
 
     def __post_init__(self):

@@ -28,6 +28,8 @@ TRAINING_OPS = {
 }
 _GRAD_INPUT = {"delta", "grad"}
 _FLAGS = {"ApplyMomentum": ("use_nesterov",), "ApplyAdam": ("use_nesterov",)}
+# updates whose CPU kernels can write in place as a run's last op (`kernels/cpu/jit_updates.py`)
+_IN_PLACE = {"ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}
 
 
 def _training_infer(op_type):
@@ -61,6 +63,7 @@ def _training_infer(op_type):
 
 for _type, (_inputs, _slots) in TRAINING_OPS.items():
     define(_type, _training_infer(_type), stateful=True, returns_state=True,
+           updates_in_place=_type in _IN_PLACE,
            attrs="shared_name:string dtype:dtype shape:none|shape use_locking:bool"
            + "".join(f" {slot}:string" for slot in _slots)
            + "".join(f" {flag}:bool" for flag in _FLAGS.get(_type, ())))

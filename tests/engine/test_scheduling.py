@@ -58,3 +58,50 @@ def test_plans_without_hints_keep_graph_order():
     assert apply_schedule_hints(ops) is ops
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(y, {x: [0.0, 1.0]}), 2 * np.tanh(1.0), rtol=1e-6)
+
+
+def _plan_ops(fetches, feeds):
+    from graphflow.engine.executor import schedule_ops
+    return schedule_ops(fetches, set(feeds))
+
+
+def test_the_largest_update_runs_last_after_adams_beta_power_updates():
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [4, 8], name="x")
+    w1 = tf.Variable(np.ones((8, 64), np.float32), name="w1")   # the largest variable
+    w2 = tf.Variable(np.ones((64, 2), np.float32), name="w2")
+    loss = tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2))
+    train = tf.train.AdamOptimizer(0.1).minimize(loss)
+    order = _plan_ops([train], [x])
+    graph_order = needed_ops([train], {x})
+    assert sorted(_names(order)) == sorted(_names(graph_order))
+    assert order[-1].type == "ApplyAdam" and order[-1].attrs["shared_name"] == "w1"
+    assert graph_order[-1].type == "NoOp"  # as built: the group of updates closes the step
+    # moved past the beta-power assignments that only wait for it by a control edge
+    assigns = [i for i, op in enumerate(graph_order) if op.type == "Assign"]
+    assert assigns and all(graph_order.index(order[-1]) < i for i in assigns)
+
+
+def test_an_update_stays_put_before_an_op_that_reads_it_or_touches_its_variable():
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [8], name="x")
+    w = tf.Variable(np.ones(8, np.float32), name="w")
+    small = tf.Variable(np.ones(2, np.float32), name="small")
+    loss = tf.reduce_sum(x * w) + tf.reduce_sum(small)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    update = next(op for op in train.control_inputs if op.attrs["shared_name"] == "w")
+    with tf.control_dependencies([train]):
+        read_after = tf.identity(update.outputs[0], name="read_after")  # reads its output
+    order = _plan_ops([read_after], [x])
+    assert order.index(update) < order.index(read_after.op)
+    with tf.control_dependencies([train]):
+        again = tf.assign(w, tf.zeros(8), name="again")  # writes its variable
+    order = _plan_ops([again], [x])
+    assert order.index(update) < order.index(again.op)
+    # the other variable's update may still move past it
+    assert order[-1].attrs.get("shared_name") == "small"
+    # an op whose effects the schedule cannot see (Python code) holds every update before it
+    with tf.control_dependencies([train]):
+        called = tf.py_func(lambda: np.float32(1), [], tf.float32, name="called")
+    order = _plan_ops([called], [x])
+    assert order[-1] is called.op

@@ -121,3 +121,47 @@ def test_pool_records_for_training_keep_the_intra_op_split(team):
             sess.run(grad)
     assert team == []
     assert jit_pool.TEAM_MIN_ELEMENTS <= 64 * 16 * 16 * 32
+
+
+def _adam_in_place(threads, size=1 << 19):
+    from graphflow.kernels.cpu import jit_updates
+    rng = np.random.default_rng(4)
+    var, m, g = (rng.standard_normal(size, np.float32) for _ in range(3))
+    v = np.abs(rng.standard_normal(size, np.float32))
+    f32 = np.float32
+    omp_team.run_holding_gil(jit_updates.loops()["adam_in_place"], size,
+                                (var, m, v, g, f32(1e-3), f32(0.1), f32(1e-3), f32(0.9),
+                                 f32(1e-7), False), threads)
+    return var, m, v
+
+
+def test_an_in_place_update_on_the_team_gives_the_one_thread_bits(team):
+    got = _adam_in_place(2)
+    assert team == [1 << 19]
+    for a, b in zip(got, _adam_in_place(1)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_after_the_team_ran_updates_in_place_on_one_thread(team):
+    want = _adam_in_place(1)
+    _adam_in_place(2)
+    assert team, "the parent ran the team"
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            got = _adam_in_place(2)
+            code = 0 if all(np.array_equal(a, b) for a, b in zip(got, want)) else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung")

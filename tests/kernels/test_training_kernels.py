@@ -217,3 +217,75 @@ def test_nesterov_adam_compiled_loop_is_the_numpy_update_bit_for_bit(monkeypatch
     reference = _nesterov_adam_steps(False, monkeypatch)
     for got, want in zip(compiled, reference):
         np.testing.assert_array_equal(got, want)
+
+
+IN_PLACE_KINDS = ["sgd", "momentum", "nesterov", "adam"]
+
+
+def _stored(sess, variables):
+    store = sess._state.variables
+    return [store.values[v.op.attrs["shared_name"]] for v in variables]
+
+
+@pytest.mark.parametrize("kind", IN_PLACE_KINDS)
+def test_the_runs_last_update_writes_its_variables_in_place(kind):
+    """The update that is the run's last op keeps its arrays (the bits are the whole-array
+    update's: `test_update_is_the_whole_array_update_bit_for_bit` runs these same plans)."""
+    if not HAVE_NUMBA:
+        pytest.skip("numba is not installed: the numpy form never writes in place")
+    var = tf.Variable(np.ones(SHAPE, np.float32))
+    grad = tf.placeholder(tf.float32, SHAPE)
+    opt = _optimizer(kind, HYPER)
+    train = opt.apply_gradients([(grad, var)])
+    variables = [var] + [opt.get_slot(var, s) for s in SLOTS[kind]]
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {grad: np.ones(SHAPE, np.float32)})
+        ids = [id(a) for a in _stored(sess, variables)]
+        for step in range(3):
+            sess.run(train, {grad: np.full(SHAPE, step + 2, np.float32)})
+        assert [id(a) for a in _stored(sess, variables)] == ids
+        assert not any(a.flags.writeable for a in _stored(sess, variables))
+
+
+@pytest.mark.parametrize("kind", IN_PLACE_KINDS)
+def test_an_array_held_elsewhere_is_never_written_in_place(kind):
+    var = tf.Variable(np.ones(SHAPE, np.float32))
+    grad = tf.placeholder(tf.float32, SHAPE)
+    opt = _optimizer(kind, HYPER)
+    train = opt.apply_gradients([(grad, var)])
+    variables = [var] + [opt.get_slot(var, s) for s in SLOTS[kind]]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {grad: np.ones(SHAPE, np.float32)})
+        held = _stored(sess, variables)  # as a value another run still reads would be
+        kept = [a.copy() for a in held]
+        sess.run(train, {grad: np.full(SHAPE, 3, np.float32)})
+        for a, k, now in zip(held, kept, _stored(sess, variables)):
+            np.testing.assert_array_equal(a, k)
+            assert now is not a
+
+
+def test_a_failure_after_the_update_in_the_run_changes_no_variable():
+    """An op after the update that fails (here CheckNumerics, run after it by a control edge):
+    the update moves after it or stays out of place; either way the variables are untouched."""
+    var = tf.Variable(np.ones(SHAPE, np.float32))
+    grad = tf.placeholder(tf.float32, SHAPE)
+    bad = tf.placeholder(tf.float32, [])
+    opt = tf.train.AdamOptimizer(0.1)
+    train = opt.apply_gradients([(grad, var)])
+    variables = [var, opt.get_slot(var, "m"), opt.get_slot(var, "v")]
+    with tf.control_dependencies([train]):
+        checked = tf.check_numerics(bad, "bad value")
+        asserted = tf.Assert(tf.greater(bad, 0.0), [bad])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {grad: np.ones(SHAPE, np.float32)})
+        before = sess.run(variables)
+        for fetch, value in ((checked, np.nan), (asserted, -1.0)):
+            with pytest.raises(tf.errors.OpError):
+                sess.run(fetch, {grad: np.full(SHAPE, 2, np.float32), bad: value})
+            for got, want in zip(sess.run(variables), before):
+                np.testing.assert_array_equal(got, want)
+        sess.run(checked, {grad: np.full(SHAPE, 2, np.float32), bad: 1.0})
+        assert not np.array_equal(sess.run(var), before[0])

@@ -20,11 +20,12 @@ Threads: two ways to use `threads` cores, chosen by timing both (`_Chooser`):
           only means its thread takes fewer blocks. Below `BLOCKS_MIN_MACS` this way is the
           calling thread alone (waking a pool thread costs more than it saves there).
 The chooser runs every parallel product one way for a few calls, then the other, keeps the faster
-(summed over the products timed both ways), and re-times the other now and then (at growing
-intervals while the choice holds, soon when a product that never ran the other way turns up, at
-once when a team product turns slow: then the team is timed again right after the blocks, so one
-disturbed call cannot decide alone), so a machine that becomes busy, or quiet again, or a new
-model's products, change the choice. `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+(summed over the products timed both ways; the blocks must win by `TEAM_MARGIN`), and re-times
+the other now and then (at growing intervals while the choice holds, soon when a product that
+never ran the other way turns up, at once when a team product turns slow: then the team is timed
+again right after the blocks, so one disturbed call cannot decide alone), so a machine that
+becomes busy, or quiet again, or a new model's products, change the choice.
+`GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
 Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
 way for the whole step.
 A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
@@ -139,6 +140,12 @@ class _Chooser:
     FIRST_PROBE = 256   # calls until the other way is timed again; grows while the choice holds
     MAX_PROBE = 8192
     SLOW = 1.6          # a team product this much slower than when chosen: time the blocks now
+    # the blocks are kept only when the timed calls' sum is this much lower than the team's: the
+    # sum leaves out what each way costs the ops between them (the blocks wake graphflow's pool
+    # for every call), and close sums came with slower steps. The CIFAR-shaped step: sums 13.99
+    # (team) against 14.37 ms (blocks), steps 24.7-25.0 ms as a team, 26.5-26.7 as blocks
+    # (`GRAPHFLOW_MATMUL_THREADING=team|blocks python benchmarks/bench_vs_tf1.py --rows CIFAR`)
+    TEAM_MARGIN = 1.1
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -223,7 +230,7 @@ class _Chooser:
             # probe again soon (an interval scaled by no comparison fell to 0: a probe per call)
             faster = self.kept or TEAM
             self.interval = self.FIRST_PROBE
-        elif (faster := TEAM if team <= blocks else BLOCKS) == self.kept:
+        elif (faster := TEAM if team <= blocks * self.TEAM_MARGIN else BLOCKS) == self.kept:
             # the further off the probe, the longer until the next one
             ratio = max(team, blocks) / max(min(team, blocks), 1e-9)
             self.interval = int(min(self.interval * 2 * min(ratio, 16), self.MAX_PROBE))
@@ -256,6 +263,11 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def teams_allowed():
+    """False in a process forked after a team ran (libgomp's team threads are gone)."""
+    return not _no_teams
 
 
 def current_way():

@@ -74,25 +74,38 @@ def wanted(threads):
             and not intra_op.in_worker() and usable())
 
 
-def _runner(loop):
-    """The team loop around `loop` (compiled once per loop)."""
-    run = _runners.get(loop)
+def _runner(loop, hold_gil):
+    """The team loop around `loop` (compiled once per loop and GIL choice)."""
+    run = _runners.get((loop, hold_gil))
     if run is not None:
         return run
     from numba import njit, prange, set_num_threads
 
-    @njit(parallel=True, nogil=True, cache=False, error_model="numpy")
+    @njit(parallel=True, nogil=not hold_gil, cache=False, error_model="numpy")
     def over_team(args, n, blocks):
         set_num_threads(blocks)  # the team as large as oneDNN's (libgomp keeps its threads)
         for k in prange(blocks):
             loop(*args, k * n // blocks, (k + 1) * n // blocks)
     with _lock:
-        return _runners.setdefault(loop, over_team)
+        return _runners.setdefault((loop, hold_gil), over_team)
 
 
-def run(loop, args, n, threads):
-    """`loop(*args, lo, hi)` over images 0..n, one block of images per thread of a team of
-    `threads` (callers check `wanted(threads)` first)."""
+def run(loop, args, n, threads, hold_gil=False):
+    """`loop(*args, lo, hi)` over images (or elements) 0..n, one block per thread of a team of
+    `threads` (callers check `wanted(threads)`, or at least `usable()`, first); `hold_gil`: the
+    calling thread keeps the GIL meanwhile (no other Python thread runs)."""
     dnnl_matmul.mark_team()
     blocks = min(n, free_cores.usable_threads(threads), _max_threads)
-    _runner(loop)(args, np.int64(n), np.int64(blocks))
+    _runner(loop, hold_gil)(args, np.int64(n), np.int64(blocks))
+
+
+def run_holding_gil(loop, size, args, threads):
+    """Call `loop(*args, lo, hi)` over elements [0, size) without releasing the GIL (the in-place
+    optimizer updates, `jit_updates.py`): one block per thread of the team where it is usable
+    (from 2 * jit_updates.BLOCK_ELEMENTS elements; not in a child forked after a team ran), else
+    on this thread alone."""
+    threads = free_cores.usable_threads(threads) if size >= 2 * jit_updates.BLOCK_ELEMENTS else 1
+    if threads > 1 and not intra_op.in_worker() and dnnl_matmul.teams_allowed() and usable():
+        run(loop, args, size, threads, True)  # hold_gil
+    else:
+        loop(*args, 0, size)
