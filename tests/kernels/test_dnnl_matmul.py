@@ -276,6 +276,15 @@ class TestChooser:
         assert sum(1 for i in range(73, 3000) if picked[i] == "blocks" != picked[i - 1]) == 1
         assert far.interval == 5120
 
+    def test_the_blocks_must_win_by_the_margin(self):
+        # the timed sums leave out what the blocks cost the ops between products (pool wake-ups)
+        close = dnnl_matmul._Chooser()
+        self._feed(close, [_FakePlan() for _ in range(3)], {"team": 1.0, "blocks": 0.95}, 200)
+        assert close.kept == "team"
+        clear = dnnl_matmul._Chooser()
+        self._feed(clear, [_FakePlan() for _ in range(3)], {"team": 1.0, "blocks": 0.8}, 200)
+        assert clear.kept == "blocks"
+
     def test_warm_up_times_are_forgotten(self):
         c, plans = dnnl_matmul._Chooser(), [_FakePlan() for _ in range(3)]
         self._feed(c, plans, {"team": 5.0, "blocks": 1.5}, 24)  # a slow start
