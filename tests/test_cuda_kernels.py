@@ -56,6 +56,8 @@ EXPECTED_FALLBACKS = {
     "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,
                                                              "MaxPoolGrad": _NHWC_ONLY},
     "MaxPoolGradGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
+    "Conv2DBackpropFilterBiasReluMask[(1, 3, 5, 4)x(3, 3, 3, 2) NCHW float64]":
+        {"Conv2DBackpropFilterBiasReluMask": _NHWC_ONLY},
     "FusedMaxPoolGradReluMask[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW float64]":
         {"MaxPool": _NHWC_ONLY, "FusedMaxPoolGradReluMask": _NHWC_ONLY},
     "AvgPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPoolGrad": _NHWC_ONLY},
@@ -212,8 +214,9 @@ def test_optimized_training_step_launches(recording):
 
 
 def test_optimized_conv_training_step_launches(recording):
-    """A conv layer's training step, fusion on (FusedConv2D, Conv2DBackpropFilterBias), goes
-    through the launchers: the filter gradient's GEMMs and the bias gradient's reduction."""
+    """A conv layer's training step, fusion on (FusedConv2D, and its ReLU gradient, filter and
+    bias gradients as one Conv2DBackpropFilterBiasReluMask), goes through the launchers: the
+    mask's generated kernel, the filter gradient's GEMMs and the bias gradient's reduction."""
     x = tf.placeholder(tf.float32, [4, 8, 8, 3])
     h = tf.layers.conv2d(x, 4, 3, padding="same", activation=tf.nn.relu)
     loss = tf.reduce_mean(tf.square(h))
@@ -222,10 +225,11 @@ def test_optimized_conv_training_step_launches(recording):
         sess.run(tf.global_variables_initializer())
         meta = _Meta()
         sess.run([loss, train], {x: np.ones((4, 8, 8, 3), np.float32)}, run_metadata=meta)
-    assert [op.type for op in meta.plan.ops].count("Conv2DBackpropFilterBias") == 1
+    assert [op.type for op in meta.plan.ops].count("Conv2DBackpropFilterBiasReluMask") == 1
     assert not meta.plan.placement.fallbacks, meta.plan.placement.report()
     launched = set(recording.launches)
     assert any(n.startswith("gf_reduce_") for n in launched)
+    assert any(n.startswith("gf_ew_") for n in launched), sorted(launched)
     assert "gf_im2col_f32" in launched
 
 

@@ -181,7 +181,8 @@ class DeviceVariableStore(VariableStore):
 
     def host_values(self):
         """{name: host array} of every stored value (device values copied back)."""
-        with self.lock:
+        with self._updated:  # not while an update writes a variable in place
+            self._updated.wait_for(lambda: not self._updating)
             items = list(self.values.items())
         out = {}
         for name, value in items:

@@ -11,6 +11,7 @@ A kernel *builder* is registered under an op type. The session calls it once per
 so the executor's hot loop only calls prebuilt closures. Kernels never see Graph objects.
 """
 
+import contextlib
 import threading
 
 import numpy as np
@@ -102,13 +103,20 @@ class LockedWrites(dict):
 
 class VariableStore:
     """Variable values of one session. Writes during a run go to a per-thread pending dict and are
-    committed only when the run succeeds, so a failed run changes no variable."""
+    committed only when the run succeeds, so a failed run changes no variable.
+
+    Stored arrays are never changed, with one exception: a run's last op, an optimizer update, may
+    update its variables' arrays in place (`kernels/cpu/training_kernels.py`) inside
+    `updating_in_place`; meanwhile other threads' reads of those variables wait, so no run sees a
+    half-updated array."""
 
     def __init__(self):
         self.values = {}
         self.lock = threading.Lock()
         self._local = threading.local()
         self._variable_locks = {}
+        self._updating = set()  # variables being updated in place
+        self._updated = threading.Condition(self.lock)
 
     def variable_lock(self, name):
         """The lock a `use_locking=True` run holds on variable `name` from its first read to its
@@ -133,10 +141,31 @@ class VariableStore:
             value = pending.get(name)
             if value is not None:
                 return value
+        if self._updating:
+            self.wait_for_updates(name)
         value = self.values.get(name)
         if value is None:
             raise UninitializedVariableError(name)
         return value
+
+    @contextlib.contextmanager
+    def updating_in_place(self, names):
+        """While the block runs, other threads' reads of the variables `names` wait (the caller
+        checks, inside it, that nothing else refers to their arrays, then changes them)."""
+        with self.lock:
+            self._updating.update(names)
+        try:
+            yield
+        finally:
+            with self._updated:
+                self._updating.difference_update(names)
+                self._updated.notify_all()
+
+    def wait_for_updates(self, name=None):
+        """Return once variable `name` (None: every variable) is not being updated in place."""
+        with self._updated:
+            self._updated.wait_for(lambda: not self._updating if name is None
+                                   else name not in self._updating)
 
     def write(self, name, value):
         value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value

@@ -15,6 +15,11 @@ private graph in place of several user ops. Users never build them, but they are
   channels]). Its attrs are Conv2DBackpropFilter's plus `bias_reduction`, the op type whose value
   output 1 stands for (`BIAS_REDUCTIONS`: an NHWC `Sum` over axes [0, 1, 2] or an NCHW one over [0,
   2, 3], or `BiasAddGrad`); a kernel that computes the two separately runs that op's own reduction.
+- `Conv2DBackpropFilterBiasReluMask`: `Conv2DBackpropFilterBias(x, filter_sizes, where(y > 0, dy,
+  0))` with inputs (x, filter_sizes, dy, y) and Conv2DBackpropFilterBias's attrs: the parameter
+  gradients of a convolution whose output went through a ReLU (y) and whose input gradient is not
+  needed (a network's first layer), the ReLU gradient applied to each block of dy as the filter
+  gradient reads it instead of as an op of its own.
 - `FusedMaxPoolGradReluMask`: `where(x > 0, max_pool_grad(x, max_pool(x), g), 0)`, a max pooling's
   gradient followed by the ReLU gradient of its input (x = relu(...), or any x: the mask only reads
   x), with MaxPoolGrad's inputs (orig_input x, orig_output y = max_pool(x) of the same window attrs,
@@ -110,6 +115,15 @@ def _fused_conv2d_infer(inputs, attrs):
     return [(dt, shape)]
 
 
+def _conv2d_backprop_filter_bias_relu_mask_infer(inputs, attrs):
+    x, sizes, dy, y = inputs
+    same_dtype([dy, y], "out_backprop and its ReLU output")
+    if not dy.shape.is_compatible_with(y.shape):
+        raise ValueError(f"the ReLU output's shape {y.shape} does not match out_backprop's "
+                         f"{dy.shape}")
+    return _conv2d_backprop_filter_bias_infer([x, sizes, dy], attrs)
+
+
 def _conv2d_backprop_filter_bias_infer(inputs, attrs):
     x, sizes, dy = inputs
     ((dt, f_shape),) = _conv2d_backprop_filter_infer(inputs, attrs)
@@ -138,11 +152,15 @@ define("Conv2DBackpropFilterBias", _conv2d_backprop_filter_bias_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
        fresh_output=True, retains_inputs=False)
+define("Conv2DBackpropFilterBiasReluMask", _conv2d_backprop_filter_bias_relu_mask_infer,
+       attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
+       "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
+       fresh_output=True, retains_inputs=False)
 define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
        fresh_output=True)
 # built on plan copies, after gradients exist
 no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias",
-            "FusedMaxPoolGradReluMask")
+            "Conv2DBackpropFilterBiasReluMask", "FusedMaxPoolGradReluMask")
 
 
 def _provenance(members):
@@ -189,6 +207,19 @@ def conv2d_backprop_filter_bias(x, filter_sizes, out_backprop, strides, padding,
              "bias_reduction": bias_reduction, **_provenance(members)}
     op = make_op("Conv2DBackpropFilterBias", (x, shape_tensor(filter_sizes), out_backprop), attrs,
                  name=name or "Conv2DBackpropFilterBias")
+    return tuple(op.outputs)
+
+
+def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, out_backprop, relu_output, strides,
+                                          padding, data_format="NHWC", dilations=(1, 1, 1, 1),
+                                          bias_reduction="Sum", members=(), name=None):
+    """`conv2d_backprop_filter_bias(x, filter_sizes, where(relu_output > 0, out_backprop, 0))` as
+    one op."""
+    attrs = {**_conv_attrs(strides, padding, data_format, dilations),
+             "bias_reduction": bias_reduction, **_provenance(members)}
+    op = make_op("Conv2DBackpropFilterBiasReluMask",
+                 (x, shape_tensor(filter_sizes), out_backprop, relu_output), attrs,
+                 name=name or "Conv2DBackpropFilterBiasReluMask")
     return tuple(op.outputs)
 
 
@@ -277,6 +308,12 @@ def is_max_pool(op):
 def is_max_pool_grad(op):
     """`op` is the gradient FusedMaxPoolGradReluMask computes before its mask (MaxPoolGrad)."""
     return op.type == "MaxPoolGrad"
+
+
+def is_conv2d_backprop_filter_bias(op):
+    """`op` is the fused filter and bias gradient (Conv2DBackpropFilterBias) whose dy a ReLU mask
+    may join (Conv2DBackpropFilterBiasReluMask)."""
+    return op.type == "Conv2DBackpropFilterBias"
 
 
 def is_select(op):

@@ -11,7 +11,10 @@
    (`_fuse_max_pool_grad_relu_mask`), when the MaxPoolGrad result has no other reader.
 2. Parameter gradients of a biased convolution: `Conv2DBackpropFilter(x, sizes, dy)` and the bias
    gradient read from the same dy (`Sum` over every axis but the channel axis, or `BiasAddGrad`)
-   become one two-output `Conv2DBackpropFilterBias` (`_fuse_filter_bias_gradients`).
+   become one two-output `Conv2DBackpropFilterBias` (`_fuse_filter_bias_gradients`). When that dy
+   is a ReLU gradient `where(y > 0, g, 0)` read by nothing else (the first layer of a network:
+   its input gradient is not needed), the mask joins too: `Conv2DBackpropFilterBiasReluMask(x,
+   sizes, g, y)` (`_fuse_filter_bias_relu_mask`).
 3. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
    `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
    root (the one member whose value leaves the group) towards its inputs; an op joins when every
@@ -47,6 +50,8 @@ FUSE_CONV = True
 FUSE_CONV_GRADIENTS = True
 # False leaves the ReLU gradient after MaxPoolGrad unfused (tests compare both plans).
 FUSE_POOL_RELU_MASK = True
+# False leaves the ReLU gradient before Conv2DBackpropFilterBias unfused (tests compare both plans).
+FUSE_FILTER_RELU_MASK = True
 
 
 def run(graph, preserve):
@@ -57,11 +62,14 @@ def run(graph, preserve):
         pool_masks = (_fuse_max_pool_grad_relu_mask(graph, preserve) if FUSE_POOL_RELU_MASK
                       else 0)
         grads = _fuse_filter_bias_gradients(graph, preserve) if FUSE_CONV_GRADIENTS else 0
+        filter_masks = (_fuse_filter_bias_relu_mask(graph, preserve)
+                        if FUSE_CONV_GRADIENTS and FUSE_FILTER_RELU_MASK else 0)
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + convs + pool_masks + grads + groups
+        stats.rewrites = matmuls + convs + pool_masks + grads + filter_masks + groups
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
-                             fused_conv_gradients=grads, elementwise_groups=groups,
+                             fused_conv_gradients=grads, fused_filter_relu_masks=filter_masks,
+                             elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
 
@@ -263,6 +271,59 @@ def _fuse_filter_bias_gradients(graph, preserve):
         count += 1
     editor.commit()
     return count
+
+
+# ------------------------------------------------------------------ filter gradient + ReLU mask
+# Conv2DBackpropFilterBias(x, sizes, where(y > 0, g, 0))
+#   = Conv2DBackpropFilterBiasReluMask(x, sizes, g, y)
+# The same values: the kernel masks each block of g as the filter gradient reads it. Only when the
+# Select's result has no other reader (the first layer of a network: no input gradient), nothing
+# replaced is fetched or fenced by control edges, the Select writes +0.0 and y has g's shape.
+def _fuse_filter_bias_relu_mask(graph, preserve):
+    editor = Editor(graph, preserve)
+    count = 0
+    for grads in graph.get_operations():
+        match = _filter_bias_relu_mask(grads, preserve)
+        if match is None:
+            continue
+        select, g, y, members = match
+        dw, db = grads.outputs
+        attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
+        provenance = fused_ops._provenance(members)
+        attrs.update({k: list(grads.attrs.get(k, [])) + provenance[k] for k in provenance})
+        x, sizes, _ = grads.inputs
+        fused = editor.add_op("Conv2DBackpropFilterBiasReluMask", [x, sizes, g, y], attrs,
+                              [(dw.dtype, dw.shape), (db.dtype, db.shape)], anchor=grads,
+                              name=grads.name, source=grads.source, device=grads.device)
+        move_output(dw, fused, 0)
+        move_output(db, fused, 1)
+        move_control_outputs(grads, fused)
+        count += 1
+    editor.commit()
+    return count
+
+
+def _filter_bias_relu_mask(grads, preserve):
+    """(the Select, g, y, the members it replaces) when `grads` is a Conv2DBackpropFilterBias whose
+    dy is `where(y > 0, g, 0)` read by nothing else; else None."""
+    if not fused_ops.is_conv2d_backprop_filter_bias(grads) or grads.control_inputs:
+        return None
+    dy = grads.inputs[2]
+    select = dy.op
+    if (not fused_ops.is_select(select) or not _plain(select, preserve)
+            or dy._consumers != [grads]):
+        return None
+    cond, g, zero = select.inputs
+    greater = cond.op
+    if not fused_ops.is_greater(greater) or greater.control_inputs:
+        return None
+    y = greater.inputs[0]
+    if (not _is_zero(greater.inputs[1], signed=False) or not _is_zero(zero, signed=True)
+            or not y.shape.is_fully_defined() or y.shape != g.shape or g.shape != dy.shape
+            or y.dtype != g.dtype or len({grads.device, select.device, greater.device}) != 1):
+        return None
+    alone = _plain(greater, preserve) and cond._consumers == [select]
+    return select, g, y, [greater, select] if alone else [select]
 
 
 # ------------------------------------------------------------------ max pool gradient + ReLU mask

@@ -289,3 +289,33 @@ def test_a_failure_after_the_update_in_the_run_changes_no_variable():
                 np.testing.assert_array_equal(got, want)
         sess.run(checked, {grad: np.full(SHAPE, 2, np.float32), bad: 1.0})
         assert not np.array_equal(sess.run(var), before[0])
+
+
+def test_another_threads_reads_never_see_an_update_in_place_half_done():
+    """SGD with a gradient of ones: every value the variable ever holds is one number repeated;
+    a thread fetching it while the other trains must only ever see such values."""
+    import threading
+    size = 1 << 21
+    var = tf.Variable(np.zeros(size, np.float32))
+    train = tf.train.GradientDescentOptimizer(1.0).apply_gradients(
+        [(tf.constant(np.ones(size, np.float32)), var)])
+    seen, done = [], threading.Event()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+
+        def watch():
+            while not done.is_set():
+                value = sess.run(var)
+                seen.append((value.min(), value.max()))
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            for _ in range(60):
+                sess.run(train)
+        finally:
+            done.set()
+            watcher.join()
+        assert sess.run(var)[0] == -60
+        snapshots = sess.variable_values()
+        assert snapshots[var.op.attrs["shared_name"]].min() == -60
+    assert seen and all(lo == hi for lo, hi in seen)

@@ -1,5 +1,5 @@
 """Cases for the fused ops the fusion pass builds (FusedElementwise, FusedMatMul, FusedConv2D,
-Conv2DBackpropFilterBias, FusedMaxPoolGradReluMask).
+Conv2DBackpropFilterBias, Conv2DBackpropFilterBiasReluMask, FusedMaxPoolGradReluMask).
 They have no gradient (fusion runs on a plan's copy, after gradients were built), so `grad=False`.
 
 The float32 FusedConv2D cases are large enough for oneDNN (`dnnl_conv.MIN_MACS`) where it is
@@ -235,6 +235,41 @@ CASES += [
     _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
     _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
                       reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
+]
+
+
+def _filter_bias_mask_case(x_shape, f_shape, data_format="NHWC", dtype=np.float64, rtol=1e-5):
+    """Conv2DBackpropFilterBiasReluMask: the gradients of `where(y > 0, dy, 0)`, y half negative
+    (and one NaN: masked out, as Select's `y > 0` is false there)."""
+    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
+    out = (nhwc[0], nhwc[1], nhwc[2], f_shape[3])  # SAME, stride 1
+    g_shape = out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+    y = rand(*g_shape, dtype=dtype, seed=14)
+    y.reshape(-1)[3] = np.nan
+
+    def build(x, g, y):
+        strides = [1, 1, 1, 1]
+        return fused_ops.conv2d_backprop_filter_bias_relu_mask(x, list(f_shape), g, y, strides,
+                                                               "SAME", data_format)
+
+    def expected(x, g, y):
+        g = np.where(y > 0, g, 0).astype(np.float64)
+        x = x.astype(np.float64)
+        if data_format == "NCHW":
+            x, g = _nhwc(x), _nhwc(g)
+        return _conv_filter_grad_ref(x, f_shape, g, (1, 1), "SAME"), g.sum(axis=(0, 1, 2))
+    return OpCase("Conv2DBackpropFilterBiasReluMask", build,
+                  [rand(*x_shape, dtype=dtype, seed=12), rand(*g_shape, dtype=dtype, seed=13), y],
+                  expected, grad=False, rtol=rtol, atol=1e-4,
+                  name=f"Conv2DBackpropFilterBiasReluMask[{x_shape}x{f_shape} {data_format} "
+                       f"{np.dtype(dtype).name}]")
+
+
+CASES += [
+    _filter_bias_mask_case((2, 5, 6, 3), (3, 3, 3, 4)),
+    _filter_bias_mask_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
+    # float32, over oneDNN's threshold: each block masked as its primitive reads it
+    _filter_bias_mask_case((8, 16, 16, 3), (3, 3, 3, 32), dtype=f32, rtol=1e-4),
 ]
 
 

@@ -17,6 +17,13 @@ PASS = ["fusion"]
 RTOL, ATOL = 1e-5, 1e-5
 
 
+@pytest.fixture(autouse=True)
+def _no_relu_mask(monkeypatch):
+    """A first layer's ReLU gradient would join its Conv2DBackpropFilterBias: that rule has its
+    own tests (test_fusion_filter_relu_mask.py); here the filter + bias rule alone."""
+    monkeypatch.setattr(fusion, "FUSE_FILTER_RELU_MASK", False)
+
+
 def _x(*shape, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=shape).astype(np.float32)
 

@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op, jit_pool
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
@@ -427,14 +427,18 @@ def conv2d_backprop_input(g, f, geo, n, c, threads):
     return dx if done else None
 
 
-def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
+def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=None):
     """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
     one partial per block (reordered to HWIO when the primitive writes its own layout), summed
     in block order. With `bias`, (filter gradient, bias gradient [out]): each block's `g` is also
     summed over its images and pixels, by the same thread right after the primitive read it (as
     ones @ g, one BLAS call; `BIAS_BY_PRIMITIVE`: by the primitive, its diff-bias), the partials
-    summed in block order too (Conv2DBackpropFilterBias)."""
+    summed in block order too (Conv2DBackpropFilterBias). With `relu_output` (NHWC, g's shape),
+    the gradients of `where(relu_output > 0, g, 0)`: each block of g masked by the thread that
+    runs its primitive, into a buffer of that thread the primitive then reads from the cache
+    (Conv2DBackpropFilterBiasReluMask; the same blocks, so the same bits as masking first)."""
     x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
+    mask = None if relu_output is None else np.ascontiguousarray(relu_output, np.float32)
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
@@ -449,13 +453,14 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
     bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
     pixels = geo.oh * geo.ow
     ones = _ones(nb * pixels) if bias and not by_primitive else None
-    xb, gb = _image_bytes(x), _image_bytes(g)
+    xb = _image_bytes(x)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]
         own = partials[lo // nb]
         out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
-        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: g.ctypes.data + lo * gb,
+        gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
+        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
                 dnnl.ARG_DIFF_WEIGHTS: out}
         if by_primitive:
             args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
@@ -464,12 +469,29 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False):
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
         if ones is not None:  # the block's dy, just read by the primitive: still in cache
             rows = (hi - lo) * pixels
-            np.matmul(ones[:rows], g[lo:hi].reshape(rows, oc), out=bias_partials[lo // nb])
+            np.matmul(ones[:rows], gl.reshape(rows, oc), out=bias_partials[lo // nb])
     run_blocks(n, nb, work_on, threads)
     df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
     if not bias:
         return df
     return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
+
+
+_masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to
+
+
+def _masked(g, y):
+    """`where(y > 0, g, 0)` of one block, in this thread's kept buffer (a view of it)."""
+    buf = getattr(_masked_local, "buf", None)
+    if buf is None or buf.size < g.size:
+        buf = _masked_local.buf = np.empty(g.size, np.float32)
+    out = buf[:g.size].reshape(g.shape)
+    loops = jit_pool.loops()
+    if loops is not None:
+        loops["positive_grad"](y.reshape(-1), g.reshape(-1), out.reshape(-1))
+    else:
+        np.copyto(out, np.where(y > 0, g, np.float32(0)))
+    return out
 
 
 _ones_cache = {}

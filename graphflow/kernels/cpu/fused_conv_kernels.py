@@ -25,6 +25,11 @@ objects made once per thread
 (`dnnl_small_conv.py`: the digits CNN's 8x8x32 -> 32 at batch 1 14.5 -> 7-8 us as an op; its
 values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 
+Conv2DBackpropFilterBiasReluMask (the same of `where(y > 0, dy, 0)`, a first layer's ReLU
+gradient): where oneDNN runs, each block of dy is masked right before its primitive reads it, into
+a buffer of the thread that runs it, so the masked dy is never written out whole and read back
+(`dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias kernel.
+
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
 block of images sums that block's dy right after (one BLAS ones @ dy, while it is in cache), the
@@ -194,6 +199,38 @@ def _conv2d_backprop_filter_bias(node):
             return both
         return filter_grad(x, filter_sizes, g), bias_grad(g)
     return conv2d_backprop_filter_bias
+
+
+@cpu_kernel("Conv2DBackpropFilterBiasReluMask")
+def _conv2d_backprop_filter_bias_relu_mask(node):
+    """Conv2DBackpropFilterBias of `where(y > 0, dy, 0)`: where oneDNN runs the filter gradient,
+    each block of dy is masked by the thread that then runs the block's primitive (the masked
+    block read from the cache, `dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the
+    Conv2DBackpropFilterBias kernel (the same values either way: the same blocks)."""
+    conv = conv_kernels._Conv(node)
+    threads = blas.session_threads(node)
+    unmasked_node = KernelNode(node.name, "Conv2DBackpropFilterBias", node.attrs,
+                               node.in_dtypes[:3], node.out_dtypes, node.out_shapes, node.state)
+    unmasked = _conv2d_backprop_filter_bias(unmasked_node)
+
+    def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, g, y):
+        if y.shape != g.shape:
+            raise ValueError(f"the ReLU output's shape {y.shape} does not match out_backprop's "
+                             f"{g.shape}")
+        if x.ndim == 4 and g.ndim == 4 and x.dtype == g.dtype == y.dtype == np.float32:
+            f_shape = conv_kernels._sizes(filter_sizes, "filter_sizes")
+            xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
+            geo = conv.geometry(xn.shape, f_shape)
+            if (gn.shape == (xn.shape[0], geo.oh, geo.ow, f_shape[3]) and 0 not in f_shape
+                    and dnnl_conv.applies(xn, gn, macs=dnnl_conv.conv_macs(
+                        xn.shape[0], geo, *f_shape[2:]))):
+                both = dnnl_conv.conv2d_backprop_filter(
+                    xn, gn, geo, f_shape, threads, bias=True,
+                    relu_output=conv_kernels._to_nhwc(y, conv.fmt))
+                if both is not None:
+                    return both
+        return unmasked(x, filter_sizes, np.where(y > 0, g, g.dtype.type(0)))
+    return conv2d_backprop_filter_bias_relu_mask
 
 
 def _bias_reduction_node(node):

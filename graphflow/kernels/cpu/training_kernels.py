@@ -17,9 +17,10 @@ itself.
 The exception: an update that is its run's last op (`node.runs_last`, `engine/scheduling.py`) can
 no longer be followed by a failure, so Adam, Momentum and plain gradient descent then write the
 variable and its slots in place (`jit_updates`' in-place loops, twice as fast on arrays that come
-from memory) when nothing but the variable store refers to them (`_in_place`): no fetched result,
-no view, no other run's value (reference counts, exact under the GIL; the loops hold the GIL, so
-no other thread can read the arrays half-updated).
+from memory) when nothing but the variable store refers to them (`_update_in_place`): no
+fetched result, no view, no other run's value (reference counts, exact under the GIL). Other
+threads' reads of those variables wait for the update (`VariableStore.updating_in_place`), so no
+run ever sees a half-updated array.
 """
 
 import sys
@@ -35,34 +36,32 @@ def _fresh(var):
     return np.empty(var.shape, var.dtype)
 
 
-# references to a stored array while `_in_place` looks at it: the variable store's dict, the
+# references to a stored array while `_update_in_place` checks it: the variable store's dict, the
 # kernel's local name, the `arrays` tuple, the loop's name and getrefcount's argument
 _STORE_ONLY = 5
 
 
-def _in_place(node, *arrays):
-    """Whether an update may write `arrays` (the variable and its slots, as read from the store)
-    in place: the run's last op, and nothing but the store refers to them."""
-    if not (node.runs_last and _Recycler._enabled):
-        return False
-    for a in arrays:
-        if (sys.getrefcount(a) != _STORE_ONLY or a.base is not None
-                or not a.flags.c_contiguous or not a.flags.owndata):
-            return False
-    return True
-
-
-def _update_in_place(loop, store, arrays, names, args, threads):
-    """Run the in-place loop named `loop` on `arrays` (then `args`), then store them again under
-    `names` (the run's pending writes, as any update's new values)."""
-    for a in arrays:
-        a.flags.writeable = True
-    try:
-        omp_team.run_holding_gil(jit_updates.loops()[loop], arrays[0].size,
-                                    tuple(a.reshape(-1) for a in arrays) + args, threads)
-    finally:
+def _update_in_place(node, loop, store, arrays, names, args, threads):
+    """As the run's last op (`node.runs_last`), run the in-place loop named `loop` on `arrays` (the
+    variable and its slots as read from the store, then `args`) and store them again under `names`;
+    None (nothing done) when something besides the store refers to one of them: a fetched result,
+    a view, another run's value. Other threads' reads of `names` wait meanwhile
+    (`VariableStore.updating_in_place`), so the check cannot be overtaken by a new reader."""
+    if not (node.runs_last and _Recycler._enabled):  # reference counts are exact under the GIL
+        return None
+    with store.updating_in_place(names):
         for a in arrays:
-            a.flags.writeable = False
+            if (sys.getrefcount(a) != _STORE_ONLY or a.base is not None
+                    or not a.flags.c_contiguous or not a.flags.owndata):
+                return None
+        for a in arrays:
+            a.flags.writeable = True
+        try:
+            omp_team.run_holding_gil(jit_updates.loops()[loop], arrays[0].size,
+                                     tuple(a.reshape(-1) for a in arrays) + args, threads)
+        finally:
+            for a in arrays:
+                a.flags.writeable = False
     for n, a in zip(names[1:], arrays[1:]):
         store.write(n, a)
     return store.write(names[0], arrays[0])
@@ -113,10 +112,11 @@ def _apply_gradient_descent(node):
         var = store.read(name)
         check_update_shapes(node, var, delta)
         if jit_updates.applies(var, delta):
-            if _in_place(node, var):
-                return _update_in_place("sgd_in_place", store, (var,), (name,),
-                                        (jit_updates.flat(delta),
-                                         jit_updates.scalar(alpha, var.dtype)), threads)
+            done = _update_in_place(node, "sgd_in_place", store, (var,), (name,),
+                                    (jit_updates.flat(delta),
+                                     jit_updates.scalar(alpha, var.dtype)), threads)
+            if done is not None:
+                return done
             out = recycler.take(var)
             jit_updates.run(jit_updates.loops()["sgd"], var.size,
                             (jit_updates.flat(var), jit_updates.flat(delta),
@@ -142,12 +142,13 @@ def _apply_momentum(node):
         var, accum = store.read(name), store.read(accum_name)
         check_update_shapes(node, var, grad, (accum,))
         if jit_updates.applies(var, grad, accum):
-            if _in_place(node, var, accum):
-                dt = var.dtype
-                return _update_in_place(
-                    "momentum_in_place", store, (var, accum), (name, accum_name),
-                    (jit_updates.flat(grad), jit_updates.scalar(lr, dt),
-                     jit_updates.scalar(momentum, dt), nesterov), threads)
+            dt = var.dtype
+            done = _update_in_place(node, "momentum_in_place", store, (var, accum),
+                                    (name, accum_name),
+                                    (jit_updates.flat(grad), jit_updates.scalar(lr, dt),
+                                     jit_updates.scalar(momentum, dt), nesterov), threads)
+            if done is not None:
+                return done
             var_new, accum_new = recycler.take(var), recycler.take(var)
             f, dt = jit_updates.flat, var.dtype
             jit_updates.run(jit_updates.loops()["momentum"], var.size,
@@ -187,11 +188,13 @@ def _apply_adam(node):
         if jit_updates.applies(var, grad, m, v):
             f, dt = jit_updates.flat, var.dtype
             sc = jit_updates.scalar
-            if _in_place(node, var, m, v):
-                return _update_in_place(
-                    "adam_in_place", store, (var, m, v), (name, m_name, v_name),
-                    (f(grad), sc(alpha, dt), sc(one - beta1, dt), sc(one - beta2, dt),
-                     sc(beta1, dt), sc(epsilon, dt), nesterov), threads)
+            done = _update_in_place(node, "adam_in_place", store, (var, m, v),
+                                    (name, m_name, v_name),
+                                    (f(grad), sc(alpha, dt), sc(one - beta1, dt),
+                                     sc(one - beta2, dt), sc(beta1, dt), sc(epsilon, dt),
+                                     nesterov), threads)
+            if done is not None:
+                return done
             var_new, m_new, v_new = recycler.take(var), recycler.take(var), recycler.take(var)
             jit_updates.run(jit_updates.loops()["adam"], var.size,
                             (f(var), f(m), f(v), f(grad), sc(alpha, dt), sc(one - beta1, dt),

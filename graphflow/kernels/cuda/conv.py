@@ -14,6 +14,7 @@ unfused ops, so CUDA plans of a fused graph run as before.
 import numpy as np
 
 from graphflow.kernels.cuda import FLOAT_DTYPES, cuda_kernel, runtime
+from graphflow.kernels.cuda.elementwise import kernel_for
 from graphflow.kernels.cuda.launch import SUFFIX, launch_1d
 from graphflow.kernels.cuda.matmul import activation_supported, bias_activation_epilogue, gemm
 from graphflow.kernels.cuda.reduce import Reducer
@@ -192,6 +193,33 @@ def _conv2d_backprop_filter_bias(node):
         df = filter_grad(x, filter_sizes, dy)
         return df, reducer(dy, (0, 1, 2), (dy.shape[3],))
     return conv2d_backprop_filter_bias
+
+
+def _relu_mask_program(dtype):
+    """where(y > 0, g, 0) over inputs (g, y) of `dtype`, as one elementwise program."""
+    name = np.dtype(dtype).name
+    return {"version": 1, "inputs": [name, name],
+            "instructions": [["Const", [], {"value": 0}, name],
+                             ["Greater", [1, 2], {}, "bool"],
+                             ["Select", [3, 0, 2], {}, name]],
+            "output": 4}
+
+
+@cuda_kernel("Conv2DBackpropFilterBiasReluMask", dtypes=(np.float32, np.float64, np.int32),
+             host_inputs=(1,), supports=supports_float_nhwc)
+def _conv2d_backprop_filter_bias_relu_mask(node):
+    """Conv2DBackpropFilterBias of where(y > 0, dy, 0): the mask as one generated elementwise
+    kernel (what the unfused Select, Greater and zero launch as one fused group), then the
+    Conv2DBackpropFilterBias kernel."""
+    both = _conv2d_backprop_filter_bias(node)
+    mask = kernel_for(_relu_mask_program(node.out_dtypes[0]))
+
+    def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, dy, y):
+        if tuple(y.shape) != tuple(dy.shape):
+            raise ValueError(f"the ReLU output's shape {tuple(y.shape)} does not match "
+                             f"out_backprop's {tuple(dy.shape)}")
+        return both(x, filter_sizes, mask(dy, y)[0])
+    return conv2d_backprop_filter_bias_relu_mask
 
 
 def _fused_conv2d_supported(in_dtypes, out_dtypes, attrs):
