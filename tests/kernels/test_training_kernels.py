@@ -219,7 +219,7 @@ def test_nesterov_adam_compiled_loop_is_the_numpy_update_bit_for_bit(monkeypatch
         np.testing.assert_array_equal(got, want)
 
 
-IN_PLACE_KINDS = ["sgd", "momentum", "nesterov", "adam"]
+IN_PLACE_KINDS = list(SLOTS)
 
 
 def _stored(sess, variables):

@@ -211,9 +211,68 @@ def _compile():
             v[i] = vn
             var[i] = var[i] - step
 
+    @njit(**held)
+    def rms_prop_in_place(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, lo, hi):
+        var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `centered` test
+            g = grad[i]
+            mso = ms[i]
+            msn = g * g
+            msn -= mso
+            msn *= omrho
+            msn += mso
+            ms[i] = msn
+            if centered:
+                mgo = mg[i]
+                mgn = g - mgo
+                mgn *= omrho
+                mgn += mgo
+                mg[i] = mgn
+                denom = msn - mgn * mgn
+                denom += eps
+            else:
+                denom = msn + eps
+            denom = np.sqrt(denom)
+            mn = g * lr
+            mn /= denom
+            mn += mom[i] * momentum
+            mom[i] = mn
+            var[i] = var[i] - mn
+
+    @njit(**held)
+    def adagrad_in_place(var, accum, grad, lr, one, lo, hi):
+        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            g = grad[i]
+            a = g * g
+            a += accum[i]
+            accum[i] = a
+            step = g * lr
+            step *= one / np.sqrt(a)
+            var[i] = var[i] - step
+
+    @njit(**held)
+    def adadelta_in_place(var, accum, update, grad, lr, rho, omrho, eps, one, lo, hi):
+        var, accum, update, grad = var[lo:hi], accum[lo:hi], update[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            g = grad[i]
+            a = accum[i] * rho
+            a += g * g * omrho
+            accum[i] = a
+            uo = update[i]
+            u = np.sqrt(uo + eps)
+            u *= one / np.sqrt(a + eps)
+            u *= g
+            var[i] = var[i] - u * lr
+            un = uo * rho
+            un += u * u * omrho
+            update[i] = un
+
     return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop,
             "adagrad": adagrad, "adadelta": adadelta, "sgd_in_place": sgd_in_place,
-            "momentum_in_place": momentum_in_place, "adam_in_place": adam_in_place}
+            "momentum_in_place": momentum_in_place, "adam_in_place": adam_in_place,
+            "rms_prop_in_place": rms_prop_in_place, "adagrad_in_place": adagrad_in_place,
+            "adadelta_in_place": adadelta_in_place}
 
 
 def loops():

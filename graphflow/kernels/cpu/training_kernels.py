@@ -15,12 +15,12 @@ array costs a page fault per 4 KB page on its first write, about as much as the 
 itself.
 
 The exception: an update that is its run's last op (`node.runs_last`, `engine/scheduling.py`) can
-no longer be followed by a failure, so Adam, Momentum and plain gradient descent then write the
-variable and its slots in place (`jit_updates`' in-place loops, twice as fast on arrays that come
-from memory) when nothing but the variable store refers to them (`_update_in_place`): no
-fetched result, no view, no other run's value (reference counts, exact under the GIL). Other
-threads' reads of those variables wait for the update (`VariableStore.updating_in_place`), so no
-run ever sees a half-updated array.
+no longer be followed by a failure, so every update here then writes the variable and its slots
+in place (`jit_updates`' in-place loops, twice as fast on arrays that come from memory) when
+nothing but the variable store refers to them (`_update_in_place`): no fetched result, no view,
+no other run's value (reference counts, exact under the GIL). Other threads' reads of those
+variables wait for the update (`VariableStore.updating_in_place`), so no run ever sees a
+half-updated array.
 """
 
 import sys
@@ -41,9 +41,10 @@ def _fresh(var):
 _STORE_ONLY = 5
 
 
-def _update_in_place(node, loop, store, arrays, names, args, threads):
+def _update_in_place(node, loop, store, arrays, names, args, threads, operands=None):
     """As the run's last op (`node.runs_last`), run the in-place loop named `loop` on `arrays` (the
-    variable and its slots as read from the store, then `args`) and store them again under `names`;
+    variable and its slots as read from the store, flat, then `args`; `operands(flat arrays)`: the
+    loop's array operands where they are not just those) and store them again under `names`;
     None (nothing done) when something besides the store refers to one of them: a fetched result,
     a view, another run's value. Other threads' reads of `names` wait meanwhile
     (`VariableStore.updating_in_place`), so the check cannot be overtaken by a new reader."""
@@ -57,8 +58,9 @@ def _update_in_place(node, loop, store, arrays, names, args, threads):
         for a in arrays:
             a.flags.writeable = True
         try:
+            flat = tuple(a.reshape(-1) for a in arrays)
             omp_team.run_holding_gil(jit_updates.loops()[loop], arrays[0].size,
-                                     tuple(a.reshape(-1) for a in arrays) + args, threads)
+                                     (operands(flat) if operands else flat) + args, threads)
         finally:
             for a in arrays:
                 a.flags.writeable = False
@@ -241,9 +243,20 @@ def _rms_prop_kernel(node, centered):
         mg = store.read(mg_name) if centered else None
         check_update_shapes(node, var, grad, (ms, mom) + ((mg,) if centered else ()))
         if jit_updates.applies(var, grad, ms, mom, *((mg,) if centered else ())):
+            f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
+            hyper = (sc(lr, dt), sc(one - rho, dt), sc(momentum, dt), sc(epsilon, dt), centered)
+            if centered:
+                done = _update_in_place(node, "rms_prop_in_place", store, (var, ms, mom, mg),
+                                        (name, ms_name, mom_name, mg_name),
+                                        (f(grad),) + hyper, threads)
+            else:  # the loop's mg operand: ms again, never read or written when not centered
+                done = _update_in_place(node, "rms_prop_in_place", store, (var, ms, mom),
+                                        (name, ms_name, mom_name), (f(grad),) + hyper, threads,
+                                        operands=lambda flat: flat + flat[1:2])
+            if done is not None:
+                return done
             var_new, ms_new, mom_new = recycler.take(var), recycler.take(var), recycler.take(var)
             mg_new = recycler.take(var) if centered else ms_new  # (unused when not centered)
-            f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
             jit_updates.run(jit_updates.loops()["rms_prop"], var.size,
                             (f(var), f(ms), f(mom), f(mg) if centered else f(ms), f(grad),
                              sc(lr, dt), sc(one - rho, dt), sc(momentum, dt), sc(epsilon, dt),
@@ -304,8 +317,13 @@ def _apply_adagrad(node):
         var, accum = store.read(name), store.read(accum_name)
         check_update_shapes(node, var, grad, (accum,))
         if jit_updates.applies(var, grad, accum):
-            var_new, accum_new = recycler.take(var), recycler.take(var)
             f, dt = jit_updates.flat, var.dtype
+            done = _update_in_place(node, "adagrad_in_place", store, (var, accum),
+                                    (name, accum_name),
+                                    (f(grad), jit_updates.scalar(lr, dt), one), threads)
+            if done is not None:
+                return done
+            var_new, accum_new = recycler.take(var), recycler.take(var)
             jit_updates.run(jit_updates.loops()["adagrad"], var.size,
                             (f(var), f(accum), f(grad), jit_updates.scalar(lr, dt), one,
                              var_new.reshape(-1), accum_new.reshape(-1)), threads)
@@ -336,8 +354,14 @@ def _apply_adadelta(node):
         var, accum, accum_update = (store.read(n) for n in (name, accum_name, update_name))
         check_update_shapes(node, var, grad, (accum, accum_update))
         if jit_updates.applies(var, grad, accum, accum_update):
-            outs = [recycler.take(var) for _ in range(3)]
             f, dt, sc = jit_updates.flat, var.dtype, jit_updates.scalar
+            done = _update_in_place(node, "adadelta_in_place", store, (var, accum, accum_update),
+                                    (name, accum_name, update_name),
+                                    (f(grad), sc(lr, dt), sc(rho, dt), sc(one - rho, dt),
+                                     sc(epsilon, dt), one), threads)
+            if done is not None:
+                return done
+            outs = [recycler.take(var) for _ in range(3)]
             jit_updates.run(jit_updates.loops()["adadelta"], var.size,
                             (f(var), f(accum), f(accum_update), f(grad), sc(lr, dt), sc(rho, dt),
                              sc(one - rho, dt), sc(epsilon, dt), one,
