@@ -319,3 +319,25 @@ def test_another_threads_reads_never_see_an_update_in_place_half_done():
         snapshots = sess.variable_values()
         assert snapshots[var.op.attrs["shared_name"]].min() == -60
     assert seen and all(lo == hi for lo, hi in seen)
+
+
+def test_in_place_updates_never_reach_the_initial_value():
+    """The initializer's constant may become the variable's first stored array (Assign adopts it):
+    the constant holds a reference, so that array is never written in place, and re-running the
+    initializer gives the initial values again."""
+    init_value = np.ones((512, 512), np.float32)
+    w = tf.Variable(init_value)
+    x = tf.placeholder(tf.float32, [4, 512])
+    train = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(tf.matmul(x, w) ** 2))
+    init = tf.global_variables_initializer()
+    with tf.Session() as sess:
+        results = []
+        for _ in range(2):
+            sess.run(init)
+            np.testing.assert_array_equal(sess.run(w), init_value)
+            for _ in range(3):
+                sess.run(train, {x: np.ones((4, 512), np.float32)})
+            results.append(sess.run(w))
+        np.testing.assert_array_equal(results[0], results[1])
+        assert not np.array_equal(results[0], init_value)
+    np.testing.assert_array_equal(init_value, np.ones((512, 512), np.float32))
