@@ -1,8 +1,8 @@
 """graphflow.kernels.cpu.omp_team: loops over images run on the OpenMP team give the one-thread
 loop's bits (MaxPool, the few-tap convolution, as ops in a session), run only while the chooser
 runs products as a team (not on the intra-op pool's workers, not when switched off), and a process
-forked after the team ran computes its pools on one thread instead of waiting for threads it does
-not have."""
+forked after the team ran computes its pools (and in-place optimizer updates, which hold the GIL on
+the team) on one thread instead of waiting for threads it does not have."""
 
 import os
 import signal
@@ -86,12 +86,18 @@ def test_a_child_forked_after_the_team_ran_pools_on_one_thread(team):
     want = _pool(x, 1)
     np.testing.assert_array_equal(_pool(x, 2), want)
     assert team, "the parent ran the team"
+    # the child: the team's threads are gone; a team call would wait or abort
+    _in_forked_child(lambda: not omp_team.wanted(2) and np.array_equal(_pool(x, 2), want))
+
+
+def _in_forked_child(check):
+    """Fork, run `check()` in the child (it must return True), and fail if the child fails or
+    hangs."""
     pid = os.fork()
-    if pid == 0:  # the child: the team's threads are gone; a team call would wait or abort
+    if pid == 0:
         code = 1
         try:
-            code = 0 if (not omp_team.wanted(2)
-                         and np.array_equal(_pool(x, 2), want)) else 1
+            code = 0 if check() else 1
         finally:
             os._exit(code)
     deadline = time.monotonic() + 60
@@ -147,21 +153,4 @@ def test_a_child_forked_after_the_team_ran_updates_in_place_on_one_thread(team):
     want = _adam_in_place(1)
     _adam_in_place(2)
     assert team, "the parent ran the team"
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            got = _adam_in_place(2)
-            code = 0 if all(np.array_equal(a, b) for a, b in zip(got, want)) else 1
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            assert os.waitstatus_to_exitcode(status) == 0
-            return
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    pytest.fail("the forked child hung")
+    _in_forked_child(lambda: all(np.array_equal(a, b) for a, b in zip(_adam_in_place(2), want)))

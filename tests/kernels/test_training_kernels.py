@@ -101,10 +101,11 @@ SLOTS = {"sgd": [], "momentum": ["momentum"], "nesterov": ["momentum"], "adam": 
 HYPER = {"lr": 0.05, "momentum": 0.9, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7, "decay": 0.9}
 
 
+@pytest.mark.parametrize("in_place", [True, False], ids=["in_place", "out_of_place"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", list(SLOTS))
-def test_update_is_the_whole_array_update_bit_for_bit(kind, threads, dtype, mode):
+def test_update_is_the_whole_array_update_bit_for_bit(kind, threads, dtype, mode, in_place):
     rng = np.random.default_rng(3)
     start = rng.standard_normal(SHAPE).astype(dtype)
     grad_value = rng.standard_normal(SHAPE).astype(dtype)
@@ -119,8 +120,12 @@ def test_update_is_the_whole_array_update_bit_for_bit(kind, threads, dtype, mode
         # one step from zero slots, then a second step from the first one's slots
         sess.run(train, {grad: grad_value})
         before = sess.run([var] + slot_vars)
+        # the update is the run's last op: in place, unless something holds the stored arrays
+        held = None if in_place else _stored(sess, [var] + slot_vars)
         sess.run(train, {grad: grad_value * 0.5})
         after = sess.run([var] + slot_vars)
+        if held is not None:
+            assert not any(a is b for a, b in zip(held, _stored(sess, [var] + slot_vars)))
     one = dtype(1)
     hyper = {k: np.asarray(v, dtype) for k, v in HYPER.items()}
     slots_before = before[1:]

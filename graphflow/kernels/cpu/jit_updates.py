@@ -41,102 +41,176 @@ def _compile():
     from numba import njit
 
     opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    held = dict(opts, nogil=False)  # the in-place loops keep the GIL (see the module docstring)
+    element = dict(cache=False, fastmath=False, error_model="numpy", inline="always")
 
-    # Each loop first slices its block out of the operands and then runs from 0: indices LLVM can
-    # prove non-negative, so the loops are vectorized (a loop over range(lo, hi) kept numba's
-    # negative-index checks and ran 6x slower than numpy); the flags are tested outside the loops.
+    # One function per update computes an element's new values from its old ones, TF1's functor
+    # terms in order; two loops call it on every element of a block: out of place (into new
+    # arrays) and in place (`*_in_place`). Separate loops, not one with out=var, because LLVM
+    # vectorizes a loop only when it can tell its outputs from its inputs. Each loop first slices
+    # its block out of the operands and then runs from 0: indices LLVM can prove non-negative, so
+    # the loops are vectorized (a loop over range(lo, hi) kept numba's negative-index checks and ran
+    # 6x slower than numpy); LLVM unswitches the loop-invariant flags (nesterov, centered).
+    @njit(**element)
+    def sgd_step(var, delta, alpha):
+        return var - delta * alpha
+
+    @njit(**element)
+    def momentum_step(var, accum, grad, lr, mom, nesterov):
+        a = accum * mom
+        a += grad
+        if nesterov:
+            step = grad * lr
+            step += a * mom * lr
+            return var - step, a
+        return var - a * lr, a
+
+    @njit(**element)
+    def adam_step(var, m, v, g, alpha, omb1, omb2, beta1, eps, nesterov):
+        mn = g - m
+        mn *= omb1
+        mn += m
+        vn = g * g
+        vn -= v
+        vn *= omb2
+        vn += v
+        denom = np.sqrt(vn)
+        denom += eps
+        if nesterov:
+            step = g * omb1
+            step += beta1 * mn
+        else:
+            step = mn
+        step *= alpha
+        step /= denom
+        return var - step, mn, vn
+
+    @njit(**element)
+    def rms_prop_step(var, ms, mom, mg, g, lr, omrho, momentum, eps, centered):
+        msn = g * g
+        msn -= ms
+        msn *= omrho
+        msn += ms
+        if centered:
+            mgn = g - mg
+            mgn *= omrho
+            mgn += mg
+            denom = msn - mgn * mgn
+            denom += eps
+        else:
+            mgn = mg
+            denom = msn + eps
+        denom = np.sqrt(denom)
+        mn = g * lr
+        mn /= denom
+        mn += mom * momentum
+        return var - mn, msn, mn, mgn
+
+    @njit(**element)
+    def adagrad_step(var, accum, g, lr, one):
+        a = g * g
+        a += accum
+        step = g * lr
+        step *= one / np.sqrt(a)
+        return var - step, a
+
+    @njit(**element)
+    def adadelta_step(var, accum, update, g, lr, rho, omrho, eps, one):
+        a = accum * rho
+        a += g * g * omrho
+        u = np.sqrt(update + eps)
+        u *= one / np.sqrt(a + eps)
+        u *= g
+        un = update * rho
+        un += u * u * omrho
+        return var - u * lr, a, un
+
     @njit(**opts)
     def sgd(var, delta, alpha, out, lo, hi):
         var, delta, out = var[lo:hi], delta[lo:hi], out[lo:hi]
         for i in range(var.shape[0]):
-            out[i] = var[i] - delta[i] * alpha
+            out[i] = sgd_step(var[i], delta[i], alpha)
+
+    @njit(**held)
+    def sgd_in_place(var, delta, alpha, lo, hi):
+        var, delta = var[lo:hi], delta[lo:hi]
+        for i in range(var.shape[0]):
+            var[i] = sgd_step(var[i], delta[i], alpha)
 
     @njit(**opts)
     def momentum(var, accum, grad, lr, mom, nesterov, var_out, accum_out, lo, hi):
         var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
         var_out, accum_out = var_out[lo:hi], accum_out[lo:hi]
-        if nesterov:
-            for i in range(var.shape[0]):
-                a = accum[i] * mom
-                a += grad[i]
-                accum_out[i] = a
-                step = grad[i] * lr
-                step += a * mom * lr
-                var_out[i] = var[i] - step
-        else:
-            for i in range(var.shape[0]):
-                a = accum[i] * mom
-                a += grad[i]
-                accum_out[i] = a
-                var_out[i] = var[i] - a * lr
+        for i in range(var.shape[0]):
+            vn, accum_out[i] = momentum_step(var[i], accum[i], grad[i], lr, mom, nesterov)
+            var_out[i] = vn  # the slots stored first, then the variable (as TF1's functors)
+
+    @njit(**held)
+    def momentum_in_place(var, accum, grad, lr, mom, nesterov, lo, hi):
+        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            vn, accum[i] = momentum_step(var[i], accum[i], grad[i], lr, mom, nesterov)
+            var[i] = vn
 
     @njit(**opts)
     def adam(var, m, v, grad, alpha, omb1, omb2, beta1, eps, nesterov, var_out, m_out, v_out,
              lo, hi):
         var, m, v, grad = var[lo:hi], m[lo:hi], v[lo:hi], grad[lo:hi]
         var_out, m_out, v_out = var_out[lo:hi], m_out[lo:hi], v_out[lo:hi]
-        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `nesterov` test
-            g = grad[i]
-            mn = g - m[i]
-            mn *= omb1
-            mn += m[i]
-            vn = g * g
-            vn -= v[i]
-            vn *= omb2
-            vn += v[i]
-            denom = np.sqrt(vn)
-            denom += eps
-            if nesterov:
-                step = g * omb1
-                step += beta1 * mn
-            else:
-                step = mn
-            step *= alpha
-            step /= denom
-            m_out[i] = mn
-            v_out[i] = vn
-            var_out[i] = var[i] - step
+        for i in range(var.shape[0]):
+            vn, m_out[i], v_out[i] = adam_step(var[i], m[i], v[i], grad[i], alpha, omb1, omb2,
+                                               beta1, eps, nesterov)
+            var_out[i] = vn
 
+    @njit(**held)
+    def adam_in_place(var, m, v, grad, alpha, omb1, omb2, beta1, eps, nesterov, lo, hi):
+        var, m, v, grad = var[lo:hi], m[lo:hi], v[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            vn, m[i], v[i] = adam_step(var[i], m[i], v[i], grad[i], alpha, omb1, omb2, beta1, eps,
+                                       nesterov)
+            var[i] = vn
+
+    # RMSProp's mg operand is ms again when not centered: only written when centered
     @njit(**opts)
     def rms_prop(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, var_out, ms_out,
                  mom_out, mg_out, lo, hi):
         var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
         var_out, ms_out, mom_out, mg_out = var_out[lo:hi], ms_out[lo:hi], mom_out[lo:hi], mg_out[lo:hi]
-        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `centered` test
-            g = grad[i]
-            msn = g * g
-            msn -= ms[i]
-            msn *= omrho
-            msn += ms[i]
+        for i in range(var.shape[0]):
+            vn, msn, mn, mgn = rms_prop_step(var[i], ms[i], mom[i], mg[i], grad[i], lr, omrho,
+                                             momentum, eps, centered)
             ms_out[i] = msn
             if centered:
-                mgn = g - mg[i]
-                mgn *= omrho
-                mgn += mg[i]
                 mg_out[i] = mgn
-                denom = msn - mgn * mgn
-                denom += eps
-            else:
-                denom = msn + eps
-            denom = np.sqrt(denom)
-            mn = g * lr
-            mn /= denom
-            mn += mom[i] * momentum
             mom_out[i] = mn
-            var_out[i] = var[i] - mn
+            var_out[i] = vn
+
+    @njit(**held)
+    def rms_prop_in_place(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, lo, hi):
+        var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            vn, msn, mn, mgn = rms_prop_step(var[i], ms[i], mom[i], mg[i], grad[i], lr, omrho,
+                                             momentum, eps, centered)
+            ms[i] = msn
+            if centered:
+                mg[i] = mgn
+            mom[i] = mn
+            var[i] = vn
 
     @njit(**opts)
     def adagrad(var, accum, grad, lr, one, var_out, accum_out, lo, hi):
         var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
         var_out, accum_out = var_out[lo:hi], accum_out[lo:hi]
         for i in range(var.shape[0]):
-            g = grad[i]
-            a = g * g
-            a += accum[i]
-            accum_out[i] = a
-            step = g * lr
-            step *= one / np.sqrt(a)
-            var_out[i] = var[i] - step
+            vn, accum_out[i] = adagrad_step(var[i], accum[i], grad[i], lr, one)
+            var_out[i] = vn
+
+    @njit(**held)
+    def adagrad_in_place(var, accum, grad, lr, one, lo, hi):
+        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
+        for i in range(var.shape[0]):
+            vn, accum[i] = adagrad_step(var[i], accum[i], grad[i], lr, one)
+            var[i] = vn
 
     @njit(**opts)
     def adadelta(var, accum, update, grad, lr, rho, omrho, eps, one, var_out, accum_out,
@@ -144,129 +218,17 @@ def _compile():
         var, accum, update, grad = var[lo:hi], accum[lo:hi], update[lo:hi], grad[lo:hi]
         var_out, accum_out, update_out = var_out[lo:hi], accum_out[lo:hi], update_out[lo:hi]
         for i in range(var.shape[0]):
-            g = grad[i]
-            a = accum[i] * rho
-            a += g * g * omrho
-            accum_out[i] = a
-            u = np.sqrt(update[i] + eps)
-            u *= one / np.sqrt(a + eps)
-            u *= g
-            var_out[i] = var[i] - u * lr
-            un = update[i] * rho
-            un += u * u * omrho
-            update_out[i] = un
-
-    # the in-place forms (see the module docstring): separate loops, not the ones above with
-    # out=var, because LLVM vectorizes a loop only when it can tell its outputs from its inputs
-    held = dict(opts, nogil=False)
-
-    @njit(**held)
-    def sgd_in_place(var, delta, alpha, lo, hi):
-        var, delta = var[lo:hi], delta[lo:hi]
-        for i in range(var.shape[0]):
-            var[i] = var[i] - delta[i] * alpha
-
-    @njit(**held)
-    def momentum_in_place(var, accum, grad, lr, mom, nesterov, lo, hi):
-        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
-        if nesterov:
-            for i in range(var.shape[0]):
-                a = accum[i] * mom
-                a += grad[i]
-                accum[i] = a
-                step = grad[i] * lr
-                step += a * mom * lr
-                var[i] = var[i] - step
-        else:
-            for i in range(var.shape[0]):
-                a = accum[i] * mom
-                a += grad[i]
-                accum[i] = a
-                var[i] = var[i] - a * lr
-
-    @njit(**held)
-    def adam_in_place(var, m, v, grad, alpha, omb1, omb2, beta1, eps, nesterov, lo, hi):
-        var, m, v, grad = var[lo:hi], m[lo:hi], v[lo:hi], grad[lo:hi]
-        for i in range(var.shape[0]):
-            g = grad[i]
-            mo = m[i]
-            mn = g - mo
-            mn *= omb1
-            mn += mo
-            vo = v[i]
-            vn = g * g
-            vn -= vo
-            vn *= omb2
-            vn += vo
-            denom = np.sqrt(vn)
-            denom += eps
-            if nesterov:
-                step = g * omb1
-                step += beta1 * mn
-            else:
-                step = mn
-            step *= alpha
-            step /= denom
-            m[i] = mn
-            v[i] = vn
-            var[i] = var[i] - step
-
-    @njit(**held)
-    def rms_prop_in_place(var, ms, mom, mg, grad, lr, omrho, momentum, eps, centered, lo, hi):
-        var, ms, mom, mg, grad = var[lo:hi], ms[lo:hi], mom[lo:hi], mg[lo:hi], grad[lo:hi]
-        for i in range(var.shape[0]):  # LLVM unswitches the loop-invariant `centered` test
-            g = grad[i]
-            mso = ms[i]
-            msn = g * g
-            msn -= mso
-            msn *= omrho
-            msn += mso
-            ms[i] = msn
-            if centered:
-                mgo = mg[i]
-                mgn = g - mgo
-                mgn *= omrho
-                mgn += mgo
-                mg[i] = mgn
-                denom = msn - mgn * mgn
-                denom += eps
-            else:
-                denom = msn + eps
-            denom = np.sqrt(denom)
-            mn = g * lr
-            mn /= denom
-            mn += mom[i] * momentum
-            mom[i] = mn
-            var[i] = var[i] - mn
-
-    @njit(**held)
-    def adagrad_in_place(var, accum, grad, lr, one, lo, hi):
-        var, accum, grad = var[lo:hi], accum[lo:hi], grad[lo:hi]
-        for i in range(var.shape[0]):
-            g = grad[i]
-            a = g * g
-            a += accum[i]
-            accum[i] = a
-            step = g * lr
-            step *= one / np.sqrt(a)
-            var[i] = var[i] - step
+            vn, accum_out[i], update_out[i] = adadelta_step(var[i], accum[i], update[i], grad[i],
+                                                            lr, rho, omrho, eps, one)
+            var_out[i] = vn
 
     @njit(**held)
     def adadelta_in_place(var, accum, update, grad, lr, rho, omrho, eps, one, lo, hi):
         var, accum, update, grad = var[lo:hi], accum[lo:hi], update[lo:hi], grad[lo:hi]
         for i in range(var.shape[0]):
-            g = grad[i]
-            a = accum[i] * rho
-            a += g * g * omrho
-            accum[i] = a
-            uo = update[i]
-            u = np.sqrt(uo + eps)
-            u *= one / np.sqrt(a + eps)
-            u *= g
-            var[i] = var[i] - u * lr
-            un = uo * rho
-            un += u * u * omrho
-            update[i] = un
+            vn, accum[i], update[i] = adadelta_step(var[i], accum[i], update[i], grad[i], lr, rho,
+                                                    omrho, eps, one)
+            var[i] = vn
 
     return {"sgd": sgd, "momentum": momentum, "adam": adam, "rms_prop": rms_prop,
             "adagrad": adagrad, "adadelta": adadelta, "sgd_in_place": sgd_in_place,
