@@ -137,7 +137,7 @@ def schedule_ops(fetch_elements, fed, pruned=None, sink_update=True):
         fetch_ops = [op for op, e in zip(fetch_ops, fetch_elements) if e not in fed]
         ops = needed_ops(fetch_ops, fed)
     ops = apply_schedule_hints(ops)
-    return sink_last_update(ops)[0] if sink_update else ops
+    return sink_last_update(ops) if sink_update else ops
 
 
 class Plan:

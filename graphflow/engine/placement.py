@@ -181,11 +181,8 @@ class DeviceVariableStore(VariableStore):
 
     def host_values(self):
         """{name: host array} of every stored value (device values copied back)."""
-        with self._updated:  # not while an update writes a variable in place
-            self._updated.wait_for(lambda: not self._updating)
-            items = list(self.values.items())
         out = {}
-        for name, value in items:
+        for name, value in self.settled_items():
             if not isinstance(value, np.ndarray):
                 backend = self._backend_of(value)
                 if backend is not None:

@@ -11,18 +11,19 @@ gradients exist, its wait just before the first update that reads them, and the 
 between run while the reduction is in flight.
 
 `sink_last_update` then moves one optimizer update (an op whose OpDef has `updates_in_place`, the
-largest variable's) to the very end when no later op needs it: no later op reads its output, touches
-one of its variables (by `shared_name` or a slot attr `*_name`) or is stateful in a way the
-schedule cannot see (no variable names, or sub-graphs). Ops that only depend on it by a control
-edge (TF1 Adam's beta-power updates, the `minimize` group) then run before it: the values are the
-same (those ops read no variable it writes), and the update, last, may write in place (nothing
-after it can fail: `kernels/cpu/training_kernels.py`).
+largest variable's) to the very end when no later op needs it: no later op reads its output,
+touches one of its variables (by `shared_name` or a slot attr `*_name`) or is stateful in a way
+the schedule cannot see (no variable names: a py_func, a While or If whose sub-graphs may read
+any). Ops that only depend on it by a control edge (TF1 Adam's beta-power updates, the `minimize`
+group) then run before it: the values are the same (those ops read no variable it writes), and the
+update, last, may write in place (nothing after it can fail: `kernels/cpu/training_kernels.py`).
 
 Moving an op earlier only makes its reads earlier. A late op's reads become later, so a late op
 must read no buffer that another op might overwrite in place (the wait reads only a token), which
 keeps memory plans made in graph order valid. Linear in ops and edges; no recursion.
 """
 
+from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import registry
 
 
@@ -91,36 +92,28 @@ def _hoist_early(ops, hints):
 
 def _variable_names(op):
     """The variables `op` names (`shared_name` and slot attrs `*_name`), or None when it is
-    stateful without naming them or holds sub-graphs (it may touch any variable)."""
+    stateful (or random) without naming them: it may touch any variable (a py_func; a While or If,
+    whose sub-graphs may read variables, is stateful)."""
     names = {v for k, v in op.attrs.items()
              if isinstance(v, str) and (k == "shared_name" or k.endswith("_name"))}
     opdef = registry.lookup(op.type)
-    if opdef.control_only:
-        return names
-    if any(hasattr(v, "get_operations") for v in op.attrs.values()):
-        return None
-    if (opdef.stateful or opdef.random) and not names:
+    if (opdef.stateful or opdef.random) and not names and not opdef.control_only:
         return None
     return names
 
 
-def _size(op):
-    dims = op.attrs.get("shape")
-    if dims is None or any(d is None for d in dims):
-        return -1
-    size = 1
-    for d in dims:
-        size *= d
-    return size
+def _size(update):
+    """Elements of the variable `update` writes (-1 when its shape is not fully known)."""
+    return TensorShape(update.attrs.get("shape")).num_elements() or -1
 
 
 def sink_last_update(ops):
-    """(`ops` with one update moved to the end, that update) or (`ops`, None); see the module
-    docstring. Linear in ops and edges (one backward sweep), no recursion."""
+    """`ops` with one update moved to the end (see the module docstring), or `ops` as they were.
+    Linear in ops and edges (one backward sweep), no recursion."""
     candidates = [i for i, op in enumerate(ops) if registry.lookup(op.type).updates_in_place]
     if not candidates:
-        return ops, None
-    # walking backwards, the variables touched by the ops after each position (None: any)
+        return ops
+    # walking backwards, the variables touched by the ops after each position
     touched_after, blocked = set(), False
     readers_after = set()  # ops whose outputs some later op reads
     movable = []
@@ -146,6 +139,6 @@ def sink_last_update(ops):
         readers_after.update(t.op for t in op.inputs)
         at = i
     if not movable:
-        return ops, None
+        return ops
     last = max(movable, key=_size)
-    return [op for op in ops if op is not last] + [last], last
+    return [op for op in ops if op is not last] + [last]

@@ -142,7 +142,8 @@ class VariableStore:
             if value is not None:
                 return value
         if self._updating:
-            self.wait_for_updates(name)
+            with self._updated:
+                self._updated.wait_for(lambda: name not in self._updating)
         value = self.values.get(name)
         if value is None:
             raise UninitializedVariableError(name)
@@ -161,11 +162,11 @@ class VariableStore:
                 self._updating.difference_update(names)
                 self._updated.notify_all()
 
-    def wait_for_updates(self, name=None):
-        """Return once variable `name` (None: every variable) is not being updated in place."""
+    def settled_items(self):
+        """[(name, stored value)], taken while no update writes a variable in place."""
         with self._updated:
-            self._updated.wait_for(lambda: not self._updating if name is None
-                                   else name not in self._updating)
+            self._updated.wait_for(lambda: not self._updating)
+            return list(self.values.items())
 
     def write(self, name, value):
         value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value

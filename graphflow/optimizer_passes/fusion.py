@@ -310,20 +310,37 @@ def _filter_bias_relu_mask(grads, preserve):
         return None
     dy = grads.inputs[2]
     select = dy.op
-    if (not fused_ops.is_select(select) or not _plain(select, preserve)
-            or dy._consumers != [grads]):
+    relu = _relu_gradient(select)
+    if relu is None or not _plain(select, preserve) or dy._consumers != [grads]:
+        return None
+    y, g, greater = relu
+    if (not y.shape.is_fully_defined() or y.shape != g.shape or g.shape != dy.shape
+            or y.dtype != g.dtype or len({grads.device, select.device, greater.device}) != 1):
+        return None
+    return select, g, y, _with_greater([select], greater, select, preserve)
+
+
+def _relu_gradient(select):
+    """(y, g, the Greater) when `select` is the ReLU gradient `where(y > 0, g, 0)`: a Select of
+    `Greater(y, 0)` that writes +0.0, neither with control inputs (an order a fused op would
+    drop); else None."""
+    if not fused_ops.is_select(select) or select.control_inputs:
         return None
     cond, g, zero = select.inputs
     greater = cond.op
-    if not fused_ops.is_greater(greater) or greater.control_inputs:
+    if (not fused_ops.is_greater(greater) or greater.control_inputs
+            or not _is_zero(greater.inputs[1], signed=False) or not _is_zero(zero, signed=True)):
         return None
-    y = greater.inputs[0]
-    if (not _is_zero(greater.inputs[1], signed=False) or not _is_zero(zero, signed=True)
-            or not y.shape.is_fully_defined() or y.shape != g.shape or g.shape != dy.shape
-            or y.dtype != g.dtype or len({grads.device, select.device, greater.device}) != 1):
-        return None
-    alone = _plain(greater, preserve) and cond._consumers == [select]
-    return select, g, y, [greater, select] if alone else [select]
+    return greater.inputs[0], g, greater
+
+
+def _with_greater(members, greater, select, preserve):
+    """`members` with the ReLU gradient's Greater before the Select when only the Select reads it
+    (then it goes too)."""
+    if _plain(greater, preserve) and greater.outputs[0]._consumers == [select]:
+        at = members.index(select)
+        return members[:at] + [greater] + members[at:]
+    return members
 
 
 # ------------------------------------------------------------------ max pool gradient + ReLU mask
@@ -377,24 +394,21 @@ def _pool_window_attrs(op):
 def _max_pool_grad_relu_mask(select, preserve):
     """(the MaxPoolGrad, the members replaced) when `select` is `where(x > 0, max_pool_grad(x,
     max_pool(x), g), 0)` whose MaxPoolGrad result only the Select reads; else None."""
-    if not fused_ops.is_select(select) or select.control_inputs or select in preserve:
+    relu = _relu_gradient(select)
+    if relu is None or select in preserve:
         return None
-    cond, grad, zero = select.inputs
-    grad_op, greater = grad.op, cond.op
+    masked_by, grad, greater = relu
+    grad_op = grad.op
     if (not fused_ops.is_max_pool_grad(grad_op) or not _plain(grad_op, preserve)
-            or grad._consumers != [select] or not fused_ops.is_greater(greater)
-            or greater.control_inputs):  # (an order the fused op would drop)
+            or grad._consumers != [select]):
         return None
     x, y, _ = grad_op.inputs
     pool = y.op
-    if (greater.inputs[0] is not x or not _is_zero(greater.inputs[1], signed=False)
-            or not _is_zero(zero, signed=True) or not fused_ops.is_max_pool(pool)
-            or pool.inputs[0] is not x or _pool_window_attrs(pool) != _pool_window_attrs(grad_op)
+    if (masked_by is not x or not fused_ops.is_max_pool(pool) or pool.inputs[0] is not x
+            or _pool_window_attrs(pool) != _pool_window_attrs(grad_op)
             or len({select.device, grad_op.device, pool.device}) != 1):
         return None
-    alone = _plain(greater, preserve) and cond._consumers == [select]  # then it goes too
-    members = [grad_op, greater, select] if alone else [grad_op, select]
-    return grad_op, members
+    return grad_op, _with_greater([grad_op, select], greater, select, preserve)
 
 
 def _is_zero(t, signed):

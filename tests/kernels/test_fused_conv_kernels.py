@@ -206,9 +206,9 @@ def _bias_grad_calls(monkeypatch):
     calls = []
     fn = dnnl_conv.conv2d_backprop_filter
 
-    def spy(*args, bias=False):
+    def spy(*args, bias=False, **options):
         calls.append(bias)
-        return fn(*args, bias=bias)
+        return fn(*args, bias=bias, **options)
     monkeypatch.setattr(dnnl_conv, "conv2d_backprop_filter", spy)
     return calls
 

@@ -172,33 +172,41 @@ def _fused_conv2d(node):
     return fused_conv2d
 
 
-@cpu_kernel("Conv2DBackpropFilterBias")
-def _conv2d_backprop_filter_bias(node):
+def _filter_and_bias_gradients(node):
+    """`run(x, filter_sizes, g, relu_output=None)`: (filter gradient, bias gradient) of `g`, or of
+    `where(relu_output > 0, g, 0)`. Where the Conv2DBackpropFilter kernel would run oneDNN, one
+    primitive per block of images with the bias sums (and the mask) beside it
+    (`dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilter kernel
+    and the kernel of the `bias_reduction` op."""
     conv = conv_kernels._Conv(node)
     threads = blas.session_threads(node)
     filter_grad = conv_kernels._conv2d_backprop_filter(node)  # the Conv2DBackpropFilter kernel
     bias_grad = lookup(node.attrs["bias_reduction"])(_bias_reduction_node(node))
 
-    def through_dnnl(x, filter_sizes, g):
-        """(filter gradient, bias gradient) from one oneDNN primitive, or None where the
-        Conv2DBackpropFilter kernel would not run oneDNN."""
-        if x.ndim != 4 or g.ndim != 4:
-            return None
-        f_shape = conv_kernels._sizes(filter_sizes, "filter_sizes")
-        xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
-        geo = conv.geometry(xn.shape, f_shape)
-        if (gn.shape != (xn.shape[0], geo.oh, geo.ow, f_shape[3]) or 0 in f_shape
-                or not dnnl_conv.applies(xn, gn, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
-                                                                          *f_shape[2:]))):
-            return None
-        return dnnl_conv.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True)
-
-    def conv2d_backprop_filter_bias(x, filter_sizes, g):
-        both = through_dnnl(x, filter_sizes, g)
-        if both is not None:
-            return both
+    def run(x, filter_sizes, g, relu_output=None):
+        if x.ndim == 4 and g.ndim == 4:
+            f_shape = conv_kernels._sizes(filter_sizes, "filter_sizes")
+            xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
+            geo = conv.geometry(xn.shape, f_shape)
+            if (gn.shape == (xn.shape[0], geo.oh, geo.ow, f_shape[3]) and 0 not in f_shape
+                    and (relu_output is None or relu_output.dtype == np.float32)
+                    and dnnl_conv.applies(xn, gn, macs=dnnl_conv.conv_macs(xn.shape[0], geo,
+                                                                           *f_shape[2:]))):
+                mask = None if relu_output is None else conv_kernels._to_nhwc(relu_output,
+                                                                              conv.fmt)
+                both = dnnl_conv.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True,
+                                                        relu_output=mask)
+                if both is not None:
+                    return both
+        if relu_output is not None:
+            g = np.where(relu_output > 0, g, g.dtype.type(0))
         return filter_grad(x, filter_sizes, g), bias_grad(g)
-    return conv2d_backprop_filter_bias
+    return run
+
+
+@cpu_kernel("Conv2DBackpropFilterBias")
+def _conv2d_backprop_filter_bias(node):
+    return _filter_and_bias_gradients(node)
 
 
 @cpu_kernel("Conv2DBackpropFilterBiasReluMask")
@@ -206,30 +214,14 @@ def _conv2d_backprop_filter_bias_relu_mask(node):
     """Conv2DBackpropFilterBias of `where(y > 0, dy, 0)`: where oneDNN runs the filter gradient,
     each block of dy is masked by the thread that then runs the block's primitive (the masked
     block read from the cache, `dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the
-    Conv2DBackpropFilterBias kernel (the same values either way: the same blocks)."""
-    conv = conv_kernels._Conv(node)
-    threads = blas.session_threads(node)
-    unmasked_node = KernelNode(node.name, "Conv2DBackpropFilterBias", node.attrs,
-                               node.in_dtypes[:3], node.out_dtypes, node.out_shapes, node.state)
-    unmasked = _conv2d_backprop_filter_bias(unmasked_node)
+    Conv2DBackpropFilterBias kernels (the same values either way: the same blocks)."""
+    gradients = _filter_and_bias_gradients(node)
 
     def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, g, y):
         if y.shape != g.shape:
             raise ValueError(f"the ReLU output's shape {y.shape} does not match out_backprop's "
                              f"{g.shape}")
-        if x.ndim == 4 and g.ndim == 4 and x.dtype == g.dtype == y.dtype == np.float32:
-            f_shape = conv_kernels._sizes(filter_sizes, "filter_sizes")
-            xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
-            geo = conv.geometry(xn.shape, f_shape)
-            if (gn.shape == (xn.shape[0], geo.oh, geo.ow, f_shape[3]) and 0 not in f_shape
-                    and dnnl_conv.applies(xn, gn, macs=dnnl_conv.conv_macs(
-                        xn.shape[0], geo, *f_shape[2:]))):
-                both = dnnl_conv.conv2d_backprop_filter(
-                    xn, gn, geo, f_shape, threads, bias=True,
-                    relu_output=conv_kernels._to_nhwc(y, conv.fmt))
-                if both is not None:
-                    return both
-        return unmasked(x, filter_sizes, np.where(y > 0, g, g.dtype.type(0)))
+        return gradients(x, filter_sizes, g, y)
     return conv2d_backprop_filter_bias_relu_mask
 
 
@@ -237,5 +229,5 @@ def _bias_reduction_node(node):
     """The kernel node of the op whose value output 1 is (`bias_reduction`)."""
     reduction = node.attrs["bias_reduction"]
     attrs = fused_ops.bias_reduction_attrs(reduction, node.attrs.get("data_format") or "NHWC")
-    return KernelNode(node.name, reduction, attrs, node.in_dtypes[2:], node.out_dtypes[1:],
+    return KernelNode(node.name, reduction, attrs, node.in_dtypes[2:3], node.out_dtypes[1:],
                       node.out_shapes[1:] if node.out_shapes else None, node.state)

@@ -144,15 +144,14 @@ def _apply_momentum(node):
         var, accum = store.read(name), store.read(accum_name)
         check_update_shapes(node, var, grad, (accum,))
         if jit_updates.applies(var, grad, accum):
-            dt = var.dtype
+            f, dt = jit_updates.flat, var.dtype
             done = _update_in_place(node, "momentum_in_place", store, (var, accum),
                                     (name, accum_name),
-                                    (jit_updates.flat(grad), jit_updates.scalar(lr, dt),
+                                    (f(grad), jit_updates.scalar(lr, dt),
                                      jit_updates.scalar(momentum, dt), nesterov), threads)
             if done is not None:
                 return done
             var_new, accum_new = recycler.take(var), recycler.take(var)
-            f, dt = jit_updates.flat, var.dtype
             jit_updates.run(jit_updates.loops()["momentum"], var.size,
                             (f(var), f(accum), f(grad), jit_updates.scalar(lr, dt),
                              jit_updates.scalar(momentum, dt), nesterov, var_new.reshape(-1),
