@@ -455,6 +455,47 @@ def test_strided_inputs_run_the_numpy_instructions():
     assert f(x).tobytes() == want.tobytes() and not _runs(f)
 
 
+def test_strided_inputs_of_one_chunk_are_copied_and_run_compiled():
+    # a recurrent cell's gates come from Split as strided views of one small array
+    gates = _data((4096, 4), 14)
+    x = gates[:, 1]
+    assert not x.flags.c_contiguous and x.size <= fused_kernels.CHUNK_ELEMENTS
+    program = fused_cases.BENCH_PROGRAM
+    f = _build(program, ["float32"], 1, jit=True)
+    want = _build(program, ["float32"], 1, jit=True)(np.ascontiguousarray(x))  # the compiled bits
+    assert f(x).tobytes() == want.tobytes() and _runs(f)
+    np.testing.assert_allclose(f(x), _build(program, ["float32"], 1, jit=False)(x), rtol=2e-6,
+                               atol=1e-6)
+
+
+def test_registers_kept_between_runs_hold_no_stale_values():
+    # each run borrows the register set the previous run gave back; different inputs each time
+    program = fused_cases.BENCH_PROGRAM
+    f = _build(program, ["float32"], 1, jit=True)
+    for seed in range(4):
+        x = _data(5000, 20 + seed)
+        fresh = _build(program, ["float32"], 1, jit=True)  # new registers
+        assert f(x).tobytes() == fresh(x).tobytes()
+    assert all(len(layout._spare) <= 2 for layout in f._layouts.values())
+
+
+def test_a_new_error_setting_is_seen_at_once():
+    # errstate_allows keeps its answer per numpy error-state object: a new setting is asked again
+    before = fused_jit.errstate_allows()
+    assert before == all(v in ("ignore", "warn", "print") for v in np.geterr().values())
+    with np.errstate(over="raise"):
+        assert not fused_jit.errstate_allows()
+        with np.errstate(all="ignore"):
+            assert fused_jit.errstate_allows()
+        assert not fused_jit.errstate_allows()
+    old = np.seterr(invalid="call")
+    try:
+        assert not fused_jit.errstate_allows()
+    finally:
+        np.seterr(**old)
+    assert fused_jit.errstate_allows() == before
+
+
 def test_read_only_inputs_and_operands_a_loop_was_not_compiled_for():
     # variables' buffers are read-only; an operand of another layout falls back to numpy calls
     program = _program(["float32", "float32"], [["Add", [0, 1], {}, "float32"],

@@ -127,6 +127,28 @@ def test_small_outputs_stay_on_the_calling_thread(chunk_log):
     assert {tid for tid, _ in chunk_log} == {threading.get_ident()}
 
 
+def test_callers_on_several_threads_each_get_their_own_registers():
+    # one program run by several Python threads at once (sessions sharing a plan): the register
+    # sets a run borrows are never shared by two running calls
+    single, _ = _programs(ACTIVATIONS_PROGRAM, ["float32"], threads=1)
+    inputs = [_uniform((64, 200), 30 + k) for k in range(4)]
+    want = [_bits(single(x)) for x in inputs]
+    errors = []
+
+    def caller(k):
+        try:
+            for _ in range(200):
+                assert _bits(single(inputs[k])) == want[k]
+        except AssertionError as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
 def test_the_pool_is_started_once_and_reused():
     _, threaded = _programs(BENCH_PROGRAM, ["float32"], threads=3)
     x = _uniform(BIG * 2, 11)

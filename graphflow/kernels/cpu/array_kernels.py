@@ -323,7 +323,7 @@ def _split(node):
             if d % num:
                 raise ValueError(f"dimension {axis % x.ndim} of shape {x.shape} is not divisible "
                                  f"into {num} equal splits")
-            return _one_or_tuple(tuple(np.split(x, num, axis=axis)))
+            return _one_or_tuple(_pieces(x, axis, [d // num] * num))
         parts = list(sizes)
         rest = sum(s for s in parts if s != -1)
         if -1 in parts:
@@ -331,8 +331,20 @@ def _split(node):
         if sum(parts) != d or min(parts) < 0:
             raise ValueError(f"size_splits {sizes} do not add up to dimension {axis % x.ndim} of "
                              f"shape {x.shape}")
-        return _one_or_tuple(tuple(np.split(x, np.cumsum(parts)[:-1], axis=axis)))
+        return _one_or_tuple(_pieces(x, axis, parts))
     return split
+
+
+def _pieces(x, axis, sizes):
+    """Views of `x` cut along `axis` into pieces of `sizes` (what np.split gives, without its
+    per-call work: a recurrent cell splits its gates every step)."""
+    index = [slice(None)] * x.ndim
+    pieces, start = [], 0
+    for size in sizes:
+        index[axis] = slice(start, start + size)
+        pieces.append(x[tuple(index)])
+        start += size
+    return tuple(pieces)
 
 
 # ---------------------------------------------------------------- one_hot, tile, pad, reverse

@@ -431,8 +431,12 @@ def library():
 # How long an OpenMP team's idle threads spin before sleeping (libgomp reads GOMP_SPINCOUNT once,
 # when it is loaded). Only the matrix products start teams (`dnnl_matmul.py`); libgomp's default,
 # 300000 spins (milliseconds), keeps a core busy long after a product, and with another process
-# on the machine a team's spinning thread takes the time slices its parked partner needs.
-GOMP_SPINCOUNT = "10000"
+# on the machine a team's spinning thread takes the time slices its parked partner needs. 30000
+# rather than 10000: a recurrent loop's products come every ~0.2 ms, and a team asleep by then
+# takes ~0.07 ms to wake (bench_rnn.py's LSTM step, two threads, 106.6-108.1 -> 92.5-96.6 ms);
+# the training rows of bench_vs_tf1.py measured the same either way, 100000 slowed the CIFAR row
+# (docs/performance.md).
+GOMP_SPINCOUNT = "30000"
 
 
 def _load():

@@ -110,10 +110,25 @@ def kernel_function(op_type, dtype):
     return lambda x, out=None: jit_math.array_call(op_type, x, out)
 
 
+try:  # numpy 2's error state: one object per np.errstate / np.seterr setting, in a context variable
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+except ImportError:  # older numpy: read np.geterr() every call
+    _ERRSTATE = None
+_errstate_seen = (None, False)  # (the error state object last asked about, its answer)
+
+
 def errstate_allows():
     """True when numpy's error handling asks for no exception or callback (compiled loops do not
-    detect floating-point errors)."""
-    return all(v in ("ignore", "warn", "print") for v in np.geterr().values())
+    detect floating-point errors). The answer is kept for the error state object it was given for
+    (the object is held, so a new setting is never mistaken for it)."""
+    global _errstate_seen
+    state = None if _ERRSTATE is None else _ERRSTATE.get()
+    seen, allows = _errstate_seen
+    if state is None or state is not seen:
+        allows = all(v in ("ignore", "warn", "print") for v in np.geterr().values())
+        if state is not None:
+            _errstate_seen = (state, allows)
+    return allows
 
 
 def compilable(ins, dtype_of, operand_kind):

@@ -212,11 +212,13 @@ class FusedProgram:
         return result
 
     def _run_chunked(self, arrays, shape, out, out_is_input):
-        threads = self.threads if math.prod(shape) >= PARALLEL_MIN_ELEMENTS else 1
+        size = math.prod(shape)
+        threads = self.threads if size >= PARALLEL_MIN_ELEMENTS else 1
         parallel = threads > 1 and not intra_op.in_worker()
-        jit = (self._jit and fused_jit.errstate_allows()
-               and all(a.flags.c_contiguous for a in arrays))
-        key = (tuple(a.shape for a in arrays), out_is_input, parallel, jit)
+        jit = self._jit and fused_jit.errstate_allows()
+        if jit:
+            arrays, jit = _contiguous_for_jit(arrays, size)
+        key = (tuple([a.shape for a in arrays]), out_is_input, parallel, jit)
         layout = self._layouts.get(key)
         if layout is None:
             layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
@@ -250,11 +252,29 @@ class FusedProgram:
                 loop(vals, views, layout.new_registers(), constants, t, starts)
             intra_op.POOL.run_shared(work, threads)
         else:
-            layout.loop(vals, views, layout.new_registers(), constants, t, layout.chunk_starts())
+            registers = layout.borrow_registers()
+            layout.loop(vals, views, registers, constants, t, layout.chunk_starts())
+            layout.return_registers(registers)
         if out is not None and target is not out:
             np.copyto(out, target)
             return out
         return target
+
+
+def _contiguous_for_jit(arrays, size):
+    """(arrays, True) when the compiled runs can take them: C-contiguous, with an input that is not
+    (a view from Split or a slice, say) copied when the output fits in one chunk (a copy of one
+    chunk costs less than the numpy calls it saves); else (arrays, False)."""
+    for k, a in enumerate(arrays):
+        if not a.flags.c_contiguous:
+            if size > CHUNK_ELEMENTS:
+                return arrays, False
+            arrays = list(arrays)
+            for j in range(k, len(arrays)):
+                if not arrays[j].flags.c_contiguous:
+                    arrays[j] = np.ascontiguousarray(arrays[j])
+            return arrays, True
+    return arrays, True
 
 
 def member_error(exc, provenance, index):

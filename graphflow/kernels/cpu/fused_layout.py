@@ -39,6 +39,7 @@ class _Layout:
 
     def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None, jit=False):
         self.loop = None
+        self._spare = []  # register sets of finished runs (`borrow_registers`)
         chunk_elements = chunk_elements or CHUNK_ELEMENTS
         rank = len(shape)
         aligned = [(1,) * (rank - len(s)) + tuple(s) for s in in_shapes]
@@ -173,6 +174,19 @@ class _Layout:
 
     def new_registers(self):
         return [np.empty(s, dt) for s, dt in self.registers]
+
+    def borrow_registers(self):
+        """A set of registers for one run on one thread: one a finished run gave back, or new
+        (runs on several threads at once each get their own; list pop and append are atomic)."""
+        try:
+            return self._spare.pop()
+        except IndexError:
+            return self.new_registers()
+
+    def return_registers(self, registers):
+        """Keep `registers` (every value in them dead) for the next run; at most two sets."""
+        if len(self._spare) < 2:
+            self._spare.append(registers)
 
 
 def _release(value_ids, owner, free):

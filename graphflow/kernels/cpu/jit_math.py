@@ -181,7 +181,9 @@ def array_call(op, x, out=None):
     x = np.asarray(x, dtype=np.float32)
     if out is None:
         out = np.empty(x.shape, np.float32)
-    flat = np.ascontiguousarray(np.broadcast_to(x, out.shape)).reshape(-1)
+    if x.shape != out.shape:
+        x = np.broadcast_to(x, out.shape)
+    flat = np.ascontiguousarray(x).reshape(-1)
     if out.flags.c_contiguous:
         loop(flat, out.reshape(-1))
     else:
