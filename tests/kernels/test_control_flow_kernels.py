@@ -1,6 +1,7 @@
 """The `WhileGrad` kernel's batched weight gradients: a capture whose per-iteration gradient is
 `MatMul(a, b, transpose_a=True)` is summed as ONE product of the iterations' stacked rows after
-the loop, and a loop-invariant right operand of `x @ W^T` is fed column-major. Both must give the
+the loop, one whose gradient is `BiasAddGrad(x)` as ONE column sum of the stacked rows, and a
+loop-invariant right operand of `x @ W^T` is fed column-major. Both must give the
 gradients of the same computation unrolled in Python (float64, tight tolerances), including for
 zero iterations and for rows that change from one iteration to the next."""
 
@@ -8,7 +9,11 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu.control_flow_kernels import _deferred_products, _transposed_operands
+from graphflow.kernels.cpu.control_flow_kernels import (
+    _deferred_column_sums,
+    _deferred_products,
+    _transposed_operands,
+)
 
 F64 = tf.float64
 
@@ -71,6 +76,53 @@ def test_batched_weight_gradients_match_the_unrolled_loop(steps):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
     if steps == 0:  # no iteration: zero gradients (the unrolled loss is a constant)
         assert not any(g.any() for g in got)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 5])
+@pytest.mark.parametrize("dtype", [F64, tf.float32])
+def test_bias_gradients_are_one_column_sum_after_the_loop(steps, dtype):
+    """h_t = tanh(bias_add(x_t w + h_{t-1} u, b)), as a recurrent cell adds its bias: b's
+    gradient is the column sum of every iteration's activation gradient rows."""
+    rng = np.random.default_rng(3)
+    np_dtype = dtype.as_numpy_dtype
+    values = [(rng.standard_normal(shape) * 0.5).astype(np_dtype)
+              for shape in [(max(steps, 1), 2, 4), (4, 3), (3, 3), (3,)]]
+    graph = tf.Graph()
+    with graph.as_default():
+        x, w, u, b = (tf.placeholder(dtype, v.shape) for v in values)
+        n = tf.placeholder(tf.int32, [])
+
+        def cell(xt, h):
+            return tf.tanh(tf.nn.bias_add(tf.matmul(xt, w) + tf.matmul(h, u), b))
+
+        def body(t, h, total):
+            h = cell(tf.gather(x, t), h)
+            return t + 1, h, total + tf.reduce_sum(h * h)
+        _, _, loss = tf.while_loop(lambda t, h, s: t < n, body,
+                                   [tf.constant(0), tf.zeros([2, 3], dtype), tf.constant(0, dtype)])
+        h, unrolled = tf.zeros([2, 3], dtype), tf.constant(0, dtype)
+        for t in range(steps):
+            h = cell(x[t], h)
+            unrolled = unrolled + tf.reduce_sum(h * h)
+        grads = tf.gradients(loss, [x, w, u, b])
+        want = [g if g is not None else tf.zeros_like(v)
+                for g, v in zip(tf.gradients(unrolled, [x, w, u, b]), [x, w, u, b])]
+        op = _while_op(graph)
+        grad_graph = op.attrs["grad"]
+        num_grads = len(grad_graph.inputs)
+        sums = _deferred_column_sums(grad_graph, num_grads, len(grad_graph.outputs) - num_grads)
+        body_graph = op.attrs["body"]
+        diff_caps = [j for j, (_, ph) in enumerate(body_graph.captures) if ph.dtype == dtype]
+        assert {body_graph.captures[diff_caps[i]][0] for i in sums} == {b}
+        with tf.Session() as sess:
+            feed = {**dict(zip([x, w, u, b], values)), n: steps}
+            got, expected = sess.run([grads, want], feed)
+    tight = dict(rtol=1e-12, atol=1e-14) if dtype == F64 else dict(rtol=2e-5, atol=1e-6)
+    for g, e in zip(got, expected):
+        assert g.dtype == np_dtype
+        np.testing.assert_allclose(g, e, **tight)
+    if steps == 0:
+        assert not got[3].any()
 
 
 def test_rows_that_change_across_iterations_are_stacked_in_one_product():

@@ -90,26 +90,41 @@ class _FunctionOutputs:
         self.all_inputs = graph.all_inputs
 
 
+def _unread_totals(grad_graph, num_grads, num_totals):
+    """(i, op) for the summed gradients i whose per-iteration value is computed by `op` in G and
+    read by nothing else there: what the kernel may compute from stacked rows after the loop."""
+    read = {t for op in grad_graph.get_operations() for t in op.inputs}
+    outputs = grad_graph.outputs
+    for i in range(num_totals):
+        t = outputs[num_grads + i]
+        if t.op.graph is grad_graph and t not in read and outputs.count(t) == 1:
+            yield i, t.op
+
+
 def _deferred_products(grad_graph, num_grads, num_totals):
     """{i: (a, b)} for the summed gradients i that G computes as one `MatMul(a, b,
     transpose_a=True)` of 2-D per-iteration values read by nothing else in G: a layer's weight
     gradient, inputs^T x activation gradients. Summed over iterations that is ONE product of the
     iterations' stacked rows, [T*B, in]^T x [T*B, out], done after the loop instead of T small
     ones inside it."""
-    read = {t for op in grad_graph.get_operations() for t in op.inputs}
-    outputs = grad_graph.outputs
     deferred = {}
-    for i in range(num_totals):
-        t = outputs[num_grads + i]
-        op = t.op
-        if (not fused_ops.is_matmul(op) or op.graph is not grad_graph or t in read
-                or outputs.count(t) != 1 or not op.attrs.get("transpose_a", False)
+    for i, op in _unread_totals(grad_graph, num_grads, num_totals):
+        if (not fused_ops.is_matmul(op) or not op.attrs.get("transpose_a", False)
                 or op.attrs.get("transpose_b", False)):
             continue
         a, b = op.inputs
         if a.shape.ndims == 2 and b.shape.ndims == 2:
             deferred[i] = (a, b)
     return deferred
+
+
+def _deferred_column_sums(grad_graph, num_grads, num_totals):
+    """{i: x} for the summed gradients i that G computes as `BiasAddGrad(x)` of a 2-D
+    per-iteration value x read by nothing else in G: a layer's bias gradient, the sum of its
+    activation gradient's rows. Summed over iterations that is ONE column sum of the iterations'
+    stacked rows after the loop (rows the weight gradient's product stacks anyway)."""
+    return {i: op.inputs[0] for i, op in _unread_totals(grad_graph, num_grads, num_totals)
+            if op.type == "BiasAddGrad" and op.inputs[0].shape.ndims == 2}
 
 
 def _transposed_operands(grad_graph, sources):
@@ -146,12 +161,15 @@ def _while_grad(node):
     sources = attrs["grad_sources"]
     grad_captures = attrs["grad_captures"]
     deferred = _deferred_products(grad_graph, num_grads, len(grad_captures))
-    summed = [i for i in range(len(grad_captures)) if i not in deferred]
-    operands = []  # the per-iteration tensors the deferred products read, each once
-    for a, b in deferred.values():
-        operands.extend(t for t in (a, b) if t not in operands)
+    column_sums = _deferred_column_sums(grad_graph, num_grads, len(grad_captures))
+    summed = [i for i in range(len(grad_captures)) if i not in deferred and i not in column_sums]
+    operands = []  # the per-iteration tensors the deferred products and sums read, each once
+    for t in [t for pair in deferred.values() for t in pair] + list(column_sums.values()):
+        if t not in operands:
+            operands.append(t)
     slot = {t: k for k, t in enumerate(operands)}
     products = [(i, slot[a], slot[b]) for i, (a, b) in deferred.items()]
+    sums = [(i, slot[x]) for i, x in column_sums.items()]
     outputs = grad_graph.outputs
     fetched = outputs[:num_grads] + [outputs[num_grads + i] for i in summed] + operands
     run_grad = node.compile_function(_FunctionOutputs(grad_graph, fetched))
@@ -187,12 +205,16 @@ def _while_grad(node):
         result = list(feeds[:num_grads]) + [None] * len(grad_captures)
         for i, total in zip(summed, totals):
             result[num_grads + i] = total
+        stacked = [_stacked_rows(r) if history else None for r in rows]
         for i, a, b in products:
             if history:
-                product = blas.matmul(_stacked_rows(rows[a]).T, _stacked_rows(rows[b]), threads)
+                product = blas.matmul(stacked[a].T, stacked[b], threads)
             else:
                 product = _zero_gradient(captures[grad_captures[i]])
             result[num_grads + i] = product
+        for i, k in sums:
+            result[num_grads + i] = (np.add.reduce(stacked[k], axis=0) if history
+                                     else _zero_gradient(captures[grad_captures[i]]))
         return _outputs(result)
     return run_while_grad
 
