@@ -285,6 +285,12 @@ def is_bias_add(op):
     return op.type == "BiasAdd"
 
 
+def is_bias_add_grad(op):
+    """`op` sums a gradient over all but its channel axis (BiasAddGrad: a bias's gradient, which
+    WhileGrad sums once over a loop's stacked rows)."""
+    return op.type == "BiasAddGrad"
+
+
 def is_add(op):
     """`op` is a plain two-input Add (FusedMatMul takes it when the bias does not grow the product)."""
     return op.type == "Add" and len(op.inputs) == 2

@@ -124,7 +124,7 @@ def _deferred_column_sums(grad_graph, num_grads, num_totals):
     activation gradient's rows. Summed over iterations that is ONE column sum of the iterations'
     stacked rows after the loop (rows the weight gradient's product stacks anyway)."""
     return {i: op.inputs[0] for i, op in _unread_totals(grad_graph, num_grads, num_totals)
-            if op.type == "BiasAddGrad" and op.inputs[0].shape.ndims == 2}
+            if fused_ops.is_bias_add_grad(op) and op.inputs[0].shape.ndims == 2}
 
 
 def _transposed_operands(grad_graph, sources):
