@@ -4,10 +4,12 @@ On a developer's machine a missing program skips those tests with the reason. CI
 sets GRAPHFLOW_REQUIRE_TOOLS (e.g. "dot,nvcc,g++"): a required program never skips, so its tests
 run — and fail loudly if the program is missing after all. `required("onednn")` does the same for
 the optional oneDNN library (the onednn-cpu-gomp wheel, which the test extra installs).
+`run_on_threads` is the tests' one way of calling something from several threads at once.
 """
 
 import os
 import shutil
+import threading
 
 import pytest
 
@@ -27,3 +29,21 @@ def skip_unless_program(name, purpose, found):
     """Inside a test or fixture: skip when `found` is falsy, unless CI requires `name`."""
     if not found and not required(name):
         pytest.skip(f"`{name}` is not available ({purpose}); CI provides it")
+
+
+def run_on_threads(work, count):
+    """Call `work(k)` for k in range(count), each on a thread of its own, all started before any
+    is joined; the exceptions they raised (an empty list when none did)."""
+    errors = []
+
+    def guarded(k):
+        try:
+            work(k)
+        except Exception as exc:  # noqa: BLE001  (returned to the test)
+            errors.append(exc)
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

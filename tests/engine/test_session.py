@@ -1,13 +1,13 @@
 """Session.run: fetch/feed structures, plan caching, make_callable, threads, errors, big graphs."""
 
 import collections
-import threading
 
 import numpy as np
 import pytest
 
 import graphflow as tf
 from graphflow.framework import errors
+from tests.tooling import run_on_threads
 
 
 def test_fetch_structures_round_trip():
@@ -121,25 +121,17 @@ def test_concurrent_runs_from_threads():
     v = tf.Variable(0.0)
     inc = v.assign_add(1.0)
     y = tf.reduce_sum(x) * 2.0
-    results, failures = [], []
+    results = []
     with tf.Session() as sess:
         sess.run(v.initializer)
 
         def work(k):
-            try:
-                for i in range(50):
-                    data = np.full(k + 1, float(i))
-                    results.append(sess.run(y, {x: data}) == 2.0 * i * (k + 1))
-                    sess.run(inc)
-            except Exception as exc:  # pragma: no cover - reported below
-                failures.append(exc)
-
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not failures and all(results) and len(results) == 200
+            for i in range(50):
+                data = np.full(k + 1, float(i))
+                results.append(sess.run(y, {x: data}) == 2.0 * i * (k + 1))
+                sess.run(inc)
+        assert run_on_threads(work, 4) == []
+        assert all(results) and len(results) == 200
         assert sess.run(v) == 200.0
 
 

@@ -7,7 +7,6 @@ compiled calls and through ctypes; float64,
 NCHW and non-contiguous inputs keep to other routes or are made contiguous. Skipped where the
 optional oneDNN library is not installed."""
 
-import threading
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_small_conv, fused_conv_kernels
 from graphflow.ops import fused_ops
-from tests.tooling import required
+from tests.tooling import required, run_on_threads
 
 LIBRARY = dnnl.library()
 pytestmark = pytest.mark.skipif(
@@ -82,19 +81,12 @@ def test_threads_keep_their_own_memory_objects(compiled):
     results, errors = {}, []
 
     def work(k):
-        try:
-            for _ in range(200):
-                got = conv(inputs[k], f, b)
-                if not np.array_equal(got, want[k]):
-                    errors.append(k)
-            results[k] = got
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        for _ in range(200):
+            got = conv(inputs[k], f, b)
+            if not np.array_equal(got, want[k]):
+                errors.append(k)
+        results[k] = got
+    assert run_on_threads(work, 4) == []
     assert not errors and len(results) == 4
     reference = np.maximum(conv_kernels_reference(inputs[0], f, geo) + b, 0)
     np.testing.assert_allclose(want[0], reference, rtol=2e-5, atol=2e-5)

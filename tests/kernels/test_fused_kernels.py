@@ -11,6 +11,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu import fused_kernels, fused_layout, intra_op
 from tests.op_cases.fused_cases import ACTIVATIONS_PROGRAM, BENCH_PROGRAM, INT_PROGRAM, MIXED_PROGRAM
+from tests.tooling import run_on_threads
 
 BIG = fused_kernels.PARALLEL_MIN_ELEMENTS
 
@@ -133,20 +134,11 @@ def test_callers_on_several_threads_each_get_their_own_registers():
     single, _ = _programs(ACTIVATIONS_PROGRAM, ["float32"], threads=1)
     inputs = [_uniform((64, 200), 30 + k) for k in range(4)]
     want = [_bits(single(x)) for x in inputs]
-    errors = []
 
     def caller(k):
-        try:
-            for _ in range(200):
-                assert _bits(single(inputs[k])) == want[k]
-        except AssertionError as e:  # pragma: no cover - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+        for _ in range(200):
+            assert _bits(single(inputs[k])) == want[k]
+    assert run_on_threads(caller, 4) == []
 
 
 def test_the_pool_is_started_once_and_reused():
