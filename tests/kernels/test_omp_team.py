@@ -129,8 +129,9 @@ def test_pool_records_for_training_keep_the_intra_op_split(team):
     assert jit_pool.TEAM_MIN_ELEMENTS <= 64 * 16 * 16 * 32
 
 
-def _adam_in_place(threads, size=1 << 19):
+def _adam_in_place(threads, size=None):
     from graphflow.kernels.cpu import jit_updates
+    size = size or omp_team.IN_PLACE_TEAM_MIN_ELEMENTS
     rng = np.random.default_rng(4)
     var, m, g = (rng.standard_normal(size, np.float32) for _ in range(3))
     v = np.abs(rng.standard_normal(size, np.float32))
@@ -143,8 +144,16 @@ def _adam_in_place(threads, size=1 << 19):
 
 def test_an_in_place_update_on_the_team_gives_the_one_thread_bits(team):
     got = _adam_in_place(2)
-    assert team == [1 << 19]
+    assert team == [omp_team.IN_PLACE_TEAM_MIN_ELEMENTS]
     for a, b in zip(got, _adam_in_place(1)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_smaller_in_place_update_stays_on_the_calling_thread(team):
+    size = omp_team.IN_PLACE_TEAM_MIN_ELEMENTS - 1
+    got = _adam_in_place(2, size)
+    assert team == []
+    for a, b in zip(got, _adam_in_place(1, size)):
         np.testing.assert_array_equal(a, b)
 
 
