@@ -92,6 +92,21 @@ def mlp_adam(tf, rng):
     return [loss, train], feed, 3 * 2 * n * (784 * 512 + 512 * 512 + 512 * 10), 0.0
 
 
+def mlp_dropout(tf, rng):
+    """The MNIST MLP of TF1's tutorials: dropout after each hidden layer, keep_prob fed."""
+    n = 128
+    x = tf.placeholder(tf.float32, [None, 784])
+    y = tf.placeholder(tf.float32, [None, 10])
+    keep_prob = tf.placeholder(tf.float32)
+    h = tf.nn.dropout(_dense(tf, x, 784, 512, rng), keep_prob)
+    h = tf.nn.dropout(_dense(tf, h, 512, 512, rng), keep_prob)
+    loss = _softmax_loss(tf, _dense(tf, h, 512, 10, rng, act=False), y)
+    train = tf.train.AdamOptimizer(1e-4).minimize(loss)
+    feed = {x: rng.random((n, 784), dtype=np.float32),
+            y: np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)], keep_prob: 0.5}
+    return [loss, train], feed, 3 * 2 * n * (784 * 512 + 512 * 512 + 512 * 10), 0.0
+
+
 def elementwise(tf, rng, size=1 << 20):
     x = tf.placeholder(tf.float32, [size])
     y = tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x) - x * x
@@ -144,7 +159,9 @@ def cifar_cnn(tf, rng):
 
 
 ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
-        ("784-512-512-10 Adam, batch 256", mlp_adam), ("elementwise chain 1M float32", elementwise),
+        ("784-512-512-10 Adam, batch 256", mlp_adam),
+        ("784-512-512-10 dropout 0.5, Adam, batch 128", mlp_dropout),
+        ("elementwise chain 1M float32", elementwise),
         ("elementwise chain 16M float32", elementwise_16m),
         ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
         ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn)]
