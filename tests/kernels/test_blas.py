@@ -1,6 +1,10 @@
 """graphflow.kernels.cpu.blas: products split over the intra-op pool give numpy's values, BLAS is pinned to
 one thread, and the conv kernels computed in blocks on several threads match one thread."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -23,6 +27,33 @@ def test_blas_is_pinned_to_one_thread():
     assert blas.owns_blas_threads()
     infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert infos and all(i["num_threads"] == 1 for i in infos)
+
+
+def test_a_small_product_pins_blas_too():
+    """A step whose large products run in oneDNN and only a small one through numpy (the 512x10
+    layer of a batch-128 MLP) still pins BLAS: left at its own thread count, its idle thread
+    spins beside graphflow's threads. Run in a fresh process (pinning is once per process)."""
+    pytest.importorskip("threadpoolctl")
+    code = (
+        "import numpy as np, threadpoolctl, graphflow as tf\n"
+        "def blas_threads():\n"
+        "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info()\n"
+        "               if i['user_api'] == 'blas')\n"
+        "before = blas_threads()\n"
+        "x = tf.placeholder(tf.float32, [128, 512])\n"
+        "w = tf.constant(np.ones((512, 10), np.float32))\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(tf.matmul(x, w), {x: np.ones((128, 512), np.float32)})\n"
+        "print(before, blas_threads())\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GRAPHFLOW_KEEP_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                        "MKL_NUM_THREADS")}
+    env["OPENBLAS_NUM_THREADS"] = "2"  # BLAS starts with two threads even on a one-core machine
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.split()
+    assert int(before) >= 2 and after == "1"
 
 
 def _conv_step(threads, rng, stride):

@@ -68,11 +68,15 @@ if hasattr(os, "register_at_fork"):
 
 def matmul(a, b, threads):
     """`np.matmul(a, b)` on up to `threads` threads (2-D products; batched ones run as numpy's)."""
+    # pinned by every product, however small: in a step whose large products run in oneDNN the
+    # small ones are numpy's, and BLAS left at two threads kept a thread spinning beside the
+    # OpenMP team (bench_vs_tf1's dropout MLP at batch 128: its 512x10 layer)
+    owns = owns_blas_threads()
     if a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b)
     m, k = a.shape
     n = b.shape[1]
-    if threads <= 1 or m * k * n < PARALLEL_MIN_MACS or intra_op.in_worker() or not owns_blas_threads():
+    if threads <= 1 or m * k * n < PARALLEL_MIN_MACS or intra_op.in_worker() or not owns:
         return np.matmul(a, b)
     by_rows = m >= n
     length = m if by_rows else n
