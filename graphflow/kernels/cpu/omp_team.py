@@ -99,12 +99,11 @@ def run(loop, args, n, threads, hold_gil=False):
     _runner(loop, hold_gil)(args, np.int64(n), np.int64(blocks))
 
 
-# The in-place updates run on the team from this many elements (a 1024x1024 variable) on. Below
-# it the second thread saves little and can cost much: Adam on a 784x512 variable (one-off
-# scripts) took 0.23 ms on one thread and 0.15-0.21 on the team when it was awake, but 0.9 ms in
-# a training step with dropout, where the team's second thread had gone to sleep and had to be
-# woken (that step 5.5 -> 4.8 ms on one thread). At 4096x512 the team halves it: 1.22 -> 0.73 ms.
-IN_PLACE_TEAM_MIN_ELEMENTS = 1 << 20
+# The in-place updates run on the team from this many elements (two of jit_updates' blocks). A 1M
+# bound was tried: Adam on a 784x512 variable had taken 0.9 ms on the team in a step with dropout,
+# but the cause was numpy's BLAS left unpinned (`blas.matmul`); with it pinned the team takes
+# 0.21 ms there against 0.25 on one thread (that step 3.35-3.39 ms here, 3.49-3.50 with 1M).
+IN_PLACE_TEAM_MIN_ELEMENTS = 2 * jit_updates.BLOCK_ELEMENTS
 
 
 def run_holding_gil(loop, size, args, threads):
