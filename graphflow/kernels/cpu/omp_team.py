@@ -102,7 +102,8 @@ def run(loop, args, n, threads, hold_gil=False):
 # The in-place updates run on the team from this many elements (two of jit_updates' blocks). A 1M
 # bound was tried: Adam on a 784x512 variable had taken 0.9 ms on the team in a step with dropout,
 # but the cause was numpy's BLAS left unpinned (`blas.matmul`); with it pinned the team takes
-# 0.21 ms there against 0.25 on one thread (that step 3.35-3.39 ms here, 3.49-3.50 with 1M).
+# 0.21 ms there against 0.25 on one thread (that step 3.35-3.39 ms here, 3.49-3.50 with 1M;
+# one-off scripts, docs/performance.md).
 IN_PLACE_TEAM_MIN_ELEMENTS = 2 * jit_updates.BLOCK_ELEMENTS
 
 
