@@ -29,10 +29,12 @@ def test_blas_is_pinned_to_one_thread():
     assert infos and all(i["num_threads"] == 1 for i in infos)
 
 
-def test_a_small_product_pins_blas_too():
-    """A step whose large products run in oneDNN and only a small one through numpy (the 512x10
-    layer of a batch-128 MLP) still pins BLAS: left at its own thread count, its idle thread
-    spins beside graphflow's threads. Run in a fresh process (pinning is once per process)."""
+@pytest.mark.parametrize("fetch", ["tf.matmul(x, w)", "tf.reduce_sum(x, 0)"])
+def test_the_first_kernel_pins_blas_whatever_calls_it(fetch):
+    """A step whose large products run in oneDNN and whose BLAS calls are all small (the 512x10
+    layer of a batch-128 MLP, a sum computed as ones @ X) still pins BLAS: left at its own thread
+    count, its idle thread spins beside graphflow's threads. Run in a fresh process (pinning is
+    once per process)."""
     pytest.importorskip("threadpoolctl")
     code = (
         "import numpy as np, threadpoolctl, graphflow as tf\n"
@@ -43,7 +45,7 @@ def test_a_small_product_pins_blas_too():
         "x = tf.placeholder(tf.float32, [128, 512])\n"
         "w = tf.constant(np.ones((512, 10), np.float32))\n"
         "with tf.Session() as sess:\n"
-        "    sess.run(tf.matmul(x, w), {x: np.ones((128, 512), np.float32)})\n"
+        f"    sess.run({fetch}, {{x: np.ones((128, 512), np.float32)}})\n"
         "print(before, blas_threads())\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("GRAPHFLOW_KEEP_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",

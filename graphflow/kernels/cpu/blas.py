@@ -5,12 +5,13 @@ to graphflow's intra-op pool (`intra_op.py`) that oversubscribes the cores, and 
 another process keeps a core busy, BLAS's barrier waits for a thread the scheduler has parked: a
 64x1000x100 product then takes milliseconds instead of microseconds.
 
-So graphflow owns the threads. The first kernel that multiplies matrices sets numpy's BLAS to one
-thread (through `threadpoolctl`, which finds whichever BLAS numpy loaded); a large product is cut
-into row (or column) blocks that the calling thread and the intra-op pool's workers take from one
-shared iterator, each block one single-threaded BLAS call on its own slice of the output. The pool's
-callers never wait for a worker that has not started (`IntraOpPool.run_shared`): on a busy machine
-the calling thread simply computes every block itself, so a parked thread costs nothing.
+So graphflow owns the threads. The first CPU kernel built (`kernels/cpu/__init__.lookup`) sets
+numpy's BLAS to one thread (through `threadpoolctl`, which finds whichever BLAS numpy loaded); a
+large product is cut into row (or column) blocks that the calling thread and the intra-op pool's
+workers take from one shared iterator, each block one single-threaded BLAS call on its own slice of
+the output. The pool's callers never wait for a worker that has not started
+(`IntraOpPool.run_shared`): on a busy machine the calling thread simply computes every block itself,
+so a parked thread costs nothing.
 
 This changes numpy's BLAS thread count for the whole process (numpy code of the user's in the same
 process then runs BLAS on one thread); `GRAPHFLOW_KEEP_BLAS_THREADS=1` leaves BLAS alone, and
@@ -68,10 +69,7 @@ if hasattr(os, "register_at_fork"):
 
 def matmul(a, b, threads):
     """`np.matmul(a, b)` on up to `threads` threads (2-D products; batched ones run as numpy's)."""
-    # pinned by every product, however small: in a step whose large products run in oneDNN the
-    # small ones are numpy's, and BLAS left at two threads kept a thread spinning beside the
-    # OpenMP team (bench_vs_tf1's dropout MLP at batch 128: its 512x10 layer)
-    owns = owns_blas_threads()
+    owns = owns_blas_threads()  # (kernels pinned BLAS when built: `kernels/cpu/__init__.lookup`)
     if a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b)
     m, k = a.shape
