@@ -6,7 +6,7 @@ against Conv2DBackpropFilter followed by the bias gradient's Sum.
 
 1. Kernels on the layers of bench_vs_tf1's CNN rows (float32, NHWC, SAME, batch 64, the session's
    default threads): oneDNN's filter gradient then the Sum kernel over N, H, W (the unfused plan),
-   the filter gradient with oneDNN's own diff-bias output (`dnnl_conv.BIAS_BY_PRIMITIVE`), and with
+   the filter gradient with oneDNN's own diff-bias output (`dnnl_conv_grads.BIAS_BY_PRIMITIVE`), and with
    one BLAS ones @ dy per block of images right after the primitive (the default).
 2. Training steps of bench_vs_tf1's small and CIFAR-shaped CNNs, one session planned with the
    gradient fusion and one without (`fusion.FUSE_CONV_GRADIENTS`), in one process, interleaved.
@@ -25,27 +25,27 @@ import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
 from graphflow.engine import config  # noqa: E402
-from graphflow.kernels.cpu import blas, dnnl_conv, math_kernels  # noqa: E402
+from graphflow.kernels.cpu import blas, dnnl_conv_grads, math_kernels  # noqa: E402
 
 
 def _by_primitive(flag, fn):
     def run():
-        dnnl_conv.BIAS_BY_PRIMITIVE = flag
+        dnnl_conv_grads.BIAS_BY_PRIMITIVE = flag
         try:
             fn()
         finally:
-            dnnl_conv.BIAS_BY_PRIMITIVE = False
+            dnnl_conv_grads.BIAS_BY_PRIMITIVE = False
     return run
 
 
 def _layer(x, g, geo, f_shape, threads):
     """(filter gradient then Sum, diff-bias primitive, BLAS per block) for one layer."""
     def unfused():
-        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+        dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, threads)
         math_kernels._sum_as_product(g, (0, 1, 2), False, np.float32)
 
     def fused():
-        dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=True)
+        dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=True)
     return {"unfused": unfused, "primitive": _by_primitive(True, fused),
             "blas": _by_primitive(False, fused)}
 

@@ -31,7 +31,15 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_conv, dnnl_matmul, intra_op, jit_conv
+from graphflow.kernels.cpu import (
+    blas,
+    dnnl,
+    dnnl_conv,
+    dnnl_conv_grads,
+    dnnl_matmul,
+    intra_op,
+    jit_conv,
+)
 from graphflow.kernels.cpu.conv_kernels import Geometry
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
@@ -107,11 +115,11 @@ def ways(layer, batch=None):
     if layer == "cifar1":
         f_shape = f.shape
         rows["filter+bias gradient"] = {
-            "blocks2": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, 2, bias=True),
-            "blocks1": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, 1, bias=True)}
+            "blocks2": lambda: dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, 2, bias=True),
+            "blocks1": lambda: dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, 1, bias=True)}
         rows["filter gradient"] = {
-            "blocks2": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, 2),
-            "blocks1": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, 1),
+            "blocks2": lambda: dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, 2),
+            "blocks1": lambda: dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, 1),
             "whole1": _whole_batch(1, x, g, geo, f_shape),
             "team2": _whole_batch(2, x, g, geo, f_shape)}
     return rows

@@ -19,7 +19,15 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, conv_blocked, dnnl, dnnl_conv, dnnl_pool, jit_pool
+from graphflow.kernels.cpu import (
+    blas,
+    conv_blocked,
+    dnnl,
+    dnnl_conv,
+    dnnl_conv_grads,
+    dnnl_pool,
+    jit_pool,
+)
 from graphflow.kernels.cpu.conv_kernels import Geometry
 
 LAYERS = [  # name, input NHWC, filter HWIO
@@ -64,7 +72,7 @@ def kernels(x, f, g, threads):
     onednn = {
         "forward": lambda: dnnl_conv.conv2d(x, f, geo, threads),
         "input grad": lambda: dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads),
-        "filter grad": lambda: dnnl_conv.conv2d_backprop_filter(x, g, geo, f.shape, threads),
+        "filter grad": lambda: dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, threads),
     }
     return blocked, onednn
 

@@ -20,6 +20,11 @@ private graph in place of several user ops. Users never build them, but they are
   gradients of a convolution whose output went through a ReLU (y) and whose input gradient is not
   needed (a network's first layer), the ReLU gradient applied to each block of dy as the filter
   gradient reads it instead of as an op of its own.
+- `Conv2DBackpropInputFilterBias`: a biased convolution's three gradients from one dy, with inputs
+  (input_sizes, filter, dy, x, filter_sizes): output 0 is `Conv2DBackpropInput(input_sizes, filter,
+  dy)`, outputs 1 and 2 are `Conv2DBackpropFilterBias(x, filter_sizes, dy)`'s (attrs: the same as
+  Conv2DBackpropFilterBias's). One op so that a kernel can share the cores between the two
+  gradients' blocks of images (a hidden layer: both are needed, neither reads the other).
 - `FusedMaxPoolGradReluMask`: `where(x > 0, max_pool_grad(x, max_pool(x), g), 0)`, a max pooling's
   gradient followed by the ReLU gradient of its input (x = relu(...), or any x: the mask only reads
   x), with MaxPoolGrad's inputs (orig_input x, orig_output y = max_pool(x) of the same window attrs,
@@ -39,6 +44,7 @@ from graphflow.ops import elementwise_program, elementwise_spec
 from graphflow.ops.conv_ops import (
     _POOL_ATTRS,
     _conv2d_backprop_filter_infer,
+    _conv2d_backprop_input_infer,
     _conv2d_infer,
     _conv_attrs,
     _pool_attrs,
@@ -138,6 +144,13 @@ def _conv2d_backprop_filter_bias_infer(inputs, attrs):
     return [(dt, f_shape), (dt, TensorShape([channels]))]
 
 
+def _conv2d_backprop_input_filter_bias_infer(inputs, attrs):
+    input_sizes, f, dy, x, filter_sizes = inputs
+    same_dtype([f, dy, x], "filter, out_backprop and input")
+    ((dt, x_shape),) = _conv2d_backprop_input_infer([input_sizes, f, dy], attrs)
+    return [(dt, x_shape), *_conv2d_backprop_filter_bias_infer([x, filter_sizes, dy], attrs)]
+
+
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
        attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
@@ -156,11 +169,16 @@ define("Conv2DBackpropFilterBiasReluMask", _conv2d_backprop_filter_bias_relu_mas
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
        fresh_output=True, retains_inputs=False)
+define("Conv2DBackpropInputFilterBias", _conv2d_backprop_input_filter_bias_infer,
+       attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
+       "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
+       fresh_output=True, retains_inputs=False)
 define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
        fresh_output=True)
 # built on plan copies, after gradients exist
 no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias",
-            "Conv2DBackpropFilterBiasReluMask", "FusedMaxPoolGradReluMask")
+            "Conv2DBackpropFilterBiasReluMask", "Conv2DBackpropInputFilterBias",
+            "FusedMaxPoolGradReluMask")
 
 
 def _provenance(members):
@@ -223,6 +241,20 @@ def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, out_backprop, relu_ou
     return tuple(op.outputs)
 
 
+def conv2d_backprop_input_filter_bias(input_sizes, filter, out_backprop, x, filter_sizes, strides,
+                                      padding, data_format="NHWC", dilations=(1, 1, 1, 1),
+                                      bias_reduction="Sum", members=(), name=None):
+    """(input gradient, filter gradient, bias gradient) of `conv2d(x, filter) + bias` as one op:
+    `Conv2DBackpropInput(input_sizes, filter, out_backprop)` and
+    `conv2d_backprop_filter_bias(x, filter_sizes, out_backprop)`."""
+    attrs = {**_conv_attrs(strides, padding, data_format, dilations),
+             "bias_reduction": bias_reduction, **_provenance(members)}
+    op = make_op("Conv2DBackpropInputFilterBias",
+                 (shape_tensor(input_sizes), filter, out_backprop, x, shape_tensor(filter_sizes)),
+                 attrs, name=name or "Conv2DBackpropInputFilterBias")
+    return tuple(op.outputs)
+
+
 def fused_max_pool_grad_relu_mask(orig_input, orig_output, grad, ksize, strides, padding,
                                   data_format="NHWC", members=(), name=None):
     """`where(orig_input > 0, max_pool_grad(orig_input, orig_output, grad), 0)` as one op;
@@ -246,6 +278,11 @@ def is_matmul(op):
 def is_conv2d(op):
     """`op` is the convolution FusedConv2D computes (Conv2D)."""
     return op.type == "Conv2D"
+
+
+def is_conv2d_backprop_input(op):
+    """`op` is the input gradient Conv2DBackpropInputFilterBias computes (Conv2DBackpropInput)."""
+    return op.type == "Conv2DBackpropInput"
 
 
 def is_conv2d_backprop_filter(op):

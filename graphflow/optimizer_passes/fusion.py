@@ -11,10 +11,11 @@
    (`_fuse_max_pool_grad_relu_mask`), when the MaxPoolGrad result has no other reader.
 2. Parameter gradients of a biased convolution: `Conv2DBackpropFilter(x, sizes, dy)` and the bias
    gradient read from the same dy (`Sum` over every axis but the channel axis, or `BiasAddGrad`)
-   become one two-output `Conv2DBackpropFilterBias` (`_fuse_filter_bias_gradients`). When that dy
+   become one two-output `Conv2DBackpropFilterBias` (`fusion_conv_gradients.py`). When that dy
    is a ReLU gradient `where(y > 0, g, 0)` read by nothing else (the first layer of a network:
    its input gradient is not needed), the mask joins too: `Conv2DBackpropFilterBiasReluMask(x,
-   sizes, g, y)` (`_fuse_filter_bias_relu_mask`).
+   sizes, g, y)` (`_fuse_filter_bias_relu_mask`). Otherwise (a hidden layer) the input gradient
+   of the same dy joins: `Conv2DBackpropInputFilterBias` (`fusion_conv_gradients.py`).
 3. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
    `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
    root (the one member whose value leaves the group) towards its inputs; an op joins when every
@@ -36,6 +37,11 @@ equal the output's.
 import numpy as np
 
 from graphflow.ops import fused_ops, registry
+from graphflow.optimizer_passes.fusion_conv_gradients import (
+    conv_attrs,
+    fuse_filter_bias_gradients,
+    fuse_input_filter_gradients,
+)
 from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
@@ -48,6 +54,9 @@ MAX_GROUP_OPS = 64
 FUSE_CONV = True
 # False leaves a convolution's filter and bias gradients as two ops (the tests compare both plans).
 FUSE_CONV_GRADIENTS = True
+# False leaves a hidden layer's input gradient and its Conv2DBackpropFilterBias as two ops (the tests
+# compare both plans).
+FUSE_INPUT_FILTER_GRADIENTS = True
 # False leaves the ReLU gradient after MaxPoolGrad unfused (tests compare both plans).
 FUSE_POOL_RELU_MASK = True
 # False leaves the ReLU gradient before Conv2DBackpropFilterBias unfused (tests compare both plans).
@@ -61,14 +70,17 @@ def run(graph, preserve):
         convs = _fuse_conv_bias_activation(graph, preserve) if FUSE_CONV else 0
         pool_masks = (_fuse_max_pool_grad_relu_mask(graph, preserve) if FUSE_POOL_RELU_MASK
                       else 0)
-        grads = _fuse_filter_bias_gradients(graph, preserve) if FUSE_CONV_GRADIENTS else 0
+        grads = fuse_filter_bias_gradients(graph, preserve) if FUSE_CONV_GRADIENTS else 0
         filter_masks = (_fuse_filter_bias_relu_mask(graph, preserve)
                         if FUSE_CONV_GRADIENTS and FUSE_FILTER_RELU_MASK else 0)
+        input_filter = (fuse_input_filter_gradients(graph, preserve)
+                        if FUSE_CONV_GRADIENTS and FUSE_INPUT_FILTER_GRADIENTS else 0)
         groups, fused_ops_count = _fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + convs + pool_masks + grads + filter_masks + groups
+        stats.rewrites = matmuls + convs + pool_masks + grads + filter_masks + input_filter + groups
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
                              fused_conv_gradients=grads, fused_filter_relu_masks=filter_masks,
+                             fused_input_filter_gradients=input_filter,
                              elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
@@ -165,13 +177,6 @@ def _matmul_attrs(mm):
             "transpose_b": bool(mm.attrs.get("transpose_b", False))}
 
 
-def _conv_attrs(conv):
-    a = conv.attrs
-    return {"strides": a["strides"], "padding": a["padding"],
-            "data_format": a.get("data_format") or "NHWC",
-            "dilations": a.get("dilations") or [1, 1, 1, 1]}
-
-
 def _conv_bias_operand(add, product, conv):
     """The per-channel bias of `add` (a 1-D [out channels] tensor of the product's dtype): BiasAdd
     in the convolution's data format, or an NHWC Add of a 1-D bias of exactly the channel count."""
@@ -230,47 +235,7 @@ def _bias_operand(add, product, mm=None):
 _MATMUL = _Rule("FusedMatMul", fused_ops.is_matmul, _bias_operand, fused_ops.is_matmul_activation,
                 _matmul_attrs)
 _CONV = _Rule("FusedConv2D", fused_ops.is_conv2d, _conv_bias_operand, fused_ops.is_conv_activation,
-              _conv_attrs)
-
-
-# ------------------------------------------------------------------ filter + bias gradients
-def _fuse_filter_bias_gradients(graph, preserve):
-    """For y = conv2d(x, w) + b (b broadcast over every axis but the channels), with dy = dL/dy:
-
-        dL/dw = Conv2DBackpropFilter(x, shape(w), dy)
-        dL/db[c] = sum over n, h, w of dy[n, h, w, c]      (NHWC; NCHW: dy[n, c, h, w])
-
-    Both read every element of dy; `Conv2DBackpropFilterBias` computes the two in one op (on the
-    CPU each block of images' dy is summed right after the filter gradient's primitive read it, on
-    the same thread: `kernels/cpu/fused_conv_kernels.py`). Each filter gradient is paired with one
-    bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
-    fetches), the fused op takes the filter gradient's name. The filter gradient keeps its bits,
-    the bias gradient is the same sum in another order where oneDNN runs (float32 rounding)."""
-    editor = Editor(graph, preserve)
-    claimed = set()  # bias reductions already paired (one dy may feed several filter gradients)
-    count = 0
-    for dw_op in graph.get_operations():
-        if not fused_ops.is_conv2d_backprop_filter(dw_op):
-            continue
-        found = _bias_gradient_of(dw_op, preserve, claimed)
-        if found is None:
-            continue
-        db_op, reduction = found
-        claimed.add(db_op)
-        dw, db = dw_op.outputs[0], db_op.outputs[0]
-        anchor = min(dw_op, db_op, key=lambda op: op._id)  # before the readers of either output
-        attrs = {**_conv_attrs(dw_op), "bias_reduction": reduction,
-                 **fused_ops._provenance([dw_op, db_op])}
-        fused = editor.add_op("Conv2DBackpropFilterBias", dw_op.inputs, attrs,
-                              [(dw.dtype, dw.shape), (db.dtype, db.shape)], anchor=anchor,
-                              name=dw_op.name, source=dw_op.source, device=dw_op.device)
-        move_output(dw, fused, 0)
-        move_output(db, fused, 1)
-        move_control_outputs(dw_op, fused)
-        move_control_outputs(db_op, fused)
-        count += 1
-    editor.commit()
-    return count
+              conv_attrs)
 
 
 # ------------------------------------------------------------------ filter gradient + ReLU mask
@@ -364,25 +329,6 @@ def _fuse_max_pool_grad_relu_mask(graph, preserve):
         count += 1
     editor.commit()
     return count
-
-
-def _bias_gradient_of(dw_op, preserve, claimed):
-    """(op, its `bias_reduction`) for an unclaimed op reading dw_op's out_backprop dy that sums dy
-    over exactly its non-channel axes (`fused_ops.bias_gradient_reduction`), on dw_op's device,
-    neither op with control inputs nor fetched as an op (their output Tensors may be fetched); None
-    if there is none. (An NCHW `Add` of a [C, 1, 1] bias gives Sum(Sum(dy, 0), [1, 2], keepdims):
-    not matched.)"""
-    if dw_op.control_inputs or dw_op in preserve:
-        return None
-    dy = dw_op.inputs[2]
-    fmt = dw_op.attrs.get("data_format") or "NHWC"
-    for op in dict.fromkeys(dy._consumers):
-        if op in claimed or op.control_inputs or op in preserve or op.device != dw_op.device:
-            continue
-        reduction = fused_ops.bias_gradient_reduction(op, dy, fmt)
-        if reduction is not None and op.outputs[0].dtype == dw_op.outputs[0].dtype:
-            return op, reduction
-    return None
 
 
 def _pool_window_attrs(op):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_blocked, dnnl, dnnl_conv
+from graphflow.kernels.cpu import conv_blocked, dnnl, dnnl_conv, dnnl_conv_grads
 from tests.tooling import required
 
 needs_dnnl = pytest.mark.skipif(
@@ -41,8 +41,10 @@ def test_without_the_library_the_numpy_kernels_run(monkeypatch):
     calls = []
     real = conv_blocked.conv2d
     monkeypatch.setattr(conv_blocked, "conv2d", lambda *a: calls.append(1) or real(*a))
-    for name in ("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"):
-        monkeypatch.setattr(dnnl_conv, name, None)  # would raise if called
+    for module, name in ((dnnl_conv, "conv2d"), (dnnl_conv, "conv2d_backprop_input"),
+                         (dnnl_conv_grads, "conv2d_backprop_filter"),
+                         (dnnl_conv_grads, "conv2d_backprop_input_filter_bias")):
+        monkeypatch.setattr(module, name, None)  # would raise if called
     loss, gx, gw = _conv_train_step()
     assert calls and np.isfinite(loss) and gx.shape == (4, 9, 9, 8) and gw.shape == (3, 3, 8, 4)
 

@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, conv_taps, dnnl, dnnl_conv, dnnl_matmul, intra_op
+from graphflow.kernels.cpu import (
+    conv_kernels,
+    conv_taps,
+    dnnl,
+    dnnl_conv,
+    dnnl_conv_grads,
+    dnnl_matmul,
+    intra_op,
+)
 from tests.op_cases import nn_cases, run_build
 from tests.tooling import required
 
@@ -52,9 +60,10 @@ def _run(build, inputs, onednn, monkeypatch, threads=1):
 class _Spy:
     def __init__(self, monkeypatch):
         self.calls = []
-        for name in ("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"):
-            fn = getattr(dnnl_conv, name)
-            monkeypatch.setattr(dnnl_conv, name, self._wrap(name, fn))
+        for module, name in ((dnnl_conv, "conv2d"), (dnnl_conv, "conv2d_backprop_input"),
+                             (dnnl_conv_grads, "conv2d_backprop_filter")):
+            fn = getattr(module, name)
+            monkeypatch.setattr(module, name, self._wrap(name, fn))
 
     def _wrap(self, name, fn):
         def spy(*args):

@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, fused_conv_kernels
+from graphflow.kernels.cpu import (
+    conv_kernels,
+    dnnl,
+    dnnl_conv,
+    dnnl_conv_grads,
+    fused_conv_kernels,
+)
 from graphflow.ops import fused_ops, nn_ops
 from tests.op_cases import fused_cases, run_build
 from tests.tooling import required
@@ -204,12 +210,12 @@ def _filter_bias_inputs(x_shape, f_shape, fmt, s=1, dtype=np.float32, seed=5):
 
 def _bias_grad_calls(monkeypatch):
     calls = []
-    fn = dnnl_conv.conv2d_backprop_filter
+    fn = dnnl_conv_grads.conv2d_backprop_filter
 
     def spy(*args, bias=False, **options):
         calls.append(bias)
         return fn(*args, bias=bias, **options)
-    monkeypatch.setattr(dnnl_conv, "conv2d_backprop_filter", spy)
+    monkeypatch.setattr(dnnl_conv_grads, "conv2d_backprop_filter", spy)
     return calls
 
 
@@ -223,7 +229,7 @@ def _assert_bias_grad_close(got, want, g, fmt):
 @pytest.mark.parametrize("fmt,reduction,s", [("NHWC", "Sum", 1), ("NHWC", "BiasAddGrad", 2),
                                              ("NCHW", "Sum", 1), ("NCHW", "BiasAddGrad", 1)])
 def test_filter_bias_gradients_beside_the_primitive(fmt, reduction, s, by_primitive, monkeypatch):
-    monkeypatch.setattr(dnnl_conv, "BIAS_BY_PRIMITIVE", by_primitive)
+    monkeypatch.setattr(dnnl_conv_grads, "BIAS_BY_PRIMITIVE", by_primitive)
     f_shape = (3, 3, 16, 32)
     # 16 images of 16x16: two blocks of images (dnnl_conv.image_blocks), summed in order
     x_shape = (16, 16, 16, 16)

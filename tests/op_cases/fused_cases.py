@@ -26,6 +26,7 @@ from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
 from tests.op_cases.nn_cases import (
     _conv_filter_grad_ref,
+    _conv_input_grad_ref,
     _conv_ref,
     _distinct,
     _max_pool_grad_ref,
@@ -270,6 +271,48 @@ CASES += [
     _filter_bias_mask_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
     # float32, over oneDNN's threshold: each block masked as its primitive reads it
     _filter_bias_mask_case((8, 16, 16, 3), (3, 3, 3, 32), dtype=f32, rtol=1e-4),
+]
+
+
+def _input_filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="NHWC",
+                            reduction="Sum", dtype=np.float64, rtol=1e-5):
+    """Conv2DBackpropInputFilterBias: the input, filter and bias gradients of one dy against the
+    float64 loop references (float32 over oneDNN's threshold: the two gradients' shared blocks)."""
+    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
+    out = (nhwc[0], _pads(nhwc[1], f_shape[0], s[0], 1, padding)[0],
+           _pads(nhwc[2], f_shape[1], s[1], 1, padding)[0], f_shape[3])
+    g_shape = out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+
+    def build(f, g, x):
+        strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
+        return fused_ops.conv2d_backprop_input_filter_bias(
+            list(x_shape), f, g, x, list(f_shape), strides, padding, data_format,
+            bias_reduction=reduction)
+
+    def expected(f, g, x):
+        f, g, x = f.astype(np.float64), g.astype(np.float64), x.astype(np.float64)
+        if data_format == "NCHW":
+            x, g = _nhwc(x), _nhwc(g)
+        dx = _conv_input_grad_ref(x.shape, f, g, s, padding)
+        return (_nchw(dx) if data_format == "NCHW" else dx,
+                _conv_filter_grad_ref(x, f_shape, g, s, padding), g.sum(axis=(0, 1, 2)))
+    return OpCase("Conv2DBackpropInputFilterBias", build,
+                  [rand(*f_shape, dtype=dtype, seed=11), rand(*g_shape, dtype=dtype, seed=13),
+                   rand(*x_shape, dtype=dtype, seed=12)],
+                  expected, grad=False, rtol=rtol, atol=1e-4,
+                  name=f"Conv2DBackpropInputFilterBias[{x_shape}x{f_shape} s={s} {padding} "
+                       f"{data_format} {reduction} {np.dtype(dtype).name}]")
+
+
+CASES += [
+    _input_filter_bias_case((2, 5, 6, 3), (3, 3, 3, 4)),
+    _input_filter_bias_case((2, 7, 6, 3), (2, 3, 3, 2), s=(2, 1), padding="VALID",
+                            reduction="BiasAddGrad"),
+    _input_filter_bias_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
+    # float32, over oneDNN's threshold: the filter and input gradients' blocks on shared cores
+    _input_filter_bias_case((8, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
+    _input_filter_bias_case((8, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
+                            reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
 ]
 
 

@@ -1,14 +1,17 @@
-"""Fusion (graphflow/optimizer_passes/fusion.py), its filter + bias gradient rule: a convolution's
-Conv2DBackpropFilter and the bias gradient read from the same dy become one
+"""Fusion's convolution gradient rules (graphflow/optimizer_passes/fusion_conv_gradients.py): a
+convolution's Conv2DBackpropFilter and the bias gradient read from the same dy become one
 Conv2DBackpropFilterBias; when it must not fire (another dy, a Sum that also reduces the channel
-axis or keeps dims, an NCHW Add's two-step Sum, control inputs, an op fetched as a target); and a
-training run gives the same numbers with and without it."""
+axis or keeps dims, an NCHW Add's two-step Sum, control inputs, an op fetched as a target). A hidden
+layer's Conv2DBackpropInput joins its Conv2DBackpropFilterBias (Conv2DBackpropInputFilterBias), the
+same bits; not when the two read different dy or attrs, when one reads the other's output, or with
+control inputs or an op fetched. A training run gives the same numbers with and without them."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.ops import nn_ops
+from graphflow.kernels.cpu import dnnl_matmul
+from graphflow.ops import fused_ops, nn_ops
 from graphflow.optimizer_passes import fusion
 
 PASS = ["fusion"]
@@ -22,6 +25,18 @@ def _no_relu_mask(monkeypatch):
     """A first layer's ReLU gradient would join its Conv2DBackpropFilterBias: that rule has its
     own tests (test_fusion_filter_relu_mask.py); here the filter + bias rule alone."""
     monkeypatch.setattr(fusion, "FUSE_FILTER_RELU_MASK", False)
+
+
+@pytest.fixture
+def input_filter_rule(monkeypatch):
+    """The input + filter + bias rule on; the filter + bias rule's own tests run without it (a
+    hidden layer's Conv2DBackpropFilterBias would join its input gradient)."""
+    monkeypatch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", True)
+
+
+@pytest.fixture(autouse=True)
+def _no_input_filter_rule(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", False)
 
 
 def _x(*shape, seed=0):
@@ -176,13 +191,124 @@ def _train(fuse, monkeypatch, steps=5):
         meta = tf.RunMetadata()
         losses = [sess.run([loss, train], feed, run_metadata=meta)[0] for _ in range(steps)]
         values = sess.run(tf.trainable_variables())
-    fused = sum(op.type == "Conv2DBackpropFilterBias" for op in meta.plan.ops)
+    fused = sum(op.type in ("Conv2DBackpropFilterBias", "Conv2DBackpropInputFilterBias")
+                for op in meta.plan.ops)
     return losses, values, fused
 
 
-def test_training_gives_the_same_numbers_with_and_without_the_fusion(monkeypatch, same):
+@pytest.mark.parametrize("input_rule", [False, True])
+def test_training_gives_the_same_numbers_with_and_without_the_fusion(monkeypatch, same, input_rule):
+    monkeypatch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", input_rule)
     losses, values, fused = _train(True, monkeypatch)
     want_losses, want_values, unfused = _train(False, monkeypatch)
     assert fused == 2 and unfused == 0
     same(want_losses, losses, rtol=RTOL, atol=ATOL)
     same(want_values, values, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------ input + filter + bias gradients
+def _input_filter_ops(opt):
+    return [op for op in opt.ops() if op.type == "Conv2DBackpropInputFilterBias"]
+
+
+def test_a_hidden_layers_three_gradients_become_one_op(optimized, same, input_filter_rule):
+    x = tf.placeholder(tf.float64, [2, 8, 8, 3], name="x")
+    w1 = tf.Variable(_x(3, 3, 3, 4, seed=1).astype(np.float64))
+    h = tf.nn.relu(tf.nn.conv2d(x, w1, [1, 1, 1, 1], "SAME"))
+    w2 = tf.Variable(_x(3, 3, 4, 5, seed=2).astype(np.float64))
+    b2 = tf.Variable(_x(5, seed=3).astype(np.float64))
+    y = tf.nn.bias_add(tf.nn.conv2d(h, w2, [1, 1, 1, 1], "SAME"), b2)
+    grads = tf.gradients(tf.reduce_sum(y * y), [w1, w2, b2])
+    opt = optimized(grads, [x])
+    (fused,) = _input_filter_ops(opt)
+    assert opt.count("Conv2DBackpropInput") == 0 and opt.count("Conv2DBackpropFilterBias") == 0
+    assert fused.attrs["member_types"] == ["Conv2DBackpropInput", "Conv2DBackpropFilter",
+                                           "BiasAddGrad"]
+    assert fused.name == fused.attrs["members"][0]  # the input gradient's name
+    assert opt.report["fusion"].details["fused_input_filter_gradients"] == 1
+    assert {t.op for t in opt.fetches[1:]} == {fused}
+    init = tf.global_variables_initializer()
+    feed = {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}
+    results = []
+    for flag in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", flag)
+            with tf.Session() as sess:
+                sess.run(init)
+                results.append(sess.run(grads, feed))
+    same(*results, rtol=0, atol=0)  # float64: the numpy kernels, the same bits
+
+
+def _gradient_ops():
+    """Conv2DBackpropInput and Conv2DBackpropFilterBias of one dy placeholder, as built by hand."""
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+    f = tf.placeholder(tf.float32, [3, 3, 3, 4], name="f")
+    dy = tf.placeholder(tf.float32, [2, 6, 6, 4], name="dy")
+    dx = tf.nn.conv2d_backprop_input([2, 6, 6, 3], f, dy, [1, 1, 1, 1], "SAME")
+    dw, db = fused_ops.conv2d_backprop_filter_bias(x, [3, 3, 3, 4], dy, [1, 1, 1, 1], "SAME")
+    feed = {x: _x(2, 6, 6, 3, seed=1), f: _x(3, 3, 3, 4, seed=2)}
+    return x, f, dy, dx, dw, db, feed
+
+
+def test_input_gradient_joins_only_its_own_dy_and_attrs(optimized, input_filter_rule):
+    _, _, dy, dx, dw, db, _ = _gradient_ops()
+    opt = optimized([dx, dw, db], [dy], passes=PASS)
+    assert len(_input_filter_ops(opt)) == 1
+    tf.reset_default_graph()
+    _, _, dy, _, dw, db, _ = _gradient_ops()
+    other = tf.placeholder(tf.float32, [2, 6, 6, 4])
+    f2 = tf.placeholder(tf.float32, [3, 3, 3, 4])
+    dx2 = tf.nn.conv2d_backprop_input([2, 6, 6, 3], f2, other, [1, 1, 1, 1], "SAME")
+    opt = optimized([dx2, dw, db], [dy, other], passes=PASS)
+    assert not _input_filter_ops(opt)
+    tf.reset_default_graph()
+    _, f, dy, _, dw, db, _ = _gradient_ops()
+    valid = tf.nn.conv2d_backprop_input([2, 8, 8, 3], f, dy, [1, 1, 1, 1], "VALID")  # 8x8 -> 6x6
+    assert not _input_filter_ops(optimized([valid, dw, db], [dy], passes=PASS))
+
+
+def test_no_fusion_when_one_gradient_reads_the_other(optimized, both, same, input_filter_rule):
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+    f = tf.placeholder(tf.float32, [3, 3, 3, 4], name="f")
+    dy = tf.placeholder(tf.float32, [2, 6, 6, 4], name="dy")
+    dx = tf.nn.conv2d_backprop_input([2, 6, 6, 3], f, dy, [1, 1, 1, 1], "SAME")
+    dw, db = fused_ops.conv2d_backprop_filter_bias(x + dx, [3, 3, 3, 4], dy, [1, 1, 1, 1],
+                                                   "SAME")
+    opt = optimized([dx, dw, db], [x, f, dy], passes=PASS)
+    assert not _input_filter_ops(opt)
+    feed = {x: _x(2, 6, 6, 3, seed=1), f: _x(3, 3, 3, 4, seed=2), dy: _x(2, 6, 6, 4, seed=3)}
+    same(*both([dx, dw, db], feed, passes=PASS), rtol=RTOL, atol=ATOL)
+
+
+def test_no_fusion_with_control_inputs_or_a_fetched_op(optimized, input_filter_rule):
+    _, _, dy, dx, dw, db, _ = _gradient_ops()
+    gate = tf.no_op()
+    with tf.control_dependencies([gate]):
+        dx2 = tf.nn.conv2d_backprop_input([2, 6, 6, 3], tf.ones([3, 3, 3, 4]), dy, [1, 1, 1, 1],
+                                          "SAME")
+    opt = optimized([dx2, dw, db], [dy], passes=PASS)
+    assert not _input_filter_ops(opt)
+    tf.reset_default_graph()
+    _, _, dy, dx, dw, db, _ = _gradient_ops()
+    opt = optimized([dx, dw, db, dx.op], [dy], passes=PASS)
+    assert not _input_filter_ops(opt)
+
+
+def test_float32_layers_keep_their_bits(same, input_filter_rule):
+    """The CPU kernel's shared blocks (oneDNN, where installed) against the two ops alone; the
+    matrix products' threading fixed so that both runs take the same way."""
+    results = []
+    for flag in (False, True):
+        tf.reset_default_graph()
+        x = tf.placeholder(tf.float32, [16, 16, 16, 8])
+        f = tf.constant(_x(3, 3, 8, 16, seed=2))
+        dy = tf.placeholder(tf.float32, [16, 16, 16, 16])
+        dx = tf.nn.conv2d_backprop_input([16, 16, 16, 8], f, dy, [1, 1, 1, 1], "SAME")
+        dw, db = fused_ops.conv2d_backprop_filter_bias(x, [3, 3, 8, 16], dy, [1, 1, 1, 1], "SAME")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", flag)
+            patch.setattr(dnnl_matmul, "fixed_mode", lambda: dnnl_matmul.BLOCKS)
+            with tf.Session() as sess:
+                results.append(sess.run([dx, dw, db], {x: _x(16, 16, 16, 8, seed=4),
+                                                       dy: _x(16, 16, 16, 16, seed=5)}))
+    same(*results, rtol=0, atol=0)

@@ -22,6 +22,7 @@ from graphflow.kernels.cpu import (
     conv_taps,
     cpu_kernel,
     dnnl_conv,
+    dnnl_conv_grads,
     dnnl_pool,
     intra_op,
     jit_pool,
@@ -293,7 +294,7 @@ def _conv2d_backprop_filter(node):
         conv.check_grad(g, geo, x.shape[0], f_shape[3])
         if dnnl_conv.applies(x, g, macs=dnnl_conv.conv_macs(x.shape[0], geo, *f_shape[2:])) \
                 and 0 not in f_shape:
-            df = dnnl_conv.conv2d_backprop_filter(x, g, geo, f_shape, threads)
+            df = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f_shape, threads)
             if df is not None:
                 return df
         if BLOCKED:

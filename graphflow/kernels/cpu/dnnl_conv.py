@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op, jit_pool
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
@@ -92,14 +92,6 @@ PARALLEL_MIN_MACS = 1 << 25
 # activations' layout too (blocked, with reorders) was no faster: 32x32x32 -> 32 forward 9.4 ms
 # in NHWC, 15.2 ms blocked, filter gradient 16.7 / 16.2 ms, input gradient 14.6 / 16.5 ms.
 WEIGHTS_ANY = True
-# Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
-# output; `jit:avx512_core` with or without it) instead of one BLAS ones @ dy per block right after
-# the primitive. Measured slower: oneDNN sums the bias in a pass of its own over each block's dy
-# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, load 1.8-2.3, ms: filter
-# gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.54 / 0.59 / 0.44;
-# 32x32x3 -> 32 1.51 / 1.72 / 1.31; 32x32x32 -> 32 8.34 / 8.61 / 8.27; 16x16x32 -> 64 3.99 / 4.09 /
-# 3.90 (at load 2.8-4.2 the same order on the first two, the others within the noise).
-BIAS_BY_PRIMITIVE = False
 
 _plans = collections.OrderedDict()
 _plans_lock = threading.Lock()
@@ -294,19 +286,25 @@ def image_blocks(n, work, min_work=None, max_blocks=None):
 def run_blocks(n, nb, work_on, threads):
     """Call `work_on(lo, hi)` for each block of nb images, shared with the intra-op pool, each
     oneDNN call on one OpenMP thread."""
-    starts = range(0, n, nb)
+    run_tasks([(work_on, lo, min(n, lo + nb)) for lo in range(0, n, nb)], threads)
+
+
+def run_tasks(tasks, threads):
+    """Call `work_on(lo, hi)` for each (work_on, lo, hi) of `tasks`, in that order on one thread
+    or taken in that order from one iterator by this thread and the intra-op pool's, each oneDNN
+    call on one OpenMP thread."""
     lib = dnnl.library()
-    if len(starts) == 1 or threads <= 1 or intra_op.in_worker() or not blas.owns_blas_threads():
+    if len(tasks) == 1 or threads <= 1 or intra_op.in_worker() or not blas.owns_blas_threads():
         with lib.openmp_threads(1):  # the same blocks, one after the other on this thread
-            for lo in starts:
-                work_on(lo, min(n, lo + nb))
+            for work_on, lo, hi in tasks:
+                work_on(lo, hi)
         return
-    pieces = intra_op.shared_iter(starts)
+    pieces = intra_op.shared_iter(tasks)
 
     def work():
         with lib.openmp_threads(1):
-            for lo in pieces:
-                work_on(lo, min(n, lo + nb))
+            for work_on, lo, hi in pieces:
+                work_on(lo, hi)
     intra_op.POOL.run_shared(work, threads)
 
 
@@ -386,21 +384,33 @@ def _team(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwis
 
 def _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltwise, extra, macs):
     """Blocks of images, each a primitive on one OpenMP thread, shared with the intra-op pool."""
-    n = src.shape[0]
     # a forward block per thread: each image's output is the same bits in any block size
-    nb = image_blocks(n, macs, max_blocks=max(1, threads) if kind == "forward" else None)
+    nb = image_blocks(src.shape[0], macs,
+                      max_blocks=max(1, threads) if kind == "forward" else None)
+    tasks = _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias, eltwise, extra)
+    if tasks is None:
+        return False
+    run_tasks(tasks, threads)
+    return True
+
+
+def _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None, eltwise=(),
+                 extra=None):
+    """[(work_on, lo, hi)] running the `kind` primitive on each block of nb images of `src` into
+    `dst` (see `_through_filter`); None where oneDNN has no primitive."""
+    n = src.shape[0]
     plans = _block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
     if plans is None:
-        return False
+        return None
     weights = _weights_in(plans, f)
     sb, db = _image_bytes(src), _image_bytes(dst)
+    extra = extra or {}
 
     def work_on(lo, hi):
         plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,
                                      dnnl.ARG_WEIGHTS: weights[hi - lo],
                                      dst_arg: dst.ctypes.data + lo * db, **extra})
-    run_blocks(n, nb, work_on, threads)
-    return True
+    return [(work_on, lo, min(n, lo + nb)) for lo in range(0, n, nb)]
 
 
 def conv2d(x, f, geo, threads, bias=None, eltwise=()):
@@ -425,85 +435,3 @@ def conv2d_backprop_input(g, f, geo, n, c, threads):
     done = _through_filter("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
                            c, f.shape[3], threads)
     return dx if done else None
-
-
-def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=None):
-    """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
-    one partial per block (reordered to HWIO when the primitive writes its own layout), summed
-    in block order. With `bias`, (filter gradient, bias gradient [out]): each block's `g` is also
-    summed over its images and pixels, by the same thread right after the primitive read it (as
-    ones @ g, one BLAS call; `BIAS_BY_PRIMITIVE`: by the primitive, its diff-bias), the partials
-    summed in block order too (Conv2DBackpropFilterBias). With `relu_output` (NHWC, g's shape),
-    the gradients of `where(relu_output > 0, g, 0)`: each block of g masked by the thread that
-    runs its primitive, into a buffer of that thread the primitive then reads from the cache
-    (Conv2DBackpropFilterBiasReluMask; the same blocks, so the same bits as masking first)."""
-    x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
-    mask = None if relu_output is None else np.ascontiguousarray(relu_output, np.float32)
-    n = x.shape[0]
-    c, oc = f_shape[2], f_shape[3]
-    macs = n * geo.oh * geo.ow * int(np.prod(f_shape))
-    nb = image_blocks(n, macs)
-    threads = threads if macs >= PARALLEL_MIN_MACS else 1
-    by_primitive = bias and BIAS_BY_PRIMITIVE
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
-    if plans is None:
-        return None
-    starts = range(0, n, nb)
-    partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
-    bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
-    pixels = geo.oh * geo.ow
-    ones = _ones(nb * pixels) if bias and not by_primitive else None
-    xb = _image_bytes(x)
-
-    def work_on(lo, hi):
-        plan = plans[hi - lo]
-        own = partials[lo // nb]
-        out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
-        gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
-        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
-                dnnl.ARG_DIFF_WEIGHTS: out}
-        if by_primitive:
-            args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
-        plan.prim.execute(args)
-        if plan.reorder is not None:
-            plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
-        if ones is not None:  # the block's dy, just read by the primitive: still in cache
-            rows = (hi - lo) * pixels
-            np.matmul(ones[:rows], gl.reshape(rows, oc), out=bias_partials[lo // nb])
-    run_blocks(n, nb, work_on, threads)
-    df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
-    if not bias:
-        return df
-    return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
-
-
-_masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to
-
-
-def _masked(g, y):
-    """`where(y > 0, g, 0)` of one block, in this thread's kept buffer (a view of it)."""
-    buf = getattr(_masked_local, "buf", None)
-    if buf is None or buf.size < g.size:
-        buf = _masked_local.buf = np.empty(g.size, np.float32)
-    out = buf[:g.size].reshape(g.shape)
-    loops = jit_pool.loops()
-    if loops is not None:
-        loops["positive_grad"](y.reshape(-1), g.reshape(-1), out.reshape(-1))
-    else:
-        np.copyto(out, np.where(y > 0, g, np.float32(0)))
-    return out
-
-
-_ones_cache = {}
-
-
-def _ones(size):
-    """A read-only float32 vector of `size` ones (kept: the same block sizes recur every step)."""
-    ones = _ones_cache.get(size)
-    if ones is None:
-        if len(_ones_cache) >= 16:
-            _ones_cache.clear()
-        ones = np.ones(size, np.float32)
-        ones.flags.writeable = False
-        _ones_cache[size] = ones
-    return ones

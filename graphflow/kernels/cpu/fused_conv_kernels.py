@@ -28,12 +28,12 @@ values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 Conv2DBackpropFilterBiasReluMask (the same of `where(y > 0, dy, 0)`, a first layer's ReLU
 gradient): where oneDNN runs, each block of dy is masked right before its primitive reads it, into
 a buffer of the thread that runs it, so the masked dy is never written out whole and read back
-(`dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias kernel.
+(`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias kernel.
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
 block of images sums that block's dy right after (one BLAS ones @ dy, while it is in cache), the
-blocks summed in order (`dnnl_conv.conv2d_backprop_filter`): the bias gradient's pass over dy is
+blocks summed in order (`dnnl_conv_grads.conv2d_backprop_filter`): the bias gradient's pass over dy is
 shared out on the intra-op threads with the filter gradient's blocks instead of running as an op of
 its own. The filter gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the
 tests check it); the bias gradient sums in another order than the unfused Sum kernel (one BLAS ones
@@ -52,8 +52,10 @@ from graphflow.kernels.cpu import (
     blas,
     conv_gather,
     conv_kernels,
+    conv_taps,
     cpu_kernel,
     dnnl_conv,
+    dnnl_conv_grads,
     dnnl_small_conv,
     jit_conv,
     jit_small,
@@ -176,7 +178,7 @@ def _filter_and_bias_gradients(node):
     """`run(x, filter_sizes, g, relu_output=None)`: (filter gradient, bias gradient) of `g`, or of
     `where(relu_output > 0, g, 0)`. Where the Conv2DBackpropFilter kernel would run oneDNN, one
     primitive per block of images with the bias sums (and the mask) beside it
-    (`dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilter kernel
+    (`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilter kernel
     and the kernel of the `bias_reduction` op."""
     conv = conv_kernels._Conv(node)
     threads = blas.session_threads(node)
@@ -194,7 +196,7 @@ def _filter_and_bias_gradients(node):
                                                                            *f_shape[2:]))):
                 mask = None if relu_output is None else conv_kernels._to_nhwc(relu_output,
                                                                               conv.fmt)
-                both = dnnl_conv.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True,
+                both = dnnl_conv_grads.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True,
                                                         relu_output=mask)
                 if both is not None:
                     return both
@@ -213,7 +215,7 @@ def _conv2d_backprop_filter_bias(node):
 def _conv2d_backprop_filter_bias_relu_mask(node):
     """Conv2DBackpropFilterBias of `where(y > 0, dy, 0)`: where oneDNN runs the filter gradient,
     each block of dy is masked by the thread that then runs the block's primitive (the masked
-    block read from the cache, `dnnl_conv.conv2d_backprop_filter`); elsewhere the mask, then the
+    block read from the cache, `dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the
     Conv2DBackpropFilterBias kernels (the same values either way: the same blocks)."""
     gradients = _filter_and_bias_gradients(node)
 
@@ -223,6 +225,63 @@ def _conv2d_backprop_filter_bias_relu_mask(node):
                              f"{g.shape}")
         return gradients(x, filter_sizes, g, y)
     return conv2d_backprop_filter_bias_relu_mask
+
+
+@cpu_kernel("Conv2DBackpropInputFilterBias")
+def _conv2d_backprop_input_filter_bias(node):
+    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)).
+    Where oneDNN would run both gradients (the two kernels' own tests) on one geometry (x of
+    input_sizes' shape, f of filter_sizes'), their blocks of images share the cores
+    (`dnnl_conv_grads.conv2d_backprop_input_filter_bias`: the same bits as the two kernels);
+    elsewhere the Conv2DBackpropInput kernel, then the Conv2DBackpropFilterBias kernel."""
+    conv = conv_kernels._Conv(node)
+    threads = blas.session_threads(node)
+    input_node, filter_node = _member_nodes(node)
+    input_grad = conv_kernels._conv2d_backprop_input(input_node)
+    filter_and_bias = _filter_and_bias_gradients(filter_node)
+
+    def shared(input_sizes, f, g, x, filter_sizes):
+        """The three gradients with shared cores, or None where that route does not apply."""
+        if not (f.ndim == g.ndim == x.ndim == 4 and f.dtype == g.dtype == x.dtype == np.float32):
+            return None
+        sizes = conv_kernels._sizes(input_sizes, "input_sizes")
+        if tuple(sizes) != x.shape or conv_kernels._sizes(filter_sizes, "filter_sizes") != f.shape:
+            return None
+        xn, gn = conv_kernels._to_nhwc(x, conv.fmt), conv_kernels._to_nhwc(g, conv.fmt)
+        n, _, _, c = xn.shape
+        geo = conv.geometry(xn.shape, f.shape)
+        if (gn.shape != (n, geo.oh, geo.ow, f.shape[3]) or 0 in f.shape
+                or (conv_kernels.BLOCKED and conv_taps.input_grad_applies(geo, c, f.shape[3]))
+                or not dnnl_conv.applies(f, gn, xn,
+                                         macs=dnnl_conv.conv_macs(n, geo, c, f.shape[3]))):
+            return None
+        grads = dnnl_conv_grads.conv2d_backprop_input_filter_bias(gn, f, xn, geo, threads)
+        if grads is None:
+            return None
+        return (conv_kernels._from_nhwc(grads[0], conv.fmt), *grads[1:])
+
+    def conv2d_backprop_input_filter_bias(input_sizes, f, g, x, filter_sizes):
+        grads = shared(input_sizes, f, g, x, filter_sizes)
+        if grads is not None:
+            return grads
+        return (input_grad(input_sizes, f, g), *filter_and_bias(x, filter_sizes, g))
+    return conv2d_backprop_input_filter_bias
+
+
+def _member_nodes(node):
+    """The kernel nodes of Conv2DBackpropInputFilterBias's two parts: (Conv2DBackpropInput
+    (input_sizes, filter, dy) -> dx, Conv2DBackpropFilterBias(x, filter_sizes, dy) -> df, db)."""
+    attrs = node.attrs
+    conv_attrs = {k: attrs[k] for k in ("strides", "padding", "data_format", "dilations")
+                  if k in attrs}
+    shapes = node.out_shapes
+    dtypes = node.in_dtypes
+    input_node = KernelNode(node.name, "Conv2DBackpropInput", conv_attrs, dtypes[:3],
+                            node.out_dtypes[:1], shapes[:1] if shapes else None, node.state)
+    filter_node = KernelNode(node.name, "Conv2DBackpropFilterBias", attrs,
+                             (dtypes[3], dtypes[4], dtypes[2]), node.out_dtypes[1:],
+                             shapes[1:] if shapes else None, node.state)
+    return input_node, filter_node
 
 
 def _bias_reduction_node(node):

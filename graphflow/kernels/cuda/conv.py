@@ -195,6 +195,19 @@ def _conv2d_backprop_filter_bias(node):
     return conv2d_backprop_filter_bias
 
 
+@cuda_kernel("Conv2DBackpropInputFilterBias", dtypes=(np.float32, np.float64, np.int32),
+             host_inputs=(0, 4), supports=supports_float_nhwc)
+def _conv2d_backprop_input_filter_bias(node):
+    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)):
+    the two kernels one after the other (the GPU runs each on all its cores already)."""
+    input_grad = _conv2d_backprop_input(node)
+    filter_and_bias = _conv2d_backprop_filter_bias(node)
+
+    def conv2d_backprop_input_filter_bias(input_sizes, f, dy, x, filter_sizes):
+        return (input_grad(input_sizes, f, dy), *filter_and_bias(x, filter_sizes, dy))
+    return conv2d_backprop_input_filter_bias
+
+
 def _relu_mask_program(dtype):
     """where(y > 0, g, 0) over inputs (g, y) of `dtype`, as one elementwise program."""
     name = np.dtype(dtype).name

@@ -1,0 +1,163 @@
+"""Conv2DBackpropFilter, Conv2DBackpropFilterBias(ReluMask) and Conv2DBackpropInputFilterBias
+through oneDNN's backward-weights primitive (`dnnl_conv.py` makes and keeps the primitives and says
+how the arrays are described; the forward convolution and the input gradient alone are there).
+
+The filter gradient runs as blocks of images (`dnnl_conv.image_blocks`: at most `MAX_BLOCKS`,
+whatever the thread count), each block one primitive on one OpenMP thread, the blocks taken from one
+iterator by the calling thread and the intra-op pool's (`dnnl_conv.run_tasks`); the per-block
+partials are summed in block order, so the result depends neither on how many threads ran nor on
+which computed which block. With the bias gradient each block's dy is summed right after the
+primitive read it; with a ReLU mask each block of dy is masked first, into a buffer of the thread.
+
+A hidden layer needs the input gradient too. `conv2d_backprop_input_filter_bias` puts the filter
+gradient's blocks and the input gradient's blocks of images into one iterator: each thread runs
+whole primitives on one core, the two gradients share the cores without an OpenMP team or a barrier
+between the two ops, and the values are each op's own (the same filter blocks summed in the same
+order; each image's input gradient is the same bits in any block or team). Measured on the
+CIFAR-shaped CNN's hidden layers (batch 64, two threads, quiet machine, a one-off script, ms: the
+two ops one after the other / shared): 32x32x32 -> 32 3x3 7.05-7.13 / 6.67-6.79, 16x16x32 -> 64
+3.73-3.82 / 3.38-3.52; one thread alone: 5.57 (input) and 6.72 (filter + bias), 3.09 and 3.23.
+"""
+
+import threading
+
+import numpy as np
+
+from graphflow.kernels.cpu import dnnl, jit_pool
+from graphflow.kernels.cpu.dnnl_conv import (
+    PARALLEL_MIN_MACS,
+    _block_plans,
+    _block_tasks,
+    _image_bytes,
+    conv_macs,
+    image_blocks,
+    run_tasks,
+)
+
+# Conv2DBackpropFilterBias's bias gradient from the backward-weights primitive itself (its diff-bias
+# output; `jit:avx512_core` with or without it) instead of one BLAS ones @ dy per block right after
+# the primitive. Measured slower: oneDNN sums the bias in a pass of its own over each block's dy
+# (`benchmarks/bench_conv_bias_grad.py --rounds 31`, 2 threads, batch 64, load 1.8-2.3, ms: filter
+# gradient + the Sum kernel / diff-bias / BLAS per block): 28x28x1 -> 16 5x5 0.54 / 0.59 / 0.44;
+# 32x32x3 -> 32 1.51 / 1.72 / 1.31; 32x32x32 -> 32 8.34 / 8.61 / 8.27; 16x16x32 -> 64 3.99 / 4.09 /
+# 3.90 (at load 2.8-4.2 the same order on the first two, the others within the noise).
+BIAS_BY_PRIMITIVE = False
+
+
+def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=None):
+    """Filter gradient [kh, kw, c, out] from the NHWC input `x` and output gradient `g`:
+    one partial per block (reordered to HWIO when the primitive writes its own layout), summed
+    in block order. With `bias`, (filter gradient, bias gradient [out]): each block's `g` is also
+    summed over its images and pixels, by the same thread right after the primitive read it (as
+    ones @ g, one BLAS call; `BIAS_BY_PRIMITIVE`: by the primitive, its diff-bias), the partials
+    summed in block order too (Conv2DBackpropFilterBias). With `relu_output` (NHWC, g's shape),
+    the gradients of `where(relu_output > 0, g, 0)`: each block of g masked by the thread that
+    runs its primitive, into a buffer of that thread the primitive then reads from the cache
+    (Conv2DBackpropFilterBiasReluMask; the same blocks, so the same bits as masking first)."""
+    x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
+    mask = None if relu_output is None else np.ascontiguousarray(relu_output, np.float32)
+    job = _filter_job(x, g, geo, f_shape, bias, mask)
+    if job is None:
+        return None
+    tasks, finish = job
+    macs = conv_macs(x.shape[0], geo, *f_shape[2:])
+    run_tasks(tasks, threads if macs >= PARALLEL_MIN_MACS else 1)
+    return finish()
+
+
+def conv2d_backprop_input_filter_bias(g, f, x, geo, threads):
+    """(input gradient, filter gradient, bias gradient) of a biased convolution from its NHWC
+    output gradient `g`, HWIO filter `f` and NHWC input `x` (Conv2DBackpropInputFilterBias): the
+    filter gradient's blocks (`conv2d_backprop_filter`'s, with the bias sums) and the input
+    gradient's blocks of images taken from one iterator by this thread and the intra-op pool's,
+    each primitive on one OpenMP thread, so the two gradients share the cores instead of each
+    running on all of them in turn (no team, no barrier between them). The filter gradient's
+    blocks are its own op's, summed in block order: the same bits; each image's input gradient is
+    the same bits in any block or team. None where oneDNN has no primitive."""
+    g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
+    n, c, oc = x.shape[0], f.shape[2], f.shape[3]
+    job = _filter_job(x, g, geo, f.shape, True, None)
+    macs = conv_macs(n, geo, c, oc)
+    dx = np.empty((n, geo.h, geo.w, c), np.float32)
+    input_tasks = _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f,
+                               geo, c, oc, image_blocks(n, macs))
+    if job is None or input_tasks is None:
+        return None
+    filter_tasks, finish = job
+    # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers:
+    # 2-5% faster than interleaving the two kinds)
+    run_tasks(filter_tasks + input_tasks, threads if 2 * macs >= PARALLEL_MIN_MACS else 1)
+    return (dx, *finish())
+
+
+def _filter_job(x, g, geo, f_shape, bias, mask):
+    """([(work_on, lo, hi)] of the filter gradient's blocks, finish() -> its result) for
+    `conv2d_backprop_filter`; None where oneDNN has no primitive."""
+    n = x.shape[0]
+    c, oc = f_shape[2], f_shape[3]
+    nb = image_blocks(n, conv_macs(n, geo, c, oc))
+    by_primitive = bias and BIAS_BY_PRIMITIVE
+    plans = _block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
+    if plans is None:
+        return None
+    starts = range(0, n, nb)
+    partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
+    pixels = geo.oh * geo.ow
+    ones = _ones(nb * pixels) if bias and not by_primitive else None
+    xb = _image_bytes(x)
+
+    def work_on(lo, hi):
+        plan = plans[hi - lo]
+        own = partials[lo // nb]
+        out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
+        gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
+        args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
+                dnnl.ARG_DIFF_WEIGHTS: out}
+        if by_primitive:
+            args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
+        plan.prim.execute(args)
+        if plan.reorder is not None:
+            plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
+        if ones is not None:  # the block's dy, just read by the primitive: still in cache
+            rows = (hi - lo) * pixels
+            np.matmul(ones[:rows], gl.reshape(rows, oc), out=bias_partials[lo // nb])
+
+    def finish():
+        df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+        if not bias:
+            return df
+        return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
+    return [(work_on, lo, min(n, lo + nb)) for lo in starts], finish
+
+
+_masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to
+
+
+def _masked(g, y):
+    """`where(y > 0, g, 0)` of one block, in this thread's kept buffer (a view of it)."""
+    buf = getattr(_masked_local, "buf", None)
+    if buf is None or buf.size < g.size:
+        buf = _masked_local.buf = np.empty(g.size, np.float32)
+    out = buf[:g.size].reshape(g.shape)
+    loops = jit_pool.loops()
+    if loops is not None:
+        loops["positive_grad"](y.reshape(-1), g.reshape(-1), out.reshape(-1))
+    else:
+        np.copyto(out, np.where(y > 0, g, np.float32(0)))
+    return out
+
+
+_ones_cache = {}
+
+
+def _ones(size):
+    """A read-only float32 vector of `size` ones (kept: the same block sizes recur every step)."""
+    ones = _ones_cache.get(size)
+    if ones is None:
+        if len(_ones_cache) >= 16:
+            _ones_cache.clear()
+        ones = np.ones(size, np.float32)
+        ones.flags.writeable = False
+        _ones_cache[size] = ones
+    return ones
