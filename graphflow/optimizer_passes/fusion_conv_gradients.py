@@ -47,20 +47,27 @@ def fuse_filter_bias_gradients(graph, preserve):
             continue
         db_op, reduction = found
         claimed.add(db_op)
-        dw, db = dw_op.outputs[0], db_op.outputs[0]
-        anchor = min(dw_op, db_op, key=lambda op: op._id)  # before the readers of either output
         attrs = {**conv_attrs(dw_op), "bias_reduction": reduction,
                  **fused_ops._provenance([dw_op, db_op])}
-        fused = editor.add_op("Conv2DBackpropFilterBias", dw_op.inputs, attrs,
-                              [(dw.dtype, dw.shape), (db.dtype, db.shape)], anchor=anchor,
-                              name=dw_op.name, source=dw_op.source, device=dw_op.device)
-        move_output(dw, fused, 0)
-        move_output(db, fused, 1)
-        move_control_outputs(dw_op, fused)
-        move_control_outputs(db_op, fused)
+        _replace_pair(editor, "Conv2DBackpropFilterBias", dw_op.inputs, attrs, dw_op, db_op,
+                      [dw_op.outputs[0], db_op.outputs[0]])
         count += 1
     editor.commit()
     return count
+
+
+def _replace_pair(editor, op_type, inputs, attrs, first, second, outputs):
+    """Put one `op_type` op in place of the ops `first` and `second`: it takes first's name, source
+    line and device, sits where the earlier of the two was scheduled (before the readers of
+    either), and `outputs` (their output Tensors, in the fused op's order) and both ops' control
+    outputs move to it."""
+    anchor = min(first, second, key=lambda op: op._id)
+    fused = editor.add_op(op_type, inputs, attrs, [(t.dtype, t.shape) for t in outputs],
+                          anchor=anchor, name=first.name, source=first.source, device=first.device)
+    for index, t in enumerate(outputs):
+        move_output(t, fused, index)
+    move_control_outputs(first, fused)
+    move_control_outputs(second, fused)
 
 
 def _bias_gradient_of(dw_op, preserve, claimed):
@@ -100,21 +107,13 @@ def fuse_input_filter_gradients(graph, preserve):
         if dx_op is None:
             continue
         claimed.add(dx_op)
-        dx, (dw, db) = dx_op.outputs[0], grads.outputs
-        members = {k: v for k, v in fused_ops._provenance([dx_op]).items()}
+        members = fused_ops._provenance([dx_op])
         attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
         attrs.update({k: members[k] + list(grads.attrs.get(k, [])) for k in members})
         input_sizes, f, dy = dx_op.inputs
         x, filter_sizes, _ = grads.inputs
-        anchor = min(dx_op, grads, key=lambda op: op._id)
-        fused = editor.add_op("Conv2DBackpropInputFilterBias",
-                              [input_sizes, f, dy, x, filter_sizes], attrs,
-                              [(t.dtype, t.shape) for t in (dx, dw, db)], anchor=anchor,
-                              name=dx_op.name, source=dx_op.source, device=dx_op.device)
-        for index, t in enumerate((dx, dw, db)):
-            move_output(t, fused, index)
-        move_control_outputs(dx_op, fused)
-        move_control_outputs(grads, fused)
+        _replace_pair(editor, "Conv2DBackpropInputFilterBias", [input_sizes, f, dy, x, filter_sizes],
+                      attrs, dx_op, grads, [dx_op.outputs[0], *grads.outputs])
         count += 1
     editor.commit()
     return count

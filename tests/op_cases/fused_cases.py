@@ -201,14 +201,19 @@ CASES += [
 ]
 
 
+def _out_backprop_shape(x_shape, f_shape, s, padding, data_format):
+    """The shape of conv2d(x, f)'s output (and so of its gradient dy), in `data_format`."""
+    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
+    out = (nhwc[0], _pads(nhwc[1], f_shape[0], s[0], 1, padding)[0],
+           _pads(nhwc[2], f_shape[1], s[1], 1, padding)[0], f_shape[3])
+    return out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+
+
 def _filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="NHWC",
                       reduction="Sum", dtype=np.float64, rtol=1e-5):
     """Conv2DBackpropFilterBias on x_shape (in `data_format`) and an out_backprop of the
     convolution's output shape."""
-    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
-    out = (nhwc[0], _pads(nhwc[1], f_shape[0], s[0], 1, padding)[0],
-           _pads(nhwc[2], f_shape[1], s[1], 1, padding)[0], f_shape[3])
-    g_shape = out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+    g_shape = _out_backprop_shape(x_shape, f_shape, s, padding, data_format)
 
     def build(x, g):
         strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
@@ -227,16 +232,18 @@ def _filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="N
                        f"{data_format} {reduction} {np.dtype(dtype).name}]")
 
 
-CASES += [
-    _filter_bias_case((2, 5, 6, 3), (3, 3, 3, 4)),
-    _filter_bias_case((2, 7, 6, 3), (2, 3, 3, 2), s=(2, 1), padding="VALID",
-                      reduction="BiasAddGrad"),
-    _filter_bias_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
-    # float32, over oneDNN's threshold: the bias gradient from the primitive where it runs
-    _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
-    _filter_bias_case((4, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
-                      reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
+# The geometries of the convolution gradient cases (x shape, filter shape, keywords).
+_GRADIENT_GEOMETRIES = [
+    ((2, 5, 6, 3), (3, 3, 3, 4), {}),
+    ((2, 7, 6, 3), (2, 3, 3, 2), dict(s=(2, 1), padding="VALID", reduction="BiasAddGrad")),
+    ((1, 3, 5, 4), (3, 3, 3, 2), dict(data_format="NCHW")),
+    # float32, over oneDNN's threshold: the primitives' blocks (the bias gradient beside them; with
+    # the input gradient, the two gradients' blocks on shared cores)
+    ((4, 16, 16, 16), (3, 3, 16, 32), dict(dtype=f32, rtol=1e-4)),
+    ((4, 16, 16, 16), (3, 3, 16, 32), dict(data_format="NCHW", reduction="BiasAddGrad", dtype=f32,
+                                           rtol=1e-4)),
 ]
+CASES += [_filter_bias_case(x, f, **kw) for x, f, kw in _GRADIENT_GEOMETRIES]
 
 
 def _filter_bias_mask_case(x_shape, f_shape, data_format="NHWC", dtype=np.float64, rtol=1e-5):
@@ -278,10 +285,7 @@ def _input_filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_for
                             reduction="Sum", dtype=np.float64, rtol=1e-5):
     """Conv2DBackpropInputFilterBias: the input, filter and bias gradients of one dy against the
     float64 loop references (float32 over oneDNN's threshold: the two gradients' shared blocks)."""
-    nhwc = x_shape if data_format == "NHWC" else (x_shape[0], *x_shape[2:], x_shape[1])
-    out = (nhwc[0], _pads(nhwc[1], f_shape[0], s[0], 1, padding)[0],
-           _pads(nhwc[2], f_shape[1], s[1], 1, padding)[0], f_shape[3])
-    g_shape = out if data_format == "NHWC" else (out[0], out[3], out[1], out[2])
+    g_shape = _out_backprop_shape(x_shape, f_shape, s, padding, data_format)
 
     def build(f, g, x):
         strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
@@ -304,16 +308,7 @@ def _input_filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_for
                        f"{data_format} {reduction} {np.dtype(dtype).name}]")
 
 
-CASES += [
-    _input_filter_bias_case((2, 5, 6, 3), (3, 3, 3, 4)),
-    _input_filter_bias_case((2, 7, 6, 3), (2, 3, 3, 2), s=(2, 1), padding="VALID",
-                            reduction="BiasAddGrad"),
-    _input_filter_bias_case((1, 3, 5, 4), (3, 3, 3, 2), data_format="NCHW"),
-    # float32, over oneDNN's threshold: the filter and input gradients' blocks on shared cores
-    _input_filter_bias_case((8, 16, 16, 16), (3, 3, 16, 32), dtype=f32, rtol=1e-4),
-    _input_filter_bias_case((8, 16, 16, 16), (3, 3, 16, 32), data_format="NCHW",
-                            reduction="BiasAddGrad", dtype=f32, rtol=1e-4),
-]
+CASES += [_input_filter_bias_case(x, f, **kw) for x, f, kw in _GRADIENT_GEOMETRIES]
 
 
 def _pool_mask_case(k, s, padding, shape, data_format="NHWC", dtype=np.float64):
