@@ -352,3 +352,62 @@ class TestChooser:
         assert dnnl_matmul.fixed_mode() == "team"
         monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "")
         assert dnnl_matmul.fixed_mode() is None
+
+
+@pytest.fixture
+def chosen(monkeypatch):
+    """Fresh plans, the way left to the chooser; `chosen(way)` makes the chooser pick `way`."""
+    monkeypatch.setattr(dnnl_matmul, "_plans", type(dnnl_matmul._plans)())
+    monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
+
+    def pick(way):
+        monkeypatch.setattr(dnnl_matmul.CHOOSER, "pick", lambda: way)
+    return pick
+
+
+@pytest.mark.parametrize("shape, bias, tb", [((64, 4096, 512), True, False),
+                                             ((256, 784, 512), False, False),
+                                             ((64, 512, 4096), False, True),
+                                             ((4096, 64, 512), False, False)])
+def test_a_products_values_do_not_depend_on_the_way_or_the_load(chosen, monkeypatch, shape, bias,
+                                                                 tb):
+    """The team, the blocks and one thread (a busy machine) may sum in different orders; a
+    product whose ways differ is pinned to one (its probe), so its bits never depend on the
+    chooser's timing or on other processes' load."""
+    m, k, n = shape
+    a, b = _operands(m, k, n, False, tb, seed=8)
+    b_vec = np.random.default_rng(9).standard_normal(n).astype(np.float32) if bias else None
+    results = []
+    for way, busy in ((dnnl_matmul.TEAM, False), (dnnl_matmul.BLOCKS, False), (None, True)):
+        chosen(way or dnnl_matmul.TEAM)
+        with pytest.MonkeyPatch.context() as patch:
+            if busy:
+                patch.setattr(dnnl_matmul.free_cores, "usable_threads", lambda threads: 1)
+            results.append(dnnl_matmul.matmul(a, b, 2, bias=b_vec))
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])
+    (plan,) = dnnl_matmul._plans.values()
+    assert plan.parallel and plan.pinned_way() in (None, dnnl_matmul.TEAM, dnnl_matmul.BLOCKS)
+
+
+def test_the_probe_pins_a_product_whose_blocks_sum_differently(chosen, monkeypatch):
+    """Told that the blocks differ from the one-thread primitive, the plan keeps the team (whose
+    bits are the one-thread primitive's) and the chooser no longer times it; told that all agree,
+    the chooser picks."""
+    a, b = _operands(64, 4096, 512, False, False, seed=8)
+    chosen(dnnl_matmul.BLOCKS)
+    blocks = []
+    real = dnnl_matmul._run_blocks
+    monkeypatch.setattr(dnnl_matmul, "_run_blocks", lambda *args: blocks.append(1) or real(*args))
+    dnnl_matmul.matmul(a, b, 2)
+    (plan,) = dnnl_matmul._plans.values()
+    probed = len(blocks)  # the probe ran the blocks once
+    assert probed == 1
+    plan._pinned = dnnl_matmul.TEAM
+    recorded = []
+    monkeypatch.setattr(dnnl_matmul.CHOOSER, "record", lambda *args: recorded.append(args))
+    dnnl_matmul.matmul(a, b, 2)
+    assert len(blocks) == probed and not recorded
+    plan._pinned = ""
+    dnnl_matmul.matmul(a, b, 2)
+    assert len(blocks) == probed + 1 and recorded

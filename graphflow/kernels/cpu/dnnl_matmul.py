@@ -26,6 +26,15 @@ never ran the other way turns up, at once when a team product turns slow: then t
 again right after the blocks, so one disturbed call cannot decide alone), so a machine that
 becomes busy, or quiet again, or a new model's products, change the choice.
 `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
+The ways may sum in different orders: oneDNN picks its blocking by the shape it is given, so
+column or row blocks can differ from the whole product in the last bits (64x4096 @ 4096x512,
+256x784 @ 784x512 and most of the CNN and MLP benchmarks' products do; 4096x64 @ 64x512 does not),
+while a team gives the one-thread primitive's bits. So that a product's values never depend on
+the chooser's timing or on the machine's load, each parallel product is probed once on seeded
+random operands (`_Plan.pinned_way`): only one whose team, blocks and one-thread primitive agree
+there goes to the chooser; one whose blocks differ always runs as the team (one thread on a busy
+machine, the same bits), one whose team differs too always runs as blocks.
+(`GRAPHFLOW_MATMUL_THREADING` still runs every product the way it names.)
 Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
 way for the whole step.
 A process forked after a team product ran uses blocks only (libgomp's team threads do not survive a
@@ -294,6 +303,7 @@ class _Plan:
         self.seen = {TEAM: 0, BLOCKS: 0}
         self.reference = None  # median time of the chosen way when it was chosen
         self._single = self._team = self._blocks = None
+        self._pinned = None  # `pinned_way`'s answer once probed ("" for none)
         # Column blocks where the product is at least as wide as it is tall (each block packs only
         # its own columns of b, where row blocks each pack all of b), else row blocks (each reads
         # all of the smaller b and writes whole output rows).
@@ -330,6 +340,50 @@ class _Plan:
     @property
     def parallel(self):
         return self.threads > 1 and len(self.bounds) > 2
+
+    def pinned_way(self):
+        """None when this product's team, one-thread primitive and blocks give the same bits, so
+        the chooser may pick either way; else the one way it always runs: TEAM where the team
+        gives the one-thread primitive's bits (the way a busy machine runs it), else BLOCKS (the
+        same blocks on any load). Decided once, on a probe of random operands laid out as the
+        product's (`_probe_operands`): a way that sums in another order differs there."""
+        if self._pinned is None:
+            a, b, bias = _probe_operands(self)
+            outs = {}
+            for way in ("single", TEAM, BLOCKS):
+                out = np.empty((self.m, self.n), np.float32)
+                ptrs = [a.ctypes.data, b.ctypes.data, out.ctypes.data]
+                ptrs += [] if bias is None else [bias.ctypes.data]
+                if way == TEAM:
+                    mark_team()
+                    with dnnl.library().openmp_threads(self.threads):
+                        self.team()(*ptrs)
+                elif way == BLOCKS and self.m * self.k * self.n < BLOCKS_MIN_MACS:
+                    out = outs["single"]  # what `matmul` runs for the blocks of a small product
+                elif way == BLOCKS:
+                    _run_blocks(self, a, b, *ptrs[:3], ptrs[3] if bias is not None else None,
+                                self.args[0], self.args[1])
+                else:
+                    with dnnl.library().openmp_threads(1):
+                        self.single()(*ptrs)
+                outs[way] = out
+            team = np.array_equal(outs[TEAM], outs["single"])
+            agree = team and np.array_equal(outs[BLOCKS], outs["single"])
+            self._pinned = "" if agree else TEAM if team else BLOCKS
+        return self._pinned or None
+
+
+def _probe_operands(plan):
+    """Seeded random operands a [m, k], b [k, n] (and bias [n]) with `plan`'s element strides."""
+    rng = np.random.default_rng(0)
+    (a_strides, b_strides, bias, _), m, k, n = plan.args, plan.m, plan.k, plan.n
+
+    def laid_out(rows, cols, strides):
+        if strides[1] == 1:  # rows of `strides[0]` elements
+            return rng.standard_normal((rows, strides[0]), dtype=np.float32)[:, :cols]
+        return rng.standard_normal((cols, strides[1]), dtype=np.float32)[:, :rows].T
+    return (laid_out(m, k, a_strides), laid_out(k, n, b_strides),
+            rng.standard_normal(n, dtype=np.float32) if bias else None)
 
 
 _plans = collections.OrderedDict()
@@ -395,7 +449,8 @@ def matmul(a, b, threads, bias=None, ops=()):
         with lib.openmp_threads(1):
             plan.single()(*ptrs)
         return out
-    mode = BLOCKS if _no_teams else plan.fixed or CHOOSER.pick()
+    pinned = None if _no_teams or plan.fixed else plan.pinned_way()
+    mode = BLOCKS if _no_teams else plan.fixed or pinned or CHOOSER.pick()
     # with other processes keeping the other cores busy (`free_cores`), this way's values on this
     # thread alone (a team's split gives the one-thread primitive's bits; blocks run one after
     # the other), untimed: the chooser compares the ways on free cores
@@ -410,7 +465,7 @@ def matmul(a, b, threads, bias=None, ops=()):
             plan.single()(*ptrs)
     else:
         _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
-    if not (plan.fixed or busy):
+    if not (plan.fixed or pinned or busy):
         CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 

@@ -17,7 +17,8 @@ a fraction of a second.
 The values do not change with the count: the pool's callers cut their work the same way and only
 run more of the pieces on the calling thread; a oneDNN product the chooser runs as a team runs as
 the one-thread primitive (the same bits), one it runs in blocks runs the same blocks one after the
-other; a convolution's images give the same bits in any block (`dnnl_conv.py`).
+other (a product whose two ways differ is pinned to one: `dnnl_matmul._Plan.pinned_way`); a
+convolution's images give the same bits in any block (`dnnl_conv.py`).
 
 Where /proc/stat cannot be read (not Linux), or with GRAPHFLOW_ADAPT_THREADS=0, every CPU counts
 as free: the session's thread count is used as given.
