@@ -1,8 +1,10 @@
 """Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter through oneDNN's convolution primitives
 (`dnnl.py`), for float32, when the optional oneDNN library is installed; `conv_kernels.py` calls
-these and keeps its numpy kernels otherwise, and as the reference the tests compare with. The
-filter gradient may also give the bias gradient (`Conv2DBackpropFilterBias`,
-`fused_conv_kernels.py`), each block's dy summed right after the primitive read it.
+these and keeps its numpy kernels otherwise, and as the reference the tests compare with. Here:
+the primitives (`_Plan`, kept per geometry), the forward convolution and the input gradient, and
+the blocks of images every kernel shares out (`run_tasks`); the filter gradient, which may also give
+the bias gradient (`Conv2DBackpropFilterBias`) and share its blocks with the input gradient's
+(`Conv2DBackpropInputFilterBias`), is in `dnnl_conv_grads.py`.
 
 The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
 oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), and TF's HWIO filter as

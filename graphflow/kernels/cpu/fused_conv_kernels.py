@@ -28,14 +28,19 @@ values are oneDNN's sums, equal to the gathered product's to float32 rounding).
 Conv2DBackpropFilterBiasReluMask (the same of `where(y > 0, dy, 0)`, a first layer's ReLU
 gradient): where oneDNN runs, each block of dy is masked right before its primitive reads it, into
 a buffer of the thread that runs it, so the masked dy is never written out whole and read back
-(`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias kernel.
+(`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias
+kernel.
+
+Conv2DBackpropInputFilterBias (a hidden layer's input gradient with its filter and bias gradients):
+where oneDNN runs both, their blocks of images share the cores
+(`dnnl_conv_grads.conv2d_backprop_input_filter_bias`); elsewhere the two kernels in turn.
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
 block of images sums that block's dy right after (one BLAS ones @ dy, while it is in cache), the
-blocks summed in order (`dnnl_conv_grads.conv2d_backprop_filter`): the bias gradient's pass over dy is
-shared out on the intra-op threads with the filter gradient's blocks instead of running as an op of
-its own. The filter gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the
+blocks summed in order (`dnnl_conv_grads.conv2d_backprop_filter`): the bias gradient's pass over
+dy is shared out on the intra-op threads with the filter gradient's blocks instead of running as an
+op of its own. The filter gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the
 tests check it); the bias gradient sums in another order than the unfused Sum kernel (one BLAS ones
 @ dy over the whole batch) or BiasAddGrad (numpy's sum): float32 rounding differs, within 5e-7 of
 sum(|dy|) per channel (the tests' bound; measured on the CNN benchmarks' layers: this sum within
@@ -178,8 +183,8 @@ def _filter_and_bias_gradients(node):
     """`run(x, filter_sizes, g, relu_output=None)`: (filter gradient, bias gradient) of `g`, or of
     `where(relu_output > 0, g, 0)`. Where the Conv2DBackpropFilter kernel would run oneDNN, one
     primitive per block of images with the bias sums (and the mask) beside it
-    (`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilter kernel
-    and the kernel of the `bias_reduction` op."""
+    (`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilter
+    kernel and the kernel of the `bias_reduction` op."""
     conv = conv_kernels._Conv(node)
     threads = blas.session_threads(node)
     filter_grad = conv_kernels._conv2d_backprop_filter(node)  # the Conv2DBackpropFilter kernel
@@ -196,8 +201,8 @@ def _filter_and_bias_gradients(node):
                                                                            *f_shape[2:]))):
                 mask = None if relu_output is None else conv_kernels._to_nhwc(relu_output,
                                                                               conv.fmt)
-                both = dnnl_conv_grads.conv2d_backprop_filter(xn, gn, geo, f_shape, threads, bias=True,
-                                                        relu_output=mask)
+                both = dnnl_conv_grads.conv2d_backprop_filter(xn, gn, geo, f_shape, threads,
+                                                              bias=True, relu_output=mask)
                 if both is not None:
                     return both
         if relu_output is not None:
@@ -215,8 +220,8 @@ def _conv2d_backprop_filter_bias(node):
 def _conv2d_backprop_filter_bias_relu_mask(node):
     """Conv2DBackpropFilterBias of `where(y > 0, dy, 0)`: where oneDNN runs the filter gradient,
     each block of dy is masked by the thread that then runs the block's primitive (the masked
-    block read from the cache, `dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the
-    Conv2DBackpropFilterBias kernels (the same values either way: the same blocks)."""
+    block read from the cache, `dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then
+    the Conv2DBackpropFilterBias kernels (the same values either way: the same blocks)."""
     gradients = _filter_and_bias_gradients(node)
 
     def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, g, y):
