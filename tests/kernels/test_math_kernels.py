@@ -1,6 +1,8 @@
 """graphflow.kernels.cpu.math_kernels: Sum over leading or trailing axes of large float arrays runs as
 a product with a vector of ones and gives numpy's reduction (within rounding) with the same shape,
-keepdims and negative axes included; other reductions keep numpy's reduce."""
+keepdims and negative axes included; Mean over such axes is that sum divided by the count (as
+numpy's and TF's means are), the same values as numpy's mean to rounding; other reductions keep
+numpy's reduce."""
 
 import numpy as np
 import pytest
@@ -21,6 +23,25 @@ def test_sum_matches_numpy(axis, keepdims, dtype):
                   keepdims=keepdims)
     assert got.shape == want.shape and got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [(0, 1, 2), (-1,), (2, 3), (0, 2), None, (1,)])
+def test_mean_matches_numpy(axis, keepdims, dtype, monkeypatch):
+    products = []
+    real = math_kernels._sum_as_product
+    monkeypatch.setattr(math_kernels, "_sum_as_product",
+                        lambda *a: products.append(a[1]) or real(*a))
+    x = np.random.default_rng(1).standard_normal((16, 14, 12, 10)).astype(dtype) + 3
+    xs = tf.placeholder(tf.as_dtype(dtype), x.shape)
+    with tf.Session() as sess:
+        got = sess.run(tf.reduce_mean(xs, axis=axis, keepdims=keepdims), {xs: x})
+    want = np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    if axis in ((0, 1, 2), (-1,), (2, 3)):  # leading or trailing axes: the product's sum
+        assert products
 
 
 def test_which_sums_are_products():

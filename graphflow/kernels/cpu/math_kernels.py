@@ -176,6 +176,9 @@ def _mean(node):
     out_dtype = node.out_dtypes[0]
     if np.dtype(out_dtype).kind == "f":
         def mean(x, axis=static_axis):
+            total = _sum_as_product(x, axis, keepdims, out_dtype)  # the Sum kernel's fast form
+            if total is not None:
+                return np.divide(total, x.size // max(total.size, 1), out=total)
             return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
     else:
         def mean(x, axis=static_axis):  # TF: integer mean truncates toward zero
