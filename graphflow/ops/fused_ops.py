@@ -359,6 +359,12 @@ def is_conv2d_backprop_filter_bias(op):
     return op.type == "Conv2DBackpropFilterBias"
 
 
+def is_broadcast_to(op):
+    """`op` is a BroadcastTo, whose value a FusedElementwise program may read unbroadcast (its
+    input broadcast by the kernel instead)."""
+    return op.type == "BroadcastTo"
+
+
 def is_select(op):
     """`op` is a three-input Select (the ReLU gradient's `where(y > 0, g, 0)`)."""
     return op.type == "Select" and len(op.inputs) == 3

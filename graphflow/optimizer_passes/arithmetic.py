@@ -238,6 +238,22 @@ def select_zeros_like(op):
     return None
 
 
+# unary ops f with sum(f(x)) == f(sum(x)) exactly: negation (it commutes with rounding)
+_COMMUTES_WITH_SUM = {"Neg": True}
+
+
+# sum(-x, axes) -> -sum(x, axes)   (bit for bit; only when the Sum is the negation's one reader).
+# The gradient of y in x - y (or squared_difference(x, y)) with y broadcast is -g summed over the
+# broadcast axes: the negation then runs on the reduced tensor, not on every element of g.
+def sum_of_negation(op):
+    inner = op.inputs[0]
+    if (not _COMMUTES_WITH_SUM.get(inner.op.type) or _fenced(inner.op)
+            or inner._consumers != [op]):
+        return None
+    return New(inner.op.type, [New(op.type, [inner.op.inputs[0], *op.inputs[1:]], dict(op.attrs))],
+               dict(inner.op.attrs))
+
+
 RULES = {
     "Mul": (mul_by_one,),
     "Add": (add_zero,),
@@ -253,6 +269,7 @@ RULES = {
     "Transpose": (transpose_identity, transpose_of_transpose),
     "Log": (log_of_softmax,),
     "Select": (select_zeros_like,),
+    "Sum": (sum_of_negation,),
 }
 
 

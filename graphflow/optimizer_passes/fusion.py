@@ -438,6 +438,8 @@ def _build_program(members, root):
         for t in op.inputs:
             if t.op not in member_set:
                 external[t] = None
+    unbroadcast = _unbroadcast_inputs(external, root)
+    external = {unbroadcast.get(t, t): None for t in external}
     tensor_inputs = [t for t in external if not _scalar_constant(t)]
     ranks = [t.shape.ndims for t in tensor_inputs]
     max_rank = None if not ranks or any(r is None for r in ranks) else max(ranks)
@@ -456,13 +458,44 @@ def _build_program(members, root):
         number[t] = len(inputs) + len(instructions)
         instructions.append(["Const", [], {"value": value.item()}, t.dtype.name])
     for op in members:
-        refs = [number[t] for t in op.inputs]
+        refs = [number[unbroadcast.get(t, t)] for t in op.inputs]
         attrs = {k: _jsonable(v) for k, v in op.attrs.items()}
         number[op.outputs[0]] = len(inputs) + len(instructions)
         instructions.append([op.type, refs, attrs, op.outputs[0].dtype.name])
     program = {"version": fused_ops.PROGRAM_VERSION, "inputs": [t.dtype.name for t in inputs],
                "instructions": instructions, "output": number[root.outputs[0]]}
     return inputs, program
+
+
+# x op BroadcastTo(y, shape(x)) -> x op y, inside a group: the kernels broadcast every input to the
+# group's shape, so reading y broadcast gives the same elements without writing the broadcast out
+# (a reduction's gradient, e.g. tf.nn.moments' in a batch norm: [1, 1, 1, C] -> [N, H, W, C]).
+# Only for a BroadcastTo of the group's static shape from a static shape that broadcasts to it,
+# and only while some other input of the group has the group's whole shape (then every
+# instruction's result still broadcasts to it, also where the kernel computes whole arrays).
+def _unbroadcast_inputs(external, root):
+    """{BroadcastTo output: its input} for the external inputs of a group read unbroadcast."""
+    shape = root.outputs[0].shape
+    if not shape.is_fully_defined():
+        return {}
+    dims = tuple(shape.as_list())
+    found = {}
+    for t in external:
+        op = t.op
+        if (not fused_ops.is_broadcast_to(op) or op.control_inputs
+                or tuple(t.shape.dims or ()) != dims):
+            continue
+        y = op.inputs[0]
+        if not y.shape.is_fully_defined() or y.dtype != t.dtype:
+            continue
+        try:
+            if np.broadcast_shapes(tuple(y.shape.as_list()), dims) != dims:
+                continue
+        except ValueError:
+            continue
+        found[t] = y
+    whole = [t for t in external if t not in found and tuple(t.shape.dims or ()) == dims]
+    return found if whole else {}
 
 
 def _jsonable(v):

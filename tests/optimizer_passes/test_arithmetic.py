@@ -206,3 +206,29 @@ def test_layout_rule_keeps_gradients_of_nchw_ops(both):
     want, got = both([y, *grads], {x: _feed((2, 9, 11, 3))[0]})  # all passes
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_sum_of_a_negation_negates_the_sum(optimized, both, same):
+    x = tf.placeholder(tf.float32, [8, 6, 5], name="x")
+    s = tf.reduce_sum(tf.negative(x), [0, 1], name="s")
+    opt = optimized(s, [x], passes=RULE)
+    assert opt.op("s").type == "Sum" and opt.op("s").inputs[0].op.type == "Placeholder"
+    (neg,) = [op for op in opt.ops() if op.type == "Neg"]
+    assert neg.inputs[0].op is opt.op("s") and neg.outputs[0].shape.as_list() == [5]
+    feed = {x: _feed((8, 6, 5))[0].astype(np.float32)}
+    same(*both(s, feed, passes=RULE), rtol=0, atol=0)  # bit for bit
+    # the gradient of a broadcast y in x - y: -g summed over the broadcast axes
+    y = tf.placeholder(tf.float32, [5], name="y")
+    gy = tf.gradients(tf.reduce_sum(tf.square(x - y)), y)[0]
+    opt = optimized(gy, [x, y], passes=RULE)
+    (neg,) = [op for op in opt.ops() if op.type == "Neg"]
+    assert neg.outputs[0].shape.as_list() == [5]
+    feed[y] = _feed((5,))[0].astype(np.float32)
+    same(*both(gy, feed, passes=RULE), rtol=0, atol=0)
+
+
+def test_a_negation_read_elsewhere_stays_before_its_sum(optimized):
+    x = tf.placeholder(tf.float32, [8, 5], name="x")
+    n = tf.negative(x)
+    opt = optimized([tf.reduce_sum(n, 0), n * 2.0], [x], passes=RULE)
+    assert opt.report["arithmetic"].rewrites == 0

@@ -75,6 +75,35 @@ def test_fetched_controlled_and_differently_shaped_ops_are_not_absorbed(optimize
     same(want, got)
 
 
+def test_a_broadcast_input_is_read_unbroadcast(optimized, both, same):
+    """x op BroadcastTo(y, shape(x)) -> x op y inside a group (a reduction's gradient): the same
+    bits, and the broadcast is never written out."""
+    x = tf.placeholder(tf.float32, [4, 6, 6, 8], name="x")
+    g = tf.placeholder(tf.float32, [1, 1, 1, 8], name="g")
+    spread = tf.broadcast_to(g, [4, 6, 6, 8])
+    y = tf.add_n([x * 2.0, spread, tf.negative(x)], name="y")
+    opt = optimized(y, [x, g], passes=PASS)
+    assert opt.count("BroadcastTo") == 0
+    fused = opt.op("y")
+    assert fused.type == "FusedElementwise" and [t.name for t in fused.inputs] == ["x:0", "g:0"]
+    feed = {x: _x(4, 6, 6, 8), g: _x(1, 1, 1, 8, seed=1)}
+    same(*both(y, feed, passes=PASS), rtol=0, atol=0)
+    # the mean's gradient in a batch norm's moments: the same numbers with and without fusion
+    m, v = tf.nn.moments(x, [0, 1, 2])
+    grads = tf.gradients(tf.reduce_sum(tf.nn.batch_normalization(x, m, v, None, None, 1e-3) ** 2),
+                         x)
+    same(*both(grads, {x: feed[x]}, passes=PASS), rtol=1e-6, atol=1e-6)
+
+
+def test_a_broadcast_stays_when_no_input_has_the_whole_shape(optimized, both, same):
+    g = tf.placeholder(tf.float32, [1, 8], name="g")
+    h = tf.placeholder(tf.float32, [8], name="h")
+    y = tf.exp(tf.broadcast_to(g, [4, 8]) * h) + 1.0
+    opt = optimized(y, [g, h], passes=PASS)
+    assert opt.count("BroadcastTo") == 1
+    same(*both(y, {g: _x(1, 8), h: _x(8, seed=1)}, passes=PASS), rtol=0, atol=0)
+
+
 def test_group_size_is_bounded(optimized, both, same):
     x = tf.placeholder(tf.float32, [16], name="x")
     y = x
