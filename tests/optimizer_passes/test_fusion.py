@@ -104,6 +104,20 @@ def test_a_broadcast_stays_when_no_input_has_the_whole_shape(optimized, both, sa
     same(*both(y, {g: _x(1, 8), h: _x(8, seed=1)}, passes=PASS), rtol=0, atol=0)
 
 
+def test_a_large_op_alone_is_a_program_of_one_instruction(optimized, both, same, monkeypatch):
+    monkeypatch.setattr(fusion, "SINGLE_OP_MIN_ELEMENTS", 1000)
+    big = tf.placeholder(tf.float32, [10, 100], name="big")
+    m = tf.placeholder(tf.float32, [100], name="m")
+    small = tf.placeholder(tf.float32, [9, 100], name="small")
+    y = tf.reduce_sum(tf.squared_difference(big, m, name="sd"))
+    z = tf.reduce_sum(tf.squared_difference(small, m, name="sd_small"))
+    opt = optimized([y, z], [big, m, small], passes=PASS)
+    assert opt.op("sd").type == "FusedElementwise"      # 1000 elements: one instruction
+    assert opt.op("sd_small").type == "SquaredDifference"  # 900: the op's own kernel
+    feed = {big: _x(10, 100), m: _x(100, seed=1), small: _x(9, 100, seed=2)}
+    same(*both([y, z], feed, passes=PASS), rtol=0, atol=0)
+
+
 def test_group_size_is_bounded(optimized, both, same):
     x = tf.placeholder(tf.float32, [16], name="x")
     y = x
