@@ -51,10 +51,14 @@ EXPECTED_FALLBACKS = {
         {"Conv2DBackpropFilterBias": _NHWC_ONLY},
     "Conv2DBackpropFilterBias[(4, 16, 16, 16)x(3, 3, 16, 32) s=(1, 1) SAME NCHW BiasAddGrad "
     "float32]": {"Conv2DBackpropFilterBias": _NHWC_ONLY},
-    "Conv2DBackpropInputFilterBias[(1, 3, 5, 4)x(3, 3, 3, 2) s=(1, 1) SAME NCHW Sum float64]":
-        {"Conv2DBackpropInputFilterBias": _NHWC_ONLY},
-    "Conv2DBackpropInputFilterBias[(4, 16, 16, 16)x(3, 3, 16, 32) s=(1, 1) SAME NCHW BiasAddGrad "
-    "float32]": {"Conv2DBackpropInputFilterBias": _NHWC_ONLY},
+    "Conv2DBackpropInputFilter[(1, 3, 5, 4)x(3, 3, 3, 2) s=(1, 1) SAME NCHW Sum float64]":
+        {"Conv2DBackpropInputFilter": _NHWC_ONLY},
+    "Conv2DBackpropInputFilter[(4, 16, 16, 16)x(3, 3, 16, 32) s=(1, 1) SAME NCHW BiasAddGrad "
+    "float32]": {"Conv2DBackpropInputFilter": _NHWC_ONLY},
+    "Conv2DBackpropInputFilter[(1, 3, 5, 4)x(3, 3, 3, 2) s=(1, 1) SAME NCHW no-bias float64]":
+        {"Conv2DBackpropInputFilter": _NHWC_ONLY},
+    "Conv2DBackpropInputFilter[(4, 16, 16, 16)x(3, 3, 16, 32) s=(1, 1) SAME NCHW no-bias "
+    "float32]": {"Conv2DBackpropInputFilter": _NHWC_ONLY},
     "MaxPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY},
     "AvgPool[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"AvgPool": _NHWC_ONLY},
     "MaxPoolGrad[(1, 2, 5, 3) k=(2, 2) s=(2, 2) SAME NCHW]": {"MaxPool": _NHWC_ONLY,

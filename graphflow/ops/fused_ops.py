@@ -20,11 +20,13 @@ private graph in place of several user ops. Users never build them, but they are
   gradients of a convolution whose output went through a ReLU (y) and whose input gradient is not
   needed (a network's first layer), the ReLU gradient applied to each block of dy as the filter
   gradient reads it instead of as an op of its own.
-- `Conv2DBackpropInputFilterBias`: a biased convolution's three gradients from one dy, with inputs
-  (input_sizes, filter, dy, x, filter_sizes): output 0 is `Conv2DBackpropInput(input_sizes, filter,
-  dy)`, outputs 1 and 2 are `Conv2DBackpropFilterBias(x, filter_sizes, dy)`'s (attrs: the same as
-  Conv2DBackpropFilterBias's). One op so that a kernel can share the cores between the two
-  gradients' blocks of images (a hidden layer: both are needed, neither reads the other).
+- `Conv2DBackpropInputFilter`: a convolution's input and filter gradients (and its bias's) from
+  one dy, with inputs (input_sizes, filter, dy, x, filter_sizes): output 0 is
+  `Conv2DBackpropInput(input_sizes, filter, dy)`, output 1 `Conv2DBackpropFilter(x, filter_sizes,
+  dy)`; with a `bias_reduction` (as Conv2DBackpropFilterBias's) output 2 is the bias gradient, with
+  "" there is none (a convolution without bias, e.g. before a batch norm). One op so that a kernel
+  can share the cores between the two gradients' blocks of images (a hidden layer: both are
+  needed, neither reads the other).
 - `FusedMaxPoolGradReluMask`: `where(x > 0, max_pool_grad(x, max_pool(x), g), 0)`, a max pooling's
   gradient followed by the ReLU gradient of its input (x = relu(...), or any x: the mask only reads
   x), with MaxPoolGrad's inputs (orig_input x, orig_output y = max_pool(x) of the same window attrs,
@@ -144,10 +146,12 @@ def _conv2d_backprop_filter_bias_infer(inputs, attrs):
     return [(dt, f_shape), (dt, TensorShape([channels]))]
 
 
-def _conv2d_backprop_input_filter_bias_infer(inputs, attrs):
+def _conv2d_backprop_input_filter_infer(inputs, attrs):
     input_sizes, f, dy, x, filter_sizes = inputs
     same_dtype([f, dy, x], "filter, out_backprop and input")
     ((dt, x_shape),) = _conv2d_backprop_input_infer([input_sizes, f, dy], attrs)
+    if not attrs.get("bias_reduction"):  # no bias: the input and filter gradients
+        return [(dt, x_shape), *_conv2d_backprop_filter_infer([x, filter_sizes, dy], attrs)]
     return [(dt, x_shape), *_conv2d_backprop_filter_bias_infer([x, filter_sizes, dy], attrs)]
 
 
@@ -169,7 +173,7 @@ define("Conv2DBackpropFilterBiasReluMask", _conv2d_backprop_filter_bias_relu_mas
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
        fresh_output=True, retains_inputs=False)
-define("Conv2DBackpropInputFilterBias", _conv2d_backprop_input_filter_bias_infer,
+define("Conv2DBackpropInputFilter", _conv2d_backprop_input_filter_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
        fresh_output=True, retains_inputs=False)
@@ -177,7 +181,7 @@ define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS 
        fresh_output=True)
 # built on plan copies, after gradients exist
 no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias",
-            "Conv2DBackpropFilterBiasReluMask", "Conv2DBackpropInputFilterBias",
+            "Conv2DBackpropFilterBiasReluMask", "Conv2DBackpropInputFilter",
             "FusedMaxPoolGradReluMask")
 
 
@@ -241,17 +245,18 @@ def conv2d_backprop_filter_bias_relu_mask(x, filter_sizes, out_backprop, relu_ou
     return tuple(op.outputs)
 
 
-def conv2d_backprop_input_filter_bias(input_sizes, filter, out_backprop, x, filter_sizes, strides,
-                                      padding, data_format="NHWC", dilations=(1, 1, 1, 1),
-                                      bias_reduction="Sum", members=(), name=None):
+def conv2d_backprop_input_filter(input_sizes, filter, out_backprop, x, filter_sizes, strides,
+                                 padding, data_format="NHWC", dilations=(1, 1, 1, 1),
+                                 bias_reduction="Sum", members=(), name=None):
     """(input gradient, filter gradient, bias gradient) of `conv2d(x, filter) + bias` as one op:
     `Conv2DBackpropInput(input_sizes, filter, out_backprop)` and
-    `conv2d_backprop_filter_bias(x, filter_sizes, out_backprop)`."""
+    `conv2d_backprop_filter_bias(x, filter_sizes, out_backprop)`; with `bias_reduction=""`, of
+    `conv2d(x, filter)`: (input gradient, filter gradient)."""
     attrs = {**_conv_attrs(strides, padding, data_format, dilations),
              "bias_reduction": bias_reduction, **_provenance(members)}
-    op = make_op("Conv2DBackpropInputFilterBias",
+    op = make_op("Conv2DBackpropInputFilter",
                  (shape_tensor(input_sizes), filter, out_backprop, x, shape_tensor(filter_sizes)),
-                 attrs, name=name or "Conv2DBackpropInputFilterBias")
+                 attrs, name=name or "Conv2DBackpropInputFilter")
     return tuple(op.outputs)
 
 
@@ -281,7 +286,7 @@ def is_conv2d(op):
 
 
 def is_conv2d_backprop_input(op):
-    """`op` is the input gradient Conv2DBackpropInputFilterBias computes (Conv2DBackpropInput)."""
+    """`op` is the input gradient Conv2DBackpropInputFilter computes (Conv2DBackpropInput)."""
     return op.type == "Conv2DBackpropInput"
 
 

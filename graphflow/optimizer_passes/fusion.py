@@ -15,7 +15,7 @@
    is a ReLU gradient `where(y > 0, g, 0)` read by nothing else (the first layer of a network:
    its input gradient is not needed), the mask joins too: `Conv2DBackpropFilterBiasReluMask(x,
    sizes, g, y)` (`_fuse_filter_bias_relu_mask`). Otherwise (a hidden layer) the input gradient
-   of the same dy joins: `Conv2DBackpropInputFilterBias` (`fusion_conv_gradients.py`).
+   of the same dy joins: `Conv2DBackpropInputFilter` (`fusion_conv_gradients.py`).
 3. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
    `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
    root (the one member whose value leaves the group) towards its inputs; an op joins when every

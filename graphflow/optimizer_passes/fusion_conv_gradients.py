@@ -2,10 +2,10 @@
 
 1. `fuse_filter_bias_gradients`: the filter gradient and the bias gradient read from the same dy
    become one two-output `Conv2DBackpropFilterBias`.
-2. `fuse_input_filter_gradients`: a hidden layer's input gradient and its Conv2DBackpropFilterBias,
-   which read the same dy and neither of which reads the other, become one three-output
-   `Conv2DBackpropInputFilterBias`, so that one kernel shares the cores between the two
-   gradients' work instead of running each on all cores one after the other.
+2. `fuse_input_filter_gradients`: a hidden layer's input gradient and its Conv2DBackpropFilterBias
+   (or Conv2DBackpropFilter, a convolution without bias), which read the same dy and neither of
+   which reads the other, become one `Conv2DBackpropInputFilter`, so that one kernel shares the
+   cores between the two gradients' work instead of running each on all cores in turn.
 
 Both keep every output Tensor (readers, fetches) and control edge; the fused op takes the name of
 the first op it replaces in the schedule's order (the input gradient's for rule 2) and records the
@@ -90,7 +90,9 @@ def _bias_gradient_of(dw_op, preserve, claimed):
 
 
 # Conv2DBackpropInput(input_sizes, f, dy) and Conv2DBackpropFilterBias(x, filter_sizes, dy)
-#   = Conv2DBackpropInputFilterBias(input_sizes, f, dy, x, filter_sizes)      (outputs dx, df, db)
+#   = Conv2DBackpropInputFilter(input_sizes, f, dy, x, filter_sizes)      (outputs dx, df, db)
+# Conv2DBackpropInput(input_sizes, f, dy) and Conv2DBackpropFilter(x, filter_sizes, dy)
+#   = Conv2DBackpropInputFilter(..., bias_reduction="")                    (outputs dx, df)
 # The same values: the fused op's kernels compute each gradient as its own op's kernel does
 # (`kernels/cpu/fused_conv_kernels.py` says how on the CPU). Only for the same dy Tensor, device,
 # dtype and convolution attrs, neither op with control inputs or fetched as an op, and neither an
@@ -100,19 +102,24 @@ def fuse_input_filter_gradients(graph, preserve):
     claimed = set()  # input gradients already paired
     count = 0
     for grads in graph.get_operations():
-        if (not fused_ops.is_conv2d_backprop_filter_bias(grads) or grads.control_inputs
+        biased = fused_ops.is_conv2d_backprop_filter_bias(grads)
+        if (not (biased or fused_ops.is_conv2d_backprop_filter(grads)) or grads.control_inputs
                 or grads in preserve):
             continue
         dx_op = _input_gradient_of(grads, preserve, claimed)
         if dx_op is None:
             continue
         claimed.add(dx_op)
-        members = fused_ops._provenance([dx_op])
-        attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
-        attrs.update({k: members[k] + list(grads.attrs.get(k, [])) for k in members})
+        if biased:
+            attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
+            members = fused_ops._provenance([dx_op])
+            attrs.update({k: members[k] + list(grads.attrs.get(k, [])) for k in members})
+        else:
+            attrs = {**conv_attrs(grads), "bias_reduction": "",
+                     **fused_ops._provenance([dx_op, grads])}
         input_sizes, f, dy = dx_op.inputs
         x, filter_sizes, _ = grads.inputs
-        _replace_pair(editor, "Conv2DBackpropInputFilterBias", [input_sizes, f, dy, x, filter_sizes],
+        _replace_pair(editor, "Conv2DBackpropInputFilter", [input_sizes, f, dy, x, filter_sizes],
                       attrs, dx_op, grads, [dx_op.outputs[0], *grads.outputs])
         count += 1
     editor.commit()
@@ -121,9 +128,9 @@ def fuse_input_filter_gradients(graph, preserve):
 
 def _input_gradient_of(grads, preserve, claimed):
     """The unclaimed Conv2DBackpropInput of the same dy, device, dtype and convolution attrs as the
-    Conv2DBackpropFilterBias `grads` that one op may run with it; None if there is none."""
+    filter gradient `grads` that one op may run with it; None if there is none."""
     dy = grads.inputs[2]
-    attrs = {k: grads.attrs[k] for k in ("strides", "padding", "data_format", "dilations")}
+    attrs = conv_attrs(grads)
     for op in dict.fromkeys(dy._consumers):
         if (op in claimed or not fused_ops.is_conv2d_backprop_input(op) or op.inputs[2] is not dy
                 or op.control_inputs or op in preserve or op.device != grads.device

@@ -58,16 +58,23 @@ def _run(build, inputs, onednn, monkeypatch, threads=1):
 
 
 class _Spy:
+    """Records which oneDNN convolutions ran (a layer's input and filter gradients run in one
+    call where fusion paired them: both recorded)."""
+
     def __init__(self, monkeypatch):
         self.calls = []
-        for module, name in ((dnnl_conv, "conv2d"), (dnnl_conv, "conv2d_backprop_input"),
-                             (dnnl_conv_grads, "conv2d_backprop_filter")):
+        for module, name, kinds in (
+                (dnnl_conv, "conv2d", ("conv2d",)),
+                (dnnl_conv, "conv2d_backprop_input", ("conv2d_backprop_input",)),
+                (dnnl_conv_grads, "conv2d_backprop_filter", ("conv2d_backprop_filter",)),
+                (dnnl_conv_grads, "conv2d_backprop_input_filter",
+                 ("conv2d_backprop_input", "conv2d_backprop_filter"))):
             fn = getattr(module, name)
-            monkeypatch.setattr(module, name, self._wrap(name, fn))
+            monkeypatch.setattr(module, name, self._wrap(kinds, fn))
 
-    def _wrap(self, name, fn):
+    def _wrap(self, kinds, fn):
         def spy(*args):
-            self.calls.append(name)
+            self.calls.extend(kinds)
             return fn(*args)
         return spy
 

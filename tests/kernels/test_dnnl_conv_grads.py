@@ -1,5 +1,5 @@
-"""graphflow.kernels.cpu.dnnl_conv_grads: the input + filter + bias gradients with shared cores give
-exactly the bits of the input gradient and of the filter + bias gradients computed alone, on one and
+"""graphflow.kernels.cpu.dnnl_conv_grads: the input + filter (+ bias) gradients with shared cores give
+exactly the bits of the input gradient and of the filter (+ bias) gradients computed alone, on one and
 two threads, at stride 1 and 2, SAME and VALID, with a short last block of images; the fused op's
 kernel falls back to the two kernels where oneDNN does not run (float64).
 Skipped where the optional oneDNN library (onednn-cpu-gomp) is not installed."""
@@ -32,15 +32,19 @@ def _operands(n, h, w, c, oc, k, s, padding):
 def test_shared_gradients_are_each_ops_own_bits(shape, threads):
     x, f, g, geo = _operands(*shape)
     n, c = x.shape[0], x.shape[3]
-    dx, df, db = dnnl_conv_grads.conv2d_backprop_input_filter_bias(g, f, x, geo, threads)
+    dx, df, db = dnnl_conv_grads.conv2d_backprop_input_filter(g, f, x, geo, threads)
     want_dx = dnnl_conv.conv2d_backprop_input(g, f, geo, n, c, threads)
     want_df, want_db = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, threads,
                                                               bias=True)
     assert np.array_equal(dx, want_dx)
     assert np.array_equal(df, want_df) and np.array_equal(db, want_db)
-    other = dnnl_conv_grads.conv2d_backprop_input_filter_bias(g, f, x, geo, 3 - threads)
+    other = dnnl_conv_grads.conv2d_backprop_input_filter(g, f, x, geo, 3 - threads)
     for got, want in zip(other, (dx, df, db)):  # whatever the thread count
         assert np.array_equal(got, want)
+    no_bias = dnnl_conv_grads.conv2d_backprop_input_filter(g, f, x, geo, threads, bias=False)
+    want_df_alone = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, threads)
+    assert len(no_bias) == 2 and np.array_equal(no_bias[0], dx)
+    assert np.array_equal(no_bias[1], want_df_alone)
 
 
 def test_every_block_runs_once_in_order_on_one_thread():

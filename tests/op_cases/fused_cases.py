@@ -281,15 +281,16 @@ CASES += [
 ]
 
 
-def _input_filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="NHWC",
-                            reduction="Sum", dtype=np.float64, rtol=1e-5):
-    """Conv2DBackpropInputFilterBias: the input, filter and bias gradients of one dy against the
-    float64 loop references (float32 over oneDNN's threshold: the two gradients' shared blocks)."""
+def _input_filter_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_format="NHWC",
+                       reduction="Sum", dtype=np.float64, rtol=1e-5):
+    """Conv2DBackpropInputFilter: the input, filter and bias gradients of one dy (no bias gradient
+    with reduction "") against the float64 loop references (float32 over oneDNN's threshold: the
+    two gradients' shared blocks)."""
     g_shape = _out_backprop_shape(x_shape, f_shape, s, padding, data_format)
 
     def build(f, g, x):
         strides = [1, 1, *s] if data_format == "NCHW" else [1, *s, 1]
-        return fused_ops.conv2d_backprop_input_filter_bias(
+        return fused_ops.conv2d_backprop_input_filter(
             list(x_shape), f, g, x, list(f_shape), strides, padding, data_format,
             bias_reduction=reduction)
 
@@ -298,17 +299,20 @@ def _input_filter_bias_case(x_shape, f_shape, s=(1, 1), padding="SAME", data_for
         if data_format == "NCHW":
             x, g = _nhwc(x), _nhwc(g)
         dx = _conv_input_grad_ref(x.shape, f, g, s, padding)
-        return (_nchw(dx) if data_format == "NCHW" else dx,
-                _conv_filter_grad_ref(x, f_shape, g, s, padding), g.sum(axis=(0, 1, 2)))
-    return OpCase("Conv2DBackpropInputFilterBias", build,
+        grads = (_nchw(dx) if data_format == "NCHW" else dx,
+                 _conv_filter_grad_ref(x, f_shape, g, s, padding))
+        return grads + (g.sum(axis=(0, 1, 2)),) if reduction else grads
+    return OpCase("Conv2DBackpropInputFilter", build,
                   [rand(*f_shape, dtype=dtype, seed=11), rand(*g_shape, dtype=dtype, seed=13),
                    rand(*x_shape, dtype=dtype, seed=12)],
                   expected, grad=False, rtol=rtol, atol=1e-4,
-                  name=f"Conv2DBackpropInputFilterBias[{x_shape}x{f_shape} s={s} {padding} "
-                       f"{data_format} {reduction} {np.dtype(dtype).name}]")
+                  name=f"Conv2DBackpropInputFilter[{x_shape}x{f_shape} s={s} {padding} "
+                       f"{data_format} {reduction or 'no-bias'} {np.dtype(dtype).name}]")
 
 
-CASES += [_input_filter_bias_case(x, f, **kw) for x, f, kw in _GRADIENT_GEOMETRIES]
+CASES += [_input_filter_case(x, f, **kw) for x, f, kw in _GRADIENT_GEOMETRIES]
+CASES += [_input_filter_case(x, f, **{**kw, "reduction": ""})  # no bias
+          for x, f, kw in _GRADIENT_GEOMETRIES[::2]]
 
 
 def _pool_mask_case(k, s, padding, shape, data_format="NHWC", dtype=np.float64):

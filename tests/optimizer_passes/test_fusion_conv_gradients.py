@@ -2,7 +2,7 @@
 convolution's Conv2DBackpropFilter and the bias gradient read from the same dy become one
 Conv2DBackpropFilterBias; when it must not fire (another dy, a Sum that also reduces the channel
 axis or keeps dims, an NCHW Add's two-step Sum, control inputs, an op fetched as a target). A hidden
-layer's Conv2DBackpropInput joins its Conv2DBackpropFilterBias (Conv2DBackpropInputFilterBias), the
+layer's Conv2DBackpropInput joins its Conv2DBackpropFilterBias (Conv2DBackpropInputFilter), the
 same bits; not when the two read different dy or attrs, when one reads the other's output, or with
 control inputs or an op fetched. A training run gives the same numbers with and without them."""
 
@@ -191,7 +191,7 @@ def _train(fuse, monkeypatch, steps=5):
         meta = tf.RunMetadata()
         losses = [sess.run([loss, train], feed, run_metadata=meta)[0] for _ in range(steps)]
         values = sess.run(tf.trainable_variables())
-    fused = sum(op.type in ("Conv2DBackpropFilterBias", "Conv2DBackpropInputFilterBias")
+    fused = sum(op.type in ("Conv2DBackpropFilterBias", "Conv2DBackpropInputFilter")
                 for op in meta.plan.ops)
     return losses, values, fused
 
@@ -208,7 +208,7 @@ def test_training_gives_the_same_numbers_with_and_without_the_fusion(monkeypatch
 
 # ------------------------------------------------------------------ input + filter + bias gradients
 def _input_filter_ops(opt):
-    return [op for op in opt.ops() if op.type == "Conv2DBackpropInputFilterBias"]
+    return [op for op in opt.ops() if op.type == "Conv2DBackpropInputFilter"]
 
 
 def test_a_hidden_layers_three_gradients_become_one_op(optimized, same, input_filter_rule):
@@ -311,4 +311,33 @@ def test_float32_layers_keep_their_bits(same, input_filter_rule):
             with tf.Session() as sess:
                 results.append(sess.run([dx, dw, db], {x: _x(16, 16, 16, 8, seed=4),
                                                        dy: _x(16, 16, 16, 16, seed=5)}))
+    same(*results, rtol=0, atol=0)
+
+
+def test_a_layer_without_bias_pairs_its_input_and_filter_gradients(optimized, same,
+                                                                   input_filter_rule):
+    """A convolution before a batch norm has no bias: its input gradient and Conv2DBackpropFilter
+    become one Conv2DBackpropInputFilter with two outputs (bias_reduction "")."""
+    x = tf.placeholder(tf.float64, [2, 8, 8, 3], name="x")
+    w1 = tf.Variable(_x(3, 3, 3, 4, seed=1).astype(np.float64))
+    w2 = tf.Variable(_x(3, 3, 4, 5, seed=2).astype(np.float64))
+    h = tf.nn.conv2d(x, w1, [1, 1, 1, 1], "SAME")
+    mean, variance = tf.nn.moments(h, [0, 1, 2])
+    h = tf.nn.relu(tf.nn.batch_normalization(h, mean, variance, None, None, 1e-3))
+    y = tf.nn.conv2d(h, w2, [1, 1, 1, 1], "SAME")
+    grads = tf.gradients(tf.reduce_sum(y * y), [w1, w2])
+    opt = optimized(grads, [x])
+    (fused,) = _input_filter_ops(opt)
+    assert fused.attrs["bias_reduction"] == "" and len(fused.outputs) == 2
+    assert fused.attrs["member_types"] == ["Conv2DBackpropInput", "Conv2DBackpropFilter"]
+    assert opt.count("Conv2DBackpropInput") == 0
+    init = tf.global_variables_initializer()
+    feed = {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}
+    results = []
+    for flag in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", flag)
+            with tf.Session() as sess:
+                sess.run(init)
+                results.append(sess.run(grads, feed))
     same(*results, rtol=0, atol=0)

@@ -4,7 +4,7 @@ these and keeps its numpy kernels otherwise, and as the reference the tests comp
 the primitives (`_Plan`, kept per geometry), the forward convolution and the input gradient, and
 the blocks of images every kernel shares out (`run_tasks`); the filter gradient, which may also give
 the bias gradient (`Conv2DBackpropFilterBias`) and share its blocks with the input gradient's
-(`Conv2DBackpropInputFilterBias`), is in `dnnl_conv_grads.py`.
+(`Conv2DBackpropInputFilter`), is in `dnnl_conv_grads.py`.
 
 The arrays are described to oneDNN as they lie in memory (no copies): NHWC input and output as
 oneDNN's `nhwc` (logical N, C, H, W with strides h*w*c, 1, w*c, c), and TF's HWIO filter as

@@ -1,4 +1,4 @@
-"""Conv2DBackpropFilter, Conv2DBackpropFilterBias(ReluMask) and Conv2DBackpropInputFilterBias
+"""Conv2DBackpropFilter, Conv2DBackpropFilterBias(ReluMask) and Conv2DBackpropInputFilter
 through oneDNN's backward-weights primitive (`dnnl_conv.py` makes and keeps the primitives and says
 how the arrays are described; the forward convolution and the input gradient alone are there).
 
@@ -9,7 +9,7 @@ partials are summed in block order, so the result depends neither on how many th
 which computed which block. With the bias gradient each block's dy is summed right after the
 primitive read it; with a ReLU mask each block of dy is masked first, into a buffer of the thread.
 
-A hidden layer needs the input gradient too. `conv2d_backprop_input_filter_bias` puts the filter
+A hidden layer needs the input gradient too. `conv2d_backprop_input_filter` puts the filter
 gradient's blocks and the input gradient's blocks of images into one iterator: each thread runs
 whole primitives on one core, the two gradients share the cores without an OpenMP team or a barrier
 between the two ops, and the values are each op's own (the same filter blocks summed in the same
@@ -65,18 +65,19 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=
     return finish()
 
 
-def conv2d_backprop_input_filter_bias(g, f, x, geo, threads):
+def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     """(input gradient, filter gradient, bias gradient) of a biased convolution from its NHWC
-    output gradient `g`, HWIO filter `f` and NHWC input `x` (Conv2DBackpropInputFilterBias): the
-    filter gradient's blocks (`conv2d_backprop_filter`'s, with the bias sums) and the input
-    gradient's blocks of images taken from one iterator by this thread and the intra-op pool's,
-    each primitive on one OpenMP thread, so the two gradients share the cores instead of each
-    running on all of them in turn (no team, no barrier between them). The filter gradient's
-    blocks are its own op's, summed in block order: the same bits; each image's input gradient is
-    the same bits in any block or team. None where oneDNN has no primitive."""
+    output gradient `g`, HWIO filter `f` and NHWC input `x` (Conv2DBackpropInputFilter; without
+    `bias`, (input gradient, filter gradient)): the filter gradient's blocks
+    (`conv2d_backprop_filter`'s, with the bias sums) and the input gradient's blocks of images
+    taken from one iterator by this thread and the intra-op pool's, each primitive on one OpenMP
+    thread, so the two gradients share the cores instead of each running on all of them in turn
+    (no team, no barrier between them). The filter gradient's blocks are its own op's, summed in
+    block order: the same bits; each image's input gradient is the same bits in any block or
+    team. None where oneDNN has no primitive."""
     g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
     n, c, oc = x.shape[0], f.shape[2], f.shape[3]
-    job = _filter_job(x, g, geo, f.shape, True, None)
+    job = _filter_job(x, g, geo, f.shape, bias, None)
     macs = conv_macs(n, geo, c, oc)
     dx = np.empty((n, geo.h, geo.w, c), np.float32)
     input_tasks = _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f,
@@ -87,7 +88,7 @@ def conv2d_backprop_input_filter_bias(g, f, x, geo, threads):
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers:
     # 2-5% faster than interleaving the two kinds)
     run_tasks(filter_tasks + input_tasks, threads if 2 * macs >= PARALLEL_MIN_MACS else 1)
-    return (dx, *finish())
+    return (dx, *finish()) if bias else (dx, finish())
 
 
 def _filter_job(x, g, geo, f_shape, bias, mask):

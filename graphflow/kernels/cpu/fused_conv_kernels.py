@@ -31,9 +31,9 @@ a buffer of the thread that runs it, so the masked dy is never written out whole
 (`dnnl_conv_grads.conv2d_backprop_filter`); elsewhere the mask, then the Conv2DBackpropFilterBias
 kernel.
 
-Conv2DBackpropInputFilterBias (a hidden layer's input gradient with its filter and bias gradients):
+Conv2DBackpropInputFilter (a hidden layer's input gradient with its filter and bias gradients):
 where oneDNN runs both, their blocks of images share the cores
-(`dnnl_conv_grads.conv2d_backprop_input_filter_bias`); elsewhere the two kernels in turn.
+(`dnnl_conv_grads.conv2d_backprop_input_filter`); elsewhere the two kernels in turn.
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
 own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
@@ -232,21 +232,29 @@ def _conv2d_backprop_filter_bias_relu_mask(node):
     return conv2d_backprop_filter_bias_relu_mask
 
 
-@cpu_kernel("Conv2DBackpropInputFilterBias")
-def _conv2d_backprop_input_filter_bias(node):
-    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)).
-    Where oneDNN would run both gradients (the two kernels' own tests) on one geometry (x of
+@cpu_kernel("Conv2DBackpropInputFilter")
+def _conv2d_backprop_input_filter(node):
+    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)),
+    or without a `bias_reduction` (Conv2DBackpropInput(...), Conv2DBackpropFilter(x, filter_sizes,
+    dy)). Where oneDNN would run both gradients (the two kernels' own tests) on one geometry (x of
     input_sizes' shape, f of filter_sizes'), their blocks of images share the cores
-    (`dnnl_conv_grads.conv2d_backprop_input_filter_bias`: the same bits as the two kernels);
-    elsewhere the Conv2DBackpropInput kernel, then the Conv2DBackpropFilterBias kernel."""
+    (`dnnl_conv_grads.conv2d_backprop_input_filter`: the same bits as the two kernels);
+    elsewhere the Conv2DBackpropInput kernel, then the filter gradient's."""
     conv = conv_kernels._Conv(node)
     threads = blas.session_threads(node)
-    input_node, filter_node = _member_nodes(node)
+    bias = bool(node.attrs.get("bias_reduction"))
+    input_node, filter_node = _member_nodes(node, bias)
     input_grad = conv_kernels._conv2d_backprop_input(input_node)
-    filter_and_bias = _filter_and_bias_gradients(filter_node)
+    if bias:
+        filter_grads = _filter_and_bias_gradients(filter_node)
+    else:
+        filter_grad = conv_kernels._conv2d_backprop_filter(filter_node)
+
+        def filter_grads(x, filter_sizes, g):
+            return (filter_grad(x, filter_sizes, g),)
 
     def shared(input_sizes, f, g, x, filter_sizes):
-        """The three gradients with shared cores, or None where that route does not apply."""
+        """The gradients with shared cores, or None where that route does not apply."""
         if not (f.ndim == g.ndim == x.ndim == 4 and f.dtype == g.dtype == x.dtype == np.float32):
             return None
         sizes = conv_kernels._sizes(input_sizes, "input_sizes")
@@ -260,22 +268,23 @@ def _conv2d_backprop_input_filter_bias(node):
                 or not dnnl_conv.applies(f, gn, xn,
                                          macs=dnnl_conv.conv_macs(n, geo, c, f.shape[3]))):
             return None
-        grads = dnnl_conv_grads.conv2d_backprop_input_filter_bias(gn, f, xn, geo, threads)
+        grads = dnnl_conv_grads.conv2d_backprop_input_filter(gn, f, xn, geo, threads, bias)
         if grads is None:
             return None
         return (conv_kernels._from_nhwc(grads[0], conv.fmt), *grads[1:])
 
-    def conv2d_backprop_input_filter_bias(input_sizes, f, g, x, filter_sizes):
+    def conv2d_backprop_input_filter(input_sizes, f, g, x, filter_sizes):
         grads = shared(input_sizes, f, g, x, filter_sizes)
         if grads is not None:
             return grads
-        return (input_grad(input_sizes, f, g), *filter_and_bias(x, filter_sizes, g))
-    return conv2d_backprop_input_filter_bias
+        return (input_grad(input_sizes, f, g), *filter_grads(x, filter_sizes, g))
+    return conv2d_backprop_input_filter
 
 
-def _member_nodes(node):
-    """The kernel nodes of Conv2DBackpropInputFilterBias's two parts: (Conv2DBackpropInput
-    (input_sizes, filter, dy) -> dx, Conv2DBackpropFilterBias(x, filter_sizes, dy) -> df, db)."""
+def _member_nodes(node, bias):
+    """The kernel nodes of Conv2DBackpropInputFilter's two parts: (Conv2DBackpropInput
+    (input_sizes, filter, dy) -> dx, Conv2DBackpropFilterBias(x, filter_sizes, dy) -> df, db, or
+    without `bias`, Conv2DBackpropFilter(x, filter_sizes, dy) -> df)."""
     attrs = node.attrs
     conv_attrs = {k: attrs[k] for k in ("strides", "padding", "data_format", "dilations")
                   if k in attrs}
@@ -283,7 +292,8 @@ def _member_nodes(node):
     dtypes = node.in_dtypes
     input_node = KernelNode(node.name, "Conv2DBackpropInput", conv_attrs, dtypes[:3],
                             node.out_dtypes[:1], shapes[:1] if shapes else None, node.state)
-    filter_node = KernelNode(node.name, "Conv2DBackpropFilterBias", attrs,
+    filter_node = KernelNode(node.name, "Conv2DBackpropFilterBias" if bias else
+                             "Conv2DBackpropFilter", attrs if bias else conv_attrs,
                              (dtypes[3], dtypes[4], dtypes[2]), node.out_dtypes[1:],
                              shapes[1:] if shapes else None, node.state)
     return input_node, filter_node

@@ -195,17 +195,24 @@ def _conv2d_backprop_filter_bias(node):
     return conv2d_backprop_filter_bias
 
 
-@cuda_kernel("Conv2DBackpropInputFilterBias", dtypes=(np.float32, np.float64, np.int32),
+@cuda_kernel("Conv2DBackpropInputFilter", dtypes=(np.float32, np.float64, np.int32),
              host_inputs=(0, 4), supports=supports_float_nhwc)
-def _conv2d_backprop_input_filter_bias(node):
-    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)):
-    the two kernels one after the other (the GPU runs each on all its cores already)."""
+def _conv2d_backprop_input_filter(node):
+    """(Conv2DBackpropInput(input_sizes, f, dy), *Conv2DBackpropFilterBias(x, filter_sizes, dy)),
+    or without a `bias_reduction` the Conv2DBackpropFilter kernel's one output: the kernels one
+    after the other (the GPU runs each on all its cores already)."""
     input_grad = _conv2d_backprop_input(node)
-    filter_and_bias = _conv2d_backprop_filter_bias(node)
+    if node.attrs.get("bias_reduction"):
+        filter_grads = _conv2d_backprop_filter_bias(node)
+    else:
+        filter_grad = _conv2d_backprop_filter(node)
 
-    def conv2d_backprop_input_filter_bias(input_sizes, f, dy, x, filter_sizes):
-        return (input_grad(input_sizes, f, dy), *filter_and_bias(x, filter_sizes, dy))
-    return conv2d_backprop_input_filter_bias
+        def filter_grads(x, filter_sizes, dy):
+            return (filter_grad(x, filter_sizes, dy),)
+
+    def conv2d_backprop_input_filter(input_sizes, f, dy, x, filter_sizes):
+        return (input_grad(input_sizes, f, dy), *filter_grads(x, filter_sizes, dy))
+    return conv2d_backprop_input_filter
 
 
 def _relu_mask_program(dtype):

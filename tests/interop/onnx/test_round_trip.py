@@ -76,7 +76,7 @@ NOT_EXPORTABLE = {
     "Conv2DBackpropInput": _GRADIENT, "Conv2DBackpropFilter": _GRADIENT,
     "Conv2DBackpropFilterBias": _GRADIENT,
     "Conv2DBackpropFilterBiasReluMask": _GRADIENT,
-    "Conv2DBackpropInputFilterBias": _GRADIENT,
+    "Conv2DBackpropInputFilter": _GRADIENT,
     "MaxPoolGrad": _GRADIENT, "MaxPoolGradGrad": _GRADIENT, "AvgPoolGrad": _GRADIENT,
     "Conv3DBackpropInputV2": _GRADIENT, "Conv3DBackpropFilterV2": _GRADIENT,
     "MaxPool3DGrad": _GRADIENT, "MaxPool3DGradGrad": _GRADIENT, "AvgPool3DGrad": _GRADIENT,
