@@ -158,13 +158,56 @@ def cifar_cnn(tf, rng):
     return [train], feed, 3 * 2 * n * macs, 0.0
 
 
+def _conv_bn(tf, x, c_in, c_out, rng, stride=1, relu=True, k=3):
+    """conv2d without bias, then a batch norm the way TF1 code wrote it (tf.nn.moments and
+    tf.nn.batch_normalization), then ReLU."""
+    w = tf.Variable((rng.standard_normal((k, k, c_in, c_out)) * np.sqrt(2 / (k * k * c_in)))
+                    .astype(np.float32))
+    h = tf.nn.conv2d(x, w, strides=[1, stride, stride, 1], padding="SAME")
+    mean, variance = tf.nn.moments(h, [0, 1, 2])
+    gamma = tf.Variable(np.ones(c_out, np.float32))
+    beta = tf.Variable(np.zeros(c_out, np.float32))
+    h = tf.nn.batch_normalization(h, mean, variance, beta, gamma, 1e-3)
+    return tf.nn.relu(h) if relu else h
+
+
+def resnet_bn(tf, rng):
+    """A small ResNet on CIFAR-shaped images: a stem, three residual blocks (16, 32, 64 channels,
+    the last two with stride 2 and a 1x1 projection), global average pooling, Momentum."""
+    n = 64
+    x = tf.placeholder(tf.float32, [n, 32, 32, 3])
+    y = tf.placeholder(tf.int64, [n])
+    h = _conv_bn(tf, x, 3, 16, rng)
+    c_in, macs, size = 16, 32 * 32 * 27 * 16, 32
+    for c, stride in ((16, 1), (32, 2), (64, 2)):
+        short, projected = h, stride != 1 or c != c_in
+        if projected:
+            w = tf.Variable((rng.standard_normal((1, 1, c_in, c)) * np.sqrt(2 / c_in))
+                            .astype(np.float32))
+            short = tf.nn.conv2d(h, w, strides=[1, stride, stride, 1], padding="SAME")
+        out = size // stride
+        r = _conv_bn(tf, h, c_in, c, rng, stride)
+        r = _conv_bn(tf, r, c, c, rng, relu=False)
+        h = tf.nn.relu(r + short)
+        macs += out * out * (9 * c_in * c + 9 * c * c + (c_in * c if projected else 0))
+        c_in, size = c, out
+    w = tf.Variable((rng.standard_normal((64, 10)) * 0.1).astype(np.float32))
+    logits = tf.matmul(tf.reduce_mean(h, axis=[1, 2]), w)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    feed = {x: rng.standard_normal((n, 32, 32, 3)).astype(np.float32),
+            y: rng.integers(0, 10, n)}
+    return [train], feed, 3 * 2 * n * macs, 0.0
+
+
 ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
         ("784-512-512-10 Adam, batch 256", mlp_adam),
         ("784-512-512-10 dropout 0.5, Adam, batch 128", mlp_dropout),
         ("elementwise chain 1M float32", elementwise),
         ("elementwise chain 16M float32", elementwise_16m),
         ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
-        ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn)]
+        ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn),
+        ("ResNet-style CNN, batch norm by tf.nn.moments, batch 64", resnet_bn)]
 
 
 # ------------------------------------------------------------------ machine limits, timing
