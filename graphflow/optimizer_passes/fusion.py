@@ -21,7 +21,9 @@
    root (the one member whose value leaves the group) towards its inputs; an op joins when every
    reader of its output is already in the group, its static output shape equals the root's, and it
    has no control edges and is not fetched. So values never leave the group except through the root,
-   which also means fusing cannot create a cycle. Groups hold at most `MAX_GROUP_OPS` ops.
+   which also means fusing cannot create a cycle. Groups hold at most `MAX_GROUP_OPS` ops, and at
+   least two, or one of at least `SINGLE_OP_MIN_ELEMENTS` elements. An input a `BroadcastTo` of
+   the group's shape produced is read unbroadcast (`_unbroadcast_inputs`).
 
 The fused op takes the root's name, device and output Tensor (so fetches and readers are unchanged),
 the root's source line, and records the members in attrs (`members`, `member_types`,
