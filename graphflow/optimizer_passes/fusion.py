@@ -16,14 +16,15 @@
    its input gradient is not needed), the mask joins too: `Conv2DBackpropFilterBiasReluMask(x,
    sizes, g, y)` (`_fuse_filter_bias_relu_mask`). Otherwise (a hidden layer) the input gradient
    of the same dy joins: `Conv2DBackpropInputFilter` (`fusion_conv_gradients.py`).
-3. Elementwise fusion: maximal groups of elementwise ops (`OpDef.elementwise` and listed in
-   `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one `FusedElementwise` op. A group grows from its
-   root (the one member whose value leaves the group) towards its inputs; an op joins when every
-   reader of its output is already in the group, its static output shape equals the root's, and it
-   has no control edges and is not fetched. So values never leave the group except through the root,
-   which also means fusing cannot create a cycle. Groups hold at most `MAX_GROUP_OPS` ops, and at
-   least two, or one of at least `SINGLE_OP_MIN_ELEMENTS` elements. An input a `BroadcastTo` of
-   the group's shape produced is read unbroadcast (`_unbroadcast_inputs`).
+3. Elementwise fusion (`fusion_elementwise.py`): maximal groups of elementwise ops
+   (`OpDef.elementwise` and listed in `fused_ops.ELEMENTWISE_INSTRUCTIONS`) become one
+   `FusedElementwise` op. A group grows from its root (the one member whose value leaves the group)
+   towards its inputs; an op joins when every reader of its output is already in the group, its
+   static output shape equals the root's, and it has no control edges and is not fetched. So
+   values never leave the group except through the root, which also means fusing cannot create a
+   cycle. Groups hold at most `MAX_GROUP_OPS` ops, and at least two, or one of at least
+   `SINGLE_OP_MIN_ELEMENTS` elements. An input a `BroadcastTo` of the group's shape produced is read
+   unbroadcast (`_unbroadcast_inputs`).
 
 The fused op takes the root's name, device and output Tensor (so fetches and readers are unchanged),
 the root's source line, and records the members in attrs (`members`, `member_types`,
@@ -44,18 +45,18 @@ from graphflow.optimizer_passes.fusion_conv_gradients import (
     fuse_filter_bias_gradients,
     fuse_input_filter_gradients,
 )
-from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
+from graphflow.optimizer_passes.fusion_elementwise import fuse_elementwise
+from graphflow.optimizer_passes.rewrite import (
+    Editor,
+    move_control_outputs,
+    move_output,
+    plain,
+    replace_root,
+)
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
 NAME = "fusion"
 
-# Upper bound on the ops one FusedElementwise replaces (keeps generated device kernels small).
-MAX_GROUP_OPS = 64
-# An elementwise op alone becomes a FusedElementwise of one instruction from this many output
-# elements: the fused kernel runs it on the intra-op threads in cache-sized chunks, numpy's kernel
-# on one thread, and slowly where an operand broadcasts over a short last axis (a batch norm's
-# squared_difference(x, mean) on [64, 32, 32, 16]: numpy 0.78 ms, fused 0.41 ms).
-SINGLE_OP_MIN_ELEMENTS = 1 << 16
 # False leaves convolutions unfused (their bias + activation then join elementwise groups):
 # `benchmarks/bench_conv_fusion.py` compares both plans.
 FUSE_CONV = True
@@ -82,7 +83,7 @@ def run(graph, preserve):
                         if FUSE_CONV_GRADIENTS and FUSE_FILTER_RELU_MASK else 0)
         input_filter = (fuse_input_filter_gradients(graph, preserve)
                         if FUSE_CONV_GRADIENTS and FUSE_INPUT_FILTER_GRADIENTS else 0)
-        groups, fused_ops_count = _fuse_elementwise(graph, preserve)
+        groups, fused_ops_count = fuse_elementwise(graph, preserve)
         stats.rewrites = matmuls + convs + pool_masks + grads + filter_masks + input_filter + groups
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
@@ -91,24 +92,6 @@ def run(graph, preserve):
                              elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count)
     return stats
-
-
-def _replace_root(editor, root, fused_type, inputs, attrs):
-    """Put a `fused_type` op in place of `root`, the last op of a matched group: same name,
-    source line and device, scheduled where root was; root's output Tensor (its readers, fetches)
-    and control outputs move to it. The group's other members go when nothing reads them."""
-    out = root.outputs[0]
-    fused = editor.add_op(fused_type, inputs, attrs, [(out.dtype, out.shape)], anchor=root,
-                          name=root.name, source=root.source, device=root.device)
-    move_output(out, fused)
-    move_control_outputs(root, fused)
-
-
-def _plain(op, preserve):
-    """No control edges and no fetched/fed output: an op that may disappear into a fused op."""
-    if op.control_inputs or op._control_outputs or op in preserve:
-        return False
-    return not any(t in preserve for t in op.outputs)
 
 
 def _reads_shape_only(op):
@@ -150,7 +133,7 @@ def _fuse_bias_activation(graph, preserve, rule):
     editor = Editor(graph, preserve)
     count = 0
     for mm in graph.get_operations():
-        if not rule.is_product(mm) or not _plain(mm, preserve):
+        if not rule.is_product(mm) or not plain(mm, preserve):
             continue
         product = mm.outputs[0]
         add = _sole_value_reader(product)
@@ -164,7 +147,7 @@ def _fuse_bias_activation(graph, preserve, rule):
         root = add
         act = _sole_value_reader(add.outputs[0])
         if (act is not None and rule.is_activation(act) and act.device == mm.device
-                and not act.control_inputs and act not in preserve and _plain(add, preserve)):
+                and not act.control_inputs and act not in preserve and plain(add, preserve)):
             members.append(act)
             root = act
             _move_shape_readers(add.outputs[0], act.outputs[0])
@@ -173,7 +156,7 @@ def _fuse_bias_activation(graph, preserve, rule):
                  "activation": root.type if root is not add else "",
                  "activation_attrs": dict(root.attrs) if root is not add else {},
                  **fused_ops._provenance(members)}
-        _replace_root(editor, root, rule.fused_type, [mm.inputs[0], mm.inputs[1], bias], attrs)
+        replace_root(editor, root, rule.fused_type, [mm.inputs[0], mm.inputs[1], bias], attrs)
         count += 1
     editor.commit()
     return count
@@ -283,7 +266,7 @@ def _filter_bias_relu_mask(grads, preserve):
     dy = grads.inputs[2]
     select = dy.op
     relu = _relu_gradient(select)
-    if relu is None or not _plain(select, preserve) or dy._consumers != [grads]:
+    if relu is None or not plain(select, preserve) or dy._consumers != [grads]:
         return None
     y, g, greater = relu
     if (not y.shape.is_fully_defined() or y.shape != g.shape or g.shape != dy.shape
@@ -309,7 +292,7 @@ def _relu_gradient(select):
 def _with_greater(members, greater, select, preserve):
     """`members` with the ReLU gradient's Greater before the Select when only the Select reads it
     (then it goes too)."""
-    if _plain(greater, preserve) and greater.outputs[0]._consumers == [select]:
+    if plain(greater, preserve) and greater.outputs[0]._consumers == [select]:
         at = members.index(select)
         return members[:at] + [greater] + members[at:]
     return members
@@ -332,7 +315,7 @@ def _fuse_max_pool_grad_relu_mask(graph, preserve):
             continue
         grad_op, members = match
         attrs = {**_pool_window_attrs(grad_op), **fused_ops._provenance(members)}
-        _replace_root(editor, select, "FusedMaxPoolGradReluMask", list(grad_op.inputs), attrs)
+        replace_root(editor, select, "FusedMaxPoolGradReluMask", list(grad_op.inputs), attrs)
         count += 1
     editor.commit()
     return count
@@ -352,7 +335,7 @@ def _max_pool_grad_relu_mask(select, preserve):
         return None
     masked_by, grad, greater = relu
     grad_op = grad.op
-    if (not fused_ops.is_max_pool_grad(grad_op) or not _plain(grad_op, preserve)
+    if (not fused_ops.is_max_pool_grad(grad_op) or not plain(grad_op, preserve)
             or grad._consumers != [select]):
         return None
     x, y, _ = grad_op.inputs
@@ -370,148 +353,3 @@ def _is_zero(t, signed):
     if value is None or value.size != 1 or value.reshape(()) != 0:
         return False
     return not signed or not np.signbit(value.reshape(()))
-
-
-# ------------------------------------------------------------------ elementwise groups
-def _fusible(op):
-    if not fused_ops.is_instruction(op) or len(op.outputs) != 1:
-        return False
-    op_def = registry.lookup(op.type)
-    # strings (Equal, NotEqual of them) stay numpy's object-array ufuncs: the fused kernels
-    # compute in number dtypes
-    strings = any(t.dtype.as_numpy_dtype == np.object_ for t in op.inputs)
-    return op_def.elementwise and not op_def.stateful and not op_def.random and not strings
-
-
-def _fuse_elementwise(graph, preserve):
-    ops = graph.get_operations()
-    group_of = {}
-    groups = []
-    for root in reversed(ops):
-        if root in group_of or not _fusible(root) or root.control_inputs or root in preserve:
-            continue
-        members = {root}
-        group_of[root] = root
-        shape = root.outputs[0].shape
-        stack = [t.op for t in root.inputs]
-        while stack and len(members) < MAX_GROUP_OPS:
-            p = stack.pop()
-            if (p in group_of or not _fusible(p) or not _plain(p, preserve)
-                    or p.device != root.device or p.outputs[0].shape.dims != shape.dims):
-                continue
-            if any(group_of.get(c) is not root for c in p.outputs[0]._consumers):
-                continue  # read outside the group (for now: a later member may still claim it)
-            members.add(p)
-            group_of[p] = root
-            stack.extend(t.op for t in p.inputs)
-        if len(members) < 2 and not _large(root):
-            del group_of[root]
-            continue
-        groups.append((root, sorted(members, key=lambda o: o._id)))
-    editor = Editor(graph, preserve)
-    fused_count = 0
-    made = 0
-    for root, members in groups:
-        built = _build_program(members, root)
-        if built is None:
-            continue
-        inputs, program = built
-        attrs = {"program": program, **fused_ops._provenance(members)}
-        _replace_root(editor, root, "FusedElementwise", inputs, attrs)
-        fused_count += len(members)
-        made += 1
-    editor.commit()
-    return made, fused_count
-
-
-def _large(op):
-    """An op of at least SINGLE_OP_MIN_ELEMENTS static output elements: a group of its own."""
-    size = op.outputs[0].shape.num_elements()
-    return size is not None and size >= SINGLE_OP_MIN_ELEMENTS
-
-
-def _inlinable(t, other_ranks):
-    """A size-1 constant that can become a "Const" instruction without changing the output shape."""
-    value = registry.constant_value_of(t)
-    if value is None or value.size != 1:
-        return False
-    return value.ndim == 0 or (other_ranks is not None and value.ndim <= other_ranks)
-
-
-def _scalar_constant(t):
-    value = registry.constant_value_of(t)
-    return value is not None and value.size == 1
-
-
-def _build_program(members, root):
-    """(fused-op inputs, program) for a group, members in schedule order."""
-    member_set = set(members)
-    external = {}
-    for op in members:
-        for t in op.inputs:
-            if t.op not in member_set:
-                external[t] = None
-    unbroadcast = _unbroadcast_inputs(external, root)
-    external = {unbroadcast.get(t, t): None for t in external}
-    tensor_inputs = [t for t in external if not _scalar_constant(t)]
-    ranks = [t.shape.ndims for t in tensor_inputs]
-    max_rank = None if not ranks or any(r is None for r in ranks) else max(ranks)
-    inputs, const_inputs = [], []
-    for t in external:
-        if _inlinable(t, max_rank) and tensor_inputs:
-            const_inputs.append(t)
-        else:
-            inputs.append(t)
-    if not inputs:
-        return None
-    number = {t: i for i, t in enumerate(inputs)}
-    instructions = []
-    for t in const_inputs:
-        value = t.op.attrs["value"].reshape(())
-        number[t] = len(inputs) + len(instructions)
-        instructions.append(["Const", [], {"value": value.item()}, t.dtype.name])
-    for op in members:
-        refs = [number[unbroadcast.get(t, t)] for t in op.inputs]
-        attrs = {k: _jsonable(v) for k, v in op.attrs.items()}
-        number[op.outputs[0]] = len(inputs) + len(instructions)
-        instructions.append([op.type, refs, attrs, op.outputs[0].dtype.name])
-    program = {"version": fused_ops.PROGRAM_VERSION, "inputs": [t.dtype.name for t in inputs],
-               "instructions": instructions, "output": number[root.outputs[0]]}
-    return inputs, program
-
-
-# x op BroadcastTo(y, shape(x)) -> x op y, inside a group: the kernels broadcast every input to the
-# group's shape, so reading y broadcast gives the same elements without writing the broadcast out
-# (a reduction's gradient, e.g. tf.nn.moments' in a batch norm: [1, 1, 1, C] -> [N, H, W, C]).
-# Only for a BroadcastTo of the group's static shape from a static shape that broadcasts to it,
-# and only while some other input of the group has the group's whole shape (then every
-# instruction's result still broadcasts to it, also where the kernel computes whole arrays).
-def _unbroadcast_inputs(external, root):
-    """{BroadcastTo output: its input} for the external inputs of a group read unbroadcast."""
-    shape = root.outputs[0].shape
-    if not shape.is_fully_defined():
-        return {}
-    dims = tuple(shape.as_list())
-    found = {}
-    for t in external:
-        op = t.op
-        if (not fused_ops.is_broadcast_to(op) or op.control_inputs
-                or tuple(t.shape.dims or ()) != dims):
-            continue
-        y = op.inputs[0]
-        if not y.shape.is_fully_defined() or y.dtype != t.dtype:
-            continue
-        try:
-            if np.broadcast_shapes(tuple(y.shape.as_list()), dims) != dims:
-                continue
-        except ValueError:
-            continue
-        found[t] = y
-    whole = [t for t in external if t not in found and tuple(t.shape.dims or ()) == dims]
-    return found if whole else {}
-
-
-def _jsonable(v):
-    if isinstance(v, np.generic):
-        return v.item()
-    return v

@@ -204,3 +204,21 @@ def _kahn(ops, seq, anchors):
     if len(out) != len(ops):
         raise RuntimeError("graph rewrite created a cycle")  # a pass bug, never user input
     return out
+
+
+def replace_root(editor, root, fused_type, inputs, attrs):
+    """Put a `fused_type` op in place of `root`, the last op of a matched group: same name,
+    source line and device, scheduled where root was; root's output Tensor (its readers, fetches)
+    and control outputs move to it. The group's other members go when nothing reads them."""
+    out = root.outputs[0]
+    fused = editor.add_op(fused_type, inputs, attrs, [(out.dtype, out.shape)], anchor=root,
+                          name=root.name, source=root.source, device=root.device)
+    move_output(out, fused)
+    move_control_outputs(root, fused)
+
+
+def plain(op, preserve):
+    """No control edges and no fetched/fed output: an op that may disappear into a fused op."""
+    if op.control_inputs or op._control_outputs or op in preserve:
+        return False
+    return not any(t in preserve for t in op.outputs)

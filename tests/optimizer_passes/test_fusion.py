@@ -11,7 +11,7 @@ from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu import fused_instructions, fused_kernels
 from graphflow.ops import conv_ops, fused_ops, registry
-from graphflow.optimizer_passes import fusion
+from graphflow.optimizer_passes import fusion, fusion_elementwise
 
 PASS = ["fusion"]
 
@@ -105,7 +105,7 @@ def test_a_broadcast_stays_when_no_input_has_the_whole_shape(optimized, both, sa
 
 
 def test_a_large_op_alone_is_a_program_of_one_instruction(optimized, both, same, monkeypatch):
-    monkeypatch.setattr(fusion, "SINGLE_OP_MIN_ELEMENTS", 1000)
+    monkeypatch.setattr(fusion_elementwise, "SINGLE_OP_MIN_ELEMENTS", 1000)
     big = tf.placeholder(tf.float32, [10, 100], name="big")
     m = tf.placeholder(tf.float32, [100], name="m")
     small = tf.placeholder(tf.float32, [9, 100], name="small")
@@ -121,7 +121,7 @@ def test_a_large_op_alone_is_a_program_of_one_instruction(optimized, both, same,
 def test_group_size_is_bounded(optimized, both, same):
     x = tf.placeholder(tf.float32, [16], name="x")
     y = x
-    for _ in range(fusion.MAX_GROUP_OPS * 2 + 5):
+    for _ in range(fusion_elementwise.MAX_GROUP_OPS * 2 + 5):
         y = tf.sin(y)
     opt = optimized(y, [x], passes=PASS)
     assert opt.count("FusedElementwise") == 3 and opt.count("Sin") == 0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.optimizer_passes import fusion
+from graphflow.optimizer_passes import fusion_elementwise
 
 
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ([0, 2], True), (-1, True)])
@@ -52,7 +52,7 @@ def test_log_sigmoid_is_stable_for_large_inputs():
 def test_sigmoid_keeps_its_relative_precision_in_the_tails(dtype, fused, monkeypatch):
     # TF1 gives sigmoid(-20) = 2.0611537e-09 in float32; the formula through tanh gave 0 there
     # op: the Sigmoid kernel itself (a large op alone would be a fused program of one instruction)
-    monkeypatch.setattr(fusion, "SINGLE_OP_MIN_ELEMENTS", 1 << 40)
+    monkeypatch.setattr(fusion_elementwise, "SINGLE_OP_MIN_ELEMENTS", 1 << 40)
     x = np.tile(np.array([-90.0, -40.0, -20.0, -10.0, -1.0, 0.0, 1.0, 10.0, 20.0]), 8192)
     xs = tf.placeholder(dtype, x.shape)
     # fused: the sigmoid of x / 2 * 2 (exact), one FusedElementwise with the multiply
