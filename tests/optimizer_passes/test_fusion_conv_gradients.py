@@ -227,16 +227,23 @@ def test_a_hidden_layers_three_gradients_become_one_op(optimized, same, input_fi
     assert fused.name == fused.attrs["members"][0]  # the input gradient's name
     assert opt.report["fusion"].details["fused_input_filter_gradients"] == 1
     assert {t.op for t in opt.fetches[1:]} == {fused}
+    # float64: the numpy kernels, the same bits with the rule and without
+    same(*_with_and_without_the_rule(grads, {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}),
+         rtol=0, atol=0)
+
+
+def _with_and_without_the_rule(fetches, feed):
+    """The values of `fetches` after initializing the variables, without the input + filter rule
+    and with it."""
     init = tf.global_variables_initializer()
-    feed = {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}
     results = []
     for flag in (False, True):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", flag)
             with tf.Session() as sess:
                 sess.run(init)
-                results.append(sess.run(grads, feed))
-    same(*results, rtol=0, atol=0)  # float64: the numpy kernels, the same bits
+                results.append(sess.run(fetches, feed))
+    return results
 
 
 def _gradient_ops():
@@ -331,13 +338,6 @@ def test_a_layer_without_bias_pairs_its_input_and_filter_gradients(optimized, sa
     assert fused.attrs["bias_reduction"] == "" and len(fused.outputs) == 2
     assert fused.attrs["member_types"] == ["Conv2DBackpropInput", "Conv2DBackpropFilter"]
     assert opt.count("Conv2DBackpropInput") == 0
-    init = tf.global_variables_initializer()
-    feed = {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}
-    results = []
-    for flag in (False, True):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(fusion, "FUSE_INPUT_FILTER_GRADIENTS", flag)
-            with tf.Session() as sess:
-                sess.run(init)
-                results.append(sess.run(grads, feed))
-    same(*results, rtol=0, atol=0)
+    # float64: the numpy kernels, the same bits with the rule and without
+    same(*_with_and_without_the_rule(grads, {x: _x(2, 8, 8, 3, seed=5).astype(np.float64)}),
+         rtol=0, atol=0)
