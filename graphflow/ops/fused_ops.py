@@ -5,6 +5,9 @@ private graph in place of several user ops. Users never build them, but they are
 - `FusedElementwise`: a group of elementwise ops evaluated as one op. Its `program` attr is a small
   JSON-able expression program; the format is specified in `graphflow/ops/elementwise_program.py`,
   whose `check` (`validate_program` below) is its one validator.
+- `FusedElementwiseSum`: a FusedElementwise program's value summed (`mean`: averaged) over its
+  `leading_axes` leading axes, `keepdims` as the Sum/Mean it replaces: the two in one pass, the
+  program's value never written out whole (attrs `program`, `leading_axes`, `keepdims`, `mean`).
 - `FusedMatMul`: `activation(matmul(a, b) + bias)` (TF's `_FusedMatMul` remapping).
 - `FusedConv2D`: `activation(conv2d(x, filter) + bias)` with a per-channel bias of shape [out
   channels] (TF's `_FusedConv2D`); the Conv2D attrs (strides, padding, data_format, dilations) plus
@@ -39,6 +42,8 @@ private graph in place of several user ops. Users never build them, but they are
 All carry their provenance in attrs: `members` (names of the ops they replaced, in schedule order),
 `member_types` and `member_sources` ('file:line: code' of the user code that built each member).
 """
+
+import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
@@ -92,6 +97,20 @@ def _fused_elementwise_infer(inputs, attrs):
     for t in inputs:
         shape = broadcast_static(shape, t.shape)
     return [(out_dtype, shape)]
+
+
+def _fused_elementwise_sum_infer(inputs, attrs):
+    ((dt, shape),) = _fused_elementwise_infer(inputs, attrs)
+    if np.dtype(dt.as_numpy_dtype).kind != "f":
+        raise ValueError(f"FusedElementwiseSum sums floats, not {dt.name}")
+    leading = attrs["leading_axes"]
+    if shape.ndims is not None and not 0 < leading < shape.ndims:
+        raise ValueError(f"cannot sum over the {leading} leading axes of a rank-{shape.ndims} "
+                         "value and keep the others")
+    if shape.dims is None:
+        return [(dt, TensorShape(None))]
+    kept = list(shape.dims[leading:])
+    return [(dt, TensorShape([1] * leading + kept if attrs.get("keepdims") else kept))]
 
 
 def _fused_matmul_infer(inputs, attrs):
@@ -158,6 +177,9 @@ def _conv2d_backprop_input_filter_infer(inputs, attrs):
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
        attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
+define("FusedElementwiseSum", _fused_elementwise_sum_infer,
+       attrs="program:dict leading_axes:int>=1 keepdims:bool mean:bool" + _PROVENANCE,
+       fresh_output=True)
 define("FusedMatMul", _fused_matmul_infer,
        attrs="transpose_a:bool transpose_b:bool activation:string activation_attrs:dict"
        + _PROVENANCE, fresh_output=True)
@@ -180,7 +202,8 @@ define("Conv2DBackpropInputFilter", _conv2d_backprop_input_filter_infer,
 define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
        fresh_output=True)
 # built on plan copies, after gradients exist
-no_gradient("FusedElementwise", "FusedMatMul", "FusedConv2D", "Conv2DBackpropFilterBias",
+no_gradient("FusedElementwise", "FusedElementwiseSum", "FusedMatMul", "FusedConv2D",
+            "Conv2DBackpropFilterBias",
             "Conv2DBackpropFilterBiasReluMask", "Conv2DBackpropInputFilter",
             "FusedMaxPoolGradReluMask")
 
@@ -201,6 +224,15 @@ def fused_elementwise(inputs, program, members=(), name=None):
     """A FusedElementwise op evaluating `program` over `inputs`; `members` are the replaced ops."""
     attrs = {"program": program, **_provenance(members)}
     return make_tensor("FusedElementwise", tuple(inputs), attrs, name=name or "FusedElementwise")
+
+
+def fused_elementwise_sum(inputs, program, leading_axes, keepdims=False, mean=False, members=(),
+                          name=None):
+    """The value of `program` over `inputs` summed (or averaged) over its leading axes, as one op."""
+    attrs = {"program": program, "leading_axes": int(leading_axes), "keepdims": bool(keepdims),
+             "mean": bool(mean), **_provenance(members)}
+    return make_tensor("FusedElementwiseSum", tuple(inputs), attrs,
+                       name=name or "FusedElementwiseSum")
 
 
 def fused_matmul(a, b, bias, activation="", transpose_a=False, transpose_b=False,
@@ -273,6 +305,31 @@ def fused_max_pool_grad_relu_mask(orig_input, orig_output, grad, ksize, strides,
 def is_instruction(op):
     """`op` has a FusedElementwise instruction (its type is in ELEMENTWISE_INSTRUCTIONS)."""
     return op.type in ELEMENTWISE_INSTRUCTIONS
+
+
+def is_fused_elementwise(op):
+    """`op` is a FusedElementwise (whose value a sum over leading axes may take in)."""
+    return op.type == "FusedElementwise"
+
+
+def leading_axes_sum(op):
+    """(leading axes, keepdims, mean) when `op` is a float Sum or Mean of one input over its first
+    k axes (k static, 0 < k < rank), else None: FusedElementwiseSum's reduction."""
+    if op.type not in ("Sum", "Mean") or len(op.inputs) != 1:
+        return None
+    x = op.inputs[0]
+    rank = x.shape.ndims
+    axis = op.attrs.get("axis")
+    if rank is None or axis is None or np.dtype(x.dtype.as_numpy_dtype).kind != "f":
+        return None
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    try:
+        normalized = sorted({int(a) % rank for a in axes})
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    if not normalized or normalized != list(range(len(normalized))) or len(normalized) >= rank:
+        return None
+    return len(normalized), bool(op.attrs.get("keepdims", False)), op.type == "Mean"
 
 
 def is_matmul(op):

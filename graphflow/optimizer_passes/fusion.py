@@ -24,7 +24,8 @@
    values never leave the group except through the root, which also means fusing cannot create a
    cycle. Groups hold at most `MAX_GROUP_OPS` ops, and at least two, or one of at least
    `SINGLE_OP_MIN_ELEMENTS` elements. An input a `BroadcastTo` of the group's shape produced is read
-   unbroadcast (`_unbroadcast_inputs`).
+   unbroadcast (`_unbroadcast_inputs`). A Sum or Mean over the leading axes of a group's value,
+   its only reader, then joins it: `FusedElementwiseSum` (`fuse_sums`).
 
 The fused op takes the root's name, device and output Tensor (so fetches and readers are unchanged),
 the root's source line, and records the members in attrs (`members`, `member_types`,
@@ -45,7 +46,7 @@ from graphflow.optimizer_passes.fusion_conv_gradients import (
     fuse_filter_bias_gradients,
     fuse_input_filter_gradients,
 )
-from graphflow.optimizer_passes.fusion_elementwise import fuse_elementwise
+from graphflow.optimizer_passes.fusion_elementwise import fuse_elementwise, fuse_sums
 from graphflow.optimizer_passes.rewrite import (
     Editor,
     move_control_outputs,
@@ -65,6 +66,8 @@ FUSE_CONV_GRADIENTS = True
 # False leaves a hidden layer's input gradient and its Conv2DBackpropFilterBias as two ops (the tests
 # compare both plans).
 FUSE_INPUT_FILTER_GRADIENTS = True
+# False leaves a Sum or Mean of a FusedElementwise's value as two ops (the tests compare both plans).
+FUSE_SUMS = True
 # False leaves the ReLU gradient after MaxPoolGrad unfused (tests compare both plans).
 FUSE_POOL_RELU_MASK = True
 # False leaves the ReLU gradient before Conv2DBackpropFilterBias unfused (tests compare both plans).
@@ -84,13 +87,15 @@ def run(graph, preserve):
         input_filter = (fuse_input_filter_gradients(graph, preserve)
                         if FUSE_CONV_GRADIENTS and FUSE_INPUT_FILTER_GRADIENTS else 0)
         groups, fused_ops_count = fuse_elementwise(graph, preserve)
-        stats.rewrites = matmuls + convs + pool_masks + grads + filter_masks + input_filter + groups
+        sums = fuse_sums(graph, preserve) if FUSE_SUMS else 0
+        stats.rewrites = (matmuls + convs + pool_masks + grads + filter_masks + input_filter + groups
+                          + sums)
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
                              fused_conv_gradients=grads, fused_filter_relu_masks=filter_masks,
                              fused_input_filter_gradients=input_filter,
                              elementwise_groups=groups,
-                             elementwise_ops_fused=fused_ops_count)
+                             elementwise_ops_fused=fused_ops_count, fused_sums=sums)
     return stats
 
 

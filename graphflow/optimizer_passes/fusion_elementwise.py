@@ -158,3 +158,31 @@ def _jsonable(v):
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+# sum(program(inputs), leading axes) = FusedElementwiseSum(inputs)   (mean likewise)
+# A Sum or Mean over the leading axes of a FusedElementwise's value that nothing else reads: the
+# kernel sums each block of the value while it is in cache instead of writing it out whole and
+# reading it back (a batch norm's mean((x - m)^2) and the sums of its gradient). Not when either op
+# has control edges or is fetched as an op, or they sit on different devices.
+def fuse_sums(graph, preserve):
+    editor = Editor(graph, preserve)
+    count = 0
+    for op in graph.get_operations():
+        reduction = fused_ops.leading_axes_sum(op)
+        if reduction is None or op.control_inputs or op._control_outputs or op in preserve:
+            continue
+        value = op.inputs[0]
+        producer = value.op
+        if (not fused_ops.is_fused_elementwise(producer) or not plain(producer, preserve)
+                or value._consumers != [op] or producer.device != op.device):
+            continue
+        leading, keepdims, mean = reduction
+        members = {k: list(producer.attrs.get(k, [])) + v
+                   for k, v in fused_ops._provenance([op]).items()}
+        attrs = {"program": producer.attrs["program"], "leading_axes": leading,
+                 "keepdims": keepdims, "mean": mean, **members}
+        replace_root(editor, op, "FusedElementwiseSum", list(producer.inputs), attrs)
+        count += 1
+    editor.commit()
+    return count

@@ -157,6 +157,33 @@ CASES = [
 ]
 
 
+def _fused_sum(program, leading, keepdims=False, mean=False):
+    return lambda *xs: fused_ops.fused_elementwise_sum(list(xs), program, leading, keepdims, mean)
+
+
+def _summed(reference, leading, keepdims=False, mean=False):
+    def expected(*xs):
+        value = np.asarray(reference(*[np.asarray(x, np.float64) for x in xs]))
+        axes = tuple(range(leading))
+        return value.mean(axes, keepdims=keepdims) if mean else value.sum(axes, keepdims=keepdims)
+    return expected
+
+
+# FusedElementwiseSum: the program's value summed over leading axes; small (one block), and over
+# several blocks of `fused_sum_kernels.BLOCK_ELEMENTS` with a partial one, an input broadcast over
+# the rows, keepdims and mean
+CASES += [
+    OpCase("FusedElementwiseSum", _fused_sum(MIXED_PROGRAM, 1), [rand(4, 5), rand(5)],
+           _summed(mixed_reference, 1), grad=False, name="FusedElementwiseSum[mixed,small]"),
+    OpCase("FusedElementwiseSum", _fused_sum(MIXED_PROGRAM, 2, keepdims=True, mean=True),
+           [rand(300, 2000, 3), rand(3, seed=1)], _summed(mixed_reference, 2, True, True),
+           grad=False, name="FusedElementwiseSum[mixed,blocks,keepdims,mean]"),
+    OpCase("FusedElementwiseSum", _fused_sum(BENCH_PROGRAM, 1), [rand(_BIG_ROWS, 500, dtype=f32)],
+           _summed(bench_reference, 1), grad=False, rtol=1e-4, atol=1e-3,
+           name="FusedElementwiseSum[bench,float32]"),
+]
+
+
 def _conv_case(x_shape, f_shape, activation, reference, s=(1, 1), padding="SAME",
                data_format="NHWC", dtype=np.float64, act_attrs=None, rtol=1e-5):
     def build(x, f, b):

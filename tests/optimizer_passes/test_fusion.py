@@ -118,6 +118,34 @@ def test_a_large_op_alone_is_a_program_of_one_instruction(optimized, both, same,
     same(*both([y, z], feed, passes=PASS), rtol=0, atol=0)
 
 
+def test_a_sum_over_leading_axes_joins_the_group_it_reads(optimized, both, same):
+    """mean((x - m)^2, [0, 1, 2]) and sum(g * x, [0, 1]) become FusedElementwiseSum ops: the
+    program's value is summed block by block instead of written out (float32 rounding apart)."""
+    x = tf.placeholder(tf.float32, [16, 32, 32, 8], name="x")
+    g = tf.placeholder(tf.float32, [16, 32, 32, 8], name="g")
+    m = tf.placeholder(tf.float32, [1, 1, 1, 8], name="m")
+    v = tf.reduce_mean(tf.squared_difference(x, m), [0, 1, 2], name="v")
+    s = tf.reduce_sum(tf.exp(g) * x, [0, 1], keepdims=True, name="s")
+    t = tf.reduce_sum(g * x, [1, 2, 3], name="t")                    # not leading axes
+    opt = optimized([v, s, t], [x, g, m], passes=PASS)
+    assert opt.op("v").type == opt.op("s").type == "FusedElementwiseSum"
+    assert opt.op("v").attrs["mean"] and opt.op("s").attrs["keepdims"]
+    assert opt.op("s").attrs["member_types"] == ["Exp", "Mul", "Sum"]
+    assert opt.op("t").type == "Sum"
+    assert opt.report["fusion"].details["fused_sums"] == 2
+    feed = {x: _x(16, 32, 32, 8), g: _x(16, 32, 32, 8, seed=1), m: _x(1, 1, 1, 8, seed=2)}
+    same(*both([v, s, t], feed, passes=PASS), rtol=1e-5, atol=1e-4)
+
+
+def test_a_value_read_elsewhere_is_not_summed_inside(optimized, both, same):
+    x = tf.placeholder(tf.float32, [16, 32, 32, 8], name="x")
+    sq = tf.square(x - 1.0)
+    s = tf.reduce_sum(sq, [0, 1, 2])
+    opt = optimized([s, sq], [x], passes=PASS)
+    assert opt.count("FusedElementwiseSum") == 0 and opt.count("Sum") == 1
+    same(*both([s, sq], {x: _x(16, 32, 32, 8)}, passes=PASS), rtol=1e-5, atol=1e-4)
+
+
 def test_group_size_is_bounded(optimized, both, same):
     x = tf.placeholder(tf.float32, [16], name="x")
     y = x

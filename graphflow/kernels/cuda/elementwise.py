@@ -133,7 +133,7 @@ for _op in _ELEMENTWISE:
     cuda_kernel(_op, supports=_supports(_op))(_build_single)
 
 
-def _fused_supported(in_dtypes, out_dtypes, attrs):
+def fused_program_supported(in_dtypes, out_dtypes, attrs):
     try:
         codegen.normalize(attrs["program"])
     except (codegen.ProgramError, KeyError, TypeError, ValueError) as exc:
@@ -141,8 +141,9 @@ def _fused_supported(in_dtypes, out_dtypes, attrs):
     return None
 
 
-@cuda_kernel("FusedElementwise", supports=_fused_supported)
+@cuda_kernel("FusedElementwise", supports=fused_program_supported)
 def _fused_elementwise(node):
     """A FusedElementwise op of the fusion pass: its whole program is one generated kernel."""
     k = kernel_for(node.attrs["program"])
     return lambda *xs: k(*xs)[0]
+

@@ -13,7 +13,7 @@ Large reductions with few outputs are split across blocks and finished by a seco
 
 import numpy as np
 
-from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
+from graphflow.kernels.cuda import codegen, cuda_kernel, elementwise, runtime
 from graphflow.kernels.cuda.launch import SUFFIX, ceil_div, row_blocks
 
 # op type -> (the reduction's kind, divide by the count)
@@ -290,3 +290,18 @@ def _arg(node):
                              np.int64(outer), np.int64(R), np.int64(inner))
         return out
     return arg
+
+
+@cuda_kernel("FusedElementwiseSum", supports=elementwise.fused_program_supported)
+def _fused_elementwise_sum(node):
+    """FusedElementwiseSum: the program's generated kernel, then the Sum (or Mean) kernel's
+    reduction over the leading axes (the same two launches as the unfused ops)."""
+    k = elementwise.kernel_for(node.attrs["program"])
+    leading, keepdims = node.attrs["leading_axes"], node.attrs["keepdims"]
+    reducer = Reducer(runtime(), "sum", node.out_dtypes[0], mean=node.attrs["mean"])
+
+    def fused_elementwise_sum(*xs):
+        value = k(*xs)[0]
+        axes = list(range(leading))
+        return reducer(value, axes, reduced_shape(value.shape, axes, keepdims))
+    return fused_elementwise_sum
