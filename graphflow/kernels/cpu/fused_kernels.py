@@ -84,11 +84,14 @@ class FusedProgram:
     accepts_out = True
     checks_out_shape = True  # an `out` of the wrong shape or dtype is ignored, not an error
 
-    def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None, threads=None):
+    def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None, threads=None,
+                 chunk_elements=None):
         self.name = name
         # most threads one call uses (None: the process default, `config.default_intra_op_threads`)
         self.threads = config.default_intra_op_threads() if threads is None else max(1, int(threads))
         self.provenance = provenance or {}
+        # one thread's chunk (None: CHUNK_ELEMENTS; FusedElementwiseSum's blocks run as one chunk)
+        self.chunk_elements = chunk_elements
         member = 0
         n_in = len(program["inputs"])
         self.num_inputs = n_in
@@ -222,7 +225,8 @@ class FusedProgram:
         layout = self._layouts.get(key)
         if layout is None:
             layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
-                             PARALLEL_CHUNK_ELEMENTS if parallel else CHUNK_ELEMENTS, jit)
+                             PARALLEL_CHUNK_ELEMENTS if parallel else
+                             self.chunk_elements or CHUNK_ELEMENTS, jit)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 try:  # (other threads running this plan may be evicting too)
                     self._layouts.pop(next(iter(self._layouts)))
