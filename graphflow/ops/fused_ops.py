@@ -57,7 +57,11 @@ from graphflow.ops.conv_ops import (
     _pool_attrs,
     max_pool_grad_infer,
 )
-from graphflow.ops.math_ops import UNARY_OPS, _matmul_infer  # noqa: F401 - UNARY_OPS: tests
+from graphflow.ops.math_ops import (  # noqa: F401 - UNARY_OPS: tests
+    UNARY_OPS,
+    _matmul_infer,
+    normalize_axes,
+)
 from graphflow.ops.registry import (
     broadcast_static,
     define,
@@ -214,6 +218,13 @@ def _provenance(members):
             "member_sources": [_where(m) for m in members]}
 
 
+def provenance_with(fused, before=(), after=()):
+    """The provenance attrs of a fused op that takes in the fused op `fused`: its members, with the
+    ops `before` listed first and `after` last."""
+    first, last = _provenance(before), _provenance(after)
+    return {k: first[k] + list(fused.attrs.get(k, [])) + last[k] for k in first}
+
+
 def _where(op):
     """'file:line: code' of a member (the code text travels in the attr, so an error about a fused
     op never has to open a file, whether the graph was built here or loaded)."""
@@ -322,14 +333,13 @@ def leading_axes_sum(op):
     axis = op.attrs.get("axis")
     if rank is None or axis is None or np.dtype(x.dtype.as_numpy_dtype).kind != "f":
         return None
-    axes = [axis] if isinstance(axis, int) else list(axis)
     try:
-        normalized = sorted({int(a) % rank for a in axes})
-    except (TypeError, ValueError, ZeroDivisionError):
+        axes = normalize_axes(axis, rank)
+    except ValueError:
         return None
-    if not normalized or normalized != list(range(len(normalized))) or len(normalized) >= rank:
+    if not axes or axes != tuple(range(len(axes))) or len(axes) >= rank:
         return None
-    return len(normalized), bool(op.attrs.get("keepdims", False)), op.type == "Mean"
+    return len(axes), bool(op.attrs.get("keepdims", False)), op.type == "Mean"
 
 
 def is_matmul(op):

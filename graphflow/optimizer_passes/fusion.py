@@ -249,8 +249,7 @@ def _fuse_filter_bias_relu_mask(graph, preserve):
         select, g, y, members = match
         dw, db = grads.outputs
         attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
-        provenance = fused_ops._provenance(members)
-        attrs.update({k: list(grads.attrs.get(k, [])) + provenance[k] for k in provenance})
+        attrs.update(fused_ops.provenance_with(grads, after=members))
         x, sizes, _ = grads.inputs
         fused = editor.add_op("Conv2DBackpropFilterBiasReluMask", [x, sizes, g, y], attrs,
                               [(dw.dtype, dw.shape), (db.dtype, db.shape)], anchor=grads,

@@ -112,8 +112,7 @@ def fuse_input_filter_gradients(graph, preserve):
         claimed.add(dx_op)
         if biased:
             attrs = {k: v for k, v in grads.attrs.items() if not k.startswith("member")}
-            members = fused_ops._provenance([dx_op])
-            attrs.update({k: members[k] + list(grads.attrs.get(k, [])) for k in members})
+            attrs.update(fused_ops.provenance_with(grads, before=[dx_op]))
         else:
             attrs = {**conv_attrs(grads), "bias_reduction": "",
                      **fused_ops._provenance([dx_op, grads])}

@@ -178,10 +178,9 @@ def fuse_sums(graph, preserve):
                 or value._consumers != [op] or producer.device != op.device):
             continue
         leading, keepdims, mean = reduction
-        members = {k: list(producer.attrs.get(k, [])) + v
-                   for k, v in fused_ops._provenance([op]).items()}
         attrs = {"program": producer.attrs["program"], "leading_axes": leading,
-                 "keepdims": keepdims, "mean": mean, **members}
+                 "keepdims": keepdims, "mean": mean,
+                 **fused_ops.provenance_with(producer, after=[op])}
         replace_root(editor, op, "FusedElementwiseSum", list(producer.inputs), attrs)
         count += 1
     editor.commit()

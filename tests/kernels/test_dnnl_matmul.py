@@ -387,7 +387,7 @@ def test_a_products_values_do_not_depend_on_the_way_or_the_load(chosen, monkeypa
     for got in results[1:]:
         np.testing.assert_array_equal(got, results[0])
     (plan,) = dnnl_matmul._plans.values()
-    assert plan.parallel and plan.pinned_way() in (None, dnnl_matmul.TEAM, dnnl_matmul.BLOCKS)
+    assert plan.parallel  # the ways differ only for a product split over threads
 
 
 def test_the_probe_pins_a_product_whose_blocks_sum_differently(chosen, monkeypatch):

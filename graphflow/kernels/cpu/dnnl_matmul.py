@@ -137,6 +137,7 @@ class _Product:
 
 
 TEAM, BLOCKS = "team", "blocks"
+SINGLE = "single"  # the one-thread primitive (`_Plan.run`; not a way the chooser picks)
 
 
 class _Chooser:
@@ -350,27 +351,29 @@ class _Plan:
         if self._pinned is None:
             a, b, bias = _probe_operands(self)
             outs = {}
-            for way in ("single", TEAM, BLOCKS):
-                out = np.empty((self.m, self.n), np.float32)
-                ptrs = [a.ctypes.data, b.ctypes.data, out.ctypes.data]
-                ptrs += [] if bias is None else [bias.ctypes.data]
-                if way == TEAM:
-                    mark_team()
-                    with dnnl.library().openmp_threads(self.threads):
-                        self.team()(*ptrs)
-                elif way == BLOCKS and self.m * self.k * self.n < BLOCKS_MIN_MACS:
-                    out = outs["single"]  # what `matmul` runs for the blocks of a small product
-                elif way == BLOCKS:
-                    _run_blocks(self, a, b, *ptrs[:3], ptrs[3] if bias is not None else None,
-                                self.args[0], self.args[1])
-                else:
-                    with dnnl.library().openmp_threads(1):
-                        self.single()(*ptrs)
-                outs[way] = out
-            team = np.array_equal(outs[TEAM], outs["single"])
-            agree = team and np.array_equal(outs[BLOCKS], outs["single"])
+            for way in (SINGLE, TEAM, BLOCKS):
+                outs[way] = np.empty((self.m, self.n), np.float32)
+                ptrs = (a.ctypes.data, b.ctypes.data, outs[way].ctypes.data)
+                self.run(way, ptrs if bias is None else ptrs + (bias.ctypes.data,))
+            team = np.array_equal(outs[TEAM], outs[SINGLE])
+            agree = team and np.array_equal(outs[BLOCKS], outs[SINGLE])
             self._pinned = "" if agree else TEAM if team else BLOCKS
         return self._pinned or None
+
+    def run(self, way, ptrs):
+        """The product at `ptrs` (the addresses of a, b, the output and the bias if any) one way:
+        TEAM by the OpenMP team, SINGLE by the one-thread primitive, BLOCKS by blocks on the
+        intra-op pool (a product below BLOCKS_MIN_MACS: by the one-thread primitive)."""
+        lib = dnnl.library()
+        if way == TEAM:
+            mark_team()
+            with lib.openmp_threads(self.threads):
+                self.team()(*ptrs)
+        elif way == SINGLE or self.m * self.k * self.n < BLOCKS_MIN_MACS:
+            with lib.openmp_threads(1):
+                self.single()(*ptrs)
+        else:
+            _run_blocks(self, ptrs)
 
 
 def _probe_operands(plan):
@@ -441,13 +444,11 @@ def matmul(a, b, threads, bias=None, ops=()):
             raise
         return None
     out = np.empty((m, n), np.float32)
-    a_ptr, b_ptr, c_ptr = a.ctypes.data, b.ctypes.data, out.ctypes.data
-    bias_ptr = None if bias is None else bias.ctypes.data
-    ptrs = (a_ptr, b_ptr, c_ptr) if bias is None else (a_ptr, b_ptr, c_ptr, bias_ptr)
-    lib = dnnl.library()
+    ptrs = (a.ctypes.data, b.ctypes.data, out.ctypes.data)
+    if bias is not None:
+        ptrs += (bias.ctypes.data,)
     if not plan.parallel:
-        with lib.openmp_threads(1):
-            plan.single()(*ptrs)
+        plan.run(SINGLE, ptrs)
         return out
     pinned = None if _no_teams or plan.fixed else plan.pinned_way()
     mode = BLOCKS if _no_teams else plan.fixed or pinned or CHOOSER.pick()
@@ -456,21 +457,16 @@ def matmul(a, b, threads, bias=None, ops=()):
     # the other), untimed: the chooser compares the ways on free cores
     busy = free_cores.usable_threads(plan.threads) <= 1
     t0 = time.perf_counter()
-    if mode == TEAM and not busy:
-        mark_team()
-        with lib.openmp_threads(plan.threads):
-            plan.team()(*ptrs)
-    elif mode == TEAM or m * k * n < BLOCKS_MIN_MACS:
-        with lib.openmp_threads(1):
-            plan.single()(*ptrs)
-    else:
-        _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides)
+    plan.run(SINGLE if mode == TEAM and busy else mode, ptrs)
     if not (plan.fixed or pinned or busy):
         CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 
 
-def _run_blocks(plan, a, b, a_ptr, b_ptr, c_ptr, bias_ptr, a_strides, b_strides):
+def _run_blocks(plan, ptrs):
+    a_ptr, b_ptr, c_ptr = ptrs[:3]
+    bias_ptr = ptrs[3] if len(ptrs) == 4 else None
+    a_strides, b_strides = plan.args[:2]
     prims, bounds, n = plan.blocks(), plan.bounds, plan.n
     pieces = intra_op.shared_iter(range(len(prims)))
     lib = dnnl.library()

@@ -5,9 +5,11 @@ in a batch norm and its gradient.
 The rows of the reduced axes are cut into blocks of about `BLOCK_ELEMENTS` elements, a block size
 that does not depend on the thread count. For each block the program runs on that block's rows of
 its inputs (an input that broadcasts over the rows is passed whole) into a block-sized value that
-stays in the core's cache, and one BLAS product ones @ value sums its rows; the blocks run on the
-calling thread (`PARALLEL_BLOCKS`: or taken from one iterator by it and the intra-op pool's), and
-the per-block sums are added in block order, so the result does not depend on the threads. The
+stays in the core's cache, and one BLAS product ones @ value sums its rows; the per-block sums are
+added in block order. The blocks run on the calling thread: shared with the intra-op pool they
+measured slower on two threads than on one (a one-off script, mean((x - m)^2) over [64, 32, 32,
+16]'s first three axes, four blocks: 0.83 ms on two threads, 0.41 on one, 0.82-0.87 unfused; the
+program alone on the four blocks, each one compiled run, 0.34 ms on two threads, 0.29 on one). The
 unfused plan writes the program's whole value out and reads it back for the Sum kernel (ones @ X
 over all rows at once): the same sum in another order, equal to float rounding. Inputs whose
 leading axes neither match the value's nor all broadcast take the unfused route here: the program,
@@ -18,18 +20,12 @@ import math
 
 import numpy as np
 
-from graphflow.engine import config
-from graphflow.kernels.cpu import cpu_kernel, intra_op
+from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.fused_kernels import FusedProgram
 
 # Elements of the program's value per block (1 MB of float32: in a core's L2 on the machines
 # measured).
 BLOCK_ELEMENTS = 1 << 18
-# Blocks shared with the intra-op pool. Off: measured slower on two threads than on one (a one-off
-# script, mean((x - m)^2) over [64, 32, 32, 16]'s first three axes, four blocks: 0.83 ms on two
-# threads, 0.41 on one, against 0.82-0.87 unfused; the program alone on four blocks, each one
-# compiled run, 0.34 ms on two threads against 0.29 on one): the blocks run on the calling thread.
-PARALLEL_BLOCKS = False
 
 
 @cpu_kernel("FusedElementwiseSum")
@@ -38,7 +34,6 @@ def _fused_elementwise_sum(node):
     program = FusedProgram(attrs["program"], node.in_dtypes, node.name, attrs, threads=1,
                            chunk_elements=BLOCK_ELEMENTS)  # a block: one compiled run
     leading, keepdims, mean = attrs["leading_axes"], attrs["keepdims"], attrs["mean"]
-    threads = getattr(node.state, "intra_op_threads", None) or config.default_intra_op_threads()
 
     def fused_elementwise_sum(*inputs):
         arrays = [x if type(x) is np.ndarray else np.asarray(x) for x in inputs]
@@ -52,9 +47,9 @@ def _fused_elementwise_sum(node):
             value = program(*arrays)
             total = np.add.reduce(value.reshape(rows, -1), axis=0, dtype=program.out_dtype)
         else:
-            total = _blocks_summed(program, views, rows, kept, threads)
+            total = _blocks_summed(program, views, rows, kept)
         if mean:
-            total = np.divide(total, max(rows, 1), out=total) if rows else total / 0
+            total = np.divide(total, rows, out=total)  # (no rows: 0 / 0, as numpy's mean)
         return np.asarray(total, program.out_dtype).reshape(
             (1,) * leading + kept if keepdims else kept)
     return fused_elementwise_sum
@@ -76,28 +71,16 @@ def _row_views(arrays, shape, leading):
     return views
 
 
-def _blocks_summed(program, views, rows, kept, threads):
+def _blocks_summed(program, views, rows, kept):
     cols = math.prod(kept)
     block_rows = max(1, BLOCK_ELEMENTS // cols)
     starts = range(0, rows, block_rows)
     partials = np.empty((len(starts), cols), program.out_dtype)
     ones = np.ones(block_rows, program.out_dtype)
 
-    def work_on(b):
-        lo = starts[b]
+    for b, lo in enumerate(starts):
         hi = min(rows, lo + block_rows)
         value = program(*[v[lo:hi] if cut else v for cut, v in views])
         value = np.broadcast_to(value, (hi - lo,) + kept).reshape(hi - lo, cols)
-        np.dot(ones[:hi - lo], value, out=partials[b])  # np.dot releases the GIL for BLAS
-
-    if len(starts) == 1 or threads <= 1 or intra_op.in_worker() or not PARALLEL_BLOCKS:
-        for b in range(len(starts)):
-            work_on(b)
-    else:
-        pieces = intra_op.shared_iter(range(len(starts)))
-
-        def work():
-            for b in pieces:
-                work_on(b)
-        intra_op.POOL.run_shared(work, threads)
+        np.dot(ones[:hi - lo], value, out=partials[b])
     return partials[0].copy() if len(starts) == 1 else np.add.reduce(partials, axis=0)
