@@ -28,7 +28,8 @@ becomes busy, or quiet again, or a new model's products, change the choice.
 `GRAPHFLOW_MATMUL_THREADING=team|blocks` fixes it.
 The ways may sum in different orders: oneDNN picks its blocking by the shape it is given, so
 column or row blocks can differ from the whole product in the last bits (64x4096 @ 4096x512,
-256x784 @ 784x512 and most of the CNN and MLP benchmarks' products do; 4096x64 @ 64x512 does not),
+256x784 @ 784x512 and most of the CNN and MLP benchmarks' products do, 4096x64 @ 64x512 does
+not: a one-off check of nine products; the tests check four),
 while a team gives the one-thread primitive's bits. So that a product's values never depend on
 the chooser's timing or on the machine's load, each parallel product is probed once on seeded
 random operands (`_Plan.pinned_way`): only one whose team, blocks and one-thread primitive agree
