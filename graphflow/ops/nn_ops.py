@@ -7,7 +7,7 @@ import numbers
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import math_ops, random_ops, shape_ops
+from graphflow.ops import gradient_ops, math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_op, make_tensor, require_dtype, same_dtype
@@ -305,15 +305,24 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
 
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
-    """`tf.nn.moments`: (mean, variance) of `x` over `axes`."""
+    """`tf.nn.moments`: (mean, variance) of `x` over `axes`, built as TF builds it: the mean once
+    (kept dims, squeezed after), the variance around `stop_gradient(mean)` (the gradient through
+    that mean is zero in exact arithmetic, so no op computes it), float16 input summed in float32."""
     keep = bool(keepdims if keepdims is not None else (keep_dims or False))
     with name_scope(name, "moments", [x]):
         x = convert_to_tensor(x)
         axes = [int(a) for a in axes] if isinstance(axes, (list, tuple)) else int(axes)
-        mean_keep = math_ops.reduce_mean(x, axes, keepdims=True, name="mean")
-        variance = math_ops.reduce_mean(math_ops.squared_difference(x, mean_keep), axes,
-                                        keepdims=keep, name="variance")
-        mean = mean_keep if keep else math_ops.reduce_mean(x, axes, keepdims=False, name="mean")
+        y = math_ops.cast(x, dtypes.float32) if x.dtype == dtypes.float16 else x
+        mean = math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
+        variance = math_ops.reduce_mean(
+            math_ops.squared_difference(y, gradient_ops.stop_gradient(mean)), axes,
+            keepdims=True, name="variance")
+        if not keep:
+            squeeze_axes = axes if isinstance(axes, list) else [axes]
+            mean = shape_ops.squeeze(mean, squeeze_axes)
+            variance = shape_ops.squeeze(variance, squeeze_axes)
+        if x.dtype == dtypes.float16:
+            return math_ops.cast(mean, dtypes.float16), math_ops.cast(variance, dtypes.float16)
         return mean, variance
 
 

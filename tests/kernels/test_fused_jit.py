@@ -225,6 +225,27 @@ def test_binary_ops(op, dtype, second):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_add_n_is_compiled_summing_left_to_right(dtype, threads):
+    # a batch norm's input gradient: g*scale + c*(x - mean) + mean_grad, three terms in one AddN
+    # (a row operand among them); the sum is ((a + b) + c) rounded at each step, as numpy's
+    shape = (CHUNKED // 16, 16)
+    program = _program([dtype] * 5, [
+        ["Mul", [0, 1], {}, dtype], ["Sub", [2, 3], {}, dtype], ["Mul", [6, 4], {}, dtype],
+        ["AddN", [5, 7, 4], {}, dtype]])
+    inputs = [_data(shape, 1, dtype, edge_every=5), _data((16,), 2, dtype, edge_every=3),
+              _data(shape, 3, dtype, edge_every=7), _data((16,), 4, dtype, edge_every=4),
+              _data((16,), 5, dtype, edge_every=6)]
+    f = _check(program, inputs, threads, nan_pairs=True)
+    assert any(i.op == "AddN" for run in _runs(f) for i in run.instrs)
+    big = np.full(shape, 1e8 if dtype == "float32" else 1e17, dtype)
+    ones = np.ones((16,), dtype)
+    cancel = _program([dtype] * 3, [["Neg", [0], {}, dtype], ["AddN", [0, 1, 3], {}, dtype]])
+    got = _check(cancel, [big, ones, big], threads)(big, ones, big)
+    assert (got == 0).all()  # (1e8 + 1) - 1e8 is 0 in float32; (1e8 - 1e8) + 1 would give 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", _ARITH)
 def test_binary_ops_keep_the_payload_of_one_nan(op, dtype):
     # one operand NaN (payloads and signs of every kind), the other any non-NaN value

@@ -103,6 +103,36 @@ def test_moments_l2_normalize_xw_plus_b():
     np.testing.assert_allclose(got[5], x[0] @ w + b)
 
 
+def test_moments_is_built_as_tf_builds_it_and_its_gradients_match_finite_differences():
+    # one Mean over x (squeezed after, not a second Mean), the variance around
+    # stop_gradient(mean): the variance's gradient reaches x only through the squared difference
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float64, [4, 3, 2])
+        mean, var = tf.nn.moments(x, axes=[0, 1])
+        types = [op.type for op in graph.get_operations()]
+        assert types.count("Mean") == 2 and types.count("Squeeze") == 2
+        assert "StopGradient" in types
+        loss = tf.reduce_sum(mean * [1.0, -2.0]) + tf.reduce_sum(var * [0.5, 3.0])
+        grad, = tf.gradients(loss, [x])
+        xv = np.random.default_rng(8).normal(size=(4, 3, 2))
+        with tf.Session() as sess:
+            error = tf.test.compute_gradient_error(x, [4, 3, 2], loss, [], x_init_value=xv)
+            got = sess.run(grad, {x: xv})
+    assert error < 1e-6
+    n = 12
+    expected = np.array([1.0, -2.0]) / n + np.array([0.5, 3.0]) * 2 * (xv - xv.mean((0, 1))) / n
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_moments_of_float16_sums_in_float32():
+    x = np.linspace(-3, 3, 4096).astype(np.float16) + np.float16(1000)
+    mean, var = _run(tf.nn.moments(tf.constant(x), axes=[0]))
+    assert mean.dtype == np.float16 and var.dtype == np.float16
+    np.testing.assert_allclose(float(mean), x.astype(np.float32).mean(), rtol=1e-3)
+    np.testing.assert_allclose(float(var), x.astype(np.float32).var(), rtol=1e-2)
+
+
 def test_batch_normalization_and_embedding_lookup():
     rng = np.random.default_rng(5)
     x = rng.normal(size=(6, 3))

@@ -5,7 +5,7 @@ A chunked run of a program calls one numpy ufunc per instruction and chunk. Tran
 (tanh, exp, ...) are SIMD loops that spend their time computing, and an add or a multiply by a
 constant costs a quarter of a tanh (a pass over the chunk in the cache): the arithmetic
 instructions together cost more than the transcendental ones. Here each run of consecutive
-arithmetic instructions (add, sub, mul, div, neg, abs, square, maximum/minimum and the clamps
+arithmetic instructions (add, add_n, sub, mul, div, neg, abs, square, maximum/minimum and the clamps
 lowered to them, comparisons, select) becomes one numba loop that reads its operands once per
 element, keeps the intermediate values in registers and writes only the values the rest of the
 program reads. float32 Tanh and Sigmoid join the runs too, as the vectorizable functions of
@@ -141,7 +141,7 @@ def compilable(ins, dtype_of, operand_kind):
     if None in kinds:
         return False
     types = [dtype_of(r) for r in refs]
-    if op in _BINARY or op in _UNARY:
+    if op in _BINARY or op in _UNARY or op == "AddN":
         return dt in FLOATS and all(t == dt for t in types)
     if op in _COMPARE:
         return dt == _BOOL and types[0] in FLOATS and all(t == types[0] for t in types)
@@ -160,6 +160,11 @@ def expression(ins, names):
         return _BINARY[op].format(a=args[0], b=args[1])
     if op in _UNARY:
         return _UNARY[op].format(a=args[0])
+    if op == "AddN":  # left to right, each sum rounded, as `elementwise_spec._add_n`
+        total = args[0]
+        for a in args[1:]:
+            total = f"({total} + {a})"
+        return total
     if op in _COMPARE:
         return f"({args[0]} {_COMPARE[op]} {args[1]})"
     if op == "Select":
