@@ -47,14 +47,16 @@ class PreparedGradient:
 
 def differentiate_function(func, ys, xs):
     """G (a child FuncGraph of `func`) computing d(ys)/d(xs) given grads of ys as its inputs, or
-    (None, error message) when some op inside has no gradient rule."""
+    (None, error message) when some op inside has no gradient rule or its rule cannot be built in
+    a function graph (the error is raised only if that gradient is asked for: a branch's gradient
+    is prepared when its op is built, second order included)."""
     from graphflow.engine.gradients import gradients  # the engine floor; built lazily
     grad_graph = FuncGraph(func.name + "_grad", func)
     with grad_graph.as_default():
         grad_graph.inputs = [grad_graph.add_placeholder(y.dtype, y.shape, "grad") for y in ys]
         try:
             grads = gradients(ys, xs, grad_ys=list(grad_graph.inputs)) if ys and xs else []
-        except LookupError as exc:
+        except (LookupError, ValueError) as exc:
             return None, str(exc)
         grads = grads or [None] * len(xs)
         outs = [zeros_for(x) if g is None else g for g, x in zip(grads, xs)]

@@ -17,6 +17,7 @@ from graphflow.framework.graph import Operation, Tensor
 from graphflow.optimizer_passes import (
     arithmetic,
     constant_folding,
+    control_edges,
     cse,
     fusion,
     prune,
@@ -26,6 +27,7 @@ from graphflow.optimizer_passes.subgraph import PlanGraph, copy_for_plan
 
 PIPELINE = (
     prune,             # drop what no fetch, fed tensor or stateful op needs
+    control_edges,     # a pure op's control inputs pass to its readers (frees it for the rules)
     constant_folding,  # evaluate all-constant subgraphs once (exposes neutral constants to ...)
     arithmetic,        # ... simplification rules: x*1, --x, transpose(transpose(x)), log(softmax(x))
     cse,               # merge duplicates (the simplified graph has more of them)

@@ -238,6 +238,23 @@ def select_zeros_like(op):
     return None
 
 
+# where(True, a, b) -> a,  where(False, a, b) -> b   (a condition known when the plan is built: a
+# constant, or an unfed placeholder_with_default's default, e.g. tf.layers' `training` flag; only
+# when the picked operand already has the result's shape and dtype)
+def select_constant_condition(op):
+    c, a, b = op.inputs
+    value = const_value(c)
+    if value is None or value.size == 0:
+        return None
+    if value.all():
+        picked = a
+    elif not value.any():
+        picked = b
+    else:
+        return None
+    return picked if same_as(op, picked) else None
+
+
 # unary ops f with sum(f(x)) == f(sum(x)) exactly: negation (it commutes with rounding)
 _COMMUTES_WITH_SUM = {"Neg": True}
 
@@ -268,7 +285,7 @@ RULES = {
     "Reshape": (reshape_to_same,),
     "Transpose": (transpose_identity, transpose_of_transpose),
     "Log": (log_of_softmax,),
-    "Select": (select_zeros_like,),
+    "Select": (select_constant_condition, select_zeros_like),
     "Sum": (sum_of_negation,),
 }
 

@@ -56,14 +56,15 @@ def fuse_filter_bias_gradients(graph, preserve):
     return count
 
 
-def _replace_pair(editor, op_type, inputs, attrs, first, second, outputs):
+def _replace_pair(editor, op_type, inputs, attrs, first, second, outputs, control_inputs=()):
     """Put one `op_type` op in place of the ops `first` and `second`: it takes first's name, source
     line and device, sits where the earlier of the two was scheduled (before the readers of
     either), and `outputs` (their output Tensors, in the fused op's order) and both ops' control
-    outputs move to it."""
+    outputs move to it; it has `control_inputs`."""
     anchor = min(first, second, key=lambda op: op._id)
     fused = editor.add_op(op_type, inputs, attrs, [(t.dtype, t.shape) for t in outputs],
-                          anchor=anchor, name=first.name, source=first.source, device=first.device)
+                          anchor=anchor, name=first.name, source=first.source, device=first.device,
+                          control_inputs=control_inputs)
     for index, t in enumerate(outputs):
         move_output(t, fused, index)
     move_control_outputs(first, fused)
@@ -95,8 +96,11 @@ def _bias_gradient_of(dw_op, preserve, claimed):
 #   = Conv2DBackpropInputFilter(..., bias_reduction="")                    (outputs dx, df)
 # The same values: the fused op's kernels compute each gradient as its own op's kernel does
 # (`kernels/cpu/fused_conv_kernels.py` says how on the CPU). Only for the same dy Tensor, device,
-# dtype and convolution attrs, neither op with control inputs or fetched as an op, and neither an
-# ancestor of the other (one op cannot run both if one's inputs need the other's outputs).
+# dtype and convolution attrs, neither op fetched as an op, and neither an ancestor of the other
+# (one op cannot run both if one's inputs need the other's outputs). The filter gradient has no
+# control inputs; the input gradient's (it reads the filter variable, so a control block around
+# `minimize` leaves them on it, see `control_edges.py`) go to the fused op when none of them
+# needs the filter gradient: the filter gradient then waits for them too, which is allowed.
 def fuse_input_filter_gradients(graph, preserve):
     editor = Editor(graph, preserve)
     claimed = set()  # input gradients already paired
@@ -119,7 +123,8 @@ def fuse_input_filter_gradients(graph, preserve):
         input_sizes, f, dy = dx_op.inputs
         x, filter_sizes, _ = grads.inputs
         _replace_pair(editor, "Conv2DBackpropInputFilter", [input_sizes, f, dy, x, filter_sizes],
-                      attrs, dx_op, grads, [dx_op.outputs[0], *grads.outputs])
+                      attrs, dx_op, grads, [dx_op.outputs[0], *grads.outputs],
+                      control_inputs=dx_op.control_inputs)
         count += 1
     editor.commit()
     return count
@@ -132,8 +137,9 @@ def _input_gradient_of(grads, preserve, claimed):
     attrs = conv_attrs(grads)
     for op in dict.fromkeys(dy._consumers):
         if (op in claimed or not fused_ops.is_conv2d_backprop_input(op) or op.inputs[2] is not dy
-                or op.control_inputs or op in preserve or op.device != grads.device
-                or op.outputs[0].dtype != grads.outputs[0].dtype or conv_attrs(op) != attrs):
+                or op in preserve or op.device != grads.device
+                or op.outputs[0].dtype != grads.outputs[0].dtype or conv_attrs(op) != attrs
+                or any(_is_ancestor(grads, c) for c in op.control_inputs)):
             continue
         if not _is_ancestor(op, grads) and not _is_ancestor(grads, op):
             return op

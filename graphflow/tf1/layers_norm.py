@@ -2,8 +2,11 @@
 
 Variables (in the layer's variable scope, 'batch_normalization', 'batch_normalization_1', ...):
 `gamma` (if scale), `beta` (if center), and the non-trainable `moving_mean` / `moving_variance`.
-`training` is a Python bool or a scalar bool tensor (a placeholder): with a tensor both the batch
-and the moving statistics are computed and `tf.where` picks one at run time.
+`training` is a Python bool or a scalar bool tensor (a placeholder). With a tensor, as in TF1's
+layer: the fused path is a `tf.cond` (only the taken branch runs, forward and backward; its
+inference branch returns the moving statistics as the batch's); the moments path computes the
+batch statistics and `tf.where` picks them or the moving ones (per-channel vectors). An unfed
+`placeholder_with_default` flag is a constant in a plan, so the untaken side is pruned.
 
 When training can be true, the moving averages are updated by ops added to
 `tf.GraphKeys.UPDATE_OPS` (TF1's idiom: run them with the train op, e.g. under
@@ -17,7 +20,7 @@ variance for the moving average is the unbiased one (n / (n - 1)); other inputs 
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
-from graphflow.ops import math_ops, nn_norm_ops, nn_ops, shape_ops, state_ops
+from graphflow.ops import control_flow_ops, math_ops, nn_norm_ops, nn_ops, shape_ops, state_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.init_ops import ones_initializer, zeros_initializer
 from graphflow.tf1.layers import _float_input, _layer_scope, _no_constraints
@@ -52,13 +55,18 @@ def _normalize_fused(x, gamma, beta, mean, variance, epsilon, data_format, train
         y, _, _ = nn_norm_ops.fused_batch_norm(x, gamma, beta, mean, variance, epsilon,
                                                data_format, is_training=False)
         return y, None, None
-    y_train, batch_mean, batch_variance = nn_norm_ops.fused_batch_norm(
-        x, gamma, beta, epsilon=epsilon, data_format=data_format, is_training=True)
+    def train():
+        return nn_norm_ops.fused_batch_norm(x, gamma, beta, epsilon=epsilon,
+                                            data_format=data_format, is_training=True)
+
     if training is True:
-        return y_train, batch_mean, batch_variance
-    y_infer, _, _ = nn_norm_ops.fused_batch_norm(x, gamma, beta, mean, variance, epsilon,
-                                                 data_format, is_training=False)
-    return math_ops.where(training, y_train, y_infer), batch_mean, batch_variance
+        return train()
+
+    def infer():  # (the moving statistics stand in for the batch's: the update is then a no-op)
+        y, _, _ = nn_norm_ops.fused_batch_norm(x, gamma, beta, mean, variance, epsilon,
+                                               data_format, is_training=False)
+        return y, mean.value(), variance.value()
+    return control_flow_ops.cond(training, train, infer)
 
 
 def _normalize_moments(x, axis, gamma, beta, mean, variance, epsilon, training):

@@ -144,6 +144,26 @@ def test_select_against_zeros_like_its_other_branch_takes_a_scalar_zero():
     np.testing.assert_array_equal(got_kept, got)
 
 
+def test_select_with_a_condition_known_when_the_plan_is_built_takes_that_operand():
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    y = tf.placeholder(tf.float32, [2, 3], name="y")
+    training = tf.placeholder_with_default(True, [], name="training")
+    picked = tf.where(training, tf.exp(x), tf.sin(y), name="picked")
+    widened = tf.where(tf.constant(False), tf.constant(1.0), y * 2.0, name="widened")
+    wider = tf.where(tf.constant(True), tf.constant(1.0), y, name="wider")  # 1.0 is a scalar: kept
+    graph, report = tf.optimize([picked, widened, wider], feeds=[x, y])
+    types = [op.type for op in graph.get_operations()]
+    assert "Sin" not in types and types.count("Select") == 1
+    feed = {x: np.ones((2, 3), np.float32), y: np.full((2, 3), 2, np.float32)}
+    with tf.Session() as sess:
+        got = sess.run([picked, widened, wider], feed)
+        np.testing.assert_allclose(got[0], np.exp(feed[x]))
+        np.testing.assert_array_equal(got[1], feed[y] * 2)
+        np.testing.assert_array_equal(got[2], np.ones((2, 3)))
+        # fed, the flag is a run-time value again
+        np.testing.assert_allclose(sess.run(picked, {**feed, training: False}), np.sin(feed[y]))
+
+
 def _nchw_model(x, stride=2, dilation=1):
     """An NHWC input through NCHW convolution and pooling ops and back, as an imported ONNX model
     has it."""

@@ -287,14 +287,34 @@ def test_no_fusion_when_one_gradient_reads_the_other(optimized, both, same, inpu
     same(*both([dx, dw, db], feed, passes=PASS), rtol=RTOL, atol=ATOL)
 
 
-def test_no_fusion_with_control_inputs_or_a_fetched_op(optimized, input_filter_rule):
+def test_the_input_gradients_control_inputs_go_to_the_fused_op(optimized, input_filter_rule):
     _, _, dy, dx, dw, db, _ = _gradient_ops()
-    gate = tf.no_op()
+    gate = tf.no_op(name="gate")
     with tf.control_dependencies([gate]):
         dx2 = tf.nn.conv2d_backprop_input([2, 6, 6, 3], tf.ones([3, 3, 3, 4]), dy, [1, 1, 1, 1],
                                           "SAME")
-    opt = optimized([dx2, dw, db], [dy], passes=PASS)
-    assert not _input_filter_ops(opt)
+    fused = _input_filter_ops(optimized([dx2, dw, db], [dy], passes=PASS))
+    assert [[c.name for c in op.control_inputs] for op in fused] == [["gate"]]
+    # ... but not when a control input needs the filter gradient (the fused op would wait for
+    # itself)
+    tf.reset_default_graph()
+    _, _, dy, dx, dw, db, _ = _gradient_ops()
+    after_dw = tf.identity(dw, name="after_dw")
+    with tf.control_dependencies([after_dw.op]):
+        dx3 = tf.nn.conv2d_backprop_input([2, 6, 6, 3], tf.ones([3, 3, 3, 4]), dy, [1, 1, 1, 1],
+                                          "SAME")
+    assert not _input_filter_ops(optimized([dx3, dw, db, after_dw], [dy], passes=PASS))
+
+
+def test_no_fusion_with_control_inputs_on_the_filter_gradient_or_a_fetched_op(optimized,
+                                                                                input_filter_rule):
+    x = tf.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+    dy = tf.placeholder(tf.float32, [2, 6, 6, 4], name="dy")
+    gate = tf.no_op()
+    with tf.control_dependencies([gate]):
+        dw = tf.nn.conv2d_backprop_filter(x, [3, 3, 3, 4], dy, [1, 1, 1, 1], "SAME")
+    dx = tf.nn.conv2d_backprop_input([2, 6, 6, 3], tf.ones([3, 3, 3, 4]), dy, [1, 1, 1, 1], "SAME")
+    assert not _input_filter_ops(optimized([dx, dw], [x, dy], passes=PASS))
     tf.reset_default_graph()
     _, _, dy, dx, dw, db, _ = _gradient_ops()
     opt = optimized([dx, dw, db, dx.op], [dy], passes=PASS)

@@ -58,7 +58,7 @@ class RandomGraph:
 
     def _step(self):
         kinds = ["unary", "unary", "binary", "binary", "neutral", "reduce", "matmul", "shape",
-                 "softmax", "const", "duplicate"]
+                 "softmax", "const", "duplicate", "gated"]
         kinds = kinds if self.smooth else kinds + ["select"]
         kind = self.rng.choice(kinds + ["cond", "cond", "loop"] if self.control_flow else kinds)
         r = self.rng
@@ -112,6 +112,14 @@ class RandomGraph:
                 lambda i, y: (i + 1, tf.tanh(y * 0.5 + b * 1.0 + tf.constant(0.5, self.dtype)
                                              * tf.constant(2.0, self.dtype))),
                 [tf.constant(0), a])[1], [self._pick(full=True), self._pick()])
+        elif kind == "gated":  # built under a control block (the edge moves to its readers)
+            gates = [t for t in self.pool if t not in self.inputs]
+            gate = gates[int(r.integers(len(gates)))]
+
+            def gated(a, gate=gate):
+                with tf.control_dependencies([gate.op]):
+                    return tf.tanh(a * 0.5) + 1.0
+            self._record(gated, [self._pick()])
         elif kind == "const":
             a, b = self._const_pick(), self._const_pick()
             self._record(lambda x, y: tf.tanh(x * y + 1.0), [a, b])

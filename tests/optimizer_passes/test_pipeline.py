@@ -10,10 +10,10 @@ from graphflow.optimizer_passes import PIPELINE, resolve_passes
 
 
 def test_pipeline_is_an_explicit_ordered_list():
-    assert [p.NAME for p in PIPELINE] == ["prune", "constant_folding", "arithmetic", "cse",
-                                           "fusion"]
-    assert resolve_passes(["fusion", "cse"]) == (PIPELINE[3], PIPELINE[4])
-    assert resolve_passes("cse") == (PIPELINE[3],)
+    assert [p.NAME for p in PIPELINE] == ["prune", "control_edges", "constant_folding",
+                                           "arithmetic", "cse", "fusion"]
+    assert resolve_passes(["fusion", "cse"]) == (PIPELINE[4], PIPELINE[5])
+    assert resolve_passes("cse") == (PIPELINE[4],)
     assert resolve_passes([]) == ()
 
 

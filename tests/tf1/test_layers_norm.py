@@ -46,8 +46,12 @@ def test_training_placeholder_and_update_ops_match_tensorflow(kind):
     assert [op.name for op in tf.get_collection(tf.GraphKeys.UPDATE_OPS)] == [
         "batch_normalization/AssignMovingAvg/AssignSub",
         "batch_normalization/AssignMovingAvg_1/AssignSub"]
-    fused = any(op.type == "FusedBatchNorm" for op in tf.get_default_graph().get_operations())
-    assert fused == (kind == "4d")
+    # 4-D: FusedBatchNorm in a tf.cond on the flag (as TF1's layer: only one branch runs)
+    ops = tf.get_default_graph().get_operations()
+    forward = [op for op in ops if op.type == "If" and not op.name.startswith("gradients/")]
+    branches = [op.attrs[b] for op in forward for b in ("then_branch", "else_branch")]
+    fused = [any(o.type == "FusedBatchNorm" for o in g.get_operations()) for g in branches]
+    assert fused == ([True, True] if kind == "4d" else [])
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(3):
