@@ -1,9 +1,14 @@
 """numpy kernels for FusedBatchNorm and FusedBatchNormGrad (NHWC or NCHW). float16 inputs are
-computed in float32 and rounded once at the end, as TF's CPU kernels do."""
+computed in float32 and rounded once at the end, as TF's CPU kernels do.
+
+float32 and float64 inputs run as compiled loops when numba is installed (`jit_batch_norm.py`, a
+few passes over the input instead of a dozen numpy calls); the numpy forms here
+(`fused_batch_norm_reference`, `fused_batch_norm_grad_reference`) run otherwise and are the
+reference the tests compare those loops with."""
 
 import numpy as np
 
-from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu import blas, cpu_kernel, jit_batch_norm
 
 
 def _layout(data_format):
@@ -25,63 +30,99 @@ def _check_channels(x, axes, *vectors):
                              f"({channels}) of x {x.shape}")
 
 
+def _check_forward(x, scale, offset, mean, variance, axes, training):
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D, got shape {x.shape}")
+    _check_channels(x, axes, ("scale", scale), ("offset", offset))
+    if not training:
+        _check_channels(x, axes, ("mean", mean), ("variance", variance))
+
+
+def _check_grad(dy, x, scale, saved_mean, saved_variance, axes):
+    if x.shape != dy.shape:
+        raise ValueError(f"y_backprop of shape {dy.shape} must have the shape of x {x.shape}")
+    _check_channels(x, axes, ("scale", scale), ("reserve_space_1", saved_mean),
+                    ("reserve_space_2", saved_variance))
+
+
+def fused_batch_norm_reference(x, scale, offset, mean, variance, epsilon, data_format,
+                               is_training):
+    """FusedBatchNorm's (y, batch_mean, batch_variance, saved_mean, saved_variance) in numpy."""
+    axes, vec = _layout(data_format)
+    _check_forward(x, scale, offset, mean, variance, axes, is_training)
+    dt = x.dtype
+    work = _work_dtype(dt)
+    xw = x.astype(work, copy=False)
+    if is_training:
+        mean = xw.mean(axis=axes)
+        centered = xw - mean.reshape(vec)
+        variance = np.mean(np.square(centered), axis=axes)
+        n = x.size // max(mean.size, 1)
+        batch_variance = variance * (n / max(n - 1, 1))
+    else:
+        mean = mean.astype(work, copy=False)
+        variance = variance.astype(work, copy=False)
+        centered = xw - mean.reshape(vec)
+        batch_variance = variance
+    inv = 1.0 / np.sqrt(variance + epsilon)
+    y = centered * (inv * scale.astype(work, copy=False)).reshape(vec)
+    y += offset.astype(work, copy=False).reshape(vec)
+    return (y.astype(dt, copy=False), mean.astype(dt), batch_variance.astype(dt),
+            mean.astype(dt), variance.astype(dt))
+
+
+def fused_batch_norm_grad_reference(dy, x, scale, saved_mean, saved_variance, epsilon,
+                                    data_format, is_training):
+    """FusedBatchNormGrad's (x_backprop, scale_backprop, offset_backprop) in numpy."""
+    axes, vec = _layout(data_format)
+    _check_grad(dy, x, scale, saved_mean, saved_variance, axes)
+    dt = x.dtype
+    work = _work_dtype(dt)
+    dyw, xw = dy.astype(work, copy=False), x.astype(work, copy=False)
+    inv = 1.0 / np.sqrt(saved_variance.astype(work) + epsilon)
+    x_hat = (xw - saved_mean.astype(work).reshape(vec)) * inv.reshape(vec)
+    d_offset = dyw.sum(axis=axes)
+    d_scale = np.sum(dyw * x_hat, axis=axes)
+    gain = (scale.astype(work) * inv).reshape(vec)
+    if is_training:
+        n = x.size // max(scale.size, 1)
+        dx = dyw - (d_offset / n).reshape(vec) - x_hat * (d_scale / n).reshape(vec)
+        dx *= gain
+    else:
+        dx = dyw * gain
+    return dx.astype(dt, copy=False), d_scale.astype(dt), d_offset.astype(dt)
+
+
 @cpu_kernel("FusedBatchNorm")
 def _fused_batch_norm(node):
     eps = node.attrs["epsilon"]
-    axes, vec = _layout(node.attrs["data_format"])
+    fmt = node.attrs["data_format"]
+    axes, _ = _layout(fmt)
     training = node.attrs["is_training"]
+    threads = blas.session_threads(node)
 
     def fused_batch_norm(x, scale, offset, mean, variance):
-        if x.ndim != 4:
-            raise ValueError(f"x must be 4-D, got shape {x.shape}")
-        dt = x.dtype
-        work = _work_dtype(dt)
-        xw = x.astype(work, copy=False)
-        _check_channels(x, axes, ("scale", scale), ("offset", offset))
-        if training:
-            mean = xw.mean(axis=axes)
-            centered = xw - mean.reshape(vec)
-            variance = np.mean(np.square(centered), axis=axes)
-            n = x.size // max(mean.size, 1)
-            batch_variance = variance * (n / max(n - 1, 1))
-        else:
-            _check_channels(x, axes, ("mean", mean), ("variance", variance))
-            mean = mean.astype(work, copy=False)
-            variance = variance.astype(work, copy=False)
-            centered = xw - mean.reshape(vec)
-            batch_variance = variance
-        inv = 1.0 / np.sqrt(variance + eps)
-        y = centered * (inv * scale.astype(work, copy=False)).reshape(vec)
-        y += offset.astype(work, copy=False).reshape(vec)
-        return (y.astype(dt, copy=False), mean.astype(dt), batch_variance.astype(dt),
-                mean.astype(dt), variance.astype(dt))
+        if jit_batch_norm.applies(x):
+            _check_forward(x, scale, offset, mean, variance, axes, training)
+            return jit_batch_norm.fused_batch_norm(x, scale, offset, mean, variance, eps,
+                                                   fmt == "NCHW", training, threads)
+        return fused_batch_norm_reference(x, scale, offset, mean, variance, eps, fmt, training)
     return fused_batch_norm
 
 
 @cpu_kernel("FusedBatchNormGrad")
 def _fused_batch_norm_grad(node):
     eps = node.attrs["epsilon"]
-    axes, vec = _layout(node.attrs["data_format"])
+    fmt = node.attrs["data_format"]
+    axes, _ = _layout(fmt)
     training = node.attrs["is_training"]
+    threads = blas.session_threads(node)
 
     def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance):
-        if x.shape != dy.shape:
-            raise ValueError(f"y_backprop of shape {dy.shape} must have the shape of x {x.shape}")
-        _check_channels(x, axes, ("scale", scale), ("reserve_space_1", saved_mean),
-                        ("reserve_space_2", saved_variance))
-        dt = x.dtype
-        work = _work_dtype(dt)
-        dyw, xw = dy.astype(work, copy=False), x.astype(work, copy=False)
-        inv = 1.0 / np.sqrt(saved_variance.astype(work) + eps)
-        x_hat = (xw - saved_mean.astype(work).reshape(vec)) * inv.reshape(vec)
-        d_offset = dyw.sum(axis=axes)
-        d_scale = np.sum(dyw * x_hat, axis=axes)
-        gain = (scale.astype(work) * inv).reshape(vec)
-        if training:
-            n = x.size // max(scale.size, 1)
-            dx = dyw - (d_offset / n).reshape(vec) - x_hat * (d_scale / n).reshape(vec)
-            dx *= gain
-        else:
-            dx = dyw * gain
-        return dx.astype(dt, copy=False), d_scale.astype(dt), d_offset.astype(dt)
+        if jit_batch_norm.applies(x, dy):
+            _check_grad(dy, x, scale, saved_mean, saved_variance, axes)
+            return jit_batch_norm.fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance,
+                                                        eps, fmt == "NCHW", training, threads)
+        return fused_batch_norm_grad_reference(dy, x, scale, saved_mean, saved_variance, eps, fmt,
+                                               training)
     return fused_batch_norm_grad
