@@ -69,26 +69,9 @@ MAX_ROW_ELEMENTS = 1 << 11
 # are `period` = k * row elements wide, lane j of channel chan[j]; the vectors (one value per
 # channel) come expanded to the period: v[chan].
 
-def sum_rows(x, part, chan, period, block, b0, b1):
-    """part[b, ch] = the sum of block b's elements of channel ch (float64)."""
-    size = x.shape[0]
-    lanes = np.empty(period, np.float64)
-    for b in range(b0, b1):
-        lo = b * block
-        xb = x[lo:min(size, lo + block)]
-        lanes[:] = 0.0
-        for g in range(0, xb.shape[0], period):
-            xg = xb[g:g + period]
-            for j in range(xg.shape[0]):
-                lanes[j] += xg[j]
-        row = part[b]
-        row[:] = 0.0
-        for j in range(period):
-            row[chan[j]] += lanes[j]
-
-
-def sqdev_rows(x, mean, part, chan, period, block, b0, b1):
-    """part[b, ch] = the sum over block b of (x - mean)^2 in float64 (`mean` float64)."""
+def moment_rows(x, mean, square, part, chan, period, block, b0, b1):
+    """part[b, ch] = the sum over block b's elements of channel ch of (x - mean), squared when
+    `square` (float64; `mean` float64, zeros for the plain sum: x - 0.0 is x)."""
     size = x.shape[0]
     lanes = np.empty(period, np.float64)
     for b in range(b0, b1):
@@ -99,7 +82,7 @@ def sqdev_rows(x, mean, part, chan, period, block, b0, b1):
             xg = xb[g:g + period]
             for j in range(xg.shape[0]):
                 d = xg[j] - mean[j]
-                lanes[j] += d * d
+                lanes[j] += d * d if square else d
         row = part[b]
         row[:] = 0.0
         for j in range(period):
@@ -167,39 +150,8 @@ def grad_dx_rows(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, chan, period, bl
 # elements, walked one segment (the block's part of a plane: one image and channel) at a time,
 # each summed in SEGMENT_LANES lanes folded pairwise; the vectors have one value per channel.
 
-def sum_planes(x, part, c, hw, block, b0, b1):
-    """`sum_rows` for planes."""
-    size = x.shape[0]
-    lanes = np.empty(SEGMENT_LANES, np.float64)
-    for b in range(b0, b1):
-        row = part[b]
-        row[:] = 0.0
-        i = b * block
-        hi = min(size, i + block)
-        while i < hi:
-            plane = i // hw
-            end = min(hi, (plane + 1) * hw)
-            seg = x[i:end]
-            full = seg.shape[0] // SEGMENT_LANES * SEGMENT_LANES
-            lanes[:] = 0.0
-            for g in range(0, full, SEGMENT_LANES):
-                sg = seg[g:g + SEGMENT_LANES]
-                for j in range(SEGMENT_LANES):
-                    lanes[j] += sg[j]
-            w = SEGMENT_LANES
-            while w > 1:
-                w //= 2
-                for j in range(w):
-                    lanes[j] += lanes[j + w]
-            s = lanes[0]
-            for j in range(full, seg.shape[0]):
-                s += seg[j]
-            row[plane % c] += s
-            i = end
-
-
-def sqdev_planes(x, mean, part, c, hw, block, b0, b1):
-    """`sqdev_rows` for planes."""
+def moment_planes(x, mean, square, part, c, hw, block, b0, b1):
+    """`moment_rows` for planes."""
     size = x.shape[0]
     lanes = np.empty(SEGMENT_LANES, np.float64)
     for b in range(b0, b1):
@@ -218,7 +170,7 @@ def sqdev_planes(x, mean, part, c, hw, block, b0, b1):
                 sg = seg[g:g + SEGMENT_LANES]
                 for j in range(SEGMENT_LANES):
                     d = sg[j] - m
-                    lanes[j] += d * d
+                    lanes[j] += d * d if square else d
             w = SEGMENT_LANES
             while w > 1:
                 w //= 2
@@ -227,7 +179,7 @@ def sqdev_planes(x, mean, part, c, hw, block, b0, b1):
             s = lanes[0]
             for j in range(full, seg.shape[0]):
                 d = seg[j] - m
-                s += d * d
+                s += d * d if square else d
             row[plane % c] += s
             i = end
 
@@ -321,8 +273,8 @@ def block_totals(part, out):
             out[ch] += row[ch]
 
 
-_LOOPS = (block_totals, sum_rows, sqdev_rows, affine_rows, grad_sums_rows, grad_dx_rows,
-          sum_planes, sqdev_planes, affine_planes, grad_sums_planes, grad_dx_planes)
+_LOOPS = (block_totals, moment_rows, affine_rows, grad_sums_rows, grad_dx_rows,
+          moment_planes, affine_planes, grad_sums_planes, grad_dx_planes)
 
 
 def _compile():
@@ -419,9 +371,9 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
     xf = _flat(x)
     if training:
         part = lay.partials()
-        lay.run("sum", (xf, part), threads)
+        lay.run("moment", (xf, lay.vector(np.zeros(lay.c, np.float64)), False, part), threads)
         mean = (_total(part) / lay.n).astype(dt)
-        lay.run("sqdev", (xf, lay.vector(mean.astype(np.float64)), part), threads)
+        lay.run("moment", (xf, lay.vector(mean.astype(np.float64)), True, part), threads)
         variance = (_total(part) / lay.n).astype(dt)
         n = lay.n
         batch_variance = variance * (n / max(n - 1, 1))
