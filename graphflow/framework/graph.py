@@ -270,6 +270,10 @@ class Graph:
         finally:
             self._gradient_override_map = saved
 
+    def in_control_dependencies(self):
+        """True inside a `control_dependencies` block that adds control inputs to new ops."""
+        return any(self._control_dependencies_stack)
+
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
         """Ops created inside run after `control_inputs`. `None` clears the outer dependencies."""

@@ -8,7 +8,7 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Operation, Tensor, _user_location, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
-from graphflow.ops.registry import define, make_op, make_tensor, normalize_axis, same_dtype
+from graphflow.ops.registry import define, lookup, make_op, make_tensor, normalize_axis, same_dtype
 from graphflow.ops.static_value import constant_value
 
 
@@ -298,7 +298,27 @@ def placeholder_with_default(input, shape, name=None):
 
 
 def identity(input, name=None):
-    return make_tensor("Identity", (convert_to_tensor(input),), name=name or "Identity")
+    """`tf.identity`. Of a variable inside `tf.control_dependencies`, it reads the variable when it
+    runs, as TF1's ref variables do: `with tf.control_dependencies([assign]): tf.identity(v)` is
+    the assigned value (a fresh read op carries the block's control inputs; gradients with respect
+    to the variable reach it, `engine/gradients.py`)."""
+    x = _fresh_variable_read(input)
+    return make_tensor("Identity", (x if x is not None else convert_to_tensor(input),),
+                       name=name or "Identity")
+
+
+def _fresh_variable_read(value):
+    """A new read op of `value` when it is a variable (or a variable op's output) and new ops get
+    control inputs; else None."""
+    graph = get_default_graph()
+    if not graph.in_control_dependencies():
+        return None
+    element = value._as_graph_element() if hasattr(value, "_as_graph_element") else value
+    if not isinstance(element, Tensor) or element.graph is not graph:
+        return None
+    if not lookup(element.op.type).variable:
+        return None
+    return make_tensor("ReadVariableOp", (), dict(element.op.attrs), name="read")
 
 
 def identity_n(input, name=None):

@@ -50,6 +50,25 @@ def test_read_value_inside_control_dependencies_sees_update():
         assert sess.run(fresh) == 11.0
 
 
+def test_identity_of_a_variable_inside_control_dependencies_reads_it_when_it_runs():
+    # TF1's idiom for reading a ref variable after an update (moving averages, custom optimizers)
+    v = tf.Variable(1.0, name="v")
+    assign = tf.assign(v, 5.0)
+    with tf.control_dependencies([assign]):
+        after = tf.identity(v)
+        after_value = tf.identity(v.value())
+        doubled = after * 2.0
+    outside = tf.identity(v)  # outside a block: the plain value, no new read
+    assert outside.op.inputs[0] is v.value()
+    grad, = tf.gradients(doubled, [v])  # d/dv reaches the fresh read
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run([after, after_value, doubled]) == [5.0, 5.0, 10.0]
+        assert sess.run(grad) == 2.0
+        sess.run(v.initializer)
+        assert sess.run(outside) == 1.0
+
+
 def test_assign_ops_and_tf_functions():
     v = tf.Variable(np.array([1.0, 2.0], np.float32))
     with tf.Session() as sess:
