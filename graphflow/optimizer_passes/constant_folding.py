@@ -1,7 +1,8 @@
 """Constant folding: ops whose inputs are all constants are evaluated once, at plan-compile time, with
 the CPU kernels, and replaced by a `Const` holding the result.
 
-A `tf.cond` on a constant predicate is replaced by the ops of the branch it takes.
+A `tf.cond` on a constant predicate is replaced by the ops of the branch it takes. An unfed
+`placeholder_with_default` counts as its default value here (e.g. tf.layers' `training` flag).
 
 Never folded: stateful or random ops and placeholders (`OpDef.foldable`), ops with control inputs
 (their ordering would be lost), and ops whose result would be much bigger than their inputs
@@ -38,8 +39,15 @@ def run(graph, preserve):
         folded = []
         state = SessionState()
         for op in graph.get_operations():
-            if registry.lookup(op.type).constant:
+            op_def = registry.lookup(op.type)
+            if op_def.constant:
                 values[op.outputs[0]] = op.attrs["value"]
+                continue
+            if (op_def.graph_input and not op_def.must_feed and op.inputs
+                    and op.inputs[0] in values and not op.control_inputs):
+                # an unfed placeholder_with_default (a plan's graph has fed ones as Placeholders)
+                # is its default: readers fold, a cond on it keeps one branch; it stays an op
+                values[op.outputs[0]] = values[op.inputs[0]]
                 continue
             if not _candidate(op, values):
                 continue
@@ -71,11 +79,12 @@ def _remove_replaced(graph, op):
 
 def _prune_constant_conds(graph, preserve, values):
     """An `If` whose predicate is constant is replaced by the ops of the branch it takes (copied
-    into the plan's graph, reading the If's inputs); the other branch disappears from the plan.
+    into the plan's graph, reading the If's inputs; the If's control inputs on the copies that read
+    no other copy, so every copy still runs after them); the other branch disappears from the plan.
     Values the untaken branch would have kept for a gradient become zero scalars, as the If
     kernel makes them (only the gradient branch that cannot run reads them)."""
     conds = [op for op in graph.get_operations()
-             if registry.lookup(op.type).conditional and op.inputs[0] in values and not op.control_inputs
+             if registry.lookup(op.type).conditional and op.inputs[0] in values
              and not op._control_outputs]
     if not conds:
         return 0
@@ -85,15 +94,18 @@ def _prune_constant_conds(graph, preserve, values):
         branch = op.attrs[f"{taken}_branch"]
         first = 1 if taken == "then" else 1 + len(op.attrs["then_branch"].captures)
         mapping = {ph: op.inputs[first + j] for j, (_, ph) in enumerate(branch.captures)}
-        copied = {}
+        copied, inner_values = {}, set()
         for inner in branch.get_operations():
             if registry.lookup(inner.type).must_feed and inner.outputs[0] in mapping:
                 continue
+            controls = [copied[c] for c in inner.control_inputs]
+            if not any(t in inner_values for t in inner.inputs):  # the If's control inputs go
+                controls += op.control_inputs                        # to the branch's first ops
             new = editor.add_op(inner.type, [mapping[t] for t in inner.inputs], dict(inner.attrs),
                                 [(t.dtype, t.shape) for t in inner.outputs], anchor=op,
                                 name=f"{op.name}/{inner.name}", source=inner.source,
-                                device=inner.device or op.device,
-                                control_inputs=[copied[c] for c in inner.control_inputs])
+                                device=inner.device or op.device, control_inputs=controls)
+            inner_values.update(inner.outputs)
             copied[inner] = new
             mapping.update(zip(inner.outputs, new.outputs))
         kept = {"then": [], "else": []}
@@ -105,9 +117,10 @@ def _prune_constant_conds(graph, preserve, values):
         for k, (t, inner_t) in enumerate(zip(list(op.outputs), results)):
             own = k < n_out or (k < n_out + len(kept["then"])) == (taken == "then")
             if own:
+                passed = [] if inner_t in inner_values else op.control_inputs  # an input as is
                 value_op = editor.add_op("Identity", [mapping[inner_t]], {},
                                          [(t.dtype, t.shape)], anchor=op, source=op.source,
-                                         device=op.device)
+                                         device=op.device, control_inputs=passed)
             else:
                 zero = np.zeros((), t.dtype.as_numpy_dtype)
                 zero.flags.writeable = False

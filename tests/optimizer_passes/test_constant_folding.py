@@ -50,10 +50,13 @@ def test_never_folds_random_stateful_or_fed(optimized):
     read = v * 2.0
     p = tf.placeholder_with_default(tf.constant([1.0, 1.0, 1.0]), [3], name="p")
     fed = tf.constant([5.0, 5.0, 5.0], name="fed") + 1.0
-    opt = optimized([r, read, p * 2.0, fed], feeds=None, passes=["constant_folding"])
+    doubled = tf.multiply(p, 2.0, name="doubled")
+    opt = optimized([r, read, doubled, fed], feeds=None, passes=["constant_folding"])
     types = opt.types()
     assert types.get("RandomStandardNormal") == 1 and types.get("VariableV2") == 1
-    assert types.get("PlaceholderWithDefault") == 1
+    # an unfed placeholder_with_default is its default in a plan: p * 2 folds; fed, it does not
+    assert types.get("PlaceholderWithDefault") is None and opt.op("doubled").type == "Const"
+    assert optimized(doubled, feeds=["p:0"], passes=["constant_folding"]).count("Mul") == 1
     # fed: the fed constant is a placeholder in the plan, so nothing downstream folds
     opt2 = optimized(fed, feeds=["fed:0"], passes=["constant_folding"])
     assert opt2.count("Add") == 1
@@ -105,3 +108,22 @@ def test_only_the_frontier_is_materialized(optimized):
     opt = optimized(x * chain, [x], passes=["constant_folding"])
     assert opt.types() == {"Placeholder": 1, "Const": 1, "Mul": 1}
     assert opt.report["constant_folding"].details["folded_ops"] == 4
+
+
+def test_a_cond_on_an_unfed_flag_under_control_inputs_keeps_one_branch_after_them(optimized):
+    v = tf.Variable(0.0, name="v")
+    bump = tf.assign_add(v, 1.0, name="bump")
+    flag = tf.placeholder_with_default(True, [], name="flag")
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.control_dependencies([bump]):
+        y = tf.cond(flag, lambda: tf.exp(x), lambda: tf.sin(x))
+    opt = optimized(y, [x], passes=["constant_folding"])
+    assert opt.count("If") == 0 and opt.count("Sin") == 0
+    (exp,) = [op for op in opt.ops() if op.type == "Exp"]
+    assert [c.name for c in exp.control_inputs] == ["bump"]
+    xv = np.array([0.0, 1.0, 2.0], np.float32)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_allclose(sess.run(y, {x: xv}), np.exp(xv), rtol=1e-6)
+        np.testing.assert_allclose(sess.run(y, {x: xv, flag: False}), np.sin(xv), rtol=1e-6)
+        assert sess.run(v) == 2.0  # the update ran in both plans
