@@ -238,6 +238,35 @@ def select_zeros_like(op):
     return None
 
 
+# ops whose output is all ones of their input's shape and dtype
+_ONES_OF_INPUT = {"OnesLike": True}
+
+
+# add_n(a, zeros_like(b), c) -> add_n(a, c),  add_n(a, zeros_like(b)) -> a   (AddN's operands all
+# have the result's shape; exact except that -0.0 + 0.0 is +0.0, as in x + 0 -> x). A cond's
+# gradient gives its untaken branch's inputs zeros_like gradients, summed with the taken one's.
+def add_n_of_zeros(op):
+    kept = [t for t in op.inputs if not (_ZEROS_OF_INPUT.get(t.op.type) and not _fenced(t.op))]
+    if len(kept) == len(op.inputs) or not kept:
+        return None
+    if len(kept) == 1:
+        return kept[0] if same_as(op, kept[0]) else None
+    return New(op.type, kept)
+
+
+# ones_like(x) * y -> broadcast_to(y, shape(x)),  y * ones_like(x) -> the same   (1 * y is y bit
+# for bit; only where the product has x's shape: fusion then reads y unbroadcast, and no array of
+# ones is made)
+def mul_by_ones_like(op):
+    a, b = op.inputs
+    for ones, y in ((a, b), (b, a)):
+        if (_ONES_OF_INPUT.get(ones.op.type) and not _fenced(ones.op) and same_as(op, ones)
+                and y.dtype == op.outputs[0].dtype):
+            shape = New("Shape", [ones.op.inputs[0]], {"out_type": "int32"})
+            return New("BroadcastTo", [y, shape])
+    return None
+
+
 # where(True, a, b) -> a,  where(False, a, b) -> b   (a condition known when the plan is built: a
 # constant, or an unfed placeholder_with_default's default, e.g. tf.layers' `training` flag; only
 # when the picked operand already has the result's shape and dtype)
@@ -272,7 +301,8 @@ def sum_of_negation(op):
 
 
 RULES = {
-    "Mul": (mul_by_one,),
+    "Mul": (mul_by_one, mul_by_ones_like),
+    "AddN": (add_n_of_zeros,),
     "Add": (add_zero,),
     "Sub": (sub_zero,),
     "RealDiv": (div_by_one,),

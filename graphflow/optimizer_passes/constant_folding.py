@@ -21,6 +21,7 @@ from graphflow.framework.tensor_shape import TensorShape
 from graphflow.kernels import KernelNode, SessionState
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
+from graphflow.optimizer_passes import control_edges
 from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
@@ -58,8 +59,11 @@ def run(graph, preserve):
                 values[t] = v
             folded.append(op)
         stats.rewrites = _materialize(graph, preserve, folded, values)
-        pruned = _prune_constant_conds(graph, preserve, values)
+        pruned, fenced = _prune_constant_conds(graph, preserve, values)
         stats.rewrites += pruned
+        if fenced:  # the inlined conds' control inputs move on from pure copies
+            stats.details["control_inputs_moved"] = control_edges.move_control_inputs(graph,
+                                                                                      preserve)
     stats.details["folded_ops"] = len(folded)
     stats.details["pruned_conds"] = pruned
     return stats
@@ -87,7 +91,7 @@ def _prune_constant_conds(graph, preserve, values):
              if registry.lookup(op.type).conditional and op.inputs[0] in values
              and not op._control_outputs]
     if not conds:
-        return 0
+        return 0, False
     editor = Editor(graph, preserve)
     for op in conds:
         taken = "then" if bool(values[op.inputs[0]]) else "else"
@@ -130,7 +134,7 @@ def _prune_constant_conds(graph, preserve, values):
     editor.commit()
     for op in conds:
         _remove_replaced(graph, op)  # stateful, so the sweep alone would keep it
-    return len(conds)
+    return len(conds), any(op.control_inputs for op in conds)
 
 
 def _candidate(op, values):

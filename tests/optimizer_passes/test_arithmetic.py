@@ -164,6 +164,27 @@ def test_select_with_a_condition_known_when_the_plan_is_built_takes_that_operand
         np.testing.assert_allclose(sess.run(picked, {**feed, training: False}), np.sin(feed[y]))
 
 
+def test_add_n_drops_zeros_like_and_ones_like_products_become_broadcasts(optimized, both, same):
+    x = tf.placeholder(tf.float32, [4, 3], name="x")
+    g = tf.placeholder(tf.float32, [4, 3], name="g")
+    c = tf.placeholder(tf.float32, [3], name="c")
+    summed = tf.add_n([g, tf.zeros_like(x), x], name="summed")
+    alone = tf.exp(tf.add_n([g, tf.zeros_like(x)]), name="alone")  # (a fetched AddN would stay)
+    scaled = tf.multiply(tf.ones_like(x), c, name="scaled")  # [4, 3]: c broadcast
+    opt = optimized([summed, alone, scaled], [x, g, c], passes=RULE)
+    assert opt.count("ZerosLike") == 0 and opt.count("OnesLike") == 0
+    assert opt.report["arithmetic"].details["rules"] == {"add_n_of_zeros": 2,
+                                                         "mul_by_ones_like": 1}
+    rng = np.random.default_rng(2)
+    feed = {x: rng.normal(size=(4, 3)).astype(np.float32),
+            g: rng.normal(size=(4, 3)).astype(np.float32),
+            c: np.array([1.0, np.nan, -0.0], np.float32)}
+    want, got = both([summed, alone, scaled], feed, passes=RULE)
+    for w, v in zip(want, got):
+        assert w.tobytes() == v.tobytes()
+    assert got[2].shape == (4, 3)
+
+
 def _nchw_model(x, stride=2, dilation=1):
     """An NHWC input through NCHW convolution and pooling ops and back, as an imported ONNX model
     has it."""
