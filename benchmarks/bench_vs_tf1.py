@@ -200,6 +200,39 @@ def resnet_bn(tf, rng):
     return [train], feed, 3 * 2 * n * macs, 0.0
 
 
+def resnet_layers(tf, rng):
+    """`resnet_bn`'s network as tf.layers programs wrote it: conv2d without bias,
+    batch_normalization(training=flag) with a placeholder_with_default flag, the moving averages
+    updated through UPDATE_OPS around minimize, a dense layer, tf.losses, Momentum."""
+    n = 64
+    tf.set_random_seed(int(rng.integers(1 << 30)))
+    x = tf.placeholder(tf.float32, [n, 32, 32, 3])
+    y = tf.placeholder(tf.int64, [n])
+    training = tf.placeholder_with_default(True, [])
+
+    def conv_bn(h, c, stride=1, relu=True):
+        h = tf.layers.conv2d(h, c, 3, strides=stride, padding="same", use_bias=False)
+        h = tf.layers.batch_normalization(h, training=training)
+        return tf.nn.relu(h) if relu else h
+    h, c_in, macs, size = conv_bn(x, 16), 16, 32 * 32 * 27 * 16, 32
+    for c, stride in ((16, 1), (32, 2), (64, 2)):
+        short, projected = h, stride != 1 or c != c_in
+        if projected:
+            short = tf.layers.conv2d(h, c, 1, strides=stride, padding="same", use_bias=False)
+        out = size // stride
+        r = conv_bn(conv_bn(h, c, stride), c, relu=False)
+        h = tf.nn.relu(r + short)
+        macs += out * out * (9 * c_in * c + 9 * c * c + (c_in * c if projected else 0))
+        c_in, size = c, out
+    logits = tf.layers.dense(tf.reduce_mean(h, axis=[1, 2]), 10)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    feed = {x: rng.standard_normal((n, 32, 32, 3)).astype(np.float32),
+            y: rng.integers(0, 10, n)}
+    return [train], feed, 3 * 2 * n * macs, 0.0
+
+
 ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
         ("784-512-512-10 Adam, batch 256", mlp_adam),
         ("784-512-512-10 dropout 0.5, Adam, batch 128", mlp_dropout),
@@ -207,7 +240,8 @@ ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x
         ("elementwise chain 16M float32", elementwise_16m),
         ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
         ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn),
-        ("ResNet-style CNN, batch norm by tf.nn.moments, batch 64", resnet_bn)]
+        ("ResNet-style CNN, batch norm by tf.nn.moments, batch 64", resnet_bn),
+        ("ResNet-style CNN, tf.layers + UPDATE_OPS, batch 64", resnet_layers)]
 
 
 # ------------------------------------------------------------------ machine limits, timing

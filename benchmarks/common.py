@@ -1,6 +1,7 @@
 """Helpers the benchmark scripts share: a median wall-clock timer, a timed warm-up and TensorFlow's v1
 API if installed."""
 
+import os
 import statistics
 import time
 
@@ -26,7 +27,9 @@ def warm_up(fn, seconds, calls=1):
 
 
 def tensorflow_v1():
-    """`tensorflow.compat.v1` in graph mode, or None when TensorFlow is not installed."""
+    """`tensorflow.compat.v1` in graph mode, or None when TensorFlow is not installed. With
+    Keras 2 (`tf_keras`) for `tf.layers` where TensorFlow ships Keras 3, as TF1 programs need."""
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     try:
         import tensorflow as real_tf
     except ImportError:
