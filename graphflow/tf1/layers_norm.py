@@ -20,7 +20,7 @@ variance for the moving average is the unbiased one (n / (n - 1)); other inputs 
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
-from graphflow.ops import control_flow_ops, math_ops, nn_norm_ops, nn_ops, shape_ops, state_ops
+from graphflow.ops import control_flow_ops, gradient_ops, math_ops, nn_norm_ops, nn_ops, shape_ops, state_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.init_ops import ones_initializer, zeros_initializer
 from graphflow.tf1.layers import _float_input, _layer_scope, _no_constraints
@@ -55,9 +55,14 @@ def _normalize_fused(x, gamma, beta, mean, variance, epsilon, data_format, train
         y, _, _ = nn_norm_ops.fused_batch_norm(x, gamma, beta, mean, variance, epsilon,
                                                data_format, is_training=False)
         return y, None, None
+    # The batch statistics only feed the moving averages: as in TF1, where FusedBatchNorm's
+    # gradient ignores them, no gradient flows back through them (in a cond, a gradient of zeros
+    # would otherwise be computed through them at x's size).
     def train():
-        return nn_norm_ops.fused_batch_norm(x, gamma, beta, epsilon=epsilon,
-                                            data_format=data_format, is_training=True)
+        y, batch_mean, batch_variance = nn_norm_ops.fused_batch_norm(
+            x, gamma, beta, epsilon=epsilon, data_format=data_format, is_training=True)
+        return (y, gradient_ops.stop_gradient(batch_mean),
+                gradient_ops.stop_gradient(batch_variance))
 
     if training is True:
         return train()
@@ -65,7 +70,8 @@ def _normalize_fused(x, gamma, beta, mean, variance, epsilon, data_format, train
     def infer():  # (the moving statistics stand in for the batch's: the update is then a no-op)
         y, _, _ = nn_norm_ops.fused_batch_norm(x, gamma, beta, mean, variance, epsilon,
                                                data_format, is_training=False)
-        return y, mean.value(), variance.value()
+        return y, gradient_ops.stop_gradient(mean.value()), gradient_ops.stop_gradient(
+            variance.value())
     return control_flow_ops.cond(training, train, infer)
 
 
