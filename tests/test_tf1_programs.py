@@ -14,7 +14,8 @@ _TF_CALLS = [("linear_regression", programs.linear_regression, {}),
              ("cnn_session", programs.cnn_session, {}),
              ("word2vec", programs.word2vec, {"fixed_samples": True}),
              ("dcgan", programs.dcgan, {}),
-             ("metrics", programs.metrics_evaluation, {})]
+             ("metrics", programs.metrics_evaluation, {}),
+             ("batch_norm", programs.batch_norm_resnet, {})]
 
 
 def _write_image_folder(folder):
@@ -41,7 +42,8 @@ def tensorflow_results(image_folder):
     if tf_python() is None:
         pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
     return run_in_tensorflow(_TF_CALLS + [("images", programs.image_folder,
-                                           {"folder": image_folder})])
+                                           {"folder": image_folder})],
+                             extra_env={"TF_USE_LEGACY_KERAS": "1"})  # tf.layers: Keras 2
 
 
 def _assert_matches(ours, theirs, rtol=1e-4, atol=1e-5):
@@ -160,3 +162,15 @@ def test_metrics_evaluation_accuracy_rises():
 
 def test_metrics_evaluation_matches_tensorflow(tensorflow_results):
     _assert_matches(programs.metrics_evaluation(tf, np), tensorflow_results["metrics"])
+
+
+def test_batch_norm_resnet_learns_and_reads_after_its_assign():
+    ours = programs.batch_norm_resnet(tf, np)
+    assert ours["layers_losses"][-1] < ours["layers_losses"][0]
+    assert ours["moments_losses"][-1] < ours["moments_losses"][0]
+    assert list(ours["identity_after_assign"]) == [3.0, 9.0]
+
+
+def test_batch_norm_resnet_gives_tensorflows_numbers(tensorflow_results):
+    _assert_matches(programs.batch_norm_resnet(tf, np), tensorflow_results["batch_norm"],
+                    rtol=2e-4, atol=2e-5)

@@ -377,3 +377,60 @@ def image_folder(tf, np, folder, steps=15):
                 accuracies.append(acc)
     return {"losses": np.array(losses), "accuracies": np.array(accuracies),
             "first_batch": first_batch}
+
+
+def batch_norm_resnet(tf, np, steps=4):
+    """A small residual CNN with batch norm written both ways TF1 code did: tf.layers with a
+    defaulted `training` flag and UPDATE_OPS around minimize, and tf.nn.moments; plus the ref
+    variable idiom `with tf.control_dependencies([assign]): tf.identity(v)`."""
+    rng = np.random.RandomState(3)
+    images = rng.randn(8, 8, 8, 3).astype(np.float32)
+    labels = rng.randint(0, 4, 8).astype(np.int64)
+    w1 = (rng.randn(3, 3, 3, 6) * 0.4).astype(np.float32)
+    w2 = (rng.randn(3, 3, 6, 6) * 0.3).astype(np.float32)
+    w3 = (rng.randn(3, 3, 6, 6) * 0.3).astype(np.float32)
+    wd = (rng.randn(6, 4) * 0.3).astype(np.float32)
+    out = {}
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [8, 8, 8, 3])
+        y = tf.placeholder(tf.int64, [8])
+        training = tf.placeholder_with_default(True, [])
+
+        def conv_bn(h, w, relu=True):
+            h = tf.layers.conv2d(h, w.shape[3], 3, padding="same", use_bias=False,
+                                 kernel_initializer=tf.constant_initializer(w))
+            h = tf.layers.batch_normalization(h, training=training, momentum=0.9)
+            return tf.nn.relu(h) if relu else h
+        h = conv_bn(x, w1)
+        h = tf.nn.relu(conv_bn(conv_bn(h, w2), w3, relu=False) + h)
+        logits = tf.layers.dense(tf.reduce_mean(h, axis=[1, 2]), 4,
+                                 kernel_initializer=tf.constant_initializer(wd))
+        loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train = tf.train.MomentumOptimizer(0.05, 0.9).minimize(loss)
+        moving = [v for v in tf.global_variables() if "moving_mean" in v.name]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            feed = {x: images, y: labels}
+            out["layers_losses"] = [sess.run([train, loss], feed)[1] for _ in range(steps)]
+            out["layers_moving_mean"] = sess.run(moving[0])
+            out["layers_eval_loss"] = sess.run(loss, {x: images, y: labels, training: False})
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [8, 8, 8, 3])
+        k = tf.Variable(w1)
+        h = tf.nn.conv2d(x, k, [1, 1, 1, 1], "SAME")
+        mean, variance = tf.nn.moments(h, [0, 1, 2])
+        gamma, beta = tf.Variable(tf.ones([6])), tf.Variable(tf.zeros([6]))
+        h = tf.nn.relu(tf.nn.batch_normalization(h, mean, variance, beta, gamma, 1e-3))
+        loss = tf.reduce_mean(tf.square(h - 0.5))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        counter = tf.Variable(1.0)
+        bump = tf.assign(counter, counter * 3.0)
+        with tf.control_dependencies([bump]):
+            after = tf.identity(counter)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out["moments_losses"] = [sess.run([train, loss], {x: images})[1] for _ in range(steps)]
+            out["moments_variance"] = sess.run(variance, {x: images})
+            out["identity_after_assign"] = [sess.run(after) for _ in range(2)]
+    return out
