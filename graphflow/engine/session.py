@@ -1,24 +1,30 @@
-"""`Session`: runs a graph. `run(fetches, feed_dict)` flattens the fetch structure, finds (or compiles)
-the plan for this (graph version, fetches, feeds) signature, runs it and rebuilds the structure.
+"""`Session`: runs a graph. `run(fetches, feed_dict)` flattens the fetch structure, finds (or
+compiles) the plan for this (graph version, fetches, feeds) signature, runs it and rebuilds the
+structure.
 
-Plans are compiled by `graphflow.engine.executor`; the session owns the cache, the variable store and the
-default-session stack. `run` is safe to call from several threads on one session, and no lock is
-held for a whole run: a run waiting in a queue op (a dequeue waiting for another thread's enqueue)
-blocks no other run, and `close` wakes it (the queues are session resources).
+Plans are compiled by `graphflow.engine.executor`; the session owns the cache, the variable store
+and the default-session stack. A signature that feeds scalar bool flags (`is_training`) gets a
+plan per combination of their values, made with the values as constants (`_FlagPlans`). `run` is
+safe to call from several threads on one session, and no lock is held for a whole run: a run
+waiting in a queue op (a dequeue waiting for another thread's enqueue) blocks no other run, and
+`close` wakes it (the queues are session resources).
 """
 
 import collections
 import functools
 import threading
 
+import numpy as np
+
 from graphflow import optimizer_passes
 from graphflow.engine import placement
 from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
-from graphflow.framework import default_session
+from graphflow.framework import default_session, dtypes
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
 from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.kernels import SessionState
+from graphflow.ops import registry
 
 
 # ----------------------------------------------------------------------------- fetch structures
@@ -209,7 +215,10 @@ class Session:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         if feed_dict:
             plan = self._plan_for(leaves, feed_dict)
-            out = plan.run(tuple(feed_dict.values()))
+            values = tuple(feed_dict.values())
+            if type(plan) is _FlagPlans:
+                plan = plan.pick(values)
+            out = plan.run(values)
         else:
             plan = self._plan_for(leaves, ())
             out = plan.run(())
@@ -221,7 +230,10 @@ class Session:
         """A run with per-op start/end times in `run_metadata.step_stats` (engine/tracing.py)."""
         feed_dict = feed_dict or {}
         plan = self._plan_for(leaves, feed_dict or ())
-        out, run_metadata.step_stats = plan.run_traced(tuple(feed_dict.values()))
+        values = tuple(feed_dict.values())
+        if type(plan) is _FlagPlans:
+            plan = plan.pick(values)
+        out, run_metadata.step_stats = plan.run_traced(values)
         run_metadata.plan = plan
         return out
 
@@ -240,7 +252,11 @@ class Session:
                     feed_tensors = [self._feed_key(k) for k in feed_keys]
                     if len(set(map(id, feed_tensors))) != len(feed_tensors):
                         raise ValueError("The same tensor is fed twice in feed_dict")
-                    plan = self._compile(elements, feed_tensors)
+                    flags = _flag_positions(feed_tensors) if self._optimize else ()
+                    if flags:
+                        plan = _FlagPlans(self, elements, feed_tensors, flags)
+                    else:
+                        plan = self._compile(elements, feed_tensors)
                     self._plans[key] = plan
         return plan
 
@@ -251,12 +267,12 @@ class Session:
                             "Tensors (or tensor names like 'x:0').")
         return element
 
-    def _compile(self, elements, feed_tensors):
+    def _compile(self, elements, feed_tensors, known=None):
         if not self._optimize:
             return Plan(elements, feed_tensors, self._state, device=self.default_device)
         # optimize a copy of what the plan needs (the user's graph is never modified)
         optimizer = functools.partial(optimizer_passes.optimize_for_plan, passes=self._passes)
-        opt = optimizer(elements, feed_tensors)
+        opt = optimizer(elements, feed_tensors, known=known)
         plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
                     origin=opt.origin, optimizer=optimizer, ops=opt.graph.get_operations())
         plan.optimization = opt.report
@@ -275,7 +291,13 @@ class Session:
         else:
             leaves, rebuild = flatten_fetches(fetches)
         plan = self._plan_for(leaves, feed_list)
-        run = plan.run
+        if type(plan) is _FlagPlans:
+            flag_plans = plan
+
+            def run(feed_values):
+                return flag_plans.pick(feed_values).run(feed_values)
+        else:
+            run = plan.run
 
         if single:
             def call(*feed_values):
@@ -354,3 +376,55 @@ class InteractiveSession(Session):
     def close(self):
         super().close()
         default_session.remove(self)
+
+
+# At most this many scalar bool feeds of one signature get plans made for their values (2^n plans).
+MAX_FLAG_FEEDS = 3
+
+
+def _flag_positions(feed_tensors):
+    """Positions of the fed scalar bool graph inputs (`is_training` placeholders) whose values a
+    plan may be made for; () when there are none or more than MAX_FLAG_FEEDS."""
+    positions = tuple(i for i, t in enumerate(feed_tensors)
+                      if t.dtype == dtypes.bool_ and t.shape.ndims == 0 and len(t.op.outputs) == 1
+                      and registry.lookup(t.op.type).graph_input)
+    return positions if len(positions) <= MAX_FLAG_FEEDS else ()
+
+
+class _FlagPlans:
+    """The plans of one (fetches, feeds) signature that feeds scalar bool flags: one per
+    combination of the flags' values, compiled on first use with the values as constants (so
+    `tf.cond(is_training, ...)` keeps one branch and `tf.where(is_training, a, b)` one operand,
+    folded and fused like the rest), and one general plan for values that are not plain bools.
+    A plan's other inputs, and its checks of the fed values, are the general plan's."""
+
+    __slots__ = ("session", "elements", "feed_tensors", "flags", "plans")
+
+    def __init__(self, session, elements, feed_tensors, flags):
+        self.session = session
+        self.elements = elements
+        self.feed_tensors = feed_tensors
+        self.flags = flags
+        self.plans = {}
+
+    def pick(self, feed_values):
+        key = tuple(_plain_bool(feed_values[i]) for i in self.flags)
+        plan = self.plans.get(key)
+        if plan is None:
+            with self.session._compile_lock:
+                plan = self.plans.get(key)
+                if plan is None:
+                    known = None if None in key else {
+                        self.feed_tensors[i]: value for i, value in zip(self.flags, key)}
+                    plan = self.session._compile(self.elements, self.feed_tensors, known)
+                    self.plans[key] = plan
+        return plan
+
+
+def _plain_bool(value):
+    """True/False for a Python or numpy bool (a 0-d bool array too), else None."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, (np.bool_, np.ndarray)) and value.dtype == np.bool_ and value.ndim == 0:
+        return bool(value)
+    return None

@@ -4,8 +4,12 @@
 control edges, cut at fed tensors) and copies those ops, in order, into a new Graph: same names,
 types, attrs, devices and user source lines (so errors in an optimized plan still point at the
 user's code). Every fed tensor becomes the output of a `Placeholder` in the copy, so passes see fed
-values as opaque inputs. The user's graph is never modified.
+values as opaque inputs, except those whose value the plan is made for (`known`, a session's
+scalar bool flags): their stand-in is a `Const` of that value, so passes fold what they decide.
+The user's graph is never modified.
 """
+
+import numpy as np
 
 from graphflow.framework.graph import Graph, Tensor, needed_ops
 from graphflow.ops import registry
@@ -25,8 +29,11 @@ class PlanGraph:
         self.preserve = {e for e in fetches} | set(feeds)
 
 
-def copy_for_plan(fetch_elements, feed_tensors):
-    """Prune and copy the user's graph for one (fetches, feeds) signature; returns a PlanGraph."""
+def copy_for_plan(fetch_elements, feed_tensors, known=None):
+    """Prune and copy the user's graph for one (fetches, feeds) signature; returns a PlanGraph.
+    `known`: {fed tensor: value} for feeds whose value the plan is made for (one-output graph
+    inputs only)."""
+    known = known or {}
     fed = set(feed_tensors)
     fetch_ops = [e.op if isinstance(e, Tensor) else e for e in fetch_elements
                  if not (isinstance(e, Tensor) and e in fed)]
@@ -47,6 +54,12 @@ def copy_for_plan(fetch_elements, feed_tensors):
             if registry.lookup(t.op.type).must_feed:
                 continue
             stand_in = _stand_in(copy, t.op, f"{t.op.name}/fed_{t.value_index}", [t])
+            tmap[t] = stand_in.outputs[0]
+        elif t in known:
+            value = np.array(known[t], dtype=t.dtype.as_numpy_dtype)
+            value.flags.writeable = False
+            stand_in = append_op(copy, "Const", [], {"value": value}, [(t.dtype, t.shape)],
+                                 t.op.name, source=t.op.source)
             tmap[t] = stand_in.outputs[0]
         else:
             stand_in = stand_ins.get(t.op)

@@ -287,3 +287,39 @@ def test_a_tuple_of_tensors_is_fed_with_a_value_of_the_same_structure():
         assert sess.run(total, {state: value}) == 2.0 + 50.0 + 400.0
         with pytest.raises(ValueError, match=r"feed_dict key \[0\] of 2 tensors is fed float"):
             sess.run(total, {state: (1.0, 4.0)})
+
+
+def _plan_op_types(sess, fetches, feed):
+    metadata = tf.RunMetadata()
+    sess.run(fetches, feed, run_metadata=metadata)
+    return {op.type for op in metadata.plan.ops}
+
+
+def test_a_fed_bool_flag_gets_a_plan_per_value_with_one_branch():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    is_training = tf.placeholder(tf.bool, [], name="is_training")
+    y = tf.cond(is_training, lambda: tf.exp(x), lambda: tf.sin(x))
+    z = tf.where(is_training, x * 2.0, x * 3.0)
+    xv = np.array([0.0, 0.5, 1.0], np.float32)
+    with tf.Session() as sess:
+        for flag in (True, False, np.bool_(True), np.array(False)):
+            got_y, got_z = sess.run([y, z], {x: xv, is_training: flag})
+            np.testing.assert_allclose(got_y, np.exp(xv) if flag else np.sin(xv), rtol=1e-6)
+            np.testing.assert_allclose(got_z, xv * (2.0 if flag else 3.0))
+            types = _plan_op_types(sess, [y, z], {x: xv, is_training: flag})
+            assert "If" not in types and "Select" not in types
+            assert ("Exp" in types) == bool(flag) and ("Sin" in types) != bool(flag)
+        run = sess.make_callable([y, z], [x, is_training])
+        np.testing.assert_allclose(run(xv, False)[0], np.sin(xv), rtol=1e-6)
+        # a value that is not a plain bool runs the general plan (which checks it as ever)
+        with pytest.raises((ValueError, TypeError, tf.errors.InvalidArgumentError)):
+            sess.run(y, {x: xv, is_training: [True, False]})
+
+
+def test_a_session_without_optimization_makes_no_flag_plans():
+    x = tf.placeholder(tf.float32, [2])
+    flag = tf.placeholder(tf.bool, [])
+    y = tf.cond(flag, lambda: x + 1.0, lambda: x - 1.0)
+    with tf.Session(optimize=False) as sess:
+        assert "If" in _plan_op_types(sess, y, {x: [1.0, 2.0], flag: True})
+        assert sess.run(y, {x: [1.0, 2.0], flag: False}).tolist() == [0.0, 1.0]
