@@ -72,7 +72,9 @@ def _fused_batch_norm_infer(inputs, attrs):
     return [(x.dtype, x.shape)] + [(x.dtype, stats)] * 4
 
 
-define("FusedBatchNorm", _fused_batch_norm_infer, attrs=_ATTRS)
+# fresh_output: every output is a new array (the CPU kernels copy even the statistics they pass
+# through), so an elementwise reader such as the ReLU after it may write over y in place
+define("FusedBatchNorm", _fused_batch_norm_infer, attrs=_ATTRS, fresh_output=True)
 
 
 def _fused_batch_norm_grad_infer(inputs, attrs):
@@ -95,7 +97,7 @@ def _fused_batch_norm_grad_infer(inputs, attrs):
     return [(x.dtype, shape), (x.dtype, stats), (x.dtype, stats)]
 
 
-define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS)
+define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS, fresh_output=True)
 
 
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",

@@ -9,7 +9,8 @@ input are computed once before the loop, and the last instruction writes straigh
 The unfused plan instead allocates one full-size temporary per op and streams every array through
 memory once per op.
 
-Outputs of `PARALLEL_MIN_ELEMENTS` or more are computed by up to `threads` threads at once (the
+Outputs of `PARALLEL_MIN_ELEMENTS` or more, of programs that take one thread at least
+`PARALLEL_MIN_SECONDS` (timed on their first calls), are computed by up to `threads` threads at once (the
 session's intra-op thread count, see `graphflow.engine.config`): the calling thread and workers of the
 process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
 sequence, each thread with its own registers. The result is the same bits as a single-thread run's:
@@ -24,6 +25,7 @@ Both fused kernels accept `out=`: the memory plan may hand them a dead input's b
 """
 
 import math
+import time
 
 import numpy as np
 
@@ -53,6 +55,14 @@ PARALLEL_CHUNK_ELEMENTS = 1 << 16
 # when the session allows more than one: below it, waking the workers and the GIL handovers cost
 # about what they save (measured on 2 cores: even at ~130K elements, gains from ~190K).
 PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
+# ... and only when one thread alone takes at least this long for the program (the best of its
+# first SERIAL_TRIALS calls for those input shapes, which run on the calling thread): handing
+# chunks to a woken pool worker costs 0.1-0.2 ms on this 2-core machine, so a cheap program is
+# faster alone up to about 0.4 ms (measured, one thread / two, ms: ReLU of 1M float32 0.32 / 0.39,
+# tanh 1M 0.34 / 0.37, exp 1M 0.44 / 0.42, add + ReLU 1M 0.47 / 0.42, the benchmark's
+# tanh/sigmoid chain 512K 0.44 / 0.37 and 1M 0.93 / 0.61, ReLU 4M 1.22 / 0.86).
+PARALLEL_MIN_SECONDS = 4e-4
+SERIAL_TRIALS = 3
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
 
@@ -122,6 +132,9 @@ class FusedProgram:
         self.output = program["output"]
         self.out_dtype = value_dtypes[self.output]
         self._layouts = {}
+        # input shapes -> (serial calls timed, best seconds) until decided, then True (threads
+        # pay) or False (`PARALLEL_MIN_SECONDS`)
+        self._threads_pay = {}
         last = {}
         for i, ins in enumerate(self.instrs):
             for r in ins.refs:
@@ -159,6 +172,13 @@ class FusedProgram:
             return self._evaluate(arrays, out)
         except Exception as exc:
             raise self._diagnose(arrays, exc) from exc
+
+    def _time_serial_run(self, shapes, trials, seconds):
+        """Record a serial run's time for these input shapes; decide after SERIAL_TRIALS."""
+        count, best = trials
+        count, best = count + 1, min(best, seconds)
+        self._threads_pay[shapes] = (best >= PARALLEL_MIN_SECONDS if count >= SERIAL_TRIALS
+                                     else (count, best))
 
     def _diagnose(self, arrays, exc):
         """The error of the first instruction that fails on whole arrays, naming the user's op it
@@ -221,6 +241,14 @@ class FusedProgram:
         jit = self._jit and fused_jit.errstate_allows()
         if jit:
             arrays, jit = _contiguous_for_jit(arrays, size)
+        timing = None
+        if parallel and PARALLEL_MIN_SECONDS > 0:  # (0: threads whenever the size allows)
+            shapes = tuple([a.shape for a in arrays])
+            pays = self._threads_pay.get(shapes, (0, math.inf))
+            if pays is False:
+                parallel = False
+            elif pays is not True:
+                parallel, timing = False, (shapes, pays)
         key = (tuple([a.shape for a in arrays]), out_is_input, parallel, jit)
         layout = self._layouts.get(key)
         if layout is None:
@@ -257,7 +285,10 @@ class FusedProgram:
             intra_op.POOL.run_shared(work, threads)
         else:
             registers = layout.borrow_registers()
+            start = time.perf_counter() if timing else 0.0
             layout.loop(vals, views, registers, constants, t, layout.chunk_starts())
+            if timing:
+                self._time_serial_run(*timing, time.perf_counter() - start)
             layout.return_registers(registers)
         if out is not None and target is not out:
             np.copyto(out, target)
