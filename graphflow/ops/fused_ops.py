@@ -445,3 +445,8 @@ def is_select(op):
 def is_greater(op):
     """`op` is a two-input Greater (the ReLU gradient's `y > 0`)."""
     return op.type == "Greater" and len(op.inputs) == 2
+
+
+def is_training_batch_norm(op):
+    """`op` is a FusedBatchNorm computing its batch's statistics (is_training)."""
+    return op.type == "FusedBatchNorm" and bool(op.attrs.get("is_training"))

@@ -17,7 +17,7 @@ in `nn_ops.py`.
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import shape_ops
 from graphflow.ops.core_ops import constant, convert_to_tensor
-from graphflow.ops.registry import FLOATS, define, make_op, require_dtype
+from graphflow.ops.registry import FLOATS, define, make_op, no_gradient, require_dtype
 
 _FORMATS = ("NHWC", "NCHW")
 _ATTRS = "epsilon:float data_format:enum(NHWC,NCHW) is_training:bool"
@@ -98,6 +98,28 @@ def _fused_batch_norm_grad_infer(inputs, attrs):
 
 
 define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS, fresh_output=True)
+
+
+def _stats_infer(inputs, attrs):
+    (x,) = inputs
+    require_dtype(x, FLOATS, "x")
+    stats = TensorShape([_channels(x, attrs)])
+    return [(x.dtype, stats)] * 3
+
+
+# FusedBatchNormStats(x) -> (mean, variance, unbiased variance): a training FusedBatchNorm's
+# statistics alone, the same bits. Built on plan copies (fusion, `fusion_batch_norm.py`), where y
+# becomes elementwise ops the ReLU or residual add after it joins; no gradient.
+define("FusedBatchNormStats", _stats_infer, attrs="data_format:enum(NHWC,NCHW)", fresh_output=True)
+no_gradient("FusedBatchNormStats")
+
+
+def fused_batch_norm_stats(x, data_format="NHWC", name=None):
+    """(mean, biased variance, unbiased variance) of x per channel, as FusedBatchNorm's training
+    outputs 3, 4 and 2 are."""
+    op = make_op("FusedBatchNormStats", (convert_to_tensor(x),),
+                 {"data_format": data_format_of(data_format)}, name=name or "FusedBatchNormStats")
+    return tuple(op.outputs)
 
 
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",

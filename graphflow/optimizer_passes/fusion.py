@@ -41,6 +41,7 @@ equal the output's.
 import numpy as np
 
 from graphflow.ops import fused_ops, registry
+from graphflow.optimizer_passes.fusion_batch_norm import split_training_batch_norms
 from graphflow.optimizer_passes.fusion_conv_gradients import (
     conv_attrs,
     fuse_filter_bias_gradients,
@@ -72,6 +73,9 @@ FUSE_SUMS = True
 FUSE_POOL_RELU_MASK = True
 # False leaves the ReLU gradient before Conv2DBackpropFilterBias unfused (tests compare both plans).
 FUSE_FILTER_RELU_MASK = True
+# False leaves a training FusedBatchNorm whole instead of its statistics op and elementwise y
+# (`fusion_batch_norm.py`; the tests compare both plans).
+SPLIT_BATCH_NORM = True
 
 
 def run(graph, preserve):
@@ -86,14 +90,16 @@ def run(graph, preserve):
                         if FUSE_CONV_GRADIENTS and FUSE_FILTER_RELU_MASK else 0)
         input_filter = (fuse_input_filter_gradients(graph, preserve)
                         if FUSE_CONV_GRADIENTS and FUSE_INPUT_FILTER_GRADIENTS else 0)
+        batch_norms = split_training_batch_norms(graph, preserve) if SPLIT_BATCH_NORM else 0
         groups, fused_ops_count = fuse_elementwise(graph, preserve)
         sums = fuse_sums(graph, preserve) if FUSE_SUMS else 0
-        stats.rewrites = (matmuls + convs + pool_masks + grads + filter_masks + input_filter + groups
-                          + sums)
+        stats.rewrites = (matmuls + convs + pool_masks + grads + filter_masks + input_filter
+                          + batch_norms + groups + sums)
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
                              fused_conv_gradients=grads, fused_filter_relu_masks=filter_masks,
                              fused_input_filter_gradients=input_filter,
+                             split_batch_norms=batch_norms,
                              elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count, fused_sums=sums)
     return stats

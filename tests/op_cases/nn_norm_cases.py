@@ -1,5 +1,6 @@
-"""Cases for FusedBatchNorm (training and inference, NHWC and NCHW, every output differentiated)
-and FusedBatchNormGrad (its second derivatives). The references are direct numpy formulas."""
+"""Cases for FusedBatchNorm (training and inference, NHWC and NCHW, every output differentiated),
+FusedBatchNormGrad (its second derivatives) and FusedBatchNormStats. The references are direct
+numpy formulas."""
 
 import numpy as np
 
@@ -42,6 +43,12 @@ def _train_grad_of_batch(dy, x, scale, fmt):
                                              EPS, fmt, True)
 
 
+def _stats_ref(x, fmt):
+    axes = (0, 1, 2) if fmt == "NHWC" else (0, 2, 3)
+    n = x.size / x.shape[3 if fmt == "NHWC" else 1]
+    return x.mean(axis=axes), x.var(axis=axes), x.var(axis=axes) * n / (n - 1)
+
+
 def _train_grad_ref(dy, x, scale, fmt):
     axes = (0, 1, 2) if fmt == "NHWC" else (0, 2, 3)
     return _bn_grad_ref(dy, x, scale, x.mean(axis=axes), x.var(axis=axes), True, fmt)
@@ -77,4 +84,12 @@ CASES = [
         [rand(2, 2, 2, 3, seed=6), rand(2, 2, 2, 3, seed=7), positive(3), rand(3), positive(3)],
         lambda dy, x, s, m, v: _bn_grad_ref(dy, x, s, m, v, False),
         name="FusedBatchNormGrad[inference NHWC]"),
+    # FusedBatchNormStats: a training FusedBatchNorm's statistics (built by fusion on plan copies:
+    # no gradient); small inputs run the numpy forms, 64 images the compiled loops
+    OpCase("FusedBatchNormStats", lambda x: nn_norm_ops.fused_batch_norm_stats(x),
+           [rand(2, 3, 3, 4, seed=8)], lambda x: _stats_ref(x, "NHWC"), grad=False,
+           name="FusedBatchNormStats[NHWC]"),
+    OpCase("FusedBatchNormStats", lambda x: nn_norm_ops.fused_batch_norm_stats(x, "NCHW"),
+           [rand(64, 3, 5, 6, seed=9)], lambda x: _stats_ref(x, "NCHW"), grad=False,
+           name="FusedBatchNormStats[NCHW, compiled]"),
 ]

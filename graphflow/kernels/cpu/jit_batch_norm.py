@@ -363,6 +363,20 @@ def _flat(a):
     return np.ascontiguousarray(a).reshape(-1)
 
 
+def _statistics(lay, xf, dt, threads):
+    """(mean, biased variance) per channel in `dt`: the sum, then the squared deviations."""
+    part = lay.partials()
+    lay.run("moment", (xf, lay.vector(np.zeros(lay.c, np.float64)), False, part), threads)
+    mean = (_total(part) / lay.n).astype(dt)
+    lay.run("moment", (xf, lay.vector(mean.astype(np.float64)), True, part), threads)
+    return mean, (_total(part) / lay.n).astype(dt)
+
+
+def batch_statistics(x, nchw, threads):
+    """A training FusedBatchNorm's (mean, biased variance), the same bits (`applies(x)`)."""
+    return _statistics(_Layout(x.shape, nchw), _flat(x), x.dtype, threads)
+
+
 def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, threads):
     """FusedBatchNorm's five outputs as `nn_norm_kernels.fused_batch_norm_reference` computes them
     (validated inputs; `applies(x)`)."""
@@ -370,11 +384,7 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
     lay = _Layout(x.shape, nchw)
     xf = _flat(x)
     if training:
-        part = lay.partials()
-        lay.run("moment", (xf, lay.vector(np.zeros(lay.c, np.float64)), False, part), threads)
-        mean = (_total(part) / lay.n).astype(dt)
-        lay.run("moment", (xf, lay.vector(mean.astype(np.float64)), True, part), threads)
-        variance = (_total(part) / lay.n).astype(dt)
+        mean, variance = _statistics(lay, xf, dt, threads)
         n = lay.n
         batch_variance = variance * (n / max(n - 1, 1))
     else:

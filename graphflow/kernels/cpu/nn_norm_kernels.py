@@ -1,5 +1,5 @@
-"""numpy kernels for FusedBatchNorm and FusedBatchNormGrad (NHWC or NCHW). float16 inputs are
-computed in float32 and rounded once at the end, as TF's CPU kernels do.
+"""numpy kernels for FusedBatchNorm, FusedBatchNormGrad and FusedBatchNormStats (NHWC or NCHW).
+float16 inputs are computed in float32 and rounded once at the end, as TF's CPU kernels do.
 
 float32 and float64 inputs run as compiled loops when numba is installed (`jit_batch_norm.py`, a
 few passes over the input instead of a dozen numpy calls); the numpy forms here
@@ -54,11 +54,8 @@ def fused_batch_norm_reference(x, scale, offset, mean, variance, epsilon, data_f
     work = _work_dtype(dt)
     xw = x.astype(work, copy=False)
     if is_training:
-        mean = xw.mean(axis=axes)
+        mean, variance, batch_variance = batch_statistics_reference(xw, data_format)
         centered = xw - mean.reshape(vec)
-        variance = np.mean(np.square(centered), axis=axes)
-        n = x.size // max(mean.size, 1)
-        batch_variance = variance * (n / max(n - 1, 1))
     else:
         mean = mean.astype(work, copy=False)
         variance = variance.astype(work, copy=False)
@@ -69,6 +66,16 @@ def fused_batch_norm_reference(x, scale, offset, mean, variance, epsilon, data_f
     y += offset.astype(work, copy=False).reshape(vec)
     return (y.astype(dt, copy=False), mean.astype(dt), batch_variance.astype(dt),
             mean.astype(dt), variance.astype(dt))
+
+
+def batch_statistics_reference(x, data_format):
+    """A training FusedBatchNorm's (mean, biased variance, unbiased variance) of float32/float64 x,
+    in numpy."""
+    axes, vec = _layout(data_format)
+    mean = x.mean(axis=axes)
+    variance = np.mean(np.square(x - mean.reshape(vec)), axis=axes)
+    n = x.size // max(mean.size, 1)
+    return mean, variance, variance * (n / max(n - 1, 1))
 
 
 def fused_batch_norm_grad_reference(dy, x, scale, saved_mean, saved_variance, epsilon,
@@ -126,3 +133,23 @@ def _fused_batch_norm_grad(node):
         return fused_batch_norm_grad_reference(dy, x, scale, saved_mean, saved_variance, eps, fmt,
                                                training)
     return fused_batch_norm_grad
+
+
+@cpu_kernel("FusedBatchNormStats")
+def _fused_batch_norm_stats(node):
+    fmt = node.attrs["data_format"]
+    threads = blas.session_threads(node)
+
+    def fused_batch_norm_stats(x):
+        if x.ndim != 4:
+            raise ValueError(f"x must be 4-D, got shape {x.shape}")
+        dt = x.dtype
+        if jit_batch_norm.applies(x):
+            mean, variance = jit_batch_norm.batch_statistics(x, fmt == "NCHW", threads)
+            n = x.size // max(mean.size, 1)
+            batch_variance = variance * (n / max(n - 1, 1))
+        else:
+            mean, variance, batch_variance = batch_statistics_reference(
+                x.astype(_work_dtype(dt), copy=False), fmt)
+        return mean.astype(dt), variance.astype(dt), batch_variance.astype(dt)
+    return fused_batch_norm_stats

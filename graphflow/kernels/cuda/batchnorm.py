@@ -1,4 +1,5 @@
-"""FusedBatchNorm and FusedBatchNormGrad on the GPU (batchnorm.cu), float32 and float64.
+"""FusedBatchNorm, FusedBatchNormGrad and FusedBatchNormStats on the GPU (batchnorm.cu), float32 and
+float64.
 
 Training mode: one launch computes the per-channel statistics (mean, biased and unbiased
 variance), one normalizes. Inference mode: one launch normalizes with the given statistics,
@@ -63,6 +64,28 @@ def _fused_batch_norm(node):
                       np.int64(C), np.int64(inner), np.float64(eps))
         return y, rt.copy(mean), batch_variance, mean, variance
     return fused_batch_norm
+
+
+@cuda_kernel("FusedBatchNormStats", dtypes=(np.float32, np.float64))
+def _fused_batch_norm_stats(node):
+    rt = runtime()
+    fmt = node.attrs["data_format"]
+    t = SUFFIX[np.dtype(node.out_dtypes[0])]
+
+    def fused_batch_norm_stats(x):
+        outer, C, inner = _layout(x.shape, fmt)
+        mean, variance = rt.empty((C,), x.dtype), rt.empty((C,), x.dtype)
+        batch_variance = rt.empty((C,), x.dtype)
+        if C and outer * inner:
+            fn = rt.kernel("batchnorm.cu", f"gf_bn_stats_{t}", "PPPPqqq")
+            fn.prepared_call((row_blocks(rt, C), 1, 1), (256, 1, 1), int(x.gpudata),
+                             int(mean.gpudata), int(variance.gpudata), int(batch_variance.gpudata),
+                             np.int64(outer), np.int64(C), np.int64(inner))
+        elif C:
+            for v in (mean, variance, batch_variance):
+                rt.fill(v, np.nan)
+        return mean, variance, batch_variance
+    return fused_batch_norm_stats
 
 
 @cuda_kernel("FusedBatchNormGrad", dtypes=(np.float32, np.float64))

@@ -1,0 +1,72 @@
+"""graphflow.optimizer_passes.fusion_batch_norm: a training FusedBatchNorm becomes its statistics
+op and elementwise ops for y, which fuse with the ReLU or residual add after it; the same bits as
+the whole op."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.optimizer_passes import fusion
+
+
+def _model(fmt, dtype, residual):
+    shape = [64, 6, 5, 3] if fmt == "NHWC" else [64, 3, 6, 5]  # static: Shape readers fold
+    x = tf.placeholder(dtype, shape, name="x")
+    scale = tf.Variable(np.linspace(0.5, 2.0, 3).astype(dtype.as_numpy_dtype))
+    offset = tf.Variable(np.linspace(-1.0, 1.0, 3).astype(dtype.as_numpy_dtype))
+    y, batch_mean, batch_variance = tf.nn.fused_batch_norm(x, scale, offset, epsilon=1e-3,
+                                                          data_format=fmt)
+    h = tf.nn.relu(y + x * 0.5 if residual else y)
+    loss = tf.reduce_sum(h * h)
+    moving = tf.Variable(np.zeros(3, dtype.as_numpy_dtype))
+    update = tf.assign_sub(moving, (moving - batch_variance) * 0.1)
+    with tf.control_dependencies([update]):
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    stats = tf.reduce_sum(batch_mean) + tf.reduce_sum(batch_variance)
+    return x, shape, [h, stats, loss, moving, train]
+
+
+def _run(fetches, feed, split, monkeypatch):
+    monkeypatch.setattr(fusion, "SPLIT_BATCH_NORM", split)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        values = [sess.run(fetches[:3], feed) for _ in range(2)]
+        sess.run(fetches[4], feed)
+        values.append(sess.run(fetches[:4], feed))
+        return values
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("residual", [False, True])
+def test_split_batch_norm_gives_the_whole_ops_bits(fmt, dtype, residual, monkeypatch):
+    tf.set_random_seed(0)
+    x, shape, fetches = _model(fmt, dtype, residual)
+    rng = np.random.default_rng(1)
+    shifted = {x: (rng.standard_normal(shape) * 3 + 1).astype(dtype.as_numpy_dtype)}
+    graph, report = tf.optimize(fetches, [x])
+    types = [op.type for op in graph.get_operations()]
+    assert "FusedBatchNorm" not in types and "FusedBatchNormStats" in types
+    assert report["fusion"].details["split_batch_norms"] == 1
+    # the ReLU (and the residual add) are one program with y's arithmetic
+    (relu,) = [op for op in graph.get_operations() if op.type == "FusedElementwise"
+               and "Relu" in op.attrs["member_types"]]
+    assert {"Sub", "Mul", "Add"} <= set(relu.attrs["member_types"])
+    for feed in ({x: rng.standard_normal(shape).astype(dtype.as_numpy_dtype)}, shifted):
+        split = _run(fetches, feed, True, monkeypatch)
+        whole = _run(fetches, feed, False, monkeypatch)
+        for a, b in zip(split, whole):
+            for u, v in zip(a, b):
+                assert np.asarray(u).tobytes() == np.asarray(v).tobytes()
+
+
+def test_left_whole_for_float16_fetched_statistics_or_inference():
+    x = tf.placeholder(tf.float16, [2, 3, 3, 2])
+    y16, _, _ = tf.nn.fused_batch_norm(x, tf.ones([2], tf.float16), tf.zeros([2], tf.float16))
+    x32 = tf.placeholder(tf.float32, [2, 3, 3, 2])
+    y32, mean32, _ = tf.nn.fused_batch_norm(x32, tf.ones([2]), tf.zeros([2]))
+    y_infer, _, _ = tf.nn.fused_batch_norm(x32, tf.ones([2]), tf.zeros([2]), tf.zeros([2]),
+                                           tf.ones([2]), is_training=False)
+    graph, _ = tf.optimize([tf.nn.relu(y16), tf.nn.relu(y32), mean32, tf.nn.relu(y_infer)],
+                           [x, x32])
+    assert [op.type for op in graph.get_operations()].count("FusedBatchNorm") == 3
