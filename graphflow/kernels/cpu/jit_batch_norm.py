@@ -89,6 +89,41 @@ def moment_rows(x, mean, square, part, chan, period, block, b0, b1):
             row[chan[j]] += lanes[j]
 
 
+def block_moments_rows(x, part_sum, part_m2, chan, period, block, b0, b1):
+    """part_sum[b, ch] = the sum of block b's elements of channel ch, part_m2[b, ch] = the sum of
+    their squared deviations from that block's own channel mean (float64): a block is read from
+    memory once, its second pass comes from cache (the blocks are combined by `_statistics`)."""
+    size = x.shape[0]
+    c = part_sum.shape[1]
+    lanes = np.empty(period, np.float64)
+    means = np.empty(period, np.float64)
+    for b in range(b0, b1):
+        lo = b * block
+        xb = x[lo:min(size, lo + block)]
+        lanes[:] = 0.0
+        for g in range(0, xb.shape[0], period):
+            xg = xb[g:g + period]
+            for j in range(xg.shape[0]):
+                lanes[j] += xg[j]
+        sums = part_sum[b]
+        sums[:] = 0.0
+        for j in range(period):
+            sums[chan[j]] += lanes[j]
+        count = xb.shape[0] // c  # whole rows: every channel as often
+        for j in range(period):
+            means[j] = sums[chan[j]] / count
+        lanes[:] = 0.0
+        for g in range(0, xb.shape[0], period):
+            xg = xb[g:g + period]
+            for j in range(xg.shape[0]):
+                d = xg[j] - means[j]
+                lanes[j] += d * d
+        m2 = part_m2[b]
+        m2[:] = 0.0
+        for j in range(period):
+            m2[chan[j]] += lanes[j]
+
+
 def affine_rows(x, y, mean, gain, offset, chan, period, block, b0, b1):
     """y = (x - mean) * gain + offset, in x's dtype."""
     size = x.shape[0]
@@ -273,7 +308,7 @@ def block_totals(part, out):
             out[ch] += row[ch]
 
 
-_LOOPS = (block_totals, moment_rows, affine_rows, grad_sums_rows, grad_dx_rows,
+_LOOPS = (block_totals, moment_rows, block_moments_rows, affine_rows, grad_sums_rows, grad_dx_rows,
           moment_planes, affine_planes, grad_sums_planes, grad_dx_planes)
 
 
@@ -364,7 +399,19 @@ def _flat(a):
 
 
 def _statistics(lay, xf, dt, threads):
-    """(mean, biased variance) per channel in `dt`: the sum, then the squared deviations."""
+    """(mean, biased variance) per channel in `dt`. Rows: each block's sums and squared deviations
+    from its own means in one read of x, combined in block order (Chan et al.: the squared
+    deviations of the whole are the blocks' plus each block's count times its mean's squared
+    deviation from the whole's). Planes: the sum, then the squared deviations from the mean."""
+    if not lay.planes:
+        sums, m2s = lay.partials(), lay.partials()
+        lay.run("block_moments", (xf, sums, m2s), threads)
+        counts = (np.minimum(lay.size, (np.arange(lay.blocks) + 1) * lay.block)
+                  - np.arange(lay.blocks) * lay.block) // lay.c
+        mean = _total(sums) / lay.n
+        deviation = sums / counts[:, None] - mean
+        m2 = _total(m2s + counts[:, None] * (deviation * deviation))
+        return mean.astype(dt), (m2 / lay.n).astype(dt)
     part = lay.partials()
     lay.run("moment", (xf, lay.vector(np.zeros(lay.c, np.float64)), False, part), threads)
     mean = (_total(part) / lay.n).astype(dt)
