@@ -1,5 +1,6 @@
-"""FusedBatchNorm and FusedBatchNormGrad (NHWC and NCHW, float32 and float64) as compiled loops when
-numba is installed (optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off);
+"""FusedBatchNorm, FusedBatchNormGrad and FusedBatchNormStats (NHWC and NCHW, float32 and float64)
+as compiled loops when numba is installed (optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1
+switches it off);
 `nn_norm_kernels.py` keeps its numpy kernels otherwise, for float16, and as the reference the tests
 compare with (`tests/kernels/test_jit_batch_norm.py`).
 
@@ -8,8 +9,11 @@ three axes, the products): on [64, 32, 32, 16] float32 NHWC, 4.0 ms forward (tra
 for the gradient (medians of 20 calls, 2 cores); these loops take 0.73 and 0.8-0.97 (one or two
 threads: `PARALLEL_MIN_ELEMENTS`). The passes:
 
-  forward, training: one sums x per channel, a second sums the squared deviations from that mean
-      (the reference's two-pass variance), a third writes y = (x - mean) * (inv * scale) + offset;
+  forward, training: the statistics (also FusedBatchNormStats's, `batch_statistics`), then a
+      pass writes y = (x - mean) * (inv * scale) + offset. Rows layouts read x once for the
+      statistics: each block's sums, then (from cache) its squared deviations from its own means,
+      the blocks combined exactly in float64 (Chan et al.); planes sum x, then the squared
+      deviations from that mean (the reference's two-pass variance);
   forward, inference: the third alone;
   gradient, training: one pass over (dy, x) sums dy and dy * x_hat per channel, a second writes
       dx = ((dy - d_offset / n) - x_hat * (d_scale / n)) * (scale * inv);
@@ -68,26 +72,6 @@ MAX_ROW_ELEMENTS = 1 << 11
 # with small planes: an image's C * H * W). A block holds `block` elements (whole rows). The lanes
 # are `period` = k * row elements wide, lane j of channel chan[j]; the vectors (one value per
 # channel) come expanded to the period: v[chan].
-
-def moment_rows(x, mean, square, part, chan, period, block, b0, b1):
-    """part[b, ch] = the sum over block b's elements of channel ch of (x - mean), squared when
-    `square` (float64; `mean` float64, zeros for the plain sum: x - 0.0 is x)."""
-    size = x.shape[0]
-    lanes = np.empty(period, np.float64)
-    for b in range(b0, b1):
-        lo = b * block
-        xb = x[lo:min(size, lo + block)]
-        lanes[:] = 0.0
-        for g in range(0, xb.shape[0], period):
-            xg = xb[g:g + period]
-            for j in range(xg.shape[0]):
-                d = xg[j] - mean[j]
-                lanes[j] += d * d if square else d
-        row = part[b]
-        row[:] = 0.0
-        for j in range(period):
-            row[chan[j]] += lanes[j]
-
 
 def block_moments_rows(x, part_sum, part_m2, chan, period, block, b0, b1):
     """part_sum[b, ch] = the sum of block b's elements of channel ch, part_m2[b, ch] = the sum of
@@ -186,7 +170,8 @@ def grad_dx_rows(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, chan, period, bl
 # each summed in SEGMENT_LANES lanes folded pairwise; the vectors have one value per channel.
 
 def moment_planes(x, mean, square, part, c, hw, block, b0, b1):
-    """`moment_rows` for planes."""
+    """part[b, ch] = the sum over block b's elements of channel ch of (x - mean), squared when
+    `square` (float64; `mean` float64, zeros for the plain sum: x - 0.0 is x)."""
     size = x.shape[0]
     lanes = np.empty(SEGMENT_LANES, np.float64)
     for b in range(b0, b1):
@@ -308,7 +293,7 @@ def block_totals(part, out):
             out[ch] += row[ch]
 
 
-_LOOPS = (block_totals, moment_rows, block_moments_rows, affine_rows, grad_sums_rows, grad_dx_rows,
+_LOOPS = (block_totals, block_moments_rows, affine_rows, grad_sums_rows, grad_dx_rows,
           moment_planes, affine_planes, grad_sums_planes, grad_dx_planes)
 
 
