@@ -358,18 +358,7 @@ def _over_blocks(loop, args, blocks, streamed, threads):
     if threads <= 1 or blocks < 2 or streamed < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
         loop(*args, 0, blocks)
         return
-    step = max(1, blocks // (4 * threads))
-    pieces = intra_op.shared_iter(range(0, blocks, step))
-    box = [args]  # emptied on return: an idle worker keeps `work`, not the arrays (jit_updates.run)
-
-    def work():
-        operands = box[0]
-        for b0 in pieces:
-            loop(*operands, b0, min(blocks, b0 + step))
-    try:
-        intra_op.POOL.run_shared(work, threads)
-    finally:
-        box.clear()
+    jit_updates.run_shared_ranges(loop, args, blocks, max(1, blocks // (4 * threads)), threads)
 
 
 def _total(part):

@@ -289,7 +289,13 @@ def run(loop, size, args, threads):
     if threads <= 1 or size < 2 * BLOCK_ELEMENTS or intra_op.in_worker():
         loop(*args, 0, size)
         return
-    pieces = intra_op.shared_iter(range(0, size, BLOCK_ELEMENTS))
+    run_shared_ranges(loop, args, size, BLOCK_ELEMENTS, threads)
+
+
+def run_shared_ranges(loop, args, total, step, threads):
+    """Call `loop(*args, lo, hi)` over [0, total) in ranges of `step`, taken by the calling thread
+    and up to `threads - 1` intra-op pool workers from one shared sequence."""
+    pieces = intra_op.shared_iter(range(0, total, step))
     # a worker keeps its last job (and so `work`) until it gets the next one: the arrays go in a
     # box emptied on return, so that no worker keeps the old values alive (see _Recycler)
     box = [args]
@@ -297,7 +303,7 @@ def run(loop, size, args, threads):
     def work():
         operands = box[0]
         for lo in pieces:
-            loop(*operands, lo, min(size, lo + BLOCK_ELEMENTS))
+            loop(*operands, lo, min(total, lo + step))
     try:
         intra_op.POOL.run_shared(work, threads)
     finally:
