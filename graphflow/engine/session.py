@@ -3,11 +3,11 @@ compiles) the plan for this (graph version, fetches, feeds) signature, runs it a
 structure.
 
 Plans are compiled by `graphflow.engine.executor`; the session owns the cache, the variable store
-and the default-session stack. A signature that feeds scalar bool flags (`is_training`) gets a
-plan per combination of their values, made with the values as constants (`_FlagPlans`). `run` is
-safe to call from several threads on one session, and no lock is held for a whole run: a run
-waiting in a queue op (a dequeue waiting for another thread's enqueue) blocks no other run, and
-`close` wakes it (the queues are session resources).
+and the default-session stack. A signature that feeds scalar bool flags (`is_training`) or tensors
+declared with unknown dimensions gets plans made for the flags' values and the feeds' shapes
+(`_SpecializedPlans`). `run` is safe to call from several threads on one session, and no lock
+is held for a whole run: a run waiting in a queue op (a dequeue waiting for another thread's
+enqueue) blocks no other run, and `close` wakes it (the queues are session resources).
 """
 
 import collections
@@ -216,7 +216,7 @@ class Session:
         if feed_dict:
             plan = self._plan_for(leaves, feed_dict)
             values = tuple(feed_dict.values())
-            if type(plan) is _FlagPlans:
+            if type(plan) is _SpecializedPlans:
                 plan = plan.pick(values)
             out = plan.run(values)
         else:
@@ -231,7 +231,7 @@ class Session:
         feed_dict = feed_dict or {}
         plan = self._plan_for(leaves, feed_dict or ())
         values = tuple(feed_dict.values())
-        if type(plan) is _FlagPlans:
+        if type(plan) is _SpecializedPlans:
             plan = plan.pick(values)
         out, run_metadata.step_stats = plan.run_traced(values)
         run_metadata.plan = plan
@@ -253,12 +253,21 @@ class Session:
                     if len(set(map(id, feed_tensors))) != len(feed_tensors):
                         raise ValueError("The same tensor is fed twice in feed_dict")
                     flags = _flag_positions(feed_tensors) if self._optimize else ()
-                    if flags:
-                        plan = _FlagPlans(self, elements, feed_tensors, flags)
+                    shaped = _unknown_shape_positions(feed_tensors) if self._optimize else ()
+                    if flags or shaped:
+                        plan = _SpecializedPlans(self, elements, feed_tensors, flags, shaped)
                     else:
                         plan = self._compile(elements, feed_tensors)
                     self._plans[key] = plan
         return plan
+
+    def _compiled_plans(self):
+        """Every Plan this session compiled, in the order of their signatures (a signature's
+        plans for its flags' values and feeds' shapes in the order they were made)."""
+        out = []
+        for plan in self._plans.values():
+            out.extend(plan.plans.values() if type(plan) is _SpecializedPlans else [plan])
+        return out
 
     def _feed_key(self, key):
         element = self.graph.as_graph_element(key)
@@ -267,12 +276,12 @@ class Session:
                             "Tensors (or tensor names like 'x:0').")
         return element
 
-    def _compile(self, elements, feed_tensors, known=None):
+    def _compile(self, elements, feed_tensors, known=None, shapes=None):
         if not self._optimize:
             return Plan(elements, feed_tensors, self._state, device=self.default_device)
         # optimize a copy of what the plan needs (the user's graph is never modified)
         optimizer = functools.partial(optimizer_passes.optimize_for_plan, passes=self._passes)
-        opt = optimizer(elements, feed_tensors, known=known)
+        opt = optimizer(elements, feed_tensors, known=known, shapes=shapes)
         plan = Plan(opt.fetches, opt.feeds, self._state, device=self.default_device,
                     origin=opt.origin, optimizer=optimizer, ops=opt.graph.get_operations())
         plan.optimization = opt.report
@@ -291,7 +300,7 @@ class Session:
         else:
             leaves, rebuild = flatten_fetches(fetches)
         plan = self._plan_for(leaves, feed_list)
-        if type(plan) is _FlagPlans:
+        if type(plan) is _SpecializedPlans:
             flag_plans = plan
 
             def run(feed_values):
@@ -380,6 +389,9 @@ class InteractiveSession(Session):
 
 # At most this many scalar bool feeds of one signature get plans made for their values (2^n plans).
 MAX_FLAG_FEEDS = 3
+# At most this many shapes of the feeds declared with unknown dimensions get plans of their own
+# (a training loop's full batches and its last one, an evaluation's): then one plan for any shape.
+MAX_SHAPE_PLANS = 4
 
 
 def _flag_positions(feed_tensors):
@@ -391,34 +403,69 @@ def _flag_positions(feed_tensors):
     return positions if len(positions) <= MAX_FLAG_FEEDS else ()
 
 
-class _FlagPlans:
-    """The plans of one (fetches, feeds) signature that feeds scalar bool flags: one per
-    combination of the flags' values, compiled on first use with the values as constants (so
-    `tf.cond(is_training, ...)` keeps one branch and `tf.where(is_training, a, b)` one operand,
-    folded and fused like the rest), and one general plan for values that are not plain bools.
-    A plan's other inputs, and its checks of the fed values, are the general plan's."""
+class _SpecializedPlans:
+    """The plans of one (fetches, feeds) signature made for what the feeds hold, compiled on first
+    use: the values of fed scalar bool flags as constants (so `tf.cond(is_training, ...)` keeps
+    one branch and `tf.where(is_training, a, b)` one operand, folded and fused like the rest), and
+    the full shapes of fed tensors declared with unknown dimensions (a [None, 784] placeholder
+    fed 64 rows: the plan's shapes are static, so shape ops fold and broadcasts fuse; at most
+    MAX_SHAPE_PLANS shapes, then one plan for any shape). Values that are not plain bools, or
+    feeds that are not numpy arrays, get the plans made without them. A plan's checks of the fed
+    values are the general plan's."""
 
-    __slots__ = ("session", "elements", "feed_tensors", "flags", "plans")
+    __slots__ = ("session", "elements", "feed_tensors", "flags", "shaped", "plans", "shape_keys")
 
-    def __init__(self, session, elements, feed_tensors, flags):
+    def __init__(self, session, elements, feed_tensors, flags, shaped):
         self.session = session
         self.elements = elements
         self.feed_tensors = feed_tensors
         self.flags = flags
+        self.shaped = shaped
         self.plans = {}
+        self.shape_keys = set()
 
     def pick(self, feed_values):
-        key = tuple(_plain_bool(feed_values[i]) for i in self.flags)
+        key = tuple([_plain_bool(feed_values[i]) for i in self.flags]
+                    + [_shape_of(feed_values[i]) for i in self.shaped])
         plan = self.plans.get(key)
         if plan is None:
             with self.session._compile_lock:
                 plan = self.plans.get(key)
                 if plan is None:
-                    known = None if None in key else {
-                        self.feed_tensors[i]: value for i, value in zip(self.flags, key)}
-                    plan = self.session._compile(self.elements, self.feed_tensors, known)
-                    self.plans[key] = plan
+                    plan = self.plans[key] = self._made_for(key)
         return plan
+
+    def _made_for(self, key):
+        flag_values, shape_values = key[:len(self.flags)], key[len(self.flags):]
+        known = None if None in flag_values else {
+            self.feed_tensors[i]: value for i, value in zip(self.flags, flag_values)}
+        shapes = None
+        fits = all(shape is not None and self.feed_tensors[i].shape.is_compatible_with(shape)
+                   for i, shape in zip(self.shaped, shape_values))
+        if shape_values and fits:  # (a feed of the wrong shape: the general plan reports it)
+            if shape_values in self.shape_keys or len(self.shape_keys) < MAX_SHAPE_PLANS:
+                self.shape_keys.add(shape_values)
+                shapes = {self.feed_tensors[i]: shape for i, shape in zip(self.shaped, shape_values)}
+        if shapes is None and shape_values:  # one plan for any shape (per flag values)
+            general = flag_values + (None,) * len(shape_values)
+            if general != key:
+                plan = self.plans.get(general)
+                if plan is None:
+                    plan = self.plans[general] = self.session._compile(
+                        self.elements, self.feed_tensors, known)
+                return plan
+        return self.session._compile(self.elements, self.feed_tensors, known, shapes)
+
+
+def _shape_of(value):
+    """A numpy array's shape, else None (lists and scalars go to the plans for any shape)."""
+    return value.shape if type(value) is np.ndarray else None
+
+
+def _unknown_shape_positions(feed_tensors):
+    """Positions of the fed tensors (one-output ops) declared with unknown dimensions."""
+    return tuple(i for i, t in enumerate(feed_tensors)
+                 if not t.shape.is_fully_defined() and len(t.op.outputs) == 1)
 
 
 def _plain_bool(value):

@@ -64,16 +64,17 @@ def run_pipeline(graph, preserve, passes=None):
     return OptimizationReport(p.run(graph, preserve) for p in modules)
 
 
-def optimize_for_plan(fetch_elements, feed_tensors, passes=None, known=None):
+def optimize_for_plan(fetch_elements, feed_tensors, passes=None, known=None, shapes=None):
     """Copy what a plan needs from the user's graph and optimize the copy; the session's hook.
-    `known`: {fed tensor: the value this plan is made for} (`subgraph.copy_for_plan`). Returns a
+    `known`: {fed tensor: the value this plan is made for}, `shapes`: {fed tensor: the shape it is
+    made for} (`subgraph.copy_for_plan`). Returns a
     PlanGraph with its `report`."""
     # The passes allocate many small objects and free none until the end: the cyclic garbage
     # collector would scan the whole (large) graph again and again for nothing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        plan_graph = copy_for_plan(list(fetch_elements), list(feed_tensors), known)
+        plan_graph = copy_for_plan(list(fetch_elements), list(feed_tensors), known, shapes)
         plan_graph.report = run_pipeline(plan_graph.graph, plan_graph.preserve, passes)
     finally:
         if gc_was_enabled:

@@ -238,6 +238,31 @@ def select_zeros_like(op):
     return None
 
 
+# sum_to_shape(g, shape) with g's shape and `shape` known when the plan is built
+#   -> g                                              (same shape)
+#   -> sum(sum(g, leading axes), stretched axes, keepdims)   (what the gradient builds when the
+#                                                     shapes are static: a plan made for a fed
+#                                                     [None, ...] placeholder's shape has them)
+def static_sum_to_shape(op):
+    g = op.inputs[0]
+    target = const_value(op.inputs[1])
+    if target is None or not g.shape.is_fully_defined() or target.ndim != 1:
+        return None
+    gd, ld = g.shape.as_list(), [int(d) for d in target]
+    if gd == ld:
+        return g if g.dtype == op.outputs[0].dtype else None
+    lead = len(gd) - len(ld)
+    if lead < 0 or any(d not in (1, e) for d, e in zip(ld, gd[lead:])):
+        return None  # not a broadcast of `shape`: the kernel reports it
+    stretched = [i for i, (d, e) in enumerate(zip(ld, gd[lead:])) if d == 1 and e != 1]
+    out = g
+    if lead:
+        out = New("Sum", [out], {"axis": list(range(lead)), "keepdims": False})
+    if stretched:
+        out = New("Sum", [out], {"axis": stretched, "keepdims": True})
+    return out
+
+
 # ops whose output is all ones of their input's shape and dtype
 _ONES_OF_INPUT = {"OnesLike": True}
 
@@ -317,6 +342,7 @@ RULES = {
     "Log": (log_of_softmax,),
     "Select": (select_constant_condition, select_zeros_like),
     "Sum": (sum_of_negation,),
+    "SumToShape": (static_sum_to_shape,),
 }
 
 

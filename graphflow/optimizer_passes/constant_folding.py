@@ -1,7 +1,9 @@
 """Constant folding: ops whose inputs are all constants are evaluated once, at plan-compile time, with
 the CPU kernels, and replaced by a `Const` holding the result.
 
-A `tf.cond` on a constant predicate is replaced by the ops of the branch it takes. An unfed
+Ops that read only their inputs' shapes (Shape, Size, Rank) fold when those shapes are static,
+whatever the inputs' values. A `tf.cond` on a constant predicate is replaced by the ops of the
+branch it takes. An unfed
 `placeholder_with_default` counts as its default value here (e.g. tf.layers' `training` flag).
 
 Never folded: stateful or random ops and placeholders (`OpDef.foldable`), ops with control inputs
@@ -24,6 +26,7 @@ from graphflow.ops import registry
 from graphflow.optimizer_passes import control_edges
 from graphflow.optimizer_passes.rewrite import Editor, move_control_outputs, move_output
 from graphflow.optimizer_passes.stats import PassStats, Timer
+from graphflow.optimizer_passes.subgraph import refine_shapes
 
 NAME = "constant_folding"
 
@@ -31,42 +34,61 @@ NAME = "constant_folding"
 FOLD_MIN_BYTES = 1 << 20
 # ... or this multiple of the bytes of the op's inputs, whichever is larger.
 FOLD_GROWTH = 2
+# An op reading only its inputs' static shapes folds when its result is at most this big (a
+# shape vector, a size; not a zeros_like of a whole activation).
+SHAPE_ONLY_MAX_BYTES = 1 << 12
 
 
 def run(graph, preserve):
     stats = PassStats(NAME)
     with Timer(stats, graph):
-        values = {}
-        folded = []
         state = SessionState()
-        for op in graph.get_operations():
-            op_def = registry.lookup(op.type)
-            if op_def.constant:
-                values[op.outputs[0]] = op.attrs["value"]
-                continue
-            if (op_def.graph_input and not op_def.must_feed and op.inputs
-                    and op.inputs[0] in values and not op.control_inputs):
-                # an unfed placeholder_with_default (a plan's graph has fed ones as Placeholders)
-                # is its default: readers fold, a cond on it keeps one branch; it stays an op
-                values[op.outputs[0]] = values[op.inputs[0]]
-                continue
-            if not _candidate(op, values):
-                continue
-            results = _evaluate(op, [values[t] for t in op.inputs], state)
-            if results is None:
-                continue
-            for t, v in zip(op.outputs, results):
-                values[t] = v
-            folded.append(op)
+        folded, values = _fold(graph, state)
         stats.rewrites = _materialize(graph, preserve, folded, values)
         pruned, fenced = _prune_constant_conds(graph, preserve, values)
         stats.rewrites += pruned
+        if pruned:  # the branches, traced with unknown shapes, may now sit on known ones: the
+            # shapes ops read fold too
+            stats.details["shapes_refined"] = refine_shapes(graph)
+            more, values = _fold(graph, state)
+            stats.rewrites += _materialize(graph, preserve, more, values)
+            folded += more
         if fenced:  # the inlined conds' control inputs move on from pure copies
             stats.details["control_inputs_moved"] = control_edges.move_control_inputs(graph,
                                                                                       preserve)
     stats.details["folded_ops"] = len(folded)
     stats.details["pruned_conds"] = pruned
     return stats
+
+
+def _fold(graph, state):
+    """(the ops that fold, {tensor: value} of every constant and folded output)."""
+    values = {}
+    folded = []
+    for op in graph.get_operations():
+        op_def = registry.lookup(op.type)
+        if op_def.constant:
+            values[op.outputs[0]] = op.attrs["value"]
+            continue
+        if (op_def.graph_input and not op_def.must_feed and op.inputs
+                and op.inputs[0] in values and not op.control_inputs):
+            # an unfed placeholder_with_default (a plan's graph has fed ones as Placeholders)
+            # is its default: readers fold, a cond on it keeps one branch; it stays an op
+            values[op.outputs[0]] = values[op.inputs[0]]
+            continue
+        if _candidate(op, values):
+            results = _evaluate(op, [values[t] for t in op.inputs], state)
+        elif _shape_only_candidate(op, op_def):
+            results = _evaluate(op, [_stand_in_value(t) for t in op.inputs], state,
+                                cap=SHAPE_ONLY_MAX_BYTES)
+        else:
+            continue
+        if results is None:
+            continue
+        for t, v in zip(op.outputs, results):
+            values[t] = v
+        folded.append(op)
+    return folded, values
 
 
 def _remove_replaced(graph, op):
@@ -149,9 +171,25 @@ def _byte_cap(inputs):
     return max(FOLD_MIN_BYTES, FOLD_GROWTH * sum(v.nbytes for v in inputs))
 
 
-def _evaluate(op, inputs, state):
+def _shape_only_candidate(op, op_def):
+    """An op that reads only its inputs' shapes (Shape, Size, Rank, ...), all of them static:
+    foldable without their values (a plan made for a feed's shape has such shapes). Not the
+    elementwise ones (zeros_like): the rules and fusion take them as they are."""
+    return (op_def.reads_shape_only and not op_def.elementwise and op.inputs and op.outputs
+            and not op.control_inputs and op_def.foldable
+            and all(t.shape.is_fully_defined() for t in op.inputs))
+
+
+def _stand_in_value(t):
+    """An array of t's static shape and dtype that holds no memory (every element the same)."""
+    dtype = t.dtype.as_numpy_dtype
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), t.shape.as_list(),
+                                           [0] * t.shape.ndims, writeable=False)
+
+
+def _evaluate(op, inputs, state, cap=None):
     """The op's outputs as read-only numpy arrays, or None when it must not be folded."""
-    cap = _byte_cap(inputs)
+    cap = _byte_cap(inputs) if cap is None else cap
     static_bytes = 0
     for t in op.outputs:
         n = t.shape.num_elements()

@@ -484,7 +484,7 @@ def test_memory_plan_follows_placement_and_copies_are_step_data(fake_gpu):
     d = tf.exp(tf.cos(x, name="e"), name="d")  # GPU: never written in place by a CPU kernel
     with tf.Session(device="/gpu:0", optimize=False) as sess:
         out, pl = _run(sess, [c, d], {x: np.arange(4, dtype=np.float32)})
-        plan = list(sess._plans.values())[-1]
+        plan = list(sess._compiled_plans())[-1]
     np.testing.assert_allclose(out[0], np.sin(np.tanh(np.arange(4) * 2.0)), rtol=1e-6)
     np.testing.assert_allclose(out[1], np.exp(np.cos(np.arange(4))), rtol=1e-6)
     # b's only input lives on the device: the CPU kernel must not write into its host copy,

@@ -70,7 +70,7 @@ def test_intermediates_freed_after_last_use():
     d = tf.tanh(c)
     with tf.Session(optimize=False) as sess:  # unoptimized: fusion would make this one step
         sess.run(d, {x: np.zeros(3)})
-        plan = next(iter(sess._plans.values()))
+        plan = next(iter(sess._compiled_plans()))
     lines = plan.source.splitlines()
     var_of_a = lines[2].split("=")[0].strip()  # line 0 def, line 1 feeds, line 2 exp
     dels = [i for i, line in enumerate(lines) if line.strip().startswith("del") and var_of_a in line]
@@ -323,3 +323,35 @@ def test_a_session_without_optimization_makes_no_flag_plans():
     with tf.Session(optimize=False) as sess:
         assert "If" in _plan_op_types(sess, y, {x: [1.0, 2.0], flag: True})
         assert sess.run(y, {x: [1.0, 2.0], flag: False}).tolist() == [0.0, 1.0]
+
+
+def test_feeds_declared_with_unknown_dimensions_get_plans_made_for_their_shapes():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    b = tf.Variable(np.arange(4, dtype=np.float32))
+    y = tf.reduce_sum(tf.square(x * tf.cast(tf.shape(x)[0], tf.float32) + b))
+    grad_b, = tf.gradients(y, [b])
+    flag = tf.placeholder_with_default(True, [])
+    z = tf.cond(flag, lambda: tf.nn.relu(x) * 2.0, lambda: x)
+    fetches = [y, grad_b, z]
+    rng = np.random.default_rng(0)
+    with tf.Session() as sess, tf.Session(optimize=False) as plain:
+        sess.run(b.initializer)
+        plain.run(b.initializer)
+        for rows in (8, 3, 8, 5, 6, 7, 9):
+            xv = rng.standard_normal((rows, 4)).astype(np.float32)
+            got = sess.run(fetches, {x: xv})
+            want = plain.run(fetches, {x: xv})
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-6)
+            metadata = tf.RunMetadata()
+            sess.run(fetches, {x: xv}, run_metadata=metadata)
+            shapes_known = all(t.shape.is_fully_defined() for op in metadata.plan.ops
+                               for t in op.outputs)
+            types = {op.type for op in metadata.plan.ops}
+            if rows in (8, 3, 5, 6):  # the first MAX_SHAPE_PLANS shapes: static plans
+                assert shapes_known and "Shape" not in types and "If" not in types, rows
+            else:  # then one plan for any shape
+                assert not shapes_known and "Shape" in types, rows
+        # a feed that is not a numpy array runs the plan for any shape
+        got = sess.run(y, {x: [[1.0, 2.0, 3.0, 4.0]]})
+        assert got == plain.run(y, {x: [[1.0, 2.0, 3.0, 4.0]]})

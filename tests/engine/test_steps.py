@@ -11,7 +11,7 @@ from graphflow.engine.steps import Step
 
 
 def _plan(sess):
-    return list(sess._plans.values())[-1]
+    return list(sess._compiled_plans())[-1]
 
 
 def test_the_step_list_records_slots_frees_and_reuse():

@@ -185,6 +185,22 @@ def test_add_n_drops_zeros_like_and_ones_like_products_become_broadcasts(optimiz
     assert got[2].shape == (4, 3)
 
 
+def test_sum_to_shape_with_static_shapes_becomes_sums(optimized, both, same):
+    from graphflow.ops import gradient_ops
+    g = tf.placeholder(tf.float64, [2, 3, 4], name="g")
+    same_shape = gradient_ops.sum_to_shape(g, tf.constant([2, 3, 4]))
+    reduced = gradient_ops.sum_to_shape(g, tf.constant([3, 1]))  # lead axis and a stretched one
+    dynamic = gradient_ops.sum_to_shape(g, tf.shape(tf.placeholder(tf.float64, [None, 1])))
+    opt = optimized([tf.exp(same_shape), reduced, dynamic], [g], passes=RULE)
+    assert opt.report["arithmetic"].details["rules"].get("static_sum_to_shape") == 2
+    assert opt.count("SumToShape") == 1  # the shape read at run time stays
+    gv = np.random.default_rng(4).normal(size=(2, 3, 4))
+    with tf.Session(passes=RULE) as sess:
+        got_same, got_reduced = sess.run([same_shape, reduced], {g: gv})
+    np.testing.assert_array_equal(got_same, gv)
+    np.testing.assert_allclose(got_reduced, gv.sum(axis=0).sum(axis=1, keepdims=True))
+
+
 def _nchw_model(x, stride=2, dilation=1):
     """An NHWC input through NCHW convolution and pooling ops and back, as an imported ONNX model
     has it."""

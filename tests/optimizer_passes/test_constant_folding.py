@@ -129,3 +129,18 @@ def test_a_cond_on_an_unfed_flag_under_control_inputs_keeps_one_branch_after_the
         np.testing.assert_allclose(sess.run(y, {x: xv}), np.exp(xv), rtol=1e-6)
         np.testing.assert_allclose(sess.run(y, {x: xv, flag: False}), np.sin(xv), rtol=1e-6)
         assert sess.run(v) == 2.0  # the update ran in both plans
+
+
+def test_ops_reading_only_static_shapes_fold_whatever_the_values(optimized):
+    x = tf.placeholder(tf.float32, [3, 4], name="x")
+    size = tf.cast(tf.size(x), tf.float32, name="size")
+    rows = tf.shape(x, name="shape")[0]
+    y = tf.multiply(x, size, name="y")
+    opt = optimized([y, rows], [x], passes=["constant_folding"])
+    assert opt.count("Shape") == 0 and opt.count("Size") == 0
+    assert opt.op("y").inputs[1].op.type == "Const"
+    big = tf.zeros_like(tf.placeholder(tf.float32, [512, 512]))  # 1 MB: left to run
+    assert optimized(big, passes=["constant_folding"]).count("ZerosLike") == 1
+    with tf.Session() as sess:
+        got, n = sess.run([y, rows], {x: np.ones((3, 4), np.float32)})
+    assert n == 3 and (got == 12).all()

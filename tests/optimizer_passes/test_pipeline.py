@@ -29,16 +29,16 @@ def test_session_optimizes_by_default_and_can_be_told_not_to():
     y = tf.exp(x * 1.0) + tf.exp(x * 1.0)
     with tf.Session() as sess:
         out = sess.run(y, {x: [0.0, 1.0, 2.0]})
-        (plan,) = sess._plans.values()
+        (plan,) = sess._compiled_plans()
     assert plan.optimization is not None and plan.optimization.ops_after < plan.optimization.ops_before
     np.testing.assert_allclose(out, 2 * np.exp([0.0, 1.0, 2.0]), rtol=1e-6)
     with tf.Session(optimize=False) as sess:
         sess.run(y, {x: [0.0, 1.0, 2.0]})
-        (plan,) = sess._plans.values()
+        (plan,) = sess._compiled_plans()
     assert plan.optimization is None and plan.num_steps == 7  # 2 x (Const, Mul, Exp), Add
     with tf.Session(passes=["cse"]) as sess:
         sess.run(y, {x: [0.0, 1.0, 2.0]})
-        (plan,) = sess._plans.values()
+        (plan,) = sess._compiled_plans()
     assert [p.name for p in plan.optimization.passes] == ["cse"] and plan.num_steps == 4
 
 

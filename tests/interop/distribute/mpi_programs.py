@@ -192,7 +192,7 @@ def adopted():
             sess.run([mean.op, summed])
             history.append(sess.run(out))          # copies kept across later runs
             parts_seen.append([sess.run(p).tolist() for p in parts])
-        adopting = sorted(step.op.name for plan in sess._plans.values()
+        adopting = sorted(step.op.name for plan in sess._compiled_plans()
                           for step in plan.step_list.steps if step.adopt)
         stored = [sess._state.variables.read(p.op.attrs["shared_name"]) for p in parts]
         back_to_back = collective_kernels._back_to_back(stored, np.float32) is not None
