@@ -3,7 +3,7 @@
 Keras's defaults (glorot_uniform kernels, zero biases; BatchNormalization momentum 0.99,
 epsilon 1e-3)."""
 
-from graphflow.ops import math_ops, nn_ops, shape_ops
+from graphflow.ops import control_flow_ops, math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1 import layers as tf_layers
 from graphflow.tf1.embedding_ops import embedding_lookup
@@ -243,7 +243,6 @@ class BatchNormalization(Layer):
         if training is False or training == 0:
             return normalize(self.moving_mean.value(), self.moving_variance.value())
         mean, variance = nn_ops.moments(x, reduce_axes)
-        training_out = normalize(mean, variance)
         variance_for_update = variance
         if ndims == 4:  # TF's fused kernel (4-D inputs) updates with the unbiased variance
             n = math_ops.cast(shape_ops.size(x), x.dtype) / float(x.shape.as_list()[self._axis])
@@ -256,9 +255,12 @@ class BatchNormalization(Layer):
                 delta = math_ops.where(flag, delta, delta * 0.0)
             self.add_update(var.assign_sub(delta).op)
         if flag is None:
-            return training_out
-        return math_ops.where(flag, training_out,
-                              normalize(self.moving_mean.value(), self.moving_variance.value()))
+            return normalize(mean, variance)
+        # as Keras does (smart_cond): one branch runs, and its gradient alone (a constant flag in
+        # a plan inlines it, see Session)
+        return control_flow_ops.cond(
+            flag, lambda: normalize(mean, variance),
+            lambda: normalize(self.moving_mean.value(), self.moving_variance.value()))
 
 
 __all__ = ["Dense", "Activation", "Flatten", "Dropout", "Reshape", "Lambda", "Embedding", "Masking",
