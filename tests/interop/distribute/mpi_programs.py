@@ -123,7 +123,9 @@ def _mlp_step(overlap, threshold):
         for _ in range(3):
             sess.run(step, {x: xs, y: ys})
         values = sess.run(grads, {x: xs, y: ys})
-        order = [op.type for op in sess._plan_for([step], [x, y]).ops]
+        metadata = tf.RunMetadata()  # the plan this feed runs (one made for its shapes)
+        sess.run(step, {x: xs, y: ys}, run_metadata=metadata)
+        order = [op.type for op in metadata.plan.ops]
         variables = [v.tolist() for v in sess.run(tf.trainable_variables())]
     shapes_agree = all(list(v.shape) == g.shape.as_list() for v, g in zip(values, grads))
     return {"variables": variables, "grads": [v.tolist() for v in values], "order": order,
