@@ -127,7 +127,13 @@ def test_moments_is_built_as_tf_builds_it_and_its_gradients_match_finite_differe
 
 def test_moments_of_float16_sums_in_float32():
     x = np.linspace(-3, 3, 4096).astype(np.float16) + np.float16(1000)
-    mean, var = _run(tf.nn.moments(tf.constant(x), axes=[0]))
+    graph = tf.Graph()
+    with graph.as_default():
+        moments = tf.nn.moments(tf.constant(x), axes=[0])
+        means = [op for op in graph.get_operations() if op.type == "Mean"]
+        assert means and all(op.inputs[0].dtype == tf.float32 for op in means)
+        with tf.Session() as sess:
+            mean, var = sess.run(moments)
     assert mean.dtype == np.float16 and var.dtype == np.float16
     np.testing.assert_allclose(float(mean), x.astype(np.float32).mean(), rtol=1e-3)
     np.testing.assert_allclose(float(var), x.astype(np.float32).var(), rtol=1e-2)

@@ -4,7 +4,6 @@ whose values depend on when they run (variable readers, stateful ops, fetched op
 import numpy as np
 
 import graphflow as tf
-from graphflow.optimizer_passes import control_edges
 
 
 def _op(graph, name):
@@ -94,7 +93,3 @@ def test_the_pass_lets_the_rules_simplify_a_backward_pass_built_under_update_ops
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
-
-
-def test_pass_module_declares_its_name():
-    assert control_edges.NAME == "control_edges"
