@@ -2,7 +2,7 @@
 graphflow workload, medians over traced steps, largest first.
 
     python benchmarks/bench_step_profile.py small            # bench_vs_tf1's small CNN step
-    python benchmarks/bench_step_profile.py cifar|mlp|resnet
+    python benchmarks/bench_step_profile.py cifar|mlp|resnet|resnet-layers
     python benchmarks/bench_step_profile.py onnx-cnn --batch 256   # bench_onnx's imported CNN
     python benchmarks/bench_step_profile.py onnx-cnn-exported --batch 1   # ... and its own graph
 
@@ -31,7 +31,8 @@ import graphflow as tf  # noqa: E402
 from graphflow.interop import onnx as gf_onnx  # noqa: E402
 
 ROWS = {"small": bench_vs_tf1.small_cnn, "cifar": bench_vs_tf1.cifar_cnn,
-        "mlp": bench_vs_tf1.mlp_adam, "resnet": bench_vs_tf1.resnet_bn}
+        "mlp": bench_vs_tf1.mlp_adam, "resnet": bench_vs_tf1.resnet_bn,
+        "resnet-layers": bench_vs_tf1.resnet_layers}
 
 
 def _workload(name, batch, tmp, tf1=None):

@@ -547,3 +547,58 @@ def test_loops_compile_once_per_program_signature():
     f(_data((CHUNKED // 3, 3), 15))  # another layout, the same loops
     assert fused_jit._compiled == compiled
     assert len(f._layouts) == 2 and all(layout.runs for layout in f._layouts.values())
+
+
+# ------------------------------------------------------------------ on the OpenMP team
+def _team_programs():
+    """(program, inputs, in-place operand or None): a batch norm's affine + ReLU over NHWC (three
+    periodic operands), ReLU's gradient (a scalar), a chain without periodic operands on an odd
+    length, and a residual add + ReLU written into one of its inputs."""
+    shape = (64, 16, 16, 16)
+    x, r = _data(shape, 20, edge_every=11), _data(shape, 21, edge_every=13)
+    mean, gain, offset = (_data((16,), s, edge_every=5) for s in (22, 23, 24))
+    affine_relu = _program(["float32"] * 4, [
+        ["Sub", [0, 1], {}, "float32"], ["Mul", [4, 2], {}, "float32"],
+        ["Add", [5, 3], {}, "float32"], ["Relu", [6], {}, "float32"]])
+    relu_grad = _program(["float32", "float32"], [
+        ["Const", [], {"value": 0.0}, "float32"], ["Greater", [0, 2], {}, "bool"],
+        ["Select", [3, 1, 2], {}, "float32"]])
+    chain = _program(["float64", "float64"], [
+        ["Mul", [0, 1], {}, "float64"], ["Const", [], {"value": -3.0}, "float64"],
+        ["Add", [2, 3], {}, "float64"], ["Maximum", [4, 1], {}, "float64"]])
+    odd = fused_kernels.TEAM_MIN_ELEMENTS + 4_321
+    residual = _program(["float32"] * 5, [
+        ["Sub", [0, 1], {}, "float32"], ["Mul", [5, 2], {}, "float32"],
+        ["Add", [6, 3], {}, "float32"], ["Add", [7, 4], {}, "float32"], ["Relu", [8], {}, "float32"]])
+    return [(affine_relu, [x, mean, gain, offset], None),
+            (relu_grad, [np.maximum(x, 0), r], None),
+            (chain, [_data(odd, 25, np.float64), _data(odd, 26, np.float64)], None),
+            (residual, [x, mean, gain, offset, r], 4)]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_one_run_programs_on_the_team_give_the_one_thread_bits(case, monkeypatch):
+    """A program that is one compiled run runs on the OpenMP team (`omp_team.py`) while products
+    run as a team, into a new buffer or in place into an input, with the numpy instructions'
+    bits (where two different NaNs meet, either, as numpy)."""
+    from graphflow.kernels.cpu import omp_team
+    if not (fused_jit.enabled() and omp_team.usable()):
+        pytest.skip("needs numba (omp threading layer) and oneDNN")
+    program, inputs, in_place = _team_programs()[case]
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team")
+    team = []
+    real = omp_team.run
+    monkeypatch.setattr(omp_team, "run", lambda *a: team.append(a[3]) or real(*a))
+    dtypes = [a.dtype for a in inputs]
+    want = _build(program, dtypes, 1, jit=False)(*inputs)
+    f = _build(program, dtypes, 2, jit=True)
+    if in_place is None:
+        got = f(*inputs)
+    else:
+        got = inputs[in_place].copy()
+        assert f(*inputs[:in_place], got, *inputs[in_place + 1:], out=got) is got
+    assert team == [2]
+    _same(got, want, nan_pairs=True)  # (two different NaNs meeting: either, as numpy)
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")  # the chunked run, same bits
+    _same(_build(program, dtypes, 2, jit=True)(*inputs), want, nan_pairs=True)
+    assert team == [2]

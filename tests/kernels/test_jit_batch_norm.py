@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu import intra_op, jit_batch_norm, nn_norm_kernels
+from graphflow.kernels.cpu import intra_op, jit_batch_norm, nn_norm_kernels, omp_team
 from graphflow.ops import nn_norm_ops
 from tests.op_cases import nn_norm_cases, run_build
 
@@ -110,17 +110,28 @@ def test_gradient_matches_the_reference(shape, fmt, dtype, training):
         assert got[0].tobytes() == ref[0].tobytes()
 
 
+@pytest.mark.parametrize("way", ["pool", "team"])
 @pytest.mark.parametrize("shape,fmt,dtype", CASES, ids=IDS)
-def test_bits_do_not_depend_on_the_thread_count(shape, fmt, dtype, monkeypatch):
+def test_bits_do_not_depend_on_the_thread_count(shape, fmt, dtype, way, monkeypatch):
+    """On the intra-op pool, or on the OpenMP team (`omp_team.py`, while products run as a team),
+    the blocks give the one-thread bits."""
+    if way == "team" and not omp_team.usable():
+        pytest.skip("needs numba (omp threading layer) and oneDNN")
     x, dy, scale, offset, mean, variance = _inputs(shape, fmt, dtype, seed=1)
     empty = np.empty(0, dtype)
     size = x.size
     monkeypatch.setattr(jit_batch_norm, "BLOCK_ELEMENTS", max(8, size // 16))  # many blocks
     monkeypatch.setattr(jit_batch_norm, "PARALLEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(jit_batch_norm, "TEAM_MIN_ELEMENTS", 0)
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team" if way == "team" else "blocks")
     shared = []
-    real = intra_op.POOL.run_shared
-    monkeypatch.setattr(intra_op.POOL, "run_shared",
-                        lambda work, threads: shared.append(threads) or real(work, threads))
+    if way == "pool":
+        real = intra_op.POOL.run_shared
+        monkeypatch.setattr(intra_op.POOL, "run_shared",
+                            lambda work, threads: shared.append(threads) or real(work, threads))
+    else:
+        real = omp_team.run
+        monkeypatch.setattr(omp_team, "run", lambda *a: shared.append(a[3]) or real(*a))
 
     def outputs(threads):
         fwd = _forward(x, scale, offset, empty, empty, fmt, True, threads)
@@ -132,7 +143,7 @@ def test_bits_do_not_depend_on_the_thread_count(shape, fmt, dtype, monkeypatch):
     one = outputs(1)
     assert not shared
     two = outputs(2)
-    assert shared and set(shared) == {2}  # the blocks went to the pool
+    assert shared and set(shared) == {2}  # the blocks went to the pool or the team
     assert [a.tobytes() for a in one] == [a.tobytes() for a in two]
     monkeypatch.setattr(jit_batch_norm, "PARALLEL_MIN_ELEMENTS", 1 << 40)
     assert [a.tobytes() for a in outputs(2)] == [a.tobytes() for a in one]

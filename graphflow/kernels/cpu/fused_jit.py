@@ -73,6 +73,11 @@ _F32 = np.dtype(np.float32)
 _COMPARE = {"Greater": ">", "GreaterEqual": ">=", "Less": "<", "LessEqual": "<=", "Equal": "==",
             "NotEqual": "!="}
 
+# The blocks of a ranged loop (`Run.ranged_loop`): whole rows of the periodic operands (or rows of
+# this many elements where there are none) making up about this many elements, 16 KB of float32
+# (a team thread's share is then even to within one block).
+RANGED_BLOCK_ELEMENTS = 1 << 12
+
 _lock = threading.Lock()
 _numba = None  # None: not tried yet; False: unavailable or switched off; else numba's njit
 _compiled = {}  # (source, operand (dtype, ndim)s, output (dtype, ndim)s) -> compiled loop
@@ -194,17 +199,41 @@ class Run:
         self.kinds = [kinds[r] for r in self.refs]
         self.period = period
         outputs = (self.id,) + self.extra_ids
+        self._ranged = {}  # in_place -> the ranged loop, compiled on first use (False: none to be had)
+        self.ranged_ran = False  # whether it has run (a failure after that is not a typing one)
         self.fn = self._build([dtype_of(r) for r in self.refs], [ndims(r) for r in self.refs],
                               [(dtype_of(v), ndims(v)) for v in outputs])
         self.value = None
 
     def _build(self, arg_dtypes, ndims, out_types):
+        self._types = (tuple(zip(arg_dtypes, ndims)), tuple(out_types))
+        self.source = self._source(ndims, ranged=False)
+        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)), tuple(out_types))
+        period = self.period
+        numpy_run = self.numpy_run
+
+        def fn(*operands, out, extra=()):
+            try:
+                loop(period, SIGN, *operands, out, *extra)
+            except TypeError:  # operands the loop was not compiled for (a view of another layout)
+                numpy_run(*operands, out=out, extra=extra)
+        return fn
+
+    def _source(self, ndims, ranged, in_place=None):
+        """The loop's source. Whole (`ranged` False): `run(period, sign, operands..., outs...)`
+        over every row of `period` elements (period 0: one row of all). Ranged: the same with two
+        more arguments `r0, r1`, the rows to compute, rows of `period` elements or (period 0) of
+        blocks of whole rows (`ranged_blocks`); `in_place`: the output is the operand at this
+        position (the same array) and is written through it: LLVM does not vectorize a loop whose
+        output may overlap an operand it reads through another array, even with the same data
+        pointer (2.5x slower)."""
         names, params, head, body, load = {}, [], [], [], []
         for k, (r, kind, nd) in enumerate(zip(self.refs, self.kinds, ndims)):
             p = f"a{k}"
             params.append(p)
-            if kind == "scalar":
-                head.append(f"    s{k} = {p}[{', '.join(['0'] * nd) or '()'}]")
+            if kind == "scalar":  # (ranged: at least 1-d, a parallel caller passes 0-d as scalars)
+                index = ", ".join(["0"] * nd) or "()"
+                head.append(f"    s{k} = {p}.reshape({p}.size)[0]" if ranged else f"    s{k} = {p}[{index}]")
                 names[r] = f"s{k}"
             elif kind == "periodic":
                 head.append(f"    {p}_ = {p}.reshape({p}.size)")
@@ -220,7 +249,18 @@ class Run:
             names[ins.id] = f"v{ins.id}"
         outputs = (self.id,) + self.extra_ids
         outs = [f"out{k}" for k in range(len(outputs))]
-        # `period`: elements per row of the periodic operands (0: none, one row)
+        if ranged:  # blocks of whole rows; a ranged run writes one output
+            start = [f"def run(period, sign, {', '.join(params + outs)}, r0, r1):",
+                     "    size = out0.size", f"    p = period if period else {RANGED_BLOCK_ELEMENTS}",
+                     f"    step = p * max(1, {RANGED_BLOCK_ELEMENTS} // p)", *head,
+                     f"    out0_ = {'out0' if in_place is None else f'a{in_place}'}.reshape(size)",
+                     "    for block in range(r0, r1):", "      first = block * step",
+                     "      end = min(size, first + step)", "      for lo in range(first, end, p):",
+                     "        n = min(p, end - lo)"]
+            src = [*start, *body,
+                   f"        out0r = {'out0_[lo:lo + n]' if in_place is None else f'a{in_place}r'}",
+                   "        for j in range(n):", *load, f"            out0r[j] = v{outputs[0]}"]
+            return "\n".join(src) + "\n"
         src = [f"def run(period, sign, {', '.join(params + outs)}):",
                "    size = out0.size", "    n = period if period else size",
                "    rows = size // n if n else 0", *head,
@@ -229,17 +269,32 @@ class Run:
                *(f"        {o}r = {o}_[lo:lo + n]" for o in outs),
                "        for j in range(n):", *load,
                *(f"            {o}r[j] = v{v}" for o, v in zip(outs, outputs))]
-        self.source = "\n".join(src) + "\n"
-        loop = _compile(self.source, tuple(zip(arg_dtypes, ndims)), tuple(out_types))
-        period = self.period
-        numpy_run = self.numpy_run
+        return "\n".join(src) + "\n"
 
-        def fn(*operands, out, extra=()):
-            try:
-                loop(period, SIGN, *operands, out, *extra)
-            except TypeError:  # operands the loop was not compiled for (a view of another layout)
-                numpy_run(*operands, out=out, extra=extra)
-        return fn
+    def ranged_loop(self, in_place=None):
+        """The run compiled over a range of rows (`_source`, ranged): `loop(period, sign,
+        operands..., out, r0, r1)`, the operands and output whole arrays, for a team of threads
+        each computing its own rows (`fused_kernels.py`); `in_place`: the position of the operand
+        that is the output (the same array). Compiled on first use (for the types of its first
+        call); None where it cannot be had."""
+        if self._ranged is False:
+            return None
+        loop = self._ranged.get(in_place)
+        if loop is None:
+            operands, outputs = self._types
+            loop = self._ranged[in_place] = _compile(
+                self._source([nd for _, nd in operands], True, in_place), operands, outputs,
+                typed=False)
+        return loop
+
+    def ranged_failed(self):
+        """The ranged loop could not be called: the chunked runs compute the run from now on."""
+        self._ranged = False
+
+    def ranged_blocks(self, size):
+        """How many blocks `ranged_loop` cuts `size` output elements into."""
+        row = self.period or RANGED_BLOCK_ELEMENTS
+        return -(-size // (row * max(1, RANGED_BLOCK_ELEMENTS // row)))
 
     def numpy_run(self, *operands, out, extra=()):
         """The run's instructions as numpy calls (what the program computes without numba)."""
@@ -260,8 +315,10 @@ def _alloc(ins, operands):
     return out
 
 
-def _compile(source, operands, outputs):
-    """The loop `source` defines, compiled for C-contiguous arrays of these (dtype, ndim) (cached)."""
+def _compile(source, operands, outputs, typed=True):
+    """The loop `source` defines, compiled for C-contiguous arrays of these (dtype, ndim) (cached);
+    `typed` False: compiled for the types of its first call instead (a call from another compiled
+    function, which passes read-only and writable arrays as they come)."""
     key = (source, operands, outputs)
     loop = _compiled.get(key)
     if loop is None:
@@ -278,7 +335,7 @@ def _compile(source, operands, outputs):
                     types.intp, types.int64,
                     *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
                     *(types.Array(from_dtype(d), nd, "C") for d, nd in outputs))
-                loop = njit(signature, nogil=True, cache=False, fastmath=False,
+                loop = njit(*([signature] if typed else []), nogil=True, cache=False, fastmath=False,
                               error_model="numpy", boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
     return loop

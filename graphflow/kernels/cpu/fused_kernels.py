@@ -38,6 +38,7 @@ from graphflow.kernels.cpu import (
     fused_jit,
     intra_op,
     jit_small,
+    omp_team,
 )
 from graphflow.kernels.cpu.fused_instructions import _CLAMPS, instruction
 from graphflow.kernels.cpu.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
@@ -63,6 +64,11 @@ PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
 # tanh/sigmoid chain 512K 0.44 / 0.37 and 1M 0.93 / 0.61, ReLU 4M 1.22 / 0.86).
 PARALLEL_MIN_SECONDS = 4e-4
 SERIAL_TRIALS = 3
+# A program that is one compiled run (`fused_jit.Run.ranged_loop`) runs on the OpenMP team of
+# oneDNN's products (`omp_team.py`) from this many output elements on, while the threading chooser
+# runs products as a team: its threads spin awake between the convolutions around a batch norm's
+# ReLU or a ReLU's gradient, where waking the intra-op pool costs more than a second thread saves.
+TEAM_MIN_ELEMENTS = 1 << 16
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
 
@@ -273,8 +279,11 @@ class FusedProgram:
         constants = [np.full(s, np.asarray(vals[v]).reshape(()), dt) for v, s, dt in layout.constants]
         target = out if out is not None and out.flags.c_contiguous else np.empty(shape, self.out_dtype)
         t = target.reshape(layout.target_shape)
-        threads = min(threads, layout.num_chunks) if parallel else 1
-        if threads > 1:
+        if (layout.whole_run is not None and size >= TEAM_MIN_ELEMENTS
+                and omp_team.wanted(self.threads)
+                and self._run_on_team(layout, vals, views, t, out is not None and out_is_input)):
+            pass
+        elif (threads := min(threads, layout.num_chunks) if parallel else 1) > 1:
             # every thread takes chunks from one sequence until none is left, in its own registers
             # (the constant registers are only read: shared)
             starts = intra_op.shared_iter(layout.chunk_starts())
@@ -294,6 +303,35 @@ class FusedProgram:
             np.copyto(out, target)
             return out
         return target
+
+
+    def _run_on_team(self, layout, vals, views, t, out_is_input):
+        """Compute a program that is one compiled run on the OpenMP team, each thread its share of
+        blocks. False where its ranged loop cannot be had (compiled, or called with these types)
+        or the output overlaps an operand other than by being it: the chunked run then computes
+        the program as before."""
+        run = layout.whole_run
+        operands = layout.whole_run_operands(vals, views)
+        in_place = None
+        if out_is_input:
+            address = t.__array_interface__["data"][0]
+            in_place = next((k for k, a in enumerate(operands) if a.size == t.size
+                             and a.__array_interface__["data"][0] == address), None)
+            if in_place is None:
+                return False
+        loop = run.ranged_loop(in_place)
+        if loop is None:
+            return False
+        try:
+            omp_team.run(loop, (run.period, fused_jit.SIGN, *operands, t), run.ranged_blocks(t.size),
+                         self.threads)
+        except Exception:  # numba could not type the call: never again for this run
+            if run.ranged_ran:
+                raise
+            run.ranged_failed()
+            return False
+        run.ranged_ran = True
+        return True
 
 
 def _contiguous_for_jit(arrays, size):

@@ -79,6 +79,13 @@ class _Layout:
         if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
             steps = fused_jit.group(program, steps, chunk_shape, fixed_shape, full)
         self.runs = [s for s in steps if isinstance(s, fused_jit.Run)]
+        # the program as one compiled run over whole arrays (`whole_run_operands`): one step that
+        # writes the output alone, full-size
+        self.whole_run = None
+        if (len(steps) == 1 and isinstance(steps[0], fused_jit.Run) and steps[0].id == program.output
+                and not steps[0].extra_ids and chunk_shape[program.output] == full):
+            self.whole_run = steps[0]
+            self._whole_refs = [(r, r in chunk_shape) for r in steps[0].refs]
         self.registers, self.constants = [], []
         lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
                                     out_is_input)
@@ -167,6 +174,12 @@ class _Layout:
         exec(compile("\n".join(src) + "\n", f"<fused {program.name}>", "exec"), namespace)
         self.source = "\n".join(src)
         self.loop = namespace["loop"]
+
+    def whole_run_operands(self, vals, views):
+        """The whole run's operands: chunked inputs whole (`views`, in `chunked` order), the other
+        values from `vals` as arrays of at least one axis (the ranged loop's scalars)."""
+        view_of = {i: v for (i, _), v in zip(self.chunked, views)}
+        return [view_of[r] if chunked else np.atleast_1d(vals[r]) for r, chunked in self._whole_refs]
 
     def chunk_starts(self):
         """The first row of every chunk, in order."""

@@ -47,7 +47,7 @@ for a layout's five), which inputs below `MIN_ELEMENTS` never pay: those keep th
 
 import numpy as np
 
-from graphflow.kernels.cpu import intra_op, jit_updates
+from graphflow.kernels.cpu import intra_op, jit_updates, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MIN_ELEMENTS = 1 << 10
@@ -60,6 +60,7 @@ BLOCK_ELEMENTS = 1 << 15
 # [32, 32, 32, 16] 0.34 / 0.54 and 0.45 / 0.55; [64, 32, 32, 32] 1.37 / 1.25 and 1.72 / 1.22;
 # [64, 64, 64, 16] 2.6 / 1.8 and 3.3 / 2.0).
 PARALLEL_MIN_ELEMENTS = 1 << 21
+TEAM_MIN_ELEMENTS = 1 << 16
 # Accumulator lanes (float64) of the rows loops (at least one row) and of the planes loops.
 LANES = 256
 SEGMENT_LANES = 64  # a power of two
@@ -355,6 +356,9 @@ class _Layout:
 
 def _over_blocks(loop, args, blocks, streamed, threads):
     """Call `loop(*args, b0, b1)` over blocks [0, blocks) on up to `threads` threads."""
+    if blocks > 1 and streamed >= TEAM_MIN_ELEMENTS and omp_team.wanted(threads):
+        omp_team.run(loop, args, blocks, threads)
+        return
     if threads <= 1 or blocks < 2 or streamed < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
         loop(*args, 0, blocks)
         return
