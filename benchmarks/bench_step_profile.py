@@ -7,6 +7,7 @@ graphflow workload, medians over traced steps, largest first.
     python benchmarks/bench_step_profile.py onnx-cnn-exported --batch 1   # ... and its own graph
 
     python benchmarks/bench_step_profile.py cifar --tf1      # the same step in TF1 (tf.compat.v1)
+    python benchmarks/bench_step_profile.py resnet-layers --tf1 --overlap   # what ran at once
 
 Prints the untraced step's median and, per op, the median of its traced duration. TF1 runs
 independent ops at the same time on its inter-op threads, so its traced ops can sum to more than
@@ -66,6 +67,9 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--tf1", action="store_true",
                         help="profile the step in TensorFlow's tf.compat.v1 instead (training rows)")
+    parser.add_argument("--overlap", action="store_true",
+                        help="also split each traced step's wall time by what ran in it: "
+                             "convolutions alone (two at once), other ops alone, both")
     args = parser.parse_args(argv)
     framework = tf
     if args.tf1:
@@ -82,19 +86,43 @@ def main(argv=None):
             t0 = time.perf_counter()
             sess.run(fetches, feed)
             times.append(time.perf_counter() - t0)
-        per_op = {}
+        per_op, overlaps = {}, []
         options = framework.RunOptions(trace_level=framework.RunOptions.FULL_TRACE)
         for _ in range(args.steps):
             metadata = framework.RunMetadata()
             sess.run(fetches, feed, options=options, run_metadata=metadata)
+            spans = []
             for device in metadata.step_stats.dev_stats:
                 for node in device.node_stats:
                     per_op.setdefault(node.node_name, []).append(node.all_end_rel_micros)
+                    spans.append((node.all_start_micros, node.all_end_rel_micros,
+                                  "Conv2D" in node.node_name))
+            overlaps.append(_overlap(spans))
     rows = sorted(((statistics.median(v) / 1e3, k) for k, v in per_op.items()), reverse=True)
     print(f"{args.workload}: step median {statistics.median(times) * 1e3:.3f} ms untraced; "
           f"traced ops sum to {sum(t for t, _ in rows):.3f} ms")
     for t, name in rows[:args.top]:
         print(f"  {t:7.3f} ms  {name}")
+    if args.overlap:
+        wall, alone, two, other, both = (statistics.median(o[k] for o in overlaps) for k in range(5))
+        print(f"traced step {wall:.1f} ms: convolutions alone {alone:.1f} (two at once {two:.1f}), "
+              f"other ops alone {other:.1f}, both at once {both:.1f}, nothing {wall - alone - other - both:.1f}")
+
+
+def _overlap(spans, resolution=10):
+    """(wall, convolution ops alone, two convolutions at once, other ops alone, both) in ms of one
+    traced step's (start, duration, is a convolution) spans in microseconds, in `resolution` us
+    bins."""
+    spans = [s for s in spans if s[1] > 0]
+    t0 = min(s[0] for s in spans)
+    bins = int((max(s[0] + s[1] for s in spans) - t0) / resolution) + 1
+    conv, other = np.zeros(bins), np.zeros(bins)
+    for start, duration, is_conv in spans:
+        lo = int((start - t0) / resolution)
+        (conv if is_conv else other)[lo:int((start + duration - t0) / resolution) + 1] += 1
+    ms = resolution / 1e3
+    return (bins * ms, ((conv > 0) & (other == 0)).sum() * ms, (conv >= 2).sum() * ms,
+            ((conv == 0) & (other > 0)).sum() * ms, ((conv > 0) & (other > 0)).sum() * ms)
 
 
 if __name__ == "__main__":

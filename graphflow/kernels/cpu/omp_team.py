@@ -12,6 +12,11 @@ The blocks are the images split evenly in thread order, as oneDNN splits a batch
 mostly reads what it wrote in the team call before. Each image's output is computed by one call
 of the same loop, so the values are the one-thread loop's.
 
+What runs here besides the pools and the few-tap convolution: the batch norm's block passes
+(`jit_batch_norm.py`, blocks whose bounds do not depend on the thread count), a FusedElementwise
+program that is one compiled run (`fused_jit.Run.ranged_loop`: a batch norm's affine + ReLU
+between two convolutions, a ReLU gradient's select), and the in-place optimizer updates.
+
 Used only where it can be: numba and oneDNN installed, numba's threading layer `omp` (graphflow
 asks for it when numba has not started one and the user chose none; with another layer running,
 or `NUMBA_THREADING_LAYER` set to one, nothing runs here), not on an intra-op pool worker, not in a
