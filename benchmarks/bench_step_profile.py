@@ -105,8 +105,9 @@ def main(argv=None):
         print(f"  {t:7.3f} ms  {name}")
     if args.overlap:
         wall, alone, two, other, both = (statistics.median(o[k] for o in overlaps) for k in range(5))
+        idle = wall - alone - other - both
         print(f"traced step {wall:.1f} ms: convolutions alone {alone:.1f} (two at once {two:.1f}), "
-              f"other ops alone {other:.1f}, both at once {both:.1f}, nothing {wall - alone - other - both:.1f}")
+              f"other ops alone {other:.1f}, both at once {both:.1f}, nothing {idle:.1f}")
 
 
 def _overlap(spans, resolution=10):

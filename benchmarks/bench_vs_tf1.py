@@ -233,6 +233,39 @@ def resnet_layers(tf, rng):
     return [train], feed, 3 * 2 * n * macs, 0.0
 
 
+def keras_cnn(tf, rng):
+    """A Keras Sequential CNN as Keras programs wrote it (Conv2D + ReLU, BatchNormalization,
+    MaxPooling2D, Dense, Dropout, compile with Adam and sparse_categorical_crossentropy),
+    trained with `model.train_on_batch` in the framework's Keras (TF1: tf.compat.v1.keras in
+    graph mode). Returns the step itself, not fetches."""
+    keras = tf.keras
+    n = 64
+    x = rng.standard_normal((n, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 10, n)
+    graph = tf.get_default_graph()
+    tf.set_random_seed(int(rng.integers(1 << 30)))
+    model = keras.Sequential([
+        keras.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(32, 32, 3)),
+        keras.layers.BatchNormalization(),
+        keras.layers.Conv2D(32, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(64, 3, padding="same", activation="relu"),
+        keras.layers.BatchNormalization(),
+        keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(),
+        keras.layers.Dense(128, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10, activation="softmax")])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+
+    def step():
+        with graph.as_default():
+            return model.train_on_batch(x, y)
+    step()  # (builds the training function in this graph)
+    macs = n * 32 * 32 * 9 * (3 * 32 + 32 * 32) + n * 16 * 16 * 9 * 32 * 64 + n * 8 * 8 * 64 * 128
+    return step, None, 3 * 2 * macs, 0.0
+
+
 ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x100x10)", cs231n),
         ("784-512-512-10 Adam, batch 256", mlp_adam),
         ("784-512-512-10 dropout 0.5, Adam, batch 128", mlp_dropout),
@@ -241,7 +274,8 @@ ROWS = [("seed tiny graph + 3 grads", seed_tiny), ("cs231n 2-layer SGD (64x1000x
         ("small CNN (64x28x28, conv5x5x16, pool, dense)", small_cnn),
         ("CIFAR-shaped CNN, batch 64, Adam", cifar_cnn),
         ("ResNet-style CNN, batch norm by tf.nn.moments, batch 64", resnet_bn),
-        ("ResNet-style CNN, tf.layers + UPDATE_OPS, batch 64", resnet_layers)]
+        ("ResNet-style CNN, tf.layers + UPDATE_OPS, batch 64", resnet_layers),
+        ("Keras Sequential CNN + BatchNormalization, train_on_batch, batch 64", keras_cnn)]
 
 
 # ------------------------------------------------------------------ machine limits, timing
@@ -265,6 +299,8 @@ def build(framework, model):
     graph = framework.get_default_graph()
     with graph.as_default():
         fetches, feed, flops, nbytes = model(framework, np.random.default_rng(0))
+        if callable(fetches):  # the row's own step (Keras's train_on_batch)
+            return fetches, flops, nbytes
         sess = framework.Session(graph=graph)
         sess.run(framework.global_variables_initializer())
     return (lambda: sess.run(fetches, feed)), flops, nbytes

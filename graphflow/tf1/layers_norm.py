@@ -44,11 +44,12 @@ def _training_flag(training):
     return bool(training)
 
 
-def _fused_usable(ndims, axis):
+def fused_usable(ndims, axis):
+    """Whether the fused op takes inputs of rank `ndims` normalized over `axis` (4-D, axis 1 or 3)."""
     return ndims == 4 and axis in (1, 3)
 
 
-def _normalize_fused(x, gamma, beta, mean, variance, epsilon, data_format, training):
+def normalize_fused(x, gamma, beta, mean, variance, epsilon, data_format, training):
     """(outputs, batch_mean, batch_variance) with the fused op; batch_* are None when the batch
     statistics are never used (training is False)."""
     if training is False:
@@ -143,8 +144,8 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     if channels is None:
         raise ValueError(f"batch_normalization: the dimension of axis {axis} of the inputs must be "
                          f"known, got shape {x.shape}")
-    use_fused = _fused_usable(ndims, axis) if fused is None else bool(fused)
-    if use_fused and not _fused_usable(ndims, axis):
+    use_fused = fused_usable(ndims, axis) if fused is None else bool(fused)
+    if use_fused and not fused_usable(ndims, axis):
         raise ValueError(f"batch_normalization: fused=True needs 4-D inputs normalized over axis 1 "
                          f"or 3, got shape {x.shape} and axis {axis}")
     training = _training_flag(training)
@@ -161,7 +162,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         if use_fused:
             gamma_t = gamma if gamma is not None else shape_ops.ones([channels], x.dtype)
             beta_t = beta if beta is not None else shape_ops.zeros([channels], x.dtype)
-            outputs, batch_mean, batch_variance = _normalize_fused(
+            outputs, batch_mean, batch_variance = normalize_fused(
                 x, gamma_t, beta_t, moving_mean, moving_variance, epsilon,
                 "NHWC" if axis == 3 else "NCHW", training)
         else:

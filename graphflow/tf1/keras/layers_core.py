@@ -6,6 +6,7 @@ epsilon 1e-3)."""
 from graphflow.ops import control_flow_ops, math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1 import layers as tf_layers
+from graphflow.tf1 import layers_norm
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.keras import activations
 from graphflow.tf1.keras.base_layer import Layer, set_mask, shape_list
@@ -194,14 +195,16 @@ class BatchNormalization(Layer):
     """Normalizes over every axis but `axis` with the batch's statistics when training (updating
     the moving mean and variance by `momentum`) and the moving ones otherwise. The updates are the
     layer's `updates` (run by `fit`) and are also put into tf.GraphKeys.UPDATE_OPS for TF1
-    training loops."""
+    training loops. As in Keras, 4-D inputs normalized over axis 1 or 3 use the fused op
+    (FusedBatchNorm, `fused=None`), other inputs (or `fused=False`) tf.nn.moments."""
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
-                 gamma_constraint=None, **kwargs):
+                 gamma_constraint=None, fused=None, **kwargs):
         super().__init__(**kwargs)
+        self.fused = fused
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
         self.inits = (beta_initializer, gamma_initializer, moving_mean_initializer,
@@ -229,6 +232,12 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=None):
         x = convert_to_tensor(inputs)
         ndims = x.shape.ndims
+        usable = layers_norm.fused_usable(ndims, self._axis)
+        if self.fused and not usable:
+            raise ValueError(f"BatchNormalization: fused=True needs 4-D inputs normalized over "
+                             f"axis 1 or 3, got shape {x.shape} and axis {self.axis}")
+        if usable and self.fused is not False:
+            return self._call_fused(x, training)
         reduce_axes = [i for i in range(ndims) if i != self._axis]
         broadcast = [1] * ndims
         broadcast[self._axis] = -1
@@ -261,6 +270,29 @@ class BatchNormalization(Layer):
         return control_flow_ops.cond(
             flag, lambda: normalize(mean, variance),
             lambda: normalize(self.moving_mean.value(), self.moving_variance.value()))
+
+    def _call_fused(self, x, training):
+        """The fused op (`tf.layers.batch_normalization`'s, a cond on a training tensor); its
+        batch variance for the moving average is the unbiased one, as in Keras."""
+        if training is False or training == 0:
+            flag = False
+        elif training is True or training == 1:
+            flag = True
+        else:
+            flag = convert_to_tensor(training)
+        channels = x.shape[self._axis]
+        gamma = self.gamma if self.gamma is not None else shape_ops.ones([channels], x.dtype)
+        beta = self.beta if self.beta is not None else shape_ops.zeros([channels], x.dtype)
+        y, mean, variance = layers_norm.normalize_fused(
+            x, gamma, beta, self.moving_mean, self.moving_variance, self.epsilon,
+            "NHWC" if self._axis == 3 else "NCHW", flag)
+        if flag is False:
+            return y
+        decay = 1.0 - self.momentum
+        for var, value in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            # (with a false flag the cond's statistics are the moving ones: delta is zero)
+            self.add_update(var.assign_sub((var.value() - value) * decay).op)
+        return y
 
 
 __all__ = ["Dense", "Activation", "Flatten", "Dropout", "Reshape", "Lambda", "Embedding", "Masking",

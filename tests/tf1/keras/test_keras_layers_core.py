@@ -89,6 +89,62 @@ def test_batch_normalization_training_and_inference_and_moving_averages():
                                    (data - mean) / np.sqrt(variance + 1e-3), rtol=1e-5)
 
 
+def _op_types(tensor):
+    """The op types `tensor` depends on (its graph's ops between it and the inputs)."""
+    seen, stack, types = set(), [tensor.op], set()
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        types.add(op.type)
+        stack.extend(t.op for t in op.inputs)
+        for inner in op.attrs.values() if hasattr(op, "attrs") else ():
+            if hasattr(inner, "get_operations"):  # a cond's branch functions
+                types.update(o.type for o in inner.get_operations())
+    return types
+
+
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_batch_normalization_of_images_is_the_fused_op_as_in_keras(data_format):
+    """4-D inputs normalized over the channels use FusedBatchNorm (Keras's fused=None); the
+    moving variance takes the unbiased batch variance, as Keras's fused path; a learning phase
+    fed False normalizes with the moving statistics and updates nothing."""
+    rng = np.random.RandomState(2)
+    axis = -1 if data_format == "channels_last" else 1
+    shape = (8, 5, 5, 3) if axis == -1 else (8, 3, 5, 5)
+    reduce = (0, 1, 2) if axis == -1 else (0, 2, 3)
+    data = (rng.randn(*shape) * 2.0 + 1.5).astype(np.float32)
+    x = tf.placeholder(tf.float32, shape)
+    phase = tf.placeholder(tf.bool, [])
+    layer = tf.keras.layers.BatchNormalization(axis=axis, momentum=0.9)
+    out = layer(x, training=phase)
+    assert "FusedBatchNorm" in _op_types(out)
+    assert "FusedBatchNorm" not in _op_types(
+        tf.keras.layers.BatchNormalization(axis=axis, fused=False)(x, training=True))
+    with pytest.raises(ValueError, match="fused=True needs 4-D"):
+        tf.keras.layers.BatchNormalization(fused=True)(tf.placeholder(tf.float32, [4, 3]))
+    updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)[:2]
+    n = data.size / 3
+    keep = [1] * 4
+    keep[axis] = 3
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        normalized, _ = sess.run([out, updates], {x: data, phase: True})
+        mean, var = data.mean(reduce), data.var(reduce)
+        expected = (data - mean.reshape(keep)) / np.sqrt(var.reshape(keep) + 1e-3)
+        np.testing.assert_allclose(normalized, expected, rtol=1e-4, atol=1e-4)
+        moving_mean, moving_var = sess.run([layer.moving_mean, layer.moving_variance])
+        np.testing.assert_allclose(moving_mean, 0.1 * mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(moving_var, 0.9 + 0.1 * var * n / (n - 1), rtol=1e-5)
+        inferred, _ = sess.run([out, updates], {x: data, phase: False})
+        np.testing.assert_allclose(
+            inferred, (data - moving_mean.reshape(keep)) / np.sqrt(moving_var.reshape(keep) + 1e-3),
+            rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(sess.run(layer.moving_mean), moving_mean)
+        np.testing.assert_array_equal(sess.run(layer.moving_variance), moving_var)
+
+
 def test_embedding_reshape_flatten_lambda_add_concatenate_activation():
     ids = tf.constant([[0, 2], [1, 1]])
     embedding = tf.keras.layers.Embedding(3, 4, embeddings_initializer="glorot_uniform")
