@@ -37,7 +37,8 @@ A loop is compiled once per process for each distinct run (its generated source 
 dtypes and ranks) when a layout is first built, never per call: a few tenths of a second each, and
 about a second once per process to import numba (the benchmark chain's first call took 2.7 s with
 its 3 loops on a loaded 2-core machine). Compiled loops release the GIL, so chunks computed by the
-intra-op threads run in parallel.
+intra-op threads run in parallel. A run can also be compiled over a range of blocks of whole arrays
+(`Run.ranged_loop`, on first use), which the OpenMP team's threads share (`fused_kernels.py`).
 """
 
 import math

@@ -20,6 +20,9 @@ against the op's own kernel, bit for bit).
 
 With numba installed, runs of the cheap arithmetic instructions of a chunked program are compiled
 loops (`fused_jit.py`, same bits as the numpy instructions); `GRAPHFLOW_NO_JIT=1` keeps numpy only.
+A program that is one such run, of `TEAM_MIN_ELEMENTS` or more, runs instead on the OpenMP team
+(`omp_team.py`) while the threading chooser runs products as a team: its ranged loop over whole
+arrays, each team thread a share of the blocks, with the same bits.
 
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
@@ -279,11 +282,21 @@ class FusedProgram:
         constants = [np.full(s, np.asarray(vals[v]).reshape(()), dt) for v, s, dt in layout.constants]
         target = out if out is not None and out.flags.c_contiguous else np.empty(shape, self.out_dtype)
         t = target.reshape(layout.target_shape)
-        if (layout.whole_run is not None and size >= TEAM_MIN_ELEMENTS
-                and omp_team.wanted(self.threads)
-                and self._run_on_team(layout, vals, views, t, out is not None and out_is_input)):
-            pass
-        elif (threads := min(threads, layout.num_chunks) if parallel else 1) > 1:
+        on_team = (layout.whole_run is not None and size >= TEAM_MIN_ELEMENTS
+                   and omp_team.wanted(self.threads)
+                   and self._run_on_team(layout, vals, views, t, out is not None and out_is_input))
+        if not on_team:
+            self._run_chunks(layout, vals, views, constants, t,
+                             min(threads, layout.num_chunks) if parallel else 1, timing)
+        if out is not None and target is not out:
+            np.copyto(out, target)
+            return out
+        return target
+
+    def _run_chunks(self, layout, vals, views, constants, t, threads, timing):
+        """The layout's loop over every chunk: on `threads` threads, or on this one (timed for the
+        threads' decision while `timing`)."""
+        if threads > 1:
             # every thread takes chunks from one sequence until none is left, in its own registers
             # (the constant registers are only read: shared)
             starts = intra_op.shared_iter(layout.chunk_starts())
@@ -292,18 +305,13 @@ class FusedProgram:
             def work():
                 loop(vals, views, layout.new_registers(), constants, t, starts)
             intra_op.POOL.run_shared(work, threads)
-        else:
-            registers = layout.borrow_registers()
-            start = time.perf_counter() if timing else 0.0
-            layout.loop(vals, views, registers, constants, t, layout.chunk_starts())
-            if timing:
-                self._time_serial_run(*timing, time.perf_counter() - start)
-            layout.return_registers(registers)
-        if out is not None and target is not out:
-            np.copyto(out, target)
-            return out
-        return target
-
+            return
+        registers = layout.borrow_registers()
+        start = time.perf_counter() if timing else 0.0
+        layout.loop(vals, views, registers, constants, t, layout.chunk_starts())
+        if timing:
+            self._time_serial_run(*timing, time.perf_counter() - start)
+        layout.return_registers(registers)
 
     def _run_on_team(self, layout, vals, views, t, out_is_input):
         """Compute a program that is one compiled run on the OpenMP team, each thread its share of
