@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from graphflow.kernels.cpu import fused_jit
+from graphflow.kernels.cpu import fused_jit, fused_jit_group
 
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
 # while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
@@ -77,7 +77,7 @@ class _Layout:
                 fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
                 names[ins.id] = f"h{ins.id}"
         if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
-            steps = fused_jit.group(program, steps, chunk_shape, fixed_shape, full)
+            steps = fused_jit_group.group(program, steps, chunk_shape, fixed_shape, full)
         self.runs = [s for s in steps if isinstance(s, fused_jit.Run)]
         # the program as one compiled run over whole arrays (`whole_run_operands`): one step that
         # writes the output alone, full-size

@@ -30,7 +30,7 @@ come out as denormals, rounded once. A NaN propagates.
 Cost (one thread, operands in the cache, as loops over an array): tanh 0.37 ns per element
 (numpy's 0.23), sigmoid 0.31 (the numpy form 1.1); in a fused run, the benchmark chain 0.63 ns
 per element against 0.76 with the sigmoid computed through tanh. A lone tanh with no arithmetic
-around it stays numpy's (`fused_jit.group`), a lone sigmoid does not; in a run the tanh saves the
+around it stays numpy's (`fused_jit_group.group`), a lone sigmoid does not; in a run the tanh saves the
 pass and the call. The float32 Sigmoid op's own kernel is this sigmoid too
 (`fused_jit.kernel_function`). A single tanh formula without the small-|x| branch, m / (m + 2) with
 m = e^(2|x|) - 1, ran faster but was 2 ulp from the correctly rounded tanh and not monotonic
