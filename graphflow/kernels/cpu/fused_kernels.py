@@ -71,7 +71,9 @@ SERIAL_TRIALS = 3
 # oneDNN's products (`omp_team.py`) from this many output elements on, while the threading chooser
 # runs products as a team: its threads spin awake between the convolutions around a batch norm's
 # ReLU or a ReLU's gradient, where waking the intra-op pool costs more than a second thread saves.
-TEAM_MIN_ELEMENTS = 1 << 16
+# Measured right after a team product (a ReLU gradient's select, float32, median us, team / one
+# thread): 32K 34.8 / 17.7, 64K 28.3 / 23.6, 128K 36.8 / 42.2, 256K 49.6 / 70.6.
+TEAM_MIN_ELEMENTS = 1 << 17
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
 

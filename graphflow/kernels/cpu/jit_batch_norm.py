@@ -60,6 +60,11 @@ BLOCK_ELEMENTS = 1 << 15
 # [32, 32, 32, 16] 0.34 / 0.54 and 0.45 / 0.55; [64, 32, 32, 32] 1.37 / 1.25 and 1.72 / 1.22;
 # [64, 64, 64, 16] 2.6 / 1.8 and 3.3 / 2.0).
 PARALLEL_MIN_ELEMENTS = 1 << 21
+# While the threading chooser runs products as a team, passes streaming this many elements or more
+# run on its OpenMP team (`omp_team.py`), whose threads spin awake between the convolutions around
+# a batch norm. Measured right after a team product ([n, 8, 8, 32] float32, median us, team / one
+# thread, gradient and statistics): 32K elements 93 / 110 and 83 / 95, 128K 113 / 122 and 92 /
+# 106, 512K 440 / 502 and 293 / 371.
 TEAM_MIN_ELEMENTS = 1 << 16
 # Accumulator lanes (float64) of the rows loops (at least one row) and of the planes loops.
 LANES = 256
