@@ -98,7 +98,7 @@ def _normalize_moments(x, axis, gamma, beta, mean, variance, epsilon, training):
     return y, batch_mean, batch_variance
 
 
-def _assign_moving_average(variable, value, momentum, training, name):
+def assign_moving_average(variable, value, momentum, training, name):
     """TF1's update: variable -= (variable - value) * decay, decay = 1 - momentum (0 when a
     training tensor is false)."""
     graph = get_default_graph()
@@ -172,7 +172,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
             graph = get_default_graph()
             for variable, value, op_name in ((moving_mean, batch_mean, "AssignMovingAvg"),
                                              (moving_variance, batch_variance, "AssignMovingAvg_1")):
-                update = _assign_moving_average(variable, value, momentum, training, op_name)
+                update = assign_moving_average(variable, value, momentum, training, op_name)
                 graph.add_to_collection(GraphKeys.UPDATE_OPS, update.op)
         return outputs
 

@@ -231,13 +231,41 @@ class BatchNormalization(Layer):
 
     def call(self, inputs, training=None):
         x = convert_to_tensor(inputs)
-        ndims = x.shape.ndims
-        usable = layers_norm.fused_usable(ndims, self._axis)
+        usable = layers_norm.fused_usable(x.shape.ndims, self._axis)
         if self.fused and not usable:
             raise ValueError(f"BatchNormalization: fused=True needs 4-D inputs normalized over "
                              f"axis 1 or 3, got shape {x.shape} and axis {self.axis}")
+        if training is False or training == 0:
+            flag = False
+        elif training is True or training == 1:
+            flag = True
+        else:
+            flag = convert_to_tensor(training)
         if usable and self.fused is not False:
-            return self._call_fused(x, training)
+            y, mean, variance = self._fused(x, flag)
+        else:
+            y, mean, variance = self._moments(x, flag)
+        if flag is not False:  # (a flag false at run time updates nothing: decay 0)
+            for var, value, name in ((self.moving_mean, mean, "AssignMovingAvg"),
+                                     (self.moving_variance, variance, "AssignMovingAvg_1")):
+                self.add_update(layers_norm.assign_moving_average(var, value, self.momentum,
+                                                                  flag, name).op)
+        return y
+
+    def _fused(self, x, flag):
+        """(y, batch mean, unbiased batch variance) of the fused op (`tf.layers.
+        batch_normalization`'s, a cond on a training tensor), as Keras's fused path."""
+        channels = x.shape[self._axis]
+        gamma = self.gamma if self.gamma is not None else shape_ops.ones([channels], x.dtype)
+        beta = self.beta if self.beta is not None else shape_ops.zeros([channels], x.dtype)
+        return layers_norm.normalize_fused(x, gamma, beta, self.moving_mean, self.moving_variance,
+                                           self.epsilon, "NHWC" if self._axis == 3 else "NCHW",
+                                           flag)
+
+    def _moments(self, x, flag):
+        """(y, batch mean, batch variance for the moving average) with tf.nn.moments; the
+        statistics are None when `flag` is False."""
+        ndims = x.shape.ndims
         reduce_axes = [i for i in range(ndims) if i != self._axis]
         broadcast = [1] * ndims
         broadcast[self._axis] = -1
@@ -249,50 +277,21 @@ class BatchNormalization(Layer):
             return nn_ops.batch_normalization(x, shaped(mean), shaped(variance), shaped(self.beta),
                                               shaped(self.gamma), self.epsilon)
 
-        if training is False or training == 0:
+        def moving():
             return normalize(self.moving_mean.value(), self.moving_variance.value())
+        if flag is False:
+            return moving(), None, None
         mean, variance = nn_ops.moments(x, reduce_axes)
         variance_for_update = variance
         if ndims == 4:  # TF's fused kernel (4-D inputs) updates with the unbiased variance
             n = math_ops.cast(shape_ops.size(x), x.dtype) / float(x.shape.as_list()[self._axis])
             variance_for_update = variance * (n / math_ops.maximum(n - 1.0, 1.0))
-        decay = 1.0 - self.momentum
-        flag = None if training is True or training == 1 else convert_to_tensor(training)
-        for var, value in ((self.moving_mean, mean), (self.moving_variance, variance_for_update)):
-            delta = (var.value() - value) * decay
-            if flag is not None:
-                delta = math_ops.where(flag, delta, delta * 0.0)
-            self.add_update(var.assign_sub(delta).op)
-        if flag is None:
-            return normalize(mean, variance)
+        if flag is True:
+            return normalize(mean, variance), mean, variance_for_update
         # as Keras does (smart_cond): one branch runs, and its gradient alone (a constant flag in
         # a plan inlines it, see Session)
-        return control_flow_ops.cond(
-            flag, lambda: normalize(mean, variance),
-            lambda: normalize(self.moving_mean.value(), self.moving_variance.value()))
-
-    def _call_fused(self, x, training):
-        """The fused op (`tf.layers.batch_normalization`'s, a cond on a training tensor); its
-        batch variance for the moving average is the unbiased one, as in Keras."""
-        if training is False or training == 0:
-            flag = False
-        elif training is True or training == 1:
-            flag = True
-        else:
-            flag = convert_to_tensor(training)
-        channels = x.shape[self._axis]
-        gamma = self.gamma if self.gamma is not None else shape_ops.ones([channels], x.dtype)
-        beta = self.beta if self.beta is not None else shape_ops.zeros([channels], x.dtype)
-        y, mean, variance = layers_norm.normalize_fused(
-            x, gamma, beta, self.moving_mean, self.moving_variance, self.epsilon,
-            "NHWC" if self._axis == 3 else "NCHW", flag)
-        if flag is False:
-            return y
-        decay = 1.0 - self.momentum
-        for var, value in ((self.moving_mean, mean), (self.moving_variance, variance)):
-            # (with a false flag the cond's statistics are the moving ones: delta is zero)
-            self.add_update(var.assign_sub((var.value() - value) * decay).op)
-        return y
+        y = control_flow_ops.cond(flag, lambda: normalize(mean, variance), moving)
+        return y, mean, variance_for_update
 
 
 __all__ = ["Dense", "Activation", "Flatten", "Dropout", "Reshape", "Lambda", "Embedding", "Masking",
