@@ -277,6 +277,11 @@ class Plan:
             raise self._translate(exc) from exc
 
     # ------------------------------------------------------------------ running
+    def pick(self, feed_values):
+        """The plan that runs these feed values: this one (a session's `_SpecializedPlans` picks
+        among plans made for what the feeds hold)."""
+        return self
+
     def run(self, feed_values):
         """Run with already-ordered feed values (validated here); returns a tuple of fetches."""
         specs = self.feed_specs

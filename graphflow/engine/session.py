@@ -213,17 +213,11 @@ class Session:
             feed_dict = _flatten_structured_feeds(feed_dict)  # only keys that are not all Tensors
         if options is not None and run_metadata is not None and options.trace_level:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
-        if feed_dict:
-            plan = self._plan_for(leaves, feed_dict)
-            values = tuple(feed_dict.values())
-            if type(plan) is _SpecializedPlans:
-                plan = plan.pick(values)
-            out = plan.run(values)
-        else:
-            plan = self._plan_for(leaves, ())
-            out = plan.run(())
+        values = tuple(feed_dict.values()) if feed_dict else ()
+        plan = self._plan_for(leaves, feed_dict or ())
+        out = plan.run(values)
         if run_metadata is not None:
-            run_metadata.plan = plan
+            run_metadata.plan = plan.pick(values)
         return rebuild(out)
 
     def _run_traced(self, leaves, feed_dict, run_metadata):
@@ -231,8 +225,7 @@ class Session:
         feed_dict = feed_dict or {}
         plan = self._plan_for(leaves, feed_dict or ())
         values = tuple(feed_dict.values())
-        if type(plan) is _SpecializedPlans:
-            plan = plan.pick(values)
+        plan = plan.pick(values)
         out, run_metadata.step_stats = plan.run_traced(values)
         run_metadata.plan = plan
         return out
@@ -299,14 +292,7 @@ class Session:
             leaves, rebuild = list(fetches), kind  # a flat list: no structure to rebuild
         else:
             leaves, rebuild = flatten_fetches(fetches)
-        plan = self._plan_for(leaves, feed_list)
-        if type(plan) is _SpecializedPlans:
-            flag_plans = plan
-
-            def run(feed_values):
-                return flag_plans.pick(feed_values).run(feed_values)
-        else:
-            run = plan.run
+        run = self._plan_for(leaves, feed_list).run
 
         if single:
             def call(*feed_values):
@@ -424,7 +410,12 @@ class _SpecializedPlans:
         self.plans = {}
         self.shape_keys = set()
 
+    def run(self, feed_values):
+        """Run the plan made for these feed values (a Plan's `run`)."""
+        return self.pick(feed_values).run(feed_values)
+
     def pick(self, feed_values):
+        """The Plan made for these feed values (compiled on first use)."""
         key = tuple([_plain_bool(feed_values[i]) for i in self.flags]
                     + [_shape_of(feed_values[i]) for i in self.shaped])
         plan = self.plans.get(key)
