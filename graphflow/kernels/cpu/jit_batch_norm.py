@@ -402,9 +402,16 @@ def _statistics(lay, xf, dt, threads):
     return mean, (_total(part) / lay.n).astype(dt)
 
 
+def _training_statistics(lay, xf, dt, threads):
+    """(mean, biased variance, unbiased variance) in `dt`."""
+    mean, variance = _statistics(lay, xf, dt, threads)
+    return mean, variance, variance * (lay.n / max(lay.n - 1, 1))
+
+
 def batch_statistics(x, nchw, threads):
-    """A training FusedBatchNorm's (mean, biased variance), the same bits (`applies(x)`)."""
-    return _statistics(_Layout(x.shape, nchw), _flat(x), x.dtype, threads)
+    """A training FusedBatchNorm's (mean, biased variance, unbiased variance), the same bits as
+    `nn_norm_kernels.batch_statistics_reference` (`applies(x)`)."""
+    return _training_statistics(_Layout(x.shape, nchw), _flat(x), x.dtype, threads)
 
 
 def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, threads):
@@ -414,9 +421,7 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
     lay = _Layout(x.shape, nchw)
     xf = _flat(x)
     if training:
-        mean, variance = _statistics(lay, xf, dt, threads)
-        n = lay.n
-        batch_variance = variance * (n / max(n - 1, 1))
+        mean, variance, batch_variance = _training_statistics(lay, xf, dt, threads)
     else:
         mean = mean.astype(dt, copy=False)
         variance = variance.astype(dt, copy=False)

@@ -145,9 +145,8 @@ def _fused_batch_norm_stats(node):
             raise ValueError(f"x must be 4-D, got shape {x.shape}")
         dt = x.dtype
         if jit_batch_norm.applies(x):
-            mean, variance = jit_batch_norm.batch_statistics(x, fmt == "NCHW", threads)
-            n = x.size // max(mean.size, 1)
-            batch_variance = variance * (n / max(n - 1, 1))
+            mean, variance, batch_variance = jit_batch_norm.batch_statistics(x, fmt == "NCHW",
+                                                                             threads)
         else:
             mean, variance, batch_variance = batch_statistics_reference(
                 x.astype(_work_dtype(dt), copy=False), fmt)
