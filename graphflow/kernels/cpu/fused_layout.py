@@ -85,7 +85,8 @@ class _Layout:
         if (len(steps) == 1 and isinstance(steps[0], fused_jit.Run) and steps[0].id == program.output
                 and not steps[0].extra_ids and chunk_shape[program.output] == full):
             self.whole_run = steps[0]
-            self._whole_refs = [(r, r in chunk_shape) for r in steps[0].refs]
+            view_at = {i: k for k, (i, _) in enumerate(self.chunked)}
+            self._whole_refs = [(r, view_at.get(r)) for r in steps[0].refs]  # (value, view or None)
         self.registers, self.constants = [], []
         lines, fns = self._schedule(program, steps, chunk_shape, fixed_shape, names, full,
                                     out_is_input)
@@ -178,8 +179,7 @@ class _Layout:
     def whole_run_operands(self, vals, views):
         """The whole run's operands: chunked inputs whole (`views`, in `chunked` order), the other
         values from `vals` as arrays of at least one axis (the ranged loop's scalars)."""
-        view_of = {i: v for (i, _), v in zip(self.chunked, views)}
-        return [view_of[r] if chunked else np.atleast_1d(vals[r]) for r, chunked in self._whole_refs]
+        return [np.atleast_1d(vals[r]) if k is None else views[k] for r, k in self._whole_refs]
 
     def chunk_starts(self):
         """The first row of every chunk, in order."""
