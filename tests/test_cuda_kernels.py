@@ -277,6 +277,23 @@ def test_steady_state_runs_allocate_nothing_new_and_compile_nothing():
         assert rt.modules.compiles == compiles
 
 
+@needs_gpu
+def test_a_traced_run_on_the_device_gives_the_untraced_values_and_step_stats():
+    x = tf.placeholder(tf.float32, [8, 16], name="x")
+    w = tf.Variable(np.full((16, 4), 0.5, np.float32), name="w")
+    y = tf.nn.relu(tf.matmul(x, w), name="y")
+    xv = np.arange(128, dtype=np.float32).reshape(8, 16) / 64 - 1
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(w.initializer)
+        want = sess.run(y, {x: xv})
+        meta = tf.RunMetadata()
+        got = sess.run(y, {x: xv}, options=options, run_metadata=meta)
+    np.testing.assert_array_equal(got, want)
+    names = {n.node_name for d in meta.step_stats.dev_stats for n in d.node_stats}
+    assert "y" in names, names
+
+
 @pytest.mark.skipif(GPU_OK, reason="a CUDA device is available: the benchmark would run")
 def test_benchmark_explains_why_it_cannot_run():
     import os

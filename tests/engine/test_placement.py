@@ -147,9 +147,9 @@ class FakeBackend:
         yield self
 
     def wrap_run(self, fn):
-        def run(feeds):
+        def run(*args):  # feeds, and a traced run's record list
             self.runs += 1
-            return fn(feeds)
+            return fn(*args)
         return run
 
 
@@ -318,6 +318,20 @@ def test_variables_stay_on_the_device_and_training_matches_cpu(fake_gpu):
     assert {n for n, v in cpu_values.items() if v.dtype == np.float32} <= on_device
     assert "ApplyAdam" in fake_gpu.table.calls
     assert "fallback" not in report, report
+
+
+def test_a_traced_run_on_the_gpu_gives_the_untraced_values(fake_gpu):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.nn.relu(x * 2.0 - 1.0, name="y")
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    xv = np.array([[0.0, 0.5, 1.0]], np.float32)
+    with tf.Session(device="/gpu:0") as sess:
+        want = sess.run(y, {x: xv})
+        meta = tf.RunMetadata()
+        got = sess.run(y, {x: xv}, options=options, run_metadata=meta)
+    np.testing.assert_array_equal(got, want)
+    assert fake_gpu.runs == 2
+    assert any(n.node_stats for n in meta.step_stats.dev_stats)
 
 
 def test_failed_run_changes_no_device_variable(fake_gpu):

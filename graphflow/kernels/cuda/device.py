@@ -75,14 +75,15 @@ class CudaRuntime:
             drv.Context.pop()
 
     def wrap_run(self, fn):
-        """`fn(feeds)` with the context current for its duration (plan functions)."""
+        """`fn(feeds, ...)` with the context current for its duration (plan functions; a traced
+        run's function also takes the trace's record list)."""
         ctx = self.context
         pop = drv.Context.pop
 
-        def run_on_device(feeds):
+        def run_on_device(*args):
             ctx.push()
             try:
-                return fn(feeds)
+                return fn(*args)
             finally:
                 pop()
         return run_on_device
