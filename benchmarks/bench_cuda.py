@@ -9,6 +9,7 @@
    CuPy, whichever is installed; TF32 tensor cores off so both do true float32 math), in TFLOP/s.
 3. One Adam training step of a 784-512-512-10 ReLU MLP (batch 256, softmax cross-entropy), loss
    fetched every step: a graphflow session on the GPU against PyTorch eager on the same GPU.
+4. The same for bench_vs_tf1's CIFAR-shaped CNN (batch 64), against PyTorch eager on cuDNN.
 Kernel times use CUDA events (median of many launches after a warmup); step times use wall clock.
 Without a usable CUDA device the script exits with status 2 and says why.
 """
@@ -23,6 +24,7 @@ from common import median_ms as _wall_ms
 
 import graphflow as tf
 from graphflow.kernels import cuda
+from graphflow.ops import elementwise_program
 
 
 def _events_ms(fn, repeat, warmup=3):
@@ -55,15 +57,19 @@ def theoretical_bandwidth(rt):
 # ------------------------------------------------------------------ 1. fused elementwise chain
 def bench_elementwise(rt, n, repeat):
     from graphflow.kernels.cuda.elementwise import kernel_for
-    program = {"inputs": ["float32", "float32"],
-               "nodes": [{"op": "Mul", "args": ["i0", {"const": 1.5}]},
-                         {"op": "Add", "args": ["n0", "i1"]},
-                         {"op": "Relu", "args": ["n1"]},
-                         {"op": "Sigmoid", "args": ["i1"]},
-                         {"op": "Mul", "args": ["n2", "n3"]},
-                         {"op": "Mul", "args": ["i0", {"const": 0.5}]},
-                         {"op": "Sub", "args": ["n4", "n5"]}],
-               "outputs": ["n6"]}
+    # relu(x * 1.5 + z) * sigmoid(z) - x * 0.5; operands 0, 1 are x, z, then instruction k is 2 + k
+    f32 = "float32"
+    program = {"version": elementwise_program.VERSION, "inputs": [f32, f32],
+               "instructions": [["Const", [], {"value": 1.5}, f32],   # 2
+                                ["Mul", [0, 2], {}, f32],              # 3: x * 1.5
+                                ["Add", [3, 1], {}, f32],              # 4: + z
+                                ["Relu", [4], {}, f32],                # 5
+                                ["Sigmoid", [1], {}, f32],             # 6
+                                ["Mul", [5, 6], {}, f32],              # 7
+                                ["Const", [], {"value": 0.5}, f32],   # 8
+                                ["Mul", [0, 8], {}, f32],              # 9: x * 0.5
+                                ["Sub", [7, 9], {}, f32]],             # 10
+               "output": 10}
     rng = np.random.default_rng(0)
     with rt.active():
         x = rt.to_device(rng.standard_normal(n, dtype=np.float32))
@@ -214,6 +220,62 @@ def bench_mlp(batch, repeat):
     return result
 
 
+def bench_cnn(batch, repeat):
+    """The CIFAR-shaped CNN of bench_vs_tf1 (32x32x3, conv3x3x32 x2, pool, conv3x3x64, pool, dense 512,
+    dense 10, Adam): one training step, host batch in, loss out."""
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((batch, 32, 32, 3)).astype(np.float32)
+    ys = rng.integers(0, 10, batch).astype(np.int64)
+    tf.reset_default_graph()
+    tf.set_random_seed(0)
+    x = tf.placeholder(tf.float32, [None, 32, 32, 3])
+    y = tf.placeholder(tf.int64, [None])
+    h = tf.layers.conv2d(x, 32, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.conv2d(h, 32, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.conv2d(h, 64, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.dense(tf.layers.flatten(h), 512, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 10)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    result = {"batch": batch}
+    with tf.Session(device="/gpu:0") as sess:
+        sess.run(tf.global_variables_initializer())
+        step = sess.make_callable([loss, train], [x, y])
+        meta = type("Meta", (), {"plan": None})()
+        sess.run([loss, train], {x: xs, y: ys}, run_metadata=meta)
+        result["graphflow_ms"] = _wall_ms(lambda: step(xs, ys), repeat)
+        result["graphflow_fallbacks"] = [op.type for op, _, _ in meta.plan.placement.fallbacks]
+    try:
+        import torch
+    except ImportError:
+        result["pytorch"] = "not measured: install torch for the PyTorch eager comparison"
+        return result
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3, padding=1),
+                          nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 8 * 8, 512), nn.ReLU(),
+                          nn.Linear(512, 10)).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    lossf = nn.CrossEntropyLoss()
+    xs_nchw = np.ascontiguousarray(xs.transpose(0, 3, 1, 2))
+
+    def torch_step(x_host, y_host):
+        xb, yb = torch.from_numpy(x_host).to(dev), torch.from_numpy(y_host).to(dev)
+        opt.zero_grad(set_to_none=True)
+        out = lossf(model(xb), yb)
+        out.backward()
+        opt.step()
+        return out.item()
+    result["pytorch_eager_ms"] = _wall_ms(lambda: torch_step(xs_nchw, ys), repeat)
+    result["graphflow_vs_pytorch"] = result["pytorch_eager_ms"] / result["graphflow_ms"]
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
@@ -247,6 +309,16 @@ def main(argv=None):
     line = f"784-512-512-10 Adam step, batch 256: graphflow {r['graphflow_ms']:.3f} ms"
     if "pytorch_eager_ms" in r:
         line += (f", PyTorch eager {r['pytorch_eager_ms']:.3f} ms "
+                 f"(graphflow {r['graphflow_vs_pytorch']:.2f}x PyTorch's speed)")
+    else:
+        line += f"; {r['pytorch']}"
+    if r["graphflow_fallbacks"]:
+        line += f"; ops on the CPU: {sorted(set(r['graphflow_fallbacks']))}"
+    print(line)
+    results["cifar_cnn"] = r = bench_cnn(64, repeat)
+    line = f"CIFAR-shaped CNN Adam step, batch 64: graphflow {r['graphflow_ms']:.3f} ms"
+    if "pytorch_eager_ms" in r:
+        line += (f", PyTorch eager (cuDNN, TF32 off) {r['pytorch_eager_ms']:.3f} ms "
                  f"(graphflow {r['graphflow_vs_pytorch']:.2f}x PyTorch's speed)")
     else:
         line += f"; {r['pytorch']}"

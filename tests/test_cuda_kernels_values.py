@@ -207,6 +207,39 @@ def test_batched_matmul_with_broadcast_batch_dims(gpu):
         _compare(g, w, 1e-4, 1e-4, "batched")
 
 
+@pytest.mark.parametrize("ta,tb", [(True, False), (False, False), (False, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_split_along_a_long_k(ta, tb, dtype, gpu, monkeypatch):
+    # few output tiles and K = 2100: three chunks of 576 rows summed in order, then the last 372
+    # rows accumulated by one more GEMM (on the emulation, 64 SMs stand in for the device's)
+    from graphflow.kernels.cuda import matmul
+    rt = cuda_table.runtime()
+    if gpu == "emulation":
+        monkeypatch.setattr(rt, "sm_count", 64)
+    family = matmul.variant(dtype, 5, 3, 1, rt.sm_count)
+    assert matmul.split_k(5, 3, 2100, matmul._TILES[family], rt.sm_count) is not None
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2100, 5) if ta else (5, 2100)).astype(dtype)
+    b = rng.standard_normal((3, 2100) if tb else (2100, 3)).astype(dtype)
+    pa, pb = tf.placeholder(a.dtype, a.shape), tf.placeholder(b.dtype, b.shape)
+    got, want, _ = _run_both([tf.matmul(pa, pb, transpose_a=ta, transpose_b=tb)], {pa: a, pb: b})
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    _compare(got[0], want[0], tol, tol, f"ta={ta} tb={tb}")
+
+
+def test_conv_filter_gradient_split_along_the_images(gpu, monkeypatch):
+    # the filter gradient's K is N*OH*OW = 2048: split into chunks as on a GPU with many SMs
+    rt = cuda_table.runtime()
+    if gpu == "emulation":
+        monkeypatch.setattr(rt, "sm_count", 64)
+    rng = np.random.default_rng(12)
+    x, f = _rand(rng, (8, 16, 16, 3)), _rand(rng, (3, 3, 3, 4))
+    px, pf = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, f.shape)
+    y = tf.nn.conv2d(px, pf, strides=[1, 1, 1, 1], padding="SAME")
+    got, want, _ = _run_both(tf.gradients(tf.reduce_sum(y * y), [pf]), {px: x, pf: f})
+    _compare(got[0], want[0], 1e-4, 1e-3, "filter gradient")
+
+
 @pytest.mark.parametrize("classes", [1, 10, 33, 1025, 5000])
 def test_softmax_family_across_row_lengths(classes, gpu):
     rng = np.random.default_rng(5)

@@ -155,3 +155,26 @@ GF_GEMM(f32s_nn, float, false, false, 64, 64, 8, 4, 4)
 GF_GEMM(f32s_tn, float, true, false, 64, 64, 8, 4, 4)
 GF_GEMM(f32s_nt, float, false, true, 64, 64, 8, 4, 4)
 GF_GEMM(f32s_tt, float, true, true, 64, 64, 8, 4, 4)
+
+// Split-K: C = alpha * sum_s partial[s] + beta * C, partial [count, M, N] packed, C with row stride
+// ldc; the chunks are summed in order (deterministic).
+template <typename T>
+__device__ void gf_sum_chunks_impl(const T *__restrict__ partial, long long count, long long M, long long N,
+                                   T *__restrict__ C, long long ldc, T alpha, T beta) {
+    const long long total = M * N;
+    for (long long e = gf_global_id(); e < total; e += gf_global_stride()) {
+        T acc = T(0);
+        for (long long s = 0; s < count; ++s) acc += partial[s * total + e];
+        T *dst = &C[(e / N) * ldc + e % N];
+        *dst = (beta == T(0)) ? alpha * acc : alpha * acc + beta * *dst;
+    }
+}
+
+extern "C" __global__ void gf_sum_chunks_f32(const float *partial, long long count, long long M, long long N,
+                                             float *C, long long ldc, double alpha, double beta) {
+    gf_sum_chunks_impl<float>(partial, count, M, N, C, ldc, (float)alpha, (float)beta);
+}
+extern "C" __global__ void gf_sum_chunks_f64(const double *partial, long long count, long long M, long long N,
+                                             double *C, long long ldc, double alpha, double beta) {
+    gf_sum_chunks_impl<double>(partial, count, M, N, C, ldc, alpha, beta);
+}

@@ -1,15 +1,16 @@
 """MatMul on the GPU (matmul.cu): batched, broadcast batch dims, transposes, float32/float64.
 
 `gemm(...)` is the raw entry point (device addresses, leading dimensions, alpha/beta) that the
-convolution kernels reuse; the MatMul kernel maps numpy matmul semantics onto it: the batch dims of
-both operands broadcast, their strides are collapsed into at most 8 dims, and one launch covers
-every batch (grid z walks the batches).
+convolution kernels reuse; a product with few output tiles and a long K (a convolution's filter
+gradient) is split along K (`split_k`). The MatMul kernel maps numpy matmul semantics onto it:
+the batch dims of both operands broadcast, their strides are collapsed into at most 8 dims, and
+one launch covers every batch (grid z walks the batches).
 """
 
 import numpy as np
 
 from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
-from graphflow.kernels.cuda.launch import ceil_div
+from graphflow.kernels.cuda.launch import ceil_div, launch_1d
 
 _FMT = "qqqPqPqPqq72s64s64s64sdd"
 _TILES = {"f32": (128, 128), "f32s": (64, 64), "f64": (64, 64)}
@@ -38,6 +39,10 @@ def gemm(rt, dtype, a, b, c, M, N, K, ta=False, tb=False, lda=None, ldb=None, ld
     ldc = ldc if ldc is not None else N
     batch = int(np.prod(batch_shape)) if len(batch_shape) else 1
     fam = variant(dtype, M, N, batch, rt.sm_count)
+    split = split_k(M, N, K, _TILES[fam], rt.sm_count) if batch == 1 else None
+    if split is not None:
+        _gemm_split_k(rt, dtype, a, b, c, M, N, K, ta, tb, lda, ldb, ldc, alpha, beta, *split)
+        return
     name = f"gf_gemm_{fam}_{'t' if ta else 'n'}{'t' if tb else 'n'}"
     fn = rt.kernel("matmul.cu", name, _FMT)
     bm, bn = _TILES[fam]
@@ -49,6 +54,44 @@ def gemm(rt, dtype, a, b, c, M, N, K, ta=False, tb=False, lda=None, ldb=None, ld
                      np.int64(batch), codegen.pack_shape(batch_shape), codegen.pack_strides(a_bst),
                      codegen.pack_strides(b_bst), codegen.pack_strides(c_bst), np.float64(alpha),
                      np.float64(beta))
+
+
+SPLIT_K_MIN = 2048  # a reduction shorter than this is one tile's loop even when few tiles run
+
+
+def split_k(M, N, K, tile, sm_count):
+    """(chunk, count) when C has too few tiles to occupy the GPU and K is long, else None: the
+    filter gradient of a convolution is C [KH*KW*C, OC] = col^T @ dy with K = N*OH*OW, a handful of
+    tiles each walking tens of thousands of rows. Its K is then cut into `count` chunks of `chunk`
+    rows (multiples of 64), each a batch entry of one launch, so that about two blocks run per SM."""
+    tiles = ceil_div(M, tile[0]) * ceil_div(N, tile[1])
+    if K < SPLIT_K_MIN or 2 * tiles > sm_count:
+        return None
+    count = min(ceil_div(2 * sm_count, tiles), K // (SPLIT_K_MIN // 4))
+    chunk = ceil_div(ceil_div(K, count), 64) * 64
+    count = K // chunk
+    return (chunk, count) if count >= 2 else None
+
+
+def _gemm_split_k(rt, dtype, a, b, c, M, N, K, ta, tb, lda, ldb, ldc, alpha, beta, chunk, count):
+    """C = alpha * op(A) @ op(B) + beta * C as `count` partial products over chunks of K (one
+    batched launch into a [count, M, N] buffer), summed in chunk order into C by one kernel
+    (deterministic, no atomics); the rows of K after the last whole chunk are one more GEMM
+    accumulated into C (beta = 1)."""
+    size = np.dtype(dtype).itemsize
+    partial = rt.empty((count, M, N), dtype)
+    a_step = chunk * lda if ta else chunk  # A stored K x M (ta) or M x K
+    b_step = chunk if tb else chunk * ldb  # B stored N x K (tb) or K x N
+    gemm(rt, dtype, a, b, int(partial.gpudata), M, N, chunk, ta, tb, lda, ldb, N,
+         batch_shape=(count,), a_bst=(a_step,), b_bst=(b_step,), c_bst=(M * N,))
+    t = "f64" if np.dtype(dtype) == np.float64 else "f32"
+    sum_chunks = rt.kernel("matmul.cu", f"gf_sum_chunks_{t}", "PqqqPqdd")
+    launch_1d(rt, sum_chunks, M * N, int(partial.gpudata), np.int64(count), np.int64(M), np.int64(N),
+              np.uintp(c), np.int64(ldc), np.float64(alpha), np.float64(beta))
+    done = chunk * count
+    if done < K:
+        gemm(rt, dtype, a + done * (lda if ta else 1) * size, b + done * (1 if tb else ldb) * size, c,
+             M, N, K - done, ta, tb, lda, ldb, ldc, alpha=alpha, beta=1.0)
 
 
 def plan_matmul(a_shape, b_shape, ta, tb):
