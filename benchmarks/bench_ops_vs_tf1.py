@@ -20,7 +20,7 @@ from bench_vs_tf1 import measure
 from common import tensorflow_v1
 
 NHWC = {"conv": [(64, 28, 28, 1), (5, 5, 1, 16)], "conv32": [(64, 32, 32, 32), (3, 3, 32, 32)],
-        "to1": [(64, 28, 28, 16), (5, 5, 16, 1)], "pool": [(64, 32, 32, 32)]}
+        "to1": [(64, 28, 28, 16), (5, 5, 16, 1)], "res16": [(64, 32, 32, 16), (3, 3, 16, 16)], "pool": [(64, 32, 32, 32)]}
 
 
 def _nchw(shape):
@@ -71,7 +71,8 @@ def rows():
     out = []
     for fmt in ("NHWC", "NCHW"):
         for layer, title in (("conv", "conv 64x28x28x1 -> 16, 5x5"),
-                             ("conv32", "conv 64x32x32x32 -> 32, 3x3")):
+                             ("conv32", "conv 64x32x32x32 -> 32, 3x3"),
+                             ("res16", "conv 64x32x32x16 -> 16, 3x3 (ResNet rows)")):
             out.append((f"{title} {fmt}, forward", _conv_row(layer, fmt, False)))
             out.append((f"{title} {fmt}, + input & filter grads", _conv_row(layer, fmt, True)))
         if fmt == "NHWC":

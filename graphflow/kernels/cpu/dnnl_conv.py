@@ -77,15 +77,16 @@ MAX_PLANS = 256
 # matrix products' chooser picks (`dnnl_matmul._Chooser`, one choice for the whole process): the
 # whole batch as one primitive run by an OpenMP team, or the blocks above.
 TEAM_MIN_MACS = 1 << 21
-# Convolutions of fewer multiply-adds than this run on the calling thread only, blocks one after
-# the other (the same blocks, so the same bits): on two threads the next op then reads an output
-# half written by the other core, and waking a thread costs more than it saves. Measured in the
-# small CNN's step (bench_vs_tf1's, batch 64, 28x28x1 -> 16 5x5: 20M multiply-adds forward and
-# filter gradient; quiet machine, one process, interleaved): step 3.09 -> 2.77 ms with this bound
-# at 32M (2.78 at 64M, 3.08 at 16M); in its timeline the FusedConv2D 0.44 -> 0.35 ms, the MaxPool
-# after it 0.47 -> 0.23 ms, the filter gradient 0.54 -> 0.45 ms. The CIFAR-shaped step (its
-# smallest convolution 56M) 37.6 -> 36.8 ms at 32M, 39.1 at 64M.
-PARALLEL_MIN_MACS = 1 << 25
+# Convolutions (and pairs of gradients) of fewer multiply-adds than this run on the calling
+# thread only, blocks one after the other (the same blocks, so the same bits): waking a thread
+# costs more than it saves. The bound was 32M, measured when the small CNN's 20M-multiply-add
+# convolutions ran their blocks on a sleeping pool (its step 3.09 -> 2.77 ms then). Since the
+# forward convolutions run on the awake OpenMP team and the step's other ops moved to it, a lower
+# bound pays: one process, the bounds interleaved in rounds, medians of round minima, ms, bounds
+# 32M / 4M / 2M / 1M: the small CNN (bench_vs_tf1's) 1.92 / 1.79 / 1.77 / 1.78, the tf.layers
+# ResNet 37.66 / 36.24 / 36.09 / 36.15 (its 1x1 stride-2 projections and its stem ran on one core
+# while the other spun), the CIFAR-shaped CNN 36.90 / 37.20 / 36.91 / 37.24 (a one-off script).
+PARALLEL_MIN_MACS = 1 << 21
 # oneDNN may store the filter (and its gradient) in a blocked layout of its choice, with a
 # reorder from / to TF's HWIO around each call, instead of reading HWIO as it lies. On HWIO as it
 # lies oneDNN 3.2 picks its gemm fallback for both gradients (measured, one thread, batch 64: filter

@@ -62,8 +62,8 @@ MIN_MACS = 1 << 20
 PARALLEL_MIN_MACS = 1 << 21
 # ... but as blocks (graphflow's pool threads, asleep between products) only from this many on;
 # below it a product the chooser gives to the blocks runs on the calling thread: waking a pool
-# thread costs more than it saves (the convolutions' dnnl_conv.PARALLEL_MIN_MACS, measured the same
-# way). Measured (one call, min / median of 9 rounds, load 2.5, us; one thread / two blocks):
+# thread costs more than it saves (measured as the convolutions' dnnl_conv.PARALLEL_MIN_MACS was
+# at first). Measured (one call, min / median of 9 rounds, load 2.5, us; one thread / two blocks):
 # 256x64x256 64 / 97, 256x256x128 114 / 143, 256x512x256 398 / 476, 512x512x256 796 / 934; the
 # digits MLP's step at batch 256 (products of 4M and 8M) 0.32-0.33 ms -> 0.22-0.23 ms.
 BLOCKS_MIN_MACS = 1 << 25
