@@ -395,6 +395,7 @@ def test_input_gradient_as_a_team_or_in_blocks_gives_the_same_bits(mode, strides
 def test_convolutions_join_the_threading_chooser(kind, monkeypatch):
     monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
     monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
+    monkeypatch.setattr(dnnl_conv, "CHOOSER_MIN_MACS", 1)
     monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
     monkeypatch.setattr(dnnl_matmul, "CHOOSER", dnnl_matmul._Chooser())
     dnnl_conv._timings.clear()
@@ -413,3 +414,24 @@ def test_convolutions_join_the_threading_chooser(kind, monkeypatch):
     assert timing.seen["team"] >= dnnl_matmul._Chooser.RUN
     assert timing.seen["blocks"] >= dnnl_matmul._Chooser.RUN
     assert dnnl_matmul.CHOOSER.kept in ("team", "blocks")
+
+
+def test_small_convolutions_follow_the_chooser_untimed(monkeypatch):
+    # below CHOOSER_MIN_MACS a convolution runs the chosen way on several threads but leaves the
+    # chooser's timings alone
+    monkeypatch.setattr(dnnl_conv, "TEAM_MIN_MACS", 1)
+    monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
+    monkeypatch.delenv("GRAPHFLOW_MATMUL_THREADING", raising=False)
+    chooser = dnnl_matmul._Chooser()
+    monkeypatch.setattr(dnnl_matmul, "CHOOSER", chooser)
+    dnnl_conv._timings.clear()
+    ones = np.ones((4, 8, 8, 2), np.float32)
+    f = np.ones((3, 3, 2, 4), np.float32)
+    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    assert dnnl_conv.conv_macs(4, geo, 2, 4) < dnnl_conv.CHOOSER_MIN_MACS
+    left = chooser.left
+    for _ in range(5):
+        out = dnnl_conv.conv2d(ones, f, geo, 2)
+    assert out[0, 4, 4, 0] == 18
+    assert all(t.seen == {"team": 0, "blocks": 0} for t in dnnl_conv._timings.values())
+    assert chooser.left == left and not chooser.plans
