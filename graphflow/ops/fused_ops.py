@@ -450,3 +450,29 @@ def is_greater(op):
 def is_training_batch_norm(op):
     """`op` is a FusedBatchNorm computing its batch's statistics (is_training)."""
     return op.type == "FusedBatchNorm" and bool(op.attrs.get("is_training"))
+
+
+def is_batch_norm_grad(op):
+    """`op` is a FusedBatchNormGrad (whose y_backprop a ReLU's mask may join:
+    FusedBatchNormGradReluMask)."""
+    return op.type == "FusedBatchNormGrad"
+
+
+def is_relu(op):
+    """`op` is a Relu."""
+    return op.type == "Relu"
+
+
+def affine_operands(op):
+    """(x, mean, gain, offset) when `op` computes `(x - mean) * gain + offset` as Add(Mul(Sub(x,
+    mean), gain), offset), the split training batch norm's y (`fusion_batch_norm.py`); else None."""
+    if op.type != "Add" or len(op.inputs) != 2:
+        return None
+    scaled, offset = op.inputs
+    if scaled.op.type != "Mul" or len(scaled.op.inputs) != 2:
+        return None
+    centered, gain = scaled.op.inputs
+    if centered.op.type != "Sub" or len(centered.op.inputs) != 2:
+        return None
+    x, mean = centered.op.inputs
+    return x, mean, gain, offset

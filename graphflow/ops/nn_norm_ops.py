@@ -122,6 +122,41 @@ def fused_batch_norm_stats(x, data_format="NHWC", name=None):
     return tuple(op.outputs)
 
 
+def _grad_relu_mask_infer(inputs, attrs):
+    outputs = _fused_batch_norm_grad_infer(inputs[:5], attrs)
+    x = inputs[1]
+    c = outputs[1][1][0]
+    for t, what in zip(inputs[5:], ("y_mean", "y_gain", "y_offset")):
+        if t.dtype != x.dtype:
+            raise TypeError(f"{what} must have the dtype of x ({x.dtype.name}), got {t.dtype.name}")
+        if t.shape.is_fully_defined() and c is not None and t.shape.num_elements() != c:
+            raise ValueError(f"{what} of shape {t.shape} must have one value per channel ({c})")
+    return outputs
+
+
+# FusedBatchNormGradReluMask(y_backprop, x, scale, reserve_space_1, reserve_space_2, y_mean, y_gain,
+# y_offset) -> FusedBatchNormGrad's outputs for the gradient where(y > 0, y_backprop, 0) of a ReLU
+# after the batch norm, y = (x - y_mean) * y_gain + y_offset recomputed from x as the split forward
+# pass computes it (`fusion_batch_norm.py`: its vectors, [C], or [C, 1, 1] for NCHW), so the ReLU
+# gradient is not a pass of its own. Built on plan copies after gradients exist; no gradient.
+define("FusedBatchNormGradReluMask", _grad_relu_mask_infer, attrs=_ATTRS, fresh_output=True)
+no_gradient("FusedBatchNormGradReluMask")
+
+
+def fused_batch_norm_grad_relu_mask(y_backprop, x, scale, reserve_space_1, reserve_space_2, y_mean,
+                                    y_gain, y_offset, epsilon, data_format="NHWC", is_training=True,
+                                    name=None):
+    """FusedBatchNormGrad of `where((x - y_mean) * y_gain + y_offset > 0, y_backprop, 0)`:
+    (x_backprop, scale_backprop, offset_backprop)."""
+    attrs = {"epsilon": float(epsilon), "data_format": data_format_of(data_format),
+             "is_training": bool(is_training)}
+    op = make_op("FusedBatchNormGradReluMask",
+                 tuple(convert_to_tensor(t) for t in (y_backprop, x, scale, reserve_space_1,
+                                                      reserve_space_2, y_mean, y_gain, y_offset)),
+                 attrs, name=name or "FusedBatchNormGradReluMask")
+    return tuple(op.outputs)
+
+
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
                      is_training=True, name=None):
     """`tf.nn.fused_batch_norm`: returns (y, batch_mean, batch_variance). With is_training=False,

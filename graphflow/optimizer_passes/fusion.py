@@ -76,6 +76,9 @@ FUSE_FILTER_RELU_MASK = True
 # False leaves a training FusedBatchNorm whole instead of its statistics op and elementwise y
 # (`fusion_batch_norm.py`; the tests compare both plans).
 SPLIT_BATCH_NORM = True
+# False leaves the ReLU gradient before a split batch norm's FusedBatchNormGrad unfused (the tests
+# compare both plans).
+FUSE_BATCH_NORM_RELU_MASK = True
 
 
 def run(graph, preserve):
@@ -91,15 +94,18 @@ def run(graph, preserve):
         input_filter = (fuse_input_filter_gradients(graph, preserve)
                         if FUSE_CONV_GRADIENTS and FUSE_INPUT_FILTER_GRADIENTS else 0)
         batch_norms = split_training_batch_norms(graph, preserve) if SPLIT_BATCH_NORM else 0
+        norm_masks = (_fuse_batch_norm_grad_relu_mask(graph, preserve)
+                      if SPLIT_BATCH_NORM and FUSE_BATCH_NORM_RELU_MASK else 0)
         groups, fused_ops_count = fuse_elementwise(graph, preserve)
         sums = fuse_sums(graph, preserve) if FUSE_SUMS else 0
         stats.rewrites = (matmuls + convs + pool_masks + grads + filter_masks + input_filter
-                          + batch_norms + groups + sums)
+                          + batch_norms + norm_masks + groups + sums)
         stats.details.update(fused_matmuls=matmuls, fused_convs=convs,
                              fused_pool_relu_masks=pool_masks,
                              fused_conv_gradients=grads, fused_filter_relu_masks=filter_masks,
                              fused_input_filter_gradients=input_filter,
                              split_batch_norms=batch_norms,
+                             fused_batch_norm_relu_masks=norm_masks,
                              elementwise_groups=groups,
                              elementwise_ops_fused=fused_ops_count, fused_sums=sums)
     return stats
@@ -306,6 +312,60 @@ def _with_greater(members, greater, select, preserve):
         at = members.index(select)
         return members[:at] + [greater] + members[at:]
     return members
+
+
+# ------------------------------------------------------------------ batch norm gradient + ReLU mask
+# FusedBatchNormGrad(where(relu(y) > 0, g, 0), x, ...) with y = (x - m) * a + o, the split forward
+#   = FusedBatchNormGradReluMask(g, x, ..., m, a, o)
+# relu(y) > 0 is y > 0 (NaN: false either way), and the op recomputes y from x with the forward's
+# ops in their order: the same mask, so the same bits; the masked gradient is never written out.
+# Only when the Select's value has no other reader, the Select and its Greater are neither fetched
+# nor fenced by control edges, and y's x is the batch norm gradient's x. The gradient's own control
+# inputs (a TF1 step's UPDATE_OPS, which `control_edges.py` leaves on it: it reads the scale
+# variable) go to the fused op: the Select's part then waits for them too, and only it read its
+# value.
+def _fuse_batch_norm_grad_relu_mask(graph, preserve):
+    editor = Editor(graph, preserve)
+    count = 0
+    for grad in graph.get_operations():
+        match = _batch_norm_grad_relu_mask(grad, preserve)
+        if match is None:
+            continue
+        g, vectors = match
+        fused = editor.add_op("FusedBatchNormGradReluMask", [g, *grad.inputs[1:], *vectors],
+                              dict(grad.attrs),
+                              [(t.dtype, t.shape) for t in grad.outputs], anchor=grad,
+                              name=grad.name, source=grad.source, device=grad.device,
+                              control_inputs=grad.control_inputs)
+        for k, t in enumerate(grad.outputs):
+            move_output(t, fused, k)
+        move_control_outputs(grad, fused)  # the Select and Greater go with the sweep
+        count += 1
+    editor.commit()
+    return count
+
+
+def _batch_norm_grad_relu_mask(grad, preserve):
+    """(g, (m, a, o)) when `grad` is a FusedBatchNormGrad of the ReLU gradient
+    `where(relu(y) > 0, g, 0)`, y the split forward's `(x - m) * a + o` of grad's x; else None."""
+    if not fused_ops.is_batch_norm_grad(grad):
+        return None
+    dz = grad.inputs[0]
+    select = dz.op
+    relu_grad = _relu_gradient(select)
+    if relu_grad is None or not plain(select, preserve) or dz._consumers != [grad]:
+        return None
+    r, g, greater = relu_grad
+    relu = r.op
+    if not fused_ops.is_relu(relu) or relu.control_inputs:
+        return None
+    affine = fused_ops.affine_operands(relu.inputs[0].op)
+    if affine is None or affine[0] is not grad.inputs[1]:
+        return None
+    if (not dz.shape.is_fully_defined() or g.shape != dz.shape or g.dtype != dz.dtype
+            or len({grad.device, select.device, greater.device}) != 1):
+        return None
+    return g, affine[1:]
 
 
 # ------------------------------------------------------------------ max pool gradient + ReLU mask

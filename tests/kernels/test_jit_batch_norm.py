@@ -184,7 +184,7 @@ def _spied(monkeypatch):
     for name in ("fused_batch_norm", "fused_batch_norm_grad", "batch_statistics"):
         real = getattr(jit_batch_norm, name)
         monkeypatch.setattr(jit_batch_norm, name,
-                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+                            lambda *a, real=real, name=name, **kw: calls.append(name) or real(*a, **kw))
     return calls
 
 

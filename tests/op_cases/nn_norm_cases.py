@@ -1,10 +1,10 @@
 """Cases for FusedBatchNorm (training and inference, NHWC and NCHW, every output differentiated),
-FusedBatchNormGrad (its second derivatives) and FusedBatchNormStats. The references are direct
-numpy formulas."""
+FusedBatchNormGrad (its second derivatives), FusedBatchNormStats and FusedBatchNormGradReluMask.
+The references are direct numpy formulas."""
 
 import numpy as np
 
-from graphflow.ops import nn_norm_ops
+from graphflow.ops import nn_norm_ops, shape_ops
 from tests.op_cases import OpCase, positive, rand
 
 EPS = 0.001
@@ -54,6 +54,38 @@ def _train_grad_ref(dy, x, scale, fmt):
     return _bn_grad_ref(dy, x, scale, x.mean(axis=axes), x.var(axis=axes), True, fmt)
 
 
+def _masked_grad(dy, x, scale, m, a, o, fmt, training):
+    """FusedBatchNormGradReluMask fed the batch statistics of x and the vectors of a forward
+    y = (x - m) * a + o ([C], or [C, 1, 1] for NCHW as the split forward builds them)."""
+    mean, variance, _ = nn_norm_ops.fused_batch_norm_stats(x, fmt)
+    if fmt == "NCHW":
+        m, a, o = (shape_ops.reshape(v, [-1, 1, 1]) for v in (m, a, o))
+    return nn_norm_ops.fused_batch_norm_grad_relu_mask(dy, x, scale, mean, variance, m, a, o, EPS,
+                                                       fmt, training)
+
+
+def _masked_grad_ref(dy, x, scale, m, a, o, fmt, training):
+    axes = (0, 1, 2) if fmt == "NHWC" else (0, 2, 3)
+    shape = (1, 1, 1, -1) if fmt == "NHWC" else (1, -1, 1, 1)
+    y = (x - m.reshape(shape)) * a.reshape(shape) + o.reshape(shape)
+    return _bn_grad_ref(np.where(y > 0, dy, 0.0), x, scale, x.mean(axis=axes), x.var(axis=axes),
+                        training, fmt)
+
+
+def _masked_case(shape, fmt, training, dtype=np.float64, seed=20):
+    c = shape[3] if fmt == "NHWC" else shape[1]
+    return OpCase("FusedBatchNormGradReluMask",
+                  lambda dy, x, s, m, a, o: _masked_grad(dy, x, s, m, a, o, fmt, training),
+                  [rand(*shape, seed=seed, dtype=dtype), rand(*shape, seed=seed + 1, dtype=dtype),
+                   positive(c, dtype=dtype), rand(c, seed=seed + 2, dtype=dtype),
+                   positive(c, dtype=dtype), rand(c, seed=seed + 3, dtype=dtype)],
+                  lambda dy, x, s, m, a, o: _masked_grad_ref(dy, x, s, m, a, o, fmt, training),
+                  rtol=1e-4 if dtype == np.float32 else 1e-7,
+                  atol=1e-4 if dtype == np.float32 else 1e-9, grad=False,
+                  name=f"FusedBatchNormGradReluMask[{'training' if training else 'inference'} "
+                       f"{fmt} {list(shape)} {np.dtype(dtype).name}]")
+
+
 CASES = [
     OpCase("FusedBatchNorm", lambda x, s, o: nn_norm_ops.fused_batch_norm(x, s, o)[0],
            [rand(2, 3, 3, 4), positive(4), rand(4)], lambda x, s, o: _bn_ref(x, s, o)[0],
@@ -92,4 +124,10 @@ CASES = [
     OpCase("FusedBatchNormStats", lambda x: nn_norm_ops.fused_batch_norm_stats(x, "NCHW"),
            [rand(64, 3, 5, 6, seed=9)], lambda x: _stats_ref(x, "NCHW"), grad=False,
            name="FusedBatchNormStats[NCHW, compiled]"),
+    # FusedBatchNormGradReluMask: built by fusion on plan copies (no gradient); small inputs run
+    # the numpy forms, 64 images the compiled loops (rows; NCHW 40x40 planes)
+    _masked_case((2, 3, 3, 4), "NHWC", True),
+    _masked_case((2, 3, 2, 2), "NCHW", False, seed=30),
+    _masked_case((64, 4, 4, 8), "NHWC", True, np.float32, seed=40),
+    _masked_case((64, 3, 40, 40), "NCHW", True, np.float32, seed=50),
 ]

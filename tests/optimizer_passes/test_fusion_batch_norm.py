@@ -1,6 +1,7 @@
 """graphflow.optimizer_passes.fusion_batch_norm: a training FusedBatchNorm becomes its statistics
 op and elementwise ops for y, which fuse with the ReLU or residual add after it; the same bits as
-the whole op."""
+the whole op. Then (fusion.py) the ReLU's gradient joins the batch norm's gradient
+(FusedBatchNormGradReluMask), the same bits as the two ops."""
 
 import numpy as np
 import pytest
@@ -26,8 +27,9 @@ def _model(fmt, dtype, residual):
     return x, shape, [h, stats, loss, moving, train]
 
 
-def _run(fetches, feed, split, monkeypatch):
+def _run(fetches, feed, split, monkeypatch, relu_mask=True):
     monkeypatch.setattr(fusion, "SPLIT_BATCH_NORM", split)
+    monkeypatch.setattr(fusion, "FUSE_BATCH_NORM_RELU_MASK", relu_mask)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         values = [sess.run(fetches[:3], feed) for _ in range(2)]
@@ -48,6 +50,9 @@ def test_split_batch_norm_gives_the_whole_ops_bits(fmt, dtype, residual, monkeyp
     types = [op.type for op in graph.get_operations()]
     assert "FusedBatchNorm" not in types and "FusedBatchNormStats" in types
     assert report["fusion"].details["split_batch_norms"] == 1
+    # the ReLU gradient joins the batch norm's gradient, unless the ReLU reads a residual sum
+    assert report["fusion"].details["fused_batch_norm_relu_masks"] == (0 if residual else 1)
+    assert types.count("FusedBatchNormGradReluMask") == (0 if residual else 1)
     # the ReLU (and the residual add) are one program with y's arithmetic
     (relu,) = [op for op in graph.get_operations() if op.type == "FusedElementwise"
                and "Relu" in op.attrs["member_types"]]
@@ -70,3 +75,56 @@ def test_left_whole_for_float16_fetched_statistics_or_inference():
     graph, _ = tf.optimize([tf.nn.relu(y16), tf.nn.relu(y32), mean32, tf.nn.relu(y_infer)],
                            [x, x32])
     assert [op.type for op in graph.get_operations()].count("FusedBatchNorm") == 3
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("images", [4, 64], ids=["numpy", "compiled"])
+def test_relu_mask_in_the_batch_norm_gradient_gives_the_two_ops_bits(fmt, dtype, images,
+                                                                      monkeypatch):
+    # conv -> batch norm (tf.layers, training) -> ReLU -> conv: the first ReLU's mask joins the
+    # batch norm's gradient; the values of several training steps are the unfused plan's bits
+    def model():
+        tf.reset_default_graph()
+        tf.set_random_seed(0)
+        shape = [images, 8, 8, 3] if fmt == "NHWC" else [images, 3, 8, 8]
+        x = tf.placeholder(dtype, shape, name="x")
+        axis = -1 if fmt == "NHWC" else 1
+        fmt_l = "channels_last" if fmt == "NHWC" else "channels_first"
+        h = tf.layers.conv2d(x, 4, 3, padding="same", use_bias=False, data_format=fmt_l)
+        h = tf.nn.relu(tf.layers.batch_normalization(h, axis=axis, training=True, fused=True))
+        h = tf.layers.conv2d(h, 2, 3, padding="same", data_format=fmt_l)
+        loss = tf.reduce_mean(tf.square(h))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        feed = {x: np.random.default_rng(2).standard_normal(shape).astype(dtype.as_numpy_dtype)}
+        return [loss, train], feed
+
+    values = {}
+    for relu_mask in (True, False):
+        fetches, feed = model()
+        graph, report = tf.optimize(fetches, list(feed))
+        count = [op.type for op in graph.get_operations()].count("FusedBatchNormGradReluMask")
+        assert count == (1 if relu_mask else 0) or not relu_mask
+        monkeypatch.setattr(fusion, "FUSE_BATCH_NORM_RELU_MASK", relu_mask)
+        graph, report = tf.optimize(fetches, list(feed))
+        assert [op.type for op in graph.get_operations()].count(
+            "FusedBatchNormGradReluMask") == int(relu_mask)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            losses = [sess.run(fetches, feed)[0] for _ in range(3)]
+            values[relu_mask] = [np.asarray(v).tobytes() for v in
+                                 losses + [sess.run(v) for v in tf.trainable_variables()]]
+    assert values[True] == values[False]
+
+
+def test_relu_mask_left_apart_when_the_masked_gradient_is_fetched():
+    x = tf.placeholder(tf.float32, [4, 5, 5, 3])
+    y, _, _ = tf.nn.fused_batch_norm(x, tf.ones([3]), tf.zeros([3]))
+    h = tf.nn.relu(y)
+    dh = tf.placeholder(tf.float32, [4, 5, 5, 3])
+    (dy,) = tf.gradients(h, [y], grad_ys=dh)
+    (dx,) = tf.gradients(y, [x], grad_ys=dy)
+    fused, _ = tf.optimize([dx], [x, dh])
+    apart, _ = tf.optimize([dx, dy], [x, dh])
+    assert [op.type for op in fused.get_operations()].count("FusedBatchNormGradReluMask") == 1
+    assert [op.type for op in apart.get_operations()].count("FusedBatchNormGradReluMask") == 0

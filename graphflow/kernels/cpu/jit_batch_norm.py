@@ -127,11 +127,14 @@ def affine_rows(x, y, mean, gain, offset, chan, period, block, b0, b1):
                 yg[j] = (xg[j] - mean[j]) * gain[j] + offset[j]
 
 
-def grad_sums_rows(dy, x, mean, inv, gain, dx, write, part_o, part_s, chan, period, block, b0, b1):
+def grad_sums_rows(dy, x, mean, inv, gain, dx, write, masked, ym, yg, yo, zero, part_o, part_s,
+                   chan, period, block, b0, b1):
     """part_o[b] = the sum of dy, part_s[b] = the sum of dy * x_hat (x_hat = (x - mean) * inv in
     x's dtype, the product in float64) per channel; with `write` also dx = dy * gain (the
-    inference gradient)."""
+    inference gradient). With `masked`, dy is where((x - ym) * yg + yo > 0, dy, zero[0]) (a ReLU's
+    gradient after the batch norm, y recomputed from x in x's dtype)."""
     size = x.shape[0]
+    z = zero[0]  # +0.0 in x's dtype
     o_lanes = np.empty(period, np.float64)
     s_lanes = np.empty(period, np.float64)
     for b in range(b0, b1):
@@ -142,14 +145,21 @@ def grad_sums_rows(dy, x, mean, inv, gain, dx, write, part_o, part_s, chan, peri
         s_lanes[:] = 0.0
         for g in range(0, hi - lo, period):
             xg, dg = xb[g:g + period], db[g:g + period]
-            for j in range(xg.shape[0]):
-                d = dg[j]
-                o_lanes[j] += d
-                s_lanes[j] += np.float64(d) * ((xg[j] - mean[j]) * inv[j])
+            if masked:  # the same loop, dy masked (its own loop: one that tests a flag per element
+                for j in range(xg.shape[0]):  # is not vectorized)
+                    d = dg[j] if (xg[j] - ym[j]) * yg[j] + yo[j] > 0 else z
+                    o_lanes[j] += d
+                    s_lanes[j] += np.float64(d) * ((xg[j] - mean[j]) * inv[j])
+            else:
+                for j in range(xg.shape[0]):
+                    d = dg[j]
+                    o_lanes[j] += d
+                    s_lanes[j] += np.float64(d) * ((xg[j] - mean[j]) * inv[j])
             if write:
                 og = ob[g:g + period]
                 for j in range(xg.shape[0]):
-                    og[j] = dg[j] * gain[j]
+                    d = dg[j] if not masked or (xg[j] - ym[j]) * yg[j] + yo[j] > 0 else z
+                    og[j] = d * gain[j]
         row_o, row_s = part_o[b], part_s[b]
         row_o[:] = 0.0
         row_s[:] = 0.0
@@ -158,17 +168,25 @@ def grad_sums_rows(dy, x, mean, inv, gain, dx, write, part_o, part_s, chan, peri
             row_s[chan[j]] += s_lanes[j]
 
 
-def grad_dx_rows(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, chan, period, block, b0, b1):
-    """dx = ((dy - mean_dy) - x_hat * mean_dxh) * gain, in x's dtype."""
+def grad_dx_rows(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, masked, ym, yg, yo, zero, chan,
+                 period, block, b0, b1):
+    """dx = ((dy - mean_dy) - x_hat * mean_dxh) * gain, in x's dtype (dy masked as in
+    `grad_sums_rows`)."""
     size = x.shape[0]
+    z = zero[0]  # +0.0 in x's dtype
     for b in range(b0, b1):
         lo = b * block
         hi = min(size, lo + block)
         xb, db, ob = x[lo:hi], dy[lo:hi], dx[lo:hi]
         for g in range(0, hi - lo, period):
             xg, dg, og = xb[g:g + period], db[g:g + period], ob[g:g + period]
-            for j in range(xg.shape[0]):
-                og[j] = ((dg[j] - mean_dy[j]) - ((xg[j] - mean[j]) * inv[j]) * mean_dxh[j]) * gain[j]
+            if masked:
+                for j in range(xg.shape[0]):
+                    d = dg[j] if (xg[j] - ym[j]) * yg[j] + yo[j] > 0 else z
+                    og[j] = ((d - mean_dy[j]) - ((xg[j] - mean[j]) * inv[j]) * mean_dxh[j]) * gain[j]
+            else:
+                for j in range(xg.shape[0]):
+                    og[j] = ((dg[j] - mean_dy[j]) - ((xg[j] - mean[j]) * inv[j]) * mean_dxh[j]) * gain[j]
 
 
 # ---- Planes (NCHW with large planes): x flat [n * c * hw]; a block is any range of `block`
@@ -227,9 +245,11 @@ def affine_planes(x, y, mean, gain, offset, c, hw, block, b0, b1):
             i = end
 
 
-def grad_sums_planes(dy, x, mean, inv, gain, dx, write, part_o, part_s, c, hw, block, b0, b1):
+def grad_sums_planes(dy, x, mean, inv, gain, dx, write, masked, ym, yg, yo, zero, part_o, part_s,
+                     c, hw, block, b0, b1):
     """`grad_sums_rows` for planes."""
     size = x.shape[0]
+    z = zero[0]  # +0.0 in x's dtype
     o_lanes = np.empty(SEGMENT_LANES, np.float64)
     s_lanes = np.empty(SEGMENT_LANES, np.float64)
     for b in range(b0, b1):
@@ -243,6 +263,7 @@ def grad_sums_planes(dy, x, mean, inv, gain, dx, write, part_o, part_s, c, hw, b
             end = min(hi, (plane + 1) * hw)
             ch = plane % c
             m, iv, a = mean[ch], inv[ch], gain[ch]
+            pm, pg, po = ym[ch], yg[ch], yo[ch]
             xs, ds = x[i:end], dy[i:end]
             full = xs.shape[0] // SEGMENT_LANES * SEGMENT_LANES
             o_lanes[:] = 0.0
@@ -250,7 +271,7 @@ def grad_sums_planes(dy, x, mean, inv, gain, dx, write, part_o, part_s, c, hw, b
             for g in range(0, full, SEGMENT_LANES):
                 xg, dg = xs[g:g + SEGMENT_LANES], ds[g:g + SEGMENT_LANES]
                 for j in range(SEGMENT_LANES):
-                    d = dg[j]
+                    d = dg[j] if not masked or (xg[j] - pm) * pg + po > 0 else z
                     o_lanes[j] += d
                     s_lanes[j] += np.float64(d) * ((xg[j] - m) * iv)
             w = SEGMENT_LANES
@@ -261,7 +282,7 @@ def grad_sums_planes(dy, x, mean, inv, gain, dx, write, part_o, part_s, c, hw, b
                     s_lanes[j] += s_lanes[j + w]
             so, ss = o_lanes[0], s_lanes[0]
             for j in range(full, xs.shape[0]):
-                d = ds[j]
+                d = ds[j] if not masked or (xs[j] - pm) * pg + po > 0 else z
                 so += d
                 ss += np.float64(d) * ((xs[j] - m) * iv)
             row_o[ch] += so
@@ -269,13 +290,16 @@ def grad_sums_planes(dy, x, mean, inv, gain, dx, write, part_o, part_s, c, hw, b
             if write:
                 os_ = dx[i:end]
                 for j in range(xs.shape[0]):
-                    os_[j] = ds[j] * a
+                    d = ds[j] if not masked or (xs[j] - pm) * pg + po > 0 else z
+                    os_[j] = d * a
             i = end
 
 
-def grad_dx_planes(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, c, hw, block, b0, b1):
+def grad_dx_planes(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, masked, ym, yg, yo, zero, c, hw,
+                   block, b0, b1):
     """`grad_dx_rows` for planes."""
     size = x.shape[0]
+    z = zero[0]  # +0.0 in x's dtype
     for b in range(b0, b1):
         i = b * block
         hi = min(size, i + block)
@@ -284,9 +308,15 @@ def grad_dx_planes(dy, x, mean, inv, mean_dy, mean_dxh, gain, dx, c, hw, block, 
             end = min(hi, (plane + 1) * hw)
             ch = plane % c
             m, iv, p, q, a = mean[ch], inv[ch], mean_dy[ch], mean_dxh[ch], gain[ch]
+            pm, pg, po = ym[ch], yg[ch], yo[ch]
             xs, ds, os_ = x[i:end], dy[i:end], dx[i:end]
-            for j in range(xs.shape[0]):
-                os_[j] = ((ds[j] - p) - ((xs[j] - m) * iv) * q) * a
+            if masked:
+                for j in range(xs.shape[0]):
+                    d = ds[j] if (xs[j] - pm) * pg + po > 0 else z
+                    os_[j] = ((d - p) - ((xs[j] - m) * iv) * q) * a
+            else:
+                for j in range(xs.shape[0]):
+                    os_[j] = ((ds[j] - p) - ((xs[j] - m) * iv) * q) * a
             i = end
 
 
@@ -435,9 +465,12 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
 
 
 def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, nchw, training,
-                          threads):
+                          threads, relu_mask=None):
     """FusedBatchNormGrad's (dx, d_scale, d_offset) as `nn_norm_kernels.
-    fused_batch_norm_grad_reference` computes them (validated inputs; `applies(x, dy)`)."""
+    fused_batch_norm_grad_reference` computes them (validated inputs; `applies(x, dy)`). With
+    `relu_mask` = (y_mean, y_gain, y_offset), [C] each, those of `where(y > 0, dy, 0)`, y = (x -
+    y_mean) * y_gain + y_offset recomputed from x in both passes (FusedBatchNormGradReluMask: the
+    same bits as `nn_norm_kernels.relu_mask_reference` then this)."""
     dt = x.dtype
     lay = _Layout(x.shape, nchw)
     xf, dyf = _flat(x), _flat(dy)
@@ -447,11 +480,16 @@ def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, nch
     dx = np.empty(x.shape, dt)
     part_o, part_s = lay.partials(), lay.partials()
     vm, vi, vg = lay.vector(mean), lay.vector(inv), lay.vector(gain)
-    lay.run("grad_sums", (dyf, xf, vm, vi, vg, dx.reshape(-1), not training, part_o, part_s),
-            threads, streams=2)
+    if relu_mask is None:
+        mask = (False, vm, vm, vm)
+    else:
+        mask = (True, *(lay.vector(np.ascontiguousarray(v, dt)) for v in relu_mask))
+    mask += (np.zeros(1, dt),)
+    lay.run("grad_sums", (dyf, xf, vm, vi, vg, dx.reshape(-1), not training, *mask, part_o,
+                          part_s), threads, streams=2)
     d_offset, d_scale = _total(part_o).astype(dt), _total(part_s).astype(dt)
     if training:
         n = lay.n
         lay.run("grad_dx", (dyf, xf, vm, vi, lay.vector(d_offset / n), lay.vector(d_scale / n),
-                            vg, dx.reshape(-1)), threads, streams=2)
+                            vg, dx.reshape(-1), *mask), threads, streams=2)
     return dx, d_scale, d_offset

@@ -135,6 +135,41 @@ def _fused_batch_norm_grad(node):
     return fused_batch_norm_grad
 
 
+def relu_mask_reference(dy, x, y_mean, y_gain, y_offset, data_format):
+    """where(y > 0, dy, 0) with y = (x - y_mean) * y_gain + y_offset in x's dtype, the split
+    forward pass's ops in its order (FusedBatchNormGradReluMask's ReLU gradient)."""
+    _, vec = _layout(data_format)
+    y = (x - y_mean.reshape(vec)) * y_gain.reshape(vec) + y_offset.reshape(vec)
+    return np.where(y > 0, dy, dy.dtype.type(0))
+
+
+@cpu_kernel("FusedBatchNormGradReluMask")
+def _fused_batch_norm_grad_relu_mask(node):
+    eps = node.attrs["epsilon"]
+    fmt = node.attrs["data_format"]
+    axes, _ = _layout(fmt)
+    training = node.attrs["is_training"]
+    threads = blas.session_threads(node)
+
+    def fused_batch_norm_grad_relu_mask(dy, x, scale, saved_mean, saved_variance, y_mean, y_gain,
+                                        y_offset):
+        _check_grad(dy, x, scale, saved_mean, saved_variance, axes)
+        for v, what in ((y_mean, "y_mean"), (y_gain, "y_gain"), (y_offset, "y_offset")):
+            if v.size != scale.size or v.dtype != x.dtype:
+                raise ValueError(f"{what} of shape {v.shape} must have one {x.dtype.name} value "
+                                 f"per channel ({scale.size})")
+        if jit_batch_norm.applies(x, dy):
+            mask = tuple(v.reshape(-1) for v in (y_mean, y_gain, y_offset))
+            return jit_batch_norm.fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance,
+                                                        eps, fmt == "NCHW", training, threads,
+                                                        relu_mask=mask)
+        masked = relu_mask_reference(dy, x, y_mean.reshape(-1), y_gain.reshape(-1),
+                                     y_offset.reshape(-1), fmt)
+        return fused_batch_norm_grad_reference(masked, x, scale, saved_mean, saved_variance, eps,
+                                               fmt, training)
+    return fused_batch_norm_grad_relu_mask
+
+
 @cpu_kernel("FusedBatchNormStats")
 def _fused_batch_norm_stats(node):
     fmt = node.attrs["data_format"]

@@ -10,6 +10,7 @@ which are also the op's statistics outputs. The backprop op: one per-channel red
 import numpy as np
 
 from graphflow.kernels.cuda import cuda_kernel, runtime
+from graphflow.kernels.cuda.elementwise import kernel_for
 from graphflow.kernels.cuda.launch import SUFFIX, launch_1d, row_blocks
 
 
@@ -117,3 +118,35 @@ def _fused_batch_norm_grad(node):
                       np.int64(inner), np.float64(eps))
         return dx, d_scale, d_offset
     return fused_batch_norm_grad
+
+
+@cuda_kernel("FusedBatchNormGradReluMask", dtypes=(np.float32, np.float64))
+def _fused_batch_norm_grad_relu_mask(node):
+    """FusedBatchNormGrad of the ReLU gradient where((x - m) * a + o > 0, dy, 0): the mask as one
+    generated elementwise kernel (the split forward's ops in its order, as its own generated kernel
+    computes y), then FusedBatchNormGrad's two launches."""
+    rt = runtime()
+    fmt = node.attrs["data_format"]
+    grad = _fused_batch_norm_grad(node)
+    dt = np.dtype(node.out_dtypes[0]).name
+    # operands 0-4: dy, x, m, a, o; instruction k is operand 5 + k
+    mask = kernel_for({"version": 1, "inputs": [dt] * 5,
+                       "instructions": [["Sub", [1, 2], {}, dt],        # 5: x - m
+                                        ["Mul", [5, 3], {}, dt],        # 6: * a
+                                        ["Add", [6, 4], {}, dt],        # 7: + o = y
+                                        ["Const", [], {"value": 0}, dt],  # 8
+                                        ["Greater", [7, 8], {}, "bool"],  # 9: y > 0
+                                        ["Select", [9, 0, 8], {}, dt]],   # 10
+                       "output": 10})
+
+    def fused_batch_norm_grad_relu_mask(dy, x, scale, mean, variance, m, a, o):
+        if dy.shape != x.shape:
+            raise ValueError(f"y_backprop of shape {dy.shape} must have the shape of x {x.shape}")
+        _, C, _ = _layout(x.shape, fmt)
+        column = (C,) if fmt == "NHWC" else (C, 1, 1)
+        for what, v in (("y_mean", m), ("y_gain", a), ("y_offset", o)):
+            if v.size != C:
+                raise ValueError(f"{what} of shape {v.shape} must have one value per channel ({C})")
+        masked = mask(dy, x, *(rt.reshape(v, column) for v in (m, a, o)))[0]
+        return grad(masked, x, scale, mean, variance)
+    return fused_batch_norm_grad_relu_mask

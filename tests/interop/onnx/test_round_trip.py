@@ -74,6 +74,7 @@ NOT_EXPORTABLE = {
                            "graph (export the graph before optimization)",
     "FusedBatchNormStats": "built by graphflow's optimizer on its run plans, never in a user's "
                            "graph (export the graph before optimization)",
+    "FusedBatchNormGradReluMask": _GRADIENT,
     "SparseToDense": "value-dependent output shape with validation of the indices; not mapped yet",
     "SumToShape": "a gradient helper (reduces a broadcast gradient to a shape); not mapped yet",
     "ReducedShape": "a gradient helper (shape arithmetic of reductions); not mapped yet",
