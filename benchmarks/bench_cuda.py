@@ -176,18 +176,12 @@ def _mlp_data(batch):
     return rng.standard_normal((batch, 784)).astype(np.float32), rng.integers(0, 10, batch)
 
 
-def bench_mlp(batch, repeat):
-    xs, ys = _mlp_data(batch)
-    tf.reset_default_graph()
-    tf.set_random_seed(0)
-    x = tf.placeholder(tf.float32, [None, 784])
-    y = tf.placeholder(tf.int64, [None])
-    h = tf.layers.dense(x, 512, activation=tf.nn.relu)
-    h = tf.layers.dense(h, 512, activation=tf.nn.relu)
-    logits = tf.layers.dense(h, 10)
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
-    result = {"batch": batch}
+def _train_step_comparison(loss, train, x, y, xs, ys, torch_model, torch_xs, repeat):
+    """One training step (host batch in, loss out) of a graphflow session on /gpu:0 and of
+    `torch_model()` (a PyTorch module, built only when torch is installed) with Adam in PyTorch
+    eager, TF32 off: {graphflow_ms, graphflow_fallbacks, pytorch_eager_ms, graphflow_vs_pytorch}
+    (or a note in "pytorch" when torch is missing)."""
+    result = {"batch": len(xs)}
     with tf.Session(device="/gpu:0") as sess:
         sess.run(tf.global_variables_initializer())
         step = sess.make_callable([loss, train], [x, y])
@@ -202,9 +196,9 @@ def bench_mlp(batch, repeat):
         result["pytorch"] = "not measured: install torch for the PyTorch eager comparison"
         return result
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(dev)
+    model = torch_model().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     lossf = torch.nn.CrossEntropyLoss()
 
@@ -215,9 +209,32 @@ def bench_mlp(batch, repeat):
         out.backward()
         opt.step()
         return out.item()
-    result["pytorch_eager_ms"] = _wall_ms(lambda: torch_step(xs, ys), repeat)
+    result["pytorch_eager_ms"] = _wall_ms(lambda: torch_step(torch_xs, ys), repeat)
     result["graphflow_vs_pytorch"] = result["pytorch_eager_ms"] / result["graphflow_ms"]
     return result
+
+
+def _classifier_loss(logits, y):
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    return loss, tf.train.AdamOptimizer(1e-3).minimize(loss)
+
+
+def bench_mlp(batch, repeat):
+    xs, ys = _mlp_data(batch)
+    tf.reset_default_graph()
+    tf.set_random_seed(0)
+    x = tf.placeholder(tf.float32, [None, 784])
+    y = tf.placeholder(tf.int64, [None])
+    h = tf.layers.dense(x, 512, activation=tf.nn.relu)
+    h = tf.layers.dense(h, 512, activation=tf.nn.relu)
+    loss, train = _classifier_loss(tf.layers.dense(h, 10), y)
+
+    def torch_model():
+        import torch
+        nn = torch.nn
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                             nn.Linear(512, 10))
+    return _train_step_comparison(loss, train, x, y, xs, ys, torch_model, xs, repeat)
 
 
 def bench_cnn(batch, repeat):
@@ -236,44 +253,29 @@ def bench_cnn(batch, repeat):
     h = tf.layers.conv2d(h, 64, 3, padding="same", activation=tf.nn.relu)
     h = tf.layers.max_pooling2d(h, 2, 2)
     h = tf.layers.dense(tf.layers.flatten(h), 512, activation=tf.nn.relu)
-    logits = tf.layers.dense(h, 10)
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
-    result = {"batch": batch}
-    with tf.Session(device="/gpu:0") as sess:
-        sess.run(tf.global_variables_initializer())
-        step = sess.make_callable([loss, train], [x, y])
-        meta = type("Meta", (), {"plan": None})()
-        sess.run([loss, train], {x: xs, y: ys}, run_metadata=meta)
-        result["graphflow_ms"] = _wall_ms(lambda: step(xs, ys), repeat)
-        result["graphflow_fallbacks"] = [op.type for op, _, _ in meta.plan.placement.fallbacks]
-    try:
-        import torch
-    except ImportError:
-        result["pytorch"] = "not measured: install torch for the PyTorch eager comparison"
-        return result
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device("cuda")
-    nn = torch.nn
-    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3, padding=1),
-                          nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
-                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 8 * 8, 512), nn.ReLU(),
-                          nn.Linear(512, 10)).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    lossf = nn.CrossEntropyLoss()
-    xs_nchw = np.ascontiguousarray(xs.transpose(0, 3, 1, 2))
+    loss, train = _classifier_loss(tf.layers.dense(h, 10), y)
 
-    def torch_step(x_host, y_host):
-        xb, yb = torch.from_numpy(x_host).to(dev), torch.from_numpy(y_host).to(dev)
-        opt.zero_grad(set_to_none=True)
-        out = lossf(model(xb), yb)
-        out.backward()
-        opt.step()
-        return out.item()
-    result["pytorch_eager_ms"] = _wall_ms(lambda: torch_step(xs_nchw, ys), repeat)
-    result["graphflow_vs_pytorch"] = result["pytorch_eager_ms"] / result["graphflow_ms"]
-    return result
+    def torch_model():
+        import torch
+        nn = torch.nn
+        return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3, padding=1),
+                             nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(64 * 8 * 8, 512), nn.ReLU(),
+                             nn.Linear(512, 10))
+    xs_nchw = np.ascontiguousarray(xs.transpose(0, 3, 1, 2))  # PyTorch's layout, cuDNN's kernels
+    return _train_step_comparison(loss, train, x, y, xs, ys, torch_model, xs_nchw, repeat)
+
+
+def _step_line(title, r):
+    line = f"{title}: graphflow {r['graphflow_ms']:.3f} ms"
+    if "pytorch_eager_ms" in r:
+        line += (f", PyTorch eager {r['pytorch_eager_ms']:.3f} ms "
+                 f"(graphflow {r['graphflow_vs_pytorch']:.2f}x PyTorch's speed)")
+    else:
+        line += f"; {r['pytorch']}"
+    if r["graphflow_fallbacks"]:
+        line += f"; ops on the CPU: {sorted(set(r['graphflow_fallbacks']))}"
+    return line
 
 
 def main(argv=None):
@@ -306,25 +308,9 @@ def main(argv=None):
         line += f"; {r['cublas']}"
     print(line)
     results["mlp_adam"] = r = bench_mlp(256, repeat)
-    line = f"784-512-512-10 Adam step, batch 256: graphflow {r['graphflow_ms']:.3f} ms"
-    if "pytorch_eager_ms" in r:
-        line += (f", PyTorch eager {r['pytorch_eager_ms']:.3f} ms "
-                 f"(graphflow {r['graphflow_vs_pytorch']:.2f}x PyTorch's speed)")
-    else:
-        line += f"; {r['pytorch']}"
-    if r["graphflow_fallbacks"]:
-        line += f"; ops on the CPU: {sorted(set(r['graphflow_fallbacks']))}"
-    print(line)
+    print(_step_line("784-512-512-10 Adam step, batch 256", r))
     results["cifar_cnn"] = r = bench_cnn(64, repeat)
-    line = f"CIFAR-shaped CNN Adam step, batch 64: graphflow {r['graphflow_ms']:.3f} ms"
-    if "pytorch_eager_ms" in r:
-        line += (f", PyTorch eager (cuDNN, TF32 off) {r['pytorch_eager_ms']:.3f} ms "
-                 f"(graphflow {r['graphflow_vs_pytorch']:.2f}x PyTorch's speed)")
-    else:
-        line += f"; {r['pytorch']}"
-    if r["graphflow_fallbacks"]:
-        line += f"; ops on the CPU: {sorted(set(r['graphflow_fallbacks']))}"
-    print(line)
+    print(_step_line("CIFAR-shaped CNN Adam step, batch 64 (PyTorch on cuDNN)", r))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

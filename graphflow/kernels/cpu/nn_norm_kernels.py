@@ -100,13 +100,16 @@ def fused_batch_norm_grad_reference(dy, x, scale, saved_mean, saved_variance, ep
     return dx.astype(dt, copy=False), d_scale.astype(dt), d_offset.astype(dt)
 
 
+def _node_settings(node):
+    """(epsilon, data_format, reduction axes, is_training, threads) of a batch norm kernel's node."""
+    fmt = node.attrs["data_format"]
+    return (node.attrs["epsilon"], fmt, _layout(fmt)[0], node.attrs["is_training"],
+            blas.session_threads(node))
+
+
 @cpu_kernel("FusedBatchNorm")
 def _fused_batch_norm(node):
-    eps = node.attrs["epsilon"]
-    fmt = node.attrs["data_format"]
-    axes, _ = _layout(fmt)
-    training = node.attrs["is_training"]
-    threads = blas.session_threads(node)
+    eps, fmt, axes, training, threads = _node_settings(node)
 
     def fused_batch_norm(x, scale, offset, mean, variance):
         if jit_batch_norm.applies(x):
@@ -119,11 +122,7 @@ def _fused_batch_norm(node):
 
 @cpu_kernel("FusedBatchNormGrad")
 def _fused_batch_norm_grad(node):
-    eps = node.attrs["epsilon"]
-    fmt = node.attrs["data_format"]
-    axes, _ = _layout(fmt)
-    training = node.attrs["is_training"]
-    threads = blas.session_threads(node)
+    eps, fmt, axes, training, threads = _node_settings(node)
 
     def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance):
         if jit_batch_norm.applies(x, dy):
@@ -145,11 +144,7 @@ def relu_mask_reference(dy, x, y_mean, y_gain, y_offset, data_format):
 
 @cpu_kernel("FusedBatchNormGradReluMask")
 def _fused_batch_norm_grad_relu_mask(node):
-    eps = node.attrs["epsilon"]
-    fmt = node.attrs["data_format"]
-    axes, _ = _layout(fmt)
-    training = node.attrs["is_training"]
-    threads = blas.session_threads(node)
+    eps, fmt, axes, training, threads = _node_settings(node)
 
     def fused_batch_norm_grad_relu_mask(dy, x, scale, saved_mean, saved_variance, y_mean, y_gain,
                                         y_offset):
