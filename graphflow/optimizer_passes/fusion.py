@@ -362,6 +362,11 @@ def _batch_norm_grad_relu_mask(grad, preserve):
     affine = fused_ops.affine_operands(relu.inputs[0].op)
     if affine is None or affine[0] is not grad.inputs[1]:
         return None
+    channels = grad.outputs[1].shape  # [C]
+    column = channels if grad.attrs["data_format"] == "NHWC" else channels.concatenate([1, 1])
+    if any(v.shape != column or not v.shape.is_fully_defined() or v.dtype != dz.dtype
+           for v in affine[1:]):
+        return None  # (x - m) * a + o of other operands: a scalar, a whole tensor
     if (not dz.shape.is_fully_defined() or g.shape != dz.shape or g.dtype != dz.dtype
             or len({grad.device, select.device, greater.device}) != 1):
         return None

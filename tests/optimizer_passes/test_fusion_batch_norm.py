@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.ops import nn_norm_ops
 from graphflow.optimizer_passes import fusion
 
 
@@ -126,3 +127,27 @@ def test_relu_mask_left_apart_when_the_masked_gradient_is_fetched():
     apart, _ = tf.optimize([dx, dy], [x, dh])
     assert [op.type for op in fused.get_operations()].count("FusedBatchNormGradReluMask") == 1
     assert [op.type for op in apart.get_operations()].count("FusedBatchNormGradReluMask") == 0
+
+
+def test_relu_mask_left_apart_for_an_affine_of_other_operands():
+    # relu((x - m) * a + o) with a scalar m before a FusedBatchNormGrad of x: the op's mask takes
+    # per-channel vectors only, so the two ops stay; the values are the unfused ones
+    x = tf.placeholder(tf.float32, [4, 5, 5, 3])
+    m = tf.Variable(0.25)  # a scalar
+    y = (x - m) * tf.Variable([1.0, -2.0, 0.5]) + tf.Variable([0.1, 0.2, -0.3])
+    dh = tf.placeholder(tf.float32, [4, 5, 5, 3])
+    (dy,) = tf.gradients(tf.nn.relu(y), [y], grad_ys=dh)  # where(relu(y) > 0, dh, 0)
+    mean, variance = tf.nn.moments(x, [0, 1, 2])
+    dx = nn_norm_ops.fused_batch_norm_grad(dy, x, tf.ones([3]), mean, variance, 1e-3)[0]
+    graph, _ = tf.optimize([dx], [x, dh])
+    assert [op.type for op in graph.get_operations()].count("FusedBatchNormGradReluMask") == 0
+    rng = np.random.default_rng(3)
+    feed = {x: rng.standard_normal([4, 5, 5, 3]).astype(np.float32),
+            dh: rng.standard_normal([4, 5, 5, 3]).astype(np.float32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(dx, feed)
+    with tf.Session(optimize=False) as sess:
+        sess.run(tf.global_variables_initializer())
+        want = sess.run(dx, feed)
+    assert got.tobytes() == want.tobytes()
