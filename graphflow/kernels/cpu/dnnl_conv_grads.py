@@ -23,9 +23,8 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import dnnl, jit_pool
+from graphflow.kernels.cpu import dnnl, dnnl_conv, jit_pool
 from graphflow.kernels.cpu.dnnl_conv import (
-    PARALLEL_MIN_MACS,
     _block_plans,
     _block_tasks,
     _image_bytes,
@@ -61,7 +60,7 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=
         return None
     tasks, finish = job
     macs = conv_macs(x.shape[0], geo, *f_shape[2:])
-    run_tasks(tasks, threads if macs >= PARALLEL_MIN_MACS else 1)
+    run_tasks(tasks, threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1)  # read at call time
     return finish()
 
 
@@ -87,7 +86,8 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     filter_tasks, finish = job
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers, a
     # one-off script: 2-5% faster than interleaving the two kinds)
-    run_tasks(filter_tasks + input_tasks, threads if 2 * macs >= PARALLEL_MIN_MACS else 1)
+    run_tasks(filter_tasks + input_tasks,
+              threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1)
     return (dx, *finish()) if bias else (dx, finish())
 
 
