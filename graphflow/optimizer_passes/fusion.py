@@ -319,8 +319,9 @@ def _with_greater(members, greater, select, preserve):
 #   = FusedBatchNormGradReluMask(g, x, ..., m, a, o)
 # relu(y) > 0 is y > 0 (NaN: false either way), and the op recomputes y from x with the forward's
 # ops in their order: the same mask, so the same bits; the masked gradient is never written out.
-# Only when the Select's value has no other reader, the Select and its Greater are neither fetched
-# nor fenced by control edges, and y's x is the batch norm gradient's x. The gradient's own control
+# Only when the Select's value has no other reader, the Select is not fetched, neither it nor its
+# Greater has control inputs, the affine's m, a, o are per-channel vectors, and y's x is the batch
+# norm gradient's x. The gradient's own control
 # inputs (a TF1 step's UPDATE_OPS, which `control_edges.py` leaves on it: it reads the scale
 # variable) go to the fused op: the Select's part then waits for them too, and only it read its
 # value.

@@ -57,6 +57,7 @@ def gemm(rt, dtype, a, b, c, M, N, K, ta=False, tb=False, lda=None, ldb=None, ld
 
 
 SPLIT_K_MIN = 2048  # a reduction shorter than this is one tile's loop even when few tiles run
+SPLIT_K_MIN_CHUNK = 512  # rows of K per partial product, at least
 
 
 def split_k(M, N, K, tile, sm_count):
@@ -67,7 +68,7 @@ def split_k(M, N, K, tile, sm_count):
     tiles = ceil_div(M, tile[0]) * ceil_div(N, tile[1])
     if K < SPLIT_K_MIN or 2 * tiles > sm_count:
         return None
-    count = min(ceil_div(2 * sm_count, tiles), K // (SPLIT_K_MIN // 4))
+    count = min(ceil_div(2 * sm_count, tiles), K // SPLIT_K_MIN_CHUNK)
     chunk = ceil_div(ceil_div(K, count), 64) * 64
     count = K // chunk
     return (chunk, count) if count >= 2 else None
