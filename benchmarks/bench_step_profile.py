@@ -8,10 +8,14 @@ graphflow workload, medians over traced steps, largest first.
 
     python benchmarks/bench_step_profile.py cifar --tf1      # the same step in TF1 (tf.compat.v1)
     python benchmarks/bench_step_profile.py resnet-layers --tf1 --overlap   # what ran at once
+    python benchmarks/bench_step_profile.py resnet-layers --compare   # graphflow and TF1 per layer
 
 Prints the untraced step's median and, per op, the median of its traced duration. TF1 runs
 independent ops at the same time on its inter-op threads, so its traced ops can sum to more than
-its step; graphflow runs a plan's ops one after another.
+its step; graphflow runs a plan's ops one after another. `--compare` profiles both frameworks, TF1
+on one inter-op thread (its ops one after another too, so each traced duration is the op's own), and
+prints per layer (an op's first name scope, forward and gradient apart) the sums of each op's
+fastest traced duration, and both steps untraced (TF1 on its default inter-op threads and on one).
 """
 
 import argparse
@@ -36,7 +40,7 @@ ROWS = {"small": bench_vs_tf1.small_cnn, "cifar": bench_vs_tf1.cifar_cnn,
         "resnet-layers": bench_vs_tf1.resnet_layers}
 
 
-def _workload(name, batch, tmp, tf1=None):
+def _workload(name, batch, tmp, tf1=None, config=None):
     """(session, fetches, feed) of the named workload."""
     if name.startswith("onnx-cnn"):
         feed = np.random.default_rng(0).random((batch, 64), dtype=np.float32)
@@ -53,10 +57,75 @@ def _workload(name, batch, tmp, tf1=None):
         model = gf_onnx.import_model(path)
         return model.session, model.outputs["probs"], {model.inputs["x"]: feed}
     framework = tf1 or tf
+    framework.reset_default_graph()
     fetches, feed, _, _ = ROWS[name](framework, np.random.default_rng(0))
-    sess = framework.Session()
+    sess = framework.Session(config=config)
     sess.run(framework.global_variables_initializer())
     return sess, fetches, feed
+
+
+def _traced(framework, sess, fetches, feed, steps):
+    """{op name: [traced durations, us]} and [(start, duration, is a convolution)] per step."""
+    per_op, spans_per_step = {}, []
+    options = framework.RunOptions(trace_level=framework.RunOptions.FULL_TRACE)
+    for _ in range(steps):
+        metadata = framework.RunMetadata()
+        sess.run(fetches, feed, options=options, run_metadata=metadata)
+        spans = []
+        for device in metadata.step_stats.dev_stats:
+            for node in device.node_stats:
+                per_op.setdefault(node.node_name, []).append(node.all_end_rel_micros)
+                spans.append((node.all_start_micros, node.all_end_rel_micros,
+                              "Conv2D" in node.node_name))
+        spans_per_step.append(spans)
+    return per_op, spans_per_step
+
+
+def _untraced_ms(sess, fetches, feed, steps):
+    for _ in range(10):
+        sess.run(fetches, feed)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        sess.run(fetches, feed)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def _layer(name):
+    """An op's layer: its first name scope ("conv2d_3", "Relu_2", ...), " grad" for its gradient."""
+    grad = name.startswith("gradients/")
+    scope = (name[len("gradients/"):] if grad else name).split("/")[0]
+    return scope.removesuffix("_grad") + (" grad" if grad else "")
+
+
+def compare(workload, steps):
+    """Per layer, graphflow's ops against TF1's run one after another (see the module doc)."""
+    tf1 = tensorflow_v1()
+    serial = tf1.ConfigProto(inter_op_parallelism_threads=1)
+    sums, steps_ms = {}, {}
+    for label, framework, config in (("graphflow", tf, None), ("TF1", tf1, serial)):
+        sess, fetches, feed = _workload(workload, 0, None, framework if label == "TF1" else None,
+                                        config)
+        steps_ms[label] = _untraced_ms(sess, fetches, feed, steps)
+        per_op = _traced(framework, sess, fetches, feed, steps)[0]
+        for name, durations in per_op.items():
+            layer = sums.setdefault(_layer(name), {})
+            layer[label] = layer.get(label, 0.0) + min(durations) / 1e3
+    sess, fetches, feed = _workload(workload, 0, None, tf1)
+    steps_ms["TF1 default"] = _untraced_ms(sess, fetches, feed, steps)
+    print(f"{workload}: step medians untraced, ms: graphflow {steps_ms['graphflow']:.2f}, TF1 on "
+          f"one inter-op thread {steps_ms['TF1']:.2f}, TF1 default {steps_ms['TF1 default']:.2f}")
+    print(f"{'layer':28s} {'graphflow':>10s} {'TF1':>8s} {'diff':>8s}   (sums of fastest traced ops, ms)")
+    total = {"graphflow": 0.0, "TF1": 0.0}
+    for layer, ms in sorted(sums.items(), key=lambda kv: -abs(kv[1].get("graphflow", 0)
+                                                              - kv[1].get("TF1", 0))):
+        gf_ms, tf_ms = ms.get("graphflow", 0.0), ms.get("TF1", 0.0)
+        total["graphflow"] += gf_ms
+        total["TF1"] += tf_ms
+        print(f"{layer:28s} {gf_ms:10.3f} {tf_ms:8.3f} {gf_ms - tf_ms:+8.3f}")
+    print(f"{'all ops':28s} {total['graphflow']:10.3f} {total['TF1']:8.3f} "
+          f"{total['graphflow'] - total['TF1']:+8.3f}")
 
 
 def main(argv=None):
@@ -70,7 +139,13 @@ def main(argv=None):
     parser.add_argument("--overlap", action="store_true",
                         help="also split each traced step's wall time by what ran in it: "
                              "convolutions alone (two at once), other ops alone, both")
+    parser.add_argument("--compare", action="store_true",
+                        help="graphflow against TF1 on one inter-op thread, per layer")
     args = parser.parse_args(argv)
+    if args.compare:
+        if tensorflow_v1() is None or args.workload not in ROWS:
+            parser.error("--compare needs TensorFlow installed and a training workload")
+        return compare(args.workload, args.steps)
     framework = tf
     if args.tf1:
         framework = tensorflow_v1()
@@ -79,27 +154,11 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         sess, fetches, feed = _workload(args.workload, args.batch, tmp,
                                         framework if args.tf1 else None)
-        for _ in range(10):
-            sess.run(fetches, feed)
-        times = []
-        for _ in range(args.steps):
-            t0 = time.perf_counter()
-            sess.run(fetches, feed)
-            times.append(time.perf_counter() - t0)
-        per_op, overlaps = {}, []
-        options = framework.RunOptions(trace_level=framework.RunOptions.FULL_TRACE)
-        for _ in range(args.steps):
-            metadata = framework.RunMetadata()
-            sess.run(fetches, feed, options=options, run_metadata=metadata)
-            spans = []
-            for device in metadata.step_stats.dev_stats:
-                for node in device.node_stats:
-                    per_op.setdefault(node.node_name, []).append(node.all_end_rel_micros)
-                    spans.append((node.all_start_micros, node.all_end_rel_micros,
-                                  "Conv2D" in node.node_name))
-            overlaps.append(_overlap(spans))
+        step_ms = _untraced_ms(sess, fetches, feed, args.steps)
+        per_op, spans_per_step = _traced(framework, sess, fetches, feed, args.steps)
+        overlaps = [_overlap(spans) for spans in spans_per_step]
     rows = sorted(((statistics.median(v) / 1e3, k) for k, v in per_op.items()), reverse=True)
-    print(f"{args.workload}: step median {statistics.median(times) * 1e3:.3f} ms untraced; "
+    print(f"{args.workload}: step median {step_ms:.3f} ms untraced; "
           f"traced ops sum to {sum(t for t, _ in rows):.3f} ms")
     for t, name in rows[:args.top]:
         print(f"  {t:7.3f} ms  {name}")

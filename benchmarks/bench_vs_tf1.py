@@ -16,10 +16,10 @@ Each row builds the same model in both frameworks from one function written agai
 of them each, so both frameworks reach their steady state: graphflow's threading chooser times its
 parallel calls both ways over their first ~70 calls, ~10 CIFAR-shaped steps), then times the step
 in interleaved rounds (graphflow, TF1, graphflow, ...), each contender's timed calls in a round
-after `--round-warmup` seconds (default 0.1) of untimed ones, and prints the medians, the ratio
-graphflow/TF1 (below 1: graphflow is faster) and the achieved GFLOP/s (matmul/conv rows) or GB/s
-(elementwise rows) next to the machine's own sgemm GFLOP/s and copy GB/s, measured in the same
-process. With TensorFlow not installed the TF1 column is skipped.
+(at least `MIN_CALLS_PER_ROUND`) after `--round-warmup` seconds (default 0.1) of untimed ones,
+and prints the medians, the ratio graphflow/TF1 (below 1: graphflow is faster) and the achieved
+GFLOP/s (matmul/conv rows) or GB/s (elementwise rows) next to the machine's own sgemm GFLOP/s and
+copy GB/s, measured in the same process. With TensorFlow not installed the TF1 column is skipped.
 
 Why a warm-up in every round: TF1's thread pool keeps spinning for a while after its step, so the
 first graphflow steps after TF1's ran beside two spinning threads (the MLP Adam step: 4.4 ms alone,
@@ -307,12 +307,17 @@ def build(framework, model):
 
 
 WARMUP_SECONDS = 1.0
+# Each contender's round times at least this many calls: with one call per round (what a 0.25 s
+# budget gave the 40 ms steps), a row's ratio moved 5-10% from run to run on this noisy 2-core
+# machine, one slow call of either framework deciding a median.
+MIN_CALLS_PER_ROUND = 5
 
 
 def measure(contenders, rounds, budget=0.25, round_warmup=0.1):
     for fn in contenders.values():
         warm_up(fn, WARMUP_SECONDS, calls=3)
-    inner = {name: max(1, int(budget / max(_time(fn), 1e-6) / rounds)) for name, fn in contenders.items()}
+    inner = {name: max(MIN_CALLS_PER_ROUND, int(budget / max(_time(fn), 1e-6) / rounds))
+             for name, fn in contenders.items()}
     samples = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
