@@ -392,6 +392,22 @@ def test_bias_relu_and_relu_gradient(threads):
     _check(relu_grad, [y, g, np.zeros(shape, np.float32)], threads)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("rows, period", [(1500, 3), (70001, 3), (4001, 48), (9, 1000), (7, 1024),
+                                          (5, 1500), (3, 2049), (300, 16)])
+def test_periodic_operands_in_segments_of_whole_rows(rows, period, threads):
+    """The loops run over segments of whole rows (`fused_jit.SEGMENT_ELEMENTS`, the periodic
+    operands repeated to a segment's length): periods that divide the segment and periods that do
+    not (a segment of one row where a row is longer), and a last segment shorter than the others."""
+    affine_relu = _program(["float32"] * 4, [
+        ["Sub", [0, 1], {}, "float32"], ["Mul", [4, 2], {}, "float32"],
+        ["Add", [5, 3], {}, "float32"], ["Relu", [6], {}, "float32"]])
+    x = _data((rows, period), 30, edge_every=11)
+    vectors = [_data((period,), s, edge_every=5) for s in (31, 32, 33)]
+    f = _check(affine_relu, [x, *vectors], threads, nan_pairs=True)
+    assert _runs(f) and _runs(f)[0].period == period
+
+
 # ------------------------------------------------------------------ random programs
 _RANDOM_OPS = _ARITH + _UNARY + ["Tanh", "Exp", "Sigmoid", "Select"]
 
@@ -552,8 +568,8 @@ def test_loops_compile_once_per_program_signature():
 # ------------------------------------------------------------------ on the OpenMP team
 def _team_programs():
     """(program, inputs, in-place operand or None): a batch norm's affine + ReLU over NHWC (three
-    periodic operands), ReLU's gradient (a scalar), a chain without periodic operands on an odd
-    length, and a residual add + ReLU written into one of its inputs."""
+    periodic operands; 16 channels and 3), ReLU's gradient (a scalar), a chain without periodic
+    operands on an odd length, and a residual add + ReLU written into one of its inputs."""
     shape = (64, 16, 16, 16)
     x, r = _data(shape, 20, edge_every=11), _data(shape, 21, edge_every=13)
     mean, gain, offset = (_data((16,), s, edge_every=5) for s in (22, 23, 24))
@@ -570,13 +586,16 @@ def _team_programs():
     residual = _program(["float32"] * 5, [
         ["Sub", [0, 1], {}, "float32"], ["Mul", [5, 2], {}, "float32"],
         ["Add", [6, 3], {}, "float32"], ["Add", [7, 4], {}, "float32"], ["Relu", [8], {}, "float32"]])
+    x3 = _data((64, 40, 40, 3), 27, edge_every=11)  # 3 channels: rows that do not divide a segment
+    vectors3 = [_data((3,), s, edge_every=2) for s in (28, 29, 30)]
     return [(affine_relu, [x, mean, gain, offset], None),
+            (affine_relu, [x3, *vectors3], None),
             (relu_grad, [np.maximum(x, 0), r], None),
             (chain, [_data(odd, 25, np.float64), _data(odd, 26, np.float64)], None),
             (residual, [x, mean, gain, offset, r], 4)]
 
 
-@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("case", range(5))
 def test_one_run_programs_on_the_team_give_the_one_thread_bits(case, monkeypatch):
     """A program that is one compiled run runs on the OpenMP team (`omp_team.py`) while products
     run as a team, into a new buffer or in place into an input, with the numpy instructions'
