@@ -53,7 +53,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, free_cores, intra_op
+from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul, dnnl_team, free_cores, intra_op
 from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
@@ -402,9 +402,10 @@ def _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltw
 
 
 def _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None, eltwise=(),
-                 extra=None):
+                 extra=None, team=False):
     """[(work_on, lo, hi)] running the `kind` primitive on each block of nb images of `src` into
-    `dst` (see `_through_filter`); None where oneDNN has no primitive."""
+    `dst` (see `_through_filter`); None where oneDNN has no primitive. `team`: the same blocks as
+    `dnnl_team.Task`s instead (no `extra` arguments)."""
     n = src.shape[0]
     plans = _block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
     if plans is None:
@@ -412,6 +413,11 @@ def _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None,
     weights = _weights_in(plans, f)
     sb, db = _image_bytes(src), _image_bytes(dst)
     extra = extra or {}
+    if team:
+        return [dnnl_team.Task(plans[hi - lo].prim, (src_arg, dnnl.ARG_WEIGHTS, dst_arg),
+                               (src.ctypes.data + lo * sb, weights[hi - lo].ctypes.data,
+                                dst.ctypes.data + lo * db), (src, weights, dst))
+                for lo, hi in ((lo, min(n, lo + nb)) for lo in range(0, n, nb))]
 
     def work_on(lo, hi):
         plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,

@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import dnnl, dnnl_conv, jit_pool
+from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_team, jit_pool
 from graphflow.kernels.cpu.dnnl_conv import (
     _block_plans,
     _block_tasks,
@@ -58,9 +58,11 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=
     job = _filter_job(x, g, geo, f_shape, bias, mask)
     if job is None:
         return None
-    tasks, finish = job
+    tasks, finish, team_tasks = job
     macs = conv_macs(x.shape[0], geo, *f_shape[2:])
-    run_tasks(tasks, threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1)  # read at call time
+    threads = threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1  # read at call time
+    if not _on_team(team_tasks, threads):
+        run_tasks(tasks, threads)
     return finish()
 
 
@@ -79,21 +81,40 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     job = _filter_job(x, g, geo, f.shape, bias, None)
     macs = conv_macs(n, geo, c, oc)
     dx = np.empty((n, geo.h, geo.w, c), np.float32)
-    input_tasks = _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f,
-                               geo, c, oc, image_blocks(n, macs))
-    if job is None or input_tasks is None:
+    if job is None:
         return None
-    filter_tasks, finish = job
+    filter_tasks, finish, team_tasks = job
+    threads = threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
+
+    def input_tasks(team=False):
+        return _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
+                            c, oc, image_blocks(n, macs), team=team)
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers, a
     # one-off script: 2-5% faster than interleaving the two kinds)
-    run_tasks(filter_tasks + input_tasks,
-              threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1)
+    if team_tasks is not None and dnnl_team.wanted(threads, 2):
+        tasks = input_tasks(team=True)
+        if tasks is None:
+            return None
+        if dnnl_team.run(team_tasks + tasks, threads):
+            return (dx, *finish()) if bias else (dx, finish())
+    tasks = input_tasks()
+    if tasks is None:
+        return None
+    run_tasks(filter_tasks + tasks, threads)
     return (dx, *finish()) if bias else (dx, finish())
 
 
+def _on_team(team_tasks, threads):
+    """Run `team_tasks` on the OpenMP team where it is wanted (`dnnl_team.py`); False: not run."""
+    return (team_tasks is not None and dnnl_team.wanted(threads, len(team_tasks))
+            and dnnl_team.run(team_tasks, threads))
+
+
 def _filter_job(x, g, geo, f_shape, bias, mask):
-    """([(work_on, lo, hi)] of the filter gradient's blocks, finish() -> its result) for
-    `conv2d_backprop_filter`; None where oneDNN has no primitive."""
+    """([(work_on, lo, hi)] of the filter gradient's blocks, finish() -> its result, the same
+    blocks as `dnnl_team.Task`s or None) for `conv2d_backprop_filter`; None where oneDNN has no
+    primitive. The blocks run on the OpenMP team only without the bias sums and the ReLU mask
+    (Python, per block)."""
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     nb = image_blocks(n, conv_macs(n, geo, c, oc))
@@ -102,23 +123,29 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     if plans is None:
         return None
     starts = range(0, n, nb)
-    partials = np.empty((len(starts),) + tuple(f_shape), np.float32)
+    plan = plans[nb]
+    # where every block's primitive writes one layout of its own, the partials are summed in that
+    # layout and reordered to HWIO once (a reorder only moves values: the same bits as reordering
+    # each partial, then summing)
+    raw = plan.reorder is not None and all(plan.same_weights(p) for p in plans.values())
+    partials = np.empty((len(starts), plan.weights_bytes // 4) if raw
+                        else (len(starts),) + tuple(f_shape), np.float32)
     bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
     pixels = geo.oh * geo.ow
     ones = _ones(nb * pixels) if bias and not by_primitive else None
-    xb = _image_bytes(x)
+    xb, gb = _image_bytes(x), _image_bytes(g)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]
         own = partials[lo // nb]
-        out = own if plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
+        out = own if raw or plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
         gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
         args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
                 dnnl.ARG_DIFF_WEIGHTS: out}
         if by_primitive:
             args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
         plan.prim.execute(args)
-        if plan.reorder is not None:
+        if plan.reorder is not None and not raw:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
         if ones is not None:  # the block's dy, just read by the primitive: still in cache
             rows = (hi - lo) * pixels
@@ -126,10 +153,23 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
 
     def finish():
         df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
+        if raw:
+            hwio = np.empty(f_shape, np.float32)
+            with dnnl.library().openmp_threads(1):
+                plan.reorder.execute({dnnl.ARG_FROM: df, dnnl.ARG_TO: hwio})
+            df = hwio
         if not bias:
             return df
         return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
-    return [(work_on, lo, min(n, lo + nb)) for lo in starts], finish
+
+    team = None
+    if not bias and mask is None and (raw or plan.reorder is None):
+        team = [dnnl_team.Task(plans[hi - lo].prim,
+                               (dnnl.ARG_SRC, dnnl.ARG_DIFF_DST, dnnl.ARG_DIFF_WEIGHTS),
+                               (x.ctypes.data + lo * xb, g.ctypes.data + lo * gb,
+                                partials[lo // nb].ctypes.data), (x, g, partials))
+                for lo, hi in ((lo, min(n, lo + nb)) for lo in starts)]
+    return [(work_on, lo, min(n, lo + nb)) for lo in starts], finish, team
 
 
 _masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to

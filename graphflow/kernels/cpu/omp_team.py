@@ -95,12 +95,23 @@ def _runner(loop, hold_gil):
         return _runners.setdefault((loop, hold_gil), over_team)
 
 
+def team_size(threads):
+    """The team's size for a call on `threads` threads: fewer where other processes keep cores
+    busy, at most numba's thread count."""
+    return min(free_cores.usable_threads(threads), _max_threads)
+
+
+def mark():
+    """Record that the team ran (a forked child must not use it: `dnnl_matmul.mark_team`)."""
+    dnnl_matmul.mark_team()
+
+
 def run(loop, args, n, threads, hold_gil=False):
     """`loop(*args, lo, hi)` over images (or elements) 0..n, one block per thread of a team of
     `threads` (callers check `wanted(threads)`, or at least `usable()`, first); `hold_gil`: the
     calling thread keeps the GIL meanwhile (no other Python thread runs)."""
-    dnnl_matmul.mark_team()
-    blocks = min(n, free_cores.usable_threads(threads), _max_threads)
+    mark()
+    blocks = min(n, team_size(threads))
     _runner(loop, hold_gil)(args, np.int64(n), np.int64(blocks))
 
 
