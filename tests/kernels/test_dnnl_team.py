@@ -34,12 +34,22 @@ def _blocks_of_one_image(monkeypatch):
 
 @pytest.fixture
 def team_runs(monkeypatch):
-    """The task counts of the runs on the team."""
-    runs = []
+    """The task counts of the runs on the team (`.ran`: what each run returned)."""
+    runs = _Runs()
     real = dnnl_team.run
-    monkeypatch.setattr(dnnl_team, "run", lambda tasks, threads: runs.append(len(tasks))
-                        or real(tasks, threads))
+
+    def run(tasks, threads):
+        runs.append(len(tasks))
+        runs.ran.append(real(tasks, threads))
+        return runs.ran[-1]
+    monkeypatch.setattr(dnnl_team, "run", run)
     return runs
+
+
+class _Runs(list):
+    def __init__(self):
+        super().__init__()
+        self.ran = []
 
 
 def _inputs(n, size, c, oc, k, stride, seed=0):
@@ -122,6 +132,7 @@ def test_a_second_thread_runs_its_tasks_on_the_pool(monkeypatch, team_runs):
     finally:
         dnnl_team._run_lock.release()
     assert team_runs == [8, 16, 8, 16]  # tried; the last two returned False
+    assert team_runs.ran == [True, True, False, False]
     _same_bits(got[0], want)
 
 

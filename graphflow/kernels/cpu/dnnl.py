@@ -181,9 +181,13 @@ class Library:
         """The calling thread's CPU stream (streams are not shared between threads)."""
         stream = getattr(self._local, "stream", None)
         if stream is None:
-            stream = ctypes.c_void_p()
-            self.call("dnnl_stream_create", ctypes.byref(stream), self.engine, STREAM_IN_ORDER)
-            self._local.stream = stream
+            stream = self._local.stream = self.new_stream()
+        return stream
+
+    def new_stream(self):
+        """A new in-order CPU stream (kept for the process, like the threads' own)."""
+        stream = ctypes.c_void_p()
+        self.call("dnnl_stream_create", ctypes.byref(stream), self.engine, STREAM_IN_ORDER)
         return stream
 
 
@@ -277,9 +281,7 @@ class Primitive:
         """Execute with the buffers at `pointers` (addresses) as the arguments `args` (a tuple of
         ARG_* in the same order; the scratchpad's included where it has one): the hot path of
         callers that keep their argument list."""
-        key = (threading.get_ident(), args)
-        bound = self._bound.get(key) or self._bind(key)
-        mems, exec_args = bound
+        mems, exec_args = self.bound(threading.get_ident(), args)
         set_handle = self._set_handle
         for mem, ptr in zip(mems, pointers):
             if set_handle(mem, ptr) != SUCCESS:
@@ -289,8 +291,14 @@ class Primitive:
             raise DnnlError(f"oneDNN: dnnl_primitive_execute failed with status {status} "
                             f"({_STATUS.get(status, 'unknown')})", status)
 
+    def bound(self, owner, args):
+        """(memory objects, their ExecArg array) of `owner` (a thread, or another single user:
+        never two at once) for the arguments `args`, made on first use."""
+        key = (owner, args)
+        return self._bound.get(key) or self._bind(key)
+
     def _bind(self, key):
-        """This thread's memory objects for the arguments key[1] (made once)."""
+        """The memory objects for the arguments key[1] (made once)."""
         lib, args = self._lib, key[1]
         mems = []
         exec_args = (ExecArg * len(args))()
@@ -324,10 +332,16 @@ _scratch = threading.local()
 
 def scratchpad(nbytes):
     """This thread's scratchpad buffer of at least `nbytes` (grown, never shared between threads)."""
-    buf = getattr(_scratch, "buffer", None)
-    if buf is None or buf.nbytes < nbytes:
-        buf = _scratch.buffer = np.empty(max(nbytes, 1 << 16) + 64, np.uint8)
-    return buf.ctypes.data + (-buf.ctypes.data % 64)  # 64-byte aligned
+    _scratch.buffer, address = grown_scratchpad(getattr(_scratch, "buffer", None), nbytes)
+    return address
+
+
+def grown_scratchpad(buf, nbytes):
+    """(`buf`, or a larger new buffer where `buf` cannot hold `nbytes` from a 64-byte aligned
+    address; that address)."""
+    if buf is None or buf.nbytes < nbytes + 64:
+        buf = np.empty(max(nbytes, 1 << 16) + 64, np.uint8)
+    return buf, buf.ctypes.data + (-buf.ctypes.data % 64)
 
 
 def user_scratchpad_attr(lib):

@@ -162,14 +162,15 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
             return df
         return df, bias_partials[0] if len(starts) == 1 else np.add.reduce(bias_partials, axis=0)
 
+    blocks = [(lo, min(n, lo + nb)) for lo in starts]
     team = None
     if not bias and mask is None and (raw or plan.reorder is None):
         team = [dnnl_team.Task(plans[hi - lo].prim,
                                (dnnl.ARG_SRC, dnnl.ARG_DIFF_DST, dnnl.ARG_DIFF_WEIGHTS),
                                (x.ctypes.data + lo * xb, g.ctypes.data + lo * gb,
                                 partials[lo // nb].ctypes.data), (x, g, partials))
-                for lo, hi in ((lo, min(n, lo + nb)) for lo in starts)]
-    return [(work_on, lo, min(n, lo + nb)) for lo in starts], finish, team
+                for lo, hi in blocks]
+    return [(work_on, lo, hi) for lo, hi in blocks], finish, team
 
 
 _masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to

@@ -33,9 +33,9 @@ ENABLED = True
 
 _lock = threading.Lock()
 _run_lock = threading.Lock()  # one set of tasks on the team at a time
-_state = None  # None: not set up yet; False: unusable here; else the compiled runner and streams
+_state = None  # None: not set up yet; False: unusable here; else (the runner, its C functions)
 _streams = []  # per worker slot
-_scratch = []  # per worker slot: a 64-byte aligned scratchpad buffer
+_scratch = []  # per worker slot: its scratchpad buffer
 
 
 def _setup():
@@ -120,8 +120,7 @@ def _run(tasks, threads):
         full = args + ((dnnl.ARG_SCRATCHPAD,) if prim.scratchpad_bytes else ())
         nargs[b] = len(full)
         for k in range(workers):
-            key = (("team", k), full)  # the worker's own memory objects
-            memories, arg_array = prim._bound.get(key) or prim._bind(key)
+            memories, arg_array = prim.bound(("team", k), full)  # the worker's own
             mems[b, k, :len(full)] = [m.value for m in memories]
             exec_args[b, k] = ctypes.addressof(arg_array)
     pointers = np.zeros((len(tasks), width), np.int64)
@@ -146,21 +145,17 @@ def _run(tasks, threads):
 def _worker_streams(workers):
     """The first `workers` worker slots' oneDNN streams (made on first use), as addresses."""
     with _lock:
-        lib = dnnl.library()
         while len(_streams) < workers:
-            stream = ctypes.c_void_p()
-            lib.call("dnnl_stream_create", ctypes.byref(stream), lib.engine,
-                     dnnl.STREAM_IN_ORDER)
-            _streams.append(stream)
+            _streams.append(dnnl.library().new_stream())
         return np.array([s.value for s in _streams[:workers]], np.int64)
 
 
 def _worker_scratch(workers, nbytes):
     """64-byte aligned addresses of the first `workers` slots' scratchpads of `nbytes` or more."""
     with _lock:
-        while len(_scratch) < workers:
-            _scratch.append(np.empty(0, np.uint8))
+        _scratch.extend([None] * (workers - len(_scratch)))
+        addresses = []
         for k in range(workers):
-            if _scratch[k].nbytes < nbytes + 64:
-                _scratch[k] = np.empty(max(nbytes, 1 << 16) + 64, np.uint8)
-        return [b.ctypes.data + (-b.ctypes.data % 64) for b in _scratch[:workers]]
+            _scratch[k], address = dnnl.grown_scratchpad(_scratch[k], nbytes)
+            addresses.append(address)
+        return addresses
