@@ -12,11 +12,12 @@ and writes the result once.
 Both functions are float32 code with explicit fused multiply-adds (`llvm.fma`, exact and the same on
 any CPU; LLVM does not contract the other operations, numba runs without fast-math), sharing one
 e^y: e^y = 2^k e^r with k = round(y/ln 2), r = y - k ln 2 (ln 2 in two float32 parts, |r| <= 0.35)
-and e^r the Taylor polynomial of degree 7 (truncation 5e-9 relative).
+and e^r a polynomial of degree 6 (1 + r + r^2 Q(r), Q fitted: 3.8e-9 relative).
 
 tanh:
-  |x| < 0.625:  x + x^3 P(x^2), P of degree 5 fitted (least squares in float64, coefficients
-                rounded to float32) to (tanh(x) - x)/x^3: model error 0.04 ulp;
+  |x| < 0.625:  x + x^3 P(x^2), P of degree 4 fitted (minimax in ulps of tanh, Lawson's reweighted
+                least squares in float64, coefficients rounded to float32) to (tanh(x) - x)/x^3:
+                model error 0.07 ulp;
   |x| >= 0.625: 1 - 2/(e^(2|x|) + 1); |x| is clamped to 10, where tanh is 1.0 in float32;
 then the sign of x. A NaN takes the polynomial and comes back as itself, quieted (numpy's tanh
 returns its default NaN instead).
@@ -27,7 +28,11 @@ precision where the sigmoid is tiny (sigmoid(-20) = 2.06e-9; the earlier formula
 rounds to 0 in float32, and 2^k is built as 2^(k+24) * 2^-24 so that results below the normal range
 come out as denormals, rounded once. A NaN propagates.
 
-Cost (one thread, operands in the cache, as loops over an array): tanh 0.37 ns per element
+The polynomials are one multiply-add shorter each than they were (P of degree 5, a model error of
+0.04 ulp and 0.13% of inputs 1 ulp off; e^r the Taylor polynomial of degree 7): the benchmark chain
+below 8% faster, the same accuracy bounds (docs/performance.md, "Ninth round").
+
+Cost before that (one thread, operands in the cache, as loops over an array): tanh 0.37 ns per element
 (numpy's 0.23), sigmoid 0.31 (the numpy form 1.1); in a fused run, the benchmark chain 0.63 ns
 per element against 0.76 with the sigmoid computed through tanh. A lone tanh with no arithmetic
 around it stays numpy's (`fused_jit_group.group`), a lone sigmoid does not; in a run the tanh saves the
@@ -38,7 +43,7 @@ m = e^(2|x|) - 1, ran faster but was 2 ulp from the correctly rounded tanh and n
 
 Accuracy, over every float32 (checked exhaustively by `benchmarks/check_jit_math_accuracy.py`,
 all 2^32 inputs, against float64 rounded to float32): tanh is at most 1 ulp from the correctly
-rounded value (5.4M inputs, 0.13% of the non-NaN ones, are 1 ulp off, none more); numpy 2.4's own
+rounded value (6.9M inputs, 0.16% of the non-NaN ones, are 1 ulp off, none more); numpy 2.4's own
 float32 tanh (AVX-512 here) is also within 1 ulp of it (63.3M inputs, 1.48%), so the two differ by
 at most 2 ulp. The sigmoid's figures are in docs/performance.md ("The chain's sigmoid"). TF1's tanh
 and sigmoid are Eigen's float32 approximations, themselves not numpy's bits. The fused programs'
@@ -53,12 +58,19 @@ import threading
 
 import numpy as np
 
-# least-squares fit of (tanh(x) - x) / x^3 as a polynomial in x^2 on [0, 0.625], float32 coefficients
-_SMALL = (-0.3333333134651184, 0.13333211839199066, -0.05394745245575905, 0.021703999489545822,
-          -0.008184662088751793, 0.0021489840000867844)
+# minimax fit of (tanh(x) - x) / x^3 as a polynomial in x^2 on [0, 0.625] (the error weighted in ulps of
+# tanh), float32 coefficients (benchmarks/fit_jit_math_polynomials.py)
+_SMALL = (-0.333332896232605, 0.13331611454486847, -0.05375238135457039, 0.020678730681538582,
+          -0.005748537369072437)
 _LN2_HI = float(np.float32(math.log(2.0)))
 _LN2_LO = float(np.float32(math.log(2.0) - _LN2_HI))
 _MAGIC = 12582912.0  # 1.5 * 2^23: y + _MAGIC rounds y to an integer held in the low mantissa bits
+
+# e^r = 1 + r + r^2 Q(r) on |r| <= ln(2)/2, Q of degree 4 fitted (minimax of e^r's relative error,
+# coefficients rounded to float32: benchmarks/fit_jit_math_polynomials.py prints both fits): model
+# error 3.8e-9 relative, one multiply-add fewer than the Taylor polynomial of degree 7 it replaced
+_EXP_Q = (0.4999999403953552, 0.1666652113199234, 0.04166838899254799, 0.008368716575205326,
+          0.001381459878757596)
 
 # e^y = 2^k e^r (k and r as in the module docstring): lines shared by both functions, which leave
 # t (k + 1.5 * 2^23, for pow2) and e (e^r) defined
@@ -67,11 +79,10 @@ _EXP = f"""
     k = t - F({_MAGIC!r})
     r = fma(k, F({-_LN2_HI!r}), y)
     r = fma(k, F({-_LN2_LO!r}), r)
-    e = fma(r, F({1 / 5040!r}), F({1 / 720!r}))
-    e = fma(e, r, F({1 / 120!r}))
-    e = fma(e, r, F({1 / 24!r}))
-    e = fma(e, r, F({1 / 6!r}))
-    e = fma(e, r, F(0.5))
+    e = fma(r, F({_EXP_Q[4]!r}), F({_EXP_Q[3]!r}))
+    e = fma(e, r, F({_EXP_Q[2]!r}))
+    e = fma(e, r, F({_EXP_Q[1]!r}))
+    e = fma(e, r, F({_EXP_Q[0]!r}))
     e = fma(e, r, F(1))
     e = fma(e, r, F(1))"""
 
@@ -79,8 +90,7 @@ _SOURCE = f"""
 def tanhf(x):
     a = abs(x)
     z = a * a
-    p = fma(z, F({_SMALL[5]!r}), F({_SMALL[4]!r}))
-    p = fma(p, z, F({_SMALL[3]!r}))
+    p = fma(z, F({_SMALL[4]!r}), F({_SMALL[3]!r}))
     p = fma(p, z, F({_SMALL[2]!r}))
     p = fma(p, z, F({_SMALL[1]!r}))
     p = fma(p, z, F({_SMALL[0]!r}))
