@@ -1,8 +1,10 @@
 """graphflow.kernels.cpu.dnnl_team: the convolutions' blocks of images run by the OpenMP team give
 the same bits as on the intra-op pool and on one thread (the filter gradient, and the filter and
-input gradients together), with a short last block (two primitives), strides, 1x1 filters, the
-filter read as HWIO or reordered; they run there only while the chooser runs products as a team,
-not with the bias sums or the ReLU mask, and not while another thread runs tasks there.
+input gradients together, with the bias sums and the ReLU mask of `conv_dy_pass` run inside the
+team's loop), with a short last block (two primitives), strides, 1x1 filters, the filter read as
+HWIO or reordered; they run there only while the chooser runs products as a team, with the bias
+sums or the ReLU mask only where numba compiles their pass, and not while another thread runs
+tasks there.
 Skipped where oneDNN or numba's `omp` threading layer is missing."""
 
 import threading
@@ -10,7 +12,15 @@ import threading
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu import conv_kernels, dnnl, dnnl_conv, dnnl_conv_grads, dnnl_team, omp_team
+from graphflow.kernels.cpu import (
+    conv_dy_pass,
+    conv_kernels,
+    dnnl,
+    dnnl_conv,
+    dnnl_conv_grads,
+    dnnl_team,
+    omp_team,
+)
 from tests.tooling import required
 
 pytestmark = pytest.mark.skipif(
@@ -104,7 +114,46 @@ def test_team_gives_the_pools_and_one_threads_bits(geometry, weights_any, monkey
                                atol=1e-3)
 
 
-def test_bias_and_relu_mask_stay_on_the_pool(monkeypatch, team_runs):
+def _biased(x, f, g, y, geo, threads):
+    """The filter gradient with the bias sums, with the ReLU mask too, and the input, filter and
+    bias gradients together."""
+    with_bias = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, threads, bias=True)
+    masked = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, threads, bias=True,
+                                                    relu_output=y)
+    both = dnnl_conv_grads.conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True)
+    return [*with_bias, *masked, *both]
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+def test_bias_sums_and_relu_mask_on_the_team_give_the_pools_bits(geometry, monkeypatch, team_runs):
+    """The blocks' pass over dy (`conv_dy_pass`: the bias sums, the ReLU mask) runs inside the
+    team's loop, before each block's primitive; the same bits as on the pool and on one thread,
+    the filter gradient the unmasked op's of the masked dy, the bias gradient the float64 sums."""
+    x, f, g, geo = _inputs(*geometry)
+    y = np.random.default_rng(1).standard_normal(g.shape).astype(np.float32)
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team")
+    on_team = _biased(x, f, g, y, geo, 2)
+    n_blocks = -(-geometry[0] // dnnl_conv.image_blocks(geometry[0], 1 << 40))
+    assert team_runs == [n_blocks, n_blocks, 2 * n_blocks]
+    monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")
+    on_pool = _biased(x, f, g, y, geo, 2)
+    one_thread = _biased(x, f, g, y, geo, 1)
+    assert team_runs == [n_blocks, n_blocks, 2 * n_blocks]
+    _same_bits(on_team, on_pool)
+    _same_bits(on_team, one_thread)
+    masked_g = np.where(y > 0, g, np.float32(0))
+    plain = dnnl_conv_grads.conv2d_backprop_filter(x, masked_g, geo, f.shape, 2)
+    _same_bits([on_team[2]], [plain])
+    for got, dy in ((on_team[1], g), (on_team[3], masked_g), (on_team[6], g)):
+        exact = dy.astype(np.float64).sum(axis=(0, 1, 2))
+        np.testing.assert_allclose(got, exact, rtol=0,
+                                   atol=5e-7 * np.abs(dy).sum(axis=(0, 1, 2)).max())
+
+
+def test_without_numbas_pass_bias_and_mask_stay_on_the_pool(monkeypatch, team_runs):
+    """Without the compiled pass (no numba), the bias sums (BLAS) and the mask (numpy) run on the
+    pool only; the filter gradient is the same bits."""
+    monkeypatch.setattr(conv_dy_pass.loops, "compiled", False)
     x, f, g, geo = _inputs(16, 12, 8, 16, 3, 1)
     monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "team")
     with_bias = dnnl_conv_grads.conv2d_backprop_filter(x, g, geo, f.shape, 2, bias=True)
@@ -115,6 +164,8 @@ def test_bias_and_relu_mask_stay_on_the_pool(monkeypatch, team_runs):
     _same_bits([with_bias[0]], [plain])
     want = dnnl_conv_grads.conv2d_backprop_filter(x, np.where(g > 0, g, 0), geo, f.shape, 2)
     _same_bits([masked], [want])
+    np.testing.assert_allclose(with_bias[1], g.astype(np.float64).sum(axis=(0, 1, 2)), rtol=1e-5,
+                               atol=1e-4)
 
 
 def test_a_second_thread_runs_its_tasks_on_the_pool(monkeypatch, team_runs):

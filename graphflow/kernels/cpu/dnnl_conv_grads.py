@@ -6,8 +6,17 @@ The filter gradient runs as blocks of images (`dnnl_conv.image_blocks`: at most 
 whatever the thread count), each block one primitive on one OpenMP thread, the blocks taken from one
 iterator by the calling thread and the intra-op pool's (`dnnl_conv.run_tasks`); the per-block
 partials are summed in block order, so the result depends neither on how many threads ran nor on
-which computed which block. With the bias gradient each block's dy is summed right after the
-primitive read it; with a ReLU mask each block of dy is masked first, into a buffer of the thread.
+which computed which block. With the bias gradient (and with a ReLU mask) the thread that runs a
+block's primitive first runs one compiled pass over the block's dy (`conv_dy_pass`, with numba):
+the bias sums, and the masked block written to a buffer of the thread that the primitive then reads.
+Those blocks run on the OpenMP team too (`dnnl_team.py`, the pass inside its loop). Without numba,
+the mask is numpy's and each block's sums one BLAS ones @ dy right after the primitive, on the pool.
+
+The pass on the team, measured in one process against the pool's mask and BLAS sums (interleaved
+rounds, medians of round minima, 2 cores, ms, pass / before): bench_vs_tf1's CIFAR-shaped CNN step
+20.69 / 21.11, its small CNN 0.950 / 1.056, the Keras CNN 20.50 / 21.52; the CIFAR net's first
+layer's filter + bias gradient of the ReLU-masked dy alone (64x32x32x3 -> 32, operands in the
+cache) 0.61 / 0.80.
 
 A hidden layer needs the input gradient too. `conv2d_backprop_input_filter` puts the filter
 gradient's blocks and the input gradient's blocks of images into one iterator: each thread runs
@@ -23,7 +32,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_team, jit_pool
+from graphflow.kernels.cpu import conv_dy_pass, dnnl, dnnl_conv, dnnl_team, jit_pool
 from graphflow.kernels.cpu.dnnl_conv import (
     _block_plans,
     _block_tasks,
@@ -113,8 +122,9 @@ def _on_team(team_tasks, threads):
 def _filter_job(x, g, geo, f_shape, bias, mask):
     """([(work_on, lo, hi)] of the filter gradient's blocks, finish() -> its result, the same
     blocks as `dnnl_team.Task`s or None) for `conv2d_backprop_filter`; None where oneDNN has no
-    primitive. The blocks run on the OpenMP team only without the bias sums and the ReLU mask
-    (Python, per block)."""
+    primitive. With numba, a block's bias sums and ReLU mask are one compiled pass
+    (`conv_dy_pass`) that also runs inside the OpenMP team's loop; without it they are numpy's
+    and BLAS's, on the pool only."""
     n = x.shape[0]
     c, oc = f_shape[2], f_shape[3]
     nb = image_blocks(n, conv_macs(n, geo, c, oc))
@@ -130,16 +140,25 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     raw = plan.reorder is not None and all(plan.same_weights(p) for p in plans.values())
     partials = np.empty((len(starts), plan.weights_bytes // 4) if raw
                         else (len(starts),) + tuple(f_shape), np.float32)
-    bias_partials = np.empty((len(starts), oc), np.float32) if bias else None
     pixels = geo.oh * geo.ow
-    ones = _ones(nb * pixels) if bias and not by_primitive else None
+    block_pass = None if by_primitive else conv_dy_pass.block_pass()
+    dy_pass = None
+    if block_pass is not None and (bias or mask is not None):  # the sums (discarded without bias)
+        dy_pass = dnnl_team.DyPass(g.reshape(-1, oc), None if mask is None else mask.reshape(-1, oc),
+                                   np.empty((len(starts), oc), np.float32))
+    bias_partials = dy_pass.sums if dy_pass is not None else (
+        np.empty((len(starts), oc), np.float32) if bias else None)
+    ones = _ones(nb * pixels) if bias and not by_primitive and dy_pass is None else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]
         own = partials[lo // nb]
         out = own if raw or plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
-        gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
+        if dy_pass is not None:
+            gl = _passed(dy_pass, lo * pixels, hi * pixels, lo // nb, block_pass)
+        else:
+            gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
         args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
                 dnnl.ARG_DIFF_WEIGHTS: out}
         if by_primitive:
@@ -164,24 +183,44 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
 
     blocks = [(lo, min(n, lo + nb)) for lo in starts]
     team = None
-    if not bias and mask is None and (raw or plan.reorder is None):
+    if not by_primitive and (dy_pass is not None or not (bias or mask is not None)) and (
+            raw or plan.reorder is None):
         team = [dnnl_team.Task(plans[hi - lo].prim,
                                (dnnl.ARG_SRC, dnnl.ARG_DIFF_DST, dnnl.ARG_DIFF_WEIGHTS),
                                (x.ctypes.data + lo * xb, g.ctypes.data + lo * gb,
-                                partials[lo // nb].ctypes.data), (x, g, partials))
+                                partials[lo // nb].ctypes.data), (x, g, partials, mask),
+                               None if dy_pass is None else (dy_pass, lo // nb, lo * pixels,
+                                                             hi * pixels))
                 for lo, hi in blocks]
     return [(work_on, lo, hi) for lo, hi in blocks], finish, team
+
+
+def _passed(dy_pass, lo, hi, row, block_pass):
+    """Rows lo..hi of `dy_pass`'s dy after its block pass (sums into row `row`): dy's own rows, or
+    the masked rows in this thread's kept buffer."""
+    dy = dy_pass.dy[lo:hi]
+    if dy_pass.y is None:
+        block_pass(dy, dy, dy[:0], dy_pass.sums[row], False)
+        return dy
+    masked = _buffer(dy.size).reshape(dy.shape)
+    block_pass(dy, dy_pass.y[lo:hi], masked, dy_pass.sums[row], True)
+    return masked
 
 
 _masked_local = threading.local()  # per thread: the buffer its masked blocks of dy go to
 
 
+def _buffer(size):
+    """This thread's kept float32 buffer for masked blocks, `size` elements of it."""
+    buf = getattr(_masked_local, "buf", None)
+    if buf is None or buf.size < size:
+        buf = _masked_local.buf = np.empty(size, np.float32)
+    return buf[:size]
+
+
 def _masked(g, y):
     """`where(y > 0, g, 0)` of one block, in this thread's kept buffer (a view of it)."""
-    buf = getattr(_masked_local, "buf", None)
-    if buf is None or buf.size < g.size:
-        buf = _masked_local.buf = np.empty(g.size, np.float32)
-    out = buf[:g.size].reshape(g.shape)
+    out = _buffer(g.size).reshape(g.shape)
     loops = jit_pool.loops()
     if loops is not None:
         loops["positive_grad"](y.reshape(-1), g.reshape(-1), out.reshape(-1))

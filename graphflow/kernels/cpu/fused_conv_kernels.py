@@ -36,15 +36,17 @@ where oneDNN runs both, their blocks of images share the cores
 (`dnnl_conv_grads.conv2d_backprop_input_filter`); elsewhere the two kernels in turn.
 
 Conv2DBackpropFilterBias: where oneDNN runs the filter gradient (the Conv2DBackpropFilter kernel's
-own test: float32, large enough, a geometry it implements), the thread that ran the primitive on a
-block of images sums that block's dy right after (one BLAS ones @ dy, while it is in cache), the
-blocks summed in order (`dnnl_conv_grads.conv2d_backprop_filter`): the bias gradient's pass over
-dy is shared out on the intra-op threads with the filter gradient's blocks instead of running as an
-op of its own. The filter gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the
-tests check it); the bias gradient sums in another order than the unfused Sum kernel (one BLAS ones
-@ dy over the whole batch) or BiasAddGrad (numpy's sum): float32 rounding differs, within 5e-7 of
-sum(|dy|) per channel (the tests' bound; measured on the CNN benchmarks' layers: this sum within
-3e-8 of the exact one, the Sum kernel's within 2.2e-8, BiasAddGrad's within 1.6e-7). Elsewhere the
+own test: float32, large enough, a geometry it implements), the thread that runs the primitive on a
+block of images sums that block's dy just before (with numba one compiled pass, float64 sums,
+`conv_dy_pass`, also on the OpenMP team; without it one BLAS ones @ dy right after), the blocks
+summed in order (`dnnl_conv_grads.conv2d_backprop_filter`): the bias gradient's pass over dy is
+shared out with the filter gradient's blocks instead of running as an op of its own. The filter
+gradient is the Conv2DBackpropFilter kernel's bits (the same primitive; the tests check it); the
+bias gradient sums in another order than the unfused Sum kernel (one BLAS ones @ dy over the whole
+batch) or BiasAddGrad (numpy's sum): float32 rounding differs, within 5e-7 of sum(|dy|) per
+channel (the tests' bound; measured on the CNN benchmarks' layers with the BLAS sums: within 3e-8
+of the exact one, the Sum kernel's within 2.2e-8, BiasAddGrad's within 1.6e-7; the float64 sums
+are rounded once). Elsewhere the
 two kernels the op replaced run one after the other: the Conv2DBackpropFilter kernel and the kernel
 of the `bias_reduction` op (Sum over the non-channel axes, or BiasAddGrad), the unfused graph's
 exact bits: the reference the tests compare with.
