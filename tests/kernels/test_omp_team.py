@@ -112,21 +112,40 @@ def _in_forked_child(check):
     pytest.fail("the forked child hung")
 
 
-def test_pool_records_for_training_keep_the_intra_op_split(team):
-    """A training step's MaxPool (argmaxes recorded for its gradient, from the second step on:
-    the gradient asks for them in the first) does not use the team."""
+def _pool_training_step(threads, relu=False):
+    """A training step's MaxPool (argmaxes recorded for its gradient, from the second step on: the
+    gradient asks for them in the first) and its recorded gradient (ReLU-masked with `relu`):
+    the gradient of the third step."""
     tf.reset_default_graph()
-    x = tf.Variable(np.random.default_rng(3).standard_normal((64, 16, 16, 32), np.float32))
-    y = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    rng = np.random.default_rng(3)
+    x = tf.Variable(rng.standard_normal((64, 16, 16, 32), np.float32))
+    h = tf.nn.relu(x) if relu else x
+    y = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
     grad = tf.gradients(tf.reduce_sum(y * y), x)[0]
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=2)) as sess:
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
         sess.run(tf.global_variables_initializer())
-        sess.run(grad)
-        team.clear()
         for _ in range(2):
             sess.run(grad)
-    assert team == []
+        return sess.run(grad)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_pool_records_for_training_on_the_team_give_the_one_thread_bits(team, relu, monkeypatch):
+    """The forward pass recording argmaxes and the recorded gradient (MaxPoolGrad, or
+    FusedMaxPoolGradReluMask) run on the team (`jit_pool.TRAINING_ON_TEAM`), one call each per
+    step, with the one-thread loops' bits; switched off, they keep the intra-op split."""
     assert jit_pool.TEAM_MIN_ELEMENTS <= 64 * 16 * 16 * 32
+    got = _pool_training_step(2, relu)
+    # the first step's pool (unrecorded; its gradient searches the windows), then each step's
+    # recording forward pass and recorded gradient
+    assert team == [64, 64, 64, 64, 64]
+    team.clear()
+    want = _pool_training_step(1, relu)
+    assert team == []
+    np.testing.assert_array_equal(got, want)
+    monkeypatch.setattr(jit_pool, "TRAINING_ON_TEAM", False)
+    np.testing.assert_array_equal(_pool_training_step(2, relu), want)
+    assert team == [64]  # the first step's unrecorded pool only
 
 
 def _adam_in_place(threads, size=None):

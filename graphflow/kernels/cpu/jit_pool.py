@@ -71,10 +71,17 @@ CLAIMED_MIN_ELEMENTS = 1 << 21
 # runs on that OpenMP team (`omp_team.py`) from this many input elements on: the team is awake
 # between the convolutions around the pool, where the intra-op pool would have to be woken (the
 # digits CNN at batch 256, in the step: [256, 8, 8, 32] 0.10-0.125 -> 0.06 ms, the step 1.94-2.13
-# -> 1.55-1.68 ms with the first convolution's loop on the team too). A training step keeps the
-# old split: there the next op is often a filter gradient on the intra-op pool, and the team's
-# spinning thread took its core (the small CNN's 0.46 -> 0.67 ms, the step 1.9 -> 2.25 ms).
+# -> 1.55-1.68 ms with the first convolution's loop on the team too).
 TEAM_MIN_ELEMENTS = 1 << 16
+# The training loops (the forward pass recording argmaxes, the recorded gradients of windows that
+# tile the input, ReLU-masked or not) on the team too, from TEAM_MIN_ELEMENTS. They kept the
+# intra-op split while the filter gradient after them ran its blocks on the intra-op pool (the
+# team's spinning thread took its core: the small CNN's filter gradient 0.46 -> 0.67 ms, the step
+# 1.9 -> 2.25 ms). Since filter gradients run their blocks on the team, also with bias sums and
+# ReLU masks (`dnnl_team.py`), the team pays: interleaved in one process, medians of round minima,
+# ms, team / intra-op split: bench_vs_tf1's CIFAR-shaped CNN step 19.33 / 19.90, small CNN 0.817 /
+# 0.962, Keras CNN 18.69 / 19.35.
+TRAINING_ON_TEAM = True
 # 2x2 windows at stride 2 record their argmaxes as one-byte taps (`jit_pool_tiled.py`); False:
 # int32 positions, as every other window does (the tests compare both).
 TAP_CODES = True
@@ -387,7 +394,7 @@ def max_pool(x, geo, threads, recorder=None):
             arg = np.empty(out.shape, np.uint8)
             _claimed(jit_pool_tiled.loops()["max_pool_tap_2x2"],
                      (x.reshape(-1), out.reshape(-1), arg.reshape(-1), *_dims(x.shape, geo)),
-                     x.shape[0], x.size, threads)
+                     x.shape[0], x.size, threads, team=TRAINING_ON_TEAM)
         elif two:
             arg = np.empty(out.shape, np.int32)
             _claimed(loops()["max_pool_argmax_2x2"], (x.reshape(-1), out.reshape(-1), arg.reshape(-1),
@@ -448,7 +455,7 @@ def max_pool_grad_from_argmax(x_shape, g, arg, threads):
         dx = np.empty(n * h * w * c, g.dtype)
         _claimed(jit_pool_tiled.loops()["tiled_grad"],
                  (g.reshape(-1), arg.reshape(-1), dx, arg.dtype == np.uint8, *_dims(x_shape, geo),
-                  geo.kh, geo.kw), n, dx.size, threads)
+                  geo.kh, geo.kw), n, dx.size, threads, team=TRAINING_ON_TEAM)
     else:
         dx = np.zeros((n, h * w, c), g.dtype)
         _over_images(loops()["scatter_grad"], (g, arg, dx), n, dx.size, threads)
@@ -465,7 +472,7 @@ def tiled_grad_relu_mask(x_shape, g, y, arg, threads):
     nans = np.zeros(n + 1, np.int64)
     _claimed(jit_pool_tiled.loops()["tiled_grad_relu_mask"],
              (g.reshape(-1), y.reshape(-1), arg.reshape(-1), dx, arg.dtype == np.uint8, nans,
-              *_dims(x_shape, geo), geo.kh, geo.kw), n, dx.size, threads)
+              *_dims(x_shape, geo), geo.kh, geo.kw), n, dx.size, threads, team=TRAINING_ON_TEAM)
     return None if nans.any() else dx.reshape(x_shape)
 
 

@@ -12,7 +12,8 @@ The blocks are the images split evenly in thread order, as oneDNN splits a batch
 mostly reads what it wrote in the team call before. Each image's output is computed by one call
 of the same loop, so the values are the one-thread loop's.
 
-What runs here besides the pools and the few-tap convolution: the batch norm's block passes
+What runs here besides the pools (inference's, and a training step's forward pass recording
+argmaxes and its recorded gradient) and the few-tap convolution: the batch norm's block passes
 (`jit_batch_norm.py`, blocks whose bounds do not depend on the thread count), a FusedElementwise
 program that is one compiled run (`fused_jit.Run.ranged_loop`: a batch norm's affine + ReLU
 between two convolutions, a ReLU gradient's select), and the in-place optimizer updates.
