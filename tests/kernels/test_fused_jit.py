@@ -621,3 +621,27 @@ def test_one_run_programs_on_the_team_give_the_one_thread_bits(case, monkeypatch
     monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", "blocks")  # the chunked run, same bits
     _same(_build(program, dtypes, 2, jit=True)(*inputs), want, nan_pairs=True)
     assert team == [2]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("grad_shape", [(64, 1, 1, 64), (64, 8, 1, 64), (64, 8, 8, 1)])
+def test_inputs_repeated_along_inner_axes_join_compiled_runs(grad_shape, threads):
+    """A ReLU mask of a gradient that repeats along inner axes (a global average pool's, [n, 1, 1,
+    c] against [n, h, w, c]): the input is expanded to the output's shape, so the program is a
+    compiled run, with the numpy instructions' bits (NaNs, signed zeros and infinities included)."""
+    program = _program(["float32", "float32"],
+                       [["Const", [], {"value": 0.0}, "float32"], ["Relu", [0], {}, "float32"],
+                        ["Greater", [3, 2], {}, "bool"], ["Select", [4, 1, 2], {}, "float32"]])
+    x = _data((64, 8, 8, 64), 1)
+    g = _data(grad_shape, 2)
+    f = _check(program, [x, g], threads=threads)
+    assert all(layout.whole_run is not None for layout in f._layouts.values())
+
+
+def test_one_instruction_reads_an_inner_broadcast_as_numpy_does(monkeypatch):
+    """With a single computing instruction the input is not expanded (one numpy call reads it as
+    well): no compiled run, the same bits."""
+    program = _program(["float32", "float32"], [["Mul", [0, 1], {}, "float32"]])
+    x, g = _data((64, 8, 8, 64), 3), _data((64, 1, 1, 64), 4)
+    f = _check(program, [x, g], compiled=False)
+    assert [shapes for shapes, *_ in f._layouts] == [((64, 8, 8, 64), (64, 1, 1, 64))]

@@ -1,8 +1,8 @@
-"""graphflow.kernels.cpu.math_kernels: Sum over leading or trailing axes of large float arrays runs as
-a product with a vector of ones and gives numpy's reduction (within rounding) with the same shape,
-keepdims and negative axes included; Mean over such axes is that sum divided by the count (as
-numpy's and TF's means are), the same values as numpy's mean to rounding; other reductions keep
-numpy's reduce."""
+"""graphflow.kernels.cpu.math_kernels: Sum over leading, trailing or consecutive middle axes of large
+float arrays runs as a product with a vector of ones and gives numpy's reduction (within rounding)
+with the same shape, keepdims and negative axes included; Mean over such axes is that sum divided by
+the count (as numpy's and TF's means are), the same values as numpy's mean to rounding; other
+reductions keep numpy's reduce."""
 
 import numpy as np
 import pytest
@@ -40,7 +40,7 @@ def test_mean_matches_numpy(axis, keepdims, dtype, monkeypatch):
     want = np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
     assert got.shape == want.shape and got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13)
-    if axis in ((0, 1, 2), (-1,), (2, 3)):  # leading or trailing axes: the product's sum
+    if axis in ((0, 1, 2), (-1,), (2, 3), (1,)):  # leading, trailing or middle axes: products
         assert products
 
 
@@ -49,12 +49,16 @@ def test_which_sums_are_products():
     f32 = np.dtype(np.float32)
     assert math_kernels._sum_as_product(x, (0, 1, 2), False, f32).shape == (16,)
     assert math_kernels._sum_as_product(x, (-1,), True, f32).shape == (64, 28, 28, 1)
+    assert math_kernels._sum_as_product(x, (1, 2), False, f32).shape == (64, 16)  # middle axes
+    assert math_kernels._sum_as_product(x, (2, 1), True, f32).shape == (64, 1, 1, 16)
     assert math_kernels._sum_as_product(x, (0, 2), False, f32) is None          # not contiguous axes
     assert math_kernels._sum_as_product(x[:, ::2], (0,), False, f32) is None     # strided input
     assert math_kernels._sum_as_product(x[:2, :2], (0,), False, f32) is None     # small
     assert math_kernels._sum_as_product(x.astype(np.int32), (0,), False, np.dtype(np.int32)) is None
     np.testing.assert_array_equal(math_kernels._sum_as_product(x, (0, 1, 2), False, f32),
                                   np.full(16, 64 * 28 * 28, np.float32))
+    np.testing.assert_array_equal(math_kernels._sum_as_product(x, (1, 2), False, f32),
+                                  np.full((64, 16), 28 * 28, np.float32))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
