@@ -17,7 +17,9 @@ of them each, so both frameworks reach their steady state: graphflow's threading
 parallel calls both ways over their first ~70 calls, ~10 CIFAR-shaped steps), then times the step
 in interleaved rounds (graphflow, TF1, graphflow, ...), each contender's timed calls in a round
 (at least `MIN_CALLS_PER_ROUND`) after `--round-warmup` seconds (default 0.1) of untimed ones,
-and prints the medians, the ratio graphflow/TF1 (below 1: graphflow is faster) and the achieved
+and prints the medians, the ratio graphflow/TF1 (below 1: graphflow is faster) with, in brackets,
+the 25th-75th percentiles of the per-round ratios (graphflow's round over TF1's round right after
+it: how much the machine's noise moves the ratio), and the achieved
 GFLOP/s (matmul/conv rows) or GB/s (elementwise rows) next to the machine's own sgemm GFLOP/s and
 copy GB/s, measured in the same process. With TensorFlow not installed the TF1 column is skipped.
 
@@ -313,7 +315,9 @@ WARMUP_SECONDS = 1.0
 MIN_CALLS_PER_ROUND = 5
 
 
-def measure(contenders, rounds, budget=0.25, round_warmup=0.1):
+def measure(contenders, rounds, budget=0.25, round_warmup=0.1, per_round=None):
+    """{name: median seconds per call} of the contenders timed in interleaved rounds; with a dict
+    `per_round`, also {name: [seconds per call in each round]} into it."""
     for fn in contenders.values():
         warm_up(fn, WARMUP_SECONDS, calls=3)
     inner = {name: max(MIN_CALLS_PER_ROUND, int(budget / max(_time(fn), 1e-6) / rounds))
@@ -327,7 +331,17 @@ def measure(contenders, rounds, budget=0.25, round_warmup=0.1):
             for _ in range(inner[name]):
                 fn()
             samples[name].append((time.perf_counter() - t0) / inner[name])
+    if per_round is not None:
+        per_round.update(samples)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def round_ratio_spread(per_round):
+    """The 25th and 75th percentiles of graphflow's time over TF1's in the same round: how far
+    the ratio moves from round to round (the machine's noise)."""
+    ratios = sorted(g / t for g, t in zip(per_round["gf"], per_round["tf1"]))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return quartiles[0], quartiles[2]
 
 
 
@@ -383,7 +397,9 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
     matmul_columns = matmul_columns and dnnl.library() is not None
     if matmul_columns:
         extra += "".join(f" {'mm ' + w:>11s}" for w in MATMUL_WAYS)
-    print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}{extra}  achieved (graphflow)")
+    spread = f" {'(rounds)':>11s}" if tf1 is not None else ""
+    print(f"{'workload':48s} {'graphflow':>11s} {'TF1':>11s} {'gf/TF1':>7s}{spread}{extra}  "
+          "achieved (graphflow)")
     for title, model in ROWS:
         if rows and not any(r.lower() in title.lower() for r in rows):
             continue
@@ -395,9 +411,12 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
             contenders["gf_numpy"] = _without_dnnl(gf_step)
         if matmul_columns:  # graphflow's session with its products' threads one way each
             contenders.update({f"mm_{w}": _matmul_way(gf_step, w) for w in MATMUL_WAYS})
-        t = measure(contenders, rounds, round_warmup=round_warmup)
+        per_round = {}
+        t = measure(contenders, rounds, round_warmup=round_warmup, per_round=per_round)
         tf_text = f"{t['tf1'] * 1e3:9.3f}ms" if "tf1" in t else f"{'-':>11s}"
         ratio = f"{t['gf'] / t['tf1']:7.2f}" if "tf1" in t else f"{'-':>7s}"
+        if "tf1" in t:
+            ratio += " ({:.2f}-{:.2f})".format(*round_ratio_spread(per_round))
         achieved = (f"{flops / t['gf'] / 1e9:.1f} GFLOP/s" if flops else
                     f"{nbytes / t['gf'] / 1e9:.1f} GB/s" if nbytes else "")
         if no_dnnl_column:
