@@ -7,15 +7,15 @@ reads from the cache.
     sums[j] = float32(sum over the block's rows r of dy'[r, j]),   dy' = dy or the masked dy
 
 Each channel's sum is accumulated in float64, four rows at a time in a fixed order, and rounded
-to float32 once: the
-result depends only on the block's values, so the same bits on the pool, on the team and on one
-thread, and on any CPU (it was one BLAS `ones @ dy` per block, whose order of additions is the
-BLAS build's). The float64 sum is also closer to the exact one than float32 sums in any order: the
-tests bound the fused bias gradient to 5e-7 of sum(|dy|) per channel against the unfused Sum.
+to float32 once: the result depends only on the block's values, so the same bits on the pool, on
+the team and on one thread, and on any CPU (it was one BLAS `ones @ dy` per block, whose order of
+additions is the BLAS build's). The float64 sum is also closer to the exact one than float32 sums
+in any order: the tests bound the fused bias gradient to 5e-7 of sum(|dy|) per channel against the
+unfused Sum.
 
 Why compiled: on the OpenMP team there is no Python between two blocks, and a ReLU-masked block
-is read once (mask and sums in one pass) instead of twice. Optional like numba: `loop()` is None
-without it, and the pool path keeps the numpy mask and BLAS sums.
+comes from memory once (the sums read the masked block from the thread's cache). Optional like
+numba: `block_pass()` is None without it, and the pool path keeps the numpy mask and BLAS sums.
 """
 
 import numpy as np
