@@ -638,7 +638,7 @@ def test_inputs_repeated_along_inner_axes_join_compiled_runs(grad_shape, threads
     assert all(layout.whole_run is not None for layout in f._layouts.values())
 
 
-def test_one_instruction_reads_an_inner_broadcast_as_numpy_does(monkeypatch):
+def test_one_instruction_reads_an_inner_broadcast_as_numpy_does():
     """With a single computing instruction the input is not expanded (one numpy call reads it as
     well): no compiled run, the same bits."""
     program = _program(["float32", "float32"], [["Mul", [0, 1], {}, "float32"]])

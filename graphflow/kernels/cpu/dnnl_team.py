@@ -39,7 +39,7 @@ _run_lock = threading.Lock()  # one set of tasks on the team at a time
 _state = None  # None: not set up yet; False: unusable here; else (the runner, its C functions)
 _streams = []  # per worker slot
 _scratch = []  # per worker slot: its scratchpad buffer
-_masked = np.empty(0, np.float32)  # the workers' buffers for masked blocks of dy, grown as needed
+_mask_storage = np.empty(0, np.float32)  # the workers' buffers for masked blocks of dy, grown as needed
 
 # a task's pass over its block of dy before its primitive (`DyPass`): none, the bias sums, or the
 # ReLU mask and the sums of the masked block
@@ -206,12 +206,12 @@ def _passes(tasks, workers):
 def _masked_buffers(workers, rows, channels):
     """[workers, rows, channels] float32: each worker's buffer for its masked blocks (kept and
     grown, so a step's runs reuse one allocation)."""
-    global _masked
+    global _mask_storage
     size = workers * rows * channels
     with _lock:
-        if _masked.size < size:
-            _masked = np.empty(size, np.float32)
-        return _masked[:size].reshape(workers, rows, channels)
+        if _mask_storage.size < size:
+            _mask_storage = np.empty(size, np.float32)
+        return _mask_storage[:size].reshape(workers, rows, channels)
 
 
 def _worker_streams(workers):

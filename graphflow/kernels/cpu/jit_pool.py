@@ -73,8 +73,9 @@ CLAIMED_MIN_ELEMENTS = 1 << 21
 # digits CNN at batch 256, in the step: [256, 8, 8, 32] 0.10-0.125 -> 0.06 ms, the step 1.94-2.13
 # -> 1.55-1.68 ms with the first convolution's loop on the team too).
 TEAM_MIN_ELEMENTS = 1 << 16
-# The training loops (the forward pass recording argmaxes, the recorded gradients of windows that
-# tile the input, ReLU-masked or not) on the team too, from TEAM_MIN_ELEMENTS. They kept the
+# The training loops of windows that tile the input (2x2 at stride 2: the forward pass recording
+# one-byte taps, the recorded gradient, ReLU-masked or not) on the team too, from
+# TEAM_MIN_ELEMENTS; other windows' recording loops keep the intra-op split. They kept the
 # intra-op split while the filter gradient after them ran its blocks on the intra-op pool (the
 # team's spinning thread took its core: the small CNN's filter gradient 0.46 -> 0.67 ms, the step
 # 1.9 -> 2.25 ms). Since filter gradients run their blocks on the team, also with bias sums and
