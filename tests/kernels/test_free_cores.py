@@ -131,3 +131,62 @@ def test_a_session_on_a_busy_machine_gives_the_same_values(way, monkeypatch):
     assert intra_op.POOL.helper_calls == calls_before
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+class PerCpuMachine:
+    """/proc/stat with each CPU's busy seconds given, and this process's threads' ticks."""
+
+    def __init__(self, cpus):
+        self.cpus = cpus
+        self.busy = {k: 0.0 for k in cpus}
+        self.threads = {}  # tid -> [ticks, cpu]
+        self.now = 0.0
+        self.hz = os.sysconf("SC_CLK_TCK")
+
+    def stat(self):
+        lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
+        lines += [f"cpu{k} {int(self.busy[k] * self.hz)} 0 0 999999 0 0 0 0 0 0" for k in self.cpus]
+        return "\n".join(lines) + "\n"
+
+    def own(self):
+        return sum(t[0] for t in self.threads.values()) / self.hz
+
+    def thread_ticks(self):
+        return [(tid, ticks, cpu) for tid, (ticks, cpu) in self.threads.items()]
+
+    def advance(self, seconds, others_on, own_on):
+        """Other processes use `others_on` {cpu: cores}, this one's threads `own_on` {tid: (cpu,
+        cores)}."""
+        self.now += seconds
+        for cpu, cores in others_on.items():
+            self.busy[cpu] += cores * seconds
+        for tid, (cpu, cores) in own_on.items():
+            ticks = self.threads.setdefault(tid, [0, cpu])
+            ticks[0] += round(cores * seconds * self.hz)
+            ticks[1] = cpu
+            self.busy[cpu] += cores * seconds
+
+
+def test_the_busy_cpu_is_the_one_other_processes_use(monkeypatch):
+    """Both CPUs fully busy, one with this process's thread, the other with another process: the
+    other one is the busy CPU (this process's time on each CPU subtracted); while the busy CPU is
+    shared (`busy_core_share`), the other process keeps it busy at half of BUSY_CORE."""
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs in the affinity mask")
+    a, b = cpus[:2]
+    fake = PerCpuMachine(cpus)
+    sensor = free_cores.FreeCores(read_stat=fake.stat, own_seconds=fake.own,
+                                  clock=lambda: fake.now, thread_ticks=fake.thread_ticks)
+    sensor.count()
+    fake.advance(0.3, others_on={b: 1.0}, own_on={1: (a, 1.0)})
+    assert sensor.count() == len(cpus) - 1 and sensor.busy_cpu == b
+    sensor.shared = True  # a helper on b took half of it
+    fake.advance(0.3, others_on={b: 0.5}, own_on={1: (a, 1.0), 2: (b, 0.5)})
+    assert sensor.count() == len(cpus) - 1 and sensor.busy_cpu == b
+    fake.advance(0.3, others_on={b: 0.5}, own_on={1: (a, 1.0), 2: (b, 0.5)})
+    assert sensor.count() == len(cpus) and sensor.busy_cpu is None, \
+        "not shared in that interval: half a core is not busy"
+    fake.advance(0.3, others_on={}, own_on={1: (b, 1.0)})
+    assert sensor.count() == len(cpus) and sensor.busy_cpu is None

@@ -151,24 +151,30 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     ones = _ones(nb * pixels) if bias and not by_primitive and dy_pass is None else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
-    def work_on(lo, hi):
+    def outputs(lo, hi):
+        """The block's partial filter gradient (and bias sums)."""
+        own = [partials[lo // nb]]
+        return own if bias_partials is None else own + [bias_partials[lo // nb]]
+
+    def work_on(lo, hi, into=None):
         plan = plans[hi - lo]
-        own = partials[lo // nb]
+        arrays = outputs(lo, hi) if into is None else into  # (`into`: the same, elsewhere)
+        own, sums = arrays[0], arrays[1] if len(arrays) > 1 else None
         out = own if raw or plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
         if dy_pass is not None:
-            gl = _passed(dy_pass, lo * pixels, hi * pixels, lo // nb, block_pass)
+            gl = _passed(dy_pass, lo * pixels, hi * pixels, sums, block_pass)
         else:
             gl = g[lo:hi] if mask is None else _masked(g[lo:hi], mask[lo:hi])
         args = {dnnl.ARG_SRC: x.ctypes.data + lo * xb, dnnl.ARG_DIFF_DST: gl.ctypes.data,
                 dnnl.ARG_DIFF_WEIGHTS: out}
         if by_primitive:
-            args[dnnl.ARG_DIFF_BIAS] = bias_partials[lo // nb]
+            args[dnnl.ARG_DIFF_BIAS] = sums
         plan.prim.execute(args)
         if plan.reorder is not None and not raw:
             plan.reorder.execute({dnnl.ARG_FROM: out, dnnl.ARG_TO: own})
         if ones is not None:  # the block's dy, just read by the primitive: still in cache
             rows = (hi - lo) * pixels
-            np.matmul(ones[:rows], gl.reshape(rows, oc), out=bias_partials[lo // nb])
+            np.matmul(ones[:rows], gl.reshape(rows, oc), out=sums)
 
     def finish():
         df = partials[0] if len(starts) == 1 else np.add.reduce(partials, axis=0)  # block order
@@ -192,18 +198,19 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
                                None if dy_pass is None else (dy_pass, lo // nb, lo * pixels,
                                                              hi * pixels))
                 for lo, hi in blocks]
-    return [(work_on, lo, hi) for lo, hi in blocks], finish, team
+    return [(work_on, lo, hi, outputs) for lo, hi in blocks], finish, team
 
 
-def _passed(dy_pass, lo, hi, row, block_pass):
-    """Rows lo..hi of `dy_pass`'s dy after its block pass (sums into row `row`): dy's own rows, or
-    the masked rows in this thread's kept buffer."""
+def _passed(dy_pass, lo, hi, sums, block_pass):
+    """Rows lo..hi of `dy_pass`'s dy after its block pass (its sums into `sums`, a row of
+    `dy_pass.sums` or one like it): dy's own rows, or the masked rows in this thread's kept
+    buffer."""
     dy = dy_pass.dy[lo:hi]
     if dy_pass.y is None:
-        block_pass(dy, dy, dy[:0], dy_pass.sums[row], False)
+        block_pass(dy, dy, dy[:0], sums, False)
         return dy
     masked = _buffer(dy.size).reshape(dy.shape)
-    block_pass(dy, dy_pass.y[lo:hi], masked, dy_pass.sums[row], True)
+    block_pass(dy, dy_pass.y[lo:hi], masked, sums, True)
     return masked
 
 

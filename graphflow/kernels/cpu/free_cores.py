@@ -20,6 +20,13 @@ the one-thread primitive (the same bits), one it runs in blocks runs the same bl
 other (a product whose two ways differ is pinned to one: `dnnl_matmul._Plan.pinned_way`); a
 convolution's images give the same bits in any block (`dnnl_conv.py`).
 
+The sensor also says which CPU the other processes keep busy (`busy_cpu`): each CPU's busy time
+minus the time this process's threads ran on it (/proc/self/task/*/stat: a thread's CPU time,
+counted on the CPU it ran on last). `busy_core_share.py` shares convolutions with a thread on that
+CPU; while it does, the other process gets only part of that CPU, so the CPU stays counted as busy
+down to half of `BUSY_CORE` (`shared` set by that module), and the count does not flap between
+one free core and two.
+
 Where /proc/stat cannot be read (not Linux), or with GRAPHFLOW_ADAPT_THREADS=0, every CPU counts
 as free: the session's thread count is used as given.
 """
@@ -40,13 +47,29 @@ def _own_cpu_seconds():
     return times.user + times.system
 
 
+def _thread_cpu_ticks():
+    """[(thread id, CPU ticks it used, the CPU it ran on last)] of this process's threads."""
+    threads = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:  # the thread ended
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # from field 3 (state) on
+        threads.append((int(tid), int(fields[11]) + int(fields[12]), int(fields[36])))
+    return threads
+
+
 class FreeCores:
     """The free-core count, refreshed at most every REFRESH_SECONDS (see the module docstring).
     `read_stat` returns the text of /proc/stat (tests give their own)."""
 
-    def __init__(self, read_stat=None, own_seconds=_own_cpu_seconds, clock=time.monotonic):
+    def __init__(self, read_stat=None, own_seconds=_own_cpu_seconds, clock=time.monotonic,
+                 thread_ticks=_thread_cpu_ticks):
         self._read_stat = read_stat or self._proc_stat
         self._own_seconds, self._clock = own_seconds, clock
+        self._thread_ticks = thread_ticks
         self._lock = threading.Lock()
         self.reset()
 
@@ -57,7 +80,10 @@ class FreeCores:
         else:
             self._cpus = frozenset()
         self.free = max(1, len(self._cpus) or (os.cpu_count() or 1))
+        self.busy_cpu = None  # the CPU other processes use most, where they take a core
+        self.shared = False  # set by busy_core_share when it ran work on busy_cpu (since a refresh)
         self._last = None
+        self._last_threads = {}
         self._next = 0.0
         self.enabled = os.environ.get(ENV_SWITCH, "1").strip() != "0" and bool(self._cpus)
         self._ticks_per_second = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -68,15 +94,27 @@ class FreeCores:
             return f.read()
 
     def _busy_seconds(self):
-        """Seconds the CPUs of this process's affinity mask spent not idle, since boot."""
-        busy = 0
+        """{CPU number: seconds it spent not idle since boot} of this process's affinity mask."""
+        busy = {}
         for line in self._read_stat().splitlines():
             fields = line.split()
             if fields and fields[0] in self._cpus:
                 # user nice system idle iowait irq softirq steal (guest time is in user)
                 values = [int(v) for v in fields[1:9]]
-                busy += sum(values) - values[3] - values[4]
-        return busy / self._ticks_per_second
+                busy[int(fields[0][3:])] = (sum(values) - values[3] - values[4]) \
+                    / self._ticks_per_second
+        return busy
+
+    def _own_per_cpu(self):
+        """{CPU number: seconds this process's threads ran on it since the last call}, each
+        thread's time counted on the CPU it ran on last."""
+        seen, per_cpu = {}, {}
+        for tid, ticks, cpu in self._thread_ticks():
+            seen[tid] = ticks
+            used = ticks - self._last_threads.get(tid, 0)
+            per_cpu[cpu] = per_cpu.get(cpu, 0.0) + used / self._ticks_per_second
+        self._last_threads = seen
+        return per_cpu
 
     def count(self):
         """The number of CPUs free for this process now (at least 1)."""
@@ -94,16 +132,24 @@ class FreeCores:
 
     def _refresh(self, now):
         self._next = now + REFRESH_SECONDS
-        sample = (now, self._busy_seconds(), self._own_seconds())
+        sample = (now, self._busy_seconds(), self._own_seconds(), self._own_per_cpu())
         last, self._last = self._last, sample
         if last is None:
             return
         wall = sample[0] - last[0]
         if wall <= 0:
             return
-        others = ((sample[1] - last[1]) - (sample[2] - last[2])) / wall
-        taken = int(max(0.0, others) + (1.0 - BUSY_CORE))
+        busy = {cpu: seconds - last[1].get(cpu, seconds) for cpu, seconds in sample[1].items()}
+        others = (sum(busy.values()) - (sample[2] - last[2])) / wall
+        # sharing the busy CPU in the interval left the other process about half of it
+        shared, self.shared = self.shared, False
+        threshold = BUSY_CORE / 2 if shared else BUSY_CORE
+        taken = int(max(0.0, others) + (1.0 - threshold))
         self.free = max(1, len(self._cpus) - taken)
+        others_on = {cpu: (seconds - sample[3].get(cpu, 0.0)) / wall
+                     for cpu, seconds in busy.items()}
+        cpu = max(others_on, key=others_on.get, default=None)
+        self.busy_cpu = cpu if taken and others_on[cpu] >= threshold else None
 
 
 SENSOR = FreeCores()
