@@ -39,6 +39,11 @@ from graphflow.kernels.cpu import free_cores, intra_op
 ENV_SWITCH = "GRAPHFLOW_SHARE_BUSY_CORE"
 ENABLED = os.environ.get(ENV_SWITCH, "1").strip() != "0"
 
+# Blocks of images for a forward convolution or an input gradient shared this way (their bits do
+# not depend on the blocks; the filter gradient keeps `dnnl_conv.image_blocks`'s, its partials'
+# sums do): the caller recomputes at most the one block the helper holds at the end.
+INPUT_BLOCKS = 16
+
 # a block's states: not taken; being computed by the thread that took it; its result being copied in
 # by the helper; computed again by the calling thread (the helper's result will be dropped); done
 _FREE, _RUNNING, _PUBLISHING, _REDONE, _DONE = range(5)

@@ -373,7 +373,8 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     if macs >= PARALLEL_MIN_MACS and busy_core_share.wanted(threads, n) is not None:
         # blocks of images, as for the gradients (the forward pass's bits in any block)
         tasks = _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc,
-                             image_blocks(n, macs), bias, eltwise, extra)
+                             image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS),
+                             bias, eltwise, extra)
         if tasks is None:
             return False
         run_tasks(tasks, threads)

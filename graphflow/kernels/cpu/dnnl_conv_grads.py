@@ -32,7 +32,14 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import conv_dy_pass, dnnl, dnnl_conv, dnnl_team, jit_pool
+from graphflow.kernels.cpu import (
+    busy_core_share,
+    conv_dy_pass,
+    dnnl,
+    dnnl_conv,
+    dnnl_team,
+    jit_pool,
+)
 from graphflow.kernels.cpu.dnnl_conv import (
     _block_plans,
     _block_tasks,
@@ -96,8 +103,10 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     threads = threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
 
     def input_tasks(team=False):
+        shared = busy_core_share.wanted(threads, len(filter_tasks)) is not None
+        nb = image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS if shared else None)
         return _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
-                            c, oc, image_blocks(n, macs), team=team)
+                            c, oc, nb, team=team)
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers, a
     # one-off script: 2-5% faster than interleaving the two kinds)
     if team_tasks is not None and dnnl_team.wanted(threads, 2):
