@@ -184,3 +184,50 @@ def test_a_training_session_shared_with_the_busy_cpu_gives_the_same_values(monke
     assert len(blocks) >= 3 * 4, "the forward and gradient convolutions were shared"
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("slow", [None, "helper", "caller"])
+def test_batch_norm_passes_shared_give_the_one_thread_bits(monkeypatch, slow):
+    """FusedBatchNorm (training and inference) and FusedBatchNormGrad (with and without the ReLU
+    mask) with their rows passes' blocks shared: the one-thread bits."""
+    from graphflow.kernels.cpu import jit_batch_norm
+    if jit_batch_norm.loops() is None:
+        pytest.skip("needs numba")
+    rng = np.random.default_rng(4)
+    shape = (16, 16, 16, 24)  # 96K elements: 6 blocks of rows
+    x = rng.standard_normal(shape).astype(np.float32)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    scale, offset = (rng.standard_normal(24).astype(np.float32) for _ in range(2))
+    mean, var = rng.standard_normal(24).astype(np.float32), rng.random(24).astype(np.float32) + .5
+    relu = tuple(rng.standard_normal(24).astype(np.float32) for _ in range(3))
+    monkeypatch.setattr(jit_batch_norm, "PARALLEL_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(jit_batch_norm, "BLOCK_ELEMENTS", 1 << 14)
+
+    def everything():
+        out = [*jit_batch_norm.fused_batch_norm(x, scale, offset, mean, var, 1e-3, False, True, 2),
+               *jit_batch_norm.fused_batch_norm(x, scale, offset, mean, var, 1e-3, False, False, 2)]
+        for training in (True, False):
+            for mask in (None, relu):
+                out += jit_batch_norm.fused_batch_norm_grad(dy, x, scale, mean, var, 1e-3, False,
+                                                            training, 2, relu_mask=mask)
+        return out
+    _sharing(monkeypatch, False)
+    want = everything()
+    _sharing(monkeypatch, True)
+    if slow is not None:
+        def slowed(run_block):
+            def run(lo, hi, into=None):
+                if (slow == "helper") == (into is not None):
+                    time.sleep(0.002)
+                return run_block(lo, hi, into)
+            return run
+        shared = jit_batch_norm._Layout._shared_blocks
+        monkeypatch.setattr(jit_batch_norm._Layout, "_shared_blocks", lambda *a: [
+            (slowed(w), lo, hi, o) for w, lo, hi, o in shared(*a)])
+    calls = []
+    run = busy_core_share.run
+    monkeypatch.setattr(busy_core_share, "run", lambda b, cpu: (calls.append(len(b)), run(b, cpu)))
+    got = everything()
+    assert len(calls) >= 8 and min(calls) >= 2
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
