@@ -43,8 +43,6 @@ ENABLED = os.environ.get(ENV_SWITCH, "1").strip() != "0"
 # not depend on the blocks; the filter gradient keeps `dnnl_conv.image_blocks`'s, its partials'
 # sums do): the caller recomputes at most the one block the helper holds at the end.
 INPUT_BLOCKS = 16
-# Tasks a range loop's blocks are grouped into (`jit_batch_norm`'s passes).
-RANGE_TASKS = 16
 
 # a block's states: not taken; being computed by the thread that took it; its result being copied in
 # by the helper; computed again by the calling thread (the helper's result will be dropped); done

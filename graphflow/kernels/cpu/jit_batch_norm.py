@@ -47,7 +47,7 @@ for a layout's five), which inputs below `MIN_ELEMENTS` never pay: those keep th
 
 import numpy as np
 
-from graphflow.kernels.cpu import busy_core_share, intra_op, jit_updates, omp_team
+from graphflow.kernels.cpu import intra_op, jit_updates, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 MIN_ELEMENTS = 1 << 10
@@ -353,11 +353,6 @@ def applies(x, *others):
             and loops() is not None)
 
 
-# What a loop does with each argument, for sharing a rows pass's blocks (`_Layout.run`): reads a
-# flat array of the input's size, writes one, writes the [blocks, C] partials.
-IN, OUT, ROWS = "in", "out", "rows"
-
-
 class _Layout:
     """How one input is cut: channels, blocks, which loops (rows or planes) and the arguments they
     take after their own."""
@@ -388,41 +383,10 @@ class _Layout:
     def partials(self):
         return np.empty((self.blocks, self.c), np.float64)
 
-    def run(self, name, args, threads, streams=1, roles=None):
-        """The pass `name` (over `streams` input arrays of the input's size) on up to `threads`.
-        `roles` (one per arg: IN, OUT, ROWS or None) lets a rows pass share its blocks with the
-        busy CPU (`busy_core_share.py`): IN and OUT are flat arrays of the input's size read and
-        written, ROWS the [blocks, C] partials written."""
+    def run(self, name, args, threads, streams=1):
+        """The pass `name` (over `streams` input arrays of the input's size) on up to `threads`."""
         loop = loops()[name + self.suffix]
-        cpu = None
-        if roles is not None and not self.planes and self.size * streams >= PARALLEL_MIN_ELEMENTS:
-            cpu = busy_core_share.wanted(threads, self.blocks)
-        if cpu is not None:
-            busy_core_share.run(self._shared_blocks(loop, args, roles), cpu)
-            return
         _over_blocks(loop, tuple(args) + self.tail, self.blocks, self.size * streams, threads)
-
-    def _shared_blocks(self, loop, args, roles):
-        """`busy_core_share` blocks of the rows pass `loop`: each runs the loop on its range of
-        blocks with the flat arrays sliced at the range's first element and the partials at its
-        first row (the loops index from their arrays' starts, and the range starts at a block's
-        start: the same lanes, so the same bits)."""
-        per_task = -(-self.blocks // busy_core_share.RANGE_TASKS)
-        size, block, tail = self.size, self.block, self.tail
-
-        def outputs(lo, hi):
-            e0, e1 = lo * block, min(size, hi * block)
-            return [a[e0:e1] if role is OUT else a[lo:hi]
-                    for a, role in zip(args, roles) if role is OUT or role is ROWS]
-
-        def work_on(lo, hi, into=None):
-            e0, e1 = lo * block, min(size, hi * block)
-            written = iter(outputs(lo, hi) if into is None else into)
-            operands = [a[e0:e1] if role is IN else next(written) if role is not None else a
-                        for a, role in zip(args, roles)]
-            loop(*operands, *tail, 0, hi - lo)
-        return [(work_on, lo, min(self.blocks, lo + per_task), outputs)
-                for lo in range(0, self.blocks, per_task)]
 
 
 def _over_blocks(loop, args, blocks, streamed, threads):
@@ -454,7 +418,7 @@ def _statistics(lay, xf, dt, threads):
     deviation from the whole's). Planes: the sum, then the squared deviations from the mean."""
     if not lay.planes:
         sums, m2s = lay.partials(), lay.partials()
-        lay.run("block_moments", (xf, sums, m2s), threads, roles=(IN, ROWS, ROWS))
+        lay.run("block_moments", (xf, sums, m2s), threads)
         counts = (np.minimum(lay.size, (np.arange(lay.blocks) + 1) * lay.block)
                   - np.arange(lay.blocks) * lay.block) // lay.c
         mean = _total(sums) / lay.n
@@ -496,8 +460,7 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
     gain = inv * scale.astype(dt, copy=False)
     y = np.empty(x.shape, dt)
     lay.run("affine", (xf, y.reshape(-1), lay.vector(mean), lay.vector(gain),
-                       lay.vector(offset.astype(dt, copy=False))), threads,
-            roles=(IN, OUT, None, None, None))
+                       lay.vector(offset.astype(dt, copy=False))), threads)
     return y, mean.astype(dt), batch_variance.astype(dt), mean.astype(dt), variance.astype(dt)
 
 
@@ -523,13 +486,10 @@ def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, nch
         mask = (True, *(lay.vector(np.ascontiguousarray(v, dt)) for v in relu_mask))
     mask += (np.zeros(1, dt),)
     lay.run("grad_sums", (dyf, xf, vm, vi, vg, dx.reshape(-1), not training, *mask, part_o,
-                          part_s), threads, streams=2,
-            roles=(IN, IN, None, None, None, None if training else OUT, None,
-                   *(None,) * len(mask), ROWS, ROWS))
+                          part_s), threads, streams=2)
     d_offset, d_scale = _total(part_o).astype(dt), _total(part_s).astype(dt)
     if training:
         n = lay.n
         lay.run("grad_dx", (dyf, xf, vm, vi, lay.vector(d_offset / n), lay.vector(d_scale / n),
-                            vg, dx.reshape(-1), *mask), threads, streams=2,
-                roles=(IN, IN, None, None, None, None, None, OUT, *(None,) * len(mask)))
+                            vg, dx.reshape(-1), *mask), threads, streams=2)
     return dx, d_scale, d_offset
