@@ -169,8 +169,9 @@ class PerCpuMachine:
 
 def test_the_busy_cpu_is_the_one_other_processes_use(monkeypatch):
     """Both CPUs fully busy, one with this process's thread, the other with another process: the
-    other one is the busy CPU (this process's time on each CPU subtracted); while the busy CPU is
-    shared (`busy_core_share`), the other process keeps it busy at half of BUSY_CORE."""
+    other one is the busy CPU (this process's time on each CPU subtracted, its threads read only
+    while a core is taken); while the busy CPU is shared (`busy_core_share`), the other process
+    keeps it busy at half of BUSY_CORE."""
     monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -181,6 +182,9 @@ def test_the_busy_cpu_is_the_one_other_processes_use(monkeypatch):
                                   clock=lambda: fake.now, thread_ticks=fake.thread_ticks)
     sensor.count()
     fake.advance(0.3, others_on={b: 1.0}, own_on={1: (a, 1.0)})
+    assert sensor.count() == len(cpus) - 1
+    assert sensor.busy_cpu is None, "the threads are read from the first busy interval on"
+    fake.advance(0.3, others_on={b: 1.0}, own_on={1: (a, 1.0)})
     assert sensor.count() == len(cpus) - 1 and sensor.busy_cpu == b
     sensor.shared = True  # a helper on b took half of it
     fake.advance(0.3, others_on={b: 0.5}, own_on={1: (a, 1.0), 2: (b, 0.5)})
@@ -188,5 +192,9 @@ def test_the_busy_cpu_is_the_one_other_processes_use(monkeypatch):
     fake.advance(0.3, others_on={b: 0.5}, own_on={1: (a, 1.0), 2: (b, 0.5)})
     assert sensor.count() == len(cpus) and sensor.busy_cpu is None, \
         "not shared in that interval: half a core is not busy"
+    reads = []
+    sensor._thread_ticks = lambda: reads.append(1) or fake.thread_ticks()
+    fake.advance(0.3, others_on={}, own_on={1: (a, 1.0)})
+    assert sensor.count() == len(cpus) and not reads, "no thread read on a quiet machine"
     fake.advance(0.3, others_on={}, own_on={1: (b, 1.0)})
     assert sensor.count() == len(cpus) and sensor.busy_cpu is None

@@ -83,7 +83,7 @@ class FreeCores:
         self.busy_cpu = None  # the CPU other processes use most, where they take a core
         self.shared = False  # set by busy_core_share when it ran work on busy_cpu (since a refresh)
         self._last = None
-        self._last_threads = {}
+        self._last_threads, self._threads_read_at = {}, None
         self._next = 0.0
         self.enabled = os.environ.get(ENV_SWITCH, "1").strip() != "0" and bool(self._cpus)
         self._ticks_per_second = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -105,16 +105,18 @@ class FreeCores:
                     / self._ticks_per_second
         return busy
 
-    def _own_per_cpu(self):
-        """{CPU number: seconds this process's threads ran on it since the last call}, each
-        thread's time counted on the CPU it ran on last."""
+    def _own_per_cpu(self, now, since):
+        """{CPU number: seconds this process's threads ran on it since the refresh at `since`},
+        each thread's time counted on the CPU it ran on last; None when the threads were not read
+        at that refresh (they are read only while other processes take a core: ~30 us a thread)."""
         seen, per_cpu = {}, {}
         for tid, ticks, cpu in self._thread_ticks():
             seen[tid] = ticks
             used = ticks - self._last_threads.get(tid, 0)
             per_cpu[cpu] = per_cpu.get(cpu, 0.0) + used / self._ticks_per_second
-        self._last_threads = seen
-        return per_cpu
+        complete = self._threads_read_at == since
+        self._last_threads, self._threads_read_at = seen, now
+        return per_cpu if complete else None
 
     def count(self):
         """The number of CPUs free for this process now (at least 1)."""
@@ -132,7 +134,7 @@ class FreeCores:
 
     def _refresh(self, now):
         self._next = now + REFRESH_SECONDS
-        sample = (now, self._busy_seconds(), self._own_seconds(), self._own_per_cpu())
+        sample = (now, self._busy_seconds(), self._own_seconds())
         last, self._last = self._last, sample
         if last is None:
             return
@@ -146,10 +148,14 @@ class FreeCores:
         threshold = BUSY_CORE / 2 if shared else BUSY_CORE
         taken = int(max(0.0, others) + (1.0 - threshold))
         self.free = max(1, len(self._cpus) - taken)
-        others_on = {cpu: (seconds - sample[3].get(cpu, 0.0)) / wall
-                     for cpu, seconds in busy.items()}
-        cpu = max(others_on, key=others_on.get, default=None)
-        self.busy_cpu = cpu if taken and others_on[cpu] >= threshold else None
+        own_on = self._own_per_cpu(now, last[0]) if taken else None
+        self.busy_cpu = None
+        if own_on is not None:
+            others_on = {cpu: (seconds - own_on.get(cpu, 0.0)) / wall
+                         for cpu, seconds in busy.items()}
+            cpu = max(others_on, key=others_on.get, default=None)
+            if cpu is not None and others_on[cpu] >= threshold:
+                self.busy_cpu = cpu
 
 
 SENSOR = FreeCores()
