@@ -198,3 +198,21 @@ def test_the_busy_cpu_is_the_one_other_processes_use(monkeypatch):
     assert sensor.count() == len(cpus) and not reads, "no thread read on a quiet machine"
     fake.advance(0.3, others_on={}, own_on={1: (b, 1.0)})
     assert sensor.count() == len(cpus) and sensor.busy_cpu is None
+
+
+def test_no_busy_cpu_to_share_when_other_processes_take_every_cpu(monkeypatch):
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) != 2:
+        pytest.skip("needs exactly two CPUs in the affinity mask")
+    a, b = cpus
+    fake = PerCpuMachine(cpus)
+    sensor = free_cores.FreeCores(read_stat=fake.stat, own_seconds=fake.own,
+                                  clock=lambda: fake.now, thread_ticks=fake.thread_ticks)
+    sensor.count()
+    for _ in range(3):  # two CPU-burning processes and this one's thread: 2/3 of a CPU each
+        fake.advance(0.3, others_on={a: 0.67, b: 0.67}, own_on={1: (a, 0.33), 2: (b, 0.33)})
+        assert sensor.count() == 1 and sensor.busy_cpu is None
+    for _ in range(3):
+        fake.advance(0.3, others_on={a: 0.8, b: 1.0}, own_on={1: (a, 0.2)})
+        assert sensor.count() == 1 and sensor.busy_cpu is None

@@ -25,7 +25,7 @@ minus the time this process's threads ran on it (/proc/self/task/*/stat: a threa
 counted on the CPU it ran on last). `busy_core_share.py` shares convolutions with a thread on that
 CPU; while it does, the other process gets only part of that CPU, so the CPU stays counted as busy
 down to half of `BUSY_CORE` (`shared` set by that module), and the count does not flap between
-one free core and two.
+one free core and two. With every CPU taken by other processes there is no busy CPU to share.
 
 Where /proc/stat cannot be read (not Linux), or with GRAPHFLOW_ADAPT_THREADS=0, every CPU counts
 as free: the session's thread count is used as given.
@@ -148,13 +148,18 @@ class FreeCores:
         threshold = BUSY_CORE / 2 if shared else BUSY_CORE
         taken = int(max(0.0, others) + (1.0 - threshold))
         self.free = max(1, len(self._cpus) - taken)
-        own_on = self._own_per_cpu(now, last[0]) if taken else None
+        own_on = self._own_per_cpu(now, last[0]) if 0 < taken < len(busy) else None
         self.busy_cpu = None
         if own_on is not None:
             others_on = {cpu: (seconds - own_on.get(cpu, 0.0)) / wall
                          for cpu, seconds in busy.items()}
-            cpu = max(others_on, key=others_on.get, default=None)
-            if cpu is not None and others_on[cpu] >= threshold:
+            cpu = max(others_on, key=others_on.get)
+            # a busy CPU to share only while another CPU is left mostly free: with every CPU
+            # taken, the caller pinned beside another process lost more than the helper gained
+            # (two CPU hogs on 2 CPUs, the tf.layers ResNet step: 33.8 ms on one thread, 46.6
+            # shared)
+            free_left = min(v for c, v in others_on.items() if c != cpu) < 1.0 - BUSY_CORE
+            if others_on[cpu] >= threshold and free_left:
                 self.busy_cpu = cpu
 
 
