@@ -216,3 +216,54 @@ def test_no_busy_cpu_to_share_when_other_processes_take_every_cpu(monkeypatch):
     for _ in range(3):
         fake.advance(0.3, others_on={a: 0.8, b: 1.0}, own_on={1: (a, 0.2)})
         assert sensor.count() == 1 and sensor.busy_cpu is None
+
+
+def test_running_peers_are_the_other_processes_fresh_heartbeat_files(tmp_path):
+    now = [1000.0]
+    peers = free_cores.RunningPeers(str(tmp_path), clock=lambda: now[0])
+    assert not peers.others_active()
+    peers.beat()
+    own = tmp_path / f"{free_cores.PEER_PREFIX}{os.getpid()}"
+    assert own.exists()
+    os.utime(own, (now[0], now[0]))
+    assert not peers.others_active(), "this process's own file does not count"
+    other = tmp_path / f"{free_cores.PEER_PREFIX}999999"
+    other.touch()
+    os.utime(other, (now[0] - 0.5, now[0] - 0.5))
+    assert peers.others_active()
+    os.utime(other, (now[0] - 5, now[0] - 5))
+    assert not peers.others_active(), "a heartbeat older than PEER_SECONDS: not running"
+    os.utime(other, (now[0] - 2 * free_cores.STALE_SECONDS,) * 2)
+    assert not peers.others_active() and not other.exists(), "a stale file is removed"
+    peers._remove()
+    assert not own.exists()
+
+
+def test_no_busy_cpu_to_share_while_another_graphflow_process_runs(monkeypatch):
+    monkeypatch.setenv(free_cores.ENV_SWITCH, "1")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs in the affinity mask")
+    a, b = cpus[:2]
+
+    class Peers:
+        active = True
+        beats = 0
+
+        def beat(self):
+            self.beats += 1
+
+        def others_active(self):
+            return self.active
+    fake, peers = PerCpuMachine(cpus), Peers()
+    sensor = free_cores.FreeCores(read_stat=fake.stat, own_seconds=fake.own,
+                                  clock=lambda: fake.now, thread_ticks=fake.thread_ticks,
+                                  peers=peers)
+    sensor.count()
+    for _ in range(2):
+        fake.advance(0.3, others_on={b: 1.0}, own_on={1: (a, 1.0)})
+        assert sensor.count() == len(cpus) - 1 and sensor.busy_cpu is None
+    peers.active = False
+    fake.advance(0.3, others_on={b: 1.0}, own_on={1: (a, 1.0)})
+    assert sensor.count() == len(cpus) - 1 and sensor.busy_cpu == b
+    assert peers.beats == 4, "a heartbeat at every refresh"

@@ -25,13 +25,18 @@ minus the time this process's threads ran on it (/proc/self/task/*/stat: a threa
 counted on the CPU it ran on last). `busy_core_share.py` shares convolutions with a thread on that
 CPU; while it does, the other process gets only part of that CPU, so the CPU stays counted as busy
 down to half of `BUSY_CORE` (`shared` set by that module), and the count does not flap between
-one free core and two. With every CPU taken by other processes there is no busy CPU to share.
+one free core and two. With every CPU taken by other processes there is no busy CPU to share, nor
+while another graphflow process runs kernels on the machine (`RunningPeers`: a heartbeat file per
+process in /dev/shm, touched at each refresh), which would share this one's CPU back.
 
 Where /proc/stat cannot be read (not Linux), or with GRAPHFLOW_ADAPT_THREADS=0, every CPU counts
 as free: the session's thread count is used as given.
 """
 
+import atexit
+import contextlib
 import os
+import tempfile
 import threading
 import time
 
@@ -61,15 +66,70 @@ def _thread_cpu_ticks():
     return threads
 
 
+PEER_PREFIX = "graphflow-running-"
+# A graphflow process whose heartbeat file is younger than this is running kernels.
+PEER_SECONDS = 1.0
+STALE_SECONDS = 24 * 3600.0
+
+
+class RunningPeers:
+    """Heartbeat files of the graphflow processes on this machine that run kernels: each sensor
+    refresh touches this process's file (`directory`/graphflow-running-<pid>, removed at exit),
+    and `others_active` says whether another process's file is younger than PEER_SECONDS."""
+
+    def __init__(self, directory=None, clock=time.time):
+        if directory is None:
+            directory = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+        self._dir, self._clock = directory, clock
+        self._path = None
+
+    def beat(self):
+        path = os.path.join(self._dir, f"{PEER_PREFIX}{os.getpid()}")
+        try:
+            if path == self._path:
+                os.utime(path)
+                return
+            with open(path, "a"):
+                pass
+        except OSError:  # no writable directory: peers cannot see this process
+            return
+        if self._path is None:
+            atexit.register(self._remove)
+        self._path = path
+
+    def _remove(self):
+        with contextlib.suppress(OSError):
+            if self._path is not None:
+                os.remove(self._path)
+
+    def others_active(self):
+        now, own = self._clock(), self._path
+        try:
+            with os.scandir(self._dir) as entries:
+                for entry in entries:
+                    if entry.name.startswith(PEER_PREFIX) and entry.path != own:
+                        with contextlib.suppress(OSError):
+                            age = now - entry.stat().st_mtime
+                            if age < PEER_SECONDS:
+                                return True
+                            if age > STALE_SECONDS:  # left by a process that did not exit cleanly
+                                os.remove(entry.path)
+        except OSError:
+            pass
+        return False
+
+
 class FreeCores:
     """The free-core count, refreshed at most every REFRESH_SECONDS (see the module docstring).
-    `read_stat` returns the text of /proc/stat (tests give their own)."""
+    `read_stat` returns the text of /proc/stat (tests give their own); `peers`, a RunningPeers
+    (None: not looked at), the other graphflow processes running kernels."""
 
     def __init__(self, read_stat=None, own_seconds=_own_cpu_seconds, clock=time.monotonic,
-                 thread_ticks=_thread_cpu_ticks):
+                 thread_ticks=_thread_cpu_ticks, peers=None):
         self._read_stat = read_stat or self._proc_stat
         self._own_seconds, self._clock = own_seconds, clock
         self._thread_ticks = thread_ticks
+        self._peers = peers
         self._lock = threading.Lock()
         self.reset()
 
@@ -134,6 +194,8 @@ class FreeCores:
 
     def _refresh(self, now):
         self._next = now + REFRESH_SECONDS
+        if self._peers is not None:
+            self._peers.beat()
         sample = (now, self._busy_seconds(), self._own_seconds())
         last, self._last = self._last, sample
         if last is None:
@@ -159,11 +221,15 @@ class FreeCores:
             # (two CPU hogs on 2 CPUs, the tf.layers ResNet step: 33.8 ms on one thread, 46.6
             # shared)
             free_left = min(v for c, v in others_on.items() if c != cpu) < 1.0 - BUSY_CORE
-            if others_on[cpu] >= threshold and free_left:
+            # nor when the other process may be graphflow too: it would share this process's CPU
+            # back, and each would pin its caller beside the other's helper (two CIFAR-shaped
+            # steps side by side on 2 CPUs: 34.5 and 38.4 ms alone, 43.4 and 39.7 shared)
+            if (others_on[cpu] >= threshold and free_left
+                    and not (self._peers is not None and self._peers.others_active())):
                 self.busy_cpu = cpu
 
 
-SENSOR = FreeCores()
+SENSOR = FreeCores(peers=RunningPeers())
 
 
 def usable_threads(threads):
