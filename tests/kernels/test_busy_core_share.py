@@ -68,6 +68,23 @@ def test_the_helper_publishes_blocks_while_the_caller_is_slow():
     assert len({lo for _, lo, _ in log}) == 8  # every block computed at least once
 
 
+def test_a_block_the_helper_fails_to_publish_is_computed_by_the_caller():
+    x = np.arange(32, dtype=np.float32).reshape(16, 2)
+    out = np.zeros_like(x)
+    log = []
+    blocks = []
+    for work_on, lo, hi, _ in _blocks(x, out, slow_caller=0.01, log=log):
+        def read_only(lo, hi):
+            view = out[lo:hi]
+            view.flags.writeable = False  # the helper's copy into it fails
+            return [view]
+        blocks.append((work_on, lo, hi, read_only))
+    busy_core_share.run(blocks, _cpu())
+    np.testing.assert_array_equal(out, x * 2 + 1)
+    assert any(by_helper for _, _, by_helper in log), "the helper computed blocks"
+    assert busy_core_share._HELPER.published == 0
+
+
 def test_the_callers_affinity_is_restored_after_an_error():
     before = os.sched_getaffinity(0)
 

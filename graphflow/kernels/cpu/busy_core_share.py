@@ -121,11 +121,14 @@ class _Helper:
                     self.failed = True
                     continue
                 pinned = cpu
-            if lib is None:
-                self._work(job)
-            else:
-                with lib.openmp_threads(1):
+            try:
+                if lib is None:
                     self._work(job)
+                else:
+                    with lib.openmp_threads(1):
+                        self._work(job)
+            except Exception:  # noqa: BLE001 - the caller computes what the helper did not publish
+                continue
 
     def _work(self, job):
         while (i := job.claim()) is not None:
@@ -140,10 +143,14 @@ class _Helper:
                 if job.state[i] != _RUNNING:  # the caller computed it meanwhile
                     continue
                 job.state[i] = _PUBLISHING
-            for view, own in zip(views, into):
-                np.copyto(view, own)
-            with job.lock:
-                job.state[i] = _DONE
+            published = False
+            try:
+                for view, own in zip(views, into):
+                    np.copyto(view, own)
+                published = True
+            finally:
+                with job.lock:  # not published: the caller computes it again
+                    job.state[i] = _DONE if published else _RUNNING
             self.published += 1
 
     def _buffer(self, k, shape, dtype):
@@ -174,12 +181,19 @@ def run(blocks, cpu):
             work_on(lo, hi)
             with job.lock:
                 job.state[i] = _DONE
-        for i, (work_on, lo, hi, _) in enumerate(blocks):  # the helper's unpublished blocks
+        while True:  # the helper's unpublished blocks, computed again here
             with job.lock:
-                if job.state[i] != _RUNNING:
-                    continue
-                job.state[i] = _REDONE
-            work_on(lo, hi)
+                left = [i for i, s in enumerate(job.state) if s == _RUNNING]
+                for i in left:
+                    job.state[i] = _REDONE
+                publishing = _PUBLISHING in job.state
+            for i in left:
+                work_on, lo, hi, _ = blocks[i]
+                work_on(lo, hi)
+            if not (left or publishing):
+                break
+            if publishing:  # a copy under way: it ends as done, or as the caller's to compute
+                time.sleep(0)
     finally:
         with job.lock:  # (after an error too) no block is left to the helper
             job.next = len(blocks)
