@@ -104,6 +104,8 @@ def test_wanted_only_with_one_free_core_and_a_busy_cpu(monkeypatch):
     assert busy_core_share.wanted(2, 8) == 1
     assert busy_core_share.wanted(1, 8) is None  # the session asked for one thread
     assert busy_core_share.wanted(2, 1) is None  # nothing to share
+    assert busy_core_share.wanted(2, 8, busy_core_share.MIN_MACS) == 1
+    assert busy_core_share.wanted(2, 8, busy_core_share.MIN_MACS - 1) is None  # too small
     monkeypatch.setattr(sensor, "busy_cpu", None)
     assert busy_core_share.wanted(2, 8) is None
     monkeypatch.setattr(sensor, "busy_cpu", 1)
@@ -190,6 +192,7 @@ def test_a_training_session_shared_with_the_busy_cpu_gives_the_same_values(monke
                 sess.run(step)
             return sess.run([loss, w1, b1, w2])
     monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
+    monkeypatch.setattr(busy_core_share, "MIN_MACS", 1)
     monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)  # blocks of images
     _sharing(monkeypatch, False)
     want = train()

@@ -43,18 +43,23 @@ ENABLED = os.environ.get(ENV_SWITCH, "1").strip() != "0"
 # not depend on the blocks; the filter gradient keeps `dnnl_conv.image_blocks`'s, its partials'
 # sums do): the caller recomputes at most the one block the helper holds at the end.
 INPUT_BLOCKS = 16
+# Convolutions of fewer multiply-adds stay on the caller: waking the helper on the busy CPU takes
+# a median 60-90 us, and the caller may compute the helper's block again (bench_vs_tf1's small
+# CNN, 20M multiply-adds a convolution in 2 blocks, beside a CPU hog, ms, shared / not: 1.24 / 1.16).
+MIN_MACS = 1 << 25
 
 # a block's states: not taken; being computed by the thread that took it; its result being copied in
 # by the helper; computed again by the calling thread (the helper's result will be dropped); done
 _FREE, _RUNNING, _PUBLISHING, _REDONE, _DONE = range(5)
 
 
-def wanted(threads, blocks=2):
-    """The busy CPU to share `blocks` blocks with, for a kernel of a session allowed `threads`
-    threads; None: run them on this thread (or as before)."""
+def wanted(threads, blocks=2, macs=None):
+    """The busy CPU to share `blocks` blocks (of `macs` multiply-adds in all, if given) with, for a
+    kernel of a session allowed `threads` threads; None: run them on this thread (or as before)."""
     sensor = free_cores.SENSOR
-    if (not ENABLED or threads <= 1 or blocks < 2 or not sensor.enabled
-            or intra_op.in_worker() or free_cores.usable_threads(threads) != 1):
+    if (not ENABLED or threads <= 1 or blocks < 2 or (macs is not None and macs < MIN_MACS)
+            or not sensor.enabled or intra_op.in_worker()
+            or free_cores.usable_threads(threads) != 1):
         return None
     cpu = sensor.busy_cpu
     if cpu is None or _HELPER.failed:

@@ -304,13 +304,15 @@ def run_blocks(n, nb, work_on, threads):
     run_tasks([(work_on, lo, min(n, lo + nb)) for lo in range(0, n, nb)], threads)
 
 
-def run_tasks(tasks, threads):
+def run_tasks(tasks, threads, macs=None):
     """Call `work_on(lo, hi)` for each (work_on, lo, hi[, outputs]) of `tasks`, in that order on
     one thread or taken in that order from one iterator by this thread and the intra-op pool's,
     each oneDNN call on one OpenMP thread. Where the machine leaves one free core and every task
-    names its outputs, shared with a thread on the busy CPU (`busy_core_share.py`)."""
+    names its outputs, shared with a thread on the busy CPU (`busy_core_share.py`; `macs`: the
+    multiply-adds of all the tasks, if known)."""
     lib = dnnl.library()
-    cpu = busy_core_share.wanted(threads, len(tasks)) if all(len(t) == 4 for t in tasks) else None
+    cpu = (busy_core_share.wanted(threads, len(tasks), macs)
+           if all(len(t) == 4 for t in tasks) else None)
     if cpu is not None and blas.owns_blas_threads():
         with lib.openmp_threads(1):
             busy_core_share.run(tasks, cpu)
@@ -370,14 +372,14 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     n = src.shape[0]
     macs = n * geo.oh * geo.ow * f.size
     extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
-    if macs >= PARALLEL_MIN_MACS and busy_core_share.wanted(threads, n) is not None:
+    if macs >= PARALLEL_MIN_MACS and busy_core_share.wanted(threads, n, macs) is not None:
         # blocks of images, as for the gradients (the forward pass's bits in any block)
         tasks = _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc,
                              image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS),
                              bias, eltwise, extra)
         if tasks is None:
             return False
-        run_tasks(tasks, threads)
+        run_tasks(tasks, threads, macs)
         return True
     threads = free_cores.usable_threads(threads) if macs >= PARALLEL_MIN_MACS else 1
     mode = _team_mode(n, macs, threads)

@@ -78,7 +78,7 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=
     macs = conv_macs(x.shape[0], geo, *f_shape[2:])
     threads = threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1  # read at call time
     if not _on_team(team_tasks, threads):
-        run_tasks(tasks, threads)
+        run_tasks(tasks, threads, macs)
     return finish()
 
 
@@ -103,7 +103,7 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     threads = threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
 
     def input_tasks(team=False):
-        shared = busy_core_share.wanted(threads, len(filter_tasks)) is not None
+        shared = busy_core_share.wanted(threads, len(filter_tasks), 2 * macs) is not None
         nb = image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS if shared else None)
         return _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
                             c, oc, nb, team=team)
@@ -118,7 +118,7 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     tasks = input_tasks()
     if tasks is None:
         return None
-    run_tasks(filter_tasks + tasks, threads)
+    run_tasks(filter_tasks + tasks, threads, 2 * macs)
     return (dx, *finish()) if bias else (dx, finish())
 
 
