@@ -20,6 +20,10 @@ def _cpu():
     return max(os.sched_getaffinity(0))
 
 
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 if hasattr(
+    os, "sched_getaffinity") else True, reason="needs two CPUs in the affinity mask")
+
+
 def _blocks(x, out, slow_helper=0.0, slow_caller=0.0, log=None):
     """Blocks of 2 rows: out = x * 2 + 1, the helper's (into given) or the caller's slowed."""
     def work_on(lo, hi, into=None):
@@ -57,6 +61,7 @@ def test_a_slow_helper_leaves_its_blocks_to_the_caller_and_never_writes_late():
     assert busy_core_share._HELPER.published == 0
 
 
+@needs_two_cpus
 def test_the_helper_publishes_blocks_while_the_caller_is_slow():
     x = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
     out = np.zeros_like(x)
@@ -68,6 +73,7 @@ def test_the_helper_publishes_blocks_while_the_caller_is_slow():
     assert len({lo for _, lo, _ in log}) == 8  # every block computed at least once
 
 
+@needs_two_cpus
 def test_a_block_the_helper_fails_to_publish_is_computed_by_the_caller():
     x = np.arange(32, dtype=np.float32).reshape(16, 2)
     out = np.zeros_like(x)
@@ -83,6 +89,23 @@ def test_a_block_the_helper_fails_to_publish_is_computed_by_the_caller():
     np.testing.assert_array_equal(out, x * 2 + 1)
     assert any(by_helper for _, _, by_helper in log), "the helper computed blocks"
     assert busy_core_share._HELPER.published == 0
+
+
+@needs_two_cpus
+def test_a_caller_pinned_by_the_user_away_from_the_busy_cpu_shares_nothing():
+    before = os.sched_getaffinity(0)
+    mine, busy = sorted(before)[:2]
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    out = np.zeros_like(x)
+    log = []
+    os.sched_setaffinity(0, {mine})
+    try:
+        busy_core_share.run(_blocks(x, out, log=log), busy)
+        assert os.sched_getaffinity(0) == {mine}
+    finally:
+        os.sched_setaffinity(0, before)
+    np.testing.assert_array_equal(out, x * 2 + 1)
+    assert not any(by_helper for _, _, by_helper in log)
 
 
 def test_the_callers_affinity_is_restored_after_an_error():
@@ -127,6 +150,7 @@ def _sharing(monkeypatch, on):
 
 
 @needs_dnnl
+@needs_two_cpus
 @pytest.mark.parametrize("slow", [None, "helper", "caller"])
 def test_convolutions_shared_give_the_one_thread_bits(monkeypatch, slow):
     """Forward (bias + ReLU), input gradient, filter + bias gradient of a ReLU-masked dy, and the

@@ -172,14 +172,18 @@ _HELPER = _Helper()
 
 def run(blocks, cpu):
     """Compute `blocks` ((work_on, lo, hi, outputs) each, see the module docstring) on this thread
-    and the helper pinned to `cpu`; return when every block's outputs are written."""
+    and the helper pinned to `cpu`; return when every block's outputs are written. Where this
+    thread's affinity mask leaves it no CPU beside `cpu` (or excludes `cpu`: the user pinned it),
+    on this thread alone."""
+    own = os.sched_getaffinity(0)
+    if cpu not in own or len(own) < 2:  # this thread may not run beside that CPU: no sharing
+        for work_on, lo, hi, _ in blocks:
+            work_on(lo, hi)
+        return
     job = _Job(blocks)
     free_cores.SENSOR.shared = True
     _HELPER.post(job, cpu)
-    own = os.sched_getaffinity(0)
-    pinned = len(own) > 1 and cpu in own
-    if pinned:
-        os.sched_setaffinity(0, own - {cpu})
+    os.sched_setaffinity(0, own - {cpu})
     try:
         while (i := job.claim()) is not None:
             work_on, lo, hi, _ = blocks[i]
@@ -208,8 +212,7 @@ def run(blocks, cpu):
                 if _PUBLISHING not in job.state:
                     break
             time.sleep(0)
-        if pinned:
-            os.sched_setaffinity(0, own)
+        os.sched_setaffinity(0, own)
 
 
 def reset():
