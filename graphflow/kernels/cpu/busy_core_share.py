@@ -21,11 +21,17 @@ returns (views of the op's results, C-contiguous), `work_on(lo, hi, into)` the s
 the arrays `into` instead (the helper's, of those shapes). Which thread computed a block does not
 change its bits, so the results are the one-thread results.
 
+The sensor names a busy CPU only while another CPU is left mostly free and no other graphflow
+process runs kernels on the machine (it would share this one's CPU back); convolutions under
+`MIN_MACS` and callers the user pinned away from the busy CPU are not shared.
+GRAPHFLOW_SHARE_BUSY_CORE=0 turns sharing off.
+
 Measured (a one-off script, 2 CPUs, one busy with a CPU-burning process, the CIFAR-shaped CNN's
 three forward convolutions and two input gradients in a row with a numpy op between them, medians
 of 60 rounds, ms): one thread 19.2-19.3; shared in blocks of 4 images with the caller pinned
 14.8-15.4, unpinned 21.1; the caller waiting for the helper's block instead of computing it
-16.6-16.9.
+16.6-16.9. In bench_vs_tf1's steps (--setting busy) the CIFAR-shaped CNN went from TF1's speed
+to 0.82-0.87 of it, the tf.layers ResNet to 0.83-0.94 (docs/performance.md, eleventh round).
 """
 
 import os
