@@ -11,6 +11,9 @@ block's primitive first runs one compiled pass over the block's dy (`conv_dy_pas
 the bias sums, and the masked block written to a buffer of the thread that the primitive then reads.
 Those blocks run on the OpenMP team too (`dnnl_team.py`, the pass inside its loop). Without numba,
 the mask is numpy's and each block's sums one BLAS ones @ dy right after the primitive, on the pool.
+With one of 2 CPUs kept busy by another process, `run_tasks` shares the blocks with a thread on that
+CPU (`busy_core_share.py`): each block names its outputs (its partial and bias sums) and can write
+them elsewhere, for that thread to copy in only while the block is still its own.
 
 The pass on the team, measured in one process against the pool's mask and BLAS sums (interleaved
 rounds, medians of round minima, 2 cores, ms, pass / before): bench_vs_tf1's CIFAR-shaped CNN step
