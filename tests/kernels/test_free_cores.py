@@ -235,6 +235,9 @@ def test_running_peers_are_the_other_processes_fresh_heartbeat_files(tmp_path):
     assert not peers.others_active(), "a heartbeat older than PEER_SECONDS: not running"
     os.utime(other, (now[0] - 2 * free_cores.STALE_SECONDS,) * 2)
     assert not peers.others_active() and not other.exists(), "a stale file is removed"
+    own.unlink()  # removed by someone else: the next heartbeat makes it again
+    peers.beat()
+    assert own.exists()
     peers._remove()
     assert not own.exists()
 

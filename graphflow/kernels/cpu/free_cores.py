@@ -87,8 +87,11 @@ class RunningPeers:
         path = os.path.join(self._dir, f"{PEER_PREFIX}{os.getpid()}")
         try:
             if path == self._path:
-                os.utime(path)
-                return
+                try:
+                    os.utime(path)
+                    return
+                except FileNotFoundError:  # removed by someone else: made again below
+                    pass
             with open(path, "a"):
                 pass
         except OSError:  # no writable directory: peers cannot see this process
