@@ -214,22 +214,24 @@ class FreeCores:
         taken = int(max(0.0, others) + (1.0 - threshold))
         self.free = max(1, len(self._cpus) - taken)
         own_on = self._own_per_cpu(now, last[0]) if 0 < taken < len(busy) else None
-        self.busy_cpu = None
-        if own_on is not None:
-            others_on = {cpu: (seconds - own_on.get(cpu, 0.0)) / wall
-                         for cpu, seconds in busy.items()}
-            cpu = max(others_on, key=others_on.get)
-            # a busy CPU to share only while another CPU is left mostly free: with every CPU
-            # taken, the caller pinned beside another process lost more than the helper gained
-            # (two CPU hogs on 2 CPUs, the tf.layers ResNet step: 33.8 ms on one thread, 46.6
-            # shared)
-            free_left = min(v for c, v in others_on.items() if c != cpu) < 1.0 - BUSY_CORE
-            # nor when the other process may be graphflow too: it would share this process's CPU
-            # back, and each would pin its caller beside the other's helper (two CIFAR-shaped
-            # steps side by side on 2 CPUs: 34.5 and 38.4 ms alone, 43.4 and 39.7 shared)
-            if (others_on[cpu] >= threshold and free_left
-                    and not (self._peers is not None and self._peers.others_active())):
-                self.busy_cpu = cpu
+        self.busy_cpu = None if own_on is None else self._busy_cpu(busy, own_on, wall, threshold)
+
+    def _busy_cpu(self, busy, own_on, wall, threshold):
+        """The CPU other processes used most over the interval (`busy`: each CPU's busy seconds,
+        `own_on`: this process's), where they used at least `threshold` of it; else None."""
+        others_on = {cpu: (seconds - own_on.get(cpu, 0.0)) / wall for cpu, seconds in busy.items()}
+        cpu = max(others_on, key=others_on.get)
+        # only while another CPU is left mostly free: with every CPU taken, the caller pinned
+        # beside another process lost more than the helper gained (two CPU hogs on 2 CPUs, the
+        # tf.layers ResNet step: 33.8 ms on one thread, 46.6 shared)
+        free_left = min(v for c, v in others_on.items() if c != cpu) < 1.0 - BUSY_CORE
+        # nor when the other process may be graphflow too: it would share this process's CPU
+        # back, and each would pin its caller beside the other's helper (two CIFAR-shaped steps
+        # side by side on 2 CPUs: 34.5 and 38.4 ms alone, 43.4 and 39.7 shared)
+        if (others_on[cpu] < threshold or not free_left
+                or (self._peers is not None and self._peers.others_active())):
+            return None
+        return cpu
 
 
 SENSOR = FreeCores(peers=RunningPeers())
