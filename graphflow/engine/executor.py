@@ -217,18 +217,26 @@ class Plan:
     def _build_kernels(self, schedule):
         """{op: kernel} of every op that runs one, built once on its device, in schedule order."""
         kernel_of = {}
+        self.implementation_of = {}  # op -> the name of the implementation chosen for it
         for op in schedule.ops:
             if not registry.lookup(op.type).runs_kernel:
                 continue
-            try:
-                builder = self.placement.lookup(op)
-            except LookupError as exc:
-                raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
             node = KernelNode.describing(op, self._state, self.compile_function,
                                          tuple(schedule.used(t) for t in op.outputs),
                                          runs_last=op is self._runs_last)
-            kernel_of[op] = builder(node)
+            try:
+                impl = self.placement.implementation(op, node)
+            except LookupError as exc:
+                raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
+            self.implementation_of[op] = impl.name
+            kernel_of[op] = impl.build(node)
         return kernel_of
+
+    def kernel_choices(self):
+        """[(op name, op type, device, implementation)] of every step that runs a kernel, in
+        schedule order: which implementation the plan chose for each op (`kernels/registry.py`)."""
+        return [(op.name, op.type, self.placement.device_of[op] or "CPU", name)
+                for op, name in self.implementation_of.items()]
 
     def _emit(self, traced):
         backend = self.placement.backend

@@ -187,8 +187,8 @@ def _out_support(op, state, kernel_of):
             return False, False
         return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))
     try:
-        build = cpu_kernels.lookup(op.type)
-        kernel = build(KernelNode.describing(op, state))
+        node = KernelNode.describing(op, state)
+        kernel = cpu_kernels.choose(node).build(node)
     except Exception:
         return False, False
     return kernel_accepts_out(kernel), bool(getattr(kernel, "checks_out_shape", False))

@@ -35,6 +35,7 @@ from graphflow.framework.graph import canonical_device, describe_op
 from graphflow.kernels import VariableStore
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cuda import NoCudaDeviceError
+from graphflow.kernels.registry import Implementation
 from graphflow.ops import registry
 
 CPU = "/cpu:0"
@@ -208,7 +209,7 @@ class Placement:
     """The devices of one plan's ops, the location of each value and the copies between them.
 
     Built by `place`: plain data the plan's later stages read. The executor asks it for each
-    step's kernel builder (`lookup`), the copies each step's inputs need (`input_copies`), the copy
+    step's kernel implementation (`implementation`), the copies each step's inputs need (`input_copies`), the copy
     a fetched device value comes back through (`fetch_copy`), where a value lives (`on_host`) and a
     wrapper for the plan function (`wrap`). It writes no code: the emitter turns copies into calls.
 
@@ -305,18 +306,21 @@ class Placement:
         return self.backend is not None and any(is_gpu(d) for d in self.device_of.values())
 
     # ---- what the plan's steps read -----------------------------------------------------------
-    def lookup(self, op):
-        """The kernel builder of `op` on its device (a LookupError names the op type)."""
+    def implementation(self, op, node):
+        """The implementation (`kernels.registry.Implementation`) that runs `op`, described by the
+        KernelNode `node`, on its device: chosen among the CPU table's when the plan is built; on a
+        GPU the CUDA table's one kernel, built with the device active (a LookupError names the op
+        type)."""
         device = self.device_of[op]
         if not is_gpu(device):
-            return self.cpu_table.lookup(op.type)
+            return self.cpu_table.choose(node)
         build = self.backend.table.lookup(op.type)
         active = self.backend.active
 
         def build_on_device(node):
             with active():
                 return build(node)
-        return build_on_device
+        return Implementation(op.type, "cuda", build_on_device, 0, None, ())
 
     def _needed(self, op, index):
         device = self.device_of[op]

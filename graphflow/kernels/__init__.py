@@ -23,10 +23,10 @@ class KernelNode:
     """What a kernel builder may know about the op it runs: a read-only description, no graph."""
 
     __slots__ = ("name", "type", "attrs", "in_dtypes", "out_dtypes", "out_shapes", "state",
-                 "compile_function", "outputs_used", "runs_last")
+                 "compile_function", "outputs_used", "runs_last", "in_shapes")
 
     def __init__(self, name, op_type, attrs, in_dtypes, out_dtypes, out_shapes, state,
-                 compile_function=None, outputs_used=None, runs_last=False):
+                 compile_function=None, outputs_used=None, runs_last=False, in_shapes=None):
         self.name = name
         self.type = op_type
         self.attrs = attrs
@@ -42,6 +42,9 @@ class KernelNode:
         # the op is the last of a run's plan: nothing after it can fail, so an optimizer update
         # may write its variables in place (`engine/scheduling.py` sink_last_update)
         self.runs_last = runs_last
+        # static input shapes (tuples with None for unknown dims, or None for an unknown rank):
+        # what an implementation's predicate may look at when the plan chooses one
+        self.in_shapes = in_shapes
 
     @classmethod
     def describing(cls, op, state, compile_function=None, outputs_used=None, runs_last=False):
@@ -49,7 +52,7 @@ class KernelNode:
         return cls(op.name, op.type, op.attrs, tuple(t.dtype.as_numpy_dtype for t in op.inputs),
                    tuple(t.dtype.as_numpy_dtype for t in op.outputs),
                    tuple(t.shape.dims for t in op.outputs), state, compile_function, outputs_used,
-                   runs_last)
+                   runs_last, tuple(t.shape.dims for t in op.inputs))
 
 
 def check_update_shapes(node, var, grad, slots=()):

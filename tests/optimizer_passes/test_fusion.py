@@ -392,7 +392,7 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
         attrs = {"DstT": "int32"}
     in_dtypes = tuple(o.dtype for o in ops)
     node = KernelNode("k", op_type, attrs, in_dtypes, (None,), (None,), None)
-    want = np.asarray(cpu_kernels.lookup(op_type)(node)(*ops))
+    want = np.asarray(cpu_kernels.reference(op_type)(node)(*ops))
     refs = list(range(len(ops)))
     program = {"version": 1, "inputs": [o.dtype.name for o in ops],
                "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}

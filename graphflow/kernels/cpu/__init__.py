@@ -1,60 +1,94 @@
-"""CPU kernel table: numpy kernel builders keyed by op type (see `graphflow.kernels` for the contract).
+"""CPU kernel table: every CPU implementation of every op type (see `graphflow.kernels.registry`).
 
-`lookup(op_type)` ends in a clear error naming the op type when no kernel exists; there is no fallback.
+Modules of this package register implementations with `cpu_kernel`; the numpy reference of an op is
+registered without a name, the others name themselves and say when they apply:
+
+    @cpu_kernel("Transpose")                      # the reference: runs every node
+    def transpose(node): ...
+
+    @cpu_kernel("MaxPool", name="numba", preference=20, requires=("numba",), applies=...)
+    def max_pool_loops(node): ...
+
+The modules load on the table's first question (a plan being built), not at `import graphflow`.
+`choose(node)` picks one implementation per op when the plan is built; asking for a missing op
+type ends in a `NoKernelError` naming it, never a fallback.
 """
 
-KERNELS = {}
+import os
+
+from graphflow.kernels.registry import REFERENCE, KernelTable, NoKernelError
+
+__all__ = ["TABLE", "REFERENCE", "NoKernelError", "cpu_kernel", "simple", "choose", "reference"]
 
 
-def cpu_kernel(*op_types):
-    """Register a kernel builder `build(node) -> fn(*inputs)` for one or more op types."""
-    def register(build):
-        for t in op_types:
-            if t in KERNELS:
-                raise ValueError(f"CPU kernel for '{t}' registered twice")
-            KERNELS[t] = build
-        return build
-    return register
+def _switched_off(variable):
+    return os.environ.get(variable, "").strip() not in ("", "0")
 
 
-def simple(op_type, fn):
-    """Register `fn(*inputs)` directly when it needs no attrs (most elementwise ops)."""
-    cpu_kernel(op_type)(lambda node: fn)
-
-
-class NoKernelError(LookupError):
-    pass
-
-
-_blas_owned = False  # whether a lookup has made graphflow own numpy's BLAS threads yet
-
-
-def lookup(op_type):
-    """The kernel builder of `op_type`. The first lookup of the process sets numpy's BLAS to one
-    thread (`blas.owns_blas_threads`), whichever kernel then calls BLAS first: a product, a sum as
-    ones @ X, an einsum. Left at its own threads, BLAS's idle thread spins beside graphflow's (a
-    step whose only numpy product was small, bench_vs_tf1's dropout MLP, ran 2-3x slower)."""
-    global _blas_owned
-    if not _blas_owned:
-        from graphflow.kernels.cpu import blas  # (blas imports from this package)
-        blas.owns_blas_threads()
-        _blas_owned = True
+def _numba_available():
+    """numba installed and not switched off (GRAPHFLOW_NO_JIT=1)."""
+    if _switched_off("GRAPHFLOW_NO_JIT"):
+        return False
     try:
-        return KERNELS[op_type]
-    except KeyError:
-        raise NoKernelError(f"No CPU kernel is registered for op type '{op_type}'") from None
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _onednn_available():
+    """oneDNN's library loadable and not switched off (GRAPHFLOW_NO_DNNL=1)."""
+    from graphflow.kernels.cpu import dnnl  # loads the library here, on the first plan's question
+    return dnnl.library() is not None
 
 
 def _load_all():
-    """Import every module of this package: each one fills KERNELS for its op family."""
+    """Import every module of this package (and its subpackages): each fills TABLE for its ops."""
     import importlib
     import pkgutil
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        importlib.import_module(f"{__name__}.{info.name}")
+    for info in sorted(pkgutil.walk_packages(__path__, prefix=f"{__name__}."), key=lambda m: m.name):
+        importlib.import_module(info.name)
 
 
-_load_all()
+TABLE = KernelTable("CPU", load=_load_all,
+                    features={"numba": _numba_available, "onednn": _onednn_available})
 
-from graphflow.kernels.cpu import allocator  # noqa: E402  (after the kernels: one import order)
 
-allocator.keep_freed_memory()
+def cpu_kernel(*op_types, name=REFERENCE, preference=0, applies=None, requires=()):
+    """Register a kernel builder `build(node) -> fn(*inputs)` for one or more op types (the numpy
+    reference unless `name` says otherwise; see `graphflow.kernels.registry`)."""
+    return TABLE.register(*op_types, name=name, preference=preference, applies=applies,
+                          requires=requires)
+
+
+def simple(op_type, fn):
+    """Register `fn(*inputs)` directly as the reference when it needs no attrs (most elementwise
+    ops)."""
+    cpu_kernel(op_type)(lambda node: fn)
+
+
+_blas_owned = False  # whether a plan has made graphflow own numpy's BLAS threads yet
+
+
+def _own_blas_threads():
+    """The first plan of the process sets numpy's BLAS to one thread (`blas.owns_blas_threads`),
+    whichever kernel then calls BLAS first: a product, a sum as ones @ X, an einsum. Left at its
+    own threads, BLAS's idle thread spins beside graphflow's (a step whose only numpy product was
+    small, bench_vs_tf1's dropout MLP, ran 2-3x slower)."""
+    global _blas_owned
+    if not _blas_owned:
+        from graphflow.kernels.cpu import blas
+        blas.owns_blas_threads()
+        _blas_owned = True
+
+
+def choose(node):
+    """The implementation (`registry.Implementation`) that runs `node` on the CPU."""
+    _own_blas_threads()
+    return TABLE.choose(node)
+
+
+def reference(op_type):
+    """The numpy reference builder of `op_type` (a NoKernelError names a missing op type)."""
+    _own_blas_threads()
+    return TABLE.reference(op_type)

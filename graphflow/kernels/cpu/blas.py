@@ -5,7 +5,7 @@ to graphflow's intra-op pool (`intra_op.py`) that oversubscribes the cores, and 
 another process keeps a core busy, BLAS's barrier waits for a thread the scheduler has parked: a
 64x1000x100 product then takes milliseconds instead of microseconds.
 
-So graphflow owns the threads. The first CPU kernel built (`kernels/cpu/__init__.lookup`) sets
+So graphflow owns the threads. The first CPU kernel built (`kernels/cpu/__init__.choose`) sets
 numpy's BLAS to one thread (through `threadpoolctl`, which finds whichever BLAS numpy loaded); a
 large product is cut into row (or column) blocks that the calling thread and the intra-op pool's
 workers take from one shared iterator, each block one single-threaded BLAS call on its own slice of

@@ -57,6 +57,7 @@ import numpy as np
 from graphflow.kernels import KernelNode
 from graphflow.kernels.cpu import (
     blas,
+    choose,
     conv_gather,
     conv_kernels,
     conv_taps,
@@ -66,7 +67,6 @@ from graphflow.kernels.cpu import (
     dnnl_small_conv,
     jit_conv,
     jit_small,
-    lookup,
 )
 from graphflow.kernels.cpu.fused_kernels import FusedActivation, member_error
 from graphflow.ops import fused_ops
@@ -190,7 +190,8 @@ def _filter_and_bias_gradients(node):
     conv = conv_kernels._Conv(node)
     threads = blas.session_threads(node)
     filter_grad = conv_kernels._conv2d_backprop_filter(node)  # the Conv2DBackpropFilter kernel
-    bias_grad = lookup(node.attrs["bias_reduction"])(_bias_reduction_node(node))
+    reduction = _bias_reduction_node(node)
+    bias_grad = choose(reduction).build(reduction)
 
     def run(x, filter_sizes, g, relu_output=None):
         if x.ndim == 4 and g.ndim == 4:
