@@ -1,5 +1,5 @@
 """graphflow's matrix products against numpy's BLAS on one and on its own threads, on the
-784-512-512-10 MLP's shapes: the numpy path (`kernels/cpu/blas.py`: BLAS pinned to one thread, row
+784-512-512-10 MLP's shapes: the numpy path (`kernels/cpu/threads/blas.py`: BLAS pinned to one thread, row
 or column blocks shared by the intra-op pool) and, where oneDNN is installed, `dnnl_matmul.py`'s
 two ways to use the threads (blocks on the intra-op pool, each on one OpenMP thread; one OpenMP
 team) and its choice between them (`auto`).
@@ -19,7 +19,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from graphflow.kernels.cpu import blas, dnnl, dnnl_matmul
+from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
+from graphflow.kernels.cpu.threads import blas
 
 SHAPES = [((256, 784), (784, 512)), ((256, 512), (512, 512)), ((784, 256), (256, 512)),
           ((256, 512), (512, 784)), ((64, 4096), (4096, 512))]

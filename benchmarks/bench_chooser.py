@@ -33,7 +33,7 @@ ROWS = {"mlp": bench_vs_tf1.mlp_adam, "cifar": bench_vs_tf1.cifar_cnn,
 
 def one_process(workload, seconds, inner):
     import graphflow as tf
-    from graphflow.kernels.cpu import dnnl_matmul
+    from graphflow.kernels.cpu.onednn import dnnl_matmul
     step, _, _ = bench_vs_tf1.build(tf, ROWS[workload])
     for _ in range(3):  # the first steps compile (plans, numba loops, oneDNN primitives)
         step()

@@ -25,8 +25,10 @@ import itertools
 import numpy as np
 from common import median_ms
 
-from graphflow.kernels.cpu import dnnl, dnnl_conv, dnnl_matmul, jit_updates, omp_team
-from graphflow.kernels.cpu.conv_kernels import Geometry
+from graphflow.kernels.cpu.numba import jit_updates
+from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_matmul
+from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.threads import omp_team
 
 
 def _cycled(make, run, sets):

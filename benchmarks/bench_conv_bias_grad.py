@@ -25,7 +25,9 @@ import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
 from graphflow.engine import config  # noqa: E402
-from graphflow.kernels.cpu import blas, dnnl_conv_grads, math_kernels  # noqa: E402
+from graphflow.kernels.cpu.onednn import dnnl_conv_grads
+from graphflow.kernels.cpu.reference import math_kernels
+from graphflow.kernels.cpu.threads import blas
 
 
 def _by_primitive(flag, fn):

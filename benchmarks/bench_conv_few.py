@@ -31,17 +31,11 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import (
-    blas,
-    dnnl,
-    dnnl_conv,
-    dnnl_conv_grads,
-    dnnl_matmul,
-    intra_op,
-    jit_conv,
-)
-from graphflow.kernels.cpu.conv_kernels import Geometry
-from graphflow.kernels.cpu.dnnl_matmul import BLOCKS, TEAM
+from graphflow.kernels.cpu.numba import jit_conv
+from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_matmul
+from graphflow.kernels.cpu.onednn.dnnl_matmul import BLOCKS, TEAM
+from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.threads import blas, intra_op
 
 LAYERS = {"cifar1": (64, 32, 32, 3, 32), "digits1": (256, 8, 8, 1, 32),
           "digits3": (256, 4, 4, 32, 64), "small1": (64, 28, 28, 1, 16, 5)}

@@ -27,7 +27,7 @@ import bench_conv_kernels  # noqa: E402
 import bench_vs_tf1  # noqa: E402
 
 import graphflow as tf  # noqa: E402
-from graphflow.kernels.cpu import dnnl, dnnl_conv  # noqa: E402
+from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv
 from graphflow.optimizer_passes import fusion  # noqa: E402
 
 RELU = ((dnnl.ELTWISE_RELU, 0.0, 0.0),)

@@ -41,7 +41,7 @@ def _interleaved(fns, repeat, barrier, waited=None, best=None):
     """Median seconds of each fn, timing one call of each in turn `repeat` times; with `waited`
     (a dict), also the median seconds per call spent waiting for split allreduces; with `best`,
     the fastest call of each."""
-    from graphflow.kernels.cpu import mpi_runtime
+    from graphflow.kernels.cpu.reference import mpi_runtime
 
     for fn in fns.values():
         fn()
@@ -128,7 +128,7 @@ def _mlp(tf, hvd, procs, overlap, bucket_bytes=MLP_BUCKET_BYTES):
 def child(procs, quick, sizes=None, repeat=None, mlp=True):
     import graphflow as tf
     from graphflow import horovod as hvd
-    from graphflow.kernels.cpu import mpi_runtime
+    from graphflow.kernels.cpu.reference import mpi_runtime
 
     hvd.init()
     comm = mpi_runtime.comm()

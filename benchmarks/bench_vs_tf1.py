@@ -347,7 +347,7 @@ def round_ratio_spread(per_round):
 
 def _without_dnnl(step):
     """The step with graphflow's optional oneDNN kernels switched off (its numpy kernels run)."""
-    from graphflow.kernels.cpu import dnnl
+    from graphflow.kernels.cpu.onednn import dnnl
     loaded = dnnl.library()
 
     def run():
@@ -365,7 +365,7 @@ def _matmul_way(step, way):
     through oneDNN)."""
     import collections
 
-    from graphflow.kernels.cpu import dnnl_matmul
+    from graphflow.kernels.cpu.onednn import dnnl_matmul
     plans, real = collections.OrderedDict(), dnnl_matmul.matmul
 
     def run():
@@ -387,11 +387,11 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
     import graphflow as gf
     tf1 = tensorflow_v1()
     gflops, gbs = machine_limits()
-    from graphflow.kernels.cpu import jit_updates
+    from graphflow.kernels.cpu.numba import jit_updates
     loops = "numba loops" if jit_updates.loops() is not None else "numpy only (numba not installed)"
     print(f"== setting: {name}   machine: sgemm {gflops:.1f} GFLOP/s (1024^2, numpy's BLAS as "
           f"loaded), copy {gbs:.1f} GB/s (16M float32); graphflow: {loops}")
-    from graphflow.kernels.cpu import dnnl
+    from graphflow.kernels.cpu.onednn import dnnl
     no_dnnl_column = no_dnnl_column and dnnl.library() is not None
     extra = f" {'no oneDNN':>11s} {'/TF1':>6s}" if no_dnnl_column else ""
     matmul_columns = matmul_columns and dnnl.library() is not None
@@ -432,7 +432,8 @@ def _threading_state():
     """After a row: the way graphflow's threading chooser keeps for products (an OpenMP team or
     blocks on the intra-op pool; not the way of a probe that may be running) and the cores the
     free-core sensor leaves it."""
-    from graphflow.kernels.cpu import dnnl, dnnl_matmul, free_cores
+    from graphflow.kernels.cpu import free_cores
+    from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
     if dnnl.library() is None:
         return ""
     way = dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.kept or dnnl_matmul.current_way()

@@ -1,5 +1,5 @@
 """The accuracy claims of graphflow's compiled float32 tanh and sigmoid
-(`graphflow/kernels/cpu/jit_math.py`), checked over every float32 input: their distance in ulps from
+(`graphflow/kernels/cpu/numba/jit_math.py`), checked over every float32 input: their distance in ulps from
 the float64 function rounded to float32 (the correctly rounded result, up to double rounding) and
 from the numpy function graphflow uses without the compiled one (numpy's float32 tanh;
 `elementwise_spec._sigmoid`), and that numpy function's own distance from the correctly rounded
@@ -17,7 +17,7 @@ import collections
 
 import numpy as np
 
-from graphflow.kernels.cpu import jit_math
+from graphflow.kernels.cpu.numba import jit_math
 from graphflow.ops.elementwise_spec import _sigmoid
 
 CHUNK = 1 << 24

@@ -2,7 +2,7 @@
 thread count as given (the free-core sensor off: on a loaded test machine it would change which
 route a kernel takes; tests/kernels/test_free_cores.py tests it; and fused programs on threads
 whenever their size allows, without first timing a serial run, so that the threaded route is the
-one tested: tests/kernels/test_fused_kernels.py tests the timing). Tests marked `slow` run only
+one tested: tests/kernels/cpu/reference/test_fused_kernels.py tests the timing). Tests marked `slow` run only
 when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects markers explicitly."""
 
 import os
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import free_cores, fused_kernels
+from graphflow.kernels.cpu import free_cores
+from graphflow.kernels.cpu.reference import fused_kernels
 
 
 @pytest.fixture(autouse=True)

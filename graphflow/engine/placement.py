@@ -211,7 +211,8 @@ class Placement:
     Built by `place`: plain data the plan's later stages read. The executor asks it for each
     step's kernel implementation (`implementation`), the copies each step's inputs need
     (`input_copies`), the copy a fetched device value comes back through (`fetch_copy`), where a
-    value lives (`on_host`) and a wrapper for the plan function (`wrap`). It writes no code: the emitter turns copies into calls.
+    value lives (`on_host`) and a wrapper for the plan function (`wrap`). It writes no code: the
+    emitter turns copies into calls.
 
     `host_int_arithmetic` (default True) keeps integer ops of host values on the CPU; with False
     every op with a kernel goes to the requested GPU (tests use it to run each kernel there)."""

@@ -4,7 +4,7 @@ They appear in the graph, run inside `Session.run` and have gradients where mean
 gradient of an allreduce is an allreduce of the gradient; of an allgather, this process's rows of
 the summed gradient. They are stateful (never folded, merged or pruned when fetched) because their
 value depends on other processes. `graphflow.interop.distribute` builds them; kernels are in
-`kernels/cpu/collective_kernels.py`.
+`kernels/cpu/reference/collective_kernels.py`.
 
 A fused allreduce of several tensors is split in two ops so that it can overlap with computation:
 `MpiAllreduceStart` (the tensors -> an int64 token of the posted reduction) is scheduled as early

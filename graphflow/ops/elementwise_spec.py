@@ -5,8 +5,9 @@ Everything else is derived from these rows:
 - `ops/math_ops.py`: the OpDef (dtype rule, attrs, in-place inputs) and the public constructor
   (`tf.<fn>`, and `tf.nn.<fn>` for rows with `nn=True`);
 - `ops/math_grad.py`: the gradient rule (`dydx`, `grad`, or the `ZERO` / `NO_GRADIENT` markers);
-- `kernels/cpu/math_kernels.py` and `kernels/cpu/fused_instructions.py`: the numpy kernel, unfused
-  and as an instruction of a `FusedElementwise` program (one implementation serves both);
+- `kernels/cpu/reference/math_kernels.py` and `kernels/cpu/reference/fused_instructions.py`: the
+  numpy kernel, unfused and as an instruction of a `FusedElementwise` program (one implementation
+  serves both);
 - `kernels/cuda/codegen.py`: the C expression the CUDA code generator composes into kernels;
 - `ops/elementwise_program.py`: the dtype rule again, checking fused programs.
 
@@ -21,7 +22,7 @@ A row's fields (see `Elementwise`):
   with `numpy_for_attrs`, `build(attrs, in_dtypes) -> fn` (LeakyRelu's alpha, integer RealDiv, Cast).
   `alias_ok`: `out` may be one of the operands' buffers. `clamp`: bounds a fused CPU program
   lowers the op to (Maximum/Minimum against constants). `compiled_float32`: with numba, the float32
-  CPU kernel (and fused instruction) is the compiled function of `kernels/cpu/jit_math.py` instead
+  CPU kernel (and fused instruction) is the compiled function of `kernels/cpu/numba/jit_math.py` instead
   of `numpy` (one pass where numpy needs several calls; `kernels/cpu/fused_jit.kernel_function`).
 - `c`: C expression; `{0}`, `{1}`.. are the operands, `{T}` the C type of the (value) operand,
   float attrs appear by name as literals of that type. The functions `gf_*` are the numpy-exact

@@ -1,6 +1,6 @@
 """TF1's queues: `tf.FIFOQueue`, `tf.RandomShuffleQueue`, `tf.PaddingFIFOQueue` and their ops.
 
-A queue is a session resource (`kernels/cpu/queue_kernels.py`) made by its creation op
+A queue is a session resource (`kernels/cpu/reference/queue_kernels.py`) made by its creation op
 (`FIFOQueueV2`, `RandomShuffleQueueV2`, `PaddingFIFOQueueV2`), whose output is the queue's handle
 (a `variant` scalar). Every other queue op takes that handle as input 0:
 

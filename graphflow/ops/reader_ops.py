@@ -1,7 +1,7 @@
 """TF1's readers: `tf.WholeFileReader`, `tf.TextLineReader`, `tf.FixedLengthRecordReader` and
 `tf.TFRecordReader`, which read records of the files whose names they dequeue from a queue.
 
-A reader is a session resource (`kernels/cpu/reader_kernels.py`) made by its creation op
+A reader is a session resource (`kernels/cpu/reference/reader_kernels.py`) made by its creation op
 (`WholeFileReaderV2`, `TextLineReaderV2`, `FixedLengthRecordReaderV2`, `TFRecordReaderV2`, output:
 the reader's handle, a `variant` scalar). `ReaderReadV2(reader, queue)` returns the next record as
 (key, value) scalar strings, dequeuing the next file name from `queue` when the current file ends

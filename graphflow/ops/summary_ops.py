@@ -1,7 +1,7 @@
 """Summary ops: each one turns tensors into a serialized TensorBoard `Summary` protocol buffer, a
 scalar `tf.string` tensor, exactly as TF1's summary ops do. The TF1 constructors (`tf.summary.*`)
 live in `graphflow.tf1.summary`; the kernels (which use the `tensorboard` package's protos) in
-`graphflow.kernels.cpu.summary_kernels`.
+`graphflow.kernels.cpu.reference.summary_kernels`.
 
 Tags are attrs here (TF1 feeds them as string constants): they are known when the graph is built.
 """

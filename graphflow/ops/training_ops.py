@@ -28,7 +28,7 @@ TRAINING_OPS = {
 }
 _GRAD_INPUT = {"delta", "grad"}
 _FLAGS = {"ApplyMomentum": ("use_nesterov",), "ApplyAdam": ("use_nesterov",)}
-# updates whose CPU kernels can write in place as a run's last op (`kernels/cpu/jit_updates.py`)
+# updates whose CPU kernels can write in place as a run's last op (`kernels/cpu/numba/jit_updates.py`)
 _IN_PLACE = set(TRAINING_OPS)
 
 

@@ -198,7 +198,7 @@ def _evaluate(op, inputs, state, cap=None):
     if static_bytes > cap:
         return None
     try:
-        build = cpu_kernels.reference(op.type)
+        build = cpu_kernels.reference_builder(op.type)
         node = KernelNode.describing(op, state)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

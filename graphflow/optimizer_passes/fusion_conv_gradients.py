@@ -32,7 +32,7 @@ def fuse_filter_bias_gradients(graph, preserve):
 
     Both read every element of dy; `Conv2DBackpropFilterBias` computes the two in one op (on the
     CPU each block of images' dy is summed right after the filter gradient's primitive read it, on
-    the same thread: `kernels/cpu/fused_conv_kernels.py`). Each filter gradient is paired with one
+    the same thread: `kernels/cpu/reference/fused_conv_kernels.py`). Each filter gradient is paired with one
     bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
     fetches), the fused op takes the filter gradient's name. The filter gradient keeps its bits,
     the bias gradient is the same sum in another order where oneDNN runs (float32 rounding)."""
@@ -95,7 +95,7 @@ def _bias_gradient_of(dw_op, preserve, claimed):
 # Conv2DBackpropInput(input_sizes, f, dy) and Conv2DBackpropFilter(x, filter_sizes, dy)
 #   = Conv2DBackpropInputFilter(..., bias_reduction="")                    (outputs dx, df)
 # The same values: the fused op's kernels compute each gradient as its own op's kernel does
-# (`kernels/cpu/fused_conv_kernels.py` says how on the CPU). Only for the same dy Tensor, device,
+# (`kernels/cpu/reference/fused_conv_kernels.py` says how on the CPU). Only for the same dy Tensor, device,
 # dtype and convolution attrs, neither op fetched as an op, and neither an ancestor of the other
 # (one op cannot run both if one's inputs need the other's outputs). The filter gradient has no
 # control inputs; the input gradient's (it reads the filter variable, so a control block around

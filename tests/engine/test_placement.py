@@ -95,7 +95,7 @@ class FakeTable:
         return spec.build
 
     def _builder(self, op_type, real):
-        cpu_build, calls, backend = cpu_table.reference(op_type), self.calls, self.backend
+        cpu_build, calls, backend = cpu_table.reference_builder(op_type), self.calls, self.backend
 
         def build(node):
             device_node = KernelNode(node.name, node.type, node.attrs, node.in_dtypes,

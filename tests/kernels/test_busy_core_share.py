@@ -10,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu import busy_core_share, dnnl, dnnl_conv, dnnl_conv_grads, free_cores
-from graphflow.kernels.cpu.conv_kernels import Geometry
+from graphflow.kernels.cpu import busy_core_share, free_cores
+from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads
+from graphflow.kernels.cpu.reference.conv_kernels import Geometry
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
 

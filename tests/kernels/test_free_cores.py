@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import dnnl_matmul, free_cores, intra_op
+from graphflow.kernels.cpu import free_cores
+from graphflow.kernels.cpu.onednn import dnnl_matmul
+from graphflow.kernels.cpu.threads import intra_op
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
 

@@ -21,7 +21,7 @@ small float64 ones (numpy kernels), and float32 ones over the compiled loops' th
 import numpy as np
 
 import graphflow as tf
-from graphflow.kernels.cpu.fused_kernels import CHUNK_ELEMENTS
+from graphflow.kernels.cpu.reference.fused_kernels import CHUNK_ELEMENTS
 from graphflow.ops import fused_ops
 from tests.op_cases import OpCase, rand
 from tests.op_cases.nn_cases import (

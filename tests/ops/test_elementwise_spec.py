@@ -8,7 +8,7 @@ import pytest
 
 import graphflow as tf
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu import fused_instructions
+from graphflow.kernels.cpu.reference import fused_instructions
 from graphflow.kernels.cuda import codegen
 from graphflow.ops import elementwise_program, elementwise_spec, fused_ops, math_ops, registry
 from graphflow.ops.elementwise_spec import NO_GRADIENT, ROWS

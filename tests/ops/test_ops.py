@@ -116,7 +116,7 @@ def _values_with_inputs(case, op_type):
     op = next(o for o in tf.get_default_graph().get_operations() if o.type == op_type)
     with tf.Session(optimize=False) as sess:
         inputs = sess.run(list(op.inputs), feed_dict=dict(zip(placeholders, case.inputs)))
-    run = cpu_kernels.reference(op_type)(KernelNode.describing(op, SessionState()))
+    run = cpu_kernels.reference_builder(op_type)(KernelNode.describing(op, SessionState()))
     outputs = run(*inputs)
     return _as_list(outputs) if len(op.outputs) > 1 else [outputs], inputs
 

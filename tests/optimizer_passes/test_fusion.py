@@ -9,7 +9,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu import fused_instructions, fused_kernels
+from graphflow.kernels.cpu.reference import fused_instructions, fused_kernels
 from graphflow.ops import conv_ops, fused_ops, registry
 from graphflow.optimizer_passes import fusion, fusion_elementwise
 
@@ -392,7 +392,7 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
         attrs = {"DstT": "int32"}
     in_dtypes = tuple(o.dtype for o in ops)
     node = KernelNode("k", op_type, attrs, in_dtypes, (None,), (None,), None)
-    want = np.asarray(cpu_kernels.reference(op_type)(node)(*ops))
+    want = np.asarray(cpu_kernels.reference_builder(op_type)(node)(*ops))
     refs = list(range(len(ops)))
     program = {"version": 1, "inputs": [o.dtype.name for o in ops],
                "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}
@@ -400,7 +400,7 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
     got = f(*ops)
     assert got.dtype == want.dtype and got.shape == want.shape
     # (a float32 Sigmoid's kernel and its instruction, in a compiled run or not, are both
-    # kernels/cpu/jit_math.py's sigmoid: the same bits)
+    # kernels/cpu/numba/jit_math.py's sigmoid: the same bits)
     np.testing.assert_array_equal(got, want)
     out = np.empty_like(want)
     assert fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops, out=out) is out

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import dnnl_matmul
+from graphflow.kernels.cpu.onednn import dnnl_matmul
 from graphflow.ops import fused_ops, nn_ops
 from graphflow.optimizer_passes import fusion
 
 PASS = ["fusion"]
 # the fused bias gradient sums in oneDNN's order where oneDNN runs (float32): see
-# tests/kernels/test_fused_conv_kernels.py's BIAS_GRAD_TOLERANCE
+# tests/kernels/cpu/reference/test_fused_conv_kernels.py's BIAS_GRAD_TOLERANCE
 RTOL, ATOL = 1e-5, 1e-5
 
 

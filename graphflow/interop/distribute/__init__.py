@@ -9,7 +9,7 @@
         ...
 
 and `mpirun -np 4 python train.py`. Collectives are graph ops (`ops/collective_ops.py`) that run
-inside `Session.run` over `mpi4py` (`kernels/cpu/mpi_runtime.py`); a collective that another process
+inside `Session.run` over `mpi4py` (`kernels/cpu/reference/mpi_runtime.py`); a collective that another process
 never joins fails after a timeout with a clear error. DistributedOptimizer fuses the gradients into
 buckets whose reduction starts as soon as they are computed and overlaps with the rest of the
 backward pass. See docs/distributed.md.
@@ -17,8 +17,8 @@ backward pass. See docs/distributed.md.
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, get_collection
-from graphflow.kernels.cpu import mpi_runtime
-from graphflow.kernels.cpu.mpi_runtime import CollectiveTimeoutError
+from graphflow.kernels.cpu.reference import mpi_runtime
+from graphflow.kernels.cpu.reference.mpi_runtime import CollectiveTimeoutError
 from graphflow.ops import collective_ops, math_ops, state_ops
 from graphflow.ops.core_ops import convert_to_tensor, group
 

@@ -18,7 +18,7 @@ import os
 
 from graphflow.kernels.registry import REFERENCE, KernelTable, NoKernelError
 
-__all__ = ["TABLE", "REFERENCE", "NoKernelError", "cpu_kernel", "simple", "choose", "reference"]
+__all__ = ["TABLE", "REFERENCE", "NoKernelError", "cpu_kernel", "simple", "choose", "reference_builder"]
 
 
 def _switched_off(variable):
@@ -38,7 +38,7 @@ def _numba_available():
 
 def _onednn_available():
     """oneDNN's library loadable and not switched off (GRAPHFLOW_NO_DNNL=1)."""
-    from graphflow.kernels.cpu import dnnl  # loads the library here, on the first plan's question
+    from graphflow.kernels.cpu.onednn import dnnl  # loads the library here, on the first plan's question
     return dnnl.library() is not None
 
 
@@ -77,7 +77,7 @@ def _own_blas_threads():
     small, bench_vs_tf1's dropout MLP, ran 2-3x slower)."""
     global _blas_owned
     if not _blas_owned:
-        from graphflow.kernels.cpu import blas
+        from graphflow.kernels.cpu.threads import blas
         blas.owns_blas_threads()
         _blas_owned = True
 
@@ -88,7 +88,7 @@ def choose(node):
     return TABLE.choose(node)
 
 
-def reference(op_type):
+def reference_builder(op_type):
     """The numpy reference builder of `op_type` (a NoKernelError names a missing op type)."""
     _own_blas_threads()
     return TABLE.reference(op_type)

@@ -40,7 +40,8 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import free_cores, intra_op
+from graphflow.kernels.cpu import free_cores
+from graphflow.kernels.cpu.threads import intra_op
 
 ENV_SWITCH = "GRAPHFLOW_SHARE_BUSY_CORE"
 ENABLED = os.environ.get(ENV_SWITCH, "1").strip() != "0"
@@ -117,7 +118,7 @@ class _Helper:
             self._cond.notify()
 
     def _serve(self):
-        from graphflow.kernels.cpu import dnnl
+        from graphflow.kernels.cpu.onednn import dnnl
         lib = dnnl.library()
         pinned = None
         while True:

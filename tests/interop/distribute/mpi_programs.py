@@ -13,7 +13,7 @@ import numpy as np
 
 import graphflow as tf
 from graphflow import horovod as hvd
-from graphflow.kernels.cpu import collective_kernels
+from graphflow.kernels.cpu.reference import collective_kernels
 from graphflow.ops import collective_ops
 
 

@@ -1,4 +1,4 @@
-"""Iterators (graphflow/tf1/data/iterator_ops.py, ops/data_ops.py, kernels/cpu/data_kernels.py):
+"""Iterators (graphflow/tf1/data/iterator_ops.py, ops/data_ops.py, kernels/cpu/reference/data_kernels.py):
 one-shot, initializable (re-initialized with other feeds), from_structure + make_initializer,
 OutOfRangeError, what a failed run does (as TF1: the element is consumed; graphflow: variables
 unchanged), per-session state, and saving graphs that hold iterator ops."""

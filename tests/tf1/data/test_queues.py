@@ -1,4 +1,4 @@
-"""TF1's queues (graphflow/ops/queue_ops.py, kernels/cpu/queue_kernels.py): order, blocking across
+"""TF1's queues (graphflow/ops/queue_ops.py, kernels/cpu/reference/queue_kernels.py): order, blocking across
 threads, closing, seeded shuffling, padding, and a session that closes while a run waits."""
 
 import threading

@@ -1,4 +1,4 @@
-"""TF1's readers (graphflow/ops/reader_ops.py, kernels/cpu/reader_kernels.py) fed by file-name
+"""TF1's readers (graphflow/ops/reader_ops.py, kernels/cpu/reference/reader_kernels.py) fed by file-name
 queues: keys and values, several files and epochs, the "Reading data" guide's pipelines, readers
 shared by threads, reset."""
 

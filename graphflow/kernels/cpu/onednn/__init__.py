@@ -1,0 +1,1 @@
+"""CPU kernels: oneDNN's primitives through ctypes (float32 convolutions, products, pooling gradients)."""

@@ -1,0 +1,1 @@
+"""CPU kernels: how work is spread over threads: the intra-op pool, BLAS threads, oneDNN's OpenMP team."""

@@ -1,0 +1,124 @@
+"""graphflow.kernels.cpu.reference.math_kernels: Sum over leading, trailing or consecutive middle
+axes of large float arrays runs as a product with a vector of ones and gives numpy's reduction
+(within rounding) with the same shape, keepdims and negative axes included; Mean over such axes is
+that sum divided by the count (as numpy's and TF's means are), the same values as numpy's mean to
+rounding; other reductions keep numpy's reduce."""
+
+import numpy as np
+import pytest
+
+import graphflow as tf
+from graphflow.kernels.cpu.reference import math_kernels
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [(0, 1, 2), [0], 0, (-1,), (2, 3), (1, 2, 3), (0, 2), None, (1,)])
+def test_sum_matches_numpy(axis, keepdims, dtype):
+    x = np.random.default_rng(0).standard_normal((16, 14, 12, 10)).astype(dtype)
+    xs = tf.placeholder(tf.as_dtype(dtype), x.shape)
+    with tf.Session() as sess:
+        got = sess.run(tf.reduce_sum(xs, axis=axis, keepdims=keepdims), {xs: x})
+    want = np.sum(x.astype(np.float64), axis=tuple(axis) if isinstance(axis, list) else axis,
+                  keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [(0, 1, 2), (-1,), (2, 3), (0, 2), None, (1,)])
+def test_mean_matches_numpy(axis, keepdims, dtype, monkeypatch):
+    products = []
+    real = math_kernels._sum_as_product
+    monkeypatch.setattr(math_kernels, "_sum_as_product",
+                        lambda *a: products.append(a[1]) or real(*a))
+    x = np.random.default_rng(1).standard_normal((16, 14, 12, 10)).astype(dtype) + 3
+    xs = tf.placeholder(tf.as_dtype(dtype), x.shape)
+    with tf.Session() as sess:
+        got = sess.run(tf.reduce_mean(xs, axis=axis, keepdims=keepdims), {xs: x})
+    want = np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    if axis in ((0, 1, 2), (-1,), (2, 3), (1,)):  # leading, trailing or middle axes: products
+        assert products
+
+
+def test_which_sums_are_products():
+    x = np.ones((64, 28, 28, 16), np.float32)
+    f32 = np.dtype(np.float32)
+    assert math_kernels._sum_as_product(x, (0, 1, 2), False, f32).shape == (16,)
+    assert math_kernels._sum_as_product(x, (-1,), True, f32).shape == (64, 28, 28, 1)
+    assert math_kernels._sum_as_product(x, (1, 2), False, f32).shape == (64, 16)  # middle axes
+    assert math_kernels._sum_as_product(x, (2, 1), True, f32).shape == (64, 1, 1, 16)
+    assert math_kernels._sum_as_product(x, (0, 2), False, f32) is None          # not contiguous axes
+    assert math_kernels._sum_as_product(x[:, ::2], (0,), False, f32) is None     # strided input
+    assert math_kernels._sum_as_product(x[:2, :2], (0,), False, f32) is None     # small
+    assert math_kernels._sum_as_product(x.astype(np.int32), (0,), False, np.dtype(np.int32)) is None
+    np.testing.assert_array_equal(math_kernels._sum_as_product(x, (0, 1, 2), False, f32),
+                                  np.full(16, 64 * 28 * 28, np.float32))
+    np.testing.assert_array_equal(math_kernels._sum_as_product(x, (1, 2), False, f32),
+                                  np.full((64, 16), 28 * 28, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_max_and_min_of_nothing_are_the_extremes_as_in_tf1(dtype):
+    xs = tf.placeholder(tf.as_dtype(dtype), [None, 3])
+    empty = np.zeros((0, 3), dtype)
+    with tf.Session() as sess:
+        hi, lo, full = sess.run([tf.reduce_max(xs, 0), tf.reduce_min(xs, 0), tf.reduce_max(xs)],
+                                {xs: empty})
+    lowest, highest = ((-np.inf, np.inf) if dtype == np.float32
+                       else (np.iinfo(dtype).min, np.iinfo(dtype).max))
+    np.testing.assert_array_equal(hi, np.full(3, lowest, dtype))
+    np.testing.assert_array_equal(lo, np.full(3, highest, dtype))
+    assert full == lowest
+
+
+def test_reductions_read_axes_fed_at_run_time_as_tf1_reduction_indices():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    xs = tf.placeholder(tf.float32, [2, 3, 4])
+    axes = tf.placeholder(tf.int32, [None])
+    total = tf.reduce_sum(xs, axis=axes)
+    kept = tf.reduce_mean(xs, reduction_indices=axes, keep_dims=True)
+    assert total.shape.ndims is None and kept.shape.as_list() == [None, None, None]
+    with tf.Session() as sess:
+        for value in ([0], [2, 0], [-1, 2], []):
+            got_sum, got_mean = sess.run([total, kept], {xs: x, axes: value})
+            want = tuple(sorted({a % 3 for a in value}))
+            np.testing.assert_array_equal(got_sum, np.sum(x, axis=want))
+            np.testing.assert_allclose(got_mean, np.mean(x, axis=want, keepdims=True))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid reduction dimension 3"):
+            sess.run(total, {xs: x, axes: [3]})
+
+
+def test_axes_known_when_the_graph_is_built_stay_static():
+    xs = tf.placeholder(tf.float32, [2, 3, 4])
+    per_example = tf.reduce_sum(xs, axis=tf.range(1, tf.rank(xs)))  # a common TF1 idiom
+    assert per_example.shape.as_list() == [2] and len(per_example.op.inputs) == 1
+    assert per_example.op.attrs["axis"] == [1, 2]
+
+
+def test_argmax_axis_from_a_tensor_known_when_the_graph_is_built():
+    xs = tf.placeholder(tf.float32, [2, 3])
+    last = tf.argmax(xs, axis=tf.rank(xs) - 1)
+    first = tf.argmin(xs, tf.constant(0))
+    x = np.array([[1, 5, 2], [7, 0, 3]], np.float32)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(last, {xs: x}), [1, 0])
+        np.testing.assert_array_equal(sess.run(first, {xs: x}), [0, 1, 0])
+    with pytest.raises(TypeError, match="the axis of ArgMax must be a static integer"):
+        tf.argmax(xs, axis=tf.placeholder(tf.int32, []))
+
+
+def test_to_int64_to_double_and_saturate_cast():
+    with tf.Session() as sess:
+        u8, i32, narrowed, i64, f64 = sess.run([
+            tf.saturate_cast(tf.constant([-5.0, 300.0, 3e10]), tf.uint8),
+            tf.saturate_cast(tf.constant([3e10, -3e10, 5.5]), tf.int32),
+            tf.saturate_cast(tf.constant([2 ** 40, -1], tf.int64), tf.dtypes.int32),
+            tf.to_int64(tf.constant([1.7, -2.5])), tf.to_double(tf.constant(1))])
+    np.testing.assert_array_equal(u8, [0, 255, 255])
+    assert i32[0] > 2 ** 31 - 200 and i32[1] == -2 ** 31 and i32[2] == 5
+    np.testing.assert_array_equal(narrowed, [2 ** 31 - 1, -1])
+    assert i64.dtype == np.int64 and list(i64) == [1, -2] and f64.dtype == np.float64
