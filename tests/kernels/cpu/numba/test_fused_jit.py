@@ -9,11 +9,11 @@ instructions with that tanh in place of numpy's (`_reference`), still bit for bi
 
 import numpy as np
 import pytest
-from tests.kernels.cpu.reference.test_fused_kernels import CASES as THREAD_CASES
 
 import graphflow as tf
 from graphflow.kernels.cpu.numba import fused_jit, jit_math
 from graphflow.kernels.cpu.reference import fused_kernels
+from tests.kernels.cpu.reference.test_fused_kernels import CASES as THREAD_CASES
 from tests.op_cases import fused_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # edge values overflow

@@ -4,11 +4,11 @@ ends each stop where the other has taken, and a late end computes nothing."""
 
 import numpy as np
 import pytest
-from tests.kernels.cpu.numba.test_jit_pool_tiled import make_input, pool_and_grads
 
 from graphflow.kernels.cpu.numba import jit_pool
 from graphflow.kernels.cpu.reference import pool_records
 from graphflow.kernels.cpu.threads import claimed_split
+from tests.kernels.cpu.numba.test_jit_pool_tiled import make_input, pool_and_grads
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
