@@ -1,8 +1,8 @@
-"""Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
-split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
-roll, space <-> batch, searchsorted): the same `converter` registry and conventions as
-`export_ops.py`. Bounds ONNX wants as inputs are constants when graphflow knows them when the
-graph is built."""
+"""Converters for graphflow's shape and indexing ops (reshape, pack/unpack, split, gather, tile,
+pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space, roll, space <-> batch,
+searchsorted): the same named `converter` registry and conventions as `export_ops.py` (Transpose
+and ConcatV2 are one ONNX node each: their records say so). Bounds ONNX wants as inputs are
+constants when graphflow knows them when the graph is built."""
 
 import numpy as np
 
