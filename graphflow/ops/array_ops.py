@@ -8,6 +8,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
 from graphflow.ops.math_ops import cast
 from graphflow.ops.registry import define, make_tensor, same_dtype
@@ -37,7 +38,7 @@ from graphflow.ops.shape_ops import (
     zeros_like,
 )
 from graphflow.ops.slice_ops import getitem, newaxis, slice, split, strided_slice  # noqa: F401
-from graphflow.ops.static_value import constant_value, scalar_value, shape_vector
+from graphflow.ops.static_value import constant_value, output_dtype, scalar_value, shape_vector
 
 
 # ---------------------------------------------------------------- range
@@ -57,7 +58,22 @@ def _range_infer(inputs, attrs):
     return [(dt, TensorShape([n]))]
 
 
-define("Range", _range_infer, value_dependent_shape=True)
+_MAX_RANGE = 1 << 16  # a build-time Range value is a shape-like vector, never a large tensor
+
+
+def _range_value(op, inputs):  # tf.range(1, tf.rank(x)) for x of known rank
+    if not op.outputs[0].dtype.is_integer:
+        return None
+    bounds = inputs.values()
+    if bounds is None or any(np.ndim(v) != 0 for v in bounds) or int(bounds[2]) == 0:
+        return None
+    start, limit, delta = (int(v) for v in bounds)
+    if abs((limit - start) // delta) > _MAX_RANGE:
+        return None
+    return np.arange(start, limit, delta, dtype=output_dtype(op))
+
+
+define("Range", _range_infer, value_dependent_shape=True, static_value=_range_value, onnx="Range")
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 name
@@ -103,7 +119,8 @@ def _transpose_infer(inputs, attrs):
     return [(x.dtype, TensorShape([dims[p] for p in perm]))]
 
 
-define("Transpose", _transpose_infer, may_alias_input=True, attrs="perm:none|list(int)")
+define("Transpose", _transpose_infer, may_alias_input=True, attrs="perm:none|list(int)",
+       onnx={"op": "Transpose", "attrs": {"perm": "perm"}})
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
@@ -142,7 +159,7 @@ def _gather_infer(inputs, attrs):
     return [(params.dtype, out)]
 
 
-define("GatherV2", _gather_infer, attrs="axis:int batch_dims:int")
+define("GatherV2", _gather_infer, attrs="axis:int batch_dims:int", onnx={"converter": "gather"})
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -160,7 +177,7 @@ def _gather_grad_infer(inputs, attrs):
     return [(grad.dtype, _dims_from_vector(params_shape, "params_shape"))]
 
 
-define("GatherGrad", _gather_grad_infer, attrs="axis:int batch_dims:int")
+define("GatherGrad", _gather_grad_infer, attrs="axis:int batch_dims:int", onnx=no_onnx.GRADIENT)
 
 
 def gather_grad(grad, indices, params_shape, axis=0, batch_dims=0, name=None):
@@ -193,7 +210,7 @@ def _segment_sum_infer(inputs, attrs):
     return [(data.dtype, TensorShape([n] + list(dd[len(di):])))]
 
 
-define("UnsortedSegmentSum", _segment_sum_infer)
+define("UnsortedSegmentSum", _segment_sum_infer, onnx={"converter": "unsorted_segment_sum"})
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
@@ -234,7 +251,7 @@ def _one_hot_infer(inputs, attrs):
     return [(dt, TensorShape(out))]
 
 
-define("OneHot", _one_hot_infer, attrs="depth:none|int>=0 axis:int")
+define("OneHot", _one_hot_infer, attrs="depth:none|int>=0 axis:int", onnx={"converter": "one_hot"})
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -276,7 +293,7 @@ def _tile_infer(inputs, attrs):
                                    for d, k in zip(dims, m)]))]
 
 
-define("Tile", _tile_infer)
+define("Tile", _tile_infer, onnx={"converter": "tile"})
 
 
 def tile(input, multiples, name=None):
@@ -297,7 +314,7 @@ def _tile_grad_infer(inputs, attrs):
                                       for d, k in zip(dims, m)]))]
 
 
-define("TileGrad", _tile_grad_infer)
+define("TileGrad", _tile_grad_infer, onnx=no_onnx.GRADIENT)
 
 
 def tile_grad(grad, multiples, name=None):
@@ -359,9 +376,9 @@ def _mirror_pad_grad_infer(inputs, attrs):
                                       for d, (b, a) in zip(dims, value)]))]
 
 
-define("Pad", _pad_infer)
-define("MirrorPad", _mirror_pad_infer, attrs="mode:string")
-define("MirrorPadGrad", _mirror_pad_grad_infer, attrs="mode:string")
+define("Pad", _pad_infer, onnx={"converter": "pad"})
+define("MirrorPad", _mirror_pad_infer, attrs="mode:string", onnx={"converter": "mirror_pad"})
+define("MirrorPadGrad", _mirror_pad_grad_infer, attrs="mode:string", onnx=no_onnx.GRADIENT)
 
 
 def _paddings_tensor(paddings):
@@ -408,7 +425,8 @@ def _reverse_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("ReverseV2", _reverse_infer, may_alias_input=True, attrs="axis:list(int)")
+define("ReverseV2", _reverse_infer, may_alias_input=True, attrs="axis:list(int)",
+       onnx={"converter": "reverse"})
 
 
 def reverse(tensor, axis, name=None):

@@ -12,6 +12,7 @@ have no gradient.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import cast
 from graphflow.ops.random_ops import get_seed
@@ -42,8 +43,8 @@ def _sampler_infer(inputs, attrs):
             (dtypes.float32, TensorShape([num_sampled]))]
 
 
-define("LogUniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS)
-define("UniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS)
+define("LogUniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS, onnx=no_onnx.RANDOM)
+define("UniformCandidateSampler", _sampler_infer, random=True, attrs=_ATTRS, onnx=no_onnx.RANDOM)
 no_gradient("LogUniformCandidateSampler", "UniformCandidateSampler")
 
 

@@ -15,6 +15,7 @@ while the reduction is in flight. They have no gradient (they carry gradients to
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, register_gradient
 
 
@@ -31,9 +32,10 @@ def _gathered(inputs, attrs):
 
 # fresh_output: the kernels return arrays of their own (new, or buffers they reuse only once
 # nothing refers to them), so a later op may write over them in place and an Assign may keep them
-define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1", fresh_output=True)
-define("MpiAllgather", _gathered, stateful=True, fresh_output=True)
-define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0", fresh_output=True)
+define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1", fresh_output=True,
+       onnx=no_onnx.COLLECTIVE)
+define("MpiAllgather", _gathered, stateful=True, fresh_output=True, onnx=no_onnx.COLLECTIVE)
+define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0", fresh_output=True, onnx=no_onnx.COLLECTIVE)
 
 
 def _start_infer(inputs, attrs):
@@ -55,9 +57,10 @@ def _wait_infer(inputs, attrs):
 
 
 define("MpiAllreduceStart", _start_infer, stateful=True, attrs="average:bool",
-       schedule="early")
+       schedule="early", onnx=no_onnx.COLLECTIVE)
 define("MpiAllreduceWait", _wait_infer, stateful=True,  # outputs: views of a buffer of its own
-       attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late", fresh_output=True)
+       attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late", fresh_output=True,
+       onnx=no_onnx.COLLECTIVE)
 no_gradient("MpiAllreduceStart", "MpiAllreduceWait")
 
 
@@ -103,7 +106,7 @@ def _grad_like_input(inputs, attrs):
     return [(grad.dtype, x.shape)]
 
 
-define("MpiAllgatherGrad", _grad_like_input, stateful=True)
+define("MpiAllgatherGrad", _grad_like_input, stateful=True, onnx=no_onnx.COLLECTIVE)
 
 
 __all__ = []

@@ -18,7 +18,7 @@ When some op inside a function graph has no gradient rule, G is an empty graph h
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.graph import _user_location, describe_op
-from graphflow.ops import shape_ops, tensor_array_grad
+from graphflow.ops import no_onnx, shape_ops, tensor_array_grad
 from graphflow.ops.registry import define, make_op, register_gradient
 
 
@@ -108,7 +108,8 @@ def _while_grad_infer(inputs, attrs):
 # of the captures listed in `grad_captures`, summed over iterations). Its gradient rule refuses:
 # a second derivative through a while_loop is not supported (see `_while_grad_grad`).
 define("WhileGrad", _while_grad_infer, stateful=True,
-       attrs="grad:function grad_sources:list(int) num_grads:int>=0 grad_captures:list(int)")
+       attrs="grad:function grad_sources:list(int) num_grads:int>=0 grad_captures:list(int)",
+       onnx=no_onnx.GRADIENT)
 
 
 @register_gradient("WhileGrad")

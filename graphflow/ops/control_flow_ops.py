@@ -77,11 +77,11 @@ def _most_specific_common(a, b):
 define("While", _while_infer, stateful=True, returns_state=True,
        attrs="cond:function body:function saved:list(string) grad:none|function "
              "grad_sources:list(int) has_maximum_iterations:bool back_prop:bool",
-       gradient_takes_none=True)
+       gradient_takes_none=True, onnx={"converter": "while"})
 define("If", _if_infer, stateful=True, returns_state=True,
        attrs="then_branch:function else_branch:function then_saved:list(string) "
              "else_saved:list(string) then_grad:none|function else_grad:none|function",
-       gradient_takes_none=True, conditional=True)
+       gradient_takes_none=True, conditional=True, onnx={"converter": "if"})
 
 
 # ------------------------------------------------------------------------------- tracing

@@ -7,6 +7,7 @@ sizes (the same per-axis rule as the 2-D ops of `conv_ops.py`).
 """
 
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.conv_ops import (
     _CONV_ATTRS,
     _check_backprop,
@@ -91,9 +92,9 @@ _conv3d_infer, _backprop_input_infer, _backprop_filter_infer = (
     convolution_shape_rules(_conv_output, rank=5))
 
 
-define("Conv3D", _conv3d_infer, attrs=_CONV_ATTRS)
-define("Conv3DBackpropInputV2", _backprop_input_infer, attrs=_CONV_ATTRS)
-define("Conv3DBackpropFilterV2", _backprop_filter_infer, attrs=_CONV_ATTRS)
+define("Conv3D", _conv3d_infer, attrs=_CONV_ATTRS, onnx={"converter": "conv"})
+define("Conv3DBackpropInputV2", _backprop_input_infer, attrs=_CONV_ATTRS, onnx=no_onnx.GRADIENT)
+define("Conv3DBackpropFilterV2", _backprop_filter_infer, attrs=_CONV_ATTRS, onnx=no_onnx.GRADIENT)
 
 
 def _conv_attrs(strides, padding, data_format, dilations):
@@ -178,12 +179,13 @@ def _avg_pool_grad_infer(inputs, attrs):
     return [(g.dtype, in_shape)]
 
 
-define("MaxPool3D", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS)
-define("AvgPool3D", _pool_infer(FLOATS), attrs=_POOL_ATTRS)
-define("MaxPool3DGrad", max_pool_grad_infer(True, 5, _pool_output), attrs=_POOL_ATTRS)
+define("MaxPool3D", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS,
+       onnx={"converter": "pool", "op": "MaxPool"})
+define("AvgPool3D", _pool_infer(FLOATS), attrs=_POOL_ATTRS, onnx={"converter": "pool", "op": "AveragePool"})
+define("MaxPool3DGrad", max_pool_grad_infer(True, 5, _pool_output), attrs=_POOL_ATTRS, onnx=no_onnx.GRADIENT)
 define("MaxPool3DGradGrad", max_pool_grad_infer(False, 5, _pool_output),
-       attrs=_POOL_ATTRS)
-define("AvgPool3DGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS)
+       attrs=_POOL_ATTRS, onnx=no_onnx.GRADIENT)
+define("AvgPool3DGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS, onnx=no_onnx.GRADIENT)
 
 
 def _pool_attrs(ksize, strides, padding, data_format):

@@ -8,7 +8,7 @@ VALID: ceil((in - (k - 1) * d) / s), SAME: ceil(in / s), SAME padding split with
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor, name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import shape_ops
+from graphflow.ops import no_onnx, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, INTEGERS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
@@ -160,9 +160,11 @@ _conv2d_infer, _conv2d_backprop_input_infer, _conv2d_backprop_filter_infer = (
 
 # The NCHW kernels transpose to NHWC, run the NHWC kernel and transpose back: `layout_attrs`.
 define("Conv2D", _conv2d_infer, attrs=_CONV_ATTRS, layout_attrs=("strides", "dilations"),
-       fresh_output=True)
-define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS, fresh_output=True)
-define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS, fresh_output=True)
+       fresh_output=True, onnx={"converter": "conv"})
+define("Conv2DBackpropInput", _conv2d_backprop_input_infer, attrs=_CONV_ATTRS, fresh_output=True,
+       onnx=no_onnx.GRADIENT)
+define("Conv2DBackpropFilter", _conv2d_backprop_filter_infer, attrs=_CONV_ATTRS, fresh_output=True,
+       onnx=no_onnx.GRADIENT)
 
 
 def _conv_attrs(strides, padding, data_format, dilations):
@@ -299,12 +301,13 @@ def _avg_pool_grad_infer(inputs, attrs):
 
 
 define("MaxPool", _pool_infer(FLOATS + INTEGERS), attrs=_POOL_ATTRS,
-       layout_attrs=("ksize", "strides"), fresh_output=True)
+       layout_attrs=("ksize", "strides"), fresh_output=True, onnx={"converter": "pool", "op": "MaxPool"})
 define("AvgPool", _pool_infer(FLOATS), attrs=_POOL_ATTRS, layout_attrs=("ksize", "strides"),
-       fresh_output=True)
-define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS, fresh_output=True)
-define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS, fresh_output=True)
-define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS, fresh_output=True)
+       fresh_output=True, onnx={"converter": "pool", "op": "AveragePool"})
+define("MaxPoolGrad", max_pool_grad_infer(True), attrs=_POOL_ATTRS, fresh_output=True, onnx=no_onnx.GRADIENT)
+define("MaxPoolGradGrad", max_pool_grad_infer(False), attrs=_POOL_ATTRS, fresh_output=True,
+       onnx=no_onnx.GRADIENT)
+define("AvgPoolGrad", _avg_pool_grad_infer, attrs=_POOL_ATTRS, fresh_output=True, onnx=no_onnx.GRADIENT)
 
 
 def _pool_attrs(ksize, strides, padding, data_format):

@@ -37,14 +37,17 @@ def _no_outputs(inputs, attrs):
     return []
 
 
-define("Const", _const_infer, returns_state=True, attrs="value:tensor", constant=True)
-define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape", must_feed=True)
+define("Const", _const_infer, returns_state=True, attrs="value:tensor", constant=True,
+       static_value=lambda op, inputs: op.attrs["value"], onnx={"converter": "const"})
+define("Placeholder", _placeholder_infer, attrs="dtype:dtype shape:none|shape", must_feed=True,
+       onnx={"converter": "placeholder"})
 define("PlaceholderWithDefault", _placeholder_with_default_infer, may_alias_input=True,
-       attrs="shape:none|shape", graph_input=True)
-define("Identity", _same_as_input, may_alias_input=True, elementwise=True)
+       attrs="shape:none|shape", graph_input=True, onnx="Identity")
+define("Identity", _same_as_input, may_alias_input=True, elementwise=True, onnx="Identity",
+       static_value=lambda op, inputs: inputs.value(0))
 define("IdentityN", lambda inputs, attrs: [(t.dtype, t.shape) for t in inputs],
-       may_alias_input=True)
-define("NoOp", _no_outputs, control_only=True)
+       may_alias_input=True, onnx={"converter": "identity_n"})
+define("NoOp", _no_outputs, control_only=True, onnx={"converter": "no_op"})
 
 
 def _as_array(value):
@@ -222,7 +225,19 @@ def _pack_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("Pack", _pack_infer, attrs="axis:int")
+def joined_static_value(join):
+    """The `static_value` rule of Pack (`np.stack`) and ConcatV2 (`np.concatenate`): the inputs'
+    values joined along the `axis` attr, when all are known."""
+    def rule(op, inputs):
+        values = inputs.values()
+        if values is None:
+            return None
+        return join(values, axis=op.attrs["axis"]).astype(op.outputs[0].dtype.as_numpy_dtype)
+    return rule
+
+
+define("Pack", _pack_infer, attrs="axis:int", static_value=joined_static_value(np.stack),
+       onnx={"converter": "pack"})
 
 
 def _pack_leaf_dtype(values):

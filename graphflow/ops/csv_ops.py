@@ -11,6 +11,7 @@ that does not parse, a missing required field)."""
 import numpy as np
 
 from graphflow.framework import dtypes
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, no_gradient
 
@@ -29,7 +30,8 @@ def _decode_csv_infer(inputs, attrs):
 
 define("DecodeCSV", _decode_csv_infer,
        attrs="out_types:list(dtype) defaults:list(string) required:list(bool) field_delim:string "
-             "use_quote_delim:bool na_value:string select_cols:list(int)")
+             "use_quote_delim:bool na_value:string select_cols:list(int)",
+       onnx=no_onnx.none("parsing CSV text has no ONNX operator"))
 no_gradient("DecodeCSV")
 
 

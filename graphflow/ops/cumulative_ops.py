@@ -9,6 +9,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import NUMERIC, define, make_tensor, normalize_axis, require_dtype
 from graphflow.ops.static_value import constant_value
@@ -31,9 +32,13 @@ def _cumulative_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
+_ONNX = {"Cumsum": {"converter": "cumsum"},
+         "Cumprod": no_onnx.none("ONNX has CumProd only from opset 24 on (graphflow exports opsets up "
+                                 "to 17 and onnxruntime has no kernel); exp(cumsum(log x)) fails for "
+                                 "x <= 0")}
 for _type in ("Cumsum", "Cumprod"):
     define(_type, _cumulative_infer, attrs="axis:none|int exclusive:bool reverse:bool",
-           fresh_output=True)
+           fresh_output=True, onnx=_ONNX[_type])
 
 
 def static_axis(axis, what="axis"):

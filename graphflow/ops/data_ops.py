@@ -22,6 +22,7 @@ import weakref
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.registry import define, no_gradient
 
 DATASETS = weakref.WeakValueDictionary()
@@ -92,10 +93,11 @@ _UNSAVEABLE = ("it reads a tf.data pipeline (Python code and data of the program
                "it), which a graph file cannot carry. Save the model with an input placeholder "
                "(e.g. x = tf.placeholder_with_default(next_images, shape) and inputs={'x': x})")
 define("MakeIterator", _make_iterator_infer, stateful=True, attrs="iterator:string dataset:string",
-       unsaveable=_UNSAVEABLE)
+       unsaveable=_UNSAVEABLE,
+       onnx=no_onnx.none("starts a tf.data pipeline (host-side Python iterator state)"))
 define("IteratorGetNext", _get_next_infer, stateful=True, returns_state=True,
        attrs="iterator:string output_types:list(dtype) output_shapes:list(shape) one_shot:string",
-       unsaveable=_UNSAVEABLE)
+       unsaveable=_UNSAVEABLE, onnx=no_onnx.DATA)
 no_gradient("IteratorGetNext")
 
 __all__ = []

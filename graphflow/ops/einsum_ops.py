@@ -95,7 +95,7 @@ def _einsum_infer(inputs, attrs):
     return [(dt, TensorShape(dims))]
 
 
-define("Einsum", _einsum_infer, attrs="equation:string")
+define("Einsum", _einsum_infer, attrs="equation:string", onnx={"converter": "einsum"})
 
 
 def einsum(equation, *inputs, **kwargs):

@@ -39,6 +39,10 @@ A row's fields (see `Elementwise`):
   not, a different summation order rounds differently); CSE merges `f(a, b)` with `f(b, a)`.
   `fusible`: a FusedElementwise program may contain the op. `public`: the TF1 namespaces that
   export `fn` ("tf", "nn": `tf.nn.<fn>`).
+- `onnx`: how the op is written as ONNX, the OpDef's `onnx` fact (see `registry.OpDef`): an ONNX
+  op name, `{"converter": name}` (`_via`) or a reason (`ops/no_onnx.py`); custom rows declare it
+  on their own OpDef. `shape_arithmetic`: shape inference evaluates the op on integer operands
+  known at build time (`tf.shape(x)[0] * 2`), with `numpy` (`ops/static_value.py`).
 
 Adding an activation is one row here plus its case in `tests/op_cases/math_cases.py`
 (docs/architecture.md, "Adding an activation", walks through it).
@@ -52,6 +56,7 @@ import numpy as np
 from scipy import special as _special
 
 from graphflow.framework import dtypes
+from graphflow.ops import no_onnx
 
 # ---------------------------------------------------------------- dtype rules (dtype names)
 _FLOATS = ("float16", "float32", "float64")
@@ -107,6 +112,8 @@ class Elementwise:
     fusible: bool = True
     public: tuple = ("tf",)
     commutative: bool = False
+    onnx: object = None
+    shape_arithmetic: bool = False
 
     @property
     def allowed(self):
@@ -330,121 +337,128 @@ def _squared_difference_grad(m, g, x, y, z):
     return scaled, -scaled
 
 
+def _via(name):  # the `onnx` fact of a row written by the ONNX converter `name` (several nodes)
+    return {"converter": name}
+
+
 _E = Elementwise
 _FLOAT_UNARY = dict(arity=1, dtypes="float")
 ROWS = (
     # ---- unary
     _E("Neg", "negative", 1, "signed", numpy="negative", c="(-{0})",
-       grad=lambda m, g, x, y, attrs: -g),
-    _E("Abs", "abs", 1, "signed", numpy="abs", c="gf_abs({0})", dydx=lambda m, x, y: m.sign(x)),
-    _E("Sign", "sign", 1, "signed", numpy="sign", c="gf_sign({0})", grad=ZERO),
+       grad=lambda m, g, x, y, attrs: -g, onnx="Neg", shape_arithmetic=True),
+    _E("Abs", "abs", 1, "signed", numpy="abs", c="gf_abs({0})", dydx=lambda m, x, y: m.sign(x), onnx="Abs"),
+    _E("Sign", "sign", 1, "signed", numpy="sign", c="gf_sign({0})", grad=ZERO, onnx="Sign"),
     _E("Square", "square", 1, "numeric", numpy="square", c="({0} * {0})",
-       dydx=lambda m, x, y: 2 * x),
-    _E("Exp", "exp", **_FLOAT_UNARY, numpy="exp", c="gf_exp({0})", dydx=lambda m, x, y: y),
+       dydx=lambda m, x, y: 2 * x, onnx=_via("square")),
+    _E("Exp", "exp", **_FLOAT_UNARY, numpy="exp", c="gf_exp({0})", dydx=lambda m, x, y: y, onnx="Exp"),
     _E("Expm1", "expm1", **_FLOAT_UNARY, numpy="expm1", c="gf_expm1({0})",
-       dydx=lambda m, x, y: m.exp(x)),
+       dydx=lambda m, x, y: m.exp(x), onnx=_via("expm1")),
     _E("Log", "log", **_FLOAT_UNARY, numpy="log", c="gf_log({0})",
-       dydx=lambda m, x, y: m.reciprocal(x)),
+       dydx=lambda m, x, y: m.reciprocal(x), onnx="Log"),
     _E("Log1p", "log1p", **_FLOAT_UNARY, numpy="log1p", c="gf_log1p({0})",
-       dydx=lambda m, x, y: m.reciprocal(1 + x)),
-    _E("Sqrt", "sqrt", **_FLOAT_UNARY, numpy="sqrt", c="gf_sqrt({0})", dydx=lambda m, x, y: 0.5 / y),
+       dydx=lambda m, x, y: m.reciprocal(1 + x), onnx=_via("log1p")),
+    _E("Sqrt", "sqrt", **_FLOAT_UNARY, numpy="sqrt", c="gf_sqrt({0})", dydx=lambda m, x, y: 0.5 / y,
+       onnx="Sqrt"),
     _E("Rsqrt", "rsqrt", **_FLOAT_UNARY, numpy=_rsqrt, c="gf_rsqrt({0})",
-       dydx=lambda m, x, y: -0.5 * (y * y * y)),
+       dydx=lambda m, x, y: -0.5 * (y * y * y), onnx=_via("rsqrt")),
     _E("Reciprocal", "reciprocal", **_FLOAT_UNARY, numpy="reciprocal", c="(({T})1 / {0})",
-       dydx=lambda m, x, y: -(y * y)),
-    _E("Sin", "sin", **_FLOAT_UNARY, numpy="sin", c="gf_sin({0})", dydx=lambda m, x, y: m.cos(x)),
-    _E("Cos", "cos", **_FLOAT_UNARY, numpy="cos", c="gf_cos({0})", dydx=lambda m, x, y: -m.sin(x)),
-    _E("Tan", "tan", **_FLOAT_UNARY, numpy="tan", c="gf_tan({0})", dydx=lambda m, x, y: 1 + y * y),
+       dydx=lambda m, x, y: -(y * y), onnx="Reciprocal"),
+    _E("Sin", "sin", **_FLOAT_UNARY, numpy="sin", c="gf_sin({0})", dydx=lambda m, x, y: m.cos(x), onnx="Sin"),
+    _E("Cos", "cos", **_FLOAT_UNARY, numpy="cos", c="gf_cos({0})", dydx=lambda m, x, y: -m.sin(x),
+       onnx="Cos"),
+    _E("Tan", "tan", **_FLOAT_UNARY, numpy="tan", c="gf_tan({0})", dydx=lambda m, x, y: 1 + y * y,
+       onnx="Tan"),
     _E("Tanh", "tanh", **_FLOAT_UNARY, numpy="tanh", c="gf_tanh({0})", public=("tf", "nn"),
-       dydx=lambda m, x, y: 1 - y * y),
+       dydx=lambda m, x, y: 1 - y * y, onnx="Tanh"),
     _E("Sigmoid", "sigmoid", **_FLOAT_UNARY, numpy=_sigmoid, compiled_float32=True,
        public=("tf", "nn"),
-       c="gf_sigmoid({0})", dydx=lambda m, x, y: y * (1 - y)),
+       c="gf_sigmoid({0})", dydx=lambda m, x, y: y * (1 - y), onnx="Sigmoid"),
     _E("Erf", "erf", **_FLOAT_UNARY, numpy=_erf, c="gf_erf({0})",
-       dydx=lambda m, x, y: (2 / math.sqrt(math.pi)) * m.exp(-(x * x))),
+       dydx=lambda m, x, y: (2 / math.sqrt(math.pi)) * m.exp(-(x * x)), onnx="Erf"),
     _E("Lgamma", "lgamma", **_FLOAT_UNARY, numpy=_lgamma, c="gf_lgamma({0})",
-       dydx=lambda m, x, y: m.digamma(x)),
+       dydx=lambda m, x, y: m.digamma(x), onnx=no_onnx.SPECIAL),
     _E("Digamma", "digamma", **_FLOAT_UNARY, numpy=_digamma, c="gf_digamma({0})",
-       dydx=lambda m, x, y: m.polygamma(m.ones(x), x)),
-    _E("Floor", "floor", **_FLOAT_UNARY, numpy="floor", c="gf_floor({0})", grad=ZERO),
-    _E("Ceil", "ceil", **_FLOAT_UNARY, numpy="ceil", c="gf_ceil({0})", grad=ZERO),
-    _E("Round", "round", **_FLOAT_UNARY, numpy="rint", c="gf_round({0})", grad=ZERO),  # half to even
+       dydx=lambda m, x, y: m.polygamma(m.ones(x), x), onnx=no_onnx.SPECIAL),
+    _E("Floor", "floor", **_FLOAT_UNARY, numpy="floor", c="gf_floor({0})", grad=ZERO, onnx="Floor"),
+    _E("Ceil", "ceil", **_FLOAT_UNARY, numpy="ceil", c="gf_ceil({0})", grad=ZERO, onnx="Ceil"),
+    _E("Round", "round", **_FLOAT_UNARY, numpy="rint", c="gf_round({0})", grad=ZERO,  # half to even
+       onnx="Round"),
     # Relu reads its output (as TF's ReluGrad does): fusion can then fold the activation into the
     # producer of x, which is read only once.
     _E("Relu", "relu", 1, "numeric", numpy=_relu, clamp=(0,), c="gf_relu({0})", public=("nn",),
-       grad=lambda m, g, x, y, attrs: m.mask(y > 0, g)),
+       grad=lambda m, g, x, y, attrs: m.mask(y > 0, g), onnx="Relu"),
     _E("Relu6", "relu6", 1, "numeric", numpy=_relu6, clamp=(0, 6), public=("nn",),
        c="gf_minimum(gf_maximum({0}, ({T})0), ({T})6)",
-       grad=lambda m, g, x, y, attrs: m.mask(m.logical_and(x > 0, x < 6), g)),
+       grad=lambda m, g, x, y, attrs: m.mask(m.logical_and(x > 0, x < 6), g), onnx=_via("relu6")),
     _E("Elu", "elu", **_FLOAT_UNARY, numpy=_elu, alias_ok=False, public=("nn",),
        c="({0} > ({T})0 ? {0} : gf_expm1({0} < ({T})0 ? {0} : ({T})0))",
-       grad=lambda m, g, x, y, attrs: m.where(x > 0, g, g * (y + 1))),
+       grad=lambda m, g, x, y, attrs: m.where(x > 0, g, g * (y + 1)), onnx="Elu"),
     _E("Selu", "selu", **_FLOAT_UNARY, numpy=_selu, alias_ok=False, public=("nn",),
        c=f"(({{T}}){SELU_SCALE!r} * ({{0}} > ({{T}})0 ? {{0}} : ({{T}}){SELU_ALPHA!r} * "
          "gf_expm1({0} < ({T})0 ? {0} : ({T})0)))",
        grad=lambda m, g, x, y, attrs: m.where(x > 0, g * SELU_SCALE,
-                                              g * (y + SELU_SCALE * SELU_ALPHA))),
+                                              g * (y + SELU_SCALE * SELU_ALPHA)), onnx="Selu"),
     # softplus(x) = log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))
     _E("Softplus", "softplus", **_FLOAT_UNARY, numpy=_softplus, public=("nn",),
        c="(({0} > ({T})0 ? {0} : ({T})0) + gf_log1p(gf_exp(-gf_abs({0}))))",
-       dydx=lambda m, x, y: m.sigmoid(x)),
+       dydx=lambda m, x, y: m.sigmoid(x), onnx="Softplus"),
     _E("Softsign", "softsign", **_FLOAT_UNARY, numpy=_softsign, alias_ok=False, public=("nn",),
        c="({0} / (({T})1 + gf_abs({0})))",
-       dydx=lambda m, x, y: m.reciprocal(m.square(1 + m.abs(x)))),
+       dydx=lambda m, x, y: m.reciprocal(m.square(1 + m.abs(x))), onnx="Softsign"),
     _E("LeakyRelu", "leaky_relu", **_FLOAT_UNARY, numpy=_leaky_relu, numpy_for_attrs=True,
        alias_ok=False, attrs=(Attr("alpha", "float", 0.2),), public=("nn",),
        c="({0} > ({T})0 ? {0} : {0} * {alpha})",
-       grad=lambda m, g, x, y, attrs: m.where(x > 0, g, g * attrs["alpha"])),
+       grad=lambda m, g, x, y, attrs: m.where(x > 0, g, g * attrs["alpha"]), onnx=_via("leaky_relu")),
     _E("LogicalNot", "logical_not", 1, "bool", "bool", numpy="logical_not", c="(!{0})",
-       grad=NO_GRADIENT),
-    _E("IsNan", "is_nan", 1, "float", "bool", numpy="isnan", c="gf_isnan_({0})", grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx="Not"),
+    _E("IsNan", "is_nan", 1, "float", "bool", numpy="isnan", c="gf_isnan_({0})", grad=NO_GRADIENT,
+       onnx="IsNaN"),
     _E("IsFinite", "is_finite", 1, "float", "bool", numpy="isfinite", c="gf_isfinite({0})",
-       grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx=_via("is_finite")),
     # ---- binary
     _E("Add", "add", 2, "numeric", commutative=True,
-       numpy="add", c="({0} + {1})", grad=lambda m, g, x, y, z: (g, g)),
+       numpy="add", c="({0} + {1})", grad=lambda m, g, x, y, z: (g, g), onnx="Add", shape_arithmetic=True),
     _E("Sub", "subtract", 2, "numeric", numpy="subtract", c="({0} - {1})",
-       grad=lambda m, g, x, y, z: (g, -g)),
+       grad=lambda m, g, x, y, z: (g, -g), onnx="Sub", shape_arithmetic=True),
     _E("Mul", "multiply", 2, "numeric", commutative=True, numpy="multiply", c="({0} * {1})",
-       grad=lambda m, g, x, y, z: (g * y, x * g)),
+       grad=lambda m, g, x, y, z: (g * y, x * g), onnx="Mul", shape_arithmetic=True),
     _E("RealDiv", "truediv", 2, "numeric", "truediv", numpy=_real_div, numpy_for_attrs=True,
-       c="({0} / {1})", grad=lambda m, g, x, y, z: (g / y, g * (-x / y / y))),
+       c="({0} / {1})", grad=lambda m, g, x, y, z: (g / y, g * (-x / y / y)), onnx=_via("real_div")),
     _E("FloorDiv", "floordiv", 2, "numeric", numpy="floor_divide", c="gf_floordiv({0}, {1})",
-       grad=ZERO),
+       grad=ZERO, onnx=_via("floor_div"), shape_arithmetic=True),
     # x mod y = x - floor(x / y) * y
     _E("FloorMod", "mod", 2, "numeric", numpy="mod", c="gf_floormod({0}, {1})",
-       grad=lambda m, g, x, y, z: (g, -g * m.floordiv(x, y))),
+       grad=lambda m, g, x, y, z: (g, -g * m.floordiv(x, y)), onnx=_via("floor_mod")),
     # the gradient with respect to the exponent is 0 where the base is <= 0
-    _E("Pow", "pow", 2, "numeric", numpy="power", c="gf_pow({0}, {1})", grad=_pow_grad),
+    _E("Pow", "pow", 2, "numeric", numpy="power", c="gf_pow({0}, {1})", grad=_pow_grad, onnx="Pow"),
     # d/dx polygamma(n, x) = polygamma(n + 1, x); none for the order n (TF1 has none either)
     _E("Polygamma", "polygamma", 2, "float", numpy=_polygamma, c="gf_polygamma({0}, {1})",
-       grad=lambda m, g, n, x, z: (None, g * m.polygamma(n + 1, x))),
+       grad=lambda m, g, n, x, z: (None, g * m.polygamma(n + 1, x)), onnx=no_onnx.SPECIAL),
     _E("Maximum", "maximum", 2, "numeric", commutative=True, numpy="maximum", c="gf_maximum({0}, {1})",
-       grad=_maximum_grad),
+       grad=_maximum_grad, onnx="Max", shape_arithmetic=True),
     _E("Minimum", "minimum", 2, "numeric", commutative=True, numpy="minimum", c="gf_minimum({0}, {1})",
-       grad=_minimum_grad),
+       grad=_minimum_grad, onnx="Min", shape_arithmetic=True),
     _E("SquaredDifference", "squared_difference", 2, "numeric", commutative=True, numpy=_squared_difference,
-       c="(({0} - {1}) * ({0} - {1}))", grad=_squared_difference_grad),
+       c="(({0} - {1}) * ({0} - {1}))", grad=_squared_difference_grad, onnx=_via("squared_difference")),
     _E("Equal", "equal", 2, "numeric|bool|string", "bool", commutative=True, numpy="equal", c="({0} == {1})",
-       grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx=_via("equal")),
     _E("NotEqual", "not_equal", 2, "numeric|bool|string", "bool", commutative=True,
        numpy="not_equal", c="({0} != {1})",
-       grad=NO_GRADIENT),
-    _E("Less", "less", 2, "numeric", "bool", numpy="less", c="({0} < {1})", grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx=_via("not_equal")),
+    _E("Less", "less", 2, "numeric", "bool", numpy="less", c="({0} < {1})", grad=NO_GRADIENT, onnx="Less"),
     _E("LessEqual", "less_equal", 2, "numeric", "bool", numpy="less_equal", c="({0} <= {1})",
-       grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx="LessOrEqual"),
     _E("Greater", "greater", 2, "numeric", "bool", numpy="greater", c="({0} > {1})",
-       grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx="Greater"),
     _E("GreaterEqual", "greater_equal", 2, "numeric", "bool", numpy="greater_equal",
-       c="({0} >= {1})", grad=NO_GRADIENT),
-    _E("LogicalAnd", "logical_and", 2, "bool", "bool", commutative=True,
-       numpy="logical_and", c="({0} && {1})",
-       grad=NO_GRADIENT),
+       c="({0} >= {1})", grad=NO_GRADIENT, onnx="GreaterOrEqual"),
+    _E("LogicalAnd", "logical_and", 2, "bool", "bool", commutative=True, numpy="logical_and",
+       c="({0} && {1})", grad=NO_GRADIENT, onnx="And"),
     _E("LogicalOr", "logical_or", 2, "bool", "bool", commutative=True, numpy="logical_or", c="({0} || {1})",
-       grad=NO_GRADIENT),
-    _E("LogicalXor", "logical_xor", 2, "bool", "bool", commutative=True,
-       numpy="logical_xor", c="({0} != {1})",
-       grad=NO_GRADIENT),
+       grad=NO_GRADIENT, onnx="Or"),
+    _E("LogicalXor", "logical_xor", 2, "bool", "bool", commutative=True, numpy="logical_xor",
+       c="({0} != {1})", grad=NO_GRADIENT, onnx="Xor"),
     # ---- written by hand in math_ops / math_grad (mixed dtypes, attrs, any arity)
     _E("AddN", "add_n", 0, "any", numpy=_add_n, alias_ok=False, custom=True,
        c="({0} + {1})"),

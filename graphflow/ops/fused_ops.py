@@ -47,7 +47,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import elementwise_program, elementwise_spec
+from graphflow.ops import elementwise_program, elementwise_spec, no_onnx
 from graphflow.ops.conv_ops import (
     _POOL_ATTRS,
     _conv2d_backprop_filter_infer,
@@ -180,31 +180,32 @@ def _conv2d_backprop_input_filter_infer(inputs, attrs):
 
 _PROVENANCE = " members:list(string) member_types:list(string) member_sources:list(string)"
 define("FusedElementwise", _fused_elementwise_infer, elementwise=True,
-       attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True)
+       attrs="program:dict" + _PROVENANCE, inplace_any_input=True, fresh_output=True,
+       onnx=no_onnx.OPTIMIZER_BUILT)
 define("FusedElementwiseSum", _fused_elementwise_sum_infer,
        attrs="program:dict leading_axes:int>=1 keepdims:bool mean:bool" + _PROVENANCE,
-       fresh_output=True)
+       fresh_output=True, onnx=no_onnx.OPTIMIZER_BUILT)
 define("FusedMatMul", _fused_matmul_infer,
        attrs="transpose_a:bool transpose_b:bool activation:string activation_attrs:dict"
-       + _PROVENANCE, fresh_output=True)
+       + _PROVENANCE, fresh_output=True, onnx={"converter": "fused_matmul"})
 define("FusedConv2D", _fused_conv2d_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) activation:string activation_attrs:dict" + _PROVENANCE,
-       fresh_output=True)
+       fresh_output=True, onnx={"converter": "conv"})
 define("Conv2DBackpropFilterBias", _conv2d_backprop_filter_bias_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
-       fresh_output=True, retains_inputs=False)
+       fresh_output=True, retains_inputs=False, onnx=no_onnx.GRADIENT)
 define("Conv2DBackpropFilterBiasReluMask", _conv2d_backprop_filter_bias_relu_mask_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
-       fresh_output=True, retains_inputs=False)
+       fresh_output=True, retains_inputs=False, onnx=no_onnx.GRADIENT)
 define("Conv2DBackpropInputFilter", _conv2d_backprop_input_filter_infer,
        attrs="strides:int>=1|list(int>=1) padding:string data_format:none|string "
        "dilations:int>=1|list(int>=1) bias_reduction:string" + _PROVENANCE,
-       fresh_output=True, retains_inputs=False)
+       fresh_output=True, retains_inputs=False, onnx=no_onnx.GRADIENT)
 define("FusedMaxPoolGradReluMask", max_pool_grad_infer(True), attrs=_POOL_ATTRS + _PROVENANCE,
-       fresh_output=True)
+       fresh_output=True, onnx=no_onnx.GRADIENT)
 # built on plan copies, after gradients exist
 no_gradient("FusedElementwise", "FusedElementwiseSum", "FusedMatMul", "FusedConv2D",
             "Conv2DBackpropFilterBias",

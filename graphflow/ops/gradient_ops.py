@@ -12,6 +12,7 @@
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor
 from graphflow.ops.static_value import shape_vector
@@ -23,7 +24,7 @@ def _same_as_input(inputs, attrs):
     return [(inputs[0].dtype, inputs[0].shape)]
 
 
-define("StopGradient", _same_as_input, may_alias_input=True, elementwise=True)
+define("StopGradient", _same_as_input, may_alias_input=True, elementwise=True, onnx="Identity")
 
 
 def stop_gradient(input, name=None):
@@ -55,7 +56,8 @@ def _sum_to_shape_infer(inputs, attrs):
     return [(x.dtype, target)]
 
 
-define("SumToShape", _sum_to_shape_infer, may_alias_input=True)
+define("SumToShape", _sum_to_shape_infer, may_alias_input=True,
+       onnx=no_onnx.none("a gradient helper (reduces a broadcast gradient to a shape); not mapped yet"))
 
 
 def sum_to_shape(x, shape, name=None):
@@ -71,7 +73,8 @@ def _reduced_shape_infer(inputs, attrs):
     return [(s.dtype, s.shape if s.shape.ndims == 1 else TensorShape([None]))]
 
 
-define("ReducedShape", _reduced_shape_infer, attrs="axis:none|int|list(int)")
+define("ReducedShape", _reduced_shape_infer, attrs="axis:none|int|list(int)",
+       onnx=no_onnx.none("a gradient helper (shape arithmetic of reductions); not mapped yet"))
 
 
 def reduced_shape(shape, axis, name=None):

@@ -17,7 +17,7 @@ import numbers
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import array_ops, math_ops, shape_ops
+from graphflow.ops import array_ops, math_ops, no_onnx, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, NUMERIC, define, make_tensor, require_dtype
 from graphflow.ops.static_value import shape_vector
@@ -82,10 +82,10 @@ def _resize_nearest_infer(inputs, attrs):
     return [(images.dtype, _resized_shape(images, size))]
 
 
-define("ResizeBilinear", _resize_bilinear_infer, attrs=_RESIZE_ATTRS)
-define("ResizeBilinearGrad", _resize_bilinear_grad_infer, attrs=_RESIZE_ATTRS)
-define("ResizeNearestNeighbor", _resize_nearest_infer, attrs=_RESIZE_ATTRS)
-define("ResizeNearestNeighborGrad", _resize_nearest_infer, attrs=_RESIZE_ATTRS)
+define("ResizeBilinear", _resize_bilinear_infer, attrs=_RESIZE_ATTRS, onnx={"converter": "resize"})
+define("ResizeBilinearGrad", _resize_bilinear_grad_infer, attrs=_RESIZE_ATTRS, onnx=no_onnx.GRADIENT)
+define("ResizeNearestNeighbor", _resize_nearest_infer, attrs=_RESIZE_ATTRS, onnx={"converter": "resize"})
+define("ResizeNearestNeighborGrad", _resize_nearest_infer, attrs=_RESIZE_ATTRS, onnx=no_onnx.GRADIENT)
 
 
 def _size_tensor(size):

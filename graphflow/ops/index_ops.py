@@ -47,7 +47,7 @@ def _top_k_infer(inputs, attrs):
     return [(x.dtype, shape), (dtypes.int32, shape)]
 
 
-define("TopKV2", _top_k_infer, attrs="sorted:bool")
+define("TopKV2", _top_k_infer, attrs="sorted:bool", onnx={"converter": "top_k"})
 
 
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 names
@@ -84,7 +84,7 @@ def _in_top_k_infer(inputs, attrs):
     return [(dtypes.bool_, batch)]
 
 
-define("InTopKV2", _in_top_k_infer)
+define("InTopKV2", _in_top_k_infer, onnx={"converter": "in_top_k"})
 
 
 def in_top_k(predictions, targets, k, name=None):
@@ -124,7 +124,7 @@ def _gather_nd_infer(inputs, attrs):
     return [(params.dtype, _nd_shape(indices, depth, params.shape))]
 
 
-define("GatherNd", _gather_nd_infer)
+define("GatherNd", _gather_nd_infer, onnx={"converter": "gather_nd"})
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):
@@ -147,7 +147,7 @@ def _scatter_nd_infer(inputs, attrs):
     return [(updates.dtype, out)]
 
 
-define("ScatterNd", _scatter_nd_infer)
+define("ScatterNd", _scatter_nd_infer, onnx={"converter": "scatter_nd"})
 
 
 def scatter_nd(indices, updates, shape, name=None):

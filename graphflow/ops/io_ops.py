@@ -9,6 +9,7 @@ it fails at the user's line with that instruction.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
 
@@ -43,8 +44,8 @@ def _write_file_infer(inputs, attrs):
     return []
 
 
-define("ReadFile", _read_file_infer, stateful=True)
-define("WriteFile", _write_file_infer, stateful=True)
+define("ReadFile", _read_file_infer, stateful=True, onnx=no_onnx.IO)
+define("WriteFile", _write_file_infer, stateful=True, onnx=no_onnx.IO)
 
 
 def read_file(filename, name=None):
@@ -95,14 +96,14 @@ _JPEG_ATTRS = ("channels:int ratio:int fancy_upscaling:bool try_recover_truncate
                "acceptable_fraction:float dct_method:string")
 _SIZE_FROM_DATA = {"value_dependent_shape": True}  # the image's size is known once it is read
 define("DecodeJpeg", _decode_infer("decode_jpeg", (0, 1, 3)), attrs=_JPEG_ATTRS,
-       **_SIZE_FROM_DATA)
+       **_SIZE_FROM_DATA, onnx=no_onnx.IO)
 define("DecodePng", _decode_infer("decode_png"), attrs="channels:int dtype:dtype",
-       **_SIZE_FROM_DATA)
+       **_SIZE_FROM_DATA, onnx=no_onnx.IO)
 define("DecodeBmp", _decode_infer("decode_bmp", (0, 3, 4)), attrs="channels:int",
-       **_SIZE_FROM_DATA)
-define("DecodeGif", _decode_gif_infer, **_SIZE_FROM_DATA)
+       **_SIZE_FROM_DATA, onnx=no_onnx.IO)
+define("DecodeGif", _decode_gif_infer, **_SIZE_FROM_DATA, onnx=no_onnx.IO)
 define("DecodeImage", _decode_image_infer, attrs="channels:int dtype:dtype expand_animations:bool",
-       **_SIZE_FROM_DATA)
+       **_SIZE_FROM_DATA, onnx=no_onnx.IO)
 no_gradient("ReadFile", "DecodeJpeg", "DecodePng", "DecodeBmp", "DecodeGif", "DecodeImage")
 
 

@@ -7,7 +7,7 @@ Cholesky), and TF1's Python composites over them: `tf.matrix_transpose`, `tf.dia
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import math_ops, shape_ops
+from graphflow.ops import math_ops, no_onnx, shape_ops
 from graphflow.ops.array_ops import transpose
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.cumulative_ops import static_axis
@@ -43,7 +43,8 @@ def _band_part_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("MatrixBandPart", _band_part_infer, attrs="num_lower:int num_upper:int", fresh_output=True)
+define("MatrixBandPart", _band_part_infer, attrs="num_lower:int num_upper:int", fresh_output=True,
+       onnx={"converter": "band_part"})
 
 
 def matrix_band_part(input, num_lower, num_upper, name=None):
@@ -92,9 +93,9 @@ def _matrix_set_diag_infer(inputs, attrs):
     return [(dt, x.shape)]
 
 
-define("MatrixDiag", _matrix_diag_infer, fresh_output=True)
-define("MatrixDiagPart", _matrix_diag_part_infer, fresh_output=True)
-define("MatrixSetDiag", _matrix_set_diag_infer, fresh_output=True)
+define("MatrixDiag", _matrix_diag_infer, fresh_output=True, onnx={"converter": "matrix_diag"})
+define("MatrixDiagPart", _matrix_diag_part_infer, fresh_output=True, onnx={"converter": "matrix_diag_part"})
+define("MatrixSetDiag", _matrix_set_diag_infer, fresh_output=True, onnx={"converter": "matrix_set_diag"})
 
 
 def matrix_diag(diagonal, name="diag"):
@@ -139,9 +140,11 @@ def _determinant_infer(inputs, attrs):
     return [(x.dtype, TensorShape(parts[0]))]
 
 
-define("MatrixInverse", _square_infer, attrs="adjoint:bool", fresh_output=True)
-define("MatrixDeterminant", _determinant_infer, fresh_output=True)
-define("Cholesky", _square_infer, fresh_output=True)
+define("MatrixInverse", _square_infer, attrs="adjoint:bool", fresh_output=True,
+       onnx=no_onnx.none("ONNX's standard domain has no matrix inverse (only com.microsoft's Inverse "
+                         "contrib op)"))
+define("MatrixDeterminant", _determinant_infer, fresh_output=True, onnx="Det")
+define("Cholesky", _square_infer, fresh_output=True, onnx=no_onnx.none("ONNX has no Cholesky factorization"))
 
 
 def matrix_inverse(input, adjoint=False, name=None):

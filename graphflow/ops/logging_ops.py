@@ -9,6 +9,7 @@ import sys
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, make_tensor, no_gradient, require_dtype
 
@@ -50,12 +51,13 @@ def _check_template(template, count):
 
 
 define("Print", _print_infer, stateful=True, may_alias_input=True,
-       attrs="message:string first_n:int summarize:int")
+       attrs="message:string first_n:int summarize:int", onnx=no_onnx.LOGGING)
 define("PrintV2", _print_v2_infer, stateful=True,
-       attrs="template:string output_stream:string summarize:int end:string")
-define("Assert", _assert_infer, stateful=True, attrs="template:string summarize:int")
+       attrs="template:string output_stream:string summarize:int end:string", onnx=no_onnx.LOGGING)
+define("Assert", _assert_infer, stateful=True, attrs="template:string summarize:int",
+       onnx=no_onnx.none("a run-time assertion with a message: ONNX has no failing op"))
 define("CheckNumerics", _check_numerics_infer, stateful=True, may_alias_input=True,
-       attrs="message:string")
+       attrs="message:string", onnx=no_onnx.CHECK)
 no_gradient("PrintV2", "Assert")
 
 

@@ -22,7 +22,8 @@ def _lrn_infer(inputs, attrs):
     return [(x.dtype, x.shape if x.shape.ndims is not None else TensorShape([None] * 4))]
 
 
-define("LRN", _lrn_infer, attrs="depth_radius:int bias:float alpha:float beta:float")
+define("LRN", _lrn_infer, attrs="depth_radius:int bias:float alpha:float beta:float",
+       onnx={"converter": "lrn"})
 
 
 def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5,  # noqa: A002

@@ -20,7 +20,7 @@ from graphflow.ops.registry import (
     require_dtype,
     same_dtype,
 )
-from graphflow.ops.static_value import constant_value
+from graphflow.ops.static_value import constant_value, output_dtype
 
 BOOL = (dtypes.bool_,)
 _DTYPE_SETS = {"float": FLOATS, "signed": SIGNED, "numeric": NUMERIC, "numeric|bool": NUMERIC + BOOL,
@@ -61,9 +61,24 @@ def _inplace_inputs(row):
     return (0, 1) if row.result == "same" else ()
 
 
+def _integer_arithmetic_value(row):
+    """The `static_value` rule of a `shape_arithmetic` row: its numpy function on integer
+    operands known at build time (`tf.shape(x)[0] * 2`, `n - 1`)."""
+    fn = getattr(np, row.numpy)
+
+    def rule(op, inputs):
+        if not op.outputs[0].dtype.is_integer:
+            return None
+        values = inputs.values()
+        return None if values is None else np.asarray(fn(*values)).astype(output_dtype(op))
+    return rule
+
+
 for _row in _ROWS:
     define(_row.op, _elementwise_infer(_row), elementwise=True, inplace_inputs=_inplace_inputs(_row),
-           attrs=" ".join(f"{a.name}:{a.type}" for a in _row.attrs), commutative=_row.commutative)
+           attrs=" ".join(f"{a.name}:{a.type}" for a in _row.attrs), commutative=_row.commutative,
+           onnx=_row.onnx,
+           static_value=_integer_arithmetic_value(_row) if _row.shape_arithmetic else None)
 
 
 def _unary(row):
@@ -152,7 +167,7 @@ def _add_n_infer(inputs, attrs):
     return [(dt, shape)]
 
 
-define("AddN", _add_n_infer, elementwise=True, inplace_inputs=(0,))
+define("AddN", _add_n_infer, elementwise=True, inplace_inputs=(0,), onnx="Sum")
 
 
 # ---------------------------------------------------------------- select, cast, clip
@@ -163,7 +178,7 @@ def _select_infer(inputs, attrs):
     return [(dt, broadcast_static(broadcast_static(cond.shape, x.shape), y.shape))]
 
 
-define("Select", _select_infer, elementwise=True)
+define("Select", _select_infer, elementwise=True, onnx="Where")
 
 
 def _where_indices_infer(inputs, attrs):
@@ -171,7 +186,7 @@ def _where_indices_infer(inputs, attrs):
     return [(dtypes.int64, TensorShape([None, cond.shape.ndims]))]
 
 
-define("Where", _where_indices_infer, value_dependent_shape=True)
+define("Where", _where_indices_infer, value_dependent_shape=True, onnx={"converter": "where_indices"})
 
 
 def where(condition, x=None, y=None, name=None):
@@ -193,7 +208,13 @@ def _cast_infer(inputs, attrs):
     return [(dtypes.as_dtype(attrs["DstT"]), inputs[0].shape)]
 
 
-define("Cast", _cast_infer, elementwise=True, attrs="DstT:dtype")
+def _cast_value(op, inputs):
+    value = inputs.value(0)
+    return None if value is None else np.asarray(value).astype(output_dtype(op))
+
+
+define("Cast", _cast_infer, elementwise=True, attrs="DstT:dtype", static_value=_cast_value,
+       onnx={"converter": "cast"})
 
 
 def cast(x, dtype, name=None):
@@ -247,7 +268,7 @@ def _clip_infer(inputs, attrs):
     return [(dt, broadcast_static(t.shape, broadcast_static(lo.shape, hi.shape)))]
 
 
-define("ClipByValue", _clip_infer, elementwise=True, inplace_inputs=(0,))
+define("ClipByValue", _clip_infer, elementwise=True, inplace_inputs=(0,), onnx="Clip")
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -277,7 +298,8 @@ def _matmul_infer(inputs, attrs):
     return [(dt, batch.concatenate(TensorShape([m, n])))]
 
 
-define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool", fresh_output=True)
+define("MatMul", _matmul_infer, attrs="transpose_a:bool transpose_b:bool", fresh_output=True,
+       onnx={"converter": "matmul"})
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -340,11 +362,19 @@ def _check_axes_input(axes):
                         f"of shape {axes.shape}")
 
 
+# All -> ReduceMin over 0/1, Any -> ReduceMax over 0/1
+_REDUCTION_ONNX = {"Sum": {"converter": "reduction", "op": "ReduceSum"},
+                   "Mean": {"converter": "reduction", "op": "ReduceMean"},
+                   "Max": {"converter": "reduction", "op": "ReduceMax"},
+                   "Min": {"converter": "reduction", "op": "ReduceMin"},
+                   "Prod": {"converter": "reduction", "op": "ReduceProd"},
+                   "All": {"converter": "bool_reduction", "op": "ReduceMin"},
+                   "Any": {"converter": "bool_reduction", "op": "ReduceMax"}}
 REDUCTIONS = {"Sum": NUMERIC, "Mean": NUMERIC, "Max": NUMERIC, "Min": NUMERIC, "Prod": NUMERIC,
               "All": BOOL, "Any": BOOL}
 for _type, _allowed in REDUCTIONS.items():
     define(_type, _reduce_infer(_allowed), attrs="axis:none|int|list(int) keepdims:bool",
-           retains_inputs=False)
+           retains_inputs=False, onnx=_REDUCTION_ONNX[_type])
 
 
 def _axis_attr(axis):
@@ -407,8 +437,10 @@ def _arg_infer(inputs, attrs):
     return [(out_dt, TensorShape(dims))]
 
 
-define("ArgMax", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False)
-define("ArgMin", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False)
+define("ArgMax", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False,
+       onnx={"converter": "arg"})
+define("ArgMin", _arg_infer, attrs="axis:int output_type:dtype", retains_inputs=False,
+       onnx={"converter": "arg"})
 
 
 def _arg(op_type):

@@ -15,7 +15,7 @@ in `nn_ops.py`.
 """
 
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import shape_ops
+from graphflow.ops import no_onnx, shape_ops
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, no_gradient, require_dtype
 
@@ -74,7 +74,8 @@ def _fused_batch_norm_infer(inputs, attrs):
 
 # fresh_output: every output is a new array (the CPU kernels copy even the statistics they pass
 # through), so an elementwise reader such as the ReLU after it may write over y in place
-define("FusedBatchNorm", _fused_batch_norm_infer, attrs=_ATTRS, fresh_output=True)
+define("FusedBatchNorm", _fused_batch_norm_infer, attrs=_ATTRS, fresh_output=True,
+       onnx={"converter": "fused_batch_norm"})
 
 
 def _fused_batch_norm_grad_infer(inputs, attrs):
@@ -97,7 +98,8 @@ def _fused_batch_norm_grad_infer(inputs, attrs):
     return [(x.dtype, shape), (x.dtype, stats), (x.dtype, stats)]
 
 
-define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS, fresh_output=True)
+define("FusedBatchNormGrad", _fused_batch_norm_grad_infer, attrs=_ATTRS, fresh_output=True,
+       onnx=no_onnx.GRADIENT)
 
 
 def _stats_infer(inputs, attrs):
@@ -110,7 +112,8 @@ def _stats_infer(inputs, attrs):
 # FusedBatchNormStats(x) -> (mean, variance, unbiased variance): a training FusedBatchNorm's
 # statistics alone, the same bits. Built on plan copies (fusion, `fusion_batch_norm.py`), where y
 # becomes elementwise ops the ReLU or residual add after it joins; no gradient.
-define("FusedBatchNormStats", _stats_infer, attrs="data_format:enum(NHWC,NCHW)", fresh_output=True)
+define("FusedBatchNormStats", _stats_infer, attrs="data_format:enum(NHWC,NCHW)", fresh_output=True,
+       onnx=no_onnx.OPTIMIZER_BUILT)
 no_gradient("FusedBatchNormStats")
 
 
@@ -139,7 +142,8 @@ def _grad_relu_mask_infer(inputs, attrs):
 # after the batch norm, y = (x - y_mean) * y_gain + y_offset recomputed from x as the split forward
 # pass computes it (`fusion_batch_norm.py`: its vectors, [C], or [C, 1, 1] for NCHW), so the ReLU
 # gradient is not a pass of its own. Built on plan copies after gradients exist; no gradient.
-define("FusedBatchNormGradReluMask", _grad_relu_mask_infer, attrs=_ATTRS, fresh_output=True)
+define("FusedBatchNormGradReluMask", _grad_relu_mask_infer, attrs=_ATTRS, fresh_output=True,
+       onnx=no_onnx.GRADIENT)
 no_gradient("FusedBatchNormGradReluMask")
 
 

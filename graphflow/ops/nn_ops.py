@@ -36,8 +36,10 @@ def _softmax_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("Softmax", _softmax_infer, attrs="axis:int", retains_inputs=False)
-define("LogSoftmax", _softmax_infer, attrs="axis:int", retains_inputs=False)
+define("Softmax", _softmax_infer, attrs="axis:int", retains_inputs=False,
+       onnx={"op": "Softmax", "attrs": {"axis": "axis"}})
+define("LogSoftmax", _softmax_infer, attrs="axis:int", retains_inputs=False,
+       onnx={"op": "LogSoftmax", "attrs": {"axis": "axis"}})
 
 
 def _axis_arg(axis, dim):
@@ -75,7 +77,7 @@ def _softmax_xent_infer(inputs, attrs):
 
 
 define("SoftmaxCrossEntropyWithLogits", _softmax_xent_infer,
-       attrs="axis:int labels_stop_gradient:bool", retains_inputs=False)
+       attrs="axis:int labels_stop_gradient:bool", retains_inputs=False, onnx={"converter": "softmax_xent"})
 
 
 def _sparse_xent_infer(inputs, attrs):
@@ -102,7 +104,8 @@ def _sparse_xent_infer(inputs, attrs):
     return [(features.dtype, batch), (features.dtype, batch.concatenate(TensorShape([fs[-1]])))]
 
 
-define("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_infer, retains_inputs=False)
+define("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_infer, retains_inputs=False,
+       onnx={"converter": "sparse_softmax_xent"})
 
 
 def softmax_cross_entropy_with_logits_op(features, labels, axis=-1, name=None):
@@ -180,7 +183,8 @@ def _sigmoid_xent_infer(inputs, attrs):
     return [(dt, shape)]
 
 
-define("SigmoidCrossEntropyWithLogits", _sigmoid_xent_infer, elementwise=True)
+define("SigmoidCrossEntropyWithLogits", _sigmoid_xent_infer, elementwise=True,
+       onnx={"converter": "sigmoid_xent"})
 
 
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
@@ -244,7 +248,7 @@ def _bias_add_infer(inputs, attrs):
 
 
 define("BiasAdd", _bias_add_infer, inplace_inputs=(0,), attrs="data_format:none|string",
-       fresh_output=True)
+       fresh_output=True, onnx={"converter": "bias_add"})
 
 
 def _bias_add_grad_infer(inputs, attrs):
@@ -257,7 +261,8 @@ def _bias_add_grad_infer(inputs, attrs):
     return [(g.dtype, TensorShape([g.shape[_channel_axis(attrs.get("data_format"), g.shape.ndims)]]))]
 
 
-define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string", retains_inputs=False)
+define("BiasAddGrad", _bias_add_grad_infer, attrs="data_format:none|string", retains_inputs=False,
+       onnx={"converter": "bias_add_grad"})
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -280,7 +285,7 @@ def _l2_loss_infer(inputs, attrs):
     return [(t.dtype, TensorShape([]))]
 
 
-define("L2Loss", _l2_loss_infer, retains_inputs=False)
+define("L2Loss", _l2_loss_infer, retains_inputs=False, onnx={"converter": "l2_loss"})
 
 
 def l2_loss(t, name=None):

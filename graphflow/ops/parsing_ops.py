@@ -19,6 +19,7 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
 
@@ -152,8 +153,8 @@ def _parse_infer(batched):
 
 
 _PARSED = {"value_dependent_shape": True}  # sparse sizes and sequence lengths come from the data
-define("ParseExample", _parse_infer(True), attrs=_PARSE_ATTRS, **_PARSED)
-define("ParseSingleExample", _parse_infer(False), attrs=_PARSE_ATTRS, **_PARSED)
+define("ParseExample", _parse_infer(True), attrs=_PARSE_ATTRS, **_PARSED, onnx=no_onnx.PARSE_EXAMPLE)
+define("ParseSingleExample", _parse_infer(False), attrs=_PARSE_ATTRS, **_PARSED, onnx=no_onnx.PARSE_EXAMPLE)
 
 
 def _parse(op_type, serialized, features, name):
@@ -200,7 +201,8 @@ def _decode_raw_infer(inputs, attrs):
 
 
 define("DecodeRaw", _decode_raw_infer, attrs="out_type:dtype little_endian:bool",
-       value_dependent_shape=True)
+       value_dependent_shape=True,
+       onnx=no_onnx.none("reinterpreting the bytes of strings as numbers has no ONNX operator"))
 no_gradient("ParseExample", "ParseSingleExample", "DecodeRaw")
 
 

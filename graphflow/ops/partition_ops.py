@@ -9,6 +9,7 @@ Both output lengths depend on the values (`value_dependent_shape`).
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import consumer_scope, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, require_dtype
 
@@ -28,7 +29,8 @@ def _partition_infer(inputs, attrs):
 
 
 define("DynamicPartition", _partition_infer, attrs="num_partitions:int",
-       value_dependent_shape=True)
+       value_dependent_shape=True,
+       onnx=no_onnx.none("a variable number of value-dependent outputs: no ONNX op; not mapped yet"))
 
 
 def dynamic_partition(data, partitions, num_partitions, name=None):
@@ -69,7 +71,9 @@ def _stitch_infer(inputs, attrs):
     return [(dtype, TensorShape([None]).concatenate(constant))]
 
 
-define("DynamicStitch", _stitch_infer, attrs="N:int", value_dependent_shape=True)
+define("DynamicStitch", _stitch_infer, attrs="N:int", value_dependent_shape=True,
+       onnx=no_onnx.none("value-dependent output (ScatterND into a size read from the indices); "
+                         "not mapped yet"))
 
 
 def dynamic_stitch(indices, data, name=None):

@@ -21,6 +21,7 @@ the op's name when none is given, so each queue object is one queue per session.
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph, name_scope
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.random_ops import get_seed
 from graphflow.ops.registry import define, make_op, no_gradient
@@ -136,21 +137,22 @@ _QUEUE = "component_types:list(dtype) shapes:list(shape) capacity:int shared_nam
 _COMPONENTS = "component_types:list(dtype) shapes:list(shape)"
 # schedule="early": a run takes its element first, before it reads any variable, so the wait
 # happens before the run takes the locks of use_locking variables (engine/executor.py)
-define("FIFOQueueV2", _create_infer, stateful=True, attrs=_QUEUE, schedule="early")
-define("PaddingFIFOQueueV2", _create_infer, stateful=True, attrs=_QUEUE, schedule="early")
+define("FIFOQueueV2", _create_infer, stateful=True, attrs=_QUEUE, schedule="early", onnx=no_onnx.QUEUE)
+define("PaddingFIFOQueueV2", _create_infer, stateful=True, attrs=_QUEUE, schedule="early", onnx=no_onnx.QUEUE)
 define("RandomShuffleQueueV2", _create_infer, stateful=True, schedule="early",
-       attrs=_QUEUE + " min_after_dequeue:int seed:int seed2:int")
-define("QueueEnqueueV2", _enqueue_infer, stateful=True, attrs=_COMPONENTS)
-define("QueueEnqueueManyV2", _enqueue_many_infer, stateful=True, attrs=_COMPONENTS)
+       attrs=_QUEUE + " min_after_dequeue:int seed:int seed2:int", onnx=no_onnx.QUEUE)
+define("QueueEnqueueV2", _enqueue_infer, stateful=True, attrs=_COMPONENTS, onnx=no_onnx.QUEUE)
+define("QueueEnqueueManyV2", _enqueue_many_infer, stateful=True, attrs=_COMPONENTS, onnx=no_onnx.QUEUE)
 # returns_state: a dequeued element may be the array an enqueue stored (no copy)
 define("QueueDequeueV2", _dequeue_infer, stateful=True, returns_state=True, attrs=_COMPONENTS,
-       schedule="early")
-define("QueueDequeueManyV2", _dequeue_many_infer, stateful=True, attrs=_COMPONENTS, schedule="early")
+       schedule="early", onnx=no_onnx.QUEUE)
+define("QueueDequeueManyV2", _dequeue_many_infer, stateful=True, attrs=_COMPONENTS, schedule="early",
+       onnx=no_onnx.QUEUE)
 define("QueueDequeueUpToV2", _dequeue_up_to_infer, stateful=True, attrs=_COMPONENTS,
-       value_dependent_shape=True, schedule="early")
-define("QueueCloseV2", _close_infer, stateful=True, attrs="cancel_pending_enqueues:bool")
-define("QueueSizeV2", _size_infer, stateful=True)
-define("QueueIsClosedV2", _is_closed_infer, stateful=True)
+       value_dependent_shape=True, schedule="early", onnx=no_onnx.QUEUE)
+define("QueueCloseV2", _close_infer, stateful=True, attrs="cancel_pending_enqueues:bool", onnx=no_onnx.QUEUE)
+define("QueueSizeV2", _size_infer, stateful=True, onnx=no_onnx.QUEUE)
+define("QueueIsClosedV2", _is_closed_infer, stateful=True, onnx=no_onnx.QUEUE)
 no_gradient("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "QueueDequeueV2",
             "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueSizeV2", "QueueIsClosedV2")
 

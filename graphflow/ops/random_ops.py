@@ -13,7 +13,7 @@ flagged `random`: never constant-folded or merged.
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph, name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import math_ops
+from graphflow.ops import math_ops, no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.shape_ops import shape_tensor
@@ -78,10 +78,13 @@ def _random_int_infer(inputs, attrs):
 
 
 _SEED_ATTRS = "seed:none|int seed2:none|int"
-define("RandomStandardNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
-define("RandomUniform", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
-define("TruncatedNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS)
-define("RandomUniformInt", _random_int_infer, random=True, attrs=_SEED_ATTRS)
+define("RandomStandardNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
+       onnx=no_onnx.RANDOM)
+define("RandomUniform", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
+       onnx=no_onnx.RANDOM)
+define("TruncatedNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
+       onnx=no_onnx.RANDOM)
+define("RandomUniformInt", _random_int_infer, random=True, attrs=_SEED_ATTRS, onnx=no_onnx.RANDOM)
 
 
 def _seed_attrs(seed):
@@ -165,8 +168,9 @@ def _multinomial_infer(inputs, attrs):
     return [(out, TensorShape([batch, samples]))]
 
 
-define("RandomShuffle", _shuffle_infer, random=True, attrs=_SEED_ATTRS)
-define("Multinomial", _multinomial_infer, random=True, attrs="output_dtype:dtype " + _SEED_ATTRS)
+define("RandomShuffle", _shuffle_infer, random=True, attrs=_SEED_ATTRS, onnx=no_onnx.RANDOM)
+define("Multinomial", _multinomial_infer, random=True, attrs="output_dtype:dtype " + _SEED_ATTRS,
+       onnx=no_onnx.RANDOM)
 
 
 def random_shuffle(value, seed=None, name=None):

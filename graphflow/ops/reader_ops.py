@@ -14,6 +14,7 @@ record (from 0) and "name:offset" for a TFRecord (the record's byte offset).
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, no_gradient
 
@@ -54,19 +55,19 @@ def _reset_infer(inputs, attrs):
 
 # schedule="early" (as the queue ops): a run reads its record before it touches any variable
 _EARLY = {"stateful": True, "schedule": "early"}
-define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_EARLY)
+define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_EARLY, onnx=no_onnx.QUEUE)
 define("TextLineReaderV2", _handle_infer, attrs="shared_name:string skip_header_lines:int>=0",
-       **_EARLY)
+       **_EARLY, onnx=no_onnx.QUEUE)
 define("FixedLengthRecordReaderV2", _handle_infer, **_EARLY,
        attrs="shared_name:string record_bytes:int>=1 header_bytes:int>=0 footer_bytes:int>=0 "
-             "hop_bytes:int>=0 encoding:string")
+             "hop_bytes:int>=0 encoding:string", onnx=no_onnx.QUEUE)
 define("TFRecordReaderV2", _handle_infer, attrs="shared_name:string compression_type:string",
-       **_EARLY)
-define("ReaderReadV2", _read_infer, **_EARLY)
-define("ReaderReadUpToV2", _read_up_to_infer, value_dependent_shape=True, **_EARLY)
-define("ReaderNumRecordsProducedV2", _count_infer, stateful=True)
-define("ReaderNumWorkUnitsCompletedV2", _count_infer, stateful=True)
-define("ReaderResetV2", _reset_infer, stateful=True)
+       **_EARLY, onnx=no_onnx.QUEUE)
+define("ReaderReadV2", _read_infer, **_EARLY, onnx=no_onnx.QUEUE)
+define("ReaderReadUpToV2", _read_up_to_infer, value_dependent_shape=True, **_EARLY, onnx=no_onnx.QUEUE)
+define("ReaderNumRecordsProducedV2", _count_infer, stateful=True, onnx=no_onnx.QUEUE)
+define("ReaderNumWorkUnitsCompletedV2", _count_infer, stateful=True, onnx=no_onnx.QUEUE)
+define("ReaderResetV2", _reset_infer, stateful=True, onnx=no_onnx.QUEUE)
 no_gradient("WholeFileReaderV2", "TextLineReaderV2", "FixedLengthRecordReaderV2",
             "TFRecordReaderV2", "ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
             "ReaderNumWorkUnitsCompletedV2")

@@ -95,6 +95,25 @@ class OpDef:
     unsaveable: why no saved output may need this op (it reads a Python input pipeline); "" if it
         may. The op itself may sit in a saved graph.
     cannot_save: why a graph holding this op cannot be saved at all (it calls Python); "" if it can.
+
+    Build-time values
+    static_value: `rule(op, inputs) -> numpy value or None`: the op's output value when shape
+        inference can know it without running the graph (Shape of a fully known shape, integer
+        arithmetic on such values), None when unknown, never a guess. `inputs` (a
+        `static_value.StaticInputs`) gives the inputs' own build-time values (`inputs.value(i)`,
+        `inputs.values()`) and 1-D shape vectors (`inputs.vector(i)`) within a bounded depth.
+        `ops/static_value.constant_value` asks this rule and nothing else.
+
+    Other systems (plain data: the interop packages interpret it; ops never import them)
+    onnx: how the op is written as ONNX (`interop/onnx/export_facts.py`), one of
+        "Abs": one ONNX node of that type, the op's inputs and outputs in order, no attrs;
+        {"op": "Softmax", "attrs": {"axis": "axis"}}: the same, passing the listed attrs on
+            (graphflow attr name -> ONNX attr name; an attr the op does not hold is left out);
+        {"converter": "conv"}: the ONNX converter of that name (several nodes, layouts, casts),
+            with any further keys read by the converter ({"converter": "pool", "op": "MaxPool"});
+        {"none": "why"}: no ONNX form, and why (the exporter's error quotes it; shared reasons
+            are in `ops/no_onnx.py`).
+        None (not declared) is refused by the exporter and by `tests/interop/onnx/test_export_facts.py`.
     """
 
     type: str
@@ -127,6 +146,8 @@ class OpDef:
     cannot_save: str = ""
     schedule: str = ""
     updates_in_place: bool = False
+    static_value: Optional[Callable] = None
+    onnx: object = None
     attr_types: dict = field(init=False, repr=False)
 
     def __post_init__(self):

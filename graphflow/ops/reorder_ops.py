@@ -37,7 +37,7 @@ def _roll_infer(inputs, attrs):
     return [(x.dtype, x.shape)]
 
 
-define("Roll", _roll_infer)
+define("Roll", _roll_infer, onnx={"converter": "roll"})
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002 - TF1 names
@@ -79,8 +79,10 @@ def _depth_infer(to_depth):
     return infer
 
 
-define("SpaceToDepth", _depth_infer(True), attrs="block_size:int data_format:string")
-define("DepthToSpace", _depth_infer(False), attrs="block_size:int data_format:string")
+define("SpaceToDepth", _depth_infer(True), attrs="block_size:int data_format:string",
+       onnx={"converter": "space_to_depth"})
+define("DepthToSpace", _depth_infer(False), attrs="block_size:int data_format:string",
+       onnx={"converter": "depth_to_space"})
 
 
 def _depth_op(op_type, input, block_size, name, data_format):
@@ -156,8 +158,8 @@ def _batch_infer(to_batch):
     return infer
 
 
-define("SpaceToBatchND", _batch_infer(True))
-define("BatchToSpaceND", _batch_infer(False))
+define("SpaceToBatchND", _batch_infer(True), onnx={"converter": "space_to_batch"})
+define("BatchToSpaceND", _batch_infer(False), onnx={"converter": "batch_to_space"})
 
 
 def _batch_op(op_type, input, block_shape, amounts, name):

@@ -9,6 +9,7 @@ and, as for every failed run, leaves the variable unchanged.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor, no_gradient
 from graphflow.ops.shape_ops import INT_INDEX
@@ -38,7 +39,8 @@ def _scatter_infer(inputs, attrs):
 
 _OPS = {"ScatterUpdate": "scatter_update", "ScatterAdd": "scatter_add", "ScatterSub": "scatter_sub"}
 for _op_type in _OPS:
-    define(_op_type, _scatter_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS)
+    define(_op_type, _scatter_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
+           onnx=no_onnx.STATE)
 no_gradient(*_OPS)
 
 

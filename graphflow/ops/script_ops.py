@@ -13,6 +13,7 @@ import weakref
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, no_gradient
 
@@ -32,7 +33,7 @@ def _py_func_infer(inputs, attrs):
 
 
 define("PyFunc", _py_func_infer, stateful=True, attrs="token:string Tout:list(dtype)",
-       cannot_save=CANNOT_SAVE, value_dependent_shape=True)
+       cannot_save=CANNOT_SAVE, value_dependent_shape=True, onnx=no_onnx.none("calls Python code"))
 no_gradient("PyFunc")
 
 

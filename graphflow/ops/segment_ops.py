@@ -9,6 +9,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.array_ops import INT_INDEX, _segment_sum_infer
 from graphflow.ops.core_ops import constant, convert_to_tensor
 from graphflow.ops.cumulative_ops import static_axis
@@ -44,9 +45,13 @@ def _unsorted_infer(inputs, attrs):
 
 
 for _type in SORTED_SEGMENT_OPS:
-    define(_type, _sorted_segment_infer, value_dependent_shape=True)
+    define(_type, _sorted_segment_infer, value_dependent_shape=True,
+           onnx=no_onnx.none("sorted segment ids give a number of rows read from the ids' values "
+                             "(ids[-1] + 1); not mapped yet"))
 for _type in UNSORTED_SEGMENT_OPS:
-    define(_type, _unsorted_infer)
+    define(_type, _unsorted_infer, onnx=no_onnx.none(
+        "ONNX ScatterND's max/min reductions need opset 18 and run-time lowest/highest fills; "
+        "not mapped yet"))
 
 
 def _sorted(op_type, default_name):
@@ -95,7 +100,9 @@ def _bincount_infer(inputs, attrs):
 # The length max(arr) + 1, clipped to [minlength, maxlength] (-1: no bound), is found by the
 # kernel itself (TF1's Python computes it into a `size` input), so no value computed on a device
 # has to come back to the host before the counting starts.
-define("Bincount", _bincount_infer, attrs="minlength:int maxlength:int", value_dependent_shape=True)
+define("Bincount", _bincount_infer, attrs="minlength:int maxlength:int", value_dependent_shape=True,
+       onnx=no_onnx.none("a length read from the values (max + 1) and a scatter-add of counts; "
+                         "not mapped yet"))
 
 
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int32, name=None):

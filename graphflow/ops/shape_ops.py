@@ -13,9 +13,16 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor, stack, static_int
+from graphflow.ops.core_ops import (
+    constant,
+    consumer_scope,
+    convert_to_tensor,
+    joined_static_value,
+    stack,
+    static_int,
+)
 from graphflow.ops.registry import define, make_op, make_tensor, normalize_axis, same_dtype
-from graphflow.ops.static_value import SymbolicDim, constant_value, shape_vector
+from graphflow.ops.static_value import SymbolicDim, constant_value, output_dtype, shape_vector
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
 
@@ -102,9 +109,26 @@ def _rank_infer(inputs, attrs):
     return [(dtypes.int32, TensorShape([]))]
 
 
-define("Shape", _shape_infer, attrs="out_type:dtype", reads_shape_only=True)
-define("Size", _size_infer, attrs="out_type:dtype", reads_shape_only=True)
-define("Rank", _rank_infer, reads_shape_only=True)
+def _shape_value(op, inputs):
+    shape = op.inputs[0].shape
+    return np.array(shape.dims, dtype=output_dtype(op)) if shape.is_fully_defined() else None
+
+
+def _size_value(op, inputs):
+    n = op.inputs[0].shape.num_elements()
+    return None if n is None else np.array(n, dtype=output_dtype(op))
+
+
+def _rank_value(op, inputs):
+    r = op.inputs[0].shape.ndims
+    return None if r is None else np.array(r, dtype=output_dtype(op))
+
+
+define("Shape", _shape_infer, attrs="out_type:dtype", reads_shape_only=True, static_value=_shape_value,
+       onnx={"converter": "shape"})
+define("Size", _size_infer, attrs="out_type:dtype", reads_shape_only=True, static_value=_size_value,
+       onnx={"converter": "shape"})
+define("Rank", _rank_infer, reads_shape_only=True, static_value=_rank_value, onnx={"converter": "rank"})
 
 
 def shape(input, name=None, out_type=dtypes.int32):
@@ -175,7 +199,7 @@ def _show(target):
     return "[" + ", ".join("?" if d is None else str(d) for d in target) + "]"
 
 
-define("Reshape", _reshape_infer, may_alias_input=True)
+define("Reshape", _reshape_infer, may_alias_input=True, onnx={"converter": "reshape"})
 
 
 def reshape(tensor, shape, name=None):
@@ -209,9 +233,9 @@ def _like_infer(inputs, attrs):
     return [(inputs[0].dtype, inputs[0].shape)]
 
 
-define("Fill", _fill_infer)
-define("ZerosLike", _like_infer, elementwise=True, reads_shape_only=True)
-define("OnesLike", _like_infer, elementwise=True, reads_shape_only=True)
+define("Fill", _fill_infer, onnx={"converter": "fill"})
+define("ZerosLike", _like_infer, elementwise=True, reads_shape_only=True, onnx={"converter": "fill_like"})
+define("OnesLike", _like_infer, elementwise=True, reads_shape_only=True, onnx={"converter": "fill_like"})
 
 
 def fill(dims, value, name=None):
@@ -278,7 +302,7 @@ def _broadcast_to_infer(inputs, attrs):
     return [(x.dtype, TensorShape(out))]
 
 
-define("BroadcastTo", _broadcast_to_infer)
+define("BroadcastTo", _broadcast_to_infer, onnx={"converter": "broadcast_to"})
 
 
 def broadcast_to(input, shape, name=None):
@@ -301,7 +325,8 @@ def _expand_dims_infer(inputs, attrs):
     return [(x.dtype, TensorShape(dims))]
 
 
-define("ExpandDims", _expand_dims_infer, may_alias_input=True, attrs="axis:int")
+define("ExpandDims", _expand_dims_infer, may_alias_input=True, attrs="axis:int",
+       onnx={"converter": "expand_dims"})
 
 
 def expand_dims(input, axis=None, name=None, dim=None):
@@ -333,7 +358,8 @@ def _squeeze_infer(inputs, attrs):
     return [(x.dtype, TensorShape([d for i, d in enumerate(dims) if i not in axes]))]
 
 
-define("Squeeze", _squeeze_infer, may_alias_input=True, attrs="axis:none|list(int)")
+define("Squeeze", _squeeze_infer, may_alias_input=True, attrs="axis:none|list(int)",
+       onnx={"converter": "squeeze"})
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):
@@ -379,7 +405,8 @@ def _concat_infer(inputs, attrs):
     return [(dt, TensorShape(out))]
 
 
-define("ConcatV2", _concat_infer, attrs="axis:int")
+define("ConcatV2", _concat_infer, attrs="axis:int", static_value=joined_static_value(np.concatenate),
+       onnx={"op": "Concat", "attrs": {"axis": "axis"}})
 
 
 def concat(values, axis, name="concat"):
@@ -405,7 +432,8 @@ def _unpack_infer(inputs, attrs):
     return [(x.dtype, TensorShape(dims))] * num
 
 
-define("Unpack", _unpack_infer, may_alias_input=True, attrs="num:int>=0 axis:int")
+define("Unpack", _unpack_infer, may_alias_input=True, attrs="num:int>=0 axis:int",
+       onnx={"converter": "unpack"})
 
 
 def unstack(value, num=None, axis=0, name="unstack"):

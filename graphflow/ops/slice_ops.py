@@ -14,6 +14,7 @@ import numpy as np
 
 from graphflow.framework.strided_slice import strided_slice_index
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import constant, consumer_scope, convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.shape_ops import (
@@ -26,7 +27,7 @@ from graphflow.ops.shape_ops import (
     static_int,
     static_ints,
 )
-from graphflow.ops.static_value import constant_value, shape_vector
+from graphflow.ops.static_value import constant_value, output_dtype, shape_vector, simple_slice_spec
 
 newaxis = None
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
@@ -84,7 +85,22 @@ def _strided_slice_infer(inputs, attrs):
     return [(x.dtype, static_strided_shape(x.shape, *vectors, attrs))]
 
 
-define("StridedSlice", _strided_slice_infer, may_alias_input=True, attrs=MASK_ATTRS)
+def _strided_slice_value(op, inputs):
+    """e.g. tf.shape(x)[1] where dim 1 of x is static: a 1-D slice of a known shape vector."""
+    spec = simple_slice_spec(op)
+    vector = None if spec is None else inputs.vector(0)
+    if vector is None:
+        return None
+    if op.attrs.get("shrink_axis_mask") == 1:
+        if not -len(vector) <= spec[0] < len(vector) or vector[spec[0]] is None:
+            return None
+        return np.array(vector[spec[0]], dtype=output_dtype(op))
+    part = vector[builtins.slice(*spec)]
+    return None if None in part else np.array(part, dtype=output_dtype(op))
+
+
+define("StridedSlice", _strided_slice_infer, may_alias_input=True, attrs=MASK_ATTRS,
+       static_value=_strided_slice_value, onnx={"converter": "strided_slice"})
 
 
 def _strided_slice_grad_infer(inputs, attrs):
@@ -95,7 +111,7 @@ def _strided_slice_grad_infer(inputs, attrs):
     return [(dy.dtype, out)]
 
 
-define("StridedSliceGrad", _strided_slice_grad_infer, attrs=MASK_ATTRS)
+define("StridedSliceGrad", _strided_slice_grad_infer, attrs=MASK_ATTRS, onnx=no_onnx.GRADIENT)
 
 
 def _index_vector(values, name):
@@ -245,7 +261,7 @@ def _slice_infer(inputs, attrs):
     return [(x.dtype, TensorShape(out))]
 
 
-define("Slice", _slice_infer, may_alias_input=True)
+define("Slice", _slice_infer, may_alias_input=True, onnx={"converter": "slice"})
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF1 name
@@ -302,7 +318,7 @@ def _split_infer(inputs, attrs):
 
 
 define("Split", _split_infer, may_alias_input=True,
-       attrs="num_split:int>=0 size_splits:none|list(int) axis:int")
+       attrs="num_split:int>=0 size_splits:none|list(int) axis:int", onnx={"converter": "split"})
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):

@@ -13,7 +13,7 @@ lengths depend on the values (`value_dependent_shape`).
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import array_ops, index_ops, math_ops, shape_ops
+from graphflow.ops import array_ops, index_ops, math_ops, no_onnx, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.shape_ops import INT_INDEX
@@ -86,8 +86,10 @@ def _unique_infer(counts):
     return infer
 
 
-define("Unique", _unique_infer(False), attrs="out_idx:dtype", value_dependent_shape=True)
-define("UniqueWithCounts", _unique_infer(True), attrs="out_idx:dtype", value_dependent_shape=True)
+define("Unique", _unique_infer(False), attrs="out_idx:dtype", value_dependent_shape=True,
+       onnx={"converter": "unique"})
+define("UniqueWithCounts", _unique_infer(True), attrs="out_idx:dtype", value_dependent_shape=True,
+       onnx={"converter": "unique"})
 
 
 def unique(x, out_idx=dtypes.int32, name=None):
@@ -119,7 +121,8 @@ def _list_diff_infer(inputs, attrs):
     return [(x.dtype, TensorShape([None])), (out_idx, TensorShape([None]))]
 
 
-define("ListDiff", _list_diff_infer, attrs="out_idx:dtype", value_dependent_shape=True)
+define("ListDiff", _list_diff_infer, attrs="out_idx:dtype", value_dependent_shape=True,
+       onnx=no_onnx.none("value-dependent output (set difference): no ONNX op; not mapped yet"))
 
 
 def setdiff1d(x, y, index_dtype=dtypes.int32, name=None):
@@ -150,8 +153,8 @@ def _bound_infer(inputs, attrs):
     return [(out_type, v)]
 
 
-define("LowerBound", _bound_infer, attrs="out_type:dtype")
-define("UpperBound", _bound_infer, attrs="out_type:dtype")
+define("LowerBound", _bound_infer, attrs="out_type:dtype", onnx={"converter": "lower_bound"})
+define("UpperBound", _bound_infer, attrs="out_type:dtype", onnx={"converter": "upper_bound"})
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, name=None):

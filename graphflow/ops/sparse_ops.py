@@ -4,6 +4,7 @@
 from graphflow.framework import dtypes
 from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.static_value import shape_vector
@@ -28,7 +29,8 @@ def _sparse_to_dense_infer(inputs, attrs):
 
 
 define("SparseToDense", _sparse_to_dense_infer, attrs="validate_indices:bool",
-       value_dependent_shape=True)
+       value_dependent_shape=True,
+       onnx=no_onnx.none("value-dependent output shape with validation of the indices; not mapped yet"))
 
 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0,

@@ -9,6 +9,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph, init_scope
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor, group
 from graphflow.ops.registry import define, make_op, make_tensor
 
@@ -36,19 +37,21 @@ def _is_initialized_infer(inputs, attrs):
 
 _VAR_ATTRS = "shared_name:string dtype:dtype shape:none|shape"
 define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
-       variable=True)
+       variable=True, onnx={"converter": "variable"})
 # A fresh read of a variable, ordered by where it is created (e.g. after an assign it depends on).
 define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
-       reads_variable=True)
+       reads_variable=True, onnx={"converter": "variable"})
 # use_locking: the run holds the variable's lock from its first variable access to its commit
 # (engine/executor.py, kernels/__init__.py LockedWrites).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
-       attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool")
+       attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool", onnx=no_onnx.STATE)
 define("AssignAdd", _assign_infer, stateful=True, returns_state=True,
-       attrs=_VAR_ATTRS + " use_locking:bool")
+       attrs=_VAR_ATTRS + " use_locking:bool", onnx=no_onnx.STATE)
 define("AssignSub", _assign_infer, stateful=True, returns_state=True,
-       attrs=_VAR_ATTRS + " use_locking:bool")
-define("IsVariableInitialized", _is_initialized_infer, stateful=True, attrs=_VAR_ATTRS)
+       attrs=_VAR_ATTRS + " use_locking:bool", onnx=no_onnx.STATE)
+define("IsVariableInitialized", _is_initialized_infer, stateful=True, attrs=_VAR_ATTRS,
+       onnx=no_onnx.none("asks the session's variable store: an exported graph's variables are frozen "
+                         "initializers, always initialized"))
 
 
 def _count_up_to_infer(inputs, attrs):
@@ -62,7 +65,7 @@ def _count_up_to_infer(inputs, attrs):
 # CountUpTo: the variable's value, then the variable incremented; at `limit` it raises
 # OutOfRangeError instead. use_locking is always True: concurrent runs count one after the other.
 define("CountUpTo", _count_up_to_infer, stateful=True, returns_state=True,
-       attrs=_VAR_ATTRS + " limit:int use_locking:bool")
+       attrs=_VAR_ATTRS + " limit:int use_locking:bool", onnx=no_onnx.QUEUE)
 
 
 def _var_attrs(var):

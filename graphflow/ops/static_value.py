@@ -5,71 +5,56 @@ graph can compute them (`tf.reshape(x, [tf.shape(x)[0], -1])`). Shape inference 
 as much as it can: `constant_value` gives the full value when it is known without running the graph,
 `shape_vector` gives a partial one (a list with `None` for entries only known at run time).
 Evaluation follows a bounded number of producer ops; anything else is "unknown", never a guess.
+Which ops `constant_value` can evaluate, and how, is each op's own fact: the `static_value` rule
+on its record, defined beside the op (Shape in `shape_ops.py`, integer arithmetic from the
+elementwise table's `shape_arithmetic` rows).
 """
 
 import numpy as np
 
+from graphflow.ops import registry
+
 _MAX_DEPTH = 12
-_MAX_RANGE = 1 << 16  # a build-time Range value is a shape-like vector, never a large tensor
-# integer arithmetic commonly used to compute shapes (`tf.shape(x)[0] * 2`, `n - 1`)
-_ARITHMETIC = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "FloorDiv": np.floor_divide,
-               "Maximum": np.maximum, "Minimum": np.minimum, "Neg": np.negative}
+
+
+class StaticInputs:
+    """What an op's `static_value` rule sees of its inputs: their own build-time values, looked
+    up one level deeper (the walk is bounded by `_MAX_DEPTH`)."""
+
+    __slots__ = ("op", "_depth")
+
+    def __init__(self, op, depth):
+        self.op = op
+        self._depth = depth
+
+    def value(self, index):
+        """The build-time value of input `index`, else None."""
+        return constant_value(self.op.inputs[index], self._depth + 1)
+
+    def values(self):
+        """Every input's build-time value, or None when one of them is unknown."""
+        values = [constant_value(t, self._depth + 1) for t in self.op.inputs]
+        return None if any(v is None for v in values) else values
+
+    def vector(self, index):
+        """Input `index` as a 1-D shape vector (`shape_vector`: None for unknown entries)."""
+        return shape_vector(self.op.inputs[index], self._depth + 1)
 
 
 def constant_value(tensor, _depth=0):
-    """The numpy value of `tensor` if it is known at graph-build time, else None."""
+    """The numpy value of `tensor` if it is known at graph-build time, else None: the answer of
+    its op's `static_value` rule (`registry.OpDef`), None for an op that has none."""
     if _depth > _MAX_DEPTH:
         return None
     op = tensor.op
-    kind = op.type
-    dtype = tensor.dtype.as_numpy_dtype
-    if kind == "Const":
-        return op.attrs["value"]
-    if kind == "Identity":
-        return constant_value(op.inputs[0], _depth + 1)
-    if kind == "Shape":
-        shape = op.inputs[0].shape
-        return np.array(shape.dims, dtype=dtype) if shape.is_fully_defined() else None
-    if kind == "Size":
-        n = op.inputs[0].shape.num_elements()
-        return None if n is None else np.array(n, dtype=dtype)
-    if kind == "Rank":
-        r = op.inputs[0].shape.ndims
-        return None if r is None else np.array(r, dtype=dtype)
-    if kind in ("Pack", "ConcatV2"):
-        values = [constant_value(t, _depth + 1) for t in op.inputs]
-        if any(v is None for v in values):
-            return None
-        join = np.stack if kind == "Pack" else np.concatenate
-        return join(values, axis=op.attrs["axis"]).astype(dtype)
-    if kind in _ARITHMETIC and tensor.dtype.is_integer:
-        values = [constant_value(t, _depth + 1) for t in op.inputs]
-        if any(v is None for v in values):
-            return None
-        return np.asarray(_ARITHMETIC[kind](*values)).astype(dtype)
-    if kind == "StridedSlice":  # e.g. tf.shape(x)[1] where dim 1 of x is static
-        spec = _simple_slice_spec(op)
-        vector = None if spec is None else shape_vector(op.inputs[0], _depth + 1)
-        if vector is None:
-            return None
-        if op.attrs.get("shrink_axis_mask") == 1:
-            if not -len(vector) <= spec[0] < len(vector) or vector[spec[0]] is None:
-                return None
-            return np.array(vector[spec[0]], dtype=dtype)
-        part = vector[slice(*spec)]
-        return None if None in part else np.array(part, dtype=dtype)
-    if kind == "Cast":
-        value = constant_value(op.inputs[0], _depth + 1)
-        return None if value is None else np.asarray(value).astype(dtype)
-    if kind == "Range" and tensor.dtype.is_integer:  # tf.range(1, tf.rank(x)) for x of known rank
-        bounds = [constant_value(t, _depth + 1) for t in op.inputs]
-        if any(v is None or np.ndim(v) != 0 for v in bounds) or int(bounds[2]) == 0:
-            return None
-        start, limit, delta = (int(v) for v in bounds)
-        if abs((limit - start) // delta) > _MAX_RANGE:
-            return None
-        return np.arange(start, limit, delta, dtype=dtype)
-    return None
+    op_def = registry.find(op.type)
+    rule = op_def.static_value if op_def is not None else None
+    return None if rule is None else rule(op, StaticInputs(op, _depth))
+
+
+def output_dtype(op):
+    """The numpy dtype of the op's (first) output, which a static value takes."""
+    return op.outputs[0].dtype.as_numpy_dtype
 
 
 def scalar_value(tensor, _depth=0):
@@ -106,7 +91,7 @@ def _symbolic_scalar(tensor, depth):
     if op.type == "Identity":
         return _symbolic_scalar(op.inputs[0], depth + 1)
     if op.type == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 1:
-        spec = _simple_slice_spec(op)
+        spec = simple_slice_spec(op)
         vector = None if spec is None else shape_vector(op.inputs[0], depth + 1, symbolic=True)
         if vector is not None and -len(vector) <= spec[0] < len(vector):
             return vector[spec[0]]
@@ -149,7 +134,7 @@ def shape_vector(tensor, _depth=0, symbolic=False):
         return out
     elif kind == "StridedSlice" and op.attrs.get("shrink_axis_mask") == 0:
         vector = shape_vector(op.inputs[0], _depth + 1, symbolic)
-        spec = _simple_slice_spec(op)
+        spec = simple_slice_spec(op)
         if vector is not None and spec is not None:
             return vector[slice(*spec)]
     return _unknown_entries(tensor)
@@ -162,7 +147,7 @@ def _unknown_entries(tensor):
     return [None] * dims[0]
 
 
-def _simple_slice_spec(op):
+def simple_slice_spec(op):
     """(begin, end, stride) of a 1-D StridedSlice with constant arguments and no ellipsis/new
     axis; begin/end are None where masked (so Python slicing gives numpy's answer)."""
     attrs = op.attrs

@@ -11,6 +11,7 @@ gradient (strings are not differentiable).
 from graphflow.framework import dtypes
 from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
 
@@ -46,7 +47,7 @@ def _join_infer(inputs, attrs):
     return [(dtypes.string, shape)]
 
 
-define("StringJoin", _join_infer, attrs="separator:string")
+define("StringJoin", _join_infer, attrs="separator:string", onnx=no_onnx.STRING)
 
 
 def string_join(inputs, separator="", name=None):
@@ -78,9 +79,9 @@ def _split_infer(inputs, attrs):
 
 
 define("StringSplit", _split_infer, attrs="delimiter:string skip_empty:bool",
-       value_dependent_shape=True)
+       value_dependent_shape=True, onnx=no_onnx.STRING)
 define("StringSplitV2", _split_infer, attrs="sep:none|string maxsplit:int",
-       value_dependent_shape=True)
+       value_dependent_shape=True, onnx=no_onnx.STRING)
 
 
 def string_split(source, delimiter=" ", skip_empty=True):
@@ -117,7 +118,7 @@ def _length_infer(inputs, attrs):
     return [(dtypes.int32, inputs[0].shape)]
 
 
-define("StringLength", _length_infer, attrs="unit:enum(BYTE,UTF8_CHAR)")
+define("StringLength", _length_infer, attrs="unit:enum(BYTE,UTF8_CHAR)", onnx=no_onnx.STRING)
 
 
 def length(input, name=None, unit="BYTE"):
@@ -138,7 +139,7 @@ def _as_string_infer(inputs, attrs):
 
 
 define("AsString", _as_string_infer,
-       attrs="precision:int scientific:bool shortest:bool width:int fill:string")
+       attrs="precision:int scientific:bool shortest:bool width:int fill:string", onnx=no_onnx.STRING)
 
 
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):
@@ -155,7 +156,7 @@ def _to_number_infer(inputs, attrs):
     return [(dtypes.as_dtype(attrs["out_type"]), inputs[0].shape)]
 
 
-define("StringToNumber", _to_number_infer, attrs="out_type:dtype")
+define("StringToNumber", _to_number_infer, attrs="out_type:dtype", onnx=no_onnx.STRING)
 
 
 def to_number(string_tensor, out_type=dtypes.float32, name=None):
@@ -178,8 +179,8 @@ def _case_infer(inputs, attrs):
     return [(dtypes.string, inputs[0].shape)]
 
 
-define("StringLower", _case_infer, attrs="encoding:string")
-define("StringUpper", _case_infer, attrs="encoding:string")
+define("StringLower", _case_infer, attrs="encoding:string", onnx=no_onnx.CASE)
+define("StringUpper", _case_infer, attrs="encoding:string", onnx=no_onnx.CASE)
 
 
 def _case(op_type, input, encoding, name):
@@ -210,8 +211,8 @@ def _match_infer(inputs, attrs):
     return [(dtypes.bool_, inputs[0].shape)]
 
 
-define("RegexFullMatch", _match_infer)
-define("StaticRegexFullMatch", _match_infer, attrs="pattern:string")
+define("RegexFullMatch", _match_infer, onnx=no_onnx.REGEX)
+define("StaticRegexFullMatch", _match_infer, attrs="pattern:string", onnx=no_onnx.REGEX)
 
 
 def regex_full_match(input, pattern, name=None):
@@ -233,7 +234,7 @@ def _hash_infer(inputs, attrs):
     return [(dtypes.int64, inputs[0].shape)]
 
 
-define("StringToHashBucketFast", _hash_infer, attrs="num_buckets:int")
+define("StringToHashBucketFast", _hash_infer, attrs="num_buckets:int", onnx=no_onnx.STRING)
 
 
 def string_to_hash_bucket_fast(input, num_buckets, name=None):

@@ -8,6 +8,7 @@ Tags are attrs here (TF1 feeds them as string constants): they are known when th
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops import no_onnx
 from graphflow.ops.registry import NUMERIC, define, no_gradient, require_dtype
 
 
@@ -69,11 +70,12 @@ def _merge_infer(inputs, attrs):
     return _summary_output()
 
 
-define("ScalarSummary", _scalar_infer, attrs="tag:string")
-define("HistogramSummary", _histogram_infer, attrs="tag:string")
-define("ImageSummary", _image_infer, attrs="tag:string max_outputs:int")
-define("AudioSummary", _audio_infer, attrs="tag:string sample_rate:float max_outputs:int")
-define("TextSummary", _text_infer, attrs="tag:string")
-define("MergeSummary", _merge_infer)
+define("ScalarSummary", _scalar_infer, attrs="tag:string", onnx=no_onnx.SUMMARY)
+define("HistogramSummary", _histogram_infer, attrs="tag:string", onnx=no_onnx.SUMMARY)
+define("ImageSummary", _image_infer, attrs="tag:string max_outputs:int", onnx=no_onnx.SUMMARY)
+define("AudioSummary", _audio_infer, attrs="tag:string sample_rate:float max_outputs:int",
+       onnx=no_onnx.SUMMARY)
+define("TextSummary", _text_infer, attrs="tag:string", onnx=no_onnx.SUMMARY)
+define("MergeSummary", _merge_infer, onnx=no_onnx.SUMMARY)
 no_gradient("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummary", "TextSummary",
             "MergeSummary")

@@ -8,7 +8,10 @@ arrays from several paths (or loop iterations) add up with `TensorArrayAddGradie
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import tensor_array_ops  # noqa: F401  (the forward records must exist first)
+from graphflow.ops import (
+    no_onnx,
+    tensor_array_ops,  # noqa: F401  (the forward records must exist first)
+)
 from graphflow.ops.registry import define, make_tensor, no_gradient, register_gradient
 
 
@@ -20,15 +23,15 @@ def _like_last(inputs, attrs):
     return [(inputs[-1].dtype, inputs[-1].shape)]
 
 
-define("TensorArrayZeroGradient", _variant, stateful=True)
-define("TensorArrayAddGradients", _variant, stateful=True)
-define("TensorArrayGradOfRead", _variant, stateful=True)
-define("TensorArrayGradOfGather", _variant, stateful=True)
-define("TensorArrayGradOfStack", _variant, stateful=True)
-define("TensorArrayGradOfConcat", _variant, stateful=True)
-define("TensorArrayGradRead", _like_last, stateful=True)
-define("TensorArrayGradGather", _like_last, stateful=True)
-define("TensorArrayGradStack", _like_last, stateful=True)
+define("TensorArrayZeroGradient", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayAddGradients", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradOfRead", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradOfGather", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradOfStack", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradOfConcat", _variant, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradRead", _like_last, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradGather", _like_last, stateful=True, onnx=no_onnx.GRADIENT)
+define("TensorArrayGradStack", _like_last, stateful=True, onnx=no_onnx.GRADIENT)
 # The gradient-array ops have no gradient rules of their own: a second derivative through a
 # TensorArray is an error ("No gradient defined"), never silently zero.
 no_gradient("TensorArrayV3", "TensorArraySizeV3", "TensorArrayZeroGradient")

@@ -12,6 +12,7 @@ entries are zeros); the rules are in `tensor_array_grad.py`.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.static_value import scalar_value
@@ -94,16 +95,19 @@ _ELEMENT_ATTRS = "dtype:dtype element_shape:shape|none"
 # Every array op is `stateful`: the array is a per-run buffer, never folded into a constant nor
 # merged with another array op.
 define("TensorArrayV3", _create_infer, stateful=True,
-       attrs="dtype:dtype element_shape:shape|none dynamic_size:bool clear_after_read:bool")
-define("TensorArrayWriteV3", _write_infer, stateful=True)
-define("TensorArrayScatterV3", _scatter_infer, stateful=True)
-define("TensorArrayUnstack", lambda i, a: (_require_array(i[0]), _variant())[1], stateful=True)
-define("TensorArrayReadV3", _read_infer, stateful=True, attrs=_ELEMENT_ATTRS)
-define("TensorArrayGatherV3", _gather_infer, stateful=True, attrs=_ELEMENT_ATTRS)
-define("TensorArrayStack", _stack_infer, stateful=True, attrs=_ELEMENT_ATTRS)
+       attrs="dtype:dtype element_shape:shape|none dynamic_size:bool clear_after_read:bool",
+       onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayWriteV3", _write_infer, stateful=True, onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayScatterV3", _scatter_infer, stateful=True, onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayUnstack", lambda i, a: (_require_array(i[0]), _variant())[1], stateful=True,
+       onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayReadV3", _read_infer, stateful=True, attrs=_ELEMENT_ATTRS, onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayGatherV3", _gather_infer, stateful=True, attrs=_ELEMENT_ATTRS, onnx=no_onnx.TENSOR_ARRAY)
+define("TensorArrayStack", _stack_infer, stateful=True, attrs=_ELEMENT_ATTRS, onnx=no_onnx.TENSOR_ARRAY)
 define("TensorArrayConcatV3", _concat_infer, stateful=True, attrs=_ELEMENT_ATTRS,
-       value_dependent_shape=True)  # the lengths of the elements are known at run time
-define("TensorArraySizeV3", _size_infer, stateful=True)
+       value_dependent_shape=True,
+       onnx=no_onnx.TENSOR_ARRAY)  # the lengths of the elements are known at run time
+define("TensorArraySizeV3", _size_infer, stateful=True, onnx=no_onnx.TENSOR_ARRAY)
 
 
 class TensorArray:

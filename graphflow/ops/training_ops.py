@@ -11,6 +11,7 @@ is the updated variable value.
 
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape, as_shape
+from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import consumer_scope, convert_to_tensor
 from graphflow.ops.registry import FLOATS, define, make_op, require_dtype
 
@@ -66,7 +67,7 @@ for _type, (_inputs, _slots) in TRAINING_OPS.items():
            updates_in_place=_type in _IN_PLACE,
            attrs="shared_name:string dtype:dtype shape:none|shape use_locking:bool"
            + "".join(f" {slot}:string" for slot in _slots)
-           + "".join(f" {flag}:bool" for flag in _FLAGS.get(_type, ())))
+           + "".join(f" {flag}:bool" for flag in _FLAGS.get(_type, ())), onnx=no_onnx.STATE)
 
 
 def _variable_name(var):

@@ -30,3 +30,24 @@ def test_shape_vector_is_partial_where_dims_are_unknown():
 
 def test_shape_vector_of_constants_keeps_minus_one():
     assert shape_vector(tf.constant(np.array([-1, 4], np.int32))) == [-1, 4]
+
+
+def test_constant_value_asks_the_records_static_value_rules():
+    from graphflow.ops import registry
+    with_rules = {t for t in registry.registered_types() if registry.lookup(t).static_value}
+    assert {"Const", "Identity", "Shape", "Size", "Rank", "Pack", "ConcatV2", "StridedSlice", "Cast",
+            "Range", "Add", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Neg"} <= with_rules
+    x = tf.placeholder(tf.float32, [2, 3])
+    assert constant_value(tf.cast(tf.shape(x), tf.float32)).tolist() == [2.0, 3.0]
+    assert constant_value(tf.range(1, tf.rank(x))).tolist() == [1]
+    assert constant_value(tf.range(0.0, 3.0)) is None  # float ranges are not shape values
+    assert constant_value(-tf.shape(x)).tolist() == [-2, -3]
+    assert constant_value(tf.cast(tf.shape(x), tf.float32) * 2.0) is None  # float arithmetic: no rule
+    op_def = registry.lookup("Sign")
+    assert op_def.static_value is None
+    saved = op_def.static_value
+    op_def.static_value = lambda op, inputs: np.array(7, np.int32)  # a rule is all it takes
+    try:
+        assert constant_value(tf.sign(tf.placeholder(tf.int32, []))) == 7
+    finally:
+        op_def.static_value = saved

@@ -1,8 +1,8 @@
-"""Converters for graphflow's shape and indexing ops (reshape, transpose, concat, pack/unpack,
-split, gather, tile, pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space,
-roll, space <-> batch, searchsorted): the same `converter` registry and conventions as
-`export_ops.py`. Bounds ONNX wants as inputs are constants when graphflow knows them when the
-graph is built."""
+"""Converters for graphflow's shape and indexing ops (reshape, pack/unpack, split, gather, tile,
+pad, slice, strided slice, reverse, one-hot, where, unique, depth <-> space, roll, space <-> batch,
+searchsorted): the same named `converter` registry and conventions as `export_ops.py` (Transpose
+and ConcatV2 are one ONNX node each: their records say so). Bounds ONNX wants as inputs are
+constants when graphflow knows them when the graph is built."""
 
 import numpy as np
 
@@ -11,31 +11,19 @@ from graphflow.ops import static_value
 
 
 # ---------------------------------------------------------------- shapes
-@converter("Reshape")
+@converter("reshape")
 def _reshape(ctx, op):
     x, shape = op.inputs
     ctx.one("Reshape", [ctx.name(x), ctx.int64(shape)], _out(ctx, op))
 
 
-@converter("Transpose")
-def _transpose(ctx, op):
-    perm = op.attrs.get("perm")
-    attrs = {} if perm is None else {"perm": [int(p) for p in perm]}
-    ctx.one("Transpose", _ins(ctx, op), _out(ctx, op), **attrs)
-
-
-@converter("ConcatV2")
-def _concat(ctx, op):
-    ctx.one("Concat", _ins(ctx, op), _out(ctx, op), axis=int(op.attrs["axis"]))
-
-
-@converter("ExpandDims")
+@converter("expand_dims")
 def _expand_dims(ctx, op):
     ctx.one("Unsqueeze", [ctx.name(op.inputs[0]),
                           ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")], _out(ctx, op))
 
 
-@converter("Squeeze")
+@converter("squeeze")
 def _squeeze(ctx, op):
     axis = op.attrs.get("axis")
     inputs = [ctx.name(op.inputs[0])]
@@ -44,26 +32,26 @@ def _squeeze(ctx, op):
     ctx.one("Squeeze", inputs, _out(ctx, op))
 
 
-@converter("Shape", "Size")
+@converter("shape")
 def _shape(ctx, op):
     y = ctx.one(op.type, [ctx.name(op.inputs[0])])
     ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
 
-@converter("Rank")
+@converter("rank")
 def _rank(ctx, op):
     n = ctx.one("Size", [ctx.one("Shape", [ctx.name(op.inputs[0])])])
     ctx.one("Cast", [n], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
 
-@converter("Pack")
+@converter("pack")
 def _pack(ctx, op):
     axes = ctx.const(np.array([op.attrs["axis"]], np.int64), "axes")
     parts = [ctx.one("Unsqueeze", [name, axes]) for name in _ins(ctx, op)]
     ctx.one("Concat", parts, _out(ctx, op), axis=int(op.attrs["axis"]))
 
 
-@converter("Unpack")
+@converter("unpack")
 def _unpack(ctx, op):
     axis = int(op.attrs["axis"])
     parts = ctx.node("Split", [ctx.name(op.inputs[0])], [ctx.fresh("part") for _ in op.outputs],
@@ -73,7 +61,7 @@ def _unpack(ctx, op):
         ctx.one("Squeeze", [part, axes], _out(ctx, op, index))
 
 
-@converter("Split")
+@converter("split")
 def _split(ctx, op):
     sizes = op.attrs.get("size_splits")
     x = op.inputs[0]
@@ -101,7 +89,7 @@ def _split(ctx, op):
              [_out(ctx, op, i) for i in range(len(op.outputs))], axis=axis)
 
 
-@converter("GatherV2")
+@converter("gather")
 def _gather(ctx, op):
     if op.attrs.get("batch_dims", 0):
         raise ValueError(f"Gather '{op.name}' with batch_dims has no ONNX export")
@@ -109,13 +97,13 @@ def _gather(ctx, op):
             axis=int(op.attrs.get("axis", 0)))
 
 
-@converter("Tile")
+@converter("tile")
 def _tile(ctx, op):
     x, multiples = op.inputs
     ctx.one("Tile", [ctx.name(x), ctx.int64(multiples)], _out(ctx, op))
 
 
-@converter("Pad")
+@converter("pad")
 def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., afters...]
     x, paddings = op.inputs[:2]
     inputs = [ctx.name(x), ctx.pads(paddings)]
@@ -124,7 +112,7 @@ def _pad(ctx, op):  # paddings [[before, after], ...] -> ONNX [befores..., after
     ctx.one("Pad", inputs, _out(ctx, op), mode="constant")
 
 
-@converter("Slice")
+@converter("slice")
 def _slice(ctx, op):  # TF's size -1 means "to the end"
     x, begin, size = op.inputs
     b, s = static_value.constant_value(begin), static_value.constant_value(size)
@@ -145,7 +133,7 @@ def _slice(ctx, op):  # TF's size -1 means "to the end"
                       ctx.const(np.arange(len(b), dtype=np.int64), "axes")], _out(ctx, op))
 
 
-@converter("StridedSlice")
+@converter("strided_slice")
 def _strided_slice(ctx, op):
     """Slice over the input dims the spec walks, Squeeze the shrunk ones, Unsqueeze new axes."""
     x, begin, end, strides = op.inputs
@@ -191,7 +179,7 @@ def _strided_slice(ctx, op):
     ctx.one("Identity", [y], _out(ctx, op))
 
 
-@converter("ReverseV2")
+@converter("reverse")
 def _reverse(ctx, op):  # Slice with step -1 over each axis
     axes = np.atleast_1d(np.asarray(op.attrs["axis"], np.int64))
     n = len(axes)
@@ -200,7 +188,7 @@ def _reverse(ctx, op):  # Slice with step -1 over each axis
                       ctx.const(np.full(n, -1, np.int64), "steps")], _out(ctx, op))
 
 
-@converter("OneHot")
+@converter("one_hot")
 def _one_hot(ctx, op):
     indices, on, off = op.inputs[:3]
     values = ctx.one("Concat", [ctx.one("Reshape", [ctx.name(t), ctx.const(np.array([1], np.int64))])
@@ -215,14 +203,14 @@ def _one_hot(ctx, op):
     ctx.one("OneHot", [index, depth_value, values], _out(ctx, op), axis=int(op.attrs.get("axis", -1)))
 
 
-@converter("Where")
+@converter("where_indices")
 def _where_indices(ctx, op):  # TF's [n, rank] coordinates = transpose of ONNX NonZero's [rank, n]
     y = ctx.one("Transpose", [ctx.one("NonZero", [ctx.name(op.inputs[0])])], perm=[1, 0])
     ctx.one("Cast", [y], _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
 
 # ---------------------------------------------------------------- unique, depth <-> space
-@converter("Unique", "UniqueWithCounts")
+@converter("unique")
 def _unique(ctx, op):  # ONNX Unique with sorted=0 keeps the order of first occurrence, as TF
     outs = ctx.node("Unique", [ctx.name(op.inputs[0])],
                     [_out(ctx, op, 0), ctx.fresh("first"), ctx.fresh("idx"), ctx.fresh("count")],
@@ -239,17 +227,17 @@ def _nhwc_around(ctx, op, onnx_type, **attrs):  # ONNX's depth <-> space ops are
     ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
 
 
-@converter("SpaceToDepth")
+@converter("space_to_depth")
 def _space_to_depth(ctx, op):
     _nhwc_around(ctx, op, "SpaceToDepth")
 
 
-@converter("DepthToSpace")
+@converter("depth_to_space")
 def _depth_to_space(ctx, op):  # the DCR mode is TF's element order
     _nhwc_around(ctx, op, "DepthToSpace", mode="DCR")
 
 
-@converter("Roll")
+@converter("roll")
 def _roll(ctx, op):
     """A Slice and Concat per rolled axis: shifts and axes must be constants, the rolled dims
     known (ONNX has no Roll)."""
@@ -289,7 +277,7 @@ def _block_layout(ctx, op, what):
     return x, blocks, pads, rest
 
 
-@converter("SpaceToBatchND")
+@converter("space_to_batch")
 def _space_to_batch(ctx, op):  # Pad, split each spatial dim into (d / b, b), move the b's first
     x, blocks, pads, rest = _block_layout(ctx, op, "paddings")
     m, rank = len(blocks), len(rest) + 1
@@ -309,7 +297,7 @@ def _space_to_batch(ctx, op):  # Pad, split each spatial dim into (d / b, b), mo
     ctx.one("Reshape", [y, ctx.const(np.array(out, np.int64))], _out(ctx, op))
 
 
-@converter("BatchToSpaceND")
+@converter("batch_to_space")
 def _batch_to_space(ctx, op):  # the inverse: move the b's back beside their dims, then crop
     x, blocks, crops, rest = _block_layout(ctx, op, "crops")
     m, rank = len(blocks), len(rest) + 1
@@ -337,11 +325,11 @@ def _bound(ctx, op, compare):
     ctx.one("ReduceSum", [hits, ctx.const(np.array([-1], np.int64))], _out(ctx, op), keepdims=0)
 
 
-@converter("LowerBound")
+@converter("lower_bound")
 def _lower_bound(ctx, op):
     _bound(ctx, op, "Less")
 
 
-@converter("UpperBound")
+@converter("upper_bound")
 def _upper_bound(ctx, op):
     _bound(ctx, op, "LessOrEqual")

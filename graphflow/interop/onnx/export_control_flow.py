@@ -13,7 +13,7 @@ for a gradient have no ONNX form (they are consumed only by gradient ops, which 
 from graphflow.interop.onnx.export_ops import _out, converter
 
 
-@converter("If")
+@converter("if")
 def _if(ctx, op):
     then_graph, else_graph = op.attrs["then_branch"], op.attrs["else_branch"]
     count = len(then_graph.outputs)
@@ -27,7 +27,7 @@ def _if(ctx, op):
              then_branch=then_branch, else_branch=else_branch)
 
 
-@converter("While")
+@converter("while")
 def _while(ctx, op):
     cond_graph, body_graph = op.attrs["cond"], op.attrs["body"]
     tensor_proto, helper = ctx.onnx.TensorProto, ctx.helper

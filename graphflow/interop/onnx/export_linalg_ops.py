@@ -5,10 +5,10 @@ so non-finite entries off the diagonal never leak into the result (0 * inf would
 
 import numpy as np
 
-from graphflow.interop.onnx.export_ops import _ins, _out, _scalar, converter
+from graphflow.interop.onnx.export_ops import _out, _scalar, converter
 
 
-@converter("Cumsum")
+@converter("cumsum")
 def _cumsum(ctx, op):
     x = op.inputs[0]
     axis = (ctx.name(op.inputs[1]) if op.attrs["axis"] is None  # an axis fed at run time
@@ -17,7 +17,7 @@ def _cumsum(ctx, op):
             _out(ctx, op), exclusive=int(op.attrs["exclusive"]), reverse=int(op.attrs["reverse"]))
 
 
-@converter("MatrixBandPart")
+@converter("band_part")
 def _band_part(ctx, op):
     """keep i - j <= lower and j - i <= upper: Trilu(upper=0, k=upper) keeps j - i <= k,
     Trilu(upper=1, k=-lower) keeps j - i >= -lower; a negative bound drops its node."""
@@ -35,11 +35,6 @@ def _band_part(ctx, op):
         value = ctx.one("Trilu", [value, ctx.const(np.array(k, np.int64), "k")], out, upper=which)
 
 
-@converter("MatrixDeterminant")
-def _determinant(ctx, op):
-    ctx.one("Det", _ins(ctx, op), _out(ctx, op))
-
-
 def _sizes(x, what):
     dims = x.shape.dims
     if dims is None or len(dims) < 2 or dims[-1] is None or dims[-2] is None:
@@ -51,7 +46,7 @@ def _eye(ctx, rows, cols):
     return ctx.const(np.eye(rows, cols, dtype=bool), "eye")
 
 
-@converter("MatrixDiag")
+@converter("matrix_diag")
 def _matrix_diag(ctx, op):  # where(I, d[..., :, None], 0)
     d = op.inputs[0]
     n = d.shape.dims[-1] if d.shape.dims else None
@@ -61,7 +56,7 @@ def _matrix_diag(ctx, op):  # where(I, d[..., :, None], 0)
     ctx.one("Where", [_eye(ctx, n, n), column, _scalar(ctx, 0, d, "zero")], _out(ctx, op))
 
 
-@converter("MatrixDiagPart")
+@converter("matrix_diag_part")
 def _matrix_diag_part(ctx, op):  # sum of where(I, x, 0) over the longer axis
     x = op.inputs[0]
     rows, cols = _sizes(x, "MatrixDiagPart")
@@ -70,7 +65,7 @@ def _matrix_diag_part(ctx, op):  # sum of where(I, x, 0) over the longer axis
     ctx.one("ReduceSum", [masked, ctx.const(np.array([axis], np.int64))], _out(ctx, op), keepdims=0)
 
 
-@converter("MatrixSetDiag")
+@converter("matrix_set_diag")
 def _matrix_set_diag(ctx, op):  # where(I, d along the shorter axis, x)
     x, d = op.inputs
     rows, cols = _sizes(x, "MatrixSetDiag")

@@ -12,7 +12,7 @@ from graphflow.interop.onnx.export_ops import _ins, _out, _reduce, _scalar, conv
 from graphflow.ops import static_value
 
 
-@converter("Einsum")
+@converter("einsum")
 def _einsum(ctx, op):  # the op's equation is already explicit ('->' always present)
     spans = set()
     for term, x in zip(op.attrs["equation"].split("->")[0].split(","), op.inputs):
@@ -23,7 +23,7 @@ def _einsum(ctx, op):  # the op's equation is already explicit ('->' always pres
     ctx.one("Einsum", _ins(ctx, op), _out(ctx, op), equation=op.attrs["equation"])
 
 
-@converter("TopKV2")
+@converter("top_k")
 def _top_k(ctx, op):  # ONNX TopK: largest first, equal values by lower index (as TF)
     x, k = op.inputs
     known = static_value.constant_value(k)
@@ -34,7 +34,7 @@ def _top_k(ctx, op):  # ONNX TopK: largest first, equal values by lower index (a
     ctx.one("Cast", [indices], _out(ctx, op, 1), to=ctx.elem_type(op.outputs[1].dtype))
 
 
-@converter("InTopKV2")
+@converter("in_top_k")
 def _in_top_k(ctx, op):
     """target in the top k <=> fewer than k scores are larger than the target's (ties count as
     in), the target is a valid class and its score is finite."""
@@ -57,7 +57,7 @@ def _in_top_k(ctx, op):
     ctx.one("And", [ctx.one("And", [valid, finite]), ctx.one("Less", [larger, kk])], _out(ctx, op))
 
 
-@converter("GatherNd")
+@converter("gather_nd")
 def _gather_nd(ctx, op):
     params, indices = op.inputs
     index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)
@@ -74,14 +74,14 @@ def _scatter_add(ctx, op, indices, updates, shape, base=None):
     ctx.one("ScatterND", [base, indices, updates], _out(ctx, op), reduction="add")
 
 
-@converter("ScatterNd")
+@converter("scatter_nd")
 def _scatter_nd(ctx, op):  # repeated indices add up, as TF's
     indices, updates, shape = op.inputs
     index = ctx.one("Cast", [ctx.name(indices)], to=ctx.onnx.TensorProto.INT64)
     _scatter_add(ctx, op, index, ctx.name(updates), ctx.int64(shape))
 
 
-@converter("UnsortedSegmentSum")
+@converter("unsorted_segment_sum")
 def _unsorted_segment_sum(ctx, op):
     """out[s] = sum of data[i] with segment_ids[i] == s: a ScatterND-add of the rows of data
     at [segment_id] into zeros([num_segments] + data.shape[ids.rank:])."""
@@ -107,7 +107,7 @@ def _unsorted_segment_sum(ctx, op):
 
 
 # ---------------------------------------------------------------- losses
-@converter("SoftmaxCrossEntropyWithLogits")
+@converter("softmax_xent")
 def _softmax_xent(ctx, op):  # loss = -sum(labels * log_softmax(x)); backprop = softmax(x) - labels
     features, labels = _ins(ctx, op)
     axis = int(op.attrs.get("axis", -1))
@@ -118,7 +118,7 @@ def _softmax_xent(ctx, op):  # loss = -sum(labels * log_softmax(x)); backprop = 
     ctx.one("Sub", [ctx.one("Exp", [log_p]), labels], _out(ctx, op, 1))
 
 
-@converter("SparseSoftmaxCrossEntropyWithLogits")
+@converter("sparse_softmax_xent")
 def _sparse_softmax_xent(ctx, op):
     """loss = -log_softmax(x)[label]; backprop = softmax(x) - one_hot(label)."""
     features, labels = op.inputs
@@ -137,7 +137,7 @@ def _sparse_softmax_xent(ctx, op):
     ctx.one("Sub", [ctx.one("Exp", [log_p]), one_hot], _out(ctx, op, 1))
 
 
-@converter("SigmoidCrossEntropyWithLogits")
+@converter("sigmoid_xent")
 def _sigmoid_xent(ctx, op):  # max(x, 0) - x * z + log(1 + exp(-|x|)): no overflow for any x
     x, z = op.inputs
     xn, zn = ctx.name(x), ctx.name(z)
@@ -153,7 +153,7 @@ def _channel_last(op):
     return not fmt.startswith("NC")
 
 
-@converter("BiasAddGrad")
+@converter("bias_add_grad")
 def _bias_add_grad(ctx, op):  # the sum over every axis but the channel one
     g = op.inputs[0]
     rank = g.shape.ndims
@@ -164,7 +164,7 @@ def _bias_add_grad(ctx, op):  # the sum over every axis but the channel one
     ctx.one("ReduceSum", [ctx.name(g), ctx.const(np.array(axes, np.int64))], _out(ctx, op), keepdims=0)
 
 
-@converter("FusedBatchNorm")
+@converter("fused_batch_norm")
 def _fused_batch_norm(ctx, op):
     """y = (x - mean) / sqrt(var + eps) * scale + offset over the channel axis. Inference: the
     given moments (ONNX BatchNormalization). Training: the batch moments, with outputs (y,
@@ -204,7 +204,7 @@ def _fused_batch_norm(ctx, op):
     ctx.one("Identity", [var_flat], _out(ctx, op, 4))
 
 
-@converter("MirrorPad")
+@converter("mirror_pad")
 def _mirror_pad(ctx, op):  # REFLECT is ONNX's reflect; SYMMETRIC (edge repeated) has no mode
     if op.attrs["mode"].upper() != "REFLECT":
         raise ValueError(f"MirrorPad mode {op.attrs['mode']} has no ONNX Pad mode (only REFLECT)")
@@ -215,7 +215,7 @@ def _mirror_pad(ctx, op):  # REFLECT is ONNX's reflect; SYMMETRIC (edge repeated
 _RESIZE_BILINEAR = {"ResizeBilinear": True, "ResizeNearestNeighbor": False}
 
 
-@converter(*_RESIZE_BILINEAR)
+@converter("resize")
 def _resize(ctx, op):
     """ONNX Resize over H and W of NHWC images (N and C keep their size). The coordinate
     modes are TF's: align_corners, half_pixel_centers (tf_half_pixel_for_nn for nearest), else
@@ -244,7 +244,7 @@ def _resize(ctx, op):
     ctx.one("Resize", [x, "", "", sizes], _out(ctx, op), **attrs)
 
 
-@converter("LRN")
+@converter("lrn")
 def _lrn(ctx, op):
     """ONNX LRN is NCHW and divides alpha by the window size: size = 2 * depth_radius + 1,
     alpha = TF's alpha * size."""

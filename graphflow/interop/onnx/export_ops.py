@@ -1,4 +1,9 @@
-"""How each graphflow op type is written as ONNX nodes: one converter per op type in `CONVERTERS`.
+"""The named ONNX converters: functions that write an op as several ONNX nodes (`CONVERTERS`).
+
+Which op a converter writes is the op's own fact: its record says `onnx={"converter": "conv"}`
+(`registry.OpDef`; `export_facts.py` derives the exporter's table from the records). Ops that are
+one ONNX node need no converter: their record names the ONNX op (`onnx="Abs"`). A converter may
+read further keys of its op's fact (`fact_param(op, "op")`: the ONNX pool or reduction op).
 
 A converter is `fn(ctx, op)`: it reads the op's inputs through `ctx.name(tensor)`, emits nodes with
 `ctx.node`/`ctx.one` whose outputs are named after the op's outputs (`op:0`), and adds constants with
@@ -9,19 +14,26 @@ Transposes to ONNX's NCHW; NCHW ones map directly.
 
 import numpy as np
 
-from graphflow.ops import static_value
+from graphflow.ops import registry, static_value
 
 CONVERTERS = {}
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
 
-def converter(*op_types):
+def converter(name):
+    """Register `fn(ctx, op)` as the converter `name`, which records name in their `onnx` fact."""
     def register(fn):
-        for op_type in op_types:
-            CONVERTERS[op_type] = fn
+        if name in CONVERTERS:
+            raise ValueError(f"two ONNX converters are named '{name}'")
+        CONVERTERS[name] = fn
         return fn
     return register
+
+
+def fact_param(op, key):
+    """A further key of the op's `onnx` fact (`{"converter": "pool", "op": "MaxPool"}`)."""
+    return registry.lookup(op.type).onnx[key]
 
 
 def _ins(ctx, op):
@@ -36,26 +48,8 @@ def _scalar(ctx, value, like, hint="scalar"):
     return ctx.const(np.asarray(value, dtype=like.dtype.as_numpy_dtype), hint)
 
 
-# ---------------------------------------------------------------- one-to-one elementwise
-_SAME_NAME = {"Abs": "Abs", "Neg": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Relu": "Relu",
-              "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Elu": "Elu", "Selu": "Selu",
-              "Softplus": "Softplus", "Softsign": "Softsign", "Erf": "Erf", "Sin": "Sin",
-              "Cos": "Cos", "Tan": "Tan", "Floor": "Floor", "Ceil": "Ceil", "Round": "Round",
-              "Sign": "Sign", "Reciprocal": "Reciprocal", "Identity": "Identity",
-              "StopGradient": "Identity", "LogicalNot": "Not", "IsNan": "IsNaN",
-              "Add": "Add", "Sub": "Sub", "Mul": "Mul", "Maximum": "Max",
-              "Minimum": "Min", "Pow": "Pow", "Greater": "Greater",
-              "GreaterEqual": "GreaterOrEqual", "Less": "Less", "LessEqual": "LessOrEqual",
-              "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor", "AddN": "Sum",
-              "Select": "Where"}
-
-
-@converter(*_SAME_NAME)
-def _same_name(ctx, op):
-    ctx.one(_SAME_NAME[op.type], _ins(ctx, op), _out(ctx, op))
-
-
-@converter("RealDiv")
+# ---------------------------------------------------------------- elementwise
+@converter("real_div")
 def _real_div(ctx, op):  # integers divide as floats (TF's truediv); ONNX Div of integers would floor
     inputs = _ins(ctx, op)
     if op.inputs[0].dtype != op.outputs[0].dtype:
@@ -63,57 +57,52 @@ def _real_div(ctx, op):  # integers divide as floats (TF's truediv); ONNX Div of
     ctx.one("Div", inputs, _out(ctx, op))
 
 
-@converter("BroadcastTo")
+@converter("broadcast_to")
 def _broadcast_to(ctx, op):  # ONNX Expand takes the shape as int64
     ctx.one("Expand", [ctx.name(op.inputs[0]), ctx.int64(op.inputs[1])], _out(ctx, op))
 
 
-@converter("LeakyRelu")
+@converter("leaky_relu")
 def _leaky_relu(ctx, op):
     ctx.one("LeakyRelu", _ins(ctx, op), _out(ctx, op), alpha=float(op.attrs.get("alpha", 0.2)))
 
 
-@converter("Square")
+@converter("square")
 def _square(ctx, op):  # x^2 -> x * x
     x = ctx.name(op.inputs[0])
     ctx.one("Mul", [x, x], _out(ctx, op))
 
 
-@converter("SquaredDifference")
+@converter("squared_difference")
 def _squared_difference(ctx, op):  # (a - b)^2 -> d * d
     d = ctx.one("Sub", _ins(ctx, op))
     ctx.one("Mul", [d, d], _out(ctx, op))
 
 
-@converter("Rsqrt")
+@converter("rsqrt")
 def _rsqrt(ctx, op):  # 1/sqrt(x) -> Reciprocal(Sqrt(x))
     ctx.one("Reciprocal", [ctx.one("Sqrt", _ins(ctx, op))], _out(ctx, op))
 
 
-@converter("Expm1")
+@converter("expm1")
 def _expm1(ctx, op):  # exp(x) - 1
     x = op.inputs[0]
     ctx.one("Sub", [ctx.one("Exp", [ctx.name(x)]), _scalar(ctx, 1, x, "one")], _out(ctx, op))
 
 
-@converter("Log1p")
+@converter("log1p")
 def _log1p(ctx, op):  # log(1 + x)
     x = op.inputs[0]
     ctx.one("Log", [ctx.one("Add", [ctx.name(x), _scalar(ctx, 1, x, "one")])], _out(ctx, op))
 
 
-@converter("Relu6")
+@converter("relu6")
 def _relu6(ctx, op):  # min(max(x, 0), 6) -> Clip(x, 0, 6)
     x = op.inputs[0]
     ctx.one("Clip", [ctx.name(x), _scalar(ctx, 0, x, "zero"), _scalar(ctx, 6, x, "six")], _out(ctx, op))
 
 
-@converter("ClipByValue")
-def _clip(ctx, op):
-    ctx.one("Clip", _ins(ctx, op), _out(ctx, op))
-
-
-@converter("IsFinite")
+@converter("is_finite")
 def _is_finite(ctx, op):  # not (isinf(x) or isnan(x))
     x = ctx.name(op.inputs[0])
     ctx.one("Not", [ctx.one("Or", [ctx.one("IsInf", [x]), ctx.one("IsNaN", [x])])], _out(ctx, op))
@@ -131,17 +120,17 @@ def _equal(ctx, op, output=None):
     return ctx.one("Equal", _ins(ctx, op), output)
 
 
-@converter("Equal")
+@converter("equal")
 def _equal_op(ctx, op):
     _equal(ctx, op, _out(ctx, op))
 
 
-@converter("NotEqual")
+@converter("not_equal")
 def _not_equal(ctx, op):
     ctx.one("Not", [_equal(ctx, op)], _out(ctx, op))
 
 
-@converter("FloorDiv")
+@converter("floor_div")
 def _floor_div(ctx, op):  # floor(a / b); integers through float64 (exact below 2**53)
     a, b = op.inputs
     if a.dtype.is_floating:
@@ -153,7 +142,7 @@ def _floor_div(ctx, op):  # floor(a / b); integers through float64 (exact below 
     ctx.one("Cast", [q], _out(ctx, op), to=ctx.elem_type(a.dtype))
 
 
-@converter("FloorMod")
+@converter("floor_mod")
 def _floor_mod(ctx, op):  # integers: Mod (sign of the divisor); floats: a - floor(a / b) * b
     a, b = op.inputs
     if not a.dtype.is_floating:
@@ -163,37 +152,32 @@ def _floor_mod(ctx, op):  # integers: Mod (sign of the divisor); floats: a - flo
     ctx.one("Sub", [an, ctx.one("Mul", [ctx.one("Floor", [ctx.one("Div", [an, bn])]), bn])], _out(ctx, op))
 
 
-@converter("Cast")
+@converter("cast")
 def _cast(ctx, op):
     ctx.one("Cast", _ins(ctx, op), _out(ctx, op), to=ctx.elem_type(op.outputs[0].dtype))
 
 
 # ---------------------------------------------------------------- sources
-@converter("Const")
+@converter("const")
 def _const(ctx, op):
     name = _out(ctx, op)
     ctx.initializers.append(ctx.onnx.numpy_helper.from_array(
         np.asarray(op.attrs["value"], dtype=op.outputs[0].dtype.as_numpy_dtype), name))
 
 
-@converter("VariableV2", "ReadVariableOp")
+@converter("variable")
 def _variable(ctx, op):  # frozen: the session's current value becomes an initializer
     name = _out(ctx, op)
     value = ctx.variable_value(op).astype(op.outputs[0].dtype.as_numpy_dtype)
     ctx.initializers.append(ctx.onnx.numpy_helper.from_array(value, name))
 
 
-@converter("Placeholder")
+@converter("placeholder")
 def _placeholder(ctx, op):
     pass  # fed: an input of the ONNX graph (the exporter checked that it is one)
 
 
-@converter("PlaceholderWithDefault")
-def _placeholder_with_default(ctx, op):
-    ctx.one("Identity", _ins(ctx, op), _out(ctx, op))  # not fed: its default
-
-
-@converter("NoOp")
+@converter("no_op")
 def _no_op(ctx, op):
     pass  # only orders effects; an inference graph has none
 
@@ -201,7 +185,7 @@ def _no_op(ctx, op):
 _FILLS = {"ZerosLike": np.zeros, "OnesLike": np.ones}
 
 
-@converter(*_FILLS)
+@converter("fill_like")
 def _fill_like(ctx, op):
     x = op.inputs[0]
     fill = _FILLS[op.type]
@@ -209,19 +193,14 @@ def _fill_like(ctx, op):
     ctx.one("ConstantOfShape", [ctx.one("Shape", [ctx.name(x)])], _out(ctx, op), value=value)
 
 
-@converter("Fill")
+@converter("fill")
 def _fill(ctx, op):  # Expand(value, dims)
     dims, value = op.inputs
     ctx.one("Expand", [ctx.name(value), ctx.int64(dims)], _out(ctx, op))
 
 
-@converter("Range")
-def _range(ctx, op):
-    ctx.one("Range", _ins(ctx, op), _out(ctx, op))
-
-
 # ---------------------------------------------------------------- matrices and nn
-@converter("MatMul")
+@converter("matmul")
 def _matmul(ctx, op):
     a, b = _transposed_operands(ctx, op)
     ctx.one("MatMul", [a, b], _out(ctx, op))
@@ -241,7 +220,7 @@ def _transposed_operands(ctx, op):
     return names
 
 
-@converter("FusedMatMul")
+@converter("fused_matmul")
 def _fused_matmul(ctx, op):  # activation(a @ b + bias), as the fusion pass built it
     a, b = _transposed_operands(ctx, op)
     y = ctx.one("Add", [ctx.one("MatMul", [a, b]), ctx.name(op.inputs[2])])
@@ -260,12 +239,13 @@ def _fused_activation(ctx, op, y, output=None):
     if activation == "Relu6":
         x = op.inputs[0]
         return ctx.one("Clip", [y, _scalar(ctx, 0, x), _scalar(ctx, 6, x)], output)
-    if activation in _SAME_NAME:
-        return ctx.one(_SAME_NAME[activation], [y], output)
+    fact = registry.lookup(activation).onnx if registry.find(activation) else None
+    if isinstance(fact, str):  # an activation that is one ONNX node
+        return ctx.one(fact, [y], output)
     raise ValueError(f"'{op.name}': activation {activation} has no ONNX export")
 
 
-@converter("BiasAdd")
+@converter("bias_add")
 def _bias_add(ctx, op):
     x, bias = op.inputs
     b = ctx.name(bias)
@@ -277,12 +257,7 @@ def _bias_add(ctx, op):
     ctx.one("Add", [ctx.name(x), b], _out(ctx, op))
 
 
-@converter("Softmax", "LogSoftmax")
-def _softmax(ctx, op):
-    ctx.one(op.type, _ins(ctx, op), _out(ctx, op), axis=int(op.attrs.get("axis", -1)))
-
-
-@converter("L2Loss")
+@converter("l2_loss")
 def _l2_loss(ctx, op):  # sum(x^2) / 2
     x = op.inputs[0]
     total = ctx.one("ReduceSumSquare", [ctx.name(x)], keepdims=0)
@@ -337,7 +312,7 @@ def _padding_attrs(op, x, fmt, k_hw, strides, dilations):
     return {"pads": pads}
 
 
-@converter("Conv2D", "Conv3D", "FusedConv2D")
+@converter("conv")
 def _conv(ctx, op):  # FusedConv2D: Conv with its bias input B, then the activation
     x, f = op.inputs[:2]
     fmt = op.attrs["data_format"]
@@ -363,18 +338,14 @@ def _conv(ctx, op):  # FusedConv2D: Conv with its bias input B, then the activat
     _nchw_output(ctx, op, y, fmt)
 
 
-_POOLS = {"MaxPool": "MaxPool", "AvgPool": "AveragePool", "MaxPool3D": "MaxPool",
-          "AvgPool3D": "AveragePool"}
-
-
-@converter(*_POOLS)
+@converter("pool")
 def _pool(ctx, op):
     x = op.inputs[0]
     fmt = op.attrs["data_format"]
     k_hw = _spatial(op.attrs["ksize"], fmt)
     strides = _spatial(op.attrs["strides"], fmt)
     attrs = _padding_attrs(op, x, fmt, k_hw, strides, [1] * len(k_hw))
-    onnx_type = _POOLS[op.type]
+    onnx_type = fact_param(op, "op")  # MaxPool or AveragePool
     if onnx_type == "AveragePool":
         attrs["count_include_pad"] = 0  # TF averages over the real elements of a window only
     inp = _nchw_input(ctx, x, fmt)
@@ -389,8 +360,6 @@ def _pool(ctx, op):
 
 
 # ---------------------------------------------------------------- reductions
-_REDUCE = {"Sum": "ReduceSum", "Mean": "ReduceMean", "Max": "ReduceMax", "Min": "ReduceMin",
-           "Prod": "ReduceProd"}
 
 
 def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None, axes_tensor=None):
@@ -414,15 +383,15 @@ def _reduce(ctx, onnx_type, x_name, axis, keepdims, output=None, axes_tensor=Non
     return ctx.one(onnx_type, inputs, output, **attrs)
 
 
-@converter("IdentityN")
+@converter("identity_n")
 def _identity_n(ctx, op):
     for i, t in enumerate(op.inputs):
         ctx.one("Identity", [ctx.name(t)], _out(ctx, op, i))
 
 
-@converter(*_REDUCE)
+@converter("reduction")
 def _reduction(ctx, op):
-    _reduce(ctx, _REDUCE[op.type], ctx.name(op.inputs[0]), op.attrs.get("axis"),
+    _reduce(ctx, fact_param(op, "op"), ctx.name(op.inputs[0]), op.attrs.get("axis"),
             op.attrs.get("keepdims", False), _out(ctx, op), axes_tensor=_axes_input(op))
 
 
@@ -431,19 +400,16 @@ def _axes_input(op):
     return op.inputs[1] if len(op.inputs) == 2 else None
 
 
-_BOOL_REDUCE = {"All": "ReduceMin", "Any": "ReduceMax"}  # all -> min over 0/1, any -> max over 0/1
-
-
-@converter(*_BOOL_REDUCE)
-def _bool_reduction(ctx, op):
+@converter("bool_reduction")
+def _bool_reduction(ctx, op):  # all -> ReduceMin over 0/1, any -> ReduceMax over 0/1 (the fact's op)
     ints = ctx.one("Cast", [ctx.name(op.inputs[0])], to=ctx.onnx.TensorProto.INT32)
-    kind = _BOOL_REDUCE[op.type]
+    kind = fact_param(op, "op")
     r = _reduce(ctx, kind, ints, op.attrs.get("axis"), op.attrs.get("keepdims", False),
                 axes_tensor=_axes_input(op))
     ctx.one("Cast", [r], _out(ctx, op), to=ctx.onnx.TensorProto.BOOL)
 
 
-@converter("ArgMax", "ArgMin")
+@converter("arg")
 def _arg(ctx, op):
     axis = op.attrs.get("axis")
     if axis is None:

@@ -1,10 +1,11 @@
 """Export a graphflow inference graph to an ONNX model.
 
 `export(outputs, path, inputs=..., session=..., opset=...)` walks the ops the outputs need (cut at
-the inputs), turns variables into initializers holding the session's values (frozen), and asks the
-converter table (`export_ops.CONVERTERS`, one function per graphflow op type) to emit ONNX nodes
-for each op. Unknown dims become symbolic dims. An op without a converter is a clear error naming
-the op, its type and the user's line that created it, listing every such op at once.
+the inputs), turns variables into initializers holding the session's values (frozen), and writes
+each op as ONNX nodes the way its record's `onnx` fact says (`export_facts.converter_for`: one
+ONNX node, or a named converter of `export_ops.py` and its siblings). Unknown dims become
+symbolic dims. An op with no ONNX form is a clear error naming the op, its type, the user's line
+that created it and the reason its record gives, listing every such op at once.
 
 The `onnx` package builds and checks the protobufs (`onnx.helper`, `onnx.checker`); nothing here
 writes protobuf bytes by hand.
@@ -14,6 +15,7 @@ import numpy as np
 
 from graphflow.fileformat import file_io
 from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
+from graphflow.interop.onnx import export_facts
 from graphflow.interop.onnx.support import require_onnx
 from graphflow.ops import registry, static_value
 
@@ -210,7 +212,7 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
                           "inputs: pass them in inputs=")
     missing = _without_converter(ops)
     if missing:
-        lines = "\n".join(f"  {describe_op(op)}" for op in missing)
+        lines = "\n".join(f"  {describe_op(op)}: {export_facts.why_not(op.type)}" for op in missing)
         raise ExportError(f"{len(missing)} op(s) have no ONNX export:\n{lines}")
     graph_inputs = []
     for name, tensor in inputs.items():
@@ -235,24 +237,24 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
 
 
 def all_converters():
-    """The converter table, once every module holding converters has registered its own."""
-    from graphflow.interop.onnx import (  # noqa: PLC0415
-        export_array_ops,  # noqa: F401
-        export_control_flow,  # noqa: F401
-        export_linalg_ops,  # noqa: F401
-        export_nn_ops,  # noqa: F401
-    )
-    from graphflow.interop.onnx.export_ops import CONVERTERS  # noqa: PLC0415
-    return CONVERTERS
+    """The converter table derived from the op records: {op type: converter} for every
+    registered op type that has an ONNX form."""
+    table = {}
+    for op_type in registry.registered_types():
+        if export_facts.why_not(op_type) is None:
+            table[op_type] = export_facts.converter_for(op_type)
+    return table
 
 
 def convert(ctx, ops):
     """Run each op's converter; a converter's refusal becomes an ExportError naming the op and
     the user's line that created it."""
-    converters = all_converters()
     for op in ops:
+        fn = export_facts.converter_for(op.type)
+        if fn is None:
+            raise ExportError(f"{describe_op(op)} has no ONNX export: {export_facts.why_not(op.type)}")
         try:
-            converters[op.type](ctx, op)
+            fn(ctx, op)
         except ExportError as exc:
             if describe_op(op) in str(exc):
                 raise
@@ -262,12 +264,12 @@ def convert(ctx, ops):
 
 
 def _without_converter(ops):
-    """The ops (inside If/While sub-graphs too) that have no converter."""
-    converters = all_converters()
+    """The ops (inside If/While sub-graphs too) that have no ONNX form (`export_facts.why_not`
+    says why)."""
     missing, stack = [], [list(ops)]
     while stack:
         for op in stack.pop():
-            if op.type not in converters:
+            if export_facts.why_not(op.type) is not None:
                 missing.append(op)
             for func_graph in _function_attrs(op):
                 stack.append(needed_ops([t.op for t in func_graph.outputs],

@@ -3,9 +3,11 @@
 outputs; the exported model also runs in onnxruntime with the same outputs.
 
 Nothing is skipped silently. A case whose graph holds an op with no ONNX form fails the export
-with a clear error, and the test checks exactly that: every op the exporter names must be in
-`NOT_EXPORTABLE` (with the reason), and a case listed in `NOT_EXPORTABLE_CASES` must still be
-refused, so a listed op or case that starts to export fails here and the lists cannot go stale.
+with a clear error, and the test checks exactly that: every op the exporter names must say so on
+its record (`onnx={"none": reason}`, `registry.OpDef`), and the error must quote that reason; a
+case listed in `NOT_EXPORTABLE_CASES` (an op that exports, refused for that case's attributes)
+must still be refused, so a listed case that starts to export fails here and the list cannot go
+stale. That every op type states an ONNX form or a reason is `test_export_facts.py`'s check.
 The same holds for `ORT_MISSING_KERNELS`: onnxruntime kernels its CPU provider lacks, checked
 by `test_onnxruntime_still_lacks_the_listed_kernels`.
 """
@@ -17,110 +19,13 @@ import pytest
 
 import graphflow as tf
 from graphflow.interop import onnx as gf_onnx
-from graphflow.interop.onnx import exporter
+from graphflow.interop.onnx import export_facts, exporter
+from graphflow.ops import registry
 from tests.op_cases import all_cases
 
 CASES = all_cases()
 
-_GRADIENT = "a gradient kernel: ONNX inference graphs hold no gradient ops (the ai.onnx.preview.training " \
-    "domain is not implemented by runtimes)"
-_TENSOR_ARRAY = "TensorArray state (a resource handle written in place) has no ONNX form; ONNX's " \
-    "sequence ops are values, not indexable buffers"
-_STRING = "ONNX's string support has no op for this (only StringNormalizer, RegexFullMatch, " \
-    "StringConcat, StringSplit with different semantics)"
-_CASE = "ONNX's only case change is StringNormalizer: a locale's rules, and 1-D or [1, C] inputs " \
-    "only (TF's lower/upper change ASCII letters, any shape)"
-_REGEX = "ONNX's RegexFullMatch (opset 20, RE2 syntax) is not mapped yet"
-_SUMMARY = "a TensorBoard summary: serialized protobufs, no ONNX meaning"
-_IO = "file or image I/O: ONNX graphs have no access to files"
-_RANDOM = "random numbers: ONNX's generators draw different numbers, outputs cannot match"
-_STATE = "updates a variable: ONNX graphs are pure functions of their inputs"
-_NO_ONNX_SPECIAL = "ONNX has no gamma-family special functions (lgamma, digamma, polygamma)"
-
-# op type -> why it has no ONNX export
-NOT_EXPORTABLE = {
-    "AsString": _STRING, "StringJoin": _STRING, "StringSplit": _STRING, "StringSplitV2": _STRING,
-    "StringLength": _STRING, "StringToNumber": _STRING, "StringToHashBucketFast": _STRING,
-    "StringLower": _CASE, "StringUpper": _CASE,
-    "RegexFullMatch": _REGEX, "StaticRegexFullMatch": _REGEX,
-    "ScalarSummary": _SUMMARY, "HistogramSummary": _SUMMARY, "ImageSummary": _SUMMARY,
-    "AudioSummary": _SUMMARY, "TextSummary": _SUMMARY, "MergeSummary": _SUMMARY,
-    "WriteFile": _IO, "ReadFile": _IO, "DecodePng": _IO, "DecodeBmp": _IO, "DecodeGif": _IO,
-    "DecodeJpeg": _IO, "DecodeImage": _IO,
-    "ParseExample": "protobuf Example parsing has no ONNX operator",
-    "ParseSingleExample": "protobuf Example parsing has no ONNX operator",
-    "DecodeRaw": "reinterpreting the bytes of strings as numbers has no ONNX operator",
-    "DecodeCSV": "parsing CSV text has no ONNX operator",
-    "RandomStandardNormal": _RANDOM, "RandomUniform": _RANDOM, "RandomUniformInt": _RANDOM,
-    "TruncatedNormal": _RANDOM, "LogUniformCandidateSampler": _RANDOM,
-    "UniformCandidateSampler": _RANDOM, "RandomShuffle": _RANDOM, "Multinomial": _RANDOM,
-    "Assign": _STATE, "ApplyGradientDescent": _STATE, "ApplyMomentum": _STATE, "ApplyAdam": _STATE,
-    "ApplyRMSProp": _STATE, "ApplyCenteredRMSProp": _STATE, "ApplyAdagrad": _STATE,
-    "ApplyAdadelta": _STATE,
-    "ListDiff": "value-dependent output (set difference): no ONNX op; not mapped yet",
-    "DynamicPartition": "a variable number of value-dependent outputs: no ONNX op; not mapped yet",
-    "DynamicStitch": "value-dependent output (ScatterND into a size read from the indices); not "
-                     "mapped yet",
-    "IteratorGetNext": "reads a tf.data pipeline (host-side Python iterator state)",
-    "Print": "logs on the host (a side effect ONNX has no op for)",
-    "PrintV2": "logs on the host (a side effect ONNX has no op for)",
-    "Assert": "a run-time assertion with a message: ONNX has no failing op",
-    "CheckNumerics": "a run-time check that raises with a message: ONNX has no failing op",
-    "PyFunc": "calls Python code",
-    "FusedElementwise": "built by graphflow's optimizer on its run plans, never in a user's graph "
-                        "(export the graph before optimization)",
-    "FusedMaxPoolGradReluMask": _GRADIENT,
-    "FusedElementwiseSum": "built by graphflow's optimizer on its run plans, never in a user's "
-                           "graph (export the graph before optimization)",
-    "FusedBatchNormStats": "built by graphflow's optimizer on its run plans, never in a user's "
-                           "graph (export the graph before optimization)",
-    "FusedBatchNormGradReluMask": _GRADIENT,
-    "SparseToDense": "value-dependent output shape with validation of the indices; not mapped yet",
-    "SumToShape": "a gradient helper (reduces a broadcast gradient to a shape); not mapped yet",
-    "ReducedShape": "a gradient helper (shape arithmetic of reductions); not mapped yet",
-    "Conv2DBackpropInput": _GRADIENT, "Conv2DBackpropFilter": _GRADIENT,
-    "Conv2DBackpropFilterBias": _GRADIENT,
-    "Conv2DBackpropFilterBiasReluMask": _GRADIENT,
-    "Conv2DBackpropInputFilter": _GRADIENT,
-    "MaxPoolGrad": _GRADIENT, "MaxPoolGradGrad": _GRADIENT, "AvgPoolGrad": _GRADIENT,
-    "Conv3DBackpropInputV2": _GRADIENT, "Conv3DBackpropFilterV2": _GRADIENT,
-    "MaxPool3DGrad": _GRADIENT, "MaxPool3DGradGrad": _GRADIENT, "AvgPool3DGrad": _GRADIENT,
-    "FusedBatchNormGrad": _GRADIENT, "GatherGrad": _GRADIENT, "StridedSliceGrad": _GRADIENT,
-    "TileGrad": _GRADIENT, "MirrorPadGrad": _GRADIENT, "ResizeBilinearGrad": _GRADIENT,
-    "ResizeNearestNeighborGrad": _GRADIENT, "WhileGrad": _GRADIENT,
-    "TensorArrayGradOfRead": _GRADIENT, "TensorArrayGradOfStack": _GRADIENT,
-    "TensorArrayGradOfGather": _GRADIENT, "TensorArrayGradOfConcat": _GRADIENT,
-    "TensorArrayGradStack": _GRADIENT, "TensorArrayGradRead": _GRADIENT,
-    "TensorArrayGradGather": _GRADIENT, "TensorArrayAddGradients": _GRADIENT,
-    "TensorArrayZeroGradient": _GRADIENT,
-    "TensorArrayV3": _TENSOR_ARRAY, "TensorArrayWriteV3": _TENSOR_ARRAY,
-    "TensorArrayReadV3": _TENSOR_ARRAY, "TensorArrayUnstack": _TENSOR_ARRAY,
-    "TensorArrayStack": _TENSOR_ARRAY, "TensorArrayScatterV3": _TENSOR_ARRAY,
-    "TensorArrayGatherV3": _TENSOR_ARRAY, "TensorArrayConcatV3": _TENSOR_ARRAY,
-    "TensorArraySizeV3": _TENSOR_ARRAY,
-    "Cumprod": "ONNX has CumProd only from opset 24 on (graphflow exports opsets up to 17 and "
-               "onnxruntime has no kernel); exp(cumsum(log x)) fails for x <= 0",
-    "MatrixInverse": "ONNX's standard domain has no matrix inverse (only com.microsoft's Inverse "
-                     "contrib op)",
-    "Cholesky": "ONNX has no Cholesky factorization",
-    "Lgamma": _NO_ONNX_SPECIAL, "Digamma": _NO_ONNX_SPECIAL, "Polygamma": _NO_ONNX_SPECIAL,
-    **{t: "sorted segment ids give a number of rows read from the ids' values (ids[-1] + 1); not "
-          "mapped yet" for t in ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin")},
-    **{t: "ONNX ScatterND's max/min reductions need opset 18 and run-time lowest/highest fills; "
-          "not mapped yet" for t in ("UnsortedSegmentMax", "UnsortedSegmentMin")},
-    "Bincount": "a length read from the values (max + 1) and a scatter-add of counts; not mapped yet",
-}
-
 # case name -> why its op (which exports in general) is refused for this case's attributes
-_QUEUE = "a queue or reader: session state shared across runs and threads, which ONNX has not"
-NOT_EXPORTABLE.update({op: _QUEUE for op in (
-    "FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2",
-    "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
-    "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2", "WholeFileReaderV2", "TextLineReaderV2",
-    "FixedLengthRecordReaderV2", "TFRecordReaderV2", "ReaderReadV2", "ReaderReadUpToV2",
-    "ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2",
-    "CountUpTo")})
-
 NOT_EXPORTABLE_CASES = {
     **{f"{op}[strings x {other}]": "Equal of strings needs opset 19; the round trip exports at 17 "
        "(tests/interop/onnx/test_export.py exports it at 19)"
@@ -195,18 +100,24 @@ def _missing_ops(graph, outputs):
             needed_ops([t.op for t in outputs.values()]))}
 
 
+def _states_no_onnx(op_type):
+    fact = registry.lookup(op_type).onnx
+    return isinstance(fact, dict) and set(fact) == {"none"} and export_facts.why_not(op_type) == fact["none"]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_round_trip(case):
     graph, inputs, outputs, feeds = _build(case)
     missing = _missing_ops(graph, outputs)
-    listed = {t for t in missing if t in NOT_EXPORTABLE}
     if missing or case.name in NOT_EXPORTABLE_CASES:
-        assert missing <= set(NOT_EXPORTABLE), (
-            f"ops without an ONNX export that are not listed: {sorted(missing - listed)}")
+        stated = {t for t in missing if _states_no_onnx(t)}
+        assert missing == stated, (
+            f"ops without an ONNX export whose record does not say why: {sorted(missing - stated)}")
         with graph.as_default(), pytest.raises(gf_onnx.ExportError) as info:
             gf_onnx.build_model(outputs, inputs=inputs)
-        for op_type in missing:  # the error names every such op
+        for op_type in missing:  # the error names every such op, and why its record says it has none
             assert f"({op_type})" in str(info.value)
+            assert registry.lookup(op_type).onnx["none"] in str(info.value)
         return
     with graph.as_default():
         model = gf_onnx.build_model(outputs, inputs=inputs,
@@ -274,17 +185,6 @@ def test_onnxruntime_still_lacks_the_listed_kernels():
         with pytest.raises(Exception, match="NOT_IMPLEMENTED") as info:
             ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         assert op_type in str(info.value), f"onnxruntime now runs float64 {op_type}: unlist it"
-
-
-def test_the_lists_name_real_op_types_and_cases():
-    from graphflow.ops import registry
-    unknown = [t for t in NOT_EXPORTABLE if t not in set(registry.registered_types())]
-    assert not unknown, f"NOT_EXPORTABLE names op types graphflow does not have: {unknown}"
-    from graphflow.interop.onnx.exporter import all_converters
-    exportable = sorted(t for t in NOT_EXPORTABLE if t in all_converters())
-    assert not exportable, f"listed as not exportable but now have a converter: {exportable}"
-    names = {c.name for c in CASES}
-    assert set(NOT_EXPORTABLE_CASES) <= names
 
 
 def test_the_case_lists_name_existing_cases():
