@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
-from graphflow.engine import config  # noqa: E402
+from graphflow.framework import config  # noqa: E402
 from graphflow.kernels.cpu import blas, dnnl_conv_grads, math_kernels  # noqa: E402
 
 

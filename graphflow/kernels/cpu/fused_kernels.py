@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from graphflow.engine import config
+from graphflow.framework import config
 from graphflow.kernels.cpu import (
     blas,
     cpu_kernel,
