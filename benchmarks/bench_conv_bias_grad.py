@@ -24,10 +24,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
-from graphflow.engine import config  # noqa: E402
-from graphflow.kernels.cpu.onednn import dnnl_conv_grads
-from graphflow.kernels.cpu.reference import math_kernels
-from graphflow.kernels.cpu.threads import blas
+from graphflow.framework import config  # noqa: E402
+from graphflow.kernels.cpu.onednn import dnnl_conv_grads  # noqa: E402
+from graphflow.kernels.cpu.reference import math_kernels  # noqa: E402
+from graphflow.kernels.cpu.threads import blas  # noqa: E402
 
 
 def _by_primitive(flag, fn):

@@ -19,7 +19,7 @@ import numpy as np
 from common import tensorflow_v1
 
 import graphflow as gf
-from graphflow.tf1 import tfrecord
+from graphflow.fileformat import tfrecord
 
 
 def _timed(fn):

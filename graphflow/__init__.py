@@ -37,8 +37,8 @@ from graphflow.ops.state_ops import *
 from graphflow.ops.queue_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
 from graphflow.ops.reader_ops import (FixedLengthRecordReader, ReaderBase, TextLineReader,
                                       TFRecordReader, WholeFileReader)
-from graphflow.engine.config import ConfigProto, GPUOptions
-from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
+from graphflow.framework.config import ConfigProto, GPUOptions
+from graphflow.ops.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
 from graphflow.tf1.initialization import (AggregationMethod, report_uninitialized_variables,
                                           tables_initializer)
@@ -68,7 +68,7 @@ from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
 
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
 from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
-from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.ops.string_ops import (as_string, string_join, string_split,
                                       string_to_hash_bucket_fast, string_to_number)
 from graphflow.framework.device_spec import DeviceSpec
@@ -81,7 +81,7 @@ from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)
 from graphflow.ops.csv_ops import decode_csv
-from graphflow.tf1 import tfrecord as _tfrecord
+from graphflow.fileformat import tfrecord as _tfrecord
 from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
 from graphflow.tf1.namespace import not_implemented as _not_implemented
@@ -104,7 +104,7 @@ queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIF
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
 sparse = _Namespace("tf.sparse", members={"to_dense": sparse_tensor_to_dense,
                                           "SparseTensor": SparseTensor})
-config = _Namespace("tf.config", ["graphflow.engine.config"])
+config = _Namespace("tf.config", ["graphflow.framework.config"])
 errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
 viz = _Namespace("tf.viz", ["graphflow.tools.viz"])
 logging = _Namespace("tf.logging", ["graphflow.tf1.tf_logging"])
@@ -122,7 +122,7 @@ io = _Namespace("tf.io", members={
     **{n: getattr(_parsing_ops, n) for n in _parsing_ops.__all__},
     "decode_csv": decode_csv,
     **{n: getattr(_tfrecord, n) for n in _tfrecord.__all__}})
-python_io = _Namespace("tf.python_io", ["graphflow.tf1.tfrecord"])
+python_io = _Namespace("tf.python_io", ["graphflow.fileformat.tfrecord"])
 
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
@@ -252,7 +252,7 @@ from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greate
                                      assert_rank, assert_type)
 from graphflow.engine.tracing import RunMetadata, RunOptions
 from graphflow import python
-timeline = _Namespace("tf.timeline", ["graphflow.tools.timeline"])
+timeline = _Namespace("tf.timeline", ["graphflow.fileformat.timeline"])
 
 # --- data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names)
 import sys as _sys

@@ -1,2 +1,2 @@
-"""The engine: symbolic differentiation, device placement, plan compilation and the Session that runs
-plans (`gradients`, `placement`, `executor`, `session`, `config`)."""
+"""The engine: device placement, plan compilation and the Session that runs plans (`placement`,
+`executor`, `session`)."""

@@ -300,7 +300,7 @@ class Plan:
         if self.has_state_writes:
             variables = self._state.variables
             # use_locking variables: locked from the run's first variable access to its commit
-            # (kernels/__init__.py LockedWrites), so a wait in a queue op before it holds no lock
+            # (kernels/variable_store.py LockedWrites), so a wait in a queue op before it holds no lock
             locks = self._locks
             if locks is None or locks[0] is not variables:
                 locks = self._locks = (variables, [variables.variable_lock(n)

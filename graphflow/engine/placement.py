@@ -18,7 +18,8 @@ one copy per (value, destination), made right before its first consumer and drop
 Fetched device values come back to the host as numpy arrays.
 
 GPU-placed variable ops keep their values on the device between runs: the session's variable store
-(`DeviceVariableStore`) holds device arrays for them and converts on demand when the host reads.
+(`kernels/variable_store.py` `DeviceVariableStore`) holds device arrays for them and converts on
+demand when the host reads.
 
 The GPU backend is `graphflow.kernels.cuda` (PyCUDA). `use_backend(fake)` substitutes another backend
 with the same small interface; tests use a numpy-backed fake to exercise placement and copies on
@@ -32,10 +33,10 @@ from typing import NamedTuple
 import numpy as np
 
 from graphflow.framework.graph import canonical_device, describe_op
-from graphflow.kernels import VariableStore
 from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cuda import NoCudaDeviceError
 from graphflow.kernels.registry import Implementation
+from graphflow.kernels.variable_store import DeviceVariableStore
 from graphflow.ops import registry
 
 CPU = "/cpu:0"
@@ -126,72 +127,6 @@ def check_device(device):
     if is_gpu(device):
         gpu_backend(device)
     return device
-
-
-# ------------------------------------------------------------------------------ variable store
-class DeviceVariableStore(VariableStore):
-    """A variable store whose values may be device arrays (variables of GPU-placed ops).
-
-    `read`/`write` are the host view used by CPU kernels: `read` copies a device value to the host.
-    GPU kernels use `read_device(name, backend)` (uploading a host value once and keeping the device
-    copy as the stored value when nothing else changed it) and `write` with a device array."""
-
-    def __init__(self):
-        super().__init__()
-        self.backends = []
-
-    def _backend_of(self, value):
-        for b in self.backends:
-            if b.is_device_array(value):
-                return b
-        return None
-
-    def read(self, name):
-        value = VariableStore.read(self, name)
-        if isinstance(value, np.ndarray):
-            return value
-        backend = self._backend_of(value)
-        if backend is None:
-            return value
-        with backend.active():  # also called outside plan runs (saving, Variable.eval on CPU)
-            host = backend.to_host(value)
-        host.flags.writeable = False
-        return host
-
-    def read_device(self, name, backend):
-        value = VariableStore.read(self, name)
-        if backend.is_device_array(value):
-            return value
-        if not isinstance(value, np.ndarray):
-            value = self.read(name)  # on another device: through the host
-        with backend.active():
-            device_value = backend.to_device(value)
-        with self.lock:  # keep the value on the device from now on (same value, new home)
-            if self.values.get(name) is value:
-                self.values[name] = device_value
-        return device_value
-
-    def write(self, name, value):
-        if isinstance(value, np.ndarray) or self._backend_of(value) is None:
-            return VariableStore.write(self, name, value)
-        return self._store(name, value)  # a device array, kept as it is
-
-    def register(self, backend):
-        if backend not in self.backends:
-            self.backends.append(backend)
-
-    def host_values(self):
-        """{name: host array} of every stored value (device values copied back)."""
-        out = {}
-        for name, value in self.settled_items():
-            if not isinstance(value, np.ndarray):
-                backend = self._backend_of(value)
-                if backend is not None:
-                    with backend.active():
-                        value = backend.to_host(value)
-                    value.flags.writeable = False
-            out[name] = value
-        return out
 
 
 # ---------------------------------------------------------------------------------- placement

@@ -18,13 +18,14 @@ import numpy as np
 
 from graphflow import optimizer_passes
 from graphflow.engine import placement
-from graphflow.engine.config import session_intra_op_threads
 from graphflow.engine.executor import Plan
 from graphflow.framework import default_session, dtypes
+from graphflow.framework.config import session_intra_op_threads
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
-from graphflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from graphflow.kernels import SessionState
+from graphflow.kernels.variable_store import DeviceVariableStore
 from graphflow.ops import registry
+from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
 
 
 # ----------------------------------------------------------------------------- fetch structures
@@ -163,7 +164,7 @@ class Session:
         self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
         self._state.allow_soft_placement = bool(getattr(config, "allow_soft_placement", False))
         self.default_device = placement.check_device(device)
-        self._state.variables = placement.DeviceVariableStore()  # may hold GPU-resident values
+        self._state.variables = DeviceVariableStore()  # may hold GPU-resident values
         self._plans = {}
         self._compile_lock = threading.Lock()
         self._closed = False

@@ -108,6 +108,20 @@ class NodeDef:
 _NO_OPS = ()  # shared by every op without control outputs (most ops): no list per op
 
 
+def _no_op_defs(op_type):
+    raise LookupError(f"no OpDef of '{op_type}': the op registry (graphflow.ops) is not loaded")
+
+
+_op_defs = _no_op_defs  # op type -> OpDef, given by graphflow.ops when it loads (install_op_defs)
+
+
+def install_op_defs(lookup):
+    """`Operation.op_def` answers with `lookup(op.type)`: the op registry calls this when it loads
+    (a graph records ops without knowing what they mean; the registry, a floor above, does)."""
+    global _op_defs
+    _op_defs = lookup
+
+
 class Operation:
     """A node: `type` (registry key), unique scoped `name`, input Tensors, control inputs, JSON-able
     `attrs`, output Tensors, a `device` string and the user's `source` line that created it."""
@@ -136,8 +150,8 @@ class Operation:
 
     @property
     def op_def(self):
-        from graphflow.ops import registry
-        return registry.lookup(self.type)
+        """The OpDef of this op's type: what it means (its shape rule, gradient, facts)."""
+        return _op_defs(self.type)
 
     @property
     def traceback(self):

@@ -1,8 +1,10 @@
 """Tensor: one output of an Operation, with a dtype, a static (partial) shape and Python operators.
 
-Operators follow numpy broadcasting semantics and build ops through a late import of
-`graphflow.ops.math_ops` / `array_ops` (ops sit above the graph layer). TF1 semantics: `==` is identity
-(use `tf.equal`), and a Tensor cannot be used as a Python bool.
+The operators (`x + y`, `x[1:]`, `-x`, `x < y`, ...) build ops, which sit a floor above the graph
+data model: `graphflow.ops` gives them to Tensor when it loads (`install_operators`, called by
+`ops/tensor_operators.py`), so this module imports nothing of the ops. They follow numpy
+broadcasting semantics. TF1 semantics: `==` is identity (use `tf.equal`), and a Tensor cannot be
+used as a Python bool.
 """
 
 from graphflow.framework.tensor_shape import as_shape
@@ -76,105 +78,25 @@ class Tensor:
     def __len__(self):
         raise TypeError("len() of a symbolic Tensor is not defined; use tf.shape(x)[0].")
 
-    # Operators: numpy broadcasting semantics, op constructors imported late (ops sit above graph).
-    def __add__(self, other):
-        return _math().add(self, other)
-
-    def __radd__(self, other):
-        return _math().add(other, self)
-
-    def __sub__(self, other):
-        return _math().subtract(self, other)
-
-    def __rsub__(self, other):
-        return _math().subtract(other, self)
-
-    def __mul__(self, other):
-        return _math().multiply(self, other)
-
-    def __rmul__(self, other):
-        return _math().multiply(other, self)
-
-    def __truediv__(self, other):
-        return _math().truediv(self, other)
-
-    def __rtruediv__(self, other):
-        return _math().truediv(other, self)
-
-    def __floordiv__(self, other):
-        return _math().floordiv(self, other)
-
-    def __rfloordiv__(self, other):
-        return _math().floordiv(other, self)
-
-    def __mod__(self, other):
-        return _math().mod(self, other)
-
-    def __rmod__(self, other):
-        return _math().mod(other, self)
-
-    def __pow__(self, other):
-        return _math().pow(self, other)
-
-    def __rpow__(self, other):
-        return _math().pow(other, self)
-
-    def __matmul__(self, other):
-        return _math().matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _math().matmul(other, self)
-
-    def __neg__(self):
-        return _math().negative(self)
-
     def __pos__(self):
         return self
 
-    def __abs__(self):
-        return _math().abs(self)
 
-    def __lt__(self, other):
-        return _math().less(self, other)
-
-    def __le__(self, other):
-        return _math().less_equal(self, other)
-
-    def __gt__(self, other):
-        return _math().greater(self, other)
-
-    def __ge__(self, other):
-        return _math().greater_equal(self, other)
-
-    def __and__(self, other):
-        return _math().logical_and(self, other)
-
-    def __rand__(self, other):
-        return _math().logical_and(other, self)
-
-    def __or__(self, other):
-        return _math().logical_or(self, other)
-
-    def __ror__(self, other):
-        return _math().logical_or(other, self)
-
-    def __xor__(self, other):
-        return _math().logical_xor(self, other)
-
-    def __invert__(self):
-        return _math().logical_not(self)
-
-    def __getitem__(self, key):
-        from graphflow.ops import array_ops
-        return array_ops.getitem(self, key)
+# The operators graphflow.ops gives Tensor (`install_operators`): arithmetic and matrix product
+# with their reflected forms, comparisons, logical operators and indexing.
+OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+             "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+             "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__",
+             "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
+             "__invert__", "__getitem__")
 
 
-_math_module = None
-
-
-def _math():
-    global _math_module
-    if _math_module is None:
-        from graphflow.ops import math_ops
-        _math_module = math_ops
-    return _math_module
+def install_operators(methods):
+    """Give Tensor its operators: `methods` maps each name of OPERATORS to a function of the
+    tensor (and the other operand) that builds the op. graphflow.ops calls this when it loads."""
+    missing = sorted(set(OPERATORS) - set(methods))
+    unknown = sorted(set(methods) - set(OPERATORS))
+    if missing or unknown:
+        raise ValueError(f"Tensor operators: missing {missing}, unknown {unknown}")
+    for name in OPERATORS:
+        setattr(Tensor, name, methods[name])

@@ -8,7 +8,7 @@ imported here (families first, then gradient modules), so adding a family is add
 import importlib
 import pkgutil
 
-from graphflow.ops import core_ops, math_ops, registry, state_ops  # noqa: F401
+from graphflow.ops import core_ops, math_ops, registry, state_ops, tensor_operators  # noqa: F401
 
 
 def _import_all():

@@ -19,6 +19,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.graph import _user_location, describe_op
 from graphflow.ops import no_onnx, shape_ops, tensor_array_grad
+from graphflow.ops.gradients import gradients
 from graphflow.ops.registry import define, make_op, register_gradient
 
 
@@ -50,7 +51,6 @@ def differentiate_function(func, ys, xs):
     (None, error message) when some op inside has no gradient rule or its rule cannot be built in
     a function graph (the error is raised only if that gradient is asked for: a branch's gradient
     is prepared when its op is built, second order included)."""
-    from graphflow.engine.gradients import gradients  # the engine floor; built lazily
     grad_graph = FuncGraph(func.name + "_grad", func)
     with grad_graph.as_default():
         grad_graph.inputs = [grad_graph.add_placeholder(y.dtype, y.shape, "grad") for y in ys]
@@ -228,7 +228,6 @@ def _add_saved_value_gradients(op, branch, result, first_input, saved, saved_gra
     """Gradients that reach the values an If keeps for its gradient (taking a gradient of a
     gradient): the branch is recomputed inside `result` from the If's inputs and differentiated
     with respect to them (a second derivative re-runs the branch's forward ops)."""
-    from graphflow.engine.gradients import gradients
     mapping = {ph: result.capture(op.inputs[first_input + j])
                for j, (_, ph) in enumerate(branch.captures)}
     copy_function_ops(branch, result, mapping)

@@ -316,7 +316,7 @@ def identity(input, name=None):
     """`tf.identity`. Of a variable inside `tf.control_dependencies`, it reads the variable when it
     runs, as TF1's ref variables do: `with tf.control_dependencies([assign]): tf.identity(v)` is
     the assigned value (a fresh read op carries the block's control inputs; gradients with respect
-    to the variable reach it, `engine/gradients.py`)."""
+    to the variable reach it, `ops/gradients.py`)."""
     x = _fresh_variable_read(input)
     return make_tensor("Identity", (x if x is not None else convert_to_tensor(input),),
                        name=name or "Identity")

@@ -13,6 +13,7 @@ get no gradient) and differentiates that with `gradients`.
 from graphflow.ops import math_ops as m
 from graphflow.ops import nn_norm_ops as bn
 from graphflow.ops import shape_ops
+from graphflow.ops.gradients import gradients
 from graphflow.ops.registry import register_gradient
 
 
@@ -84,8 +85,6 @@ def composed_backprop(dy, x, scale, mean, variance, eps, fmt, training):
 
 @register_gradient("FusedBatchNormGrad")
 def _fused_batch_norm_grad_grad(op, d_dx, d_dscale, d_doffset):
-    from graphflow.engine.gradients import gradients  # the engine sits a floor above the op rules
-
     dy, x, scale, mean, variance = op.inputs
     training = op.attrs["is_training"]
     outs = composed_backprop(dy, x, scale, mean, variance, op.attrs["epsilon"],

@@ -17,11 +17,11 @@ import collections
 import numpy as np
 
 from graphflow.framework import dtypes
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
+from graphflow.ops.sparse_tensor import SparseTensor
 
 EXAMPLE_DTYPES = (dtypes.float32, dtypes.int64, dtypes.string)
 _DECODE_RAW_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import graph_for_inputs
-from graphflow.framework.graph import Tensor, _user_location
+from graphflow.framework.graph import Tensor, _user_location, install_op_defs
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.attr_types import check_attrs, parse_attr_spec
 
@@ -205,6 +205,9 @@ def lookup(op_type):
         return _REGISTRY[op_type]
     except KeyError:
         raise KeyError(f"Unknown op type '{op_type}': no OpDef is registered under that name") from None
+
+
+install_op_defs(lookup)  # Operation.op_def
 
 
 def find(op_type):

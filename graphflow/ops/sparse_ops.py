@@ -2,11 +2,11 @@
 `tf.sparse.to_dense` (the SparseToDense op), so a `tf.string_split` result becomes a dense tensor."""
 
 from graphflow.framework import dtypes
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_tensor, require_dtype, same_dtype
+from graphflow.ops.sparse_tensor import SparseTensor
 from graphflow.ops.static_value import shape_vector
 
 

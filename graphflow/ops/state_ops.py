@@ -42,7 +42,7 @@ define("VariableV2", _variable_infer, stateful=True, returns_state=True, attrs=_
 define("ReadVariableOp", _variable_infer, stateful=True, returns_state=True, attrs=_VAR_ATTRS,
        reads_variable=True, onnx={"converter": "variable"})
 # use_locking: the run holds the variable's lock from its first variable access to its commit
-# (engine/executor.py, kernels/__init__.py LockedWrites).
+# (engine/executor.py, kernels/variable_store.py LockedWrites).
 define("Assign", _assign_infer, stateful=True, returns_state=True,
        attrs=_VAR_ATTRS + " validate_shape:bool use_locking:bool", onnx=no_onnx.STATE)
 define("AssignAdd", _assign_infer, stateful=True, returns_state=True,

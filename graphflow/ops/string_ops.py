@@ -9,11 +9,11 @@ gradient (strings are not differentiable).
 """
 
 from graphflow.framework import dtypes
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.registry import define, make_op, make_tensor, no_gradient, require_dtype
+from graphflow.ops.sparse_tensor import SparseTensor
 
 STRING = (dtypes.string,)
 _AS_STRING_INPUTS = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,

@@ -12,9 +12,9 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.kernels.cpu.reference.string_kernels import fingerprint64
 from graphflow.ops import array_ops, core_ops, math_ops, shape_ops, sparse_ops, string_ops
+from graphflow.ops.sparse_tensor import SparseTensor
 from graphflow.tf1 import gfile
 
 

@@ -1,6 +1,6 @@
 """Optimizers (TF1's `tf.train.*Optimizer`): `minimize` = `compute_gradients` + `apply_gradients`.
 
-`compute_gradients` asks `graphflow.engine.gradients` for symbolic gradients of the loss; `apply_gradients`
+`compute_gradients` asks `graphflow.ops.gradients` for symbolic gradients of the loss; `apply_gradients`
 creates the optimizer's slot variables (real, non-trainable `tf.Variable`s named like TF1's
 `w/Adam`, `w/Adam_1`) and adds one fused, stateful update op per variable (`graphflow.ops.
 training_ops`: ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp, ApplyAdagrad,
@@ -10,10 +10,10 @@ training op that runs after every update and, when `global_step` is given, incre
 
 import numbers
 
-from graphflow.engine.gradients import gradients
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.ops import math_ops, shape_ops, training_ops
 from graphflow.ops.core_ops import convert_to_tensor, group, tuple_
+from graphflow.ops.gradients import gradients
 from graphflow.ops.state_ops import Variable, trainable_variables
 
 

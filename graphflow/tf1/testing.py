@@ -11,12 +11,12 @@ import unittest
 
 import numpy as np
 
-from graphflow.engine.gradients import gradients
 from graphflow.engine.session import Session
 from graphflow.framework.default_session import get_default_session
 from graphflow.framework.graph import get_default_graph, reset_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import placeholder
+from graphflow.ops.gradients import gradients
 
 
 class TestCase(unittest.TestCase):

@@ -22,11 +22,11 @@ import graphflow
 from graphflow.engine import tracing
 from graphflow.fileformat import file_io
 from graphflow.fileformat.serialization import load, save
+from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.errors import GraphFormatError, OpError
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
 from graphflow.tools import viz
-from graphflow.tools.timeline import Timeline
 
 
 class CommandError(Exception):

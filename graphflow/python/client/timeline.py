@@ -1,5 +1,5 @@
-"""`tensorflow.python.client.timeline` under graphflow's name: see `graphflow.tools.timeline`."""
+"""`tensorflow.python.client.timeline` under graphflow's name: see `graphflow.fileformat.timeline`."""
 
-from graphflow.tools.timeline import Timeline
+from graphflow.fileformat.timeline import Timeline
 
 __all__ = ["Timeline"]

@@ -19,7 +19,6 @@ The threads start with `tf.train.start_queue_runners(sess, coord)` (or a Monitor
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import GraphKeys, Tensor, control_dependencies, name_scope
-from graphflow.framework.sparse_tensor import SparseTensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops import (
     array_ops,
@@ -32,6 +31,7 @@ from graphflow.ops import (
     shape_ops,
 )
 from graphflow.ops.queue_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
+from graphflow.ops.sparse_tensor import SparseTensor
 from graphflow.ops.state_ops import Variable
 from graphflow.tf1.data.queue_runners import QueueRunner, add_queue_runner
 

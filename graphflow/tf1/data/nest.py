@@ -11,7 +11,7 @@ carry. A SparseTensor in an element (a map function parsing a `tf.VarLenFeature`
 import collections
 
 from graphflow.framework import nest
-from graphflow.framework.sparse_tensor import SparseTensor
+from graphflow.ops.sparse_tensor import SparseTensor
 
 _COMPONENT_SEQUENCES = (tuple,)  # a list is one component, as in TF1's tf.data
 

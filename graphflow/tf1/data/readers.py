@@ -9,17 +9,17 @@ yields each record of each file as a scalar string, files in order; with `num_pa
 it reads k files at a time and takes one record from each in turn (a file that ends hands its turn
 to the next file; the order can differ from TF's parallel interleave once files end). `filenames`
 is a string, a list of strings, a string Tensor (scalar or vector, read when the pipeline starts)
-or a Dataset of scalar strings. Records are checked as `tf1/tfrecord.py` describes: a corrupt or
+or a Dataset of scalar strings. Records are checked as `fileformat/tfrecord.py` describes: a corrupt or
 truncated file raises `tf.errors.DataLossError` from `get_next`.
 """
 
 import numpy as np
 
+from graphflow.fileformat import tfrecord
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import core_ops
-from graphflow.tf1 import tfrecord
 from graphflow.tf1.data.dataset import Dataset
 from graphflow.tf1.data.nest import ComponentSpec
 

@@ -4,7 +4,7 @@ written by graphflow's `tf.summary.FileWriter` (the graph too with `write_graph`
 scalars are tagged by their log names ('loss', 'acc', 'val_loss', ...) at the epoch index, as
 TF 1.15 Keras wrote them; batch scalars as 'batch_<name>' at the count of samples seen."""
 
-from graphflow.kernels.cpu.summary_encoding import protos
+from graphflow.fileformat.summary_encoding import protos
 from graphflow.tf1.keras.training_utils import Callback
 from graphflow.tf1.summary.writer import FileWriter
 

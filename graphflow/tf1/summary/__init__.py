@@ -16,7 +16,7 @@ def __getattr__(name):
     """`tf.summary.Summary`, `Event`, `SessionLog`, `TaggedRunMetadata`: TensorBoard's
     protocol buffer classes (imported on first use: tensorboard is an optional dependency)."""
     if name in ("Summary", "Event", "SessionLog", "TaggedRunMetadata"):
-        from graphflow.kernels.cpu.summary_encoding import protos
+        from graphflow.fileformat.summary_encoding import protos
         module = protos()
         return getattr(module.summary_pb2 if name == "Summary" else module.event_pb2, name)
     raise AttributeError(f"module 'graphflow.summary' has no attribute '{name}'")

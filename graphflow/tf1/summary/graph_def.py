@@ -7,9 +7,9 @@ constant tensors) and `_output_shapes`, which TensorBoard uses to label edges wi
 
 import numpy as np
 
+from graphflow.fileformat.summary_encoding import protos
 from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.kernels.cpu.summary_encoding import protos
 
 LARGEST_INLINED_TENSOR = 64  # elements; bigger constant values are shown by dtype and shape only
 

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu.summary_encoding import protos
+from graphflow.fileformat.summary_encoding import protos
 from graphflow.tf1.summary.graph_def import graph_def as to_graph_def
 
 

@@ -5,7 +5,7 @@ import collections
 import pytest
 
 import graphflow as tf
-from graphflow.framework.sparse_tensor import SparseTensor
+from graphflow.ops.sparse_tensor import SparseTensor
 from graphflow.tf1.data import nest
 
 

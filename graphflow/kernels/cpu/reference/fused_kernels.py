@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from graphflow.engine import config
+from graphflow.framework import config
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import fused_jit, jit_small
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul

@@ -62,7 +62,7 @@ def _fixed_length(path, attrs):
 
 
 def _tf_records(path, attrs):
-    from graphflow.tf1 import tfrecord  # the TFRecord reading code tf.data uses (see the module)
+    from graphflow.fileformat import tfrecord  # the TFRecord reading code tf.data uses (see the module)
     offset = 0
     for data in tfrecord.read_records(path, attrs["compression_type"]):
         yield f"{path}:{offset}".encode(), data

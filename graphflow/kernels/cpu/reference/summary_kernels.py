@@ -3,8 +3,7 @@ TensorBoard `Summary` (see `summary_encoding` for the buckets, image scaling and
 
 import numpy as np
 
-from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.summary_encoding import (
+from graphflow.fileformat.summary_encoding import (
     histogram_proto,
     image_to_uint8,
     png_bytes,
@@ -12,6 +11,7 @@ from graphflow.kernels.cpu.summary_encoding import (
     text_tensor_proto,
     wav_bytes,
 )
+from graphflow.kernels.cpu import cpu_kernel
 
 
 def _serialized(summary):

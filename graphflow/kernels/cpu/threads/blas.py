@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from graphflow.engine import config
+from graphflow.framework import config
 from graphflow.kernels.cpu.threads import intra_op
 
 # Products of fewer multiply-adds than this run as one call: splitting costs a few microseconds.

@@ -1,10 +1,10 @@
-"""graphflow.engine.config: TF1's ConfigProto/GPUOptions and where a session's intra-op thread count
+"""graphflow.framework.config: TF1's ConfigProto/GPUOptions and where a session's intra-op thread count
 comes from (config, process default, environment variable, core count)."""
 
 import pytest
 
 import graphflow as tf
-from graphflow.engine import config
+from graphflow.framework import config
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Tests for graphflow/gradients.py (and the rules in graphflow/ops/*_grad.py).
+"""Tests for graphflow/ops/gradients.py (and the rules in graphflow/ops/*_grad.py).
 
 1. Generic check over every OpCase with grad=True (tests/op_cases): float inputs cast to float64,
    f(x) = sum(u * op(x)) for a random cotangent u; the symbolic gradient's directional derivative

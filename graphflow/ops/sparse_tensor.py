@@ -3,6 +3,11 @@
 
 import collections
 
+from graphflow.framework import dtypes
+from graphflow.framework.tensor_shape import TensorShape
+from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.static_value import constant_value
+
 SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
 
 
@@ -11,8 +16,6 @@ class SparseTensor:
     `dense_shape` int64 [rank]. Fetching one gives a `SparseTensorValue`."""
 
     def __init__(self, indices, values, dense_shape):
-        from graphflow.framework import dtypes
-        from graphflow.ops.core_ops import convert_to_tensor
         self.indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
         self.values = convert_to_tensor(values, name="values")
         self.dense_shape = convert_to_tensor(dense_shape, dtype=dtypes.int64, name="dense_shape")
@@ -36,8 +39,6 @@ class SparseTensor:
         return self.values.op
 
     def get_shape(self):
-        from graphflow.framework.tensor_shape import TensorShape
-        from graphflow.ops.static_value import constant_value
         known = constant_value(self.dense_shape)
         if known is not None:
             return TensorShape([int(d) for d in known])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.tf1 import tfrecord
+from graphflow.fileformat import tfrecord
 
 RECORDS = [b"", b"a", b"hello world" * 30, bytes(range(256)) * 5]
 

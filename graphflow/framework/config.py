@@ -5,9 +5,9 @@ kernel, on large outputs). A session's count is fixed when it is created:
 
   1. `ConfigProto(intra_op_parallelism_threads=N)` passed as `Session(config=...)`, when N > 0;
   2. otherwise the process default `default_intra_op_threads()`: the value given to
-     `set_intra_op_parallelism_threads(N)` (also `graphflow.engine.config.threading.…`, as in TF) when N > 0,
-     else the environment variable GRAPHFLOW_INTRA_OP_THREADS when set to N > 0, else
-     min(cores this process may run on, 4).
+     `set_intra_op_parallelism_threads(N)` (also `graphflow.framework.config.threading.…`, as in
+     TF) when N > 0, else the environment variable GRAPHFLOW_INTRA_OP_THREADS when set to N > 0,
+     else min(cores this process may run on, 4).
 
 0 means "the default" everywhere, as in TF; `set_intra_op_parallelism_threads(0)` resets the process
 default. 1 runs every kernel on the calling thread only. The count is an upper bound: where other
