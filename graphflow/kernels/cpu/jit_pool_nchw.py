@@ -26,9 +26,9 @@ from graphflow.kernels.cpu import dnnl_pool, jit_avg_pool, jit_pool, jit_updates
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     # x: [planes, h, w], out: [planes, oh, ow]; lo, hi: images, c planes each
 

@@ -38,11 +38,11 @@ _loops = None  # None: not tried yet; False: numba unavailable (or switched off)
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
     held = dict(opts, nogil=False)  # the in-place loops keep the GIL (see the module docstring)
-    element = dict(cache=False, fastmath=False, error_model="numpy", inline="always")
+    element = dict(cache=True, fastmath=False, error_model="numpy", inline="always")
 
     # One function per update computes an element's new values from its old ones, TF1's functor
     # terms in order; two loops call it on every element of a block: out of place (into new

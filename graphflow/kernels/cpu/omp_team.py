@@ -85,9 +85,11 @@ def _runner(loop, hold_gil):
     run = _runners.get((loop, hold_gil))
     if run is not None:
         return run
-    from numba import njit, prange, set_num_threads
+    from numba import prange, set_num_threads
 
-    @njit(parallel=True, nogil=not hold_gil, cache=False, error_model="numpy")
+    from graphflow.kernels.cpu.jit_cache import njit
+
+    @njit(parallel=True, nogil=not hold_gil, cache=True, error_model="numpy")
     def over_team(args, n, blocks):
         set_num_threads(blocks)  # the team as large as oneDNN's (libgomp keeps its threads)
         for k in prange(blocks):
