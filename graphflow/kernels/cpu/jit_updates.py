@@ -1,5 +1,5 @@
-"""Optimizer updates as one compiled loop per variable, when numba is installed (optional: `pip
-install graphflow[jit]`); `training_kernels.py` uses the numpy form otherwise.
+"""Optimizer updates as one compiled loop per variable, when numba is installed (a default
+dependency where it has wheels); `training_kernels.py` uses the numpy form otherwise.
 
 The numpy form of an Adam step is twelve ufunc calls over the variable, each a full pass: on a 2M
 float32 variable that is ~6 ms of ufunc work whatever the chunking (measured: cache-sized chunks gave
