@@ -85,11 +85,9 @@ def _runner(loop, hold_gil):
     run = _runners.get((loop, hold_gil))
     if run is not None:
         return run
-    from numba import prange, set_num_threads
+    from numba import njit, prange, set_num_threads
 
-    from graphflow.kernels.cpu.jit_cache import njit
-
-    @njit(parallel=True, nogil=not hold_gil, cache=True, error_model="numpy")
+    @njit(parallel=True, nogil=not hold_gil, cache=False, error_model="numpy")
     def over_team(args, n, blocks):
         set_num_threads(blocks)  # the team as large as oneDNN's (libgomp keeps its threads)
         for k in prange(blocks):
