@@ -11,8 +11,8 @@ against Conv2DBackpropFilter followed by the bias gradient's Sum.
 2. Training steps of bench_vs_tf1's small and CIFAR-shaped CNNs, one session planned with the
    gradient fusion and one without (`fusion.FUSE_CONV_GRADIENTS`), in one process, interleaved.
 
-Times are medians of interleaved rounds, in milliseconds. Without the optional oneDNN library
-(`pip install graphflow[dnnl]`) part 1 is skipped.
+Times are medians of interleaved rounds, in milliseconds. Without the oneDNN library
+(`onednn-cpu-gomp`, installed with graphflow on Linux x86-64) part 1 is skipped.
 """
 
 import os

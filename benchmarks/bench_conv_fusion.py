@@ -10,8 +10,8 @@
 2. Training steps of bench_vs_tf1's small and CIFAR-shaped CNNs, one session planned with
    convolution fusion and one without (`fusion.FUSE_CONV`), in the same process, interleaved.
 
-Times are medians of interleaved rounds, in milliseconds. Without the optional oneDNN library
-(`pip install graphflow[dnnl]`) part 1 is skipped.
+Times are medians of interleaved rounds, in milliseconds. Without the oneDNN library
+(`onednn-cpu-gomp`, installed with graphflow on Linux x86-64) part 1 is skipped.
 """
 
 import argparse

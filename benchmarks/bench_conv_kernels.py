@@ -8,8 +8,8 @@ as the numba loop (`jit_pool.py`, when numba is installed) against oneDNN (`dnnl
 
 Times are medians of interleaved rounds (graphflow's kernel, oneDNN, graphflow's, ...), in
 milliseconds; the first column is the blocked im2col kernel (convolutions) or the numba loop
-(MaxPoolGrad). Without the optional oneDNN library (`pip install graphflow[dnnl]`) only that
-column is printed.
+(MaxPoolGrad). Without the oneDNN library (`onednn-cpu-gomp`, installed with graphflow on Linux
+x86-64) only that column is printed.
 """
 
 import argparse

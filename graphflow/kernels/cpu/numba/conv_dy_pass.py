@@ -32,9 +32,9 @@ ROWS_PER_ADD = 4
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    @njit(nogil=True, cache=False, error_model="numpy", boundscheck=False)
+    @njit(nogil=True, cache=True, error_model="numpy", boundscheck=False)
     def block_pass(dy, y, masked, sums, mask):
         """dy, y, masked: [rows, channels] float32 C-contiguous (y and masked read and written only
         with `mask`); sums: [channels] float32, set to the column sums of dy (masked: of

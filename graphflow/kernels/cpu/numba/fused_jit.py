@@ -47,7 +47,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_math
+from graphflow.kernels.cpu.numba import jit_cache, jit_math
 from graphflow.ops import elementwise_spec
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -334,18 +334,19 @@ def _compile(source, operands, outputs, typed=True):
         with _lock:
             loop = _compiled.get(key)
             if loop is None:
-                from numba import from_dtype, njit, types
+                from numba import from_dtype, types
                 namespace = dict(zip(("flipsign", "clearsign"), _sign_functions()), np=np)
                 if any(f"{name}(" in source for name in jit_math.CALLS.values()):
                     namespace.update(jit_math.functions())
-                exec(compile(source, "<fused run>", "exec"), namespace)
+                namespace = jit_cache.load_source(source, namespace, "fused", (jit_math, __file__))
                 # operands read-only (variables' buffers are), the outputs writable
                 signature = types.void(
                     types.intp, types.int64,
                     *(types.Array(from_dtype(d), nd, "C", readonly=True) for d, nd in operands),
                     *(types.Array(from_dtype(d), nd, "C") for d, nd in outputs))
-                loop = njit(*([signature] if typed else []), nogil=True, cache=False, fastmath=False,
-                              error_model="numpy", boundscheck=False)(namespace["run"])
+                loop = jit_cache.njit(*([signature] if typed else []), nogil=True, cache=True,
+                                      fastmath=False, error_model="numpy",
+                                      boundscheck=False)(namespace["run"])
                 _compiled[key] = loop
     return loop
 

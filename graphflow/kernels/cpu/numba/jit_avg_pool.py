@@ -23,9 +23,9 @@ from graphflow.kernels.cpu.numba import jit_pool, jit_updates
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     @njit(**opts)
     def avg_pool_any(x, out, counts, kh, kw, sh, sw, pt, pl, lo, hi):

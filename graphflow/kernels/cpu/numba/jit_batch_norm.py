@@ -335,7 +335,7 @@ _LOOPS = (block_totals, block_moments_rows, affine_rows, grad_sums_rows, grad_dx
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
     return {f.__name__: njit(**opts)(f) for f in _LOOPS}

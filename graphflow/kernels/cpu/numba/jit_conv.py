@@ -36,7 +36,7 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_math, jit_updates
+from graphflow.kernels.cpu.numba import jit_cache, jit_math, jit_updates
 from graphflow.kernels.cpu.threads import omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -149,10 +149,9 @@ def kernel(f_shape, geo, relu):
                 if not available():
                     loop = False
                 else:
-                    from numba import njit
-                    namespace = {"wide_vectors": jit_math.wide_vectors()}
-                    exec(_source(key), namespace)  # our own generated source
-                    loop = njit(nogil=True, cache=False, fastmath={"contract"},
+                    namespace = jit_cache.load_source(  # our own generated source, kept on disk
+                        _source(key), {"wide_vectors": jit_math.wide_vectors()}, "conv", (jit_math,))
+                    loop = jit_cache.njit(nogil=True, cache=True, fastmath={"contract"},
                                 error_model="numpy")(namespace["conv_taps"])
                 if len(_kernels) >= MAX_LOOPS:
                     _kernels.pop(next(iter(_kernels)))

@@ -85,9 +85,9 @@ TAP_CODES = True
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's (the
     # first maximum stays). Any window: conditional stores into 4-D views (for 3x3 windows with

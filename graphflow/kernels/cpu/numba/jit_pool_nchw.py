@@ -27,9 +27,9 @@ from graphflow.kernels.cpu.onednn import dnnl_pool
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     # x: [planes, h, w], out: [planes, oh, ow]; lo, hi: images, c planes each
 

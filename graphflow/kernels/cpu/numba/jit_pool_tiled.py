@@ -17,9 +17,9 @@ from graphflow.kernels.cpu.numba import jit_updates
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     @njit(**opts)
     def max_pool_tap_2x2(x, out, tap, n, h, w, c, oh, ow, lo, hi):

@@ -27,9 +27,9 @@ MAX_MACS = 1 << 16
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
 
     @njit(**opts)
     def softmax_rows(x, out):

@@ -1,5 +1,5 @@
-"""Optimizer updates as one compiled loop per variable, when numba is installed (optional: `pip
-install graphflow[jit]`); `training_kernels.py` uses the numpy form otherwise.
+"""Optimizer updates as one compiled loop per variable, when numba is installed (a default
+dependency where it has wheels); `training_kernels.py` uses the numpy form otherwise.
 
 The numpy form of an Adam step is twelve ufunc calls over the variable, each a full pass: on a 2M
 float32 variable that is ~6 ms of ufunc work whatever the chunking (measured: cache-sized chunks gave
@@ -38,11 +38,11 @@ _loops = None  # None: not tried yet; False: numba unavailable (or switched off)
 
 
 def _compile():
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    opts = dict(nogil=True, cache=False, fastmath=False, error_model="numpy")
+    opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
     held = dict(opts, nogil=False)  # the in-place loops keep the GIL (see the module docstring)
-    element = dict(cache=False, fastmath=False, error_model="numpy", inline="always")
+    element = dict(cache=True, fastmath=False, error_model="numpy", inline="always")
 
     # One function per update computes an element's new values from its old ones, TF1's functor
     # terms in order; two loops call it on every element of a block: out of place (into new

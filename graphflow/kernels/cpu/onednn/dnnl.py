@@ -1,5 +1,5 @@
-"""A small ctypes binding to oneDNN's C API (libdnnl.so.3), optional: `pip install graphflow[dnnl]`
-installs the `onednn-cpu-gomp` wheel (oneDNN built on OpenMP, libgomp). Without it, or with
+"""A small ctypes binding to oneDNN's C API (libdnnl.so.3): graphflow's install brings
+the `onednn-cpu-gomp` wheel on Linux x86-64 (oneDNN built on OpenMP, libgomp). Without it, or with
 `GRAPHFLOW_NO_DNNL=1`, `library()` is None and the numpy kernels run unchanged.
 
 Only what graphflow's convolutions, MaxPoolGrad and matrix products (`dnnl_conv.py`, `dnnl_pool.py`,

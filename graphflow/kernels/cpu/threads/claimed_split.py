@@ -36,9 +36,9 @@ def _driver(loop):
     run = _drivers.get(loop)
     if run is not None:
         return run
-    from numba import njit
+    from graphflow.kernels.cpu.numba.jit_cache import njit
 
-    @njit(nogil=True, cache=False, error_model="numpy")
+    @njit(nogil=True, cache=True, error_model="numpy")
     def claim_and_run(args, claims, front, step, n):
         while True:
             if front:
