@@ -9,6 +9,8 @@
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
 """
 
+import importlib as _importlib
+
 from graphflow import compat
 from graphflow.compat import (disable_eager_execution, disable_resource_variables,
                               disable_v2_behavior, disable_v2_tensorshape, enable_eager_execution,
@@ -42,10 +44,7 @@ from graphflow.engine.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
 from graphflow.tf1.initialization import (AggregationMethod, report_uninitialized_variables,
                                           tables_initializer)
-from graphflow.engine.session import InteractiveSession, Session
 from graphflow.framework.default_session import get_default_session
-from graphflow.optimizer_passes import optimize
-from graphflow.fileformat.serialization import import_graph, load, save
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initializer,
                                     glorot_uniform_initializer, ones_initializer,
@@ -53,8 +52,6 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     random_normal_initializer, random_uniform_initializer,
                                     truncated_normal_initializer, variance_scaling_initializer,
                                     zeros_initializer)
-from graphflow.tf1.image_utils import random_crop
-from graphflow.tf1.moving_averages import moving_average_variables
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
 
@@ -82,6 +79,7 @@ from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature,
                                        decode_raw, parse_example, parse_single_example)
 from graphflow.ops.csv_ops import decode_csv
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
+from graphflow.tf1.namespace import NotImplementedInGraphflow as _NotImplementedInGraphflow
 from graphflow.tf1.namespace import lazy as _lazy
 from graphflow.tf1.namespace import not_implemented as _not_implemented
 from graphflow.tf1.namespace import register_importable as _register_importable
@@ -239,12 +237,7 @@ from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, che
 from graphflow.ops.logging_ops import print_v2 as print
 from graphflow.ops.script_ops import numpy_function, py_func
 debugging = _Namespace("tf.debugging", ["graphflow.tf1.debugging"])
-from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greater_equal, assert_less,
-                                     assert_less_equal, assert_negative, assert_non_negative,
-                                     assert_non_positive, assert_none_equal, assert_positive,
-                                     assert_rank, assert_type)
 from graphflow.engine.tracing import RunMetadata, RunOptions
-from graphflow import python
 timeline = _Namespace("tf.timeline", ["graphflow.tools.timeline"])
 
 # --- data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names)
@@ -260,18 +253,46 @@ from graphflow.ops.control_flow_ops import case, cond, while_loop
 from graphflow.ops.functional_ops import foldl, foldr, map_fn, scan
 from graphflow.ops.tensor_array_ops import TensorArray
 
+# --- tf.X names whose modules load on first use (each is then a plain attribute): the Session
+# brings the plan compile, the optimizer passes and the kernel tables; save/load the file format.
 # recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn
-from graphflow.tf1.rnn import reverse_sequence
-
+_LAZY_NAMES = {
+    **dict.fromkeys(("Session", "InteractiveSession"), "graphflow.engine.session"),
+    "optimize": "graphflow.optimizer_passes",
+    **dict.fromkeys(("import_graph", "load", "save"), "graphflow.fileformat.serialization"),
+    "random_crop": "graphflow.tf1.image_utils",
+    "moving_average_variables": "graphflow.tf1.moving_averages",
+    **dict.fromkeys(("assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
+                     "assert_less_equal", "assert_negative", "assert_non_negative",
+                     "assert_non_positive", "assert_none_equal", "assert_positive", "assert_rank",
+                     "assert_type"), "graphflow.tf1.debugging"),
+    "reverse_sequence": "graphflow.tf1.rnn",
+    "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
+}
 
 _TOP_LEVEL_HINTS = {}
 
 
 def __getattr__(name):
-    """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
+    """A lazily loaded `tf.X` (`_LAZY_NAMES`), imported and kept on first use; any other `tf.X`:
+    'graphflow does not implement tf.X (see docs/compat.md)'."""
+    if name in _LAZY_NAMES:
+        module = _LAZY_NAMES[name] or f"{__name__}.{name}"  # None: the subpackage itself
+        try:
+            imported = _importlib.import_module(module)
+        except ImportError as exc:  # an AttributeError, as for any absent name (hasattr is False)
+            raise _NotImplementedInGraphflow(f"tf.{name} comes from {module}, which this graphflow "
+                                             f"cannot import ({exc})") from exc
+        value = imported if _LAZY_NAMES[name] is None else getattr(imported, name)
+        globals()[name] = value
+        return value
     if name.startswith("__"):
         raise AttributeError(name)
     raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_NAMES))
 
 
 # `tf.tuple` last: from here on the module's `tuple` is TF1's, not the builtin
