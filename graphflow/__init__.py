@@ -7,6 +7,9 @@
         print(sess.run(y, feed_dict={x: [[1, 2, 3]]}))
 
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
+Subsystems load on first use: the namespaces (tf.keras, tf.estimator, tf.data, ...) import their
+modules on the first lookup, and the names in `_LAZY_NAMES` (tf.Session, tf.save, ...) through
+this module's `__getattr__` (docs/architecture.md).
 """
 
 import importlib as _importlib
@@ -255,7 +258,7 @@ from graphflow.ops.tensor_array_ops import TensorArray
 
 # --- tf.X names whose modules load on first use (each is then a plain attribute): the Session
 # brings the plan compile, the optimizer passes and the kernel tables; save/load the file format.
-# recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn
+# (recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn)
 _LAZY_NAMES = {
     **dict.fromkeys(("Session", "InteractiveSession"), "graphflow.engine.session"),
     "optimize": "graphflow.optimizer_passes",
