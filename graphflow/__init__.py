@@ -271,7 +271,8 @@ _LAZY_NAMES = {
                      "assert_type"), "graphflow.tf1.debugging"),
     "reverse_sequence": "graphflow.tf1.rnn",
     "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
-}
+    # graphflow's own packages, attributes here once imported (as when they loaded at import)
+    **dict.fromkeys(("engine", "fileformat", "interop", "kernels", "optimizer_passes", "tools"))}
 
 _TOP_LEVEL_HINTS = {}
 
@@ -280,7 +281,7 @@ def __getattr__(name):
     """A lazily loaded `tf.X` (`_LAZY_NAMES`), imported and kept on first use; any other `tf.X`:
     'graphflow does not implement tf.X (see docs/compat.md)'."""
     if name in _LAZY_NAMES:
-        module = _LAZY_NAMES[name] or f"{__name__}.{name}"  # None: the subpackage itself
+        module = _LAZY_NAMES[name] or f"{__name__}.{name}"  # None: the package itself
         try:
             imported = _importlib.import_module(module)
         except ImportError as exc:  # an AttributeError, as for any absent name (hasattr is False)
@@ -300,3 +301,6 @@ def __dir__():
 
 # `tf.tuple` last: from here on the module's `tuple` is TF1's, not the builtin
 from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004, E402
+
+# `from graphflow import *` gives every public name, the lazily loaded ones too (loading them)
+__all__ = sorted({n for n in globals() if not n.startswith("_")} | set(_LAZY_NAMES))
