@@ -1,6 +1,7 @@
-"""`import graphflow` loads the core (graphs, ops, Session) only: the subsystems behind the public
-namespaces (tf.keras, tf.estimator, tf.data, tf.summary, tf.contrib, tf.saved_model, tf.image,
-tf.distribute, ONNX) and heavy third-party packages load when a program first uses them.
+"""`import graphflow` loads the core (graphs, ops, variables, gradients) only: the Session's plan
+compile and kernel tables, the file format, the subsystems behind the public namespaces
+(tf.keras, tf.estimator, tf.data, tf.summary, tf.contrib, tf.saved_model, tf.image, tf.distribute,
+ONNX) and heavy third-party packages load when a program first uses them.
 
 A check of which modules a fresh process holds, not a timing test."""
 
@@ -11,13 +12,16 @@ import sys
 
 import graphflow
 
-# loaded on first use of their namespace (or, for scipy.special, of the op that needs it)
+# loaded on first use of their namespace or tf.X name (scipy.special: of the op that needs it)
 LAZY_MODULES = (
     "graphflow.tf1.keras", "graphflow.tf1.estimator", "graphflow.tf1.data", "graphflow.tf1.summary",
     "graphflow.tf1.saved_model", "graphflow.tf1.contrib_layers", "graphflow.tf1.slim",
     "graphflow.tf1.seq2seq", "graphflow.tf1.image", "graphflow.tf1.layers", "graphflow.tf1.train",
     "graphflow.tf1.metrics", "graphflow.tf1.feature_column", "graphflow.tf1.distributions",
     "graphflow.tf1.gfile", "graphflow.tf1.tfrecord", "graphflow.interop",
+    # tf.Session, tf.optimize, tf.save/load: the plan compile, the passes, the kernel tables
+    "graphflow.engine.session", "graphflow.optimizer_passes", "graphflow.kernels.cpu",
+    "graphflow.kernels.cuda", "graphflow.fileformat.serialization",
     "graphflow.interop.onnx", "graphflow.interop.distribute", "graphflow.tools.viz",
     "onnx", "h5py", "scipy", "scipy.special", "numpy.testing", "numpy.f2py",
 )
