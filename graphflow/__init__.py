@@ -7,7 +7,12 @@
         print(sess.run(y, feed_dict={x: [[1, 2, 3]]}))
 
 This module is the public face: it re-exports each op family's `__all__` under TF1 names.
+Subsystems load on first use: the namespaces (tf.keras, tf.estimator, tf.data, ...) import their
+modules on the first lookup, and the names in `_LAZY_NAMES` (tf.Session, tf.save, ...) through
+this module's `__getattr__` (docs/architecture.md).
 """
+
+import importlib as _importlib
 
 from graphflow import compat
 from graphflow.compat import (disable_eager_execution, disable_resource_variables,
@@ -42,10 +47,7 @@ from graphflow.ops.gradients import UnconnectedGradients, gradients, hessians
 from graphflow.tf1.custom_gradients import RegisterGradient, custom_gradient
 from graphflow.tf1.initialization import (AggregationMethod, report_uninitialized_variables,
                                           tables_initializer)
-from graphflow.engine.session import InteractiveSession, Session
 from graphflow.framework.default_session import get_default_session
-from graphflow.optimizer_passes import optimize
-from graphflow.fileformat.serialization import import_graph, load, save
 from graphflow.tf1.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initializer,
                                     glorot_uniform_initializer, ones_initializer,
@@ -53,8 +55,6 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     random_normal_initializer, random_uniform_initializer,
                                     truncated_normal_initializer, variance_scaling_initializer,
                                     zeros_initializer)
-from graphflow.tf1.image_utils import random_crop
-from graphflow.tf1.moving_averages import moving_average_variables
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
 
@@ -81,15 +81,17 @@ from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)
 from graphflow.ops.csv_ops import decode_csv
-from graphflow.fileformat import tfrecord as _tfrecord
-from graphflow.tf1 import gfile as _gfile
 from graphflow.tf1.namespace import PublicNamespace as _Namespace
+from graphflow.tf1.namespace import NotImplementedInGraphflow as _NotImplementedInGraphflow
+from graphflow.tf1.namespace import lazy as _lazy
 from graphflow.tf1.namespace import not_implemented as _not_implemented
 from graphflow.tf1.namespace import register_importable as _register_importable
 
 _IMAGE_DECODERS = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 
 # Each public module exports only its API: the names its implementation lists in `__all__`.
+# A namespace imports its modules on first use (tf1/namespace.py): `import graphflow` stays fast and
+# loads tf.keras, tf.estimator, tf.data, tf.summary, ... only when a program touches them.
 layers = _Namespace("tf.layers", ["graphflow.tf1.layers"])
 losses = _Namespace("tf.losses", ["graphflow.tf1.losses"])
 nn = _Namespace("tf.nn", ["graphflow.tf1.nn"])
@@ -110,26 +112,24 @@ viz = _Namespace("tf.viz", ["graphflow.tools.viz"])
 logging = _Namespace("tf.logging", ["graphflow.tf1.tf_logging"])
 flags = _Namespace("tf.flags", ["graphflow.tf1.flags"])
 app = _Namespace("tf.app", ["graphflow.tf1.app"], members={"flags": flags})
-gfile = _Namespace("tf.gfile", members={n: getattr(_gfile, n) for n in _gfile.V1_NAMES})
+gfile = _Namespace("tf.gfile", ["graphflow.tf1.gfile:V1_NAMES"])
 image = _Namespace("tf.image", ["graphflow.tf1.image"],
                    members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
 math = _Namespace("tf.math", ["graphflow.tf1.math"])
 linalg = _Namespace("tf.linalg", ["graphflow.tf1.linalg"])
 graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
-io = _Namespace("tf.io", members={
-    "gfile": _Namespace("tf.io.gfile", members={n: getattr(_gfile, n) for n in _gfile.V2_NAMES}),
+io = _Namespace("tf.io", ["graphflow.fileformat.tfrecord"], members={
+    "gfile": _Namespace("tf.io.gfile", ["graphflow.tf1.gfile:V2_NAMES"]),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)},
     **{n: getattr(_parsing_ops, n) for n in _parsing_ops.__all__},
-    "decode_csv": decode_csv,
-    **{n: getattr(_tfrecord, n) for n in _tfrecord.__all__}})
+    "decode_csv": decode_csv})
 python_io = _Namespace("tf.python_io", ["graphflow.fileformat.tfrecord"])
 
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
               "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
               "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
-from graphflow.tf1 import seq2seq as _seq2seq
-
+_SEQ2SEQ = "graphflow.tf1.seq2seq"
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
 contrib = _Namespace("tf.contrib", members={
     "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
@@ -138,10 +138,10 @@ contrib = _Namespace("tf.contrib", members={
         n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()}),
     "distributions": _Namespace("tf.contrib.distributions", ["graphflow.tf1.distributions"]),
     "seq2seq": _Namespace("tf.contrib.seq2seq", members={
-        "sequence_loss": _seq2seq.sequence_loss}),
+        "sequence_loss": _lazy(_SEQ2SEQ, "sequence_loss")}),
     "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
-        "sequence_loss_by_example": _seq2seq.sequence_loss_by_example,
-        "sequence_loss": _seq2seq.legacy_sequence_loss}),
+        "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
+        "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={"losses": losses},
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
                                           "loop instead of slim.learning.train"})},
@@ -164,31 +164,31 @@ dtypes = _Namespace("tf.dtypes", members={
     "cast": _math_ops.cast, "saturate_cast": _math_ops.saturate_cast})
 
 # --- SavedModel export and load (graphflow's own files in TF1's directory API) ---
-from graphflow.tf1 import saved_model as _saved_model
+_SAVED_MODEL = "graphflow.tf1.saved_model"
 
 saved_model = _Namespace("tf.saved_model", members={
-    "simple_save": _saved_model.simple_save,
-    "tag_constants": _saved_model.tag_constants,
-    "signature_constants": _saved_model.signature_constants,
-    "SERVING": _saved_model.tag_constants.SERVING,
-    "TRAINING": _saved_model.tag_constants.TRAINING,
+    "simple_save": _lazy(_SAVED_MODEL, "simple_save"),
+    "tag_constants": _lazy(_SAVED_MODEL, "tag_constants"),
+    "signature_constants": _lazy(_SAVED_MODEL, "signature_constants"),
+    "SERVING": _lazy(_SAVED_MODEL, "tag_constants.SERVING"),
+    "TRAINING": _lazy(_SAVED_MODEL, "tag_constants.TRAINING"),
     "DEFAULT_SERVING_SIGNATURE_DEF_KEY":
-        _saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY,
-    "PREDICT_METHOD_NAME": _saved_model.signature_constants.PREDICT_METHOD_NAME,
-    "build_tensor_info": _saved_model.build_tensor_info,
-    "predict_signature_def": _saved_model.predict_signature_def,
-    "build_signature_def": _saved_model.build_signature_def,
-    "Builder": _saved_model.SavedModelBuilder,
+        _lazy(_SAVED_MODEL, "signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY"),
+    "PREDICT_METHOD_NAME": _lazy(_SAVED_MODEL, "signature_constants.PREDICT_METHOD_NAME"),
+    "build_tensor_info": _lazy(_SAVED_MODEL, "build_tensor_info"),
+    "predict_signature_def": _lazy(_SAVED_MODEL, "predict_signature_def"),
+    "build_signature_def": _lazy(_SAVED_MODEL, "build_signature_def"),
+    "Builder": _lazy(_SAVED_MODEL, "SavedModelBuilder"),
     "builder": _Namespace("tf.saved_model.builder", members={
-        "SavedModelBuilder": _saved_model.SavedModelBuilder}),
+        "SavedModelBuilder": _lazy(_SAVED_MODEL, "SavedModelBuilder")}),
     "loader": _Namespace("tf.saved_model.loader", members={
-        "load": _saved_model.load,
-        "maybe_saved_model_directory": _saved_model.maybe_saved_model_directory}),
+        "load": _lazy(_SAVED_MODEL, "load"),
+        "maybe_saved_model_directory": _lazy(_SAVED_MODEL, "maybe_saved_model_directory")}),
     "signature_def_utils": _Namespace("tf.saved_model.signature_def_utils", members={
-        "predict_signature_def": _saved_model.predict_signature_def,
-        "build_signature_def": _saved_model.build_signature_def}),
+        "predict_signature_def": _lazy(_SAVED_MODEL, "predict_signature_def"),
+        "build_signature_def": _lazy(_SAVED_MODEL, "build_signature_def")}),
     "utils": _Namespace("tf.saved_model.utils", members={
-        "build_tensor_info": _saved_model.build_tensor_info})})
+        "build_tensor_info": _lazy(_SAVED_MODEL, "build_tensor_info")})})
 
 
 # --- Input pipelines: tf.data (graphflow/tf1/data); queue-based tf.train names are in tf1/train.py
@@ -202,34 +202,28 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
 
 
 # --- tf.keras in graph mode (graphflow/tf1/keras/): layers, models, compile/fit, backend session ---
-from graphflow.tf1.keras import initializers as _keras_initializers
-from graphflow.tf1.keras import losses as _keras_losses
-from graphflow.tf1.keras.loading import load_model as _keras_load_model
-from graphflow.tf1.keras.sequential import Sequential as _KerasSequential
-from graphflow.tf1.keras.training import Model as _KerasModel
-
 _KERAS = "graphflow.tf1.keras."
 _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
     "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more",
     "layers_conv_more")])
-_keras_models = _Namespace("tf.keras.models", members={"Sequential": _KerasSequential,
-                                                      "Model": _KerasModel,
-                                                      "load_model": _keras_load_model})
+_keras_models = _Namespace("tf.keras.models", members={
+    "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
+    "Model": _lazy(_KERAS + "training", "Model"),
+    "load_model": _lazy(_KERAS + "loading", "load_model")})
 keras = _Namespace("tf.keras", members={
     "layers": _keras_layers,
     "models": _keras_models,
-    "Sequential": _keras_models.Sequential,
-    "Model": _keras_models.Model,
-    "Input": _keras_layers.Input,
+    "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
+    "Model": _lazy(_KERAS + "training", "Model"),
+    "Input": _lazy(_KERAS + "base_layer", "Input"),  # what tf.keras.layers.Input resolves to
     "backend": _Namespace("tf.keras.backend", [_KERAS + "backend"]),
     "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers"]),
     "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
-    "metrics": _Namespace("tf.keras.metrics", members={
-        n: getattr(_keras_losses, n) for n in _keras_losses.METRICS_ALL}),
+    "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL"]),
     "activations": _Namespace("tf.keras.activations", [_KERAS + "activations"]),
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
-    "regularizers": _Namespace("tf.keras.regularizers", members={
-        n: getattr(_keras_initializers, n) for n in _keras_initializers.REGULARIZERS_ALL}),
+    "regularizers": _Namespace("tf.keras.regularizers",
+                               [_KERAS + "initializers:REGULARIZERS_ALL"]),
     "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter"]),
     "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks",
                                                  _KERAS + "callbacks_tensorboard"])},
@@ -246,12 +240,7 @@ from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, che
 from graphflow.ops.logging_ops import print_v2 as print
 from graphflow.ops.script_ops import numpy_function, py_func
 debugging = _Namespace("tf.debugging", ["graphflow.tf1.debugging"])
-from graphflow.tf1.debugging import (assert_equal, assert_greater, assert_greater_equal, assert_less,
-                                     assert_less_equal, assert_negative, assert_non_negative,
-                                     assert_non_positive, assert_none_equal, assert_positive,
-                                     assert_rank, assert_type)
 from graphflow.engine.tracing import RunMetadata, RunOptions
-from graphflow import python
 timeline = _Namespace("tf.timeline", ["graphflow.fileformat.timeline"])
 
 # --- data-parallel training over MPI, also importable as `graphflow.horovod` (Horovod's names)
@@ -267,19 +256,51 @@ from graphflow.ops.control_flow_ops import case, cond, while_loop
 from graphflow.ops.functional_ops import foldl, foldr, map_fn, scan
 from graphflow.ops.tensor_array_ops import TensorArray
 
-# recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn
-from graphflow.tf1.rnn import reverse_sequence
-
+# --- tf.X names whose modules load on first use (each is then a plain attribute): the Session
+# brings the plan compile, the optimizer passes and the kernel tables; save/load the file format.
+# (recurrent networks: the cells are tf.nn.rnn_cell.*, the rnn functions tf.nn.*_rnn)
+_LAZY_NAMES = {
+    **dict.fromkeys(("Session", "InteractiveSession"), "graphflow.engine.session"),
+    "optimize": "graphflow.optimizer_passes",
+    **dict.fromkeys(("import_graph", "load", "save"), "graphflow.fileformat.serialization"),
+    "random_crop": "graphflow.tf1.image_utils",
+    "moving_average_variables": "graphflow.tf1.moving_averages",
+    **dict.fromkeys(("assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
+                     "assert_less_equal", "assert_negative", "assert_non_negative",
+                     "assert_non_positive", "assert_none_equal", "assert_positive", "assert_rank",
+                     "assert_type"), "graphflow.tf1.debugging"),
+    "reverse_sequence": "graphflow.tf1.rnn",
+    "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
+    # graphflow's own packages, attributes here once imported (as when they loaded at import)
+    **dict.fromkeys(("engine", "fileformat", "interop", "kernels", "optimizer_passes", "tools"))}
 
 _TOP_LEVEL_HINTS = {}
 
 
 def __getattr__(name):
-    """Any other `tf.X`: 'graphflow does not implement tf.X (see docs/compat.md)'."""
+    """A lazily loaded `tf.X` (`_LAZY_NAMES`), imported and kept on first use; any other `tf.X`:
+    'graphflow does not implement tf.X (see docs/compat.md)'."""
+    if name in _LAZY_NAMES:
+        module = _LAZY_NAMES[name] or f"{__name__}.{name}"  # None: the package itself
+        try:
+            imported = _importlib.import_module(module)
+        except ImportError as exc:  # an AttributeError, as for any absent name (hasattr is False)
+            raise _NotImplementedInGraphflow(f"tf.{name} comes from {module}, which this graphflow "
+                                             f"cannot import ({exc})") from exc
+        value = imported if _LAZY_NAMES[name] is None else getattr(imported, name)
+        globals()[name] = value
+        return value
     if name.startswith("__"):
         raise AttributeError(name)
     raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_NAMES))
+
+
 # `tf.tuple` last: from here on the module's `tuple` is TF1's, not the builtin
 from graphflow.ops.core_ops import tuple_ as tuple  # noqa: A004, E402
+
+# `from graphflow import *` gives every public name, the lazily loaded ones too (loading them)
+__all__ = sorted({n for n in globals() if not n.startswith("_")} | set(_LAZY_NAMES))

@@ -53,10 +53,16 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 import numpy as np
-from scipy import special as _special
 
 from graphflow.framework import dtypes
 from graphflow.ops import no_onnx
+
+
+def _scipy_special():
+    """scipy.special, imported when a row that needs it first runs: importing it costs more than
+    the rest of `import graphflow` (it loads numpy.testing and numpy.f2py)."""
+    from scipy import special  # noqa: PLC0415
+    return special
 
 # ---------------------------------------------------------------- dtype rules (dtype names)
 _FLOATS = ("float16", "float32", "float64")
@@ -200,20 +206,20 @@ def _rsqrt(x, *, out=None):
 
 def _erf(x, *, out=None):
     if out is None:  # scipy has no float16 loop: computed in float32, given back in x's dtype
-        return _special.erf(x).astype(x.dtype, copy=False)
-    return _special.erf(x, out=out)
+        return _scipy_special().erf(x).astype(x.dtype, copy=False)
+    return _scipy_special().erf(x, out=out)
 
 
 def _lgamma(x, *, out=None):  # log |Gamma(x)|, as TF's lgamma (float16: computed in float32)
     if out is None:
-        return _special.gammaln(x).astype(x.dtype, copy=False)
-    return _special.gammaln(x, out=out)
+        return _scipy_special().gammaln(x).astype(x.dtype, copy=False)
+    return _scipy_special().gammaln(x, out=out)
 
 
 def _digamma(x, *, out=None):
     if out is None:
-        return _special.psi(x).astype(x.dtype, copy=False)
-    return _special.psi(x, out=out)
+        return _scipy_special().psi(x).astype(x.dtype, copy=False)
+    return _scipy_special().psi(x, out=out)
 
 
 def _polygamma(n, x, *, out=None):
@@ -223,9 +229,10 @@ def _polygamma(n, x, *, out=None):
     n64, x64 = np.asarray(n, np.float64), np.asarray(x, np.float64)
     whole = (n64 >= 0) & (np.floor(n64) == n64)
     order = np.where(whole, n64, 1.0)
+    special = _scipy_special()
     with np.errstate(invalid="ignore", over="ignore"):
-        higher = (-1.0) ** (order + 1) * _special.gamma(order + 1) * _special.zeta(order + 1, x64)
-        value = np.where(whole, np.where(order == 0, _special.psi(x64), higher), np.nan)
+        higher = (-1.0) ** (order + 1) * special.gamma(order + 1) * special.zeta(order + 1, x64)
+        value = np.where(whole, np.where(order == 0, special.psi(x64), higher), np.nan)
     return _into(out, value.astype(dtype, copy=False))
 
 

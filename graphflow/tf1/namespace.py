@@ -6,10 +6,14 @@ users must not see those names. `PublicNamespace("tf.layers", ["graphflow.tf1.la
 object users reach: it resolves a name only when one of its source modules lists it in `__all__`
 (or it was given as a member), and any other name raises
 `AttributeError: graphflow does not implement tf.layers.X (see docs/compat.md)`.
-Sources are imported when the namespace is made; `optional` names are imported on first use, so a
-namespace may name a module that does not exist yet (`tf.contrib.rnn` over the RNN cells): asking
-for one of those names then says which module is missing. `docs/compat.md` is generated from
-these namespaces (graphflow/tools/compat_doc.py).
+Nothing is imported when the namespace is made: a source module is imported on the first lookup
+of a name it might hold (or by `dir()`/`__all__`), so `import graphflow` does not load tf.keras,
+tf.estimator, tf.data, ... until a program touches them. A source may be spelled
+`"module:NAMES"` to export the names listed in `module.NAMES` instead of its `__all__`; a member
+may be a `lazy("module", "attr.path")` reference, resolved (and kept) on first use. `optional`
+names live in a module that may not exist yet (`tf.contrib.rnn` over the RNN cells): asking for
+one of those names then says which module is missing. `docs/compat.md` is generated from these
+namespaces (graphflow/tools/compat_doc.py).
 """
 
 import importlib
@@ -31,11 +35,43 @@ def not_implemented(qualified_name, hint=None):
     return NotImplementedInGraphflow(message)
 
 
+class Lazy:
+    """A member resolved on first use: `getattr(import_module(module), attr)`, `attr` dotted."""
+
+    __slots__ = ("module", "attr")
+
+    def __init__(self, module, attr):
+        self.module = module
+        self.attr = attr
+
+    def resolve(self):
+        value = importlib.import_module(self.module)
+        for part in self.attr.split("."):
+            value = getattr(value, part)
+        return value
+
+    def __repr__(self):
+        return f"lazy({self.module!r}, {self.attr!r})"
+
+
+def lazy(module, attr):
+    """A namespace member that is `module.attr` (a dotted path), imported on first use."""
+    return Lazy(module, attr)
+
+
+def _source_names(source):
+    """The names a source exports: `module` -> its `__all__`; `module:NAMES` -> `module.NAMES`."""
+    module_name, _, listing = source.partition(":")
+    return getattr(importlib.import_module(module_name), listing or "__all__", ())
+
+
 class PublicNamespace(types.ModuleType):
     """A module object exporting its sources' `__all__` names and its `members`, nothing else.
 
-    path: the TF1 spelling ('tf.layers'); sources: module names whose `__all__` it exports;
-    members: {name: value} added as is (sub-namespaces, aliases); optional: {name: module} for
+    path: the TF1 spelling ('tf.layers'); sources: module names whose `__all__` it exports
+    ('module:NAMES': the names listed in `module.NAMES`), imported on first lookup;
+    members: {name: value} added as is (sub-namespaces, aliases; a `lazy(...)` value is resolved
+    on first use); optional: {name: module} for
     names that live in a module which may be absent (the error then names that module);
     hints: {name: text} appended to the 'does not implement' error of a known-absent name;
     any_hint: text appended to the error of every absent name."""
@@ -46,22 +82,25 @@ class PublicNamespace(types.ModuleType):
                          doc)
         object.__setattr__(self, "_path", path)
         object.__setattr__(self, "_sources", tuple(sources))
-        for source in self._sources:  # import now: a broken module fails at `import graphflow`
-            importlib.import_module(source)
         object.__setattr__(self, "_members", dict(members or {}))
         object.__setattr__(self, "_optional", dict(optional or {}))
         object.__setattr__(self, "_hints", dict(hints or {}))
         object.__setattr__(self, "_any_hint", any_hint)
         for name, value in self._members.items():
-            object.__setattr__(self, name, value)
+            if not isinstance(value, Lazy):
+                object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        member = self._members.get(name)
+        if isinstance(member, Lazy):
+            value = member.resolve()
+            object.__setattr__(self, name, value)  # later lookups are plain attribute reads
+            return value
         for source in self._sources:
-            module = importlib.import_module(source)
-            if name in getattr(module, "__all__", ()):
-                value = getattr(module, name)
+            if name in _source_names(source):
+                value = getattr(importlib.import_module(source.partition(":")[0]), name)
                 object.__setattr__(self, name, value)  # later lookups are plain attribute reads
                 return value
         if name in self._optional:
@@ -97,7 +136,7 @@ class PublicNamespace(types.ModuleType):
         """Every name this namespace resolves now (optional names only when their module imports)."""
         names = set(self._members)
         for source in self._sources:
-            names.update(getattr(importlib.import_module(source), "__all__", ()))
+            names.update(_source_names(source))
         for name, module_name in self._optional.items():
             try:
                 if hasattr(importlib.import_module(module_name), name):
@@ -118,4 +157,4 @@ def register_importable(namespace, module_name):
 
 
 __all__ = ["PublicNamespace", "NotImplementedInGraphflow", "not_implemented", "register_importable",
-           "COMPAT_DOC"]
+           "lazy", "Lazy", "COMPAT_DOC"]

@@ -50,7 +50,7 @@ def _is_namespace(value):
 
 def _public_names(module):
     if module is graphflow:
-        return sorted(n for n in vars(graphflow) if not n.startswith("_")
+        return sorted(n for n in dir(graphflow) if not n.startswith("_")
                       and n not in INTERNAL_PACKAGES)
     names = getattr(module, "__all__", None)
     if names is None:

@@ -19,7 +19,7 @@ def _namespaces():
     seen = {id(tf)}
     while queue:
         path, module = queue.pop(0)
-        names = [n for n in vars(module) if not n.startswith("_")] if module is tf else \
+        names = [n for n in dir(module) if not n.startswith("_")] if module is tf else \
             list(dir(module))
         for name in names:
             if module is tf and name in INTERNAL_PACKAGES:

@@ -11,7 +11,7 @@ memory once per op.
 
 Outputs of `PARALLEL_MIN_ELEMENTS` or more, of programs that take one thread at least
 `PARALLEL_MIN_SECONDS` (timed on their first calls), are computed by up to `threads` threads at once (the
-session's intra-op thread count, see `graphflow.engine.config`): the calling thread and workers of the
+session's intra-op thread count, see `graphflow.framework.config`): the calling thread and workers of the
 process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
 sequence, each thread with its own registers. The result is the same bits as a single-thread run's:
 each instruction is elementwise and numpy computes an element the same way wherever a call on a
