@@ -30,9 +30,9 @@ import threading
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from graphflow.kernels.cpu import (
-    blas,
     dnnl,
     dnnl_conv,
     dnnl_conv_grads,
@@ -195,7 +195,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if dnnl.library() is None:
         parser.exit(0, "oneDNN is not installed: nothing to compare\n")
-    blas.owns_blas_threads()  # BLAS on one thread, as in a session
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     batches = [int(b) for b in args.batches.split(",") if b] or [None]
     for layer in args.layers.split(","):
         for batch in batches:

@@ -18,9 +18,9 @@ import statistics
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from graphflow.kernels.cpu import (
-    blas,
     conv_blocked,
     dnnl,
     dnnl_conv,
@@ -95,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
-    blas.owns_blas_threads()
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     have = dnnl.library() is not None
     print(f"oneDNN: {dnnl.library().path if have else 'not installed'}")
     print(f"{'layer':32s} {'op':12s} {'thr':>3s} {'numpy':>9s} {'oneDNN':>9s} {'ratio':>6s}")

@@ -10,12 +10,10 @@ kernel, on large outputs). A session's count is fixed when it is created:
      min(cores this process may run on, 4).
 
 0 means "the default" everywhere, as in TF; `set_intra_op_parallelism_threads(0)` resets the process
-default. 1 runs every kernel on the calling thread only. The count is an upper bound: where other
-processes keep cores busy, a kernel call uses only the cores they leave free
-(`graphflow/kernels/cpu/free_cores.py`; GRAPHFLOW_ADAPT_THREADS=0 uses the count as given). Where
-that leaves one free core (2 CPUs, one busy), the convolutions share their blocks with a thread
-pinned to the busy CPU (`graphflow/kernels/cpu/busy_core_share.py`; GRAPHFLOW_SHARE_BUSY_CORE=0
-turns it off), the same values.
+default. 1 runs every kernel on the calling thread only. A kernel uses its session's count as
+given, whatever the load of the machine: graphflow does not watch other processes, pin threads or
+change any thread's CPU affinity (cores this process may run on: `os.sched_getaffinity(0)`, read
+when the default is computed; a user who pins the process pins graphflow's threads with it).
 
 `ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged.
 `intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on

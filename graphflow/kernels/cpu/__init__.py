@@ -26,19 +26,8 @@ class NoKernelError(LookupError):
     pass
 
 
-_blas_owned = False  # whether a lookup has made graphflow own numpy's BLAS threads yet
-
-
 def lookup(op_type):
-    """The kernel builder of `op_type`. The first lookup of the process sets numpy's BLAS to one
-    thread (`blas.owns_blas_threads`), whichever kernel then calls BLAS first: a product, a sum as
-    ones @ X, an einsum. Left at its own threads, BLAS's idle thread spins beside graphflow's (a
-    step whose only numpy product was small, bench_vs_tf1's dropout MLP, ran 2-3x slower)."""
-    global _blas_owned
-    if not _blas_owned:
-        from graphflow.kernels.cpu import blas  # (blas imports from this package)
-        blas.owns_blas_threads()
-        _blas_owned = True
+    """The kernel builder of `op_type`."""
     try:
         return KERNELS[op_type]
     except KeyError:
@@ -54,7 +43,3 @@ def _load_all():
 
 
 _load_all()
-
-from graphflow.kernels.cpu import allocator  # noqa: E402  (after the kernels: one import order)
-
-allocator.keep_freed_memory()
