@@ -48,9 +48,20 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 import numpy as np
-from scipy import special as _special
 
 from graphflow.framework import dtypes
+
+
+class _LazySpecial:
+    """scipy.special, imported on first use: importing scipy loads its own BLAS, whose library
+    starts a thread of its own, and `import graphflow` starts none."""
+
+    def __getattr__(self, name):
+        from scipy import special
+        return getattr(special, name)
+
+
+_special = _LazySpecial()
 
 # ---------------------------------------------------------------- dtype rules (dtype names)
 _FLOATS = ("float16", "float32", "float64")
