@@ -45,7 +45,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args(argv)
-    blas.owns_blas_threads()  # pins numpy's BLAS to one thread, as graphflow's kernels do
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     rng = np.random.default_rng(0)
     names = ["numpy split", "BLAS 1 thread", f"BLAS {args.threads} threads"]
     if dnnl.library() is not None:

@@ -19,15 +19,15 @@ import os
 import sys
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_conv_fusion  # noqa: E402
 import bench_conv_kernels  # noqa: E402
 
 from graphflow.framework import config  # noqa: E402
-from graphflow.kernels.cpu.onednn import dnnl_conv_grads  # noqa: E402
-from graphflow.kernels.cpu.reference import math_kernels  # noqa: E402
-from graphflow.kernels.cpu.threads import blas  # noqa: E402
+from graphflow.kernels.cpu.onednn import dnnl_conv_grads
+from graphflow.kernels.cpu.reference import math_kernels
 
 
 def _by_primitive(flag, fn):
@@ -54,7 +54,7 @@ def _layer(x, g, geo, f_shape, threads):
 
 def kernels(rounds):
     threads = config.default_intra_op_threads()
-    blas.owns_blas_threads()  # BLAS on one thread, as in a session
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     print(f"kernels, {threads} threads (ms): filter gradient + Sum | diff-bias primitive | "
           "BLAS per block")
     rng = np.random.default_rng(0)

@@ -30,12 +30,13 @@ import threading
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from graphflow.kernels.cpu.numba import jit_conv
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_matmul
 from graphflow.kernels.cpu.onednn.dnnl_matmul import BLOCKS, TEAM
 from graphflow.kernels.cpu.reference.conv_kernels import Geometry
-from graphflow.kernels.cpu.threads import blas, intra_op
+from graphflow.kernels.cpu.threads import intra_op
 
 LAYERS = {"cifar1": (64, 32, 32, 3, 32), "digits1": (256, 8, 8, 1, 32),
           "digits3": (256, 4, 4, 32, 64), "small1": (64, 28, 28, 1, 16, 5)}
@@ -189,7 +190,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if dnnl.library() is None:
         parser.exit(0, "oneDNN is not installed: nothing to compare\n")
-    blas.owns_blas_threads()  # BLAS on one thread, as in a session
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     batches = [int(b) for b in args.batches.split(",") if b] or [None]
     for layer in args.layers.split(","):
         for batch in batches:

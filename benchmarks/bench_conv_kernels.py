@@ -18,12 +18,12 @@ import statistics
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from graphflow.kernels.cpu.blocked import conv_blocked
 from graphflow.kernels.cpu.numba import jit_pool
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_pool
 from graphflow.kernels.cpu.reference.conv_kernels import Geometry
-from graphflow.kernels.cpu.threads import blas
 
 LAYERS = [  # name, input NHWC, filter HWIO
     ("small CNN 28x28x1 -> 16, 5x5", (64, 28, 28, 1), (5, 5, 1, 16)),
@@ -90,7 +90,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
-    blas.owns_blas_threads()
+    threadpool_limits(limits=1, user_api="blas")  # BLAS on one thread, as inside a graphflow run
     have = dnnl.library() is not None
     print(f"oneDNN: {dnnl.library().path if have else 'not installed'}")
     print(f"{'layer':32s} {'op':12s} {'thr':>3s} {'numpy':>9s} {'oneDNN':>9s} {'ratio':>6s}")

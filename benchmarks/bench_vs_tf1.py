@@ -430,15 +430,12 @@ def run_setting(name, rounds, rows=None, no_dnnl_column=False, matmul_columns=Fa
 
 def _threading_state():
     """After a row: the way graphflow's threading chooser keeps for products (an OpenMP team or
-    blocks on the intra-op pool; not the way of a probe that may be running) and the cores the
-    free-core sensor leaves it."""
-    from graphflow.kernels.cpu import free_cores
+    blocks on the intra-op pool; not the way of a probe that may be running)."""
     from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
     if dnnl.library() is None:
         return ""
     way = dnnl_matmul.fixed_mode() or dnnl_matmul.CHOOSER.kept or dnnl_matmul.current_way()
-    free = free_cores.SENSOR.count() if free_cores.SENSOR.enabled else "all"
-    return f"  [{way}, free cores: {free}]"
+    return f"  [{way}]"
 
 
 def main(argv=None):

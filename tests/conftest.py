@@ -1,8 +1,6 @@
-"""Shared fixtures: every test starts from a fresh default graph, with kernels using the session's
-thread count as given (the free-core sensor off: on a loaded test machine it would change which
-route a kernel takes; tests/kernels/test_free_cores.py tests it; and fused programs on threads
+"""Shared fixtures: every test starts from a fresh default graph, with fused programs on threads
 whenever their size allows, without first timing a serial run, so that the threaded route is the
-one tested: tests/kernels/cpu/reference/test_fused_kernels.py tests the timing). Tests marked `slow` run only
+one tested (tests/kernels/cpu/reference/test_fused_kernels.py tests the timing). Tests marked `slow` run only
 when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects markers explicitly."""
 
 import os
@@ -11,7 +9,6 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu import free_cores
 from graphflow.kernels.cpu.reference import fused_kernels
 
 
@@ -24,7 +21,6 @@ def fresh_graph():
 
 @pytest.fixture(autouse=True)
 def threads_as_given(monkeypatch):
-    monkeypatch.setattr(free_cores.SENSOR, "enabled", False)
     monkeypatch.setattr(fused_kernels, "PARALLEL_MIN_SECONDS", 0)
 
 

@@ -35,6 +35,7 @@ from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import describe_op, needed_ops
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
+from graphflow.kernels.cpu.threads import blas
 from graphflow.ops import registry
 
 _PLAN_IDS = itertools.count()
@@ -291,7 +292,12 @@ class Plan:
         return self
 
     def run(self, feed_values):
-        """Run with already-ordered feed values (validated here); returns a tuple of fetches."""
+        """Run with already-ordered feed values (validated here); returns a tuple of fetches.
+        numpy's BLAS is held to one thread during the run only (`blas.run_scope`)."""
+        with blas.run_scope():
+            return self._run(feed_values)
+
+    def _run(self, feed_values):
         specs = self.feed_specs
         if specs:
             feeds = [spec.convert(v) for spec, v in zip(specs, feed_values)]
@@ -347,7 +353,8 @@ class Plan:
         if self.has_state_writes:
             variables.begin()
         try:
-            out = fn(feeds, recorder.records)
+            with blas.run_scope():
+                out = fn(feeds, recorder.records)
         except BaseException as exc:
             if self.has_state_writes:
                 variables.abort()

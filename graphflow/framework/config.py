@@ -10,12 +10,14 @@ kernel, on large outputs). A session's count is fixed when it is created:
      else min(cores this process may run on, 4).
 
 0 means "the default" everywhere, as in TF; `set_intra_op_parallelism_threads(0)` resets the process
-default. 1 runs every kernel on the calling thread only. The count is an upper bound: where other
-processes keep cores busy, a kernel call uses only the cores they leave free
-(`graphflow/kernels/cpu/free_cores.py`; GRAPHFLOW_ADAPT_THREADS=0 uses the count as given). Where
-that leaves one free core (2 CPUs, one busy), the convolutions share their blocks with a thread
-pinned to the busy CPU (`graphflow/kernels/cpu/busy_core_share.py`; GRAPHFLOW_SHARE_BUSY_CORE=0
-turns it off), the same values.
+default. 1 runs every kernel on the calling thread only. A kernel uses its session's count as
+given, whatever the load of the machine: graphflow does not watch other processes, pin threads or
+change any thread's CPU affinity (cores this process may run on: `os.sched_getaffinity(0)`, read
+when the default is computed; a user who pins the process pins graphflow's threads with it).
+
+Process-wide settings are changed only when asked: `keep_freed_memory()` raises glibc's malloc
+thresholds (a whole-process change, never made by graphflow itself); numpy's BLAS is held to one
+thread only while a plan runs (`graphflow/kernels/cpu/threads/blas.py`).
 
 `ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged.
 `intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on
@@ -26,7 +28,10 @@ after another on the calling thread (`inter_op_parallelism_threads`), and does n
 reserve GPU memory up front (`log_device_placement`, `gpu_options`).
 """
 
+import ctypes
 import os
+import platform
+import sys
 import types
 
 ENV_INTRA_OP_THREADS = "GRAPHFLOW_INTRA_OP_THREADS"
@@ -91,6 +96,39 @@ def set_inter_op_parallelism_threads(num_threads):
 def get_inter_op_parallelism_threads():
     """The value given to `set_inter_op_parallelism_threads` (0 when not set), as in TF."""
     return _inter_op_threads
+
+
+# glibc's mallopt parameters and the values `keep_freed_memory` sets: above 64 MB, since a
+# 16M-element float32 array is exactly 64 MB and glibc mmaps blocks at the threshold
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+KEEP_MMAP_THRESHOLD = 128 << 20
+KEEP_TRIM_THRESHOLD = 512 << 20
+_kept_freed_memory = False
+
+
+def keep_freed_memory():
+    """Keep freed array memory in the process (glibc only; nothing elsewhere), when you ask: malloc
+    then serves blocks up to 128 MB from its heap and keeps up to 512 MB of free heap instead of
+    giving it back to the system, so a training step's arrays reuse the previous step's pages
+    instead of page-faulting fresh ones. The process's resident memory then stays near its peak,
+    as with TF's own allocator. graphflow never calls this itself: it changes the whole process's
+    malloc (glibc's `mallopt`, once; it cannot be undone). True when the thresholds are set.
+    Measured in docs/performance.md ("malloc's settings")."""
+    global _kept_freed_memory
+    if _kept_freed_memory:
+        return True
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    _kept_freed_memory = bool(mallopt(_M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD))
+    return _kept_freed_memory
 
 
 # tf.config.threading.set_intra_op_parallelism_threads(...) spells it this way
@@ -169,4 +207,4 @@ def session_intra_op_threads(config):
 
 __all__ = ["ConfigProto", "GPUOptions", "threading", "set_intra_op_parallelism_threads",
            "get_intra_op_parallelism_threads", "set_inter_op_parallelism_threads",
-           "get_inter_op_parallelism_threads", "default_intra_op_threads"]
+           "get_inter_op_parallelism_threads", "default_intra_op_threads", "keep_freed_memory"]

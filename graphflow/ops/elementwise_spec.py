@@ -64,6 +64,18 @@ def _scipy_special():
     from scipy import special  # noqa: PLC0415
     return special
 
+
+class _LazySpecial:
+    """scipy.special, imported on first use: importing scipy loads its own BLAS, whose library
+    starts a thread of its own, and `import graphflow` starts none."""
+
+    def __getattr__(self, name):
+        from scipy import special
+        return getattr(special, name)
+
+
+_special = _LazySpecial()
+
 # ---------------------------------------------------------------- dtype rules (dtype names)
 _FLOATS = ("float16", "float32", "float64")
 _INTEGERS = ("int8", "int16", "int32", "int64", "uint8")

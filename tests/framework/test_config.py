@@ -1,6 +1,10 @@
 """graphflow.framework.config: TF1's ConfigProto/GPUOptions and where a session's intra-op thread count
 comes from (config, process default, environment variable, core count)."""
 
+import platform
+import subprocess
+import sys
+
 import pytest
 
 import graphflow as tf
@@ -81,3 +85,32 @@ def test_inter_op_thread_count_is_recorded_as_tf_records_it():
     finally:
         tf.config.threading.set_inter_op_parallelism_threads(0)
     assert tf.config.threading.get_inter_op_parallelism_threads() == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's malloc")
+def test_keep_freed_memory_sets_mallocs_thresholds_only_when_called():
+    """In a fresh process: a 40 MB block is mmapped (glibc's dynamic threshold stops at 32 MB)
+    after `import graphflow`, and served from the heap once `tf.config.keep_freed_memory()`
+    raised the threshold to 128 MB."""
+    code = (
+        "import ctypes\n"
+        "import graphflow as tf\n"
+        "libc = ctypes.CDLL(None)\n"
+        "class Info(ctypes.Structure):\n"
+        "    _fields_ = [(n, ctypes.c_int) for n in ('arena', 'ordblks', 'smblks', 'hblks',\n"
+        "                'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+        "libc.mallinfo.restype = Info\n"
+        "libc.malloc.restype = ctypes.c_void_p\n"
+        "libc.malloc.argtypes = [ctypes.c_size_t]\n"
+        "libc.free.argtypes = [ctypes.c_void_p]\n"
+        "def mmapped():\n"
+        "    before = libc.mallinfo().hblks\n"
+        "    p = libc.malloc(40 << 20)\n"
+        "    out = libc.mallinfo().hblks == before + 1\n"
+        "    libc.free(p)\n"
+        "    return out\n"
+        "print(mmapped(), tf.config.keep_freed_memory(), mmapped(), tf.config.keep_freed_memory())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "False", "True"]

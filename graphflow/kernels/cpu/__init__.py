@@ -67,28 +67,11 @@ def simple(op_type, fn):
     cpu_kernel(op_type)(lambda node: fn)
 
 
-_blas_owned = False  # whether a plan has made graphflow own numpy's BLAS threads yet
-
-
-def _own_blas_threads():
-    """The first plan of the process sets numpy's BLAS to one thread (`blas.owns_blas_threads`),
-    whichever kernel then calls BLAS first: a product, a sum as ones @ X, an einsum. Left at its
-    own threads, BLAS's idle thread spins beside graphflow's (a step whose only numpy product was
-    small, bench_vs_tf1's dropout MLP, ran 2-3x slower)."""
-    global _blas_owned
-    if not _blas_owned:
-        from graphflow.kernels.cpu.threads import blas
-        blas.owns_blas_threads()
-        _blas_owned = True
-
-
 def choose(node):
     """The implementation (`registry.Implementation`) that runs `node` on the CPU."""
-    _own_blas_threads()
     return TABLE.choose(node)
 
 
 def reference_builder(op_type):
     """The numpy reference builder of `op_type` (a NoKernelError names a missing op type)."""
-    _own_blas_threads()
     return TABLE.reference(op_type)

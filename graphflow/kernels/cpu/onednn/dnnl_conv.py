@@ -53,7 +53,6 @@ import time
 
 import numpy as np
 
-from graphflow.kernels.cpu import busy_core_share, free_cores
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul, dnnl_team
 from graphflow.kernels.cpu.onednn.dnnl_matmul import BLOCKS, TEAM
 from graphflow.kernels.cpu.threads import blas, intra_op
@@ -298,29 +297,21 @@ def run_blocks(n, nb, work_on, threads):
     run_tasks([(work_on, lo, min(n, lo + nb)) for lo in range(0, n, nb)], threads)
 
 
-def run_tasks(tasks, threads, macs=None):
-    """Call `work_on(lo, hi)` for each (work_on, lo, hi[, outputs]) of `tasks`, in that order on
-    one thread or taken in that order from one iterator by this thread and the intra-op pool's,
-    each oneDNN call on one OpenMP thread. Where the machine leaves one free core and every task
-    names its outputs, shared with a thread on the busy CPU (`busy_core_share.py`; `macs`: the
-    multiply-adds of all the tasks, if known)."""
+def run_tasks(tasks, threads):
+    """Call `work_on(lo, hi)` for each (work_on, lo, hi) of `tasks`, in that order on one thread
+    or taken in that order from one iterator by this thread and the intra-op pool's, each oneDNN
+    call on one OpenMP thread."""
     lib = dnnl.library()
-    cpu = (busy_core_share.wanted(threads, len(tasks), macs)
-           if all(len(t) == 4 for t in tasks) else None)
-    if cpu is not None and blas.owns_blas_threads():
-        with lib.openmp_threads(1):
-            busy_core_share.run(tasks, cpu)
-        return
     if len(tasks) == 1 or threads <= 1 or intra_op.in_worker() or not blas.owns_blas_threads():
         with lib.openmp_threads(1):  # the same blocks, one after the other on this thread
-            for work_on, lo, hi, *_ in tasks:
+            for work_on, lo, hi in tasks:
                 work_on(lo, hi)
         return
     pieces = intra_op.shared_iter(tasks)
 
     def work():
         with lib.openmp_threads(1):
-            for work_on, lo, hi, *_ in pieces:
+            for work_on, lo, hi in pieces:
                 work_on(lo, hi)
     intra_op.POOL.run_shared(work, threads)
 
@@ -366,16 +357,7 @@ def _through_filter(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bi
     n = src.shape[0]
     macs = n * geo.oh * geo.ow * f.size
     extra = {} if bias is None else {dnnl.ARG_BIAS: bias}
-    if macs >= PARALLEL_MIN_MACS and busy_core_share.wanted(threads, n, macs) is not None:
-        # blocks of images, as for the gradients (the forward pass's bits in any block)
-        tasks = _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc,
-                             image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS),
-                             bias, eltwise, extra)
-        if tasks is None:
-            return False
-        run_tasks(tasks, threads, macs)
-        return True
-    threads = free_cores.usable_threads(threads) if macs >= PARALLEL_MIN_MACS else 1
+    threads = threads if macs >= PARALLEL_MIN_MACS else 1
     mode = _team_mode(n, macs, threads)
     if mode is not None:
         key = (kind, geo.key, n, c, oc, bias is not None, eltwise, threads)
@@ -438,15 +420,11 @@ def _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None,
                                 dst.ctypes.data + lo * db), (src, weights, dst))
                 for lo, hi in ((lo, min(n, lo + nb)) for lo in range(0, n, nb))]
 
-    def work_on(lo, hi, into=None):
+    def work_on(lo, hi):
         plans[hi - lo].prim.execute({src_arg: src.ctypes.data + lo * sb,
                                      dnnl.ARG_WEIGHTS: weights[hi - lo],
-                                     dst_arg: dst.ctypes.data + lo * db if into is None else into[0],
-                                     **extra})
-
-    def outputs(lo, hi):
-        return [dst[lo:hi]]
-    return [(work_on, lo, min(n, lo + nb), outputs) for lo in range(0, n, nb)]
+                                     dst_arg: dst.ctypes.data + lo * db, **extra})
+    return [(work_on, lo, min(n, lo + nb)) for lo in range(0, n, nb)]
 
 
 def conv2d(x, f, geo, threads, bias=None, eltwise=()):

@@ -11,9 +11,6 @@ block's primitive first runs one compiled pass over the block's dy (`conv_dy_pas
 the bias sums, and the masked block written to a buffer of the thread that the primitive then reads.
 Those blocks run on the OpenMP team too (`dnnl_team.py`, the pass inside its loop). Without numba,
 the mask is numpy's and each block's sums one BLAS ones @ dy right after the primitive, on the pool.
-With one of 2 CPUs kept busy by another process, `run_tasks` shares the blocks with a thread on that
-CPU (`busy_core_share.py`): each block names its outputs (its partial and bias sums) and can write
-them elsewhere, for that thread to copy in only while the block is still its own.
 
 The pass on the team, measured in one process against the pool's mask and BLAS sums (interleaved
 rounds, medians of round minima, 2 cores, ms, pass / before): bench_vs_tf1's CIFAR-shaped CNN step
@@ -35,7 +32,6 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import busy_core_share
 from graphflow.kernels.cpu.numba import conv_dy_pass, jit_pool
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_team
 from graphflow.kernels.cpu.onednn.dnnl_conv import (
@@ -74,9 +70,9 @@ def conv2d_backprop_filter(x, g, geo, f_shape, threads, bias=False, relu_output=
         return None
     tasks, finish, team_tasks = job
     macs = conv_macs(x.shape[0], geo, *f_shape[2:])
-    threads = threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1  # read at call time
+    threads = threads if macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
     if not _on_team(team_tasks, threads):
-        run_tasks(tasks, threads, macs)
+        run_tasks(tasks, threads)
     return finish()
 
 
@@ -101,10 +97,8 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     threads = threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
 
     def input_tasks(team=False):
-        shared = busy_core_share.wanted(threads, len(filter_tasks), 2 * macs) is not None
-        nb = image_blocks(n, macs, max_blocks=busy_core_share.INPUT_BLOCKS if shared else None)
         return _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
-                            c, oc, nb, team=team)
+                            c, oc, image_blocks(n, macs), team=team)
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers, a
     # one-off script: 2-5% faster than interleaving the two kinds)
     if team_tasks is not None and dnnl_team.wanted(threads, 2):
@@ -116,7 +110,7 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     tasks = input_tasks()
     if tasks is None:
         return None
-    run_tasks(filter_tasks + tasks, threads, 2 * macs)
+    run_tasks(filter_tasks + tasks, threads)
     return (dx, *finish()) if bias else (dx, finish())
 
 
@@ -158,15 +152,10 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     ones = _ones(nb * pixels) if bias and not by_primitive and dy_pass is None else None
     xb, gb = _image_bytes(x), _image_bytes(g)
 
-    def outputs(lo, hi):
-        """The block's partial filter gradient (and bias sums)."""
-        own = [partials[lo // nb]]
-        return own if bias_partials is None else own + [bias_partials[lo // nb]]
-
-    def work_on(lo, hi, into=None):
+    def work_on(lo, hi):
         plan = plans[hi - lo]
-        arrays = outputs(lo, hi) if into is None else into  # (`into`: the same, elsewhere)
-        own, sums = arrays[0], arrays[1] if len(arrays) > 1 else None
+        own = partials[lo // nb]
+        sums = None if bias_partials is None else bias_partials[lo // nb]
         out = own if raw or plan.reorder is None else np.empty(plan.weights_bytes // 4, np.float32)
         if dy_pass is not None:
             gl = _passed(dy_pass, lo * pixels, hi * pixels, sums, block_pass)
@@ -205,13 +194,12 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
                                None if dy_pass is None else (dy_pass, lo // nb, lo * pixels,
                                                              hi * pixels))
                 for lo, hi in blocks]
-    return [(work_on, lo, hi, outputs) for lo, hi in blocks], finish, team
+    return [(work_on, lo, hi) for lo, hi in blocks], finish, team
 
 
 def _passed(dy_pass, lo, hi, sums, block_pass):
     """Rows lo..hi of `dy_pass`'s dy after its block pass (its sums into `sums`, a row of
-    `dy_pass.sums` or one like it): dy's own rows, or the masked rows in this thread's kept
-    buffer."""
+    `dy_pass.sums`): dy's own rows, or the masked rows in this thread's kept buffer."""
     dy = dy_pass.dy[lo:hi]
     if dy_pass.y is None:
         block_pass(dy, dy, dy[:0], sums, False)

@@ -33,8 +33,8 @@ not: a one-off check of nine products; the tests check four),
 while a team gives the one-thread primitive's bits. So that a product's values never depend on
 the chooser's timing or on the machine's load, each parallel product is probed once on seeded
 random operands (`_Plan.pinned_way`): only one whose team, blocks and one-thread primitive agree
-there goes to the chooser; one whose blocks differ always runs as the team (one thread on a busy
-machine, the same bits), one whose team differs too always runs as blocks.
+there goes to the chooser; one whose blocks differ always runs as the team (the one-thread
+primitive's bits), one whose team differs too always runs as blocks.
 (`GRAPHFLOW_MATMUL_THREADING` still runs every product the way it names.)
 Forward convolutions (`dnnl_conv.py`) are timed by the same chooser and run the way it picks: one
 way for the whole step.
@@ -52,7 +52,6 @@ import weakref
 
 import numpy as np
 
-from graphflow.kernels.cpu import free_cores
 from graphflow.kernels.cpu.onednn import dnnl
 from graphflow.kernels.cpu.threads import intra_op
 
@@ -348,7 +347,7 @@ class _Plan:
     def pinned_way(self):
         """None when this product's team, one-thread primitive and blocks give the same bits, so
         the chooser may pick either way; else the one way it always runs: TEAM where the team
-        gives the one-thread primitive's bits (the way a busy machine runs it), else BLOCKS (the
+        gives the one-thread primitive's bits, else BLOCKS (the
         same blocks on any load). Decided once, on a probe of random operands laid out as the
         product's (`_probe_operands`): a way that sums in another order differs there."""
         if self._pinned is None:
@@ -455,13 +454,9 @@ def matmul(a, b, threads, bias=None, ops=()):
         return out
     pinned = None if _no_teams or plan.fixed else plan.pinned_way()
     mode = BLOCKS if _no_teams else plan.fixed or pinned or CHOOSER.pick()
-    # with other processes keeping the other cores busy (`free_cores`), this way's values on this
-    # thread alone (a team's split gives the one-thread primitive's bits; blocks run one after
-    # the other), untimed: the chooser compares the ways on free cores
-    busy = free_cores.usable_threads(plan.threads) <= 1
     t0 = time.perf_counter()
-    plan.run(SINGLE if mode == TEAM and busy else mode, ptrs)
-    if not (plan.fixed or pinned or busy):
+    plan.run(mode, ptrs)
+    if not (plan.fixed or pinned):
         CHOOSER.record(plan, mode, time.perf_counter() - t0)
     return out
 

@@ -5,17 +5,21 @@ to graphflow's intra-op pool (`intra_op.py`) that oversubscribes the cores, and 
 another process keeps a core busy, BLAS's barrier waits for a thread the scheduler has parked: a
 64x1000x100 product then takes milliseconds instead of microseconds.
 
-So graphflow owns the threads. The first CPU kernel built (`kernels/cpu/__init__.choose`) sets
-numpy's BLAS to one thread (through `threadpoolctl`, which finds whichever BLAS numpy loaded); a
-large product is cut into row (or column) blocks that the calling thread and the intra-op pool's
-workers take from one shared iterator, each block one single-threaded BLAS call on its own slice of
-the output. The pool's callers never wait for a worker that has not started
+So graphflow owns the threads while it runs, and only then: a plan's run (`executor.Plan.run`, which
+every session run, callable and sub-plan goes through) holds numpy's BLAS to one thread
+(`run_scope()`, through `threadpoolctl`'s controller of whichever BLAS numpy loaded) and gives the
+BLAS its thread count back when the last run in progress ends (runs in several threads at once
+share one hold). Importing graphflow, building graphs and creating sessions change nothing. Inside a
+run a large product is cut into row (or column) blocks that the calling thread and the intra-op
+pool's workers take from one shared iterator, each block one single-threaded BLAS call on its own
+slice of the output. The pool's callers never wait for a worker that has not started
 (`IntraOpPool.run_shared`): on a busy machine the calling thread simply computes every block itself,
 so a parked thread costs nothing.
 
-This changes numpy's BLAS thread count for the whole process (numpy code of the user's in the same
-process then runs BLAS on one thread); `GRAPHFLOW_KEEP_BLAS_THREADS=1` leaves BLAS alone, and
-graphflow then also stops splitting products itself.
+While a run is in progress, numpy code of the user's in another thread of the same process also
+runs BLAS on one thread; holding and giving back costs a few microseconds per run.
+`GRAPHFLOW_KEEP_BLAS_THREADS=1` leaves BLAS alone, and graphflow then also stops splitting products
+itself.
 """
 
 import os
@@ -31,36 +35,85 @@ PARALLEL_MIN_MACS = 1 << 21
 # No block narrower than this many rows (or columns): thin blocks run BLAS below its best speed.
 MIN_BLOCK = 32
 
-_pin_lock = threading.Lock()
-_pinned = None  # None: not decided yet; True: BLAS runs on one thread; False: left as it was
+_lock = threading.Lock()
+_owns = None      # None: not decided yet; True: runs hold BLAS to one thread; False: left alone
+_blas_libs = ()   # threadpoolctl's controllers of the BLAS libraries numpy loaded
+_holds = 0        # runs in progress holding BLAS to one thread
+_saved = ()       # the thread counts to give back when the last of them ends
 
 
 def owns_blas_threads():
-    """Pin numpy's BLAS to one thread (once per process); True when graphflow splits products."""
-    global _pinned
-    if _pinned is not None:
-        return _pinned
-    with _pin_lock:
-        if _pinned is None:
+    """True when graphflow's runs hold numpy's BLAS to one thread (`run_scope`) and graphflow
+    splits products itself; False with GRAPHFLOW_KEEP_BLAS_THREADS=1 or without threadpoolctl.
+    Decided once per process; changes nothing by itself."""
+    global _owns, _blas_libs
+    if _owns is not None:
+        return _owns
+    with _lock:
+        if _owns is None:
             if os.environ.get("GRAPHFLOW_KEEP_BLAS_THREADS", "").strip() not in ("", "0"):
-                _pinned = False
+                _owns = False
             else:
-                _pinned = _limit_blas_to_one_thread()
-    return _pinned
+                _blas_libs = _find_blas()
+                _owns = _blas_libs is not None
+    return _owns
 
 
-def _limit_blas_to_one_thread():
+def _find_blas():
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # threadpoolctl is a dependency; a broken install keeps BLAS as it is
+        return None
+    return tuple(lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas")
+
+
+class _RunScope:
+    """`with run_scope():` numpy's BLAS on one thread inside, its own thread count back after the
+    last scope open in the process ends (see the module docstring)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        global _holds, _saved
+        if _owns is False or (_owns is None and not owns_blas_threads()):
+            return self
+        with _lock:
+            if _holds == 0:
+                saved = []
+                for lib in _blas_libs:
+                    n = lib.get_num_threads()
+                    saved.append(n)
+                    if n != 1:
+                        lib.set_num_threads(1)
+                _saved = tuple(saved)
+            _holds += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _holds
+        if not _owns:
+            return False
+        with _lock:
+            _holds -= 1
+            if _holds == 0:
+                for lib, n in zip(_blas_libs, _saved):
+                    if n != 1:
+                        lib.set_num_threads(n)
         return False
-    threadpool_limits(limits=1, user_api="blas")
-    return True
+
+
+_SCOPE = _RunScope()
+
+
+def run_scope():
+    """The context a plan runs in: numpy's BLAS held to one thread (when `owns_blas_threads()`)."""
+    return _SCOPE
 
 
 def _reset_after_fork():
-    global _pinned
-    _pinned = None  # a child re-checks (the limit itself is inherited with the library state)
+    global _owns, _holds
+    # a child re-checks; a run in progress in the parent's other threads does not exist here
+    _owns, _holds = None, 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -69,7 +122,7 @@ if hasattr(os, "register_at_fork"):
 
 def matmul(a, b, threads):
     """`np.matmul(a, b)` on up to `threads` threads (2-D products; batched ones run as numpy's)."""
-    owns = owns_blas_threads()  # (kernels pinned BLAS when built: `kernels/cpu/__init__.lookup`)
+    owns = owns_blas_threads()  # (inside a run BLAS is on one thread: `run_scope`)
     if a.ndim != 2 or b.ndim != 2:
         return np.matmul(a, b)
     m, k = a.shape

@@ -20,8 +20,6 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import free_cores
-
 _local = threading.local()
 
 
@@ -83,10 +81,9 @@ class IntraOpPool:
         return len(self._workers)
 
     def run_shared(self, work, threads):
-        """Call `work()` on this thread and on up to `threads - 1` workers concurrently (fewer
-        where other processes keep cores busy: `free_cores.py`); return once every call that
-        started has returned, raising the first error one of them raised."""
-        helpers = free_cores.usable_threads(threads) - 1
+        """Call `work()` on this thread and on up to `threads - 1` workers concurrently; return
+        once every call that started has returned, raising the first error one of them raised."""
+        helpers = threads - 1
         if helpers <= 0 or in_worker():
             work()
             return

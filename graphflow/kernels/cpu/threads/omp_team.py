@@ -31,7 +31,6 @@ import threading
 
 import numpy as np
 
-from graphflow.kernels.cpu import free_cores
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
 from graphflow.kernels.cpu.onednn.dnnl_matmul import TEAM
@@ -79,7 +78,7 @@ def usable():
 def wanted(threads):
     """Whether a loop split over `threads` threads runs on the team now: several threads, the
     chooser running products as a team, and the team usable from this thread."""
-    return (free_cores.usable_threads(threads) > 1 and dnnl_matmul.current_way() == TEAM
+    return (threads > 1 and dnnl_matmul.current_way() == TEAM
             and not intra_op.in_worker() and usable())
 
 
@@ -100,9 +99,8 @@ def _runner(loop, hold_gil):
 
 
 def team_size(threads):
-    """The team's size for a call on `threads` threads: fewer where other processes keep cores
-    busy, at most numba's thread count."""
-    return min(free_cores.usable_threads(threads), _max_threads)
+    """The team's size for a call on `threads` threads: at most numba's thread count."""
+    return min(threads, _max_threads)
 
 
 def mark():
@@ -132,7 +130,7 @@ def run_holding_gil(loop, size, args, threads):
     optimizer updates, `jit_updates.py`): one block per thread of the team where it is usable
     (from IN_PLACE_TEAM_MIN_ELEMENTS elements; not in a child forked after a team ran), else on
     this thread alone."""
-    threads = free_cores.usable_threads(threads) if size >= IN_PLACE_TEAM_MIN_ELEMENTS else 1
+    threads = threads if size >= IN_PLACE_TEAM_MIN_ELEMENTS else 1
     if threads > 1 and not intra_op.in_worker() and dnnl_matmul.teams_allowed() and usable():
         run(loop, args, size, threads, True)  # hold_gil
     else:

@@ -1,5 +1,6 @@
 """graphflow.kernels.cpu.threads.blas: products split over the intra-op pool give numpy's values,
-BLAS is pinned to one thread, and the conv kernels computed in blocks on several threads match one thread."""
+BLAS is pinned to one thread inside a run, and the conv kernels computed in blocks on several threads
+match one thread."""
 
 import os
 import subprocess
@@ -22,31 +23,42 @@ def test_split_matmul_matches_numpy(shape, rng):
     np.testing.assert_allclose(blas.matmul(b.T, a.T, threads=2), (a @ b).T, rtol=1e-5, atol=1e-4)
 
 
-def test_blas_is_pinned_to_one_thread():
+def test_blas_is_held_to_one_thread_inside_a_run_only():
     threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert blas.owns_blas_threads()
-    infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-    assert infos and all(i["num_threads"] == 1 for i in infos)
+    before = blas_threads()
+    with blas.run_scope():
+        with blas.run_scope():  # runs in progress at once share one hold
+            assert blas_threads() and all(n == 1 for n in blas_threads())
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
 
 
 @pytest.mark.parametrize("fetch", ["tf.matmul(x, w)", "tf.reduce_sum(x, 0)"])
-def test_the_first_kernel_pins_blas_whatever_calls_it(fetch):
-    """A step whose large products run in oneDNN and whose BLAS calls are all small (the 512x10
-    layer of a batch-128 MLP, a sum computed as ones @ X) still pins BLAS: left at its own thread
-    count, its idle thread spins beside graphflow's threads. Run in a fresh process (pinning is
-    once per process)."""
+def test_a_run_holds_blas_to_one_thread_and_gives_it_back(fetch):
+    """Inside a run (a step whose large products run in oneDNN and whose BLAS calls are all small:
+    the 512x10 layer of a batch-128 MLP, a sum computed as ones @ X) numpy's BLAS is on one thread:
+    left at its own thread count, its idle thread spins beside graphflow's. Importing graphflow,
+    building the graph and the session leave it alone, and the run gives it back. In a fresh
+    process, whose BLAS starts with two threads."""
     pytest.importorskip("threadpoolctl")
     code = (
-        "import numpy as np, threadpoolctl, graphflow as tf\n"
+        "import numpy as np, threadpoolctl\n"
         "def blas_threads():\n"
         "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info()\n"
         "               if i['user_api'] == 'blas')\n"
         "before = blas_threads()\n"
+        "import graphflow as tf\n"
+        "imported = blas_threads()\n"
         "x = tf.placeholder(tf.float32, [128, 512])\n"
         "w = tf.constant(np.ones((512, 10), np.float32))\n"
+        "seen = tf.numpy_function(lambda: np.int64(blas_threads()), [], tf.int64)\n"
         "with tf.Session() as sess:\n"
-        f"    sess.run({fetch}, {{x: np.ones((128, 512), np.float32)}})\n"
-        "print(before, blas_threads())\n")
+        f"    _, inside = sess.run([{fetch}, seen], {{x: np.ones((128, 512), np.float32)}})\n"
+        "print(before, imported, inside, blas_threads())\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("GRAPHFLOW_KEEP_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                         "MKL_NUM_THREADS")}
@@ -54,8 +66,8 @@ def test_the_first_kernel_pins_blas_whatever_calls_it(fetch):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    before, after = done.stdout.split()
-    assert int(before) >= 2 and after == "1"
+    before, imported, inside, after = done.stdout.split()
+    assert int(before) >= 2 and imported == before and inside == "1" and after == before
 
 
 def _conv_step(threads, rng, stride):
