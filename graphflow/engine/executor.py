@@ -366,7 +366,9 @@ class Plan:
                         for v, c in zip(out, self.copy_fetch))
         device_of = {self._origin.get(op, op): d for op, d in self.placement.device_of.items()}
         device_of.update(self.placement.device_of)
-        return out, recorder.step_stats([step.origin for step in self.step_list.steps], device_of)
+        kernel_of = {self._origin.get(op, op): name for op, name in self.implementation_of.items()}
+        return out, recorder.step_stats([step.origin for step in self.step_list.steps], device_of,
+                                        kernel_of)
 
     def _translate(self, exc, generated=None):
         """Turn an exception from the generated function into an OpError naming the user's op

@@ -46,10 +46,10 @@ class NodeExecStats:
     epoch, the others relative to it)."""
 
     __slots__ = ("node_name", "op", "all_start_micros", "op_start_rel_micros",
-                 "op_end_rel_micros", "all_end_rel_micros", "timeline_label", "thread_id")
+                 "op_end_rel_micros", "all_end_rel_micros", "timeline_label", "thread_id", "kernel")
 
     def __init__(self, node_name, op, all_start_micros, duration_micros, timeline_label,
-                 thread_id=0):
+                 thread_id=0, kernel=None):
         self.node_name = node_name
         self.op = op
         self.all_start_micros = all_start_micros
@@ -58,6 +58,9 @@ class NodeExecStats:
         self.all_end_rel_micros = duration_micros
         self.timeline_label = timeline_label
         self.thread_id = thread_id
+        # the implementation the plan chose for the op (`kernels/registry.py`: "reference",
+        # "numba", "onednn", "cuda", ...); graphflow's addition to TF's fields
+        self.kernel = kernel
 
     def __repr__(self):
         return (f"NodeExecStats({self.node_name!r}, start={self.all_start_micros}, "
@@ -118,8 +121,11 @@ class Recorder:
         self.epoch_micros = time.time_ns() // 1000
         self.origin = time.perf_counter()
 
-    def step_stats(self, traced_ops, device_of):
+    def step_stats(self, traced_ops, device_of, kernel_of=None):
+        """The step stats of the recorded steps: `traced_ops[i]` is step i's op, `device_of` and
+        `kernel_of` (optional) map an op to its device and to its implementation's name."""
         thread = threading.get_ident() % 1000000
+        kernel_of = kernel_of or {}
         by_device = {}
         for index, start, end in self.records:
             op = traced_ops[index]
@@ -127,20 +133,21 @@ class Recorder:
             stats = NodeExecStats(op.name, op.type,
                                   self.epoch_micros + int((start - self.origin) * 1e6),
                                   max(int(round((end - start) * 1e6)), 0), timeline_label(op),
-                                  thread)
+                                  thread, kernel_of.get(op))
             by_device.setdefault(device, DeviceStepStats(device)).node_stats.append(stats)
         return StepStats(list(by_device.values()))
 
 
 def top_ops(step_stats_list, top=20):
-    """[(op type, node name, calls, total micros, mean micros)] over several runs' step stats,
-    largest total first."""
+    """[(op type, node name, calls, total micros, mean micros, kernel)] over several runs' step
+    stats, largest total first (`kernel`: the implementation that ran the op)."""
     totals = {}
     for step_stats in step_stats_list:
         for node in step_stats.node_stats():
-            key = (node.op, node.node_name)
+            key = (node.op, node.node_name, node.kernel)
             calls, total = totals.get(key, (0, 0))
             totals[key] = (calls + 1, total + node.all_end_rel_micros)
-    rows = [(op, name, calls, total, total / calls) for (op, name), (calls, total) in totals.items()]
+    rows = [(op, name, calls, total, total / calls, kernel)
+            for (op, name, kernel), (calls, total) in totals.items()]
     rows.sort(key=lambda r: (-r[3], r[1]))
     return rows[:top] if top else rows

@@ -88,7 +88,8 @@ def optimize(fetches, feeds=None, passes=None):
     `fetches`: a Tensor, Operation, tensor/op name, Variable, or a list/tuple of them. `feeds`: the
     tensors that will be fed (a list, or a feed_dict whose keys are used). The user's graph is not
     modified; the optimized graph is a new Graph holding what a plan for these fetches would run.
-    `report` has per-pass ops before/after, rewrites and time; `print(report)` shows a table."""
+    `report` has per-pass ops before/after, rewrites and time, and `report.kernels` the CPU
+    implementation a plan would choose for each op; `print(report)` shows both as tables."""
     single = not isinstance(fetches, (list, tuple))
     leaves = [fetches] if single else list(fetches)
     if not leaves:
@@ -106,7 +107,23 @@ def optimize(fetches, feeds=None, passes=None):
     report = plan_graph.report
     report.fetches = plan_graph.fetches
     report.feeds = plan_graph.feeds
+    report.kernels = kernel_choices(plan_graph.graph)
     return plan_graph.graph, report
+
+
+def kernel_choices(graph):
+    """[(op name, op type, implementation)]: the CPU implementation a plan would choose for each
+    op of `graph` that runs a kernel (`graphflow/kernels/registry.py`), in graph order."""
+    from graphflow.kernels import KernelNode, SessionState
+    from graphflow.kernels import cpu as cpu_kernels
+    from graphflow.ops import registry
+    state = SessionState()
+    choices = []
+    for op in graph.get_operations():
+        if registry.lookup(op.type).runs_kernel:
+            impl = cpu_kernels.choose(KernelNode.describing(op, state))
+            choices.append((op.name, op.type, impl.name))
+    return choices
 
 
 def _graph_of(leaves):
@@ -119,4 +136,4 @@ def _graph_of(leaves):
 
 
 __all__ = ["PIPELINE", "PASSES", "PassStats", "OptimizationReport", "PlanGraph", "optimize",
-           "optimize_for_plan", "resolve_passes", "run_pipeline"]
+           "optimize_for_plan", "resolve_passes", "run_pipeline", "kernel_choices"]

@@ -38,6 +38,9 @@ class OptimizationReport:
 
     def __init__(self, passes):
         self.passes = list(passes)
+        # [(op name, op type, CPU implementation)] of the optimized graph's ops, in graph order:
+        # which kernel a plan of it would choose for each op (`graphflow.optimize` fills it)
+        self.kernels = []
 
     @property
     def ops_before(self):
@@ -75,6 +78,17 @@ class OptimizationReport:
                                    for i, c in enumerate(r)))
             if n == 0 or n == len(rows) - 2:
                 lines.append("  ".join("-" * w for w in widths))
+        if self.kernels:
+            lines += ["", "CPU kernels chosen (op type: implementation x ops)"]
+            lines += [f"  {op_type}: {impl} x{count}"
+                      for (op_type, impl), count in self.kernel_counts().items()]
         return "\n".join(lines)
+
+    def kernel_counts(self):
+        """{(op type, implementation): number of ops}, sorted by op type then implementation."""
+        counts = {}
+        for _, op_type, impl in self.kernels:
+            counts[op_type, impl] = counts.get((op_type, impl), 0) + 1
+        return dict(sorted(counts.items()))
 
     __repr__ = __str__

@@ -74,6 +74,7 @@ def cmd_inspect(args, out):
     print(f"variables: {len(model.variables)} ({params} parameters, {restored} with saved "
           "values)", file=out)
     if not args.brief:
+        _print_kernel_choices(model, args.batch, out)
         print(file=out)
         print(viz.summary(graph, max_ops=args.max_ops), file=out)
     if args.dot:
@@ -88,6 +89,28 @@ def cmd_inspect(args, out):
         with file_io.atomic_write(args.svg) as f:
             f.write(svg.encode("utf-8"))
         print(f"wrote {args.svg}", file=out)
+
+
+def _print_kernel_choices(model, batch, out):
+    """The CPU implementation a plan of the saved outputs chooses for each op type, after the
+    optimization passes, for inputs whose unknown dimensions are `batch` (a session makes its
+    plans for the fed shapes, so its choices are made on static shapes too)."""
+    from graphflow.optimizer_passes import kernel_choices, optimize_for_plan, resolve_passes
+    outputs = [t for t in model.outputs.values() if isinstance(t, Tensor)]
+    if not outputs:
+        return
+    inputs = [t for t in model.inputs.values() if isinstance(t, Tensor)]
+    shapes = {t: tuple(batch if d is None else d for d in t.shape.dims)
+              for t in inputs if t.shape.dims is not None}
+    plan_graph = optimize_for_plan(outputs, inputs, resolve_passes(None), shapes=shapes)
+    counts = {}
+    for _, op_type, impl in kernel_choices(plan_graph.graph):
+        counts[op_type, impl] = counts.get((op_type, impl), 0) + 1
+    print(file=out)
+    print(f"CPU kernels a run of the outputs chooses, inputs' unknown dimensions = {batch} "
+          "(op type: implementation x ops):", file=out)
+    for (op_type, impl), count in sorted(counts.items()):
+        print(f"  {op_type}: {impl} x{count}", file=out)
 
 
 # ------------------------------------------------------------------------------------ run
@@ -183,11 +206,11 @@ def cmd_profile(args, out):
     per_run = sorted(sum(n.all_end_rel_micros for n in s.node_stats()) for s in runs)
     print(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: median "
           f"{per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops", file=out)
-    print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} node",
-          file=out)
-    for op_type, name, calls, micros, mean in rows[:args.top]:
+    print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} "
+          f"{'kernel':<10} node", file=out)
+    for op_type, name, calls, micros, mean, kernel in rows[:args.top]:
         print(f"{micros / 1000:>10.3f} {100 * micros / total:>5.1f}% {calls:>6} {mean:>10.1f}  "
-              f"{op_type:<22} {name}", file=out)
+              f"{op_type:<22} {kernel or '-':<10} {name}", file=out)
     if args.trace:
         with file_io.atomic_write(args.trace) as f:
             f.write(Timeline(runs[-1]).generate_chrome_trace_format().encode("utf-8"))
@@ -277,6 +300,9 @@ def _parser():
     p.add_argument("--brief", action="store_true", help="leave out the table of ops")
     p.add_argument("--max-ops", type=_count(0), default=None, metavar="N",
                    help="list at most N ops in the table")
+    p.add_argument("--batch", type=_count(1), default=1, metavar="N",
+                   help="the size taken for inputs' unknown dimensions when listing the kernels a "
+                        "run chooses (default 1)")
     p.set_defaults(run=cmd_inspect)
 
     p = sub.add_parser("run", help="run a graph file on inputs and print or save its outputs")

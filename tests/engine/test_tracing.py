@@ -39,6 +39,11 @@ def test_full_trace_fills_step_stats_with_every_op_in_order():
     stats = {n.node_name: n for n in device.node_stats}
     assert stats["slow"].all_end_rel_micros >= 20000
     assert stats["matmul"].timeline_label == "matmul = MatMul(x:0, w:0)"
+    # each op names the implementation its plan chose (kernels/registry.py)
+    choices = {name: impl for name, _, _, impl in meta.plan.kernel_choices()}
+    assert {n.node_name: n.kernel for n in device.node_stats} == {
+        n: choices[n] for n in ("w", "matmul", "relu", "slow", "loss")}
+    assert stats["slow"].kernel == "reference"
     starts = [n.all_start_micros for n in device.node_stats]
     assert starts == sorted(starts)
     assert stats["loss"].all_start_micros >= stats["slow"].all_start_micros + 20000

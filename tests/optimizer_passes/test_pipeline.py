@@ -62,6 +62,10 @@ def test_optimize_returns_a_new_graph_and_a_printable_report():
         assert word in text
     assert report.fetches[0].graph is graph and report.fetches[0].name == y.name
     assert report["fusion"].details["elementwise_groups"] == 1
+    # the CPU implementation a plan of the optimized graph chooses for each op
+    kernels = {op_type: impl for _, op_type, impl in report.kernels}
+    assert set(kernels) == {"FusedElementwiseSum"} or set(kernels) >= {"FusedElementwise", "Sum"}
+    assert "CPU kernels chosen" in text and all(f"{t}: {i} x" in text for t, i in kernels.items())
     with pytest.raises(KeyError):
         report["nope"]
     # feeds may be a feed_dict; names work too

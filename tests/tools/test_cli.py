@@ -62,6 +62,18 @@ def test_inspect_prints_signatures_variables_and_ops(model_path, tmp_path):
         "... 9 more ops")
 
 
+def test_inspect_lists_the_kernels_a_run_chooses(model_path):
+    result = _cli("inspect", model_path, "--batch", "8")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = lines.index("CPU kernels a run of the outputs chooses, inputs' unknown dimensions = 8 "
+                        "(op type: implementation x ops):")
+    rows = [line.split() for line in lines[start + 1:] if line.startswith("  ")][:3]
+    assert rows and all(len(r) == 3 and r[0].endswith(":") and r[2].startswith("x") for r in rows)
+    # matmul + bias + relu run as the fusion pass's FusedMatMul
+    assert any(r[0] == "FusedMatMul:" for r in rows), rows
+
+
 def test_run_prints_outputs(model_path, tmp_path):
     np.save(tmp_path / "x.npy", X)
     result = _cli("run", model_path, "--input", f"x={tmp_path / 'x.npy'}")

@@ -36,6 +36,7 @@ def test_profile_prints_the_top_ops_and_writes_a_trace(model_path, tmp_path):
     lines = done.stdout.splitlines()
     assert "3 traced run(s) after 1 warm-up" in lines[0]
     assert lines[1].split()[:4] == ["total", "ms", "share", "calls"]
+    assert lines[1].split()[-2:] == ["kernel", "node"]  # the implementation the plan chose
     rows = [line.split() for line in lines[2:-1]]
     assert lines[-1].startswith("wrote the last run's Chrome trace")
     assert len(rows) == 2  # --top 2, largest total first (which op wins is up to the machine)
@@ -44,7 +45,7 @@ def test_profile_prints_the_top_ops_and_writes_a_trace(model_path, tmp_path):
     # fed input's shape)
     ops = {("MatMul", "big_matmul"), ("Relu", "relu"), ("FusedElementwise", "relu"), ("Sum", "out"),
            ("VariableV2", "w")}
-    assert {tuple(r[-2:]) for r in rows} <= ops
+    assert {(r[-3], r[-1]) for r in rows} <= ops
     events = json.loads(trace.read_text())["traceEvents"]
     assert {e["args"]["name"] for e in events if e["ph"] == "X"} == {"w", "big_matmul", "relu",
                                                                       "out"}
