@@ -14,6 +14,7 @@ The modules load on the table's first question (a plan being built), not at `imp
 type ends in a `NoKernelError` naming it, never a fallback.
 """
 
+import importlib.util
 import os
 
 from graphflow.kernels.registry import REFERENCE, KernelTable, NoKernelError
@@ -26,14 +27,11 @@ def _switched_off(variable):
 
 
 def _numba_available():
-    """numba installed and not switched off (GRAPHFLOW_NO_JIT=1)."""
+    """numba installed and not switched off (GRAPHFLOW_NO_JIT=1). numba itself is imported only
+    when a plan builds a compiled kernel, not to answer this."""
     if _switched_off("GRAPHFLOW_NO_JIT"):
         return False
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("numba") is not None
 
 
 def _onednn_available():
