@@ -53,7 +53,7 @@ def kernels(rng):
         def adam(var, m, v, g, var_out, m_out, v_out):
             jit_updates.run(loops["adam"], n, (var, m, v, g, f32(1e-3), f32(0.1), f32(1e-3),
                                                f32(0.9), f32(1e-8), False, var_out, m_out, v_out), 2)
-        def adam_in_place(var, m, v, g, *unused):  # a run's last update (training_kernels.py)
+        def adam_in_place(var, m, v, g, *unused):  # a run's last update (update_kernels.py)
             omp_team.run_holding_gil(loops["adam_in_place"], n,
                                         (var, m, v, g, f32(1e-3), f32(0.1), f32(1e-3), f32(0.9),
                                          f32(1e-8), False), 2)

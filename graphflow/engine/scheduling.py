@@ -16,7 +16,7 @@ touches one of its variables (by `shared_name` or a slot attr `*_name`) or is st
 the schedule cannot see (no variable names: a py_func, a While or If whose sub-graphs may read
 any). Ops that only depend on it by a control edge (TF1 Adam's beta-power updates, the `minimize`
 group) then run before it: the values are the same (those ops read no variable it writes), and the
-update, last, may write in place (nothing after it can fail: `kernels/cpu/reference/training_kernels.py`).
+update, last, may write in place (nothing after it can fail: `kernels/cpu/numba/update_kernels.py`).
 
 Moving an op earlier only makes its reads earlier. A late op's reads become later, so a late op
 must read no buffer that another op might overwrite in place (the wait reads only a token), which

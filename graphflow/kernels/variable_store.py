@@ -46,7 +46,7 @@ class VariableStore:
     committed only when the run succeeds, so a failed run changes no variable.
 
     Stored arrays are never changed, with one exception: a run's last op, an optimizer update, may
-    update its variables' arrays in place (`kernels/cpu/reference/training_kernels.py`) inside
+    update its variables' arrays in place (`kernels/cpu/numba/update_kernels.py`) inside
     `updating_in_place`; meanwhile other threads' reads of those variables wait, so no run sees a
     half-updated array."""
 

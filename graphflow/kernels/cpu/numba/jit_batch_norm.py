@@ -1,8 +1,7 @@
 """FusedBatchNorm, FusedBatchNormGrad and FusedBatchNormStats (NHWC and NCHW, float32 and float64)
-as compiled loops when numba is installed (optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1
-switches it off);
-`nn_norm_kernels.py` keeps its numpy kernels otherwise, for float16, and as the reference the tests
-compare with (`tests/kernels/cpu/numba/test_jit_batch_norm.py`).
+as compiled loops: the "numba" implementations of those ops (`batch_norm_kernels.py` registers
+them and says which nodes they take); the numpy kernels of `reference/nn_norm_kernels.py` are the
+definition the tests compare with (`tests/kernels/cpu/numba/test_jit_batch_norm.py`).
 
 The numpy kernels make a dozen whole-array passes (a centered copy, its square, the reductions over
 three axes, the products): on [64, 32, 32, 16] float32 NHWC, 4.0 ms forward (training) and 6.1 ms
@@ -42,7 +41,8 @@ release the GIL.
 
 The loops are module-level functions that call no other compiled function, so `njit(cache=True)`
 keeps them on disk between processes; each compiles on its first use with a dtype (about a second
-for a layout's five), which inputs below `MIN_ELEMENTS` never pay: those keep the numpy kernels.
+for a layout's five), which inputs below `batch_norm_kernels.MIN_ELEMENTS` never pay: those keep
+the numpy kernels.
 """
 
 import numpy as np
@@ -50,8 +50,6 @@ import numpy as np
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.threads import intra_op, omp_team
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-MIN_ELEMENTS = 1 << 10
 # Elements per block (rows: rounded down to whole rows, at least one): 128 KB of float32.
 BLOCK_ELEMENTS = 1 << 15
 # A pass is shared with the intra-op pool when it streams this many input elements (x, or dy and x)
@@ -344,16 +342,6 @@ def _compile():
 loops = jit_updates.LazyLoops(_compile)
 
 
-def applies(x, *others):
-    """True when the compiled loops take `x` (4-D float32/float64 with at least MIN_ELEMENTS
-    elements, and some) and `others` (arrays of x's shape and dtype, e.g. dy)."""
-    return (type(x) is np.ndarray and x.ndim == 4 and x.dtype in _DTYPES
-            and x.size >= max(MIN_ELEMENTS, 1)
-            and all(type(a) is np.ndarray and a.dtype == x.dtype and a.shape == x.shape
-                    for a in others)
-            and loops() is not None)
-
-
 class _Layout:
     """How one input is cut: channels, blocks, which loops (rows or planes) and the arguments they
     take after their own."""
@@ -441,13 +429,13 @@ def _training_statistics(lay, xf, dt, threads):
 
 def batch_statistics(x, nchw, threads):
     """A training FusedBatchNorm's (mean, biased variance, unbiased variance), the same bits as
-    `nn_norm_kernels.batch_statistics_reference` (`applies(x)`)."""
+    `nn_norm_kernels.batch_statistics_reference` (a 4-D float32/float64 x)."""
     return _training_statistics(_Layout(x.shape, nchw), _flat(x), x.dtype, threads)
 
 
 def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, threads):
     """FusedBatchNorm's five outputs as `nn_norm_kernels.fused_batch_norm_reference` computes them
-    (validated inputs; `applies(x)`)."""
+    (validated 4-D float32/float64 inputs)."""
     dt = x.dtype
     lay = _Layout(x.shape, nchw)
     xf = _flat(x)
@@ -468,7 +456,8 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon, nchw, training, 
 def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, nchw, training,
                           threads, relu_mask=None):
     """FusedBatchNormGrad's (dx, d_scale, d_offset) as `nn_norm_kernels.
-    fused_batch_norm_grad_reference` computes them (validated inputs; `applies(x, dy)`). With
+    fused_batch_norm_grad_reference` computes them (validated 4-D float32/float64 inputs,
+    dy of x's shape and dtype). With
     `relu_mask` = (y_mean, y_gain, y_offset), [C] each, those of `where(y > 0, dy, 0)`, y = (x -
     y_mean) * y_gain + y_offset recomputed from x in both passes (FusedBatchNormGradReluMask: the
     same bits as `nn_norm_kernels.relu_mask_reference` then this)."""

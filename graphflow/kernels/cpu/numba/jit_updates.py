@@ -1,5 +1,7 @@
-"""Optimizer updates as one compiled loop per variable, when numba is installed (a default
-dependency where it has wheels); `training_kernels.py` uses the numpy form otherwise.
+"""Optimizer updates as one compiled loop per variable: the loops of the "numba" implementations
+of the Apply* ops (`update_kernels.py` registers them and says which variables they take; the
+numpy form of `reference/training_kernels.py` is the definition). Also the switch every module of
+compiled loops asks (`loops()`, `LazyLoops`) and the block runner they share (`run`).
 
 The numpy form of an Adam step is twelve ufunc calls over the variable, each a full pass: on a 2M
 float32 variable that is ~6 ms of ufunc work whatever the chunking (measured: cache-sized chunks gave
@@ -10,7 +12,7 @@ numpy form's bits (tested). They release the GIL, and a large variable is cut in
 calling thread and the intra-op pool share (`intra_op.py`), one loop call per block.
 
 A run's last op (`KernelNode.runs_last`: nothing after it can fail) may update its variable in
-place when nothing else holds the stored arrays (`training_kernels.py` checks): the `*_in_place`
+place when nothing else holds the stored arrays (`update_kernels.py` checks): the `*_in_place`
 loops read and write the same arrays, the same arithmetic in the same order, so the same bits. On
 a variable last touched a step ago they are twice as fast: out of place, the three outputs are
 three more arrays to fetch from memory before they are written (Adam on the CIFAR-shaped step's
@@ -19,7 +21,7 @@ three more arrays to fetch from memory before they are written (Adam on the CIFA
 (`omp_team.run_holding_gil`), so no other thread's run can read the variable half-updated.
 
 numba compiles a loop the first time it meets a dtype (about a second, once per process); variables
-below `MIN_ELEMENTS` keep the numpy form, where the ufunc calls are cheap anyway.
+below `update_kernels.MIN_ELEMENTS` keep the numpy form, where the ufunc calls are cheap anyway.
 """
 
 import os
@@ -29,9 +31,7 @@ import numpy as np
 
 from graphflow.kernels.cpu.threads import intra_op
 
-MIN_ELEMENTS = 1 << 14
 BLOCK_ELEMENTS = 1 << 17  # per thread and call: long enough that waking a worker pays
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 _lock = threading.Lock()
 _loops = None  # None: not tried yet; False: numba unavailable (or switched off); dict: the loops
@@ -272,13 +272,6 @@ class LazyLoops:
         return self.compiled or None
 
 
-def applies(var, *others):
-    """True when the compiled loops can update `var` with these same-shaped operands."""
-    if var.size < MIN_ELEMENTS or var.dtype not in _DTYPES:
-        return False
-    return all(type(a) is np.ndarray and a.dtype == var.dtype for a in others) and loops() is not None
-
-
 def flat(a):
     """A 1-D C-contiguous view (a copy only for a non-contiguous operand)."""
     return np.ascontiguousarray(a).reshape(-1)
@@ -297,7 +290,7 @@ def run_shared_ranges(loop, args, total, step, threads):
     and up to `threads - 1` intra-op pool workers from one shared sequence."""
     pieces = intra_op.shared_iter(range(0, total, step))
     # a worker keeps its last job (and so `work`) until it gets the next one: the arrays go in a
-    # box emptied on return, so that no worker keeps the old values alive (see _Recycler)
+    # box emptied on return, so that no worker keeps the old values alive (see `update_kernels._Recycler`)
     box = [args]
 
     def work():

@@ -4,8 +4,8 @@ and float64, training and inference, on odd shapes: float64 to 1e-12; float32 to
 exact values (the reference in float64 on the same inputs; the float32 reference itself sums in
 float32 and is further off on large inputs) and close to the float32 reference; the elementwise
 outputs the reference's bits where the statistics are given. The bits do not depend on the thread
-count. The kernels take the loops where they apply and the numpy forms otherwise (float16, numba
-off, GRAPHFLOW_NO_JIT=1)."""
+count. Sessions run the loops where the plan chose them (`batch_norm_kernels.py`) and the numpy
+reference otherwise (float16, small inputs, `TABLE.restricted_to()`, GRAPHFLOW_NO_JIT=1)."""
 
 import os
 import subprocess
@@ -14,7 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu.numba import jit_batch_norm
+from graphflow.kernels.cpu import TABLE
+from graphflow.kernels.cpu.numba import batch_norm_kernels, jit_batch_norm
 from graphflow.kernels.cpu.reference import nn_norm_kernels
 from graphflow.kernels.cpu.threads import intra_op, omp_team
 from graphflow.ops import nn_norm_ops
@@ -27,11 +28,6 @@ EPS = 1e-3
 SHAPES = [(3, 5, 7, 11), (64, 32, 32, 16), (2, 4, 4, 1), (3, 7, 33, 19)]
 CASES = [(s, f, d) for s in SHAPES for f in ("NHWC", "NCHW") for d in (np.float32, np.float64)]
 IDS = [f"{'x'.join(map(str, s))}-{f}-{np.dtype(d).name}" for s, f, d in CASES]
-
-
-@pytest.fixture(autouse=True)
-def every_size(monkeypatch):
-    monkeypatch.setattr(jit_batch_norm, "MIN_ELEMENTS", 0)
 
 
 def _inputs(shape, fmt, dtype, seed=0):
@@ -197,8 +193,8 @@ def test_the_kernels_take_the_loops_where_they_apply(fmt, training, monkeypatch)
     calls = _spied(monkeypatch)
     got = run_build(_graph(fmt, training), inputs, threads=2)
     assert calls == ["fused_batch_norm", "fused_batch_norm_grad"]  # (statistics fetched: whole)
-    monkeypatch.setattr(jit_batch_norm.loops, "compiled", False)  # numba off: the numpy kernels
-    want = run_build(_graph(fmt, training), inputs)
+    with TABLE.restricted_to():  # the numpy reference
+        want = run_build(_graph(fmt, training), inputs)
     assert len(calls) == 2
     _close(got, want, 1e-5)
     if not training:
@@ -207,11 +203,12 @@ def test_the_kernels_take_the_loops_where_they_apply(fmt, training, monkeypatch)
 
 @pytest.mark.parametrize("case", nn_norm_cases.CASES, ids=[c.name for c in nn_norm_cases.CASES])
 def test_the_op_cases_match_with_the_loops(case, monkeypatch):
+    monkeypatch.setattr(batch_norm_kernels, "MIN_ELEMENTS", 0)  # the plans choose the loops
     calls = _spied(monkeypatch)
     got = run_build(case.build, case.inputs)
     assert calls
-    monkeypatch.setattr(jit_batch_norm.loops, "compiled", False)
-    want = run_build(case.build, case.inputs)
+    with TABLE.restricted_to():
+        want = run_build(case.build, case.inputs)
     got, want = (list(v) if isinstance(v, (list, tuple)) else [v] for v in (got, want))
     _close(got, want, 1e-5 if want[0].dtype == np.float32 else 1e-12)
 
@@ -221,26 +218,11 @@ def test_float16_and_small_inputs_keep_the_numpy_kernels(monkeypatch):
     inputs = _inputs((3, 5, 7, 11), "NHWC", np.float16)
     got = run_build(_graph("NHWC", True), inputs)
     assert not calls and got[0].dtype == np.float16
-    monkeypatch.setattr(jit_batch_norm, "MIN_ELEMENTS", 1 << 10)
+    assert batch_norm_kernels.MIN_ELEMENTS == 1 << 10
     run_build(_graph("NHWC", True), _inputs((2, 4, 4, 1), "NHWC", np.float32))
     assert not calls
     run_build(_graph("NHWC", True), _inputs((2, 8, 8, 8), "NHWC", np.float32))
     assert calls == ["fused_batch_norm", "fused_batch_norm_grad"]
-
-
-def test_errors_stay_the_numpy_kernels(monkeypatch):
-    x, dy, scale, offset, _, _ = _inputs((3, 5, 7, 11), "NHWC", np.float32)
-    kernel = nn_norm_kernels._fused_batch_norm_grad
-    node = type("Node", (), {"attrs": {"epsilon": EPS, "data_format": "NHWC", "is_training": True},
-                             "state": None})()
-    run = kernel(node)
-    with pytest.raises(ValueError, match="reserve_space_1 of shape"):
-        run(dy, x, scale, scale[:3], scale)
-    with pytest.raises(ValueError, match="y_backprop of shape"):
-        run(dy[:1], x, scale, scale, scale)
-    run = nn_norm_kernels._fused_batch_norm(node)
-    with pytest.raises(ValueError, match="offset of shape"):
-        run(x, scale, offset[:2], np.empty(0, np.float32), np.empty(0, np.float32))
 
 
 def test_graphflow_no_jit_runs_the_numpy_kernels():
@@ -250,11 +232,10 @@ def test_graphflow_no_jit_runs_the_numpy_kernels():
         "from graphflow.kernels.cpu.reference import nn_norm_kernels\n"
         "from tests.kernels.cpu.numba.test_jit_batch_norm import _graph, _inputs\n"
         "from tests.op_cases import run_build\n"
-        "jit_batch_norm.MIN_ELEMENTS = 0\n"
-        "assert jit_batch_norm.loops() is None\n"
+        "from graphflow.kernels.cpu import TABLE\n"
+        "assert jit_batch_norm.loops() is None and not TABLE.feature('numba')\n"
         "inputs = _inputs((3, 5, 7, 11), 'NCHW', np.float32)\n"
         "x, dy, s, o, m, v = inputs\n"
-        "assert not jit_batch_norm.applies(x)\n"
         "got = run_build(_graph('NCHW', True), inputs)\n"
         "e = np.empty(0, np.float32)\n"
         "want = nn_norm_kernels.fused_batch_norm_reference(x, s, o, e, e, 1e-3, 'NCHW', True)\n"
