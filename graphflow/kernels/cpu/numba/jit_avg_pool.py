@@ -1,6 +1,7 @@
 """AvgPool and AvgPoolGrad (NHWC, any window, stride and padding) as compiled loops when numba is
-installed (optional, like `jit_pool.py` for MaxPool); `conv_kernels.py` keeps the numpy kernels
-otherwise and as the reference the tests compare with. NCHW pools: `jit_pool_nchw.py`.
+installed (optional, like `jit_pool.py` for MaxPool; registered as the "numba" implementation by
+`jit_pool_kernels.py`); `reference/pool_kernels.py` is the reference the tests compare with. NCHW
+pools: `jit_pool_nchw.py`.
 
 The numpy kernels make one strided whole-batch pass per window tap (AvgPoolGrad also a divided copy
 of the gradient and a zeroed padded input, then a cropped copy): on [64, 32, 32, 32], 2x2 windows,
@@ -20,6 +21,7 @@ are split over the intra-op pool as in `jit_pool.py` (`_over_images`, PARALLEL_M
 import numpy as np
 
 from graphflow.kernels.cpu.numba import jit_pool, jit_updates
+from graphflow.kernels.cpu.reference.pool_kernels import window_counts
 
 
 def _compile():
@@ -140,20 +142,6 @@ def _compile():
 
 
 loops = jit_updates.LazyLoops(_compile)
-
-
-def applies(a, size=None):
-    """`jit_pool.applies` (dtype, size, the compiled pools on), and these loops compiled."""
-    return jit_pool.applies(a, size) and loops() is not None
-
-
-def window_counts(geo, dtype):
-    """[oh, ow] number of in-bounds elements of each window, in `dtype` (the divisor)."""
-    def counts(out, k, s, pad, size):
-        start = np.arange(out) * s - pad
-        return np.minimum(start + k, size) - np.maximum(start, 0)
-    return np.multiply.outer(counts(geo.oh, geo.kh, geo.sh, geo.pt, geo.h),
-                             counts(geo.ow, geo.kw, geo.sw, geo.pl, geo.w)).astype(dtype)
 
 
 def avg_pool(x, geo, threads):

@@ -37,7 +37,7 @@ and the mask pass for every other route.
 import numpy as np
 
 from graphflow.kernels.cpu.numba import jit_pool_tiled, jit_updates
-from graphflow.kernels.cpu.reference import pool_records
+from graphflow.kernels.cpu.reference import pool_kernels, pool_records
 from graphflow.kernels.cpu.threads import claimed_split, intra_op, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -319,12 +319,25 @@ def _compile():
 loops = jit_updates.LazyLoops(_compile)
 
 
-def applies(a, size=None):
-    """float32/float64 `a` whose pooling input has `size` elements (else a's own count), enough to
-    pay the compile (`MIN_ELEMENTS`), with these loops on: the test every compiled pool makes
-    (`jit_avg_pool.py` and `jit_pool_nchw.py` add their own loops'; one switch for them all)."""
-    return (a.dtype in _DTYPES and (a.size if size is None else size) >= MIN_ELEMENTS
-            and a.shape[0] > 0 and loops() is not None)
+def applies(node):
+    """Whether the compiled loops run pooling node `node` (any of the family's op types): float32
+    or float64 arrays (MaxPoolGrad's three inputs of one dtype) and an input of static height,
+    width and channels with at least `MIN_ELEMENTS` elements, enough to pay the compile (with an
+    unknown batch, one image's elements: a batch of none is an empty pass)."""
+    if node.type == "AvgPoolGrad":
+        dtypes = node.in_dtypes[1:]
+    elif node.type == "AvgPool" or node.type == "MaxPool":
+        dtypes = node.in_dtypes[:1]
+    else:  # MaxPoolGrad, FusedMaxPoolGradReluMask: x, y, g
+        dtypes = node.in_dtypes[:3]
+    if any(np.dtype(d) != np.dtype(dtypes[0]) for d in dtypes) or np.dtype(dtypes[0]) not in _DTYPES:
+        return False
+    shape = pool_kernels.node_input_shape(node)
+    if shape is None or pool_kernels.per_image_size(shape) is None:
+        return False
+    n = shape[0]
+    size = pool_kernels.per_image_size(shape) * (1 if n is None else n)
+    return size >= MIN_ELEMENTS and n != 0
 
 
 def _on_team(loop, args, n, size, threads):
@@ -420,7 +433,7 @@ def runner(x, geo, threads):
     `max_pool` would run one loop on the calling thread and record nothing; else None."""
     two = geo.kh == geo.kw == 2 and not geo.padded
     split = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) if two else PARALLEL_MIN_ELEMENTS
-    if (pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split)
+    if (pool_records.recalling or x.shape[0] == 0 or (threads > 1 and x.size >= split)
             or (threads > 1 and x.size >= TEAM_MIN_ELEMENTS and omp_team.usable())):
         return None  # max_pool splits it (over the team, when products run as one)
     n, shape, dtype = x.shape[0], (x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype
