@@ -20,7 +20,7 @@ are split over the intra-op pool as in `jit_pool.py` (`_over_images`, PARALLEL_M
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_pool, jit_updates
+from graphflow.kernels.cpu.numba import jit_pool, jit_updates, pool_windows
 from graphflow.kernels.cpu.reference.pool_kernels import window_counts
 
 
@@ -28,6 +28,7 @@ def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span, flat_2x2, taps_2x2 = (pool_windows.helpers()[k] for k in ("span", "flat_2x2", "taps_2x2"))
 
     @njit(**opts)
     def avg_pool_any(x, out, counts, kh, kw, sh, sw, pt, pl, lo, hi):
@@ -36,11 +37,9 @@ def _compile():
         _, oh, ow, _ = out.shape
         for b in range(lo, hi):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     dst = out[b, y, xo]
                     src = x[b, rlo, clo]
                     for ch in range(c):
@@ -68,11 +67,9 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     dst = out[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         dst[ch] = (((t0[ch] + t1[ch]) + t2[ch]) + t3[ch]) / cnt
 

@@ -1,6 +1,6 @@
 """MaxPool and MaxPoolGrad (NHWC, any window, stride and padding) as compiled loops when numba is
-installed (optional, like `jit_updates.py`); `conv_kernels.py` keeps the numpy kernels otherwise and
-as the reference the tests compare with.
+installed (optional, like `jit_updates.py`; the "numba" implementation of `jit_pool_kernels.py`, for
+the nodes `applies` takes); `reference/pool_kernels.py` is the reference the tests compare with.
 
 The numpy kernels make one strided pass per window tap (and MaxPoolGrad a boolean temporary per
 tap, or a broadcast comparison of the whole input): on a [64, 28, 28, 16] input that was 1.1 ms
@@ -36,7 +36,7 @@ and the mask pass for every other route.
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_pool_tiled, jit_updates
+from graphflow.kernels.cpu.numba import jit_pool_tiled, jit_updates, pool_windows
 from graphflow.kernels.cpu.reference import pool_kernels, pool_records
 from graphflow.kernels.cpu.threads import claimed_split, intra_op, omp_team
 
@@ -88,6 +88,7 @@ def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span, flat_2x2, taps_2x2 = (pool_windows.helpers()[k] for k in ("span", "flat_2x2", "taps_2x2"))
 
     # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's (the
     # first maximum stays). Any window: conditional stores into 4-D views (for 3x3 windows with
@@ -175,11 +176,9 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     dst = out[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         m = t0[ch]
                         v = t1[ch]
@@ -197,13 +196,11 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     f0 = np.int32(y * sh * w + xo * sw)
                     f1, f2, f3 = np.int32(f0 + 1), np.int32(f0 + w), np.int32(f0 + w + 1)
                     dst, ats = out[o:o + c], arg[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         m = t0[ch]
                         bs = m
@@ -245,11 +242,9 @@ def _compile():
         for b in range(lo, hi):
             base = b * h * w * c
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     o = ((b * oh + y) * ow + xo) * c
                     p = base + (rlo * w + clo) * c
                     src = x[p:p + c]
@@ -281,10 +276,8 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         bs = t0[ch]
                         a = 0

@@ -23,7 +23,7 @@ split over the intra-op pool by image as in `jit_pool.py`.
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_pool, jit_updates
+from graphflow.kernels.cpu.numba import jit_pool, jit_updates, pool_windows
 from graphflow.kernels.cpu.reference.pool_kernels import window_counts
 
 
@@ -31,6 +31,7 @@ def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span = pool_windows.helpers()["span"]
 
     # x: [planes, h, w], out: [planes, oh, ow]; lo, hi: images, c planes each
 
@@ -40,11 +41,9 @@ def _compile():
         _, oh, ow = out.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     m = x[p, rlo, clo]
                     for r in range(rlo, rhi):
                         for col in range(clo, chi):
@@ -75,11 +74,9 @@ def _compile():
         _, oh, ow = g.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     best = x[p, rlo, clo]
                     br, bc = rlo, clo
                     for r in range(rlo, rhi):
@@ -199,11 +196,9 @@ def _compile():
         _, oh, ow = out.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     s = x[p, rlo, clo]
                     for r in range(rlo, rhi):
                         for col in range(clo, chi):
