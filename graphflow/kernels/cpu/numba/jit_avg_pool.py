@@ -1,6 +1,7 @@
 """AvgPool and AvgPoolGrad (NHWC, any window, stride and padding) as compiled loops when numba is
-installed (optional, like `jit_pool.py` for MaxPool); `conv_kernels.py` keeps the numpy kernels
-otherwise and as the reference the tests compare with. NCHW pools: `jit_pool_nchw.py`.
+installed (optional, like `jit_pool.py` for MaxPool; registered as the "numba" implementation by
+`jit_pool_kernels.py`); `reference/pool_kernels.py` is the reference the tests compare with. NCHW
+pools: `jit_pool_nchw.py`.
 
 The numpy kernels make one strided whole-batch pass per window tap (AvgPoolGrad also a divided copy
 of the gradient and a zeroed padded input, then a cropped copy): on [64, 32, 32, 32], 2x2 windows,
@@ -19,13 +20,15 @@ are split over the intra-op pool as in `jit_pool.py` (`_over_images`, PARALLEL_M
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_pool, jit_updates
+from graphflow.kernels.cpu.numba import jit_pool, jit_updates, pool_windows
+from graphflow.kernels.cpu.reference.pool_kernels import window_counts
 
 
 def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span, flat_2x2, taps_2x2 = (pool_windows.helpers()[k] for k in ("span", "flat_2x2", "taps_2x2"))
 
     @njit(**opts)
     def avg_pool_any(x, out, counts, kh, kw, sh, sw, pt, pl, lo, hi):
@@ -34,11 +37,9 @@ def _compile():
         _, oh, ow, _ = out.shape
         for b in range(lo, hi):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     dst = out[b, y, xo]
                     src = x[b, rlo, clo]
                     for ch in range(c):
@@ -66,11 +67,9 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     dst = out[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         dst[ch] = (((t0[ch] + t1[ch]) + t2[ch]) + t3[ch]) / cnt
 
@@ -140,20 +139,6 @@ def _compile():
 
 
 loops = jit_updates.LazyLoops(_compile)
-
-
-def applies(a, size=None):
-    """`jit_pool.applies` (dtype, size, the compiled pools on), and these loops compiled."""
-    return jit_pool.applies(a, size) and loops() is not None
-
-
-def window_counts(geo, dtype):
-    """[oh, ow] number of in-bounds elements of each window, in `dtype` (the divisor)."""
-    def counts(out, k, s, pad, size):
-        start = np.arange(out) * s - pad
-        return np.minimum(start + k, size) - np.maximum(start, 0)
-    return np.multiply.outer(counts(geo.oh, geo.kh, geo.sh, geo.pt, geo.h),
-                             counts(geo.ow, geo.kw, geo.sw, geo.pl, geo.w)).astype(dtype)
 
 
 def avg_pool(x, geo, threads):

@@ -1,6 +1,6 @@
 """MaxPool and MaxPoolGrad (NHWC, any window, stride and padding) as compiled loops when numba is
-installed (optional, like `jit_updates.py`); `conv_kernels.py` keeps the numpy kernels otherwise and
-as the reference the tests compare with.
+installed (optional, like `jit_updates.py`; the "numba" implementation of `jit_pool_kernels.py`, for
+the nodes `applies` takes); `reference/pool_kernels.py` is the reference the tests compare with.
 
 The numpy kernels make one strided pass per window tap (and MaxPoolGrad a boolean temporary per
 tap, or a broadcast comparison of the whole input): on a [64, 28, 28, 16] input that was 1.1 ms
@@ -36,8 +36,8 @@ and the mask pass for every other route.
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_pool_tiled, jit_updates
-from graphflow.kernels.cpu.reference import pool_records
+from graphflow.kernels.cpu.numba import jit_pool_tiled, jit_updates, pool_windows
+from graphflow.kernels.cpu.reference import pool_kernels, pool_records
 from graphflow.kernels.cpu.threads import claimed_split, intra_op, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -88,6 +88,7 @@ def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span, flat_2x2, taps_2x2 = (pool_windows.helpers()[k] for k in ("span", "flat_2x2", "taps_2x2"))
 
     # `v > d or v != v` is the forward rule (NaN propagates); `v > d` alone the gradient's (the
     # first maximum stays). Any window: conditional stores into 4-D views (for 3x3 windows with
@@ -175,11 +176,9 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     dst = out[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         m = t0[ch]
                         v = t1[ch]
@@ -197,13 +196,11 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
                     f0 = np.int32(y * sh * w + xo * sw)
                     f1, f2, f3 = np.int32(f0 + 1), np.int32(f0 + w), np.int32(f0 + w + 1)
                     dst, ats = out[o:o + c], arg[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         m = t0[ch]
                         bs = m
@@ -245,11 +242,9 @@ def _compile():
         for b in range(lo, hi):
             base = b * h * w * c
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     o = ((b * oh + y) * ow + xo) * c
                     p = base + (rlo * w + clo) * c
                     src = x[p:p + c]
@@ -281,10 +276,8 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + y * sh) * w + xo * sw) * c
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, sh, sw)
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         bs = t0[ch]
                         a = 0
@@ -319,12 +312,25 @@ def _compile():
 loops = jit_updates.LazyLoops(_compile)
 
 
-def applies(a, size=None):
-    """float32/float64 `a` whose pooling input has `size` elements (else a's own count), enough to
-    pay the compile (`MIN_ELEMENTS`), with these loops on: the test every compiled pool makes
-    (`jit_avg_pool.py` and `jit_pool_nchw.py` add their own loops'; one switch for them all)."""
-    return (a.dtype in _DTYPES and (a.size if size is None else size) >= MIN_ELEMENTS
-            and a.shape[0] > 0 and loops() is not None)
+def applies(node):
+    """Whether the compiled loops run pooling node `node` (any of the family's op types): float32
+    or float64 arrays (MaxPoolGrad's three inputs of one dtype) and an input of static height,
+    width and channels with at least `MIN_ELEMENTS` elements, enough to pay the compile (with an
+    unknown batch, one image's elements: a batch of none is an empty pass)."""
+    if node.type == "AvgPoolGrad":
+        dtypes = node.in_dtypes[1:]
+    elif node.type == "AvgPool" or node.type == "MaxPool":
+        dtypes = node.in_dtypes[:1]
+    else:  # MaxPoolGrad, FusedMaxPoolGradReluMask: x, y, g
+        dtypes = node.in_dtypes[:3]
+    if any(np.dtype(d) != np.dtype(dtypes[0]) for d in dtypes) or np.dtype(dtypes[0]) not in _DTYPES:
+        return False
+    shape = pool_kernels.node_input_shape(node)
+    if shape is None or pool_kernels.per_image_size(shape) is None:
+        return False
+    n = shape[0]
+    size = pool_kernels.per_image_size(shape) * (1 if n is None else n)
+    return size >= MIN_ELEMENTS and n != 0
 
 
 def _on_team(loop, args, n, size, threads):
@@ -420,7 +426,7 @@ def runner(x, geo, threads):
     `max_pool` would run one loop on the calling thread and record nothing; else None."""
     two = geo.kh == geo.kw == 2 and not geo.padded
     split = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS) if two else PARALLEL_MIN_ELEMENTS
-    if (pool_records.recalling or not applies(x) or (threads > 1 and x.size >= split)
+    if (pool_records.recalling or x.shape[0] == 0 or (threads > 1 and x.size >= split)
             or (threads > 1 and x.size >= TEAM_MIN_ELEMENTS and omp_team.usable())):
         return None  # max_pool splits it (over the team, when products run as one)
     n, shape, dtype = x.shape[0], (x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype

@@ -1,11 +1,12 @@
 """MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad of NCHW arrays as compiled loops over each image's
 [h, w] planes when numba is installed, instead of transposing to NHWC, running the NHWC kernel and
-transposing back (`conv_kernels.py`, `avg_pool_kernels.py`; their numpy kernels stay the reference
-the tests compare with). Float32 MaxPoolGrad goes to oneDNN's NCHW primitives first
-(`dnnl_pool.py`, where the library is installed), except for 2x2 windows with stride 2 that
-cover the planes exactly: on [64, 32, 32, 32], one thread, oneDNN takes 2.8 ms, a loop over the
-windows 3.0 ms (rows of 16 outputs with stride-2 taps: scalar code with mispredicted branches)
-and `max_pool_grad_pairs`, three passes over flat arrays that vectorize, 1.0 ms.
+transposing back (`reference/pool_kernels.py`, the reference the tests compare with); the "numba"
+implementation of `jit_pool_kernels.py` runs them. Float32 MaxPoolGrad is chosen to run oneDNN's
+NCHW primitives instead (`dnnl_pool.py`, where the library is installed), except for 2x2 windows
+with stride 2 that cover the planes exactly (`covers_in_pairs`): on [64, 32, 32, 32], one thread,
+oneDNN takes 2.8 ms, a loop over the windows 3.0 ms (rows of 16 outputs with stride-2 taps: scalar
+code with mispredicted branches) and `max_pool_grad_pairs`, three passes over flat arrays that
+vectorize, 1.0 ms.
 
 Pooling windows lie within one plane, so an NCHW pool is a loop over n * c independent planes, each
 a few KB that stay in cache. The forward max follows numpy's `maximum` (NaN propagates, a tie keeps
@@ -22,14 +23,15 @@ split over the intra-op pool by image as in `jit_pool.py`.
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_avg_pool, jit_pool, jit_updates
-from graphflow.kernels.cpu.onednn import dnnl_pool
+from graphflow.kernels.cpu.numba import jit_pool, jit_updates, pool_windows
+from graphflow.kernels.cpu.reference.pool_kernels import window_counts
 
 
 def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    span = pool_windows.helpers()["span"]
 
     # x: [planes, h, w], out: [planes, oh, ow]; lo, hi: images, c planes each
 
@@ -39,11 +41,9 @@ def _compile():
         _, oh, ow = out.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     m = x[p, rlo, clo]
                     for r in range(rlo, rhi):
                         for col in range(clo, chi):
@@ -74,11 +74,9 @@ def _compile():
         _, oh, ow = g.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     best = x[p, rlo, clo]
                     br, bc = rlo, clo
                     for r in range(rlo, rhi):
@@ -198,11 +196,9 @@ def _compile():
         _, oh, ow = out.shape
         for p in range(lo * c, hi * c):
             for y in range(oh):
-                r0 = y * sh - pt
-                rlo, rhi = max(r0, 0), min(r0 + kh, h)
+                rlo, rhi = span(y, sh, pt, kh, h)
                 for xo in range(ow):
-                    c0 = xo * sw - pl
-                    clo, chi = max(c0, 0), min(c0 + kw, w)
+                    clo, chi = span(xo, sw, pl, kw, w)
                     s = x[p, rlo, clo]
                     for r in range(rlo, rhi):
                         for col in range(clo, chi):
@@ -283,23 +279,6 @@ def _compile():
 loops = jit_updates.LazyLoops(_compile)
 
 
-def applies(a, size=None):
-    """`jit_pool.applies` (dtype, size, the compiled pools on), and these loops compiled."""
-    return jit_pool.applies(a, size) and loops() is not None
-
-
-def takes(pool, a, size=None):
-    """Whether `pool` (conv_kernels.Pool) is NCHW and its NCHW array `a` (with an input of `size`
-    elements) goes to these loops."""
-    return pool.fmt == "NCHW" and applies(a, size)
-
-
-def nhwc_shape(shape):
-    """The NHWC shape of an NCHW `shape` (what `Pool.geometry` reads)."""
-    n, c, h, w = shape
-    return (n, h, w, c)
-
-
 def _planes(a):
     n, c, h, w = a.shape
     return np.ascontiguousarray(a).reshape(n * c, h, w)
@@ -326,28 +305,23 @@ def max_pool(x, geo, threads):
     return out.reshape(n, c, geo.oh, geo.ow)
 
 
-def max_pool_grad(pool, x, g, threads):
-    """MaxPoolGrad of NCHW input `x` and output gradient `g` (g cast to x's dtype); None when
-    `pool` is NHWC, the loops do not take `x` or `g` has not the pooled shape (the NHWC route
-    then runs, or raises its error)."""
-    if not takes(pool, x) or x.ndim != 4:
-        return None
-    n, c = x.shape[:2]
-    geo = pool.geometry(nhwc_shape(x.shape))
-    if g.shape != (n, c, geo.oh, geo.ow):
-        return None
-    h, w = x.shape[2:]
-    if _two_by_two(geo) and h == 2 * geo.oh and w == 2 * geo.ow:
+def covers_in_pairs(geo):
+    """2x2 windows at stride 2 that cover the planes exactly: `max_pool_grad_pairs`' flat passes
+    (faster than oneDNN's NCHW primitives there)."""
+    return _two_by_two(geo) and geo.h == 2 * geo.oh and geo.w == 2 * geo.ow
+
+
+def max_pool_grad(x, g, geo, threads):
+    """MaxPoolGrad of NCHW input `x` and output gradient `g` of the pooled shape (cast to x's
+    dtype)."""
+    n, c, h, w = x.shape
+    if covers_in_pairs(geo):
         dx = np.empty(x.shape, x.dtype)
         g = np.ascontiguousarray(g, dtype=x.dtype)
         _run("max_pool_grad_pairs", (np.ascontiguousarray(x).reshape(-1), g.reshape(-1),
                                      dx.reshape(-1), x.dtype.type(0), c, h, w, geo.oh, geo.ow), n,
              x.size, threads)
         return dx
-    if dnnl_pool.applies(x, g):  # oneDNN's NCHW primitives: 2.8 ms where the loop below takes 3.5
-        dx = dnnl_pool.max_pool_grad(x, g, geo, threads, True)  # nchw
-        if dx is not None:
-            return dx
     xp, gp = _planes(x), _planes(g.astype(x.dtype, copy=False))
     if _two_by_two(geo):
         dx = np.empty(xp.shape, x.dtype)
@@ -367,7 +341,7 @@ def avg_pool(x, geo, threads):
     n, c = x.shape[:2]
     xp = _planes(x)
     out = np.empty((n * c, geo.oh, geo.ow), x.dtype)
-    counts = jit_avg_pool.window_counts(geo, x.dtype)
+    counts = window_counts(geo, x.dtype)
     if _two_by_two(geo):
         _run("avg_pool_2x2s2", (xp, out, counts, c), n, x.size, threads)
     else:
@@ -381,7 +355,7 @@ def avg_pool_grad(x_shape, g, geo, threads):
     n, c, h, w = x_shape
     gp = _planes(g)
     dx = np.empty((n * c, h, w), g.dtype)
-    counts = jit_avg_pool.window_counts(geo, g.dtype)
+    counts = window_counts(geo, g.dtype)
     if _two_by_two(geo):
         _run("avg_pool_grad_2x2s2", (gp, counts, dx, c), n, dx.size, threads)
     else:

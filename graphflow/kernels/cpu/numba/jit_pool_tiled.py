@@ -13,13 +13,14 @@ once from registers, so `claimed_split.py` may run them.
 
 import numpy as np
 
-from graphflow.kernels.cpu.numba import jit_updates
+from graphflow.kernels.cpu.numba import jit_updates, pool_windows
 
 
 def _compile():
     from graphflow.kernels.cpu.numba.jit_cache import njit
 
     opts = dict(nogil=True, cache=True, fastmath=False, error_model="numpy")
+    flat_2x2, taps_2x2 = (pool_windows.helpers()[k] for k in ("flat_2x2", "taps_2x2"))
 
     @njit(**opts)
     def max_pool_tap_2x2(x, out, tap, n, h, w, c, oh, ow, lo, hi):
@@ -30,11 +31,9 @@ def _compile():
         for b in range(lo, hi):
             for y in range(oh):
                 for xo in range(ow):
-                    o = ((b * oh + y) * ow + xo) * c
-                    p = ((b * h + 2 * y) * w + 2 * xo) * c
+                    o, p = flat_2x2(b, y, xo, h, w, c, oh, ow, 2, 2)
                     dst, ats = out[o:o + c], tap[o:o + c]
-                    t0, t1 = x[p:p + c], x[p + c:p + 2 * c]
-                    t2, t3 = x[p + rc:p + rc + c], x[p + rc + c:p + rc + 2 * c]
+                    t0, t1, t2, t3 = taps_2x2(x, p, c, rc)
                     for ch in range(c):
                         m = t0[ch]
                         bs = m

@@ -1,6 +1,7 @@
-"""MaxPoolGrad through oneDNN's max pooling primitives (`dnnl.py`) for float32, when the optional
-oneDNN library is installed; `conv_kernels.py` keeps the numba loops (`jit_pool.py`) and the numpy
-kernels otherwise, the numpy kernel being the reference the tests compare with.
+"""MaxPoolGrad (and FusedMaxPoolGradReluMask) through oneDNN's max pooling primitives (`dnnl.py`)
+for float32, when the optional oneDNN library is installed: the "onednn" implementation, chosen
+when the plan is built for the nodes `applies` takes; the numpy kernel (`reference/pool_kernels.py`)
+is the reference the tests compare with.
 
 TF's MaxPoolGrad gets the input, the forward output and the output gradient; oneDNN's backward
 pass needs the forward pass's workspace (the index of each window's maximum) instead. So each block
@@ -15,10 +16,9 @@ loop 6.8 ms, oneDNN forward + backward 1.3 ms; [64, 32, 32, 32]: 4.8 -> 2.8 ms. 
 stays on the numba loop (no faster through oneDNN on these shapes: 0.44 vs 0.18 ms, 1.6 vs 1.4 ms,
 0.19 vs 1.0 ms, and its NaN semantics are the numpy kernel's).
 
-NCHW arrays get primitives with NCHW memory descriptors (no transposes; `jit_pool_nchw.py` routes
-them here): [64, 32, 32, 32], 2x2 windows, one thread, 2.8 ms against 3.0 for a compiled NCHW
-window search (load average 1.2); 2x2 windows with stride 2 that cover the input stay on
-`jit_pool_nchw.py`'s flat passes (1.0 ms).
+NCHW arrays get primitives with NCHW memory descriptors (no transposes): [64, 32, 32, 32], 2x2
+windows, one thread, 2.8 ms against 3.0 for a compiled NCHW window search (load average 1.2); 2x2
+windows with stride 2 that cover the input stay on `jit_pool_nchw.py`'s flat passes (1.0 ms).
 
 Images are split into blocks on graphflow's intra-op threads as for the convolutions
 (`dnnl_conv.py`), each block one pair of oneDNN calls on one OpenMP thread.
@@ -28,12 +28,37 @@ import ctypes
 
 import numpy as np
 
+from graphflow.kernels.cpu import TABLE, cpu_kernel
+from graphflow.kernels.cpu.numba import jit_pool_kernels
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv
+from graphflow.kernels.cpu.reference import fused_pool_kernels
+from graphflow.kernels.cpu.reference.conv_kernels import _check4
+from graphflow.kernels.cpu.reference.pool_kernels import Pool, node_geometry
+from graphflow.kernels.cpu.threads import blas
+
+PREFERENCE = 30  # above the compiled loops' (they step aside: `jit_pool_kernels.prefers_over_onednn`)
 
 
-def applies(x, g):
-    """float32 input and gradient (the numpy kernel casts other gradient dtypes), oneDNN loaded."""
-    return g.dtype == np.float32 and dnnl_conv.applies(x)
+def _loops_take(node):
+    """Whether the compiled loops (usable here) run `node` and beat oneDNN there."""
+    loops = [i for i in TABLE.implementations(node.type) if i.name == "numba"]
+    return any(TABLE.usable(i) and i.applies(node) for i in loops) \
+        and jit_pool_kernels.prefers_over_onednn(node)
+
+
+def applies(node):
+    """float32 x, y and g of static shape with at least one element, a geometry oneDNN has
+    primitives for, and not a node the compiled loops take for themselves (NHWC, where they reuse
+    the forward pass's argmaxes; NCHW planes that 2x2 windows at stride 2 cover exactly)."""
+    if any(np.dtype(d) != np.float32 for d in node.in_dtypes[:3]):
+        return False
+    static = node_geometry(node)
+    if static is None or None in static[0] or 0 in static[0]:
+        return False
+    (n, _, _, c), geo = static
+    if _loops_take(node):
+        return False
+    return _plan(geo, 1, c, Pool(node).fmt == "NCHW") is not None
 
 
 # blocks of at least this many input bytes (dnnl_conv.image_blocks): the gradient of one image does
@@ -120,3 +145,35 @@ def max_pool_grad(x, g, geo, threads, nchw=False):
                                dnnl.ARG_WORKSPACE: workspace})
     dnnl_conv.run_blocks(n, nb, work_on, threads)
     return dx
+
+
+def _grad_function(pool, threads):
+    """oneDNN's MaxPoolGrad of `pool`'s layout, as a function of (x, y, g)."""
+    nchw = pool.fmt == "NCHW"
+
+    def max_pool_grad_onednn(x, y, g):
+        _check4(x, "orig_input")
+        shape = pool.nhwc(x.shape)
+        geo = pool.geometry(shape)
+        want = (shape[0], shape[3], geo.oh, geo.ow) if nchw else (shape[0], geo.oh, geo.ow, shape[3])
+        if g.shape != want:
+            raise ValueError(f"grad has shape {g.shape}, expected {want} ({pool.fmt})")
+        dx = max_pool_grad(x, g, geo, threads, nchw)
+        if dx is None:
+            raise RuntimeError(f"oneDNN has no max pooling primitive for input {x.shape}")
+        return dx
+    return max_pool_grad_onednn
+
+
+@cpu_kernel("MaxPoolGrad", name="onednn", preference=PREFERENCE, requires=("onednn",),
+            applies=applies)
+def _max_pool_grad_onednn(node):
+    return _grad_function(Pool(node), blas.session_threads(node))
+
+
+@cpu_kernel("FusedMaxPoolGradReluMask", name="onednn", preference=PREFERENCE,
+            requires=("onednn",), applies=applies)
+def _fused_max_pool_grad_relu_mask_onednn(node):
+    """The numpy mask pass over the pooled arrays, then oneDNN's MaxPoolGrad."""
+    return fused_pool_kernels.masked_max_pool_grad(
+        _grad_function(Pool(node), blas.session_threads(node)))

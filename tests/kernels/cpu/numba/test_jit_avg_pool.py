@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels.cpu import TABLE
 from graphflow.kernels.cpu.numba import jit_avg_pool, jit_pool
 from graphflow.ops import conv_ops
 from tests.op_cases import nn_cases, run_build
@@ -15,7 +16,6 @@ from tests.op_cases import nn_cases, run_build
 pytestmark = pytest.mark.skipif(jit_avg_pool.loops() is None or jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")
 
-LOOPS = jit_pool.loops() or False
 AVG_CASES = [c for c in nn_cases.CASES if c.op_type in ("AvgPool", "AvgPoolGrad")]
 SPIED = ("avg_pool", "avg_pool_grad")
 
@@ -29,13 +29,13 @@ def _run(build, inputs, jit, monkeypatch, threads=1):
     """Values of `build(*placeholders)`; with `jit` the compiled loops (which must run), else the
     numpy reference (all compiled pools off)."""
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if jit else False)
     calls = []
     for name in SPIED:
         real = getattr(jit_avg_pool, name)
         monkeypatch.setattr(jit_avg_pool, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
-    return run_build(build, inputs, threads), calls
+    with TABLE.restricted_to({"numba"} if jit else ()):
+        return run_build(build, inputs, threads, optimize=False), calls  # g: not folded
 
 
 def test_avg_pool_cases_exist():
@@ -118,7 +118,14 @@ def test_two_by_two_loops_with_any_channel_count(channels, size, monkeypatch):
 
 
 def test_small_inputs_keep_the_numpy_kernel(monkeypatch):
-    x = np.ones((1, 4, 4, 2), np.float32)  # 32 elements: below MIN_ELEMENTS
-    assert not jit_avg_pool.applies(x)
-    assert jit_avg_pool.applies(x, size=jit_pool.MIN_ELEMENTS)
-    assert not jit_avg_pool.applies(x.astype(np.int32), size=jit_pool.MIN_ELEMENTS)
+    """Below MIN_ELEMENTS input elements (or in int32) the plan chooses the reference."""
+    from graphflow.kernels import KernelNode, SessionState
+
+    def chosen(shape, dtype):
+        tf.reset_default_graph()
+        y = tf.nn.avg_pool(tf.placeholder(dtype, shape), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        return TABLE.choose(KernelNode.describing(y.op, SessionState())).name
+    assert chosen((1, 4, 4, 2), tf.float32) == "reference"  # 32 elements
+    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 32)
+    assert chosen((1, 4, 4, 2), tf.float32) == "numba"
+    assert chosen((1, 4, 4, 2), tf.float64) == "numba"

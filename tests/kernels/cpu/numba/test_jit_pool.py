@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels.cpu import TABLE
 from graphflow.kernels.cpu.numba import jit_pool
-from graphflow.kernels.cpu.onednn import dnnl
 from tests.op_cases import nn_cases, run_build
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
@@ -18,8 +18,9 @@ pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
 
 
 @pytest.fixture(autouse=True)
-def _without_onednn(monkeypatch):
-    monkeypatch.setattr(dnnl, "_library", False)
+def _without_onednn():
+    with TABLE.restricted_to({"numba"}):  # the compiled loops, not oneDNN's MaxPoolGrad
+        yield
 
 
 POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad")]
@@ -27,9 +28,8 @@ POOL_CASES = [c for c in nn_cases.CASES if c.op_type in ("MaxPool", "MaxPoolGrad
 
 def _run(build, inputs, jit, monkeypatch, threads=1):
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
-    if not jit:
-        monkeypatch.setattr(jit_pool.loops, "compiled", False)
-    return run_build(build, inputs, threads)
+    with TABLE.restricted_to({"numba"} if jit else ()):
+        return run_build(build, inputs, threads)
 
 
 def test_pool_cases_exist():
@@ -214,12 +214,10 @@ def test_inference_runner_matches_the_reference(shape, window, strides, padding,
 
     def run(jit):
         monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
-        if not jit:
-            monkeypatch.setattr(jit_pool.loops, "compiled", False)
         tf.reset_default_graph()
         xs = tf.placeholder(tf.as_dtype(dtype), shape)
         y = tf.nn.max_pool(xs, ksize, s, padding)
-        with tf.Session() as sess:
+        with TABLE.restricted_to({"numba"} if jit else ()), tf.Session() as sess:
             return [sess.run(y, {xs: x}) for x in inputs]
     got = run(True)
     assert len(made) == 1 and made[0] is not None  # made once, then reused

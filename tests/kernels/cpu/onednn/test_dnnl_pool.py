@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu.numba import jit_pool
+from graphflow.kernels.cpu import TABLE
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_pool
 from tests.op_cases import nn_cases, run_build
 from tests.tooling import required
@@ -19,18 +19,16 @@ pytestmark = pytest.mark.skipif(
     reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
 LIBRARY = dnnl.library()
-LOOPS = jit_pool.loops() or False
 GRAD_CASES = [c for c in nn_cases.CASES if c.op_type == "MaxPoolGrad"]
 
 
 def _run(build, inputs, onednn, monkeypatch, threads=1):
-    """oneDNN on, or off with the numpy reference kernel (no numba loops) instead."""
-    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if onednn else False)
+    """oneDNN (the compiled loops excluded), or the numpy reference kernel instead."""
     calls = []
     real = dnnl_pool.max_pool_grad
     monkeypatch.setattr(dnnl_pool, "max_pool_grad", lambda *a: calls.append(1) or real(*a))
-    values = run_build(build, inputs, threads)
+    with TABLE.restricted_to({"onednn"} if onednn else ()):
+        values = run_build(build, inputs, threads)
     assert bool(calls) == onednn, "oneDNN's MaxPoolGrad ran" if calls else "it did not run"
     return values
 

@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu.numba import jit_pool
+from graphflow.kernels.cpu import TABLE
 from graphflow.ops import conv_ops
 
 
 @pytest.fixture(autouse=True)
-def _numpy_kernels(monkeypatch):
-    monkeypatch.setattr(jit_pool.loops, "compiled", False)  # all compiled pools off
+def _numpy_kernels():
+    with TABLE.restricted_to():  # the reference kernels only
+        yield
 
 
 def _run(fetch, feed):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels.cpu import TABLE
 from graphflow.kernels.cpu.numba import jit_pool, jit_pool_nchw
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_pool
 from graphflow.kernels.cpu.reference import fused_pool_kernels
@@ -63,8 +64,6 @@ def _pair(x, g, k, s, padding, data_format, route, monkeypatch, threads=1, spy=N
         pytest.skip("oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1")
     if loops and not LOOPS:
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1)")
-    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if loops else False)
     monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
     calls = []
     for module, name in ((dnnl_pool, "max_pool_grad"), (jit_pool, "max_pool_grad"),
@@ -94,7 +93,8 @@ def _pair(x, g, k, s, padding, data_format, route, monkeypatch, threads=1, spy=N
     unfused = tf.where(xs > 0, dx, tf.zeros_like(dx))
     # optimize=False: the unfused pair stays as built (the fusion pass would fuse it)
     config = tf.ConfigProto(intra_op_parallelism_threads=threads)
-    with tf.Session(optimize=False, config=config) as sess:
+    names = {"onednn"} if onednn else {"numba"} if loops else set()  # oneDNN: no loops
+    with TABLE.restricted_to(names), tf.Session(optimize=False, config=config) as sess:
         values = [sess.run([fused, unfused], {xs: x, gs: g}) for _ in range(runs)]
     assert spy is None or spy in calls, f"the {route} route did not run"
     if route == "recorded":  # the fused op's own loop where the windows tile the input
@@ -126,7 +126,7 @@ def test_fused_gives_the_unfused_bits_on_every_route(shape, dtype, route, monkey
 def test_nchw_gives_the_unfused_bits(route, monkeypatch):
     x = _layout(_input((3, 10, 8, 4), np.float32), "NCHW")
     g = _layout(_grad((3, 5, 4, 4), np.float32), "NCHW")
-    spy = "nchw" if ROUTES[route][1] else None  # the NCHW loops take both ops, no transposes
+    spy = {"search": "nchw", "onednn": "dnnl", "numpy": None}[route]  # no transposes either way
     for fused, unfused in _pair(x, g, (2, 2), (2, 2), "VALID", "NCHW", route, monkeypatch,
                                 spy=spy):
         assert np.array_equal(_bits(fused), _bits(unfused))
@@ -175,19 +175,18 @@ def test_fused_matches_the_loop_reference(shape, route, monkeypatch):
 
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_positive_grad_is_numpys_where_and_reports_nan(dtype, compiled, monkeypatch):
+def test_positive_grad_is_numpys_where_and_reports_nan(dtype, compiled):
     if compiled and not LOOPS:
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1)")
-    monkeypatch.setattr(jit_pool.loops, "compiled", LOOPS if compiled else False)
-    monkeypatch.setattr(jit_pool, "MIN_ELEMENTS", 0)
+    positive_grad = jit_pool.positive_grad if compiled else fused_pool_kernels.positive_grad
     rng = np.random.default_rng(5)
     y = rng.standard_normal((3, 7, 5, 9)).astype(dtype)
     y.reshape(-1)[::5] = 0.0
     y.reshape(-1)[1::5] = -0.0
     g = _grad(y.shape, dtype)
     g.reshape(-1)[::11] = np.nan
-    masked, nan = fused_pool_kernels.positive_grad(y, g)
+    masked, nan = positive_grad(y, g)
     assert masked.dtype == dtype and not nan
     assert np.array_equal(_bits(masked), _bits(np.where(y > 0, g, dtype(0))))
     y.reshape(-1)[-1] = np.nan
-    assert fused_pool_kernels.positive_grad(y, g)[1]
+    assert positive_grad(y, g)[1]
