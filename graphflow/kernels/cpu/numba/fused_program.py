@@ -44,6 +44,12 @@ class CompiledFusedProgram(FusedProgram):
 
     compiled_functions = staticmethod(fused_jit.kernel_function)
 
+    def __init__(self, *args, **kwargs):
+        # numba imported when the kernel is built, not in its first run: the BLAS library it
+        # loads (scipy's) is then there when a run first holds BLAS to one thread (`blas.py`)
+        fused_jit.enabled()
+        super().__init__(*args, **kwargs)
+
     def _prepare(self, arrays, size, shape):
         if not fused_jit.errstate_allows():
             return arrays, None
