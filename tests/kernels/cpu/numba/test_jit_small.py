@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.numba import jit_small
 from graphflow.ops import fused_ops
 from tests.op_cases import fused_cases, nn_cases
@@ -85,8 +86,8 @@ CASES = [c for c in nn_cases.CASES + fused_cases.CASES if c.op_type in ("Softmax
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_op_cases_match_with_the_loops_and_without(case, monkeypatch):
     got = _run(case.build, case.inputs)
-    monkeypatch.setattr(jit_small.loops, "compiled", False)
-    want = _run(case.build, case.inputs)
+    with cpu_kernels.TABLE.restricted_to():  # the numpy references
+        want = _run(case.build, case.inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -101,8 +102,8 @@ def test_fused_matmul_takes_the_loop_for_relu_or_no_activation(activation, taken
     build = lambda a, b, c: fused_ops.fused_matmul(a, b, c, activation)  # noqa: E731
     got = _run(build, inputs)
     assert bool(calls) == taken
-    monkeypatch.setattr(jit_small.loops, "compiled", False)
-    np.testing.assert_allclose(got, _run(build, inputs), rtol=1e-5, atol=1e-6)
+    with cpu_kernels.TABLE.restricted_to():
+        np.testing.assert_allclose(got, _run(build, inputs), rtol=1e-5, atol=1e-6)
 
 
 def test_dense_with_infinite_bias_as_numpy():
