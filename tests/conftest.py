@@ -1,7 +1,8 @@
 """Shared fixtures: every test starts from a fresh default graph, with fused programs on threads
 whenever their size allows, whatever their work (`fused_kernels.PARALLEL_MIN_WORK`), so that the
-threaded route is the one tested (tests/kernels/cpu/reference/test_fused_kernels.py tests the rule). Tests marked `slow` run only
-when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects markers explicitly."""
+threaded route is the one tested (tests/kernels/cpu/reference/test_fused_kernels.py tests the rule).
+Tests marked `slow` run only when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects
+markers explicitly."""
 
 import os
 
