@@ -1,7 +1,8 @@
 """Shared fixtures: every test starts from a fresh default graph, with fused programs on threads
-whenever their size allows, without first timing a serial run, so that the threaded route is the
-one tested (tests/kernels/cpu/reference/test_fused_kernels.py tests the timing). Tests marked `slow` run only
-when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects markers explicitly."""
+whenever their size allows, whatever their work (`fused_kernels.PARALLEL_MIN_WORK`), so that the
+threaded route is the one tested (tests/kernels/cpu/reference/test_fused_kernels.py tests the rule).
+Tests marked `slow` run only when GRAPHFLOW_RUN_SLOW=1 (CI sets it, see .ci/run) or when `-m` selects
+markers explicitly."""
 
 import os
 
@@ -21,7 +22,7 @@ def fresh_graph():
 
 @pytest.fixture(autouse=True)
 def threads_as_given(monkeypatch):
-    monkeypatch.setattr(fused_kernels, "PARALLEL_MIN_SECONDS", 0)
+    monkeypatch.setattr(fused_kernels, "PARALLEL_MIN_WORK", 0)
 
 
 @pytest.fixture

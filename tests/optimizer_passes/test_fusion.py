@@ -383,7 +383,14 @@ def _operands(op_type, shape, seed):
 @pytest.mark.parametrize("rows,threads", [
     (3, 1), (2 * (fused_kernels.CHUNK_ELEMENTS // 64) + 7, 1),
     (fused_kernels.PARALLEL_MIN_ELEMENTS // 64 + 7, 2)], ids=["whole", "chunked", "threaded"])
-def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
+def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads, compiled):
+    # the numpy program against the op's reference; the compiled program against the op's kernel
+    # with numba where it has one (float32 Sigmoid's compiled function), else its reference
+    if compiled and not cpu_kernels.TABLE.feature("numba"):
+        pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1)")
+    from graphflow.kernels.cpu.numba import fused_program
+    program_class = fused_program.CompiledFusedProgram if compiled else fused_kernels.FusedProgram
     ops, dtype = _operands(op_type, (rows, 64), seed=len(op_type))
     np_dtype = np.dtype(dtype)
     ops = [o.astype(np_dtype) if o.dtype.kind == "f" and dtype == "float32" else o for o in ops]
@@ -392,18 +399,22 @@ def test_every_instruction_matches_the_ops_own_kernel(op_type, rows, threads):
         attrs = {"DstT": "int32"}
     in_dtypes = tuple(o.dtype for o in ops)
     node = KernelNode("k", op_type, attrs, in_dtypes, (None,), (None,), None)
-    want = np.asarray(cpu_kernels.reference_builder(op_type)(node)(*ops))
+    build = cpu_kernels.reference_builder(op_type)
+    if compiled:
+        build = next((i.build for i in cpu_kernels.TABLE.implementations(op_type)
+                      if i.name == "numba" and i.applies(node)), build)
+    want = np.asarray(build(node)(*ops))
     refs = list(range(len(ops)))
     program = {"version": 1, "inputs": [o.dtype.name for o in ops],
                "instructions": [[op_type, refs, attrs, want.dtype.name]], "output": len(ops)}
-    f = fused_kernels.FusedProgram(program, in_dtypes, threads=threads)
+    f = program_class(program, in_dtypes, threads=threads)
     got = f(*ops)
     assert got.dtype == want.dtype and got.shape == want.shape
     # (a float32 Sigmoid's kernel and its instruction, in a compiled run or not, are both
     # kernels/cpu/numba/jit_math.py's sigmoid: the same bits)
     np.testing.assert_array_equal(got, want)
     out = np.empty_like(want)
-    assert fused_kernels.FusedProgram(program, in_dtypes, threads=threads)(*ops, out=out) is out
+    assert program_class(program, in_dtypes, threads=threads)(*ops, out=out) is out
     np.testing.assert_array_equal(out, want)
 
 

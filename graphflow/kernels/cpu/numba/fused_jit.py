@@ -1,6 +1,7 @@
 """Compiled runs of a FusedElementwise program's cheap instructions, when numba is installed
-(optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off). Used by `fused_layout.py`;
-`fused_jit_group.py` picks the runs.
+(optional, like `jit_updates.py`; GRAPHFLOW_NO_JIT=1 switches it off). Used by the compiled program
+(`fused_program.py`) through `fused_layout.py`; `fused_jit_group.py` picks the runs. The unfused
+kernels of the rows marked `compiled_float32` (float32 Sigmoid) register here too (`kernel_function`).
 
 A chunked run of a program calls one numpy ufunc per instruction and chunk. Transcendental ufuncs
 (tanh, exp, ...) are SIMD loops that spend their time computing, and an add or a multiply by a
@@ -39,7 +40,7 @@ dtypes and ranks) when a layout is first built, never per call: a few tenths of 
 about a second once per process to import numba (the benchmark chain's first call took 2.7 s with
 its 3 loops on a loaded 2-core machine). Compiled loops release the GIL, so chunks computed by the
 intra-op threads run in parallel. A run can also be compiled over a range of blocks of whole arrays
-(`Run.ranged_loop`, on first use), which the OpenMP team's threads share (`fused_kernels.py`).
+(`Run.ranged_loop`, on first use), which the OpenMP team's threads share (`fused_program.py`).
 """
 
 import os
@@ -163,6 +164,11 @@ def compilable(ins, dtype_of, operand_kind):
     return False
 
 
+def compiled_op_types():
+    """The op types a compiled run may contain (`compilable` says for which operands)."""
+    return set(_BINARY) | set(_UNARY) | {"AddN", "Select"} | set(_COMPARE) | set(_FLOAT32_CALLS)
+
+
 def expression(ins, names):
     """The numba expression of instruction `ins` over the operand variable names."""
     op = ins.op
@@ -283,7 +289,7 @@ class Run:
     def ranged_loop(self, in_place=None):
         """The run compiled over a range of rows (`_source`, ranged): `loop(period, sign,
         operands..., out, r0, r1)`, the operands and output whole arrays, for a team of threads
-        each computing its own rows (`fused_kernels.py`); `in_place`: the position of the operand
+        each computing its own rows (`fused_program.py`); `in_place`: the position of the operand
         that is the output (the same array). Compiled on first use (for the types of its first
         call); None where it cannot be had."""
         if self._ranged is False:
@@ -386,3 +392,55 @@ def _sign_functions():
             return fn
         _sign_intrinsics = (bitwise(True), bitwise(False))
     return _sign_intrinsics
+
+
+def usable_kernel_function():
+    """`kernel_function` where the plan may choose the compiled elementwise kernels (numba present
+    and allowed: `TABLE.restricted_to`), so that a fused activation (FusedMatMul's, FusedConv2D's)
+    gives the unfused op's bits; else None (the numpy instructions)."""
+    from graphflow.kernels.cpu import TABLE
+
+    impls = [i for i in TABLE.implementations("Sigmoid") if i.name == "numba"]
+    return kernel_function if impls and TABLE.usable(impls[0]) else None
+
+
+def _compiled_row_applies(node):
+    return np.dtype(node.in_dtypes[0]) == _F32 and jit_math.enabled()
+
+
+def _register_compiled_rows():
+    """The unfused kernel of each elementwise row marked `compiled_float32` on float32 inputs: the
+    compiled function (`kernel_function`), so that the op gives the same bits fused or not."""
+    from graphflow.kernels.cpu import cpu_kernel
+
+    for row in elementwise_spec.ROWS:
+        if row.compiled_float32 and row.numpy is not None:
+            def build(node, op=row.op):
+                return lambda x: jit_math.array_call(op, x)
+            cpu_kernel(row.op, name="numba", preference=20, requires=("numba",),
+                       applies=_compiled_row_applies)(build)
+
+
+_register_compiled_rows()
+
+
+def _compiled_activation_applies(node):
+    row = elementwise_spec.ROW.get(node.attrs.get("activation", ""))
+    return (row is not None and row.compiled_float32
+            and np.dtype(node.out_dtypes[0]) == _F32 and jit_math.enabled())
+
+
+def _register_compiled_activation():
+    """FusedMatMul with a `compiled_float32` activation (float32 Sigmoid) where no faster product
+    applies: numpy's product and bias, then the compiled function the unfused op uses (same bits
+    fused or not). oneDNN's and the split products apply it themselves (`usable_kernel_function`)."""
+    from graphflow.kernels.cpu import cpu_kernel
+    from graphflow.kernels.cpu.reference.fused_matmul_kernels import product_then_bias
+
+    @cpu_kernel("FusedMatMul", name="numba_activation", preference=5, requires=("numba",),
+                applies=_compiled_activation_applies)
+    def fused_matmul_compiled_activation(node):
+        return product_then_bias(node, np.matmul, kernel_function)
+
+
+_register_compiled_activation()

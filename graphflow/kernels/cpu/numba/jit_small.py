@@ -1,7 +1,10 @@
 """Inference-sized ops as compiled loops when numba is installed (optional, like `jit_pool.py`): a
 softmax over the last axis, a product of a few rows with bias and Relu (FusedMatMul at batch 1),
 and a bias add with Relu in place (a small FusedConv2D's gathered product). `nn_kernels.py` and
-`fused_kernels.py` keep their numpy forms otherwise and as the reference the tests compare with.
+`fused_conv_kernels.py` keep their numpy forms otherwise and as the reference the tests compare with.
+Softmax and FusedMatMul register the loops as their implementation "numba", chosen when the plan
+is built (`softmax_node_applies`, `dense_node_applies`): the kernels copy an operand that is not laid
+out as the loop reads it (a view), instead of running another path.
 
 At batch 1 these ops are a handful of numpy calls on a few hundred elements, where each call's
 dispatch costs more than its arithmetic: the digits CNN's [1, 10] softmax took 3.1 us as five numpy
@@ -15,7 +18,11 @@ accumulates each output row over k in order (BLAS blocks it differently): also t
 
 import numpy as np
 
+from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_updates
+from graphflow.kernels.cpu.reference.fused_kernels import member_error
+from graphflow.kernels.cpu.reference.fused_matmul_kernels import activation_of
+from graphflow.kernels.cpu.reference.math_kernels import oriented, product_dims
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Products with at most this many rows run as the loop (the loop does not block over rows: with
@@ -151,3 +158,58 @@ def dense(a, b, bias, relu=False):
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
     (loops.compiled or loops())["dense_rows"](a, b, bias, out, relu)
     return out
+
+
+def softmax_node_applies(node):
+    """A Softmax over the last axis of a float32/float64 input whose rank and last dim are known
+    (a last dim of 0 is left to the reference)."""
+    shape = node.in_shapes[0] if node.in_shapes else None
+    if np.dtype(node.in_dtypes[0]) not in _DTYPES or shape is None or len(shape) < 1:
+        return False
+    return node.attrs.get("axis", -1) in (-1, len(shape) - 1) and (shape[-1] or 0) > 0
+
+
+@cpu_kernel("Softmax", name="numba", preference=20, requires=("numba",),
+            applies=softmax_node_applies)
+def softmax_kernel(node):
+    def softmax_loop(x):
+        return softmax(np.ascontiguousarray(x))
+    return softmax_loop
+
+
+def dense_node_applies(node):
+    """A FusedMatMul of at most MAX_ROWS rows and MAX_MACS multiply-adds, all of one float dtype,
+    neither operand transposed (the loop reads rows of a and b), a bias of b's columns, and no
+    activation or a Relu (the one the loop applies)."""
+    dims = product_dims(node)
+    if dims is None or node.attrs.get("transpose_a") or node.attrs.get("transpose_b"):
+        return False
+    m, k, n = dims
+    dtype = np.dtype(node.in_dtypes[0])
+    if dtype not in _DTYPES or any(np.dtype(d) != dtype for d in node.in_dtypes[:3]):
+        return False
+    if node.attrs.get("activation", "") not in ("", "Relu"):
+        return False
+    return (node.in_shapes[2] == (n,) and 0 < m <= MAX_ROWS and k > 0 and n > 0
+            and m * k * n <= MAX_MACS)
+
+
+def _row_contiguous(x):
+    return x if x.strides[-1] == x.itemsize else np.ascontiguousarray(x)
+
+
+@cpu_kernel("FusedMatMul", name="numba", preference=40, requires=("numba",),
+            applies=dense_node_applies)
+def dense_kernel(node):
+    relu = activation_of(node).relu_or_none is True
+
+    def fused_matmul(a, b, bias):
+        try:
+            a, b = oriented(a, b, False, False)
+            if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or bias.shape != b.shape[1:]:
+                raise ValueError(f"FusedMatMul of shapes {a.shape} x {b.shape} + bias {bias.shape}: "
+                                 "the operands do not fit")
+            return dense(_row_contiguous(a), _row_contiguous(b), _row_contiguous(bias), relu)
+        except Exception as exc:
+            raise member_error(exc, node.attrs, 0) from exc
+    return fused_matmul

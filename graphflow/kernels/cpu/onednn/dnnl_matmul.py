@@ -1,9 +1,10 @@
 """2-D float32 matrix products through oneDNN's matmul primitive (`dnnl.py`), with FusedMatMul's
 bias and (where oneDNN computes it exactly: `dnnl.activation_post_ops`) activation applied by the
 primitive itself (post-ops), when the optional oneDNN library
-is installed; `math_kernels.py` (MatMul) and `fused_kernels.py` (FusedMatMul) call `matmul` and keep
-the numpy path (`blas.py`) when it gives None: no oneDNN, `GRAPHFLOW_NO_DNNL=1`, other dtypes,
-batched products, products too small to gain, a bias or activation oneDNN does not take.
+is installed. MatMul's and FusedMatMul's implementation "onednn" (`dnnl_fused_matmul.py`) calls
+`matmul` for the nodes its predicate takes (2-D float32 products of known shape and at least
+MIN_MACS multiply-adds, a bias of the product's columns); `matmul` itself gives None where it does
+not apply (no oneDNN, other dtypes, batched products, products too small, such a bias).
 
 Operands are described as they lie in memory (no copies): a transposed operand (transpose_a/b, a
 gradient's `x.T`) is the array read with swapped strides. Only an operand with neither stride 1

@@ -10,7 +10,7 @@ while it is still in cache, so the output is written once instead of three times
 compute the same values as graphflow's numpy ones (comparisons and one multiply); the other
 activations (transcendental functions, where oneDNN's approximations differ from numpy's in the
 last bits) run as the numpy instruction over the primitive's conv + bias result
-(`fused_kernels.FusedActivation`, shared with FusedMatMul). Elsewhere the Conv2D kernel
+(`dnnl_fused_matmul.FusedActivation`, shared with FusedMatMul). Elsewhere the Conv2D kernel
 (`conv_kernels.py`) runs, then the bias add and the activation in place: the numpy reference the
 tests compare with. A small convolution the Conv2D kernel would run gathered (`conv_gather.py`:
 below oneDNN's `MIN_MACS`, as at batch 1) goes there directly, the route decided once per input
@@ -59,8 +59,9 @@ from graphflow.kernels.cpu import choose, cpu_kernel
 from graphflow.kernels.cpu.blocked import conv_gather, conv_taps
 from graphflow.kernels.cpu.numba import jit_conv, jit_small
 from graphflow.kernels.cpu.onednn import dnnl_conv, dnnl_conv_grads, dnnl_small_conv
+from graphflow.kernels.cpu.onednn.dnnl_fused_matmul import FusedActivation
 from graphflow.kernels.cpu.reference import conv_kernels
-from graphflow.kernels.cpu.reference.fused_kernels import FusedActivation, member_error
+from graphflow.kernels.cpu.reference.fused_kernels import member_error
 from graphflow.kernels.cpu.threads import blas
 from graphflow.ops import fused_ops
 

@@ -1,4 +1,4 @@
-"""numpy kernels for the fused ops (`FusedElementwise`, `FusedMatMul`).
+"""numpy reference of `FusedElementwise` (and the program `FusedElementwiseSum` runs).
 
 A FusedElementwise program (format: `graphflow/optimizer_passes/fusion.py`) is compiled once per plan
 step into a list of instructions, each a numpy function writing into an `out` buffer. A run then
@@ -9,36 +9,31 @@ input are computed once before the loop, and the last instruction writes straigh
 The unfused plan instead allocates one full-size temporary per op and streams every array through
 memory once per op.
 
-Outputs of `PARALLEL_MIN_ELEMENTS` or more, of programs that take one thread at least
-`PARALLEL_MIN_SECONDS` (timed on their first calls), are computed by up to `threads` threads at once (the
-session's intra-op thread count, see `graphflow.framework.config`): the calling thread and workers of the
-process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
+Outputs of `PARALLEL_MIN_ELEMENTS` or more, of programs whose output elements times computing
+instructions reach `PARALLEL_MIN_WORK`, are computed by up to `threads` threads at once (the
+session's intra-op thread count, see `graphflow.framework.config`): the calling thread and workers of
+the process's intra-op pool (`intra_op.py`) take chunks of `PARALLEL_CHUNK_ELEMENTS` from one shared
 sequence, each thread with its own registers. The result is the same bits as a single-thread run's:
 each instruction is elementwise and numpy computes an element the same way wherever a call on a
 chunk starts (the whole-array, chunked and threaded runs of every instruction type are checked
 against the op's own kernel, bit for bit).
 
-With numba installed, runs of the cheap arithmetic instructions of a chunked program are compiled
-loops (`fused_jit.py`, same bits as the numpy instructions); `GRAPHFLOW_NO_JIT=1` keeps numpy only.
-A program that is one such run, of `TEAM_MIN_ELEMENTS` or more, runs instead on the OpenMP team
-(`omp_team.py`) while the threading chooser runs products as a team: its ranged loop over whole
-arrays, each team thread a share of the blocks, with the same bits.
+With numba, the plan chooses the compiled program instead (`numba/fused_program.py`, a subclass of
+`FusedProgram` through its hooks `_prepare` and `_run_whole_program`): runs of cheap instructions
+become compiled loops, and a program that is one such run may run on the OpenMP team.
 
 Both fused kernels accept `out=`: the memory plan may hand them a dead input's buffer to write into.
 """
 
 import math
-import time
 
 import numpy as np
 
 from graphflow.framework import config
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.numba import fused_jit, jit_small
-from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
-from graphflow.kernels.cpu.reference.fused_instructions import _CLAMPS, instruction
+from graphflow.kernels.cpu.reference.fused_instructions import CLAMPS, instruction
 from graphflow.kernels.cpu.reference.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
-from graphflow.kernels.cpu.threads import blas, intra_op, omp_team
+from graphflow.kernels.cpu.threads import intra_op
 from graphflow.ops import registry
 
 # Below this many output elements the program runs on whole arrays, one numpy call per instruction
@@ -53,21 +48,15 @@ PARALLEL_CHUNK_ELEMENTS = 1 << 16
 # when the session allows more than one: below it, waking the workers and the GIL handovers cost
 # about what they save (measured on 2 cores: even at ~130K elements, gains from ~190K).
 PARALLEL_MIN_ELEMENTS = 3 * PARALLEL_CHUNK_ELEMENTS
-# ... and only when one thread alone takes at least this long for the program (the best of its
-# first SERIAL_TRIALS calls for those input shapes, which run on the calling thread): handing
-# chunks to a woken pool worker costs 0.1-0.2 ms on this 2-core machine, so a cheap program is
-# faster alone up to about 0.4 ms (measured, one thread / two, ms: ReLU of 1M float32 0.32 / 0.39,
-# tanh 1M 0.34 / 0.37, exp 1M 0.44 / 0.42, add + ReLU 1M 0.47 / 0.42, the benchmark's
-# tanh/sigmoid chain 512K 0.44 / 0.37 and 1M 0.93 / 0.61, ReLU 4M 1.22 / 0.86).
-PARALLEL_MIN_SECONDS = 4e-4
-SERIAL_TRIALS = 3
-# A program that is one compiled run (`fused_jit.Run.ranged_loop`) runs on the OpenMP team of
-# oneDNN's products (`omp_team.py`) from this many output elements on, while the threading chooser
-# runs products as a team: its threads spin awake between the convolutions around a batch norm's
-# ReLU or a ReLU's gradient, where waking the intra-op pool costs more than a second thread saves.
-# Measured right after a team product (a ReLU gradient's select, float32, median us, team / one
-# thread): 32K 34.8 / 17.7, 64K 28.3 / 23.6, 128K 36.8 / 42.2, 256K 49.6 / 70.6.
-TEAM_MIN_ELEMENTS = 1 << 17
+# ... and only when the output's elements times the program's computing instructions reach this
+# (about 0.4 ms on one thread): handing chunks to a woken pool worker costs 0.1-0.2 ms on a 2-core
+# machine, so a cheap program is faster alone. Measured (one thread / two, ms): ReLU of 1M float32
+# 0.32 / 0.39, tanh 1M 0.34 / 0.37, exp 1M 0.44 / 0.42 (1M work each: alone), add + ReLU 1M
+# 0.47 / 0.42, the benchmark's tanh/sigmoid chain 512K 0.44 / 0.37 and 1M 0.93 / 0.61, ReLU 4M
+# 1.22 / 0.86 (2M work and more: threads). (This replaced timing each program's first serial
+# calls, which gave the same choices on these programs and a plan whose threads do not depend on
+# the load of its first calls.)
+PARALLEL_MIN_WORK = 3 << 19
 # Chunk layouts (one per combination of input shapes) each kernel keeps, oldest dropped first.
 _MAX_LAYOUTS = 8
 
@@ -98,6 +87,9 @@ class FusedProgram:
 
     accepts_out = True
     checks_out_shape = True  # an `out` of the wrong shape or dtype is ignored, not an error
+    # compiled(op_type, dtype) -> a compiled function standing in for an instruction's numpy one,
+    # or None (`fused_instructions.instruction`); the numpy program has none
+    compiled_functions = None
 
     def __init__(self, program, in_dtypes, name="FusedElementwise", provenance=None, threads=None,
                  chunk_elements=None):
@@ -113,7 +105,6 @@ class FusedProgram:
         value_dtypes = [np.dtype(d) for d in in_dtypes]
         self.instrs = []
         self._extra = []  # values added by lowering, numbered after the program's own
-        self._jit = fused_jit.enabled()
         for j, (op_type, refs, attrs, dtype) in enumerate(program["instructions"]):
             dt = np.dtype(dtype)
             vid = n_in + j
@@ -121,10 +112,11 @@ class FusedProgram:
             lowered = len(self._extra)
             if constant:
                 ins = _Instr(vid, op_type, (), None, True, dt, np.asarray(attrs["value"], dtype=dt))
-            elif op_type in _CLAMPS:
+            elif op_type in CLAMPS:
                 ins = self._lower_clamp(vid, op_type, refs[0], dt, n_in + len(program["instructions"]))
             else:
-                fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt)
+                fn, alias_ok = instruction(op_type, attrs, [value_dtypes[r] for r in refs], dt,
+                                           self.compiled_functions)
                 ins = _Instr(vid, op_type, tuple(refs), fn, alias_ok, dt)
             if not constant:
                 for part in [ins] + self._extra[lowered:]:  # (errors in lowered steps name it too)
@@ -137,9 +129,6 @@ class FusedProgram:
         self.output = program["output"]
         self.out_dtype = value_dtypes[self.output]
         self._layouts = {}
-        # input shapes -> (serial calls timed, best seconds) until decided, then True (threads
-        # pay) or False (`PARALLEL_MIN_SECONDS`)
-        self._threads_pay = {}
         last = {}
         for i, ins in enumerate(self.instrs):
             for r in ins.refs:
@@ -159,7 +148,7 @@ class FusedProgram:
         """Relu(x) -> Maximum(x, 0) and Relu6(x) -> Minimum(Maximum(x, 0), 6) with the bounds as
         constants, so that chunked runs compare against constant registers (see `_allocate`)."""
         ids = []
-        for bound in _CLAMPS[op_type]:
+        for bound in CLAMPS[op_type]:
             cid = first_extra + len(self._extra)
             const = _Instr(cid, "Const", (), None, True, dtype, np.asarray(bound, dtype=dtype))
             self._extra.append(const)
@@ -180,13 +169,6 @@ class FusedProgram:
             return self._evaluate(arrays, out)
         except Exception as exc:
             raise self._diagnose(arrays, exc) from exc
-
-    def _time_serial_run(self, shapes, trials, seconds):
-        """Record a serial run's time for these input shapes; decide after SERIAL_TRIALS."""
-        count, best = trials
-        count, best = count + 1, min(best, seconds)
-        self._threads_pay[shapes] = (best >= PARALLEL_MIN_SECONDS if count >= SERIAL_TRIALS
-                                     else (count, best))
 
     def _diagnose(self, arrays, exc):
         """The error of the first instruction that fails on whole arrays, naming the user's op it
@@ -242,29 +224,34 @@ class FusedProgram:
             return out
         return result
 
+    def threads_for(self, size):
+        """Threads a chunked run of `size` output elements uses at most (`PARALLEL_MIN_ELEMENTS`,
+        `PARALLEL_MIN_WORK`): a static rule on the size and the program."""
+        if size >= PARALLEL_MIN_ELEMENTS and size * self._computing_steps >= PARALLEL_MIN_WORK:
+            return self.threads
+        return 1
+
+    def _prepare(self, arrays, size, shape):
+        """(arrays, group) for a chunked run: the arrays as the layout takes them and the function
+        grouping the steps into compiled runs (`_Layout`'s `group`), None for numpy calls only."""
+        return arrays, None
+
+    def _run_whole_program(self, layout, vals, views, t, size, out_is_input):
+        """Compute the whole program some other way than the layout's chunks (the compiled
+        program's team run); True when done. The numpy program has no other way."""
+        return False
+
     def _run_chunked(self, arrays, shape, out, out_is_input):
         size = math.prod(shape)
-        threads = self.threads if size >= PARALLEL_MIN_ELEMENTS else 1
+        threads = self.threads_for(size)
         parallel = threads > 1 and not intra_op.in_worker()
-        jit = self._jit and fused_jit.errstate_allows()
-        if jit:
-            arrays, jit = _contiguous_for_jit(arrays, size)
-        if jit and self._computing_steps >= 2:
-            arrays = _inner_broadcasts_expanded(arrays, shape)
-        timing = None
-        if parallel and PARALLEL_MIN_SECONDS > 0:  # (0: threads whenever the size allows)
-            shapes = tuple([a.shape for a in arrays])
-            pays = self._threads_pay.get(shapes, (0, math.inf))
-            if pays is False:
-                parallel = False
-            elif pays is not True:
-                parallel, timing = False, (shapes, pays)
-        key = (tuple([a.shape for a in arrays]), out_is_input, parallel, jit)
+        arrays, group = self._prepare(arrays, size, shape)
+        key = (tuple([a.shape for a in arrays]), out_is_input, parallel, group is not None)
         layout = self._layouts.get(key)
         if layout is None:
             layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
                              PARALLEL_CHUNK_ELEMENTS if parallel else
-                             self.chunk_elements or CHUNK_ELEMENTS, jit)
+                             self.chunk_elements or CHUNK_ELEMENTS, group)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 try:  # (other threads running this plan may be evicting too)
                     self._layouts.pop(next(iter(self._layouts)))
@@ -283,20 +270,17 @@ class FusedProgram:
         constants = [np.full(s, np.asarray(vals[v]).reshape(()), dt) for v, s, dt in layout.constants]
         target = out if out is not None and out.flags.c_contiguous else np.empty(shape, self.out_dtype)
         t = target.reshape(layout.target_shape)
-        on_team = (layout.whole_run is not None and size >= TEAM_MIN_ELEMENTS
-                   and omp_team.wanted(self.threads)
-                   and self._run_on_team(layout, vals, views, t, out is not None and out_is_input))
-        if not on_team:
+        if not self._run_whole_program(layout, vals, views, t, size,
+                                       out is not None and out_is_input):
             self._run_chunks(layout, vals, views, constants, t,
-                             min(threads, layout.num_chunks) if parallel else 1, timing)
+                             min(threads, layout.num_chunks) if parallel else 1)
         if out is not None and target is not out:
             np.copyto(out, target)
             return out
         return target
 
-    def _run_chunks(self, layout, vals, views, constants, t, threads, timing):
-        """The layout's loop over every chunk: on `threads` threads, or on this one (timed for the
-        threads' decision while `timing`)."""
+    def _run_chunks(self, layout, vals, views, constants, t, threads):
+        """The layout's loop over every chunk: on `threads` threads, or on this one."""
         if threads > 1:
             # every thread takes chunks from one sequence until none is left, in its own registers
             # (the constant registers are only read: shared)
@@ -308,69 +292,8 @@ class FusedProgram:
             intra_op.POOL.run_shared(work, threads)
             return
         registers = layout.borrow_registers()
-        start = time.perf_counter() if timing else 0.0
         layout.loop(vals, views, registers, constants, t, layout.chunk_starts())
-        if timing:
-            self._time_serial_run(*timing, time.perf_counter() - start)
         layout.return_registers(registers)
-
-    def _run_on_team(self, layout, vals, views, t, out_is_input):
-        """Compute a program that is one compiled run on the OpenMP team, each thread its share of
-        blocks. False where its ranged loop cannot be had (compiled, or called with these types)
-        or the output overlaps an operand other than by being it: the chunked run then computes
-        the program as before."""
-        run = layout.whole_run
-        operands = layout.whole_run_operands(vals, views)
-        in_place = None
-        if out_is_input:
-            address = t.__array_interface__["data"][0]
-            in_place = next((k for k, a in enumerate(operands) if a.size == t.size
-                             and a.__array_interface__["data"][0] == address), None)
-            if in_place is None:
-                return False
-        loop = run.ranged_loop(in_place)
-        if loop is None:
-            return False
-        try:
-            omp_team.run(loop, (run.period, fused_jit.SIGN, *operands, t), run.ranged_blocks(t.size),
-                         self.threads)
-        except Exception:  # numba could not type the call: never again for this run
-            if run.ranged_ran:
-                raise
-            run.ranged_failed()
-            return False
-        run.ranged_ran = True
-        return True
-
-
-def _contiguous_for_jit(arrays, size):
-    """(arrays, True) when the compiled runs can take them: C-contiguous, with an input that is not
-    (a view from Split or a slice, say) copied when the output fits in one chunk (a copy of one
-    chunk costs less than the numpy calls it saves); else (arrays, False)."""
-    for k, a in enumerate(arrays):
-        if not a.flags.c_contiguous:
-            if size > CHUNK_ELEMENTS:
-                return arrays, False
-            arrays = list(arrays)
-            for j in range(k, len(arrays)):
-                if not arrays[j].flags.c_contiguous:
-                    arrays[j] = np.ascontiguousarray(arrays[j])
-            return arrays, True
-    return arrays, True
-
-
-def _inner_broadcasts_expanded(arrays, shape):
-    """`arrays` with each input that follows the output along its first axis but repeats along
-    inner ones ([n, 1, 1, c] against [n, h, w, c]: a global average pool's gradient, per image and
-    channel) copied to the output's shape. The compiled runs read full-size operands, scalars and
-    rows repeated along the chunk (a bias), not these: with one, the program ran one chunked numpy
-    call per instruction. The copy holds the same values, so the same bits (the ReLU mask of such
-    a gradient, [64, 8, 8, 64] float32, two threads: 180 -> 67 us)."""
-    for k, a in enumerate(arrays):
-        if a.ndim == len(shape) and a.shape != shape and a.shape[0] == shape[0] > 1:
-            arrays = list(arrays)
-            arrays[k] = np.ascontiguousarray(np.broadcast_to(a, shape))
-    return arrays
 
 
 def member_error(exc, provenance, index):
@@ -394,85 +317,3 @@ def member_error(exc, provenance, index):
 def _fused_elementwise(node):
     threads = getattr(node.state, "intra_op_threads", None)  # the session's, when it set one
     return FusedProgram(node.attrs["program"], node.in_dtypes, node.name, node.attrs, threads)
-
-
-class FusedActivation:
-    """The activation of a fused op (FusedMatMul, FusedConv2D): as oneDNN post-ops where those
-    compute graphflow's values exactly (`dnnl.activation_post_ops`), else as graphflow's numpy
-    instruction applied to the op's result (`finish`)."""
-
-    __slots__ = ("post_ops", "act", "alias_ok", "exact_post_ops", "relu_or_none")
-
-    def __init__(self, activation, attrs, dtype):
-        attrs = attrs or {}
-        self.act, self.alias_ok = (None, True)
-        if activation:
-            self.act, self.alias_ok = instruction(activation, attrs, [dtype], dtype)
-        exact = dnnl.activation_post_ops(activation, attrs)
-        self.exact_post_ops = exact is not None
-        self.post_ops = exact if exact is not None else ()  # what a primitive is asked to apply
-        # None: no activation; True: a Relu (max(x, 0), as its exact post-op says), which the
-        # compiled loops apply themselves; False: another one
-        self.relu_or_none = None if self.act is None else exact == dnnl.RELU_POST_OPS
-
-    def finish(self, out, by_primitive):
-        """`out` activated: as it is when a primitive applied the post-ops (`by_primitive`) and
-        they were the whole activation, else through the numpy instruction (in place if it may)."""
-        if self.act is None or (by_primitive and self.exact_post_ops):
-            return out
-        if self.alias_ok:
-            self.act(out, out=out)
-            return out
-        result = np.empty_like(out)
-        self.act(out, out=result)
-        return result
-
-
-@cpu_kernel("FusedMatMul")
-def _fused_matmul(node):
-    ta = node.attrs.get("transpose_a", False)
-    tb = node.attrs.get("transpose_b", False)
-    activation = FusedActivation(node.attrs.get("activation", ""),
-                                 node.attrs.get("activation_attrs"), node.out_dtypes[0])
-    threads = blas.session_threads(node)
-    fitting = set()  # (result shape, bias shape) pairs that broadcast to the result
-    loop_activation = activation.relu_or_none is not False
-    relu = activation.relu_or_none is True
-    small = {}  # operand shapes, strides and dtypes -> whether the compiled loop runs them
-
-    def fused_matmul(a, b, bias):
-        stage = 0  # the member being computed: matmul, bias, activation
-        try:
-            if ta:
-                a = np.swapaxes(a, -1, -2)
-            if tb:
-                b = np.swapaxes(b, -1, -2)
-            if loop_activation and type(bias) is np.ndarray:  # a few rows (batch 1): one loop
-                key = (a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype, bias.shape,
-                       bias.dtype)
-                use = small.get(key)
-                if use is None:
-                    if len(small) >= 16:
-                        small.clear()
-                    use = small[key] = jit_small.dense_applies(a, b, bias)
-                if use:
-                    return jit_small.dense(a, b, bias, relu)
-            out = dnnl_matmul.matmul(a, b, threads, bias, activation.post_ops)
-            by_primitive = out is not None  # oneDNN added the bias (and applied the post-ops)
-            if not by_primitive:
-                out = blas.matmul(a, b, threads)
-                stage = 1
-                shapes = (out.shape, np.shape(bias))
-                if shapes not in fitting:  # checked once per pair of shapes
-                    if np.broadcast_shapes(*shapes) != out.shape:
-                        raise ValueError(f"bias of shape {shapes[1]} does not match the matmul "
-                                         f"result of shape {out.shape}")
-                    if len(fitting) >= 16:
-                        fitting.clear()
-                    fitting.add(shapes)
-                np.add(out, bias, out=out)
-            stage = 2
-            return activation.finish(out, by_primitive)
-        except Exception as exc:
-            raise member_error(exc, node.attrs, stage) from exc
-    return fused_matmul

@@ -5,15 +5,14 @@ For one combination of input shapes, a `_Layout` decides which inputs are cut in
 reused as soon as its value is dead) and generates a loop function with one straight line per
 instruction. The loop takes the chunk start rows to compute as an iterator: the whole range for a
 single-thread run, or one iterator shared by the threads of a parallel run, each thread with its own
-registers. With numba, runs of cheap instructions are first grouped into compiled steps
-(`fused_jit.py`), each one line of the loop that may write several registers.
+registers. The compiled program (`numba/fused_program.py`) passes a `group` function that first
+turns runs of cheap instructions into compiled steps (`numba/fused_jit_group.py`), each one line of
+the loop that may write several registers; the numpy program passes none.
 """
 
 import math
 
 import numpy as np
-
-from graphflow.kernels.cpu.numba import fused_jit, fused_jit_group
 
 # Elements per chunk. numpy's per-call cost is ~1 us, so chunks must stay large enough to amortize it
 # while the few live registers (128 KiB each for float32) stay in the L2 cache; measured with
@@ -37,7 +36,7 @@ class _Layout:
     `loop(vals, views, registers, constants, target, starts)` with one straight line per
     instruction, computing the chunks that begin at the rows `starts` yields (`chunk_starts()`)."""
 
-    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None, jit=False):
+    def __init__(self, program, in_shapes, shape, out_is_input, chunk_elements=None, group=None):
         self.loop = None
         self._spare = []  # register sets of finished runs (`borrow_registers`)
         chunk_elements = chunk_elements or CHUNK_ELEMENTS
@@ -76,13 +75,14 @@ class _Layout:
                 self.hoisted.append(ins)
                 fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
                 names[ins.id] = f"h{ins.id}"
-        if jit:  # runs of cheap instructions as compiled loops (`fused_jit.py`)
-            steps = fused_jit_group.group(program, steps, chunk_shape, fixed_shape, full)
-        self.runs = [s for s in steps if isinstance(s, fused_jit.Run)]
+        if group is not None:  # runs of cheap instructions as compiled steps (`fused_jit_group.py`)
+            steps = group(program, steps, chunk_shape, fixed_shape, full)
+        # compiled steps (each with a `ranged_loop`: `fused_jit.Run`)
+        self.runs = [s for s in steps if hasattr(s, "ranged_loop")]
         # the program as one compiled run over whole arrays (`whole_run_operands`): one step that
         # writes the output alone, full-size
         self.whole_run = None
-        if (len(steps) == 1 and isinstance(steps[0], fused_jit.Run) and steps[0].id == program.output
+        if (len(steps) == 1 and hasattr(steps[0], "ranged_loop") and steps[0].id == program.output
                 and not steps[0].extra_ids and chunk_shape[program.output] == full):
             self.whole_run = steps[0]
             view_at = {i: k for k, (i, _) in enumerate(self.chunked)}

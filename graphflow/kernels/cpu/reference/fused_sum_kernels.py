@@ -13,7 +13,8 @@ program alone on the four blocks, each one compiled run, 0.34 ms on two threads,
 unfused plan writes the program's whole value out and reads it back for the Sum kernel (ones @ X
 over all rows at once): the same sum in another order, equal to float rounding. Inputs whose
 leading axes neither match the value's nor all broadcast take the unfused route here: the program,
-then that sum.
+then that sum. The program is the numpy `FusedProgram` here; with numba the plan chooses the
+compiled program's version (`numba/fused_program.py`, through `fused_sum_kernel`).
 """
 
 import math
@@ -30,9 +31,15 @@ BLOCK_ELEMENTS = 1 << 18
 
 @cpu_kernel("FusedElementwiseSum")
 def _fused_elementwise_sum(node):
+    return fused_sum_kernel(node, FusedProgram)
+
+
+def fused_sum_kernel(node, program_class):
+    """The FusedElementwiseSum kernel of `node` with its program a `program_class` (FusedProgram
+    or the compiled one)."""
     attrs = node.attrs
-    program = FusedProgram(attrs["program"], node.in_dtypes, node.name, attrs, threads=1,
-                           chunk_elements=BLOCK_ELEMENTS)  # a block: one compiled run
+    program = program_class(attrs["program"], node.in_dtypes, node.name, attrs, threads=1,
+                            chunk_elements=BLOCK_ELEMENTS)  # a block: one compiled run
     leading, keepdims, mean = attrs["leading_axes"], attrs["keepdims"], attrs["mean"]
 
     def fused_elementwise_sum(*inputs):

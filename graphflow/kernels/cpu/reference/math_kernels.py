@@ -4,37 +4,19 @@ select, cast, clip, add_n), matmul, reductions."""
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel, simple
-from graphflow.kernels.cpu.numba import fused_jit
-from graphflow.kernels.cpu.onednn import dnnl_matmul
-from graphflow.kernels.cpu.threads import blas
 from graphflow.ops import elementwise_spec
 
 
 def elementwise_kernel(row):
     """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
-    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here; for a row
-    marked `compiled_float32`, the compiled function where `fused_jit.kernel_function` gives one."""
+    the fused CPU instruction, see `fused_instructions.py`), which gives a new array here (a row
+    marked `compiled_float32` also has a compiled float32 implementation: `numba/fused_jit.py`)."""
     if isinstance(row.numpy, str):
         fn = getattr(np, row.numpy)
         return lambda node: fn
     if row.numpy_for_attrs:
         return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
-    if row.compiled_float32:
-        return lambda node: _compiled_or_numpy(
-            fused_jit.kernel_function(row.op, node.in_dtypes[0]), row.numpy)
     return lambda node: row.numpy
-
-
-def _compiled_or_numpy(compiled, numpy_fn):
-    """`compiled` on float32 arrays (what the kernel was built for), `numpy_fn` on anything else."""
-    if compiled is None:
-        return numpy_fn
-
-    def run(x):
-        if type(x) is not np.ndarray or x.dtype != np.float32:
-            return numpy_fn(x)
-        return compiled(x)
-    return run
 
 
 # The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
@@ -46,22 +28,45 @@ for _row in elementwise_spec.ROWS:
 simple("Where", lambda cond: np.argwhere(cond).astype(np.int64))
 
 
+def oriented(a, b, transpose_a, transpose_b):
+    """The operands of a product as `np.matmul` takes them: each transposed (a view) where its
+    attr says so; operands of rank below 2 are an error."""
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul needs inputs of rank >= 2, got shapes {a.shape} and {b.shape}")
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return a, b
+
+
+def product_dims(node):
+    """(m, k, n) of a MatMul or FusedMatMul node whose operands are 2-D with every dim known
+    (after its transposes); None otherwise (the predicates of the other implementations)."""
+    shapes = node.in_shapes
+    if shapes is None or len(shapes) < 2:
+        return None
+    sa, sb = shapes[0], shapes[1]
+    if sa is None or sb is None or len(sa) != 2 or len(sb) != 2 or None in sa or None in sb:
+        return None
+    m, k = reversed(sa) if node.attrs.get("transpose_a", False) else sa
+    k2, n = reversed(sb) if node.attrs.get("transpose_b", False) else sb
+    return (m, k, n) if k == k2 else None
+
+
+def product_ranks(node):
+    """(rank of a, rank of b) where both are known, else None."""
+    shapes = node.in_shapes
+    if shapes is None or len(shapes) < 2 or shapes[0] is None or shapes[1] is None:
+        return None
+    return len(shapes[0]), len(shapes[1])
+
+
 @cpu_kernel("MatMul")
 def _matmul(node):
     ta = node.attrs.get("transpose_a", False)
     tb = node.attrs.get("transpose_b", False)
-    threads = blas.session_threads(node)
-
-    def matmul(a, b):
-        if a.ndim < 2 or b.ndim < 2:
-            raise ValueError(f"matmul needs inputs of rank >= 2, got shapes {a.shape} and {b.shape}")
-        if ta:
-            a = np.swapaxes(a, -1, -2)
-        if tb:
-            b = np.swapaxes(b, -1, -2)
-        out = dnnl_matmul.matmul(a, b, threads)
-        return blas.matmul(a, b, threads) if out is None else out
-    return matmul
+    return lambda a, b: np.matmul(*oriented(a, b, ta, tb))
 
 
 def _axis(attrs):

@@ -1,12 +1,11 @@
 """numpy kernels for the nn ops other than convolution and pooling: softmax, log_softmax, the
 cross-entropy losses, bias_add (+ its gradient) and l2_loss. All are computed stably
-(max-shifted exponentials, log1p forms). With numba, Softmax over the last axis runs as one compiled
-loop (`jit_small.py`; these numpy forms stay the reference)."""
+(max-shifted exponentials, log1p forms). With numba, the plan runs a Softmax over the last axis as
+one compiled loop instead (`numba/jit_small.py`; these numpy forms stay the reference)."""
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.numba import jit_small
 
 
 # The ndarray methods (x.max, e.sum), not np.max / np.sum: the functions' argument handling costs
@@ -24,8 +23,6 @@ def _softmax(node):
     axis = node.attrs.get("axis", -1)
 
     def softmax(x):
-        if jit_small.softmax_applies(x, axis):  # one compiled loop (`jit_small.py`)
-            return jit_small.softmax(x)
         x = np.asarray(x)
         e = x - x.max(axis=axis, keepdims=True)
         e = np.exp(e, out=e) if isinstance(e, np.ndarray) else np.exp(e)

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu.numba import fused_jit, jit_math
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.kernels.cpu.numba import fused_jit, fused_program, jit_math
 from graphflow.kernels.cpu.reference import fused_kernels
 from tests.kernels.cpu.reference.test_fused_kernels import CASES as THREAD_CASES
 from tests.op_cases import fused_cases
@@ -28,13 +30,8 @@ def _build(program, dtypes, threads, jit):
     if jit:
         if not fused_jit.enabled():
             pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
-        return fused_kernels.FusedProgram(program, dts, threads=threads)
-    saved = fused_jit._numba
-    fused_jit._numba = False
-    try:
-        return fused_kernels.FusedProgram(program, dts, threads=threads)
-    finally:
-        fused_jit._numba = saved
+        return fused_program.CompiledFusedProgram(program, dts, threads=threads)
+    return fused_kernels.FusedProgram(program, dts, threads=threads)
 
 
 def _runs(f):
@@ -61,7 +58,7 @@ def _reference(program, dtypes, threads, f):
     saved = fused_jit._compile
     fused_jit._compile = not_compiled
     try:
-        g = fused_kernels.FusedProgram(program, dtypes, threads=threads)
+        g = fused_program.CompiledFusedProgram(program, dtypes, threads=threads)
     finally:
         fused_jit._compile = saved
 
@@ -453,17 +450,27 @@ def test_random_programs(seed):
 
 # ------------------------------------------------------------------ when numpy is kept
 def test_no_jit_switch_keeps_the_numpy_instructions(monkeypatch):
-    monkeypatch.setenv("GRAPHFLOW_NO_JIT", "1")
-    monkeypatch.setattr(fused_jit, "_numba", None)
-    assert not fused_jit.enabled()
     program = fused_cases.BENCH_PROGRAM
+    node = KernelNode("f", "FusedElementwise", {"program": program}, (np.dtype(np.float32),),
+                      (np.dtype(np.float32),), ((CHUNKED,),), SessionState(), in_shapes=((CHUNKED,),))
+    monkeypatch.setenv("GRAPHFLOW_NO_JIT", "1")
+    cpu_kernels.TABLE.forget_features()
+    try:
+        assert cpu_kernels.TABLE.choose(node).name == "reference"
+    finally:
+        monkeypatch.delenv("GRAPHFLOW_NO_JIT")
+        cpu_kernels.TABLE.forget_features()
+    if fused_jit.enabled():
+        assert cpu_kernels.TABLE.choose(node).name == "numba"
+    with cpu_kernels.TABLE.restricted_to():
+        assert cpu_kernels.TABLE.choose(node).name == "reference"
     x = _data(CHUNKED, 11)
     f = fused_kernels.FusedProgram(program, [np.dtype(np.float32)], threads=1)
     got = f(x)
     assert not _runs(f) and [i.op for i in f.instrs].count("Tanh") == 1
     np.testing.assert_allclose(got, fused_cases.bench_reference(x), rtol=2e-6)
-    monkeypatch.setattr(fused_jit, "_numba", None)
-    monkeypatch.delenv("GRAPHFLOW_NO_JIT")
+    if not fused_jit.enabled():
+        return
     monkeypatch.setenv("GRAPHFLOW_JIT_MATH", "0")  # numpy's tanh in the compiled runs: numpy's bits
     assert _build(program, ["float32"], 1, jit=True)(x).tobytes() == got.tobytes()
 
@@ -473,9 +480,9 @@ def test_errors_asked_for_run_the_numpy_instructions():
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
     program = _program(["float32"], [["Const", [], {"value": 1e30}, "float32"],
                                      ["Mul", [0, 1], {}, "float32"], ["Mul", [2, 1], {}, "float32"]])
-    f = fused_kernels.FusedProgram(program, [np.dtype(np.float32)], name="big", threads=1,
-                                   provenance={"members": ["scale", "again"],
-                                               "member_types": ["Mul", "Mul"]})
+    f = fused_program.CompiledFusedProgram(program, [np.dtype(np.float32)], name="big", threads=1,
+                                           provenance={"members": ["scale", "again"],
+                                                       "member_types": ["Mul", "Mul"]})
     x = _data(CHUNKED, 12, edge_every=1000)
     with np.errstate(over="raise"):
         with pytest.raises(FloatingPointError, match="in 'scale' \\(Mul\\)"):
@@ -583,7 +590,7 @@ def _team_programs():
     chain = _program(["float64", "float64"], [
         ["Mul", [0, 1], {}, "float64"], ["Const", [], {"value": -3.0}, "float64"],
         ["Add", [2, 3], {}, "float64"], ["Maximum", [4, 1], {}, "float64"]])
-    odd = fused_kernels.TEAM_MIN_ELEMENTS + 4_321
+    odd = fused_program.TEAM_MIN_ELEMENTS + 4_321
     residual = _program(["float32"] * 5, [
         ["Sub", [0, 1], {}, "float32"], ["Mul", [5, 2], {}, "float32"],
         ["Add", [6, 3], {}, "float32"], ["Add", [7, 4], {}, "float32"], ["Relu", [8], {}, "float32"]])

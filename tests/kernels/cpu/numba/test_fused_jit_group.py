@@ -6,7 +6,7 @@ the OpenMP team may compute over whole arrays (`_Layout.whole_run`)."""
 import numpy as np
 import pytest
 
-from graphflow.kernels.cpu.numba import fused_jit, fused_jit_group
+from graphflow.kernels.cpu.numba import fused_jit, fused_jit_group, fused_program
 from graphflow.kernels.cpu.reference import fused_kernels
 
 N = 3 * fused_kernels.CHUNK_ELEMENTS + 7
@@ -17,7 +17,7 @@ def _layout(instructions, dtypes=("float32",)):
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): numpy only")
     program = {"version": 1, "inputs": list(dtypes), "instructions": instructions,
                "output": len(dtypes) + len(instructions) - 1}
-    f = fused_kernels.FusedProgram(program, [np.dtype(d) for d in dtypes], threads=1)
+    f = fused_program.CompiledFusedProgram(program, [np.dtype(d) for d in dtypes], threads=1)
     f(*[np.ones(N, d) for d in dtypes])
     (layout,) = f._layouts.values()
     return layout

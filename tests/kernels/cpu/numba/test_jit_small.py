@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.numba import jit_small
 from graphflow.ops import fused_ops
 from tests.op_cases import fused_cases, nn_cases
@@ -85,8 +87,8 @@ CASES = [c for c in nn_cases.CASES + fused_cases.CASES if c.op_type in ("Softmax
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_op_cases_match_with_the_loops_and_without(case, monkeypatch):
     got = _run(case.build, case.inputs)
-    monkeypatch.setattr(jit_small.loops, "compiled", False)
-    want = _run(case.build, case.inputs)
+    with cpu_kernels.TABLE.restricted_to():  # the numpy references
+        want = _run(case.build, case.inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -101,8 +103,8 @@ def test_fused_matmul_takes_the_loop_for_relu_or_no_activation(activation, taken
     build = lambda a, b, c: fused_ops.fused_matmul(a, b, c, activation)  # noqa: E731
     got = _run(build, inputs)
     assert bool(calls) == taken
-    monkeypatch.setattr(jit_small.loops, "compiled", False)
-    np.testing.assert_allclose(got, _run(build, inputs), rtol=1e-5, atol=1e-6)
+    with cpu_kernels.TABLE.restricted_to():
+        np.testing.assert_allclose(got, _run(build, inputs), rtol=1e-5, atol=1e-6)
 
 
 def test_dense_with_infinite_bias_as_numpy():
@@ -125,3 +127,39 @@ def test_add_bias_in_place_matches_numpy(shape, relu):
     assert got is out
     np.testing.assert_array_equal(got, want)  # one add and one comparison: numpy's bits
     assert not jit_small.add_bias_applies(out.astype(np.float64), bias)
+
+
+def _choice(t):
+    return cpu_kernels.TABLE.choose(KernelNode.describing(t.op, SessionState())).name
+
+
+def test_the_plan_chooses_the_loops_where_they_apply():
+    x = tf.placeholder(tf.float32, [2, 10])
+    assert _choice(tf.nn.softmax(x)) == "numba"
+    assert _choice(tf.nn.softmax(tf.placeholder(tf.float64, [None, 10]))) == "numba"
+    assert _choice(tf.nn.softmax(x, axis=0)) == "reference"
+    assert _choice(tf.nn.softmax(tf.placeholder(tf.float16, [2, 10]))) == "reference"
+    assert _choice(tf.nn.softmax(tf.placeholder(tf.float32, [2, None]))) == "reference"
+    a, b = tf.placeholder(tf.float32, [1, 20]), tf.placeholder(tf.float32, [20, 6])
+    bias = tf.placeholder(tf.float32, [6])
+    assert _choice(fused_ops.fused_matmul(a, b, bias, "Relu")) == "numba"
+    assert _choice(fused_ops.fused_matmul(a, b, bias, "")) == "numba"
+    assert _choice(fused_ops.fused_matmul(a, b, bias, "Tanh")) == "reference"
+    assert _choice(fused_ops.fused_matmul(a, tf.transpose(b), bias, transpose_b=True)) != "numba"
+    big = tf.placeholder(tf.float32, [jit_small.MAX_ROWS + 1, 20])
+    assert _choice(fused_ops.fused_matmul(big, b, bias)) != "numba"
+    unknown = tf.placeholder(tf.float32, [None, 20])
+    assert _choice(fused_ops.fused_matmul(unknown, b, bias)) != "numba"
+    with cpu_kernels.TABLE.restricted_to():
+        assert _choice(tf.nn.softmax(x)) == "reference"
+        assert _choice(fused_ops.fused_matmul(a, b, bias, "Relu")) == "reference"
+
+
+def test_the_kernels_copy_views_the_loops_cannot_read():
+    xv = np.random.default_rng(5).standard_normal((6, 20)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [3, 10])
+    node = KernelNode.describing(tf.nn.softmax(x).op, SessionState())
+    impl = next(i for i in cpu_kernels.TABLE.implementations("Softmax") if i.name == "numba")
+    view = xv[::2, ::2]
+    np.testing.assert_allclose(impl.build(node)(view),
+                               cpu_kernels.reference_builder("Softmax")(node)(view), rtol=1e-6)

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul
+from graphflow.kernels.cpu.onednn.dnnl_fused_matmul import FusedActivation
 from graphflow.kernels.cpu.reference.fused_instructions import instruction
-from graphflow.kernels.cpu.reference.fused_kernels import FusedActivation
 from graphflow.ops.fused_ops import MATMUL_ACTIVATIONS
 from tests.tooling import required
 
@@ -158,7 +159,16 @@ def test_disabled_library_gives_none(monkeypatch):
 def _graph(onednn, monkeypatch, threads=2):
     """A dense layer, its fused form and its gradients with every transpose, run twice."""
     monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    rng = np.random.default_rng(7)
+    cpu_kernels.TABLE.forget_features()  # (asked again: plans choose oneDNN only where it loads)
+    try:
+        return _graph_runs(rng_seed=7, threads=threads)
+    finally:
+        monkeypatch.setattr(dnnl, "_library", LIBRARY)
+        cpu_kernels.TABLE.forget_features()
+
+
+def _graph_runs(rng_seed, threads):
+    rng = np.random.default_rng(rng_seed)
     xv = rng.standard_normal((96, 50)).astype(np.float32)
     tf.reset_default_graph()
     x = tf.placeholder(tf.float32, [None, 50])

@@ -129,25 +129,23 @@ def test_small_outputs_stay_on_the_calling_thread(chunk_log):
     assert {tid for tid, _ in chunk_log} == {threading.get_ident()}
 
 
-@pytest.mark.parametrize("pays", [True, False])
-def test_a_program_goes_on_threads_only_when_one_thread_takes_long_enough(chunk_log, monkeypatch,
-                                                                          pays):
-    # the first SERIAL_TRIALS calls for some input shapes run on the calling thread and are timed;
-    # then threads run it only if the best of them took at least PARALLEL_MIN_SECONDS
-    monkeypatch.setattr(fused_kernels, "PARALLEL_MIN_SECONDS", 1e-9 if pays else 1e9)
-    _, threaded = _programs(BENCH_PROGRAM, ["float32"], threads=2)
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_program_goes_on_threads_only_when_its_work_is_large_enough(chunk_log, monkeypatch,
+                                                                      steps):
+    # threads from PARALLEL_MIN_WORK output elements times computing instructions on (a static
+    # rule: the same choice on every call, whatever the machine's load)
+    monkeypatch.setattr(fused_kernels, "PARALLEL_MIN_WORK", 2 * (BIG * 2) - 1)
+    instructions = [["Tanh", [0], {}, "float32"], ["Neg", [1], {}, "float32"]][:steps]
+    program = {"version": 1, "inputs": ["float32"], "output": steps, "instructions": instructions}
+    _, threaded = _programs(program, ["float32"], threads=2)
     x = _uniform(BIG * 2, 12)
     want = _bits(threaded(x))
-    for _ in range(fused_kernels.SERIAL_TRIALS - 1):
+    for _ in range(3):
         chunk_log.clear()
         assert _bits(threaded(x)) == want
-        assert {tid for tid, _ in chunk_log} == {threading.get_ident()}
-    chunk_log.clear()
-    assert _bits(threaded(x)) == want
-    assert len({tid for tid, _ in chunk_log}) == (2 if pays else 1)
-    chunk_log.clear()
-    threaded(_uniform(BIG * 3, 13))  # other shapes: timed again from the start
-    assert {tid for tid, _ in chunk_log} == {threading.get_ident()}
+        assert len({tid for tid, _ in chunk_log}) == (2 if steps == 2 else 1)
+    assert threaded.threads_for(BIG * 2) == (2 if steps == 2 else 1)
+    assert threaded.threads_for(BIG - 1) == 1  # below PARALLEL_MIN_ELEMENTS: never
 
 
 def test_callers_on_several_threads_each_get_their_own_registers():
