@@ -23,6 +23,7 @@ itself.
 """
 
 import os
+import sys
 import threading
 
 import numpy as np
@@ -40,6 +41,7 @@ _owns = None      # None: not decided yet; True: runs hold BLAS to one thread; F
 _blas_libs = ()   # threadpoolctl's controllers of the BLAS libraries numpy loaded
 _holds = 0        # runs in progress holding BLAS to one thread
 _saved = ()       # the thread counts to give back when the last of them ends
+_modules_seen = 0  # len(sys.modules) when _blas_libs was last read: an import may load a BLAS
 
 
 def owns_blas_threads():
@@ -79,6 +81,7 @@ class _RunScope:
             return self
         with _lock:
             if _holds == 0:
+                _rescan_after_imports()
                 saved = []
                 for lib in _blas_libs:
                     n = lib.get_num_threads()
@@ -100,6 +103,18 @@ class _RunScope:
                     if n != 1:
                         lib.set_num_threads(n)
         return False
+
+
+def _rescan_after_imports():
+    """Read the loaded BLAS libraries again when modules were imported since the last reading (a
+    compile or a scipy function can load a second BLAS, e.g. scipy's own OpenBLAS): a few
+    milliseconds, paid only after imports."""
+    global _blas_libs, _modules_seen
+    if len(sys.modules) != _modules_seen:
+        _modules_seen = len(sys.modules)
+        found = _find_blas()
+        if found is not None:
+            _blas_libs = found
 
 
 _SCOPE = _RunScope()
