@@ -152,7 +152,7 @@ def test_a_primitive_binds_its_memory_objects_once_per_thread_and_argument_list(
     # its own buffers', on any thread
     from concurrent.futures import ThreadPoolExecutor
 
-    from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+    from graphflow.kernels.cpu.reference.conv_geometry import Geometry
     geo = Geometry(6, 6, 3, 3, 1, 1, 1, 1, "SAME")
     plan = dnnl_conv._plan("forward", geo, 2, 3, 4, bias=True)
     rng = np.random.default_rng(0)
