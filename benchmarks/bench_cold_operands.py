@@ -27,7 +27,7 @@ from common import median_ms
 
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_matmul
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 from graphflow.kernels.cpu.threads import omp_team
 
 

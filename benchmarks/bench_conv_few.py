@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 from graphflow.kernels.cpu.numba import jit_conv
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_matmul
 from graphflow.kernels.cpu.onednn.dnnl_matmul import BLOCKS, TEAM
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 from graphflow.kernels.cpu.threads import intra_op
 
 LAYERS = {"cifar1": (64, 32, 32, 3, 32), "digits1": (256, 8, 8, 1, 32),

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 from graphflow.kernels.cpu.blocked import conv_blocked
 from graphflow.kernels.cpu.numba import jit_pool
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_pool
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 
 LAYERS = [  # name, input NHWC, filter HWIO
     ("small CNN 28x28x1 -> 16, 5x5", (64, 28, 28, 1), (5, 5, 1, 16)),

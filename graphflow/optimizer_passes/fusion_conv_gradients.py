@@ -32,7 +32,7 @@ def fuse_filter_bias_gradients(graph, preserve):
 
     Both read every element of dy; `Conv2DBackpropFilterBias` computes the two in one op (on the
     CPU each block of images' dy is summed right after the filter gradient's primitive read it, on
-    the same thread: `kernels/cpu/reference/fused_conv_kernels.py`). Each filter gradient is paired with one
+    the same thread: `kernels/cpu/onednn/dnnl_conv_ops.py`). Each filter gradient is paired with one
     bias reduction of the same dy (`_bias_gradient_of`); both outputs keep their Tensors (readers,
     fetches), the fused op takes the filter gradient's name. The filter gradient keeps its bits,
     the bias gradient is the same sum in another order where oneDNN runs (float32 rounding)."""

@@ -37,12 +37,24 @@ partial, keeps it, a [32, 16] one does not), so two threads' products ran one af
 (that filter gradient: 1.1 ms on 1 thread, 1.3-1.4 ms on 2; with `np.dot`, which releases the GIL
 for every BLAS call, 0.7 ms on 2). Strided input gradients, and those of inputs with few
 channels, keep the reference kernel (col2im), which these are tested against.
+
+Registered as the "blocked" implementation of Conv2D and Conv2DBackpropFilter (any node: the
+general one, chosen where no more preferred implementation applies, unknown shapes included) and
+of Conv2DBackpropInput at stride 1 with `MIN_INPUT_GRAD_CHANNELS` input channels or more.
 """
 
 import threading
 
 import numpy as np
 
+from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.reference.conv_geometry import (
+    Conv,
+    filter_grad_kernel,
+    forward_kernel,
+    input_grad_kernel,
+    nhwc_shape,
+)
 from graphflow.kernels.cpu.threads import blas, intra_op
 
 # Floats in one block's im2col buffer (1.2 MB of float32: in a core's L2 on the machines measured;
@@ -67,7 +79,7 @@ _local = threading.local()
 
 class Window:
     """The geometry one im2col copy needs: input h, w; output oh, ow; taps; strides; dilations;
-    top/left padding. (`conv_kernels.Geometry` has these fields too.)"""
+    top/left padding. (`conv_geometry.Geometry` has these fields too.)"""
 
     __slots__ = ("h", "w", "oh", "ow", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "pl", "copies")
 
@@ -256,3 +268,56 @@ def conv2d_backprop_input(g, f, geo, threads):
     """Gradient of a stride-1 convolution's NHWC input from the output gradient `g`."""
     flipped = np.ascontiguousarray(f[::-1, ::-1].transpose(0, 1, 3, 2))  # [kh, kw, out, c]
     return conv2d(g, flipped, input_gradient_window(geo), threads)
+
+
+# ---------------------------------------------------------------- the registered kernels
+class _Windows:
+    """The Window of each geometry one kernel meets (made once per geometry)."""
+
+    def __init__(self):
+        self._of = {}
+
+    def __call__(self, geo):
+        win = self._of.get(geo.key)
+        if win is None:
+            if len(self._of) >= 16:
+                self._of.clear()
+            win = self._of[geo.key] = Window.of(geo)
+        return win
+
+
+def forward(threads):
+    """conv2d(x, f, geo) on `threads` threads, the Window made once per geometry."""
+    window = _Windows()
+    return lambda x, f, geo: conv2d(x, f, window(geo), threads)
+
+
+@cpu_kernel("Conv2D", name="blocked", preference=10)
+def conv2d_blocked(node):
+    return forward_kernel(node, forward(blas.session_threads(node)))
+
+
+def input_grad_applies(node):
+    """Stride 1 and at least MIN_INPUT_GRAD_CHANNELS input channels (known when the plan is
+    built): the flipped convolution's product is wide enough."""
+    conv = Conv(node)
+    shape = node.out_shapes[0] if node.out_shapes else None
+    if shape is None or len(shape) != 4:
+        return False
+    c = nhwc_shape(shape, conv.fmt)[3]
+    return conv.strides == (1, 1) and c is not None and c >= MIN_INPUT_GRAD_CHANNELS
+
+
+@cpu_kernel("Conv2DBackpropInput", name="blocked", preference=10, applies=input_grad_applies)
+def conv2d_backprop_input_blocked(node):
+    threads = blas.session_threads(node)
+    return input_grad_kernel(node, lambda g, f, geo, n, c: conv2d_backprop_input(g, f, geo,
+                                                                                 threads))
+
+
+@cpu_kernel("Conv2DBackpropFilter", name="blocked", preference=10)
+def conv2d_backprop_filter_blocked(node):
+    threads = blas.session_threads(node)
+    window = _Windows()
+    return filter_grad_kernel(node, lambda x, g, geo, f_shape: conv2d_backprop_filter(
+        x, g, window(geo), f_shape, threads))

@@ -13,15 +13,20 @@ matrix, the reference kernel's im2col, for one product with the [kh*kw*c, out] f
 The product has the reference kernel's operands in the same layout, so the same values. Measured
 (one thread, float32, 3x3 SAME, load 0.5-5): 8x8x1 -> 32 at batch 1 15 -> 3 us, 8x8x32 -> 32
 26 -> 15 us, 4x4x32 -> 64 20 -> 8 us; at batch 4 54 -> 5, 99 -> 62 and 71 -> 27 us.
-`conv_kernels.py` takes this path when the window matrix is at most `MAX_FLOATS` elements, after
-oneDNN where oneDNN takes the convolution (`dnnl_conv.MIN_MACS` and up; below it the gathered
-kernel is chosen before oneDNN's checks run). Buffers and index arrays are kept per thread and
-geometry.
+Registered as Conv2D's "gather" implementation: chosen where the window matrix is at most
+`MAX_FLOATS` elements and neither oneDNN (`dnnl_conv.MIN_MACS` and up) nor the tap products
+(`conv_taps.py`, one output channel, which leave the small ones here) take the convolution
+(`gathered_below_dnnl`: small enough and below oneDNN's minimum, the route FusedConv2D's small
+implementations share). Buffers and index arrays are kept per thread and geometry.
 """
 
 import threading
 
 import numpy as np
+
+from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.onednn import dnnl_conv
+from graphflow.kernels.cpu.reference.conv_geometry import conv_macs, forward_kernel, static_conv
 
 # Window-matrix elements (n*oh*ow*kh*kw*c) up to which the gathered kernel runs: the copy then
 # stays in cache (one 8x8x32 image with 3x3 taps: 18,432).
@@ -33,6 +38,24 @@ _local = threading.local()
 
 def applies(n, geo, c):
     return 0 < n * geo.oh * geo.ow * geo.kh * geo.kw * c <= MAX_FLOATS
+
+
+def gathered_below_dnnl(n, geo, in_channels, out_channels):
+    """Whether a convolution is small enough for the gathered kernel and below oneDNN's minimum
+    (`dnnl_conv.MIN_MACS`), where oneDNN never takes it (FusedConv2D's small routes)."""
+    return (applies(n, geo, in_channels)
+            and conv_macs(n, geo, in_channels, out_channels) < dnnl_conv.MIN_MACS)
+
+
+def conv2d_applies(node):
+    """The plan's test: static shapes whose window matrix is at most MAX_FLOATS elements."""
+    shapes = static_conv(node)
+    return shapes is not None and applies(shapes.n, shapes.geo, shapes.c)
+
+
+@cpu_kernel("Conv2D", name="gather", preference=20, applies=conv2d_applies)
+def conv2d_gathered(node):
+    return forward_kernel(node, conv2d)
 
 
 class _Gather:
@@ -68,7 +91,7 @@ def _gather(geo, n, c, dtype):
 
 
 def conv2d(x, f, geo):
-    """Forward convolution of NHWC `x` with the HWIO filter `f` (a `conv_kernels.Geometry`): NHWC
+    """Forward convolution of NHWC `x` with the HWIO filter `f` (a `conv_geometry.Geometry`): NHWC
     output, a new array."""
     n, c, out_c = x.shape[0], x.shape[3], f.shape[3]
     dtype = x.dtype if x.dtype == f.dtype else np.result_type(x, f)

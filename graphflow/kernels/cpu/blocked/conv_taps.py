@@ -1,7 +1,9 @@
 """Convolutions that produce one or a few channels, as one product per filter tap and shifted sums:
-the Conv2D and Conv2DBackpropInput kernels (`conv_kernels.py`) take this route where `forward_applies`
-/ `input_grad_applies` say so: a forward convolution to one channel (a one-class or grey-image last
-layer), an input gradient to 1-3 channels (`conv2d_transpose` to an image, a first layer's gradient).
+Conv2D's and Conv2DBackpropInput's "taps" implementation (FusedConv2D's too, with the bias add, in
+`fused_conv_blocked.py`), chosen where `taps_forward` / `input_grad_applies` say so: a forward
+convolution to one channel (a one-class or grey-image last layer) not small enough for the
+gathered kernel (`conv_gather.py`), an input gradient to 1-3 channels (`conv2d_transpose` to an
+image, a first layer's gradient). Their preference is above oneDNN's.
 
 oneDNN runs these shapes slowly: a [64, 28, 28, 16] -> 1 channel 5x5 convolution takes 3.6 ms for
 its 20M multiply-adds, on one thread or two (its usual speed would be ~0.3 ms), and an im2col
@@ -23,10 +25,20 @@ taken); input gradients 28x28x1 <- 16, 5x5: 1.80 / 3.59; 32x32x2 <- 32, 3x3: 2.8
 
 Sums run tap by tap in the operands' dtype: float32 rounding differs from an im2col product's order
 (the tests bound it). Each block of images keeps P near `BLOCK_ELEMENTS`; blocks of images run on
-the intra-op threads (`over_images`, from `conv_kernels`).
+the intra-op threads (`conv_geometry.over_images`).
 """
 
 import numpy as np
+
+from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.blocked import conv_gather
+from graphflow.kernels.cpu.reference.conv_geometry import (
+    forward_kernel,
+    input_grad_kernel,
+    over_images,
+    static_conv,
+)
+from graphflow.kernels.cpu.threads import blas
 
 BLOCK_ELEMENTS = 1 << 22   # elements of P per product (16 MB in float32)
 
@@ -36,11 +48,48 @@ def forward_applies(geo, in_channels, out_channels):
     return out_channels == 1 and in_channels > 1 and geo.sh == geo.sw == 1
 
 
+def taps_forward(n, geo, in_channels, out_channels):
+    """Whether Conv2D (and FusedConv2D) runs here: one output channel, stride 1, and not small
+    enough for the gathered kernel below oneDNN's minimum (`conv_gather.gathered_below_dnnl`)."""
+    return (forward_applies(geo, in_channels, out_channels)
+            and not conv_gather.gathered_below_dnnl(n, geo, in_channels, out_channels))
+
+
+def forward_node_applies(node):
+    """The plan's test of a Conv2D or FusedConv2D node (static shapes)."""
+    shapes = static_conv(node)
+    return shapes is not None and taps_forward(shapes.n, shapes.geo, shapes.c, shapes.oc)
+
+
+def input_grad_node_applies(node):
+    """The plan's test of a Conv2DBackpropInput node (static shapes)."""
+    shapes = static_conv(node)
+    return shapes is not None and input_grad_applies(shapes.geo, shapes.c, shapes.oc)
+
+
 def input_grad_applies(geo, in_channels, out_channels):
     """Conv2DBackpropInput takes this route: an input of 1-2 channels, or 3 with a stride, from
     more output channels."""
     strided = geo.sh * geo.sw > 1
     return out_channels > in_channels and (in_channels <= 2 or (in_channels == 3 and strided))
+
+
+def forward(threads):
+    """conv2d(x, f, geo) on `threads` intra-op threads."""
+    return lambda x, f, geo: conv2d(x, f, geo, lambda block: over_images(
+        block, x.shape[0], geo, f.size, threads))
+
+
+@cpu_kernel("Conv2D", name="taps", preference=40, applies=forward_node_applies)
+def conv2d_taps(node):
+    return forward_kernel(node, forward(blas.session_threads(node)))
+
+
+@cpu_kernel("Conv2DBackpropInput", name="taps", preference=40, applies=input_grad_node_applies)
+def conv2d_backprop_input_taps(node):
+    threads = blas.session_threads(node)
+    return input_grad_kernel(node, lambda g, f, geo, n, c: conv2d_backprop_input(
+        g, f, geo, n, c, lambda block: over_images(block, n, geo, f.size, threads)))
 
 
 def _sub_blocks(lo, hi, per_image):
@@ -49,7 +98,7 @@ def _sub_blocks(lo, hi, per_image):
 
 
 def conv2d(x, f, geo, over_images):
-    """NHWC convolution of `x` by the HWIO filter `f` (`geo`: conv_kernels.Geometry);
+    """NHWC convolution of `x` by the HWIO filter `f` (`geo`: conv_geometry.Geometry);
     `over_images(block)` calls block(lo, hi) over blocks of images."""
     n = x.shape[0]
     kh, kw, c, oc = f.shape

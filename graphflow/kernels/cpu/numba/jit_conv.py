@@ -1,7 +1,9 @@
 """Forward convolutions with few filter taps (the first layer of an image network: a 3x3 filter on one
 gray or three color channels) as a compiled direct loop, when numba is installed (optional, like
-`jit_pool.py`); `conv_kernels.py` keeps its numpy kernels otherwise and as the reference the tests
-compare with.
+`jit_pool.py`): FusedConv2D's "numba" implementation (bias and Relu inside the loop), the most
+preferred where `fused_conv2d_applies` holds (NHWC, no activation or a Relu, few taps, outputs from
+`MIN_OUTPUTS` to `MAX_OUTPUTS`); `conv_kernels.py` / `fused_conv_kernels.py` are the reference
+the tests compare with.
 
 With one input channel the im2col product is [n*oh*ow, 9] x [9, 32] for a 3x3 filter: a matrix of 9
 columns that BLAS and oneDNN run far below their speed, after a copy of the window matrix that is 9
@@ -36,8 +38,12 @@ import threading
 
 import numpy as np
 
+from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_cache, jit_math, jit_updates
-from graphflow.kernels.cpu.threads import omp_team
+from graphflow.kernels.cpu.reference.conv_geometry import Conv, check4, static_conv
+from graphflow.kernels.cpu.reference.fused_kernels import member_error
+from graphflow.kernels.cpu.reference.fused_matmul_kernels import activation_of
+from graphflow.kernels.cpu.threads import blas, omp_team
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # Convolutions of at most this many taps (kh * kw * in channels) run here: 3x3 on up to 4 channels,
@@ -136,7 +142,7 @@ def _source(key):
 
 
 def kernel(f_shape, geo, relu):
-    """The compiled loop for a filter shape, `conv_kernels.Geometry` and Relu or none (compiled on
+    """The compiled loop for a filter shape, `conv_geometry.Geometry` and Relu or none (compiled on
     first use), or None without numba (or with GRAPHFLOW_NO_JIT=1). Called as
     `loop(padded input (flat), filter (taps x out channels), bias, output (flat), lo, hi)` for
     images lo to hi."""
@@ -160,14 +166,66 @@ def kernel(f_shape, geo, relu):
 
 
 def applies(x, f, geo):
-    """Whether `conv2d` runs this NHWC input and HWIO filter (a `conv_kernels.Geometry`)."""
+    """Whether `conv2d` runs this NHWC input and HWIO filter (a `conv_geometry.Geometry`)."""
     if not (x.dtype in _DTYPES and f.dtype == x.dtype and x.ndim == 4 and f.ndim == 4
             and x.shape[3] == f.shape[2]):
         return False
-    taps = f.shape[0] * f.shape[1] * f.shape[2]
+    return fits(x.shape[0], geo, f.shape) and available()
+
+
+def fits(n, geo, f_shape):
+    """Whether the filter has few enough taps and the output a size the loop takes."""
+    taps = f_shape[0] * f_shape[1] * f_shape[2]
     top = MAX_OUTPUTS_FEW_TAPS if taps <= FEW_TAPS else MAX_OUTPUTS
-    return (0 < taps <= MAX_TAPS and MIN_OUTPUTS <= x.shape[0] * geo.oh * geo.ow * f.shape[3] <= top
-            and available())
+    return 0 < taps <= MAX_TAPS and MIN_OUTPUTS <= n * geo.oh * geo.ow * f_shape[3] <= top
+
+
+def fused_conv2d_applies(node):
+    """The plan's test of a FusedConv2D node: NHWC, no activation or a Relu, x, filter and bias of
+    one float dtype, static shapes the loop takes, a bias of the output channels."""
+    shapes = static_conv(node)
+    dtypes = node.in_dtypes or ()
+    if (shapes is None or shapes.fmt != "NHWC" or len(dtypes) < 3
+            or activation_of(node).relu_or_none is False):
+        return False
+    dtype = np.dtype(dtypes[0])
+    bias_shape = node.in_shapes[2] if node.in_shapes and len(node.in_shapes) > 2 else None
+    return (dtype in _DTYPES and np.dtype(dtypes[1]) == dtype == np.dtype(dtypes[2])
+            and bias_shape is not None and tuple(bias_shape) == (shapes.oc,)
+            and fits(shapes.n, shapes.geo, shapes.f_shape))
+
+
+@cpu_kernel("FusedConv2D", name="numba", preference=50, requires=("numba",),
+            applies=fused_conv2d_applies)
+def fused_conv2d_loop(node):
+    """relu?(conv2d(x, f) + bias) as one compiled loop, prepared once per operand shapes."""
+    conv = Conv(node)
+    relu = activation_of(node).relu_or_none is True
+    threads = blas.session_threads(node)
+    kept = {}  # (x shape and dtype, filter and bias shapes) -> Prepared
+
+    def prepare(x, f, bias):
+        check4(x, "input")
+        check4(f, "filter")
+        geo = conv.geometry(x.shape, f.shape)
+        if bias.shape != f.shape[3:]:
+            raise ValueError(f"bias of shape {bias.shape} does not match the {f.shape[3]} output "
+                             "channels of the convolution")
+        if len(kept) >= 16:
+            kept.clear()
+        run = kept[(x.shape, x.dtype, f.shape, bias.shape)] = Prepared(x, f, geo, relu, threads)
+        return run
+
+    def fused_conv2d(x, f, bias):
+        try:
+            bias = np.asarray(bias)
+            run = kept.get((x.shape, x.dtype, f.shape, bias.shape)) or prepare(x, f, bias)
+            if f.flags.c_contiguous and bias.flags.c_contiguous and bias.dtype == x.dtype:
+                return run(x, f, bias)
+            return conv2d(x, f, run.geo, bias, relu)
+        except Exception as exc:
+            raise member_error(exc, node.attrs, 0) from exc
+    return fused_conv2d
 
 
 def _padded(x, geo):

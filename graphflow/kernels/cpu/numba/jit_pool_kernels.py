@@ -14,7 +14,7 @@ oneDNN's (`dnnl_pool.py`, preferred) except where `prefers_over_onednn`.
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_avg_pool, jit_pool, jit_pool_nchw
 from graphflow.kernels.cpu.reference import fused_pool_kernels, pool_records
-from graphflow.kernels.cpu.reference.conv_kernels import _check4
+from graphflow.kernels.cpu.reference.conv_geometry import check4 as _check4
 from graphflow.kernels.cpu.reference.pool_kernels import Pool, avg_pool_grad_sizes, node_geometry
 from graphflow.kernels.cpu.threads import blas
 

@@ -1,6 +1,7 @@
 """Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter through oneDNN's convolution primitives
-(`dnnl.py`), for float32, when the optional oneDNN library is installed; `conv_kernels.py` calls
-these and keeps its numpy kernels otherwise, and as the reference the tests compare with. Here:
+(`dnnl.py`), for float32, when the optional oneDNN library is installed; `dnnl_conv_ops.py`
+registers them as the ops' "onednn" implementations (`conv_kernels.py` is the reference the tests
+compare with). Here:
 the primitives (`_Plan`, kept per geometry), the forward convolution and the input gradient, and
 the blocks of images every kernel shares out (`run_tasks`); the filter gradient, which may also give
 the bias gradient (`Conv2DBackpropFilterBias`) and share its blocks with the input gradient's
@@ -38,7 +39,8 @@ only (with a CPU burner on the other core the chooser keeps the blocks: 4.11 ms 
 
 Primitives are created once per geometry (shapes, strides, padding, dilations, layout, block size)
 and kept (`_plans`, least recently used dropped past `MAX_PLANS`); a step only executes them. A
-geometry oneDNN implements no primitive for runs the numpy kernels (the caller gets None).
+geometry oneDNN implements no primitive for runs the numpy kernels: `implements` answers the
+plan's question once per geometry (the functions here return None for one).
 
 Measured (`benchmarks/bench_conv_kernels.py`, batch 64, one thread, load average 4): oneDNN takes
 0.32-0.63 of the blocked im2col kernels' time forward, 0.42-0.50 for the input gradient and
@@ -55,6 +57,7 @@ import numpy as np
 
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_matmul, dnnl_team
 from graphflow.kernels.cpu.onednn.dnnl_matmul import BLOCKS, TEAM
+from graphflow.kernels.cpu.reference.conv_geometry import conv_macs  # noqa: F401 (re-exported)
 from graphflow.kernels.cpu.threads import blas, intra_op
 
 # A batch is cut into at most MAX_BLOCKS blocks of images, each of at least BLOCK_MIN_WORK
@@ -117,11 +120,6 @@ def applies(*arrays, macs=None):
     return ((macs is None or macs >= MIN_MACS)
             and all(a.dtype == np.float32 and a.size > 0 for a in arrays)
             and dnnl.library() is not None)
-
-
-def conv_macs(n, geo, in_channels, out_channels):
-    """Multiply-adds of one convolution (and of each of its gradients)."""
-    return n * geo.oh * geo.ow * geo.kh * geo.kw * in_channels * out_channels
 
 
 NHWC_AXES = (0, 3, 1, 2)  # oneDNN's logical (N, C, H, W) in an NHWC array
@@ -240,6 +238,31 @@ def cached(key, create, omp=1):
         while len(_plans) > MAX_PLANS:
             _plans.popitem(last=False)
     return plan
+
+
+_implemented = {}  # (kind, geometry, channels, bias, post-ops, layout) -> whether oneDNN has one
+
+
+def implements(kind, geo, c, oc, bias=False, eltwise=()):
+    """Whether oneDNN has a `kind` primitive ("forward", "backward_data", "backward_weights") for
+    this geometry and these channels (asked once: a primitive for one image is made and dropped);
+    other oneDNN errors are raised."""
+    key = (kind, geo.key, c, oc, bias, tuple(eltwise), WEIGHTS_ANY)
+    found = _implemented.get(key)
+    if found is None:
+        with dnnl.library().openmp_threads(1):
+            try:
+                _Plan(kind, geo, 1, c, oc, bias, tuple(eltwise))
+                found = True
+            except dnnl.DnnlError as e:
+                if e.status != dnnl.UNIMPLEMENTED:
+                    raise
+                found = False
+        with _plans_lock:
+            if len(_implemented) >= MAX_PLANS:
+                _implemented.pop(next(iter(_implemented)))
+            _implemented[key] = found
+    return found
 
 
 def _plan(kind, geo, nb, c, oc, bias=False, eltwise=(), omp=1):

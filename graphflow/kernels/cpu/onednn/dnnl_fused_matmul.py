@@ -44,6 +44,12 @@ class FusedActivation(Activation):
         return self.apply(out)
 
 
+def fused_activation_of(node):
+    """The FusedActivation of a fused op's node (its attrs `activation`, `activation_attrs`)."""
+    return FusedActivation(node.attrs.get("activation", ""), node.attrs.get("activation_attrs"),
+                           node.out_dtypes[0])
+
+
 def matmul_applies(node):
     """A 2-D float32 product of known shape and at least MIN_MACS multiply-adds."""
     if any(np.dtype(d) != _F32 for d in node.in_dtypes[:2]):

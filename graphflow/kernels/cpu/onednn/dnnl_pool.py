@@ -32,7 +32,7 @@ from graphflow.kernels.cpu import TABLE, cpu_kernel
 from graphflow.kernels.cpu.numba import jit_pool_kernels
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv
 from graphflow.kernels.cpu.reference import fused_pool_kernels
-from graphflow.kernels.cpu.reference.conv_kernels import _check4
+from graphflow.kernels.cpu.reference.conv_geometry import check4 as _check4
 from graphflow.kernels.cpu.reference.pool_kernels import Pool, node_geometry
 from graphflow.kernels.cpu.threads import blas
 

@@ -1,7 +1,9 @@
 """Small forward convolutions (inference at batch 1: an 8x8x32 -> 32 3x3 layer) as one oneDNN
 primitive whose memory objects are made once per thread, when the optional oneDNN library is
-installed (`dnnl.py`); `fused_conv_kernels.py` runs FusedConv2D through it below oneDNN's usual
-minimum (`dnnl_conv.MIN_MACS`) and keeps the gathered im2col product (`conv_gather.py`) otherwise.
+installed (`dnnl.py`): FusedConv2D's "onednn_small" implementation, chosen for NHWC float32
+convolutions small enough for the gathered im2col product (`conv_gather.py`) and below oneDNN's
+usual minimum (`dnnl_conv.MIN_MACS`) where `get` has a primitive for them (the gathered product
+runs the others).
 
 `dnnl_conv.py` wraps each buffer in a new memory object per call and reorders the filter into the
 primitive's blocked layout: about 20 us of ctypes calls, more than the convolution itself at batch 1.
@@ -23,8 +25,13 @@ import threading
 
 import numpy as np
 
+from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.blocked import conv_gather
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv
+from graphflow.kernels.cpu.onednn.dnnl_fused_matmul import fused_activation_of
+from graphflow.kernels.cpu.reference.conv_geometry import Conv, check4, dtypes_are, static_conv
+from graphflow.kernels.cpu.reference.fused_kernels import member_error
 
 _lock = threading.RLock()  # get() makes a SmallConv, which asks for compiled_run()
 _convs = {}  # (geometry, batch, channels, out channels, post-ops) -> SmallConv or None
@@ -180,3 +187,57 @@ def get(geo, n, c, oc, eltwise):
                 _convs.pop(next(iter(_convs)))
             _convs[key] = conv
         return _convs[key]
+
+
+def fused_conv2d_applies(node):
+    """The plan's test of a FusedConv2D node: NHWC, float32 operands, a bias of the output
+    channels, small enough for the gathered product and below oneDNN's minimum, and a primitive
+    reading the HWIO filter as it lies (made here, once per geometry)."""
+    shapes = static_conv(node)
+    if (shapes is None or shapes.fmt != "NHWC" or not dtypes_are(node, np.float32, (0, 1, 2))
+            or not node.in_shapes or len(node.in_shapes) < 3
+            or tuple(node.in_shapes[2] or ()) != (shapes.oc,)
+            or not conv_gather.gathered_below_dnnl(shapes.n, shapes.geo, shapes.c, shapes.oc)):
+        return False
+    post_ops = fused_activation_of(node).post_ops
+    return get(shapes.geo, shapes.n, shapes.c, shapes.oc, post_ops) is not None
+
+
+@cpu_kernel("FusedConv2D", name="onednn_small", preference=45, requires=("onednn",),
+            applies=fused_conv2d_applies)
+def fused_conv2d_small(node):
+    """activation(conv2d(x, f) + bias) as one bound primitive (the post-ops it applies; the other
+    activations after it, as numpy's instruction)."""
+    conv = Conv(node)
+    activation = fused_activation_of(node)
+    kept = {}  # (x, filter, bias shapes) -> SmallConv
+
+    def bound(x, f, bias):
+        check4(x, "input")
+        check4(f, "filter")
+        geo = conv.geometry(x.shape, f.shape)
+        if bias.shape != f.shape[3:]:
+            raise ValueError(f"bias of shape {bias.shape} does not match the {f.shape[3]} output "
+                             "channels of the convolution")
+        small = get(geo, x.shape[0], x.shape[3], f.shape[3], activation.post_ops)
+        if small is None:
+            raise RuntimeError(f"oneDNN has no small convolution primitive for {x.shape} * "
+                               f"{f.shape}")
+        if len(kept) >= 16:
+            kept.clear()
+        kept[(x.shape, f.shape, bias.shape)] = small
+        return small
+
+    def fused_conv2d(x, f, bias):
+        stage = 0  # conv and bias (one primitive), activation
+        try:
+            bias = np.asarray(bias)
+            run = kept.get((x.shape, f.shape, bias.shape)) or bound(x, f, bias)
+            if not (x.flags.c_contiguous and f.flags.c_contiguous and bias.flags.c_contiguous):
+                x, f, bias = (np.ascontiguousarray(a) for a in (x, f, bias))
+            out = run(x, f, bias)
+            stage = 2
+            return activation.finish(out, True)
+        except Exception as exc:
+            raise member_error(exc, node.attrs, stage) from exc
+    return fused_conv2d

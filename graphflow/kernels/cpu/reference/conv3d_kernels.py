@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.reference.conv_kernels import _axis
+from graphflow.kernels.cpu.reference.conv_geometry import axis as _axis
 from graphflow.kernels.cpu.reference.pool_kernels import grad_at_first_max, reduce_taps
 from graphflow.kernels.cpu.reference.pool_kernels import lowest as _lowest
 from graphflow.kernels.cpu.threads import blas

@@ -15,14 +15,12 @@ elements (TF's rule for SAME padding).
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.reference.conv_kernels import (
-    Geometry,
-    _check4,
-    _from_nhwc,
-    _hw,
-    _sizes,
-    _to_nhwc,
-)
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import check4 as _check4
+from graphflow.kernels.cpu.reference.conv_geometry import from_nhwc as _from_nhwc
+from graphflow.kernels.cpu.reference.conv_geometry import hw as _hw
+from graphflow.kernels.cpu.reference.conv_geometry import sizes as _sizes
+from graphflow.kernels.cpu.reference.conv_geometry import to_nhwc as _to_nhwc
 
 
 class Pool:

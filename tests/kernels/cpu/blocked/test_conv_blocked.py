@@ -1,36 +1,36 @@
 """graphflow.kernels.cpu.blocked.conv_blocked: the blocked im2col convolutions give the reference kernels'
-values (conv_kernels.py with BLOCKED off: whole-input padding, im2col, col2im) on every conv op case
+values (conv_kernels.py, the reference: whole-input padding, im2col, col2im) on every conv op case
 and on shapes that make several blocks, a short last block, strides, dilations, both paddings,
 NCHW, float32/float64 and several threads, in both block layouts (planar blocks for few input
-channels, tap-copy blocks for more); and their gradients pass finite differences. oneDNN
-(dnnl_conv.py, tested in test_dnnl_conv.py) is switched off here, so float32 runs these kernels, and
-so is the gathered kernel for small convolutions (conv_gather.py, tested in test_conv_gather.py)."""
+channels, tap-copy blocks for more); and their gradients pass finite differences. The plans here
+choose among the reference and the "blocked" implementations only (`TABLE.restricted_to`): not
+oneDNN (dnnl_conv.py, tested in test_dnnl_conv.py), the gathered kernel for small convolutions
+(conv_gather.py, tested in test_conv_gather.py) or the tap products (conv_taps.py)."""
 
 import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.kernels.cpu.blocked import conv_blocked, conv_gather
-from graphflow.kernels.cpu.onednn import dnnl
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.kernels.cpu.blocked import conv_blocked
 from tests.op_cases import nn_cases
 
 
-@pytest.fixture(autouse=True)
-def _without_onednn(monkeypatch):
-    monkeypatch.setattr(dnnl, "_library", False)
-    monkeypatch.setattr(conv_gather, "MAX_FLOATS", 0)
+def _impls(blocked):
+    """Plans built in the block choose the "blocked" implementations (the fused gradients: their
+    members' blocked ones), or the reference only."""
+    return cpu_kernels.TABLE.restricted_to({"blocked", "members"} if blocked else ())
+
 
 CONV_CASES = [c for c in nn_cases.CASES
               if c.op_type in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")]
 
 
 def _run_case(case, blocked, monkeypatch):
-    monkeypatch.setattr(conv_kernels, "BLOCKED", blocked)
     tf.reset_default_graph()
     placeholders = [tf.placeholder(tf.as_dtype(x.dtype), x.shape) for x in case.inputs]
     out = case.build(*placeholders)
-    with tf.Session() as sess:
+    with _impls(blocked), tf.Session() as sess:
         return sess.run(out, dict(zip(placeholders, case.inputs)))
 
 
@@ -48,7 +48,6 @@ def test_blocked_kernels_match_the_reference_on_the_op_cases(case, monkeypatch):
 
 
 def _conv_step(x, w, strides, padding, dilations, data_format, threads, blocked, monkeypatch):
-    monkeypatch.setattr(conv_kernels, "BLOCKED", blocked)
     tf.reset_default_graph()
     xs = tf.placeholder(tf.as_dtype(x.dtype), x.shape)
     ws = tf.placeholder(tf.as_dtype(w.dtype), w.shape)
@@ -57,11 +56,13 @@ def _conv_step(x, w, strides, padding, dilations, data_format, threads, blocked,
     g = tf.constant(np.random.default_rng(5).standard_normal(y.shape.as_list()).astype(x.dtype))
     gx, gw = tf.gradients(y, [xs, ws], grad_ys=[g])
     config = tf.ConfigProto(intra_op_parallelism_threads=threads)
-    with tf.Session(config=config) as sess:
+    with _impls(blocked), tf.Session(config=config) as sess:
         feed = {xs: x, ws: w}
         first = sess.run([y, gx, gw], feed)
         # a second call reuses the per-thread buffers: their padding positions must still be zero
         second = sess.run([y, gx, gw], {xs: x[::-1].copy(), ws: w})
+        chosen = {t: name for _, t, _, name in list(sess._compiled_plans())[-1].kernel_choices()}
+    assert chosen["Conv2D"] == ("blocked" if blocked else "reference")
     return first, second
 
 
@@ -203,8 +204,7 @@ def test_filter_gradient_does_not_depend_on_the_thread_count(monkeypatch):
                                       ((2, 7, 6, 3), (3, 2, 3, 2), [1, 2, 1, 1], "VALID"),
                                       ((2, 7, 6, 1), (5, 5, 1, 2), [1, 1, 1, 1], "SAME"),
                                       ((1, 7, 8, 2), (3, 3, 2, 2), [1, 2, 2, 1], "SAME")])
-def test_blocked_conv_gradients_pass_finite_differences(geometry, monkeypatch):
-    monkeypatch.setattr(conv_kernels, "BLOCKED", True)
+def test_blocked_conv_gradients_pass_finite_differences(geometry):
     x_shape, f_shape, strides, padding = geometry
     rng = np.random.default_rng(7)
     x = rng.standard_normal(x_shape)
@@ -214,7 +214,7 @@ def test_blocked_conv_gradients_pass_finite_differences(geometry, monkeypatch):
     y = tf.nn.conv2d(xs, ws, strides=strides, padding=padding)
     loss = tf.reduce_sum(tf.sin(y))
     gx, gw = tf.gradients(loss, [xs, ws])
-    with tf.Session() as sess:
+    with _impls(True), tf.Session() as sess:
         def f(xv, wv):
             return sess.run(loss, {xs: xv, ws: wv})
         ax, aw = sess.run([gx, gw], {xs: x, ws: w})

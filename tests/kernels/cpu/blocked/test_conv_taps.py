@@ -1,23 +1,26 @@
 """graphflow.kernels.cpu.blocked.conv_taps: convolutions producing few channels (Conv2D to one channel,
 Conv2DBackpropInput to 1-3 channels) as tap products and shifted sums give the reference kernels'
-values (conv_kernels.py with BLOCKED off) on strides, dilations, both paddings, NCHW, float32 and
+values (conv_kernels.py, the reference) on strides, dilations, both paddings, NCHW, float32 and
 float64, batches split over threads; the kernels take the route exactly where the rules say;
 FusedConv2D to one channel takes it too and equals Conv2D + bias + activation."""
+
+import contextlib
 
 import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.blocked import conv_taps
-from graphflow.kernels.cpu.reference import conv_kernels
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 
 
 def _run(build, inputs, blocked, monkeypatch, calls=None):
-    monkeypatch.setattr(conv_kernels, "BLOCKED", blocked)
+    """`build`'s value with every implementation (blocked) or the reference only."""
     tf.reset_default_graph()
     placeholders = [tf.placeholder(tf.as_dtype(v.dtype), v.shape) for v in inputs]
-    with tf.Session() as sess:
+    restrict = contextlib.nullcontext() if blocked else cpu_kernels.TABLE.restricted_to()
+    with restrict, tf.Session() as sess:
         return sess.run(build(*placeholders), dict(zip(placeholders, inputs)))
 
 
@@ -108,7 +111,6 @@ def test_fused_conv_to_one_channel_takes_the_route_and_equals_the_unfused_graph(
     x = r.standard_normal((32, 20, 20, 8)).astype(np.float32)
     f = r.standard_normal((3, 3, 8, 1)).astype(np.float32)
     b = r.standard_normal(1).astype(np.float32)
-    monkeypatch.setattr(conv_kernels, "BLOCKED", True)
     runs = {}
     for optimize in (True, False):
         calls = _counting(monkeypatch)

@@ -16,7 +16,7 @@ _CHILD = r"""
 import json, sys
 import numpy as np
 from graphflow.kernels.cpu.numba import fused_jit, jit_cache, jit_conv, jit_updates
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels.cpu.reference import conv_geometry
 
 stats = {}
 def record(name, fn):
@@ -31,7 +31,7 @@ record("sgd", sgd)
 
 x = np.random.default_rng(0).standard_normal((2, 6, 6, 1)).astype(np.float32)
 f = np.random.default_rng(1).standard_normal((3, 3, 1, 4)).astype(np.float32)
-geo = conv_kernels.Geometry(6, 6, 3, 3, 1, 1, 1, 1, "VALID")
+geo = conv_geometry.Geometry(6, 6, 3, 3, 1, 1, 1, 1, "VALID")
 loop = jit_conv.kernel(f.shape, geo, False)
 y = np.empty((2, geo.oh, geo.ow, 4), np.float32)
 loop(np.ascontiguousarray(x).reshape(-1), f.reshape(9, 4), np.zeros(4, np.float32), y.reshape(-1), 0, 2)

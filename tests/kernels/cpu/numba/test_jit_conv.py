@@ -5,12 +5,15 @@ zero through the Relu; FusedConv2D takes it for NHWC inputs with few filter taps
 (with the values of the numpy path), and leaves it for other activations, NCHW, filters of many
 taps and large outputs."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.numba import jit_conv
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry, im2col
 from graphflow.ops import fused_ops
 
 pytestmark = pytest.mark.skipif(not jit_conv.available(),
@@ -18,7 +21,7 @@ pytestmark = pytest.mark.skipif(not jit_conv.available(),
 
 
 def _reference(x, f, geo, bias, relu):
-    cols = conv_kernels._im2col(geo.pad(x), geo)
+    cols = im2col(geo.pad(x), geo)
     out = np.dot(cols, f.reshape(-1, f.shape[3])).reshape(x.shape[0], geo.oh, geo.ow, f.shape[3])
     out += bias
     return np.maximum(out, 0) if relu else out
@@ -43,7 +46,7 @@ def test_direct_loop_matches_the_im2col_reference(shape, dtype, relu):
     x = rng.standard_normal(x_shape).astype(dtype)
     f = rng.standard_normal(f_shape).astype(dtype)
     bias = rng.standard_normal(f_shape[3]).astype(dtype)
-    geo = conv_kernels.Geometry(x_shape[1], x_shape[2], f_shape[0], f_shape[1], sh, sw, dh, dw,
+    geo = Geometry(x_shape[1], x_shape[2], f_shape[0], f_shape[1], sh, sw, dh, dw,
                                 padding)
     got = jit_conv.conv2d(x, f, geo, bias, relu)
     want = _reference(x, f, geo, bias, relu)
@@ -61,7 +64,7 @@ def test_relu_keeps_nan_and_negative_zero_as_numpy_maximum():
     x[0, 1, 1, 0] = np.nan
     f = np.ones((1, 1, 1, 2), np.float32)
     bias = np.array([-0.0, -1.0], np.float32)
-    geo = conv_kernels.Geometry(4, 4, 1, 1, 1, 1, 1, 1, "VALID")
+    geo = Geometry(4, 4, 1, 1, 1, 1, 1, 1, "VALID")
     got = jit_conv.conv2d(x, f, geo, bias, True)
     want = np.maximum(x * f[0, 0] + bias, 0)
     np.testing.assert_array_equal(got, want)
@@ -69,13 +72,17 @@ def test_relu_keeps_nan_and_negative_zero_as_numpy_maximum():
     assert np.signbit(got[0, 0, 0, 0]) == np.signbit(want[0, 0, 0, 0])
 
 
-def _fused(x, f, b, activation, fmt="NHWC", threads=None):
+def _fused(x, f, b, activation, fmt="NHWC", threads=None, names=None):
+    """The FusedConv2D's value, the plan choosing among the implementations `names` (and the
+    reference; None: all)."""
     tf.reset_default_graph()
     xs = [tf.placeholder(tf.as_dtype(a.dtype), a.shape) for a in (x, f, b)]
     out = fused_ops.fused_conv2d(*xs, strides=[1, 1, 1, 1], padding="SAME", data_format=fmt,
                                  activation=activation)
     config = None if threads is None else tf.ConfigProto(intra_op_parallelism_threads=threads)
-    with tf.Session(config=config) as sess:
+    restrict = (contextlib.nullcontext() if names is None
+                else cpu_kernels.TABLE.restricted_to(names))
+    with restrict, tf.Session(config=config) as sess:
         return sess.run(out, dict(zip(xs, (x, f, b))))
 
 
@@ -98,16 +105,13 @@ def test_fused_conv2d_takes_the_loop_for_small_nhwc_relu_or_no_activation(batch,
                         lambda *a: calls.append(1) or prepared(*a))
     got = _fused(x, f, b, activation, fmt, threads)
     assert bool(calls) == taken
-    monkeypatch.setattr(jit_conv, "applies", lambda *a: False)
-    want = _fused(x, f, b, activation, fmt, threads)
+    want = _fused(x, f, b, activation, fmt, threads, names=())  # the reference
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("activation", ["Relu", "", "Tanh"])
 def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activation, monkeypatch):
     from graphflow.kernels.cpu.numba import jit_small
-    from graphflow.kernels.cpu.reference import fused_conv_kernels
-    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", False)  # (test_dnnl_small_conv.py)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 8, 8, 8), dtype=np.float32)  # 72 taps: gathered, not the loop
     f = rng.standard_normal((3, 3, 8, 16), dtype=np.float32)
@@ -115,19 +119,19 @@ def test_gathered_fused_conv2d_adds_the_bias_in_one_pass_with_numpy_bits(activat
     calls = []
     real = jit_small.add_bias
     monkeypatch.setattr(jit_small, "add_bias", lambda *a: calls.append(1) or real(*a))
-    got = _fused(x, f, b, activation)
+    got = _fused(x, f, b, activation, names={"gather"})  # (onednn_small: test_dnnl_small_conv.py)
     assert bool(calls) == (activation != "Tanh")
     monkeypatch.setattr(jit_small.loops, "compiled", False)
-    np.testing.assert_array_equal(got, _fused(x, f, b, activation))
+    np.testing.assert_array_equal(got, _fused(x, f, b, activation, names={"gather"}))
 
 
 def test_filters_of_many_taps_are_left_to_the_products():
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     x = np.ones((4, 8, 8, 5), np.float32)
     assert not jit_conv.applies(x, np.ones((3, 3, 5, 8), np.float32), geo)  # 45 taps
     assert jit_conv.applies(x[..., :4], np.ones((3, 3, 4, 8), np.float32), geo)
     assert not jit_conv.applies(x[:1, :4, :4, :1], np.ones((3, 3, 1, 8), np.float32),
-                                conv_kernels.Geometry(4, 4, 3, 3, 1, 1, 1, 1, "SAME"))  # 128 out
+                                Geometry(4, 4, 3, 3, 1, 1, 1, 1, "SAME"))  # 128 out
 
 
 @pytest.mark.parametrize("f_shape, top", [((3, 3, 1, 32), jit_conv.MAX_OUTPUTS_FEW_TAPS),
@@ -136,7 +140,7 @@ def test_filters_of_many_taps_are_left_to_the_products():
 def test_filters_of_few_taps_take_the_loop_up_to_larger_outputs(f_shape, top):
     """Up to FEW_TAPS taps the loop beats oneDNN at every measured size; with more, only small
     outputs run here."""
-    geo = conv_kernels.Geometry(8, 8, f_shape[0], f_shape[1], 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, f_shape[0], f_shape[1], 1, 1, 1, 1, "SAME")
     f = np.ones(f_shape, np.float32)
     batch = top // (64 * f_shape[3])
     assert jit_conv.applies(np.ones((batch, 8, 8, f_shape[2]), np.float32), f, geo)
@@ -152,7 +156,7 @@ def test_prepared_route_is_conv2d_on_new_inputs_each_call(shape, f_shape, stride
     """The kept per-shape route gives `conv2d`'s bits on each new input (its buffer's border stays
     zero), and a strided input view is copied in as it is."""
     rng = np.random.default_rng(4)
-    geo = conv_kernels.Geometry(shape[1], shape[2], f_shape[0], f_shape[1], *strides, 1, 1,
+    geo = Geometry(shape[1], shape[2], f_shape[0], f_shape[1], *strides, 1, 1,
                                 padding)
     f = rng.standard_normal(f_shape).astype(np.float32)
     b = rng.standard_normal(f_shape[3]).astype(np.float32)

@@ -1,5 +1,5 @@
 """graphflow.kernels.cpu.numba.jit_pool: the compiled MaxPool/MaxPoolGrad give the numpy kernels' values
-(conv_kernels.py, the reference) on every pooling op case and on larger inputs with tied maxima,
+(pool_kernels.py, the reference) on every pooling op case and on larger inputs with tied maxima,
 padding, strides, NCHW and several threads, and the 2x2 loops with ties, NaN, -inf, odd sizes and
 channel counts 1 to 64; the gradient passes finite differences. oneDNN's
 MaxPoolGrad (dnnl_pool.py, tested in test_dnnl_pool.py) is switched off here."""
@@ -230,13 +230,13 @@ def test_inference_runner_matches_the_reference(shape, window, strides, padding,
 def test_no_runner_once_a_gradient_kernel_was_built(monkeypatch):
     """A MaxPoolGrad kernel built in the process makes MaxPool record its outputs for it (the
     runner records nothing), and several threads on a large input keep the pool's split."""
-    from graphflow.kernels.cpu.reference import conv_kernels, pool_records
+    from graphflow.kernels.cpu.reference import conv_geometry, pool_records
     monkeypatch.setattr(pool_records, "recalling", False)
     x = np.zeros((1, 8, 8, 32), np.float32)
-    geo = conv_kernels.Geometry(8, 8, 2, 2, 2, 2, 1, 1, "VALID")
+    geo = conv_geometry.Geometry(8, 8, 2, 2, 2, 2, 1, 1, "VALID")
     assert jit_pool.runner(x, geo, 2) is not None
     big = np.zeros((64, 256, 256, 1), np.float32)
-    big_geo = conv_kernels.Geometry(256, 256, 2, 2, 2, 2, 1, 1, "VALID")
+    big_geo = conv_geometry.Geometry(256, 256, 2, 2, 2, 2, 1, 1, "VALID")
     assert jit_pool.runner(big, big_geo, 2) is None and jit_pool.runner(big, big_geo, 1)
     tf.reset_default_graph()
     xs = tf.placeholder(tf.float32, x.shape)

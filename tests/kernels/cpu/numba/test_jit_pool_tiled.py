@@ -8,7 +8,7 @@ import pytest
 
 from graphflow.kernels.cpu.numba import jit_pool
 from graphflow.kernels.cpu.reference import pool_records
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 
 pytestmark = pytest.mark.skipif(jit_pool.loops() is None,
                                 reason="numba is not installed (or GRAPHFLOW_NO_JIT=1)")

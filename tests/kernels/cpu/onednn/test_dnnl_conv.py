@@ -1,5 +1,5 @@
 """graphflow.kernels.cpu.onednn.dnnl_conv: the oneDNN convolutions give the numpy reference kernels' values
-(conv_kernels.py with oneDNN off and BLOCKED off) on every conv op case (in float32) and on larger
+(conv_kernels.py: plans restricted to the reference) on every conv op case (in float32) and on larger
 shapes: strides, both paddings (TF's uneven SAME padding), dilations, NCHW, odd sizes, filters
 read as HWIO or reordered into oneDNN's layout, 1 and 2 threads with blocks of images (a short last
 block included), the same bits in NCHW as in NHWC; their gradients pass finite differences;
@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.blocked import conv_taps
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_matmul
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 from graphflow.kernels.cpu.threads import intra_op
 from tests.op_cases import nn_cases, run_build
 from tests.tooling import required
@@ -41,15 +42,15 @@ def _few_channel_convolutions_through_onednn(monkeypatch):
 
 
 def _use(onednn, monkeypatch):
-    """oneDNN on, or off with the reference kernels (no blocked im2col) instead."""
-    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(conv_kernels, "BLOCKED", onednn)
+    """Plans built in the returned block choose oneDNN's implementations (even for the small op
+    cases), or the reference kernels only (no blocked im2col)."""
     monkeypatch.setattr(dnnl_conv, "MIN_MACS", 0)  # the small op cases go through oneDNN too
+    return cpu_kernels.TABLE.restricted_to({"onednn"} if onednn else ())
 
 
 def _run(build, inputs, onednn, monkeypatch, threads=1):
-    _use(onednn, monkeypatch)
-    return run_build(build, inputs, threads)
+    with _use(onednn, monkeypatch):
+        return run_build(build, inputs, threads)
 
 
 class _Spy:
@@ -94,7 +95,6 @@ def test_onednn_matches_the_reference_on_the_op_cases(case, threads, monkeypatch
 
 def _conv_step(x, w, strides, padding, dilations, data_format, threads, onednn, monkeypatch):
     """Forward, input gradient and filter gradient, twice (the second run reuses the primitives)."""
-    _use(onednn, monkeypatch)
     tf.reset_default_graph()
     xs = tf.placeholder(tf.float32, x.shape)
     ws = tf.placeholder(tf.float32, w.shape)
@@ -102,7 +102,8 @@ def _conv_step(x, w, strides, padding, dilations, data_format, threads, onednn, 
                      data_format=data_format)
     g = tf.constant(np.random.default_rng(5).standard_normal(y.shape.as_list()).astype(np.float32))
     gx, gw = tf.gradients(y, [xs, ws], grad_ys=[g])
-    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
+    with _use(onednn, monkeypatch), \
+            tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=threads)) as sess:
         first = sess.run([y, gx, gw], {xs: x, ws: w})
         second = sess.run([y, gx, gw], {xs: x[::-1].copy(), ws: w * 2})
     return first + second
@@ -251,7 +252,7 @@ def test_onednn_conv_gradients_pass_finite_differences(geometry, monkeypatch):
     """float32 convolutions through oneDNN, the loss sum(u * y) in float64. The convolution is
     linear in the input and in the filter, so central differences along a direction v are exact
     up to rounding for any step: a step of 1 keeps float32 rounding out of the comparison."""
-    _use(True, monkeypatch)
+    monkeypatch.setattr(dnnl_conv, "MIN_MACS", 0)  # small ones through oneDNN too
     x_shape, f_shape, strides, padding = geometry
     rng = np.random.default_rng(7)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -280,16 +281,20 @@ def test_onednn_conv_gradients_pass_finite_differences(geometry, monkeypatch):
 
 
 def test_a_geometry_onednn_does_not_implement_runs_the_numpy_kernels(monkeypatch):
+    """The plan asks once per geometry (`dnnl_conv.implements`) and chooses another
+    implementation."""
     def unimplemented(*args):
         raise dnnl.DnnlError("oneDNN: no primitive", dnnl.UNIMPLEMENTED)
     monkeypatch.setattr(dnnl_conv, "_Plan", unimplemented)
     dnnl_conv._plans.clear()
+    monkeypatch.setattr(dnnl_conv, "_implemented", {})
     rng = np.random.default_rng(8)
     x = rng.standard_normal((3, 7, 6, 4)).astype(np.float32)
     w = rng.standard_normal((3, 3, 4, 2)).astype(np.float32)
     args = ([1, 1, 1, 1], "SAME", [1, 1, 1, 1], "NHWC")
     got = _conv_step(x, w, *args, 1, True, monkeypatch)
-    assert set(dnnl_conv._plans.values()) == {None}  # remembered: not tried again every step
+    assert set(dnnl_conv._implemented.values()) == {False}  # remembered: not asked again
+    assert not dnnl_conv._plans
     want = _conv_step(x, w, *args, 1, False, monkeypatch)  # the reference (not the blocked ones)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
@@ -300,6 +305,7 @@ def test_other_onednn_failures_are_errors(monkeypatch):
         raise dnnl.DnnlError("oneDNN: dnnl_x failed with status 2 (invalid_arguments)", 2)
     monkeypatch.setattr(dnnl_conv, "_Plan", invalid)
     dnnl_conv._plans.clear()
+    monkeypatch.setattr(dnnl_conv, "_implemented", {})
     x = np.ones((1, 4, 4, 2), np.float32)
     with pytest.raises(Exception, match="invalid_arguments"):
         _run(lambda a: tf.nn.conv2d(a, tf.ones([3, 3, 2, 2]), [1, 1, 1, 1], "SAME"), [x], True,
@@ -308,7 +314,7 @@ def test_other_onednn_failures_are_errors(monkeypatch):
 
 def test_nchw_gives_the_bits_of_nhwc(monkeypatch):
     """NCHW runs transposed to NHWC (as the numpy kernels do): results do not depend on the layout."""
-    _use(True, monkeypatch)
+    monkeypatch.setattr(dnnl_conv, "MIN_MACS", 0)  # small ones through oneDNN too
     rng = np.random.default_rng(9)
     x = rng.standard_normal((3, 7, 7, 16)).astype(np.float32)
     w = rng.standard_normal((5, 5, 16, 4)).astype(np.float32)
@@ -330,7 +336,7 @@ def test_nchw_gives_the_bits_of_nhwc(monkeypatch):
 
 
 def test_small_convolutions_stay_on_the_numpy_kernels(monkeypatch):
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     assert dnnl_conv.conv_macs(1, geo, 32, 32) == 8 * 8 * 9 * 32 * 32
     x, f = np.ones((1, 8, 8, 32), np.float32), np.ones((3, 3, 32, 32), np.float32)
     monkeypatch.setattr(dnnl, "_library", object())  # "loaded"; no call is made below
@@ -347,7 +353,7 @@ def test_forward_as_a_team_or_in_blocks_gives_the_same_bits(mode, monkeypatch):
     x = rng.standard_normal((9, 8, 8, 3)).astype(np.float32)
     f = rng.standard_normal((3, 3, 3, 16)).astype(np.float32)
     bias = rng.standard_normal(16).astype(np.float32)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     relu = ((dnnl.ELTWISE_RELU, 0.0, 0.0),)
     one = dnnl_conv.conv2d(x, f, geo, 1, bias, relu)  # one call on this thread
     monkeypatch.setenv("GRAPHFLOW_MATMUL_THREADING", mode)
@@ -370,7 +376,7 @@ def test_input_gradient_as_a_team_or_in_blocks_gives_the_same_bits(mode, strides
     monkeypatch.setattr(dnnl_conv, "BLOCK_MIN_WORK", 1)
     monkeypatch.setattr(dnnl_conv, "PARALLEL_MIN_MACS", 1)
     rng = np.random.default_rng(11)
-    geo = conv_kernels.Geometry(9, 9, 3, 3, strides, strides, dilation, dilation, padding)
+    geo = Geometry(9, 9, 3, 3, strides, strides, dilation, dilation, padding)
     g = rng.standard_normal((9, geo.oh, geo.ow, 16)).astype(np.float32)
     f = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
     one = dnnl_conv.conv2d_backprop_input(g, f, geo, 9, 8, 1)  # one call on this thread
@@ -396,7 +402,7 @@ def test_convolutions_join_the_threading_chooser(kind, monkeypatch):
     dnnl_conv._timings.clear()
     ones = np.ones((4, 8, 8, 2 if kind == "forward" else 4), np.float32)  # x, or dy
     f = np.ones((3, 3, 2, 4), np.float32)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     for _ in range(3 * dnnl_matmul._Chooser.RUN):
         if kind == "forward":
             out = dnnl_conv.conv2d(ones, f, geo, 2)
@@ -422,7 +428,7 @@ def test_small_convolutions_follow_the_chooser_untimed(monkeypatch):
     dnnl_conv._timings.clear()
     ones = np.ones((4, 8, 8, 2), np.float32)
     f = np.ones((3, 3, 2, 4), np.float32)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     assert dnnl_conv.conv_macs(4, geo, 2, 4) < dnnl_conv.CHOOSER_MIN_MACS
     left = chooser.left
     for _ in range(5):

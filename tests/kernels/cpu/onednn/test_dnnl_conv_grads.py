@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads
-from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry
 from tests.tooling import required
 
 pytestmark = pytest.mark.skipif(

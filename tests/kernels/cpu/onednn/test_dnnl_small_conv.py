@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_small_conv
-from graphflow.kernels.cpu.reference import conv_kernels, fused_conv_kernels
+from graphflow.kernels.cpu.reference.conv_geometry import Geometry, im2col
 from graphflow.ops import fused_ops
 from tests.tooling import required, run_on_threads
 
@@ -32,17 +33,20 @@ ACTIVATIONS = ["", "Relu", "Relu6", "LeakyRelu", "Tanh"]
 
 
 def _fused_graph(shape, f_shape, s, d, padding, activation, x, f, b, small_dnnl, monkeypatch):
-    """The FusedConv2D's values on the inputs `x` (a list: one run each)."""
-    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", small_dnnl)
-    monkeypatch.setattr(conv_kernels, "BLOCKED", small_dnnl)  # False: the reference kernels
-    monkeypatch.setattr(dnnl, "_library", LIBRARY if small_dnnl else False)
+    """The FusedConv2D's values on the inputs `x` (a list: one run each), through
+    "onednn_small" or the reference."""
     tf.reset_default_graph()
     xs = tf.placeholder(tf.float32, shape)
     attrs = {"alpha": 0.2} if activation == "LeakyRelu" else {}
     y = fused_ops.fused_conv2d(xs, tf.constant(f), tf.constant(b), [1, s, s, 1], padding,
                                activation, "NHWC", dilations=[1, d, d, 1], activation_attrs=attrs)
-    with tf.Session() as sess:
-        return [sess.run(y, {xs: v}) for v in x]
+    with cpu_kernels.TABLE.restricted_to({"onednn_small"} if small_dnnl else ()), \
+            tf.Session() as sess:
+        runs = [sess.run(y, {xs: v}) for v in x]
+        chosen = list(sess._compiled_plans())[-1].kernel_choices()
+    assert [n for _, t, _, n in chosen if t == "FusedConv2D"] == [
+        "onednn_small" if small_dnnl else "reference"]
+    return runs
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
@@ -68,7 +72,7 @@ def test_bound_primitive_matches_the_numpy_path(shape, f_shape, s, d, padding, a
 @pytest.mark.parametrize("compiled", [True, False])
 def test_threads_keep_their_own_memory_objects(compiled):
     """From several threads at once, through the compiled calls or ctypes: each call's values."""
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     conv = dnnl_small_conv.SmallConv(geo, 1, 32, 32, dnnl.RELU_POST_OPS)
     if not compiled:
         conv._run = None
@@ -94,7 +98,7 @@ def test_threads_keep_their_own_memory_objects(compiled):
 
 
 def conv_kernels_reference(x, f, geo):
-    cols = conv_kernels._im2col(geo.pad(x), geo)
+    cols = im2col(geo.pad(x), geo)
     return np.dot(cols, f.reshape(-1, f.shape[3])).reshape(x.shape[0], geo.oh, geo.ow, f.shape[3])
 
 
@@ -109,8 +113,7 @@ def test_other_operands_take_other_routes():
     assert not dnnl_small_conv.applies(np.zeros((1, 8, 16, 4), np.float32)[:, :, ::2], f, b)
 
 
-def test_a_non_contiguous_input_is_made_contiguous(monkeypatch):
-    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", True)
+def test_a_non_contiguous_input_is_made_contiguous():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 8, 8, 8)).astype(np.float32)
     f = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
@@ -119,7 +122,7 @@ def test_a_non_contiguous_input_is_made_contiguous(monkeypatch):
     xs = tf.placeholder(tf.float32, x.shape)
     y = fused_ops.fused_conv2d(xs, tf.constant(f), tf.constant(b), [1, 1, 1, 1], "SAME", "Relu",
                                "NHWC")
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     want = np.maximum(conv_kernels_reference(x, f, geo) + b, 0)
     with tf.Session() as sess:
         got = [sess.run(y, {xs: v}) for v in (x, np.asfortranarray(x))]

@@ -14,7 +14,7 @@ import pytest
 
 from graphflow.kernels.cpu.numba import conv_dy_pass
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads, dnnl_team
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels.cpu.reference import conv_geometry
 from graphflow.kernels.cpu.threads import omp_team
 from tests.tooling import required
 
@@ -61,7 +61,7 @@ def _inputs(n, size, c, oc, k, stride, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, size, size, c)).astype(np.float32)
     f = rng.standard_normal((k, k, c, oc)).astype(np.float32)
-    geo = conv_kernels.Geometry(size, size, k, k, stride, stride, 1, 1, "SAME")
+    geo = conv_geometry.Geometry(size, size, k, k, stride, stride, 1, 1, "SAME")
     g = rng.standard_normal((n, geo.oh, geo.ow, oc)).astype(np.float32)
     return x, f, g, geo
 

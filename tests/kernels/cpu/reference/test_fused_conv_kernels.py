@@ -1,6 +1,7 @@
-"""graphflow.kernels.cpu.reference.fused_conv_kernels: FusedConv2D through one oneDNN primitive (bias
-argument, activation post-op) gives the values of the numpy path (Conv2D reference kernel, bias
-add, activation) on every FusedConv2D op case and on every activation, and the same bits as the
+"""graphflow.kernels.cpu.reference.fused_conv_kernels (the references) and the implementations of
+the fused conv ops: FusedConv2D through one oneDNN primitive (bias argument, activation post-op,
+`onednn/dnnl_conv_ops.py`) gives the values of the reference (Conv2D reference kernel, bias add,
+activation) on every FusedConv2D op case and on every activation, and the same bits as the
 unfused Conv2D kernel followed by graphflow's own bias add and activation, on 1 and 2 threads;
 a bias of the wrong size names the member that failed. Conv2DBackpropFilterBias: through oneDNN's
 backward-weights primitive (the bias gradient summed per block beside it, or as its diff-bias
@@ -14,8 +15,8 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.kernels import cpu as cpu_kernels
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_conv_grads
-from graphflow.kernels.cpu.reference import conv_kernels, fused_conv_kernels
 from graphflow.ops import fused_ops, nn_ops
 from tests.op_cases import fused_cases, run_build
 from tests.tooling import required
@@ -29,15 +30,16 @@ ACTIVATIONS = list(fused_ops.CONV_ACTIVATIONS)
 
 
 def _use(onednn, monkeypatch):
-    monkeypatch.setattr(dnnl, "_library", LIBRARY if onednn else False)
-    monkeypatch.setattr(conv_kernels, "BLOCKED", onednn)
+    """Plans built in the returned block choose oneDNN's implementations (small shapes too) and
+    the unfused gradients' members, or the references only."""
     monkeypatch.setattr(dnnl_conv, "MIN_MACS", 0)  # small shapes go through oneDNN too
+    return cpu_kernels.TABLE.restricted_to({"onednn", "members"} if onednn else ())
 
 
 def _run(build, inputs, onednn, monkeypatch, threads=1, optimize=True):
     """`build`'s value; optimize=False keeps an unfused graph unfused (no fusion pass)."""
-    _use(onednn, monkeypatch)
-    return run_build(build, inputs, threads, optimize)
+    with _use(onednn, monkeypatch):
+        return run_build(build, inputs, threads, optimize)
 
 
 def _calls(monkeypatch):
@@ -130,11 +132,10 @@ def test_a_bias_of_the_wrong_size_names_the_member(onednn, monkeypatch):
     x = np.ones((2, 6, 6, 3), np.float32)
     f = np.ones((3, 3, 3, 4), np.float32)
     b = np.ones(5, np.float32)
-    _use(onednn, monkeypatch)
     tf.reset_default_graph()
     xs = [tf.placeholder(tf.float32, None) for _ in range(3)]
     out = fused_ops.fused_conv2d(*xs, [1, 1, 1, 1], "SAME", "Relu", members=[])
-    with tf.Session() as sess:
+    with _use(onednn, monkeypatch), tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="bias of shape"):
             sess.run(out, dict(zip(xs, [x, f, b])))
 
@@ -144,6 +145,8 @@ def test_a_bias_of_the_wrong_size_names_the_member(onednn, monkeypatch):
 def test_small_convolutions_take_the_gathered_kernel_with_the_unfused_bits(fmt, activation,
                                                                              monkeypatch):
     from graphflow.kernels.cpu.blocked import conv_gather
+    # (onednn_small: test_dnnl_small_conv.py)
+    names = {i.name for i in cpu_kernels.TABLE.implementations("FusedConv2D")} - {"onednn_small"}
     rng = np.random.default_rng(8)
     shape = (1, 8, 8, 5) if fmt == "NHWC" else (1, 5, 8, 8)
     x = rng.standard_normal(shape).astype(np.float32)
@@ -153,14 +156,11 @@ def test_small_convolutions_take_the_gathered_kernel_with_the_unfused_bits(fmt, 
     gathered = []
     real = conv_gather.conv2d
     monkeypatch.setattr(conv_gather, "conv2d", lambda *a: gathered.append(1) or real(*a))
-    monkeypatch.setattr(dnnl, "_library", LIBRARY)
-    monkeypatch.setattr(conv_kernels, "BLOCKED", True)  # default MIN_MACS: small ones gathered
-    monkeypatch.setattr(fused_conv_kernels, "SMALL_DNNL", False)  # (test_dnnl_small_conv.py)
 
     def run(build, optimize):
         tf.reset_default_graph()
         xs = [tf.placeholder(tf.float32, a.shape) for a in (x, f, b)]
-        with tf.Session(optimize=optimize) as sess:
+        with cpu_kernels.TABLE.restricted_to(names), tf.Session(optimize=optimize) as sess:
             return [sess.run(build(*xs), dict(zip(xs, [x, f, b]))) for _ in range(2)]
     want = run(unfused, False)
     got = run(fused, True)
@@ -265,14 +265,17 @@ def test_filter_bias_gradients_without_onednn_are_the_unfused_bits(fmt, reductio
         for a, b in zip(got, want):
             assert a.dtype == b.dtype == dtype
             np.testing.assert_array_equal(a, b)
+    if dtype == np.float64:  # every implementation: "members", the unfused graph's kernels
+        want = run_build(unfused, [x, g], optimize=False)
+        for a, b in zip(run_build(fused, [x, g]), want):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_filter_bias_gradient_shape_errors_name_out_backprop(monkeypatch):
-    _use(False, monkeypatch)
     tf.reset_default_graph()
     x, g = tf.placeholder(tf.float32, None), tf.placeholder(tf.float32, None)
     dw, db = fused_ops.conv2d_backprop_filter_bias(x, [3, 3, 3, 4], g, [1, 1, 1, 1], "SAME")
-    with tf.Session() as sess:
+    with _use(False, monkeypatch), tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="out_backprop"):
             sess.run([dw, db], {x: np.ones((2, 6, 6, 3), np.float32),
                                 g: np.ones((2, 5, 6, 4), np.float32)})

@@ -28,13 +28,13 @@ def test_recall_answers_for_the_remembered_output_only(monkeypatch):
 
 def test_max_pool_remembers_nothing_until_a_recalling_kernel_is_built(monkeypatch):
     from graphflow.kernels.cpu.numba import jit_pool
-    from graphflow.kernels.cpu.reference import conv_kernels
+    from graphflow.kernels.cpu.reference import conv_geometry
     if jit_pool.loops() is None:
         pytest.skip("numba is not installed (or GRAPHFLOW_NO_JIT=1): no loop records anything")
     monkeypatch.setattr(pool_records, "recalling", False)
     monkeypatch.setattr(pool_records, "_outputs", {})
     x = np.random.default_rng(0).standard_normal((2, 32, 32, 4)).astype(np.float32)
-    geo = conv_kernels.Geometry(32, 32, 2, 2, 2, 2, 1, 1, "VALID")
+    geo = conv_geometry.Geometry(32, 32, 2, 2, 2, 2, 1, 1, "VALID")
     y = jit_pool.max_pool(x, geo, 1, pool_records.Recorder())
     assert not pool_records._outputs
     pool_records.recalling_kernel_built()

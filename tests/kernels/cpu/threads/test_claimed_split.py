@@ -63,7 +63,7 @@ def test_two_by_two_pools_split_from_their_own_threshold(monkeypatch):
     """2x2 pools take the claimed split from CLAIMED_MIN_ELEMENTS on, below the block split's
     PARALLEL_MIN_ELEMENTS; below it (or on one thread) they run on the calling thread, and the
     inference runner is kept only where no split would run."""
-    from graphflow.kernels.cpu.reference.conv_kernels import Geometry
+    from graphflow.kernels.cpu.reference.conv_geometry import Geometry
     monkeypatch.setattr(jit_pool, "PARALLEL_MIN_ELEMENTS", 1 << 30)
     monkeypatch.setattr(jit_pool, "CLAIMED_MIN_ELEMENTS", 6 * 8 * 8 * 4)
     runs = []

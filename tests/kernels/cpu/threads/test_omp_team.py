@@ -14,7 +14,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels.cpu.numba import jit_conv, jit_pool
 from graphflow.kernels.cpu.onednn import dnnl_matmul
-from graphflow.kernels.cpu.reference import conv_kernels
+from graphflow.kernels.cpu.reference import conv_geometry
 from graphflow.kernels.cpu.threads import intra_op, omp_team
 
 pytestmark = pytest.mark.skipif(not omp_team.usable(),
@@ -53,7 +53,7 @@ def test_max_pool_on_the_team_gives_the_one_thread_bits(team, batch):
 
 def test_few_tap_convolution_on_the_team_gives_the_one_thread_bits(team):
     rng = np.random.default_rng(1)
-    geo = conv_kernels.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
+    geo = conv_geometry.Geometry(8, 8, 3, 3, 1, 1, 1, 1, "SAME")
     x = rng.standard_normal((255, 8, 8, 1), np.float32)
     f = rng.standard_normal((3, 3, 1, 32), np.float32)
     b = rng.standard_normal(32, np.float32)
