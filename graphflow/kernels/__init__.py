@@ -45,6 +45,12 @@ class KernelNode:
         # what an implementation's predicate may look at when the plan chooses one
         self.in_shapes = in_shapes
 
+    def with_input_shapes(self, in_shapes):
+        """This node with the static input shapes `in_shapes` (for a choice made per shapes)."""
+        return KernelNode(self.name, self.type, self.attrs, self.in_dtypes, self.out_dtypes,
+                          self.out_shapes, self.state, self.compile_function, self.outputs_used,
+                          self.runs_last, tuple(in_shapes))
+
     @classmethod
     def describing(cls, op, state, compile_function=None, outputs_used=None, runs_last=False):
         """The node describing graph op `op` (its name, type, attrs, dtypes and static shapes)."""

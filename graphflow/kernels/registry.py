@@ -19,13 +19,25 @@ primitives, a blocked numpy variant, ... Each way registers as an `Implementatio
   answer False when a fact it needs is unknown; the reference (no predicate) runs everything.
 
 `KernelTable.choose(node)` is called once per op when the plan is built; the kernel it builds never
-re-decides. A missing op type is a `NoKernelError` naming it: there is no fallback across op types.
+re-decides. Where the plan does not know the node's input shapes (a plan for any batch size) and a
+preferred implementation turned the node down, the choice is `BY_SHAPE`: the same `choose`, made on
+each new combination of input shapes at its first call, so a plan for unknown shapes runs what a
+plan for those static shapes would. A missing op type is a `NoKernelError` naming it: there is no fallback
+across op types.
 """
 
 import contextlib
 import threading
 
 REFERENCE = "reference"
+# the name of the choice made per input shapes, for a node whose shapes the plan does not know
+BY_SHAPE = "by-shape"
+BY_SHAPE_KEPT = 16
+
+
+def _input_shapes_known(node):
+    shapes = node.in_shapes
+    return shapes is not None and all(s is not None and None not in s for s in shapes)
 
 
 class NoKernelError(LookupError):
@@ -126,15 +138,37 @@ class KernelTable:
 
     def choose(self, node):
         """The implementation that runs `node` (a KernelNode): the most preferred one whose
-        libraries are present and whose predicate holds; the reference is the last candidate."""
-        impls = self.implementations(node.type)
-        for impl in impls:
-            if not self.usable(impl):
-                continue
+        libraries are present and whose predicate holds; the reference is the last candidate.
+        A node whose input shapes the plan does not know gets `BY_SHAPE` (the same choice made on
+        each new combination of its inputs' shapes) when a more preferred implementation than the
+        one that applies turned it down: it may apply to the shapes the node is run with."""
+        impls = [i for i in self.implementations(node.type) if self.usable(i)]
+        shapes_known = _input_shapes_known(node)
+        for rank, impl in enumerate(impls):
             if impl.applies is None or impl.applies(node):
+                if rank and not shapes_known:  # a preferred one may apply to the real shapes
+                    return Implementation(node.type, BY_SHAPE, self._by_shape, 0, None, ())
                 return impl
         raise NoKernelError(f"No {self.device} kernel of op type '{node.type}' applies to "
                             f"'{node.name}' (implementations: {[i.name for i in impls]})")
+
+    def _by_shape(self, node):
+        """A kernel choosing, at its first call with each combination of input shapes, what the
+        plan would choose for a node of those static shapes (at most `BY_SHAPE_KEPT` kept)."""
+        kernels = {}
+        choose = self.choose
+
+        def by_shape(*inputs):
+            key = tuple(getattr(x, "shape", None) for x in inputs)
+            kernel = kernels.get(key)
+            if kernel is None:
+                concrete = node.with_input_shapes(
+                    [None if s is None else tuple(s) for s in key])
+                if len(kernels) >= BY_SHAPE_KEPT:
+                    kernels.clear()
+                kernel = kernels[key] = choose(concrete).build(concrete)
+            return kernel(*inputs)
+        return by_shape
 
     def reference(self, op_type):
         """The reference builder of `op_type` (constant folding and tests run the definition)."""

@@ -7,7 +7,7 @@ import pytest
 import graphflow as tf
 from graphflow.kernels import KernelNode, SessionState
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.registry import REFERENCE, KernelTable, NoKernelError
+from graphflow.kernels.registry import BY_SHAPE, REFERENCE, KernelTable, NoKernelError
 
 
 def _table(have_fast=True):
@@ -32,9 +32,27 @@ def test_the_most_preferred_applicable_implementation_is_chosen():
     assert table.choose(_node((10, 10))).name == "fast"
     assert table.choose(_node((10, 10), np.float64)).name == "big"
     assert table.choose(_node((2, 2), np.float64)).name == REFERENCE
-    # an unknown dimension: the size predicate cannot hold, the reference runs it
-    assert table.choose(_node((None, 10), np.float64)).name == REFERENCE
     assert [i.name for i in table.implementations("Op")] == ["fast", "big", REFERENCE]
+
+
+def test_unknown_input_shapes_get_the_choice_made_per_shapes_at_run_time():
+    table = KernelTable("TEST")
+    calls = []
+    table.register("Op")(lambda node: lambda x: ("reference", x.shape))
+    table.register("Op", name="big", preference=10,
+                   applies=lambda node: node.in_shapes[0][0] is not None
+                   and node.in_shapes[0][0] >= 100)(
+        lambda node: calls.append(node.in_shapes) or (lambda x: ("big", x.shape)))
+    impl = table.choose(_node((None, 10), np.float64))
+    assert impl.name == BY_SHAPE
+    kernel = impl.build(_node((None, 10), np.float64))
+    assert kernel(np.zeros((200, 10))) == ("big", (200, 10))
+    assert kernel(np.zeros((2, 10))) == ("reference", (2, 10))
+    assert kernel(np.zeros((200, 10))) == ("big", (200, 10))
+    assert calls == [((200, 10),)]  # built once per shape
+    # one usable implementation: no choice to defer
+    with table.restricted_to():
+        assert table.choose(_node((None, 10), np.float64)).name == REFERENCE
 
 
 def test_a_missing_library_removes_its_implementations():

@@ -106,7 +106,7 @@ def conv2d_backprop_filter_bias_relu_mask_members(node):
 @cpu_kernel("Conv2DBackpropInputFilter", name="members", preference=10)
 def conv2d_backprop_input_filter_members(node):
     input_node, filter_node = fused.member_nodes(node)
-    if filter_node.type == "Conv2DBackpropFilterBias":
+    if filter_node.attrs.get("bias_reduction"):  # Conv2DBackpropFilterBias
         filter_grads = _filter_bias_members(filter_node)
     else:
         filter_grads = fused.only_filter_grad(_chosen(filter_node))

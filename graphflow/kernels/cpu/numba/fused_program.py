@@ -124,7 +124,8 @@ def inner_broadcasts_expanded(arrays, shape):
     return arrays
 
 
-_COMPILED_OPS = frozenset(fused_jit.compiled_op_types()) | frozenset(CLAMPS)
+# the table of op types a compiled run may hold (`fused_jit`'s instruction tables and the clamps)
+_COMPILED_OPS = dict.fromkeys(set(fused_jit.compiled_op_types()) | set(CLAMPS), True)
 
 
 def _may_compile(op_type, dtype):

@@ -317,13 +317,9 @@ def applies(node):
     or float64 arrays (MaxPoolGrad's three inputs of one dtype) and an input of static height,
     width and channels with at least `MIN_ELEMENTS` elements, enough to pay the compile (with an
     unknown batch, one image's elements: a batch of none is an empty pass)."""
-    if node.type == "AvgPoolGrad":
-        dtypes = node.in_dtypes[1:]
-    elif node.type == "AvgPool" or node.type == "MaxPool":
-        dtypes = node.in_dtypes[:1]
-    else:  # MaxPoolGrad, FusedMaxPoolGradReluMask: x, y, g
-        dtypes = node.in_dtypes[:3]
-    if any(np.dtype(d) != np.dtype(dtypes[0]) for d in dtypes) or np.dtype(dtypes[0]) not in _DTYPES:
+    # the float arrays: x (MaxPool, AvgPool), the gradient (AvgPoolGrad), x, y and g (the gradients)
+    dtypes = [np.dtype(d) for d in node.in_dtypes if np.dtype(d).kind == "f"]
+    if not dtypes or any(d != dtypes[0] for d in dtypes) or dtypes[0] not in _DTYPES:
         return False
     shape = pool_kernels.node_input_shape(node)
     if shape is None or pool_kernels.per_image_size(shape) is None:

@@ -136,10 +136,7 @@ def _onednn_chosen(node):
 
 
 def filter_bias_applies(node):
-    """Where the member Conv2DBackpropFilter would run through oneDNN (and a ReLU output to mask
-    with is float32)."""
-    if node.type == "Conv2DBackpropFilterBiasReluMask" and not dtypes_are(node, F32, (3,)):
-        return False
+    """Where the member Conv2DBackpropFilter would run through oneDNN."""
     shapes = _large(node, (0, 2))
     return (shapes is not None
             and dnnl_conv.implements("backward_weights", shapes.geo, shapes.c, shapes.oc,
@@ -172,8 +169,13 @@ def conv2d_backprop_filter_bias_onednn(node):
     return filter_bias_gradients(node)
 
 
+def filter_bias_relu_mask_applies(node):
+    """`filter_bias_applies`, and the ReLU output to mask with is float32."""
+    return dtypes_are(node, F32, (3,)) and filter_bias_applies(node)
+
+
 @cpu_kernel("Conv2DBackpropFilterBiasReluMask", name="onednn", preference=30,
-            requires=("onednn",), applies=filter_bias_applies)
+            requires=("onednn",), applies=filter_bias_relu_mask_applies)
 def conv2d_backprop_filter_bias_relu_mask_onednn(node):
     return fused.with_relu_mask(filter_bias_gradients(node))
 

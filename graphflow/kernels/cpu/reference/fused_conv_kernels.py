@@ -143,7 +143,7 @@ def only_filter_grad(filter_grad):
 def conv2d_backprop_input_filter_reference(node):
     input_node, filter_node = member_nodes(node)
     input_grad = reference_builder(input_node.type)(input_node)
-    if filter_node.type == "Conv2DBackpropFilterBias":
+    if filter_node.attrs.get("bias_reduction"):  # Conv2DBackpropFilterBias
         return input_filter_kernel(input_grad, _reference_filter_bias(filter_node))
     return input_filter_kernel(input_grad,
                                only_filter_grad(reference_builder(filter_node.type)(filter_node)))

@@ -57,13 +57,14 @@ class Pool:
 
 # ---------------------------------------------------------------- what predicates read
 def node_input_shape(node):
-    """The NHWC shape the pool of `node` reads (None for unknown dims), from its first input (the
-    forward input) or, for AvgPoolGrad, its output; None when the rank is unknown or not 4."""
-    shapes = node.out_shapes if node.type == "AvgPoolGrad" else node.in_shapes
-    shape = shapes[0] if shapes else None
-    if shape is None or len(shape) != 4:
-        return None
-    return Pool(node).nhwc(shape)
+    """The NHWC shape the pool of `node` reads (None for unknown dims): its first input's, the
+    forward input, where that is 4-D, else its output's (AvgPoolGrad, whose first input is the
+    forward input's shape vector); None when the rank is unknown or not 4."""
+    for shapes in (node.in_shapes, node.out_shapes):
+        shape = shapes[0] if shapes else None
+        if shape is not None and len(shape) == 4:
+            return Pool(node).nhwc(shape)
+    return None
 
 
 def node_geometry(node):

@@ -8,6 +8,7 @@ count. Sessions run the loops where the plan chose them (`batch_norm_kernels.py`
 reference otherwise (float16, small inputs, `TABLE.restricted_to()`, GRAPHFLOW_NO_JIT=1)."""
 
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -243,7 +244,7 @@ def test_graphflow_no_jit_runs_the_numpy_kernels():
         " 'NCHW', True)\n"
         "assert [a.tobytes() for a in got] == [a.tobytes() for a in want]\n"
         "print('ok')\n")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
     env = dict(os.environ, GRAPHFLOW_NO_JIT="1")
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
                           text=True, timeout=300)

@@ -3,6 +3,7 @@ cache hit and miss counters, not by timing), and a cache that cannot be written 
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -56,7 +57,7 @@ def _child(tmp_path, numba_dir, xdg):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_dir), XDG_CACHE_HOME=str(xdg))
     env.pop("GRAPHFLOW_NO_JIT", None)
     env.pop("GRAPHFLOW_JIT_CACHE", None)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = str(pathlib.Path(__file__).resolve().parents[4])  # the repository
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
                           timeout=600, cwd=str(tmp_path))

@@ -65,7 +65,7 @@ LARGE = ((64, 16, 16, 32), (3, 3, 32, 64))  # a CIFAR-shaped layer: oneDNN's whe
     ((2, 8, 8, 32), (3, 3, 32, 32), np.float64, "gather"),     # small, float64
     (*LARGE, np.float32, "onednn" if ONEDNN else "blocked"),
     (*LARGE, np.float64, "blocked"),                           # float64: never oneDNN
-    ((None, 16, 16, 32), (3, 3, 32, 64), np.float32, "blocked"),  # batch unknown: the general one
+    ((None, 16, 16, 32), (3, 3, 32, 64), np.float32, "by-shape"),  # batch unknown: per shapes
     ((64, 28, 28, 16), (5, 5, 16, 1), np.float32, "taps"),     # one output channel
     ((1, 8, 8, 16), (3, 3, 16, 1), np.float32, "gather"),      # ... small: gathered first
 ])
@@ -109,7 +109,7 @@ def test_conv2d_backprop_input_choices(x_shape, f_shape, dtype, strides, want):
 
 @pytest.mark.parametrize("dtype, batch, want", [
     (np.float32, 64, "onednn" if ONEDNN else "blocked"), (np.float64, 64, "blocked"),
-    (np.float32, None, "blocked")])
+    (np.float32, None, "by-shape")])
 def test_conv2d_backprop_filter_choices(dtype, batch, want):
     tf.reset_default_graph()
     x = tf.placeholder(tf.as_dtype(dtype), (batch, 16, 16, 32))
@@ -139,7 +139,7 @@ def _fused(x_shape, f_shape, dtype=np.float32, activation="Relu", fmt="NHWC"):
     ((1, 8, 8, 32), (3, 3, 32, 32), np.float64, "Relu", "gather"),
     (*LARGE, np.float32, "Elu", "onednn" if ONEDNN else "blocked"),
     (*LARGE, np.float64, "Relu", "blocked"),
-    ((None, 16, 16, 32), (3, 3, 32, 64), np.float32, "Relu", "blocked"),
+    ((None, 16, 16, 32), (3, 3, 32, 64), np.float32, "Relu", "by-shape"),
     ((64, 28, 28, 16), (5, 5, 16, 1), np.float32, "Relu", "taps"),
 ])
 def test_fused_conv2d_choices(x_shape, f_shape, dtype, activation, want):
@@ -156,7 +156,7 @@ def test_fused_conv2d_in_nchw_takes_neither_the_loop_nor_the_bound_primitive():
 
 @pytest.mark.parametrize("dtype, batch, want", [
     (np.float32, 64, "onednn" if ONEDNN else "members"), (np.float64, 64, "members"),
-    (np.float32, None, "members")])
+    (np.float32, None, "by-shape")])
 def test_filter_bias_and_input_filter_choices(dtype, batch, want):
     tf.reset_default_graph()
     t = tf.as_dtype(dtype)
