@@ -14,7 +14,7 @@ windows that hold it, in tap order, as the reference's per-tap slab additions do
 
 2x2 windows without padding have a forward loop of flat slices that vectorizes; windows that tile
 the input (stride == window, no padding) a gradient that writes each input element once. Images
-are split over the intra-op pool as in `jit_pool.py` (`_over_images`, PARALLEL_MIN_ELEMENTS).
+are split over the intra-op pool as in `jit_pool.py` (`over_images`, PARALLEL_MIN_ELEMENTS).
 """
 
 
@@ -148,11 +148,11 @@ def avg_pool(x, geo, threads):
     out = np.empty((n, geo.oh, geo.ow, c), x.dtype)
     counts = window_counts(geo, x.dtype)
     if geo.kh == geo.kw == 2 and not geo.padded:
-        jit_pool._over_images(loops()["avg_pool_2x2"],
+        jit_pool.over_images(loops()["avg_pool_2x2"],
                               (x.reshape(-1), out.reshape(-1), counts, n, h, w, c, geo.oh, geo.ow,
                                geo.sh, geo.sw), n, x.size, threads)
     else:
-        jit_pool._over_images(loops()["avg_pool_any"],
+        jit_pool.over_images(loops()["avg_pool_any"],
                               (x, out, counts, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl), n,
                               x.size, threads)
     return out
@@ -165,11 +165,11 @@ def avg_pool_grad(x_shape, g, geo, threads):
     dx = np.empty(x_shape, g.dtype)
     counts = window_counts(geo, g.dtype)
     if geo.tiles_input:
-        jit_pool._over_images(loops()["avg_pool_grad_tiled"],
+        jit_pool.over_images(loops()["avg_pool_grad_tiled"],
                               (g.reshape(-1), counts, dx.reshape(-1), n, h, w, c, geo.oh, geo.ow,
                                geo.kh, geo.kw), n, dx.size, threads)
     else:
-        jit_pool._over_images(loops()["avg_pool_grad_any"],
+        jit_pool.over_images(loops()["avg_pool_grad_any"],
                               (g, counts, dx, geo.kh, geo.kw, geo.sh, geo.sw, geo.pt, geo.pl), n,
                               dx.size, threads)
     return dx

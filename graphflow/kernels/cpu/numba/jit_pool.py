@@ -337,7 +337,7 @@ def _on_team(loop, args, n, size, threads):
     return False
 
 
-def _over_images(loop, args, n, size, threads, team=False):
+def over_images(loop, args, n, size, threads, team=False):
     if team and _on_team(loop, args, n, size, threads):
         return
     if threads <= 1 or n < 2 or size < PARALLEL_MIN_ELEMENTS or intra_op.in_worker():
@@ -354,7 +354,7 @@ def _over_images(loop, args, n, size, threads, team=False):
 
 
 def _claimed(loop, args, n, size, threads, team=False):
-    """`_over_images` for the loops that write each output element once from registers (the 2x2
+    """`over_images` for the loops that write each output element once from registers (the 2x2
     forward loops, the tiled gradients): one call per thread (`claimed_split.py`)."""
     least = min(CLAIMED_MIN_ELEMENTS, PARALLEL_MIN_ELEMENTS)
     if team and _on_team(loop, args, n, size, threads):
@@ -400,7 +400,7 @@ def max_pool(x, geo, threads, recorder=None):
                      x.size, threads)
         else:
             arg = np.empty(out.shape, np.int32)
-            _over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
+            over_images(loops()["max_pool_argmax_any"], (x, out, arg, *args), x.shape[0],
                          x.size, threads)
         arg = (arg, geo)
     else:
@@ -409,7 +409,7 @@ def max_pool(x, geo, threads, recorder=None):
             _claimed(loops()["max_pool_2x2"], (x.reshape(-1), out.reshape(-1), *_dims(x.shape, geo),
                                       geo.sh, geo.sw), x.shape[0], x.size, threads, team=True)
         else:
-            _over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads,
+            over_images(loops()["max_pool_any"], (x, out, *args), x.shape[0], x.size, threads,
                          team=True)
     if recorder is not None and pool_records.recalling:
         pool_records.remember(out, x.shape, arg, recorder)
@@ -456,7 +456,7 @@ def max_pool_grad_from_argmax(x_shape, g, arg, threads):
                   geo.kh, geo.kw), n, dx.size, threads, team=TRAINING_ON_TEAM)
     else:
         dx = np.zeros((n, h * w, c), g.dtype)
-        _over_images(loops()["scatter_grad"], (g, arg, dx), n, dx.size, threads)
+        over_images(loops()["scatter_grad"], (g, arg, dx), n, dx.size, threads)
     return dx.reshape(x_shape)
 
 
@@ -481,11 +481,11 @@ def max_pool_grad(x, g, geo, threads):
     g = np.ascontiguousarray(g, dtype=x.dtype)
     dx = np.zeros(x.shape, x.dtype)
     if geo.kh == geo.kw == 2 and not geo.padded:
-        _over_images(loops()["max_pool_grad_2x2"], (x.reshape(-1), g.reshape(-1), dx.reshape(-1),
+        over_images(loops()["max_pool_grad_2x2"], (x.reshape(-1), g.reshape(-1), dx.reshape(-1),
                                                  *_dims(x.shape, geo), geo.sh, geo.sw),
                      x.shape[0], x.size, threads)
         return dx
-    _over_images(loops()["max_pool_grad"],
+    over_images(loops()["max_pool_grad"],
                  (x.reshape(-1), g.reshape(-1), dx.reshape(-1), *_dims(x.shape, geo), geo.kh,
                   geo.kw, geo.sh, geo.sw, geo.pt, geo.pl), x.shape[0], x.size, threads)
     return dx

@@ -285,7 +285,7 @@ def _planes(a):
 
 
 def _run(name, args, n, size, threads):
-    jit_pool._over_images(loops()[name], args, n, size, threads)
+    jit_pool.over_images(loops()[name], args, n, size, threads)
 
 
 def _two_by_two(geo):

@@ -2,7 +2,7 @@
 (`dnnl.py`), for float32, when the optional oneDNN library is installed; `dnnl_conv_ops.py`
 registers them as the ops' "onednn" implementations (`conv_kernels.py` is the reference the tests
 compare with). Here:
-the primitives (`_Plan`, kept per geometry), the forward convolution and the input gradient, and
+the primitives (`Plan`, kept per geometry), the forward convolution and the input gradient, and
 the blocks of images every kernel shares out (`run_tasks`); the filter gradient, which may also give
 the bias gradient (`Conv2DBackpropFilterBias`) and share its blocks with the input gradient's
 (`Conv2DBackpropInputFilter`), is in `dnnl_conv_grads.py`.
@@ -140,7 +140,7 @@ _BACKWARD = {
 }
 
 
-class _Plan:
+class Plan:
     """One convolution's primitives (and weight reorders) for one block size."""
 
     def __init__(self, kind, geo, nb, c, oc, bias=False, eltwise=(), weights_any=None):
@@ -252,7 +252,7 @@ def implements(kind, geo, c, oc, bias=False, eltwise=()):
     if found is None:
         with dnnl.library().openmp_threads(1):
             try:
-                _Plan(kind, geo, 1, c, oc, bias, tuple(eltwise))
+                Plan(kind, geo, 1, c, oc, bias, tuple(eltwise))
                 found = True
             except dnnl.DnnlError as e:
                 if e.status != dnnl.UNIMPLEMENTED:
@@ -268,7 +268,7 @@ def implements(kind, geo, c, oc, bias=False, eltwise=()):
 def _plan(kind, geo, nb, c, oc, bias=False, eltwise=(), omp=1):
     key = (kind, geo.h, geo.w, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh, geo.dw, geo.pt, geo.pb,
            geo.pl, geo.pr, nb, c, oc, WEIGHTS_ANY, bias, tuple(eltwise), omp)
-    return cached(key, lambda: _Plan(kind, geo, nb, c, oc, bias, eltwise), omp)
+    return cached(key, lambda: Plan(kind, geo, nb, c, oc, bias, eltwise), omp)
 
 
 class _Timing:
@@ -339,11 +339,11 @@ def run_tasks(tasks, threads):
     intra_op.POOL.run_shared(work, threads)
 
 
-def _image_bytes(a):
+def image_bytes(a):
     return a.strides[0]
 
 
-def _block_plans(kind, geo, n, nb, c, oc, bias=False, eltwise=()):
+def block_plans(kind, geo, n, nb, c, oc, bias=False, eltwise=()):
     """{images: plan} for the full blocks and the short last one (None: not all implemented)."""
     plans = {nb: _plan(kind, geo, nb, c, oc, bias, eltwise)}
     if n % nb:
@@ -418,24 +418,24 @@ def _blocks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, threads, bias, eltw
     # a forward block per thread: each image's output is the same bits in any block size
     nb = image_blocks(src.shape[0], macs,
                       max_blocks=max(1, threads) if kind == "forward" else None)
-    tasks = _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias, eltwise, extra)
+    tasks = block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias, eltwise, extra)
     if tasks is None:
         return False
     run_tasks(tasks, threads)
     return True
 
 
-def _block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None, eltwise=(),
+def block_tasks(kind, src_arg, src, dst_arg, dst, f, geo, c, oc, nb, bias=None, eltwise=(),
                  extra=None, team=False):
     """[(work_on, lo, hi)] running the `kind` primitive on each block of nb images of `src` into
     `dst` (see `_through_filter`); None where oneDNN has no primitive. `team`: the same blocks as
     `dnnl_team.Task`s instead (no `extra` arguments)."""
     n = src.shape[0]
-    plans = _block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
+    plans = block_plans(kind, geo, n, nb, c, oc, bias is not None, eltwise)
     if plans is None:
         return None
     weights = _weights_in(plans, f)
-    sb, db = _image_bytes(src), _image_bytes(dst)
+    sb, db = image_bytes(src), image_bytes(dst)
     extra = extra or {}
     if team:
         return [dnnl_team.Task(plans[hi - lo].prim, (src_arg, dnnl.ARG_WEIGHTS, dst_arg),

@@ -35,11 +35,11 @@ import numpy as np
 from graphflow.kernels.cpu.numba import conv_dy_pass, jit_pool
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv, dnnl_team
 from graphflow.kernels.cpu.onednn.dnnl_conv import (
-    _block_plans,
-    _block_tasks,
-    _image_bytes,
+    block_plans,
+    block_tasks,
     conv_macs,
     image_blocks,
+    image_bytes,
     run_tasks,
 )
 
@@ -97,7 +97,7 @@ def conv2d_backprop_input_filter(g, f, x, geo, threads, bias=True):
     threads = threads if 2 * macs >= dnnl_conv.PARALLEL_MIN_MACS else 1
 
     def input_tasks(team=False):
-        return _block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
+        return block_tasks("backward_data", dnnl.ARG_DIFF_DST, g, dnnl.ARG_DIFF_SRC, dx, f, geo,
                             c, oc, image_blocks(n, macs), team=team)
     # the filter gradient's blocks first (measured on the CIFAR-shaped CNN's two hidden layers, a
     # one-off script: 2-5% faster than interleaving the two kinds)
@@ -130,7 +130,7 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     c, oc = f_shape[2], f_shape[3]
     nb = image_blocks(n, conv_macs(n, geo, c, oc))
     by_primitive = bias and BIAS_BY_PRIMITIVE
-    plans = _block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
+    plans = block_plans("backward_weights", geo, n, nb, c, oc, by_primitive)
     if plans is None:
         return None
     starts = range(0, n, nb)
@@ -150,7 +150,7 @@ def _filter_job(x, g, geo, f_shape, bias, mask):
     bias_partials = dy_pass.sums if dy_pass is not None else (
         np.empty((len(starts), oc), np.float32) if bias else None)
     ones = _ones(nb * pixels) if bias and not by_primitive and dy_pass is None else None
-    xb, gb = _image_bytes(x), _image_bytes(g)
+    xb, gb = image_bytes(x), image_bytes(g)
 
     def work_on(lo, hi):
         plan = plans[hi - lo]

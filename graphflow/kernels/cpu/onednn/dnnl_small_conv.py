@@ -89,7 +89,7 @@ class SmallConv:
     def __init__(self, geo, n, c, oc, eltwise):
         lib = self.lib = dnnl.library()
         with lib.openmp_threads(1):
-            self.plan = dnnl_conv._Plan("forward", geo, n, c, oc, True, eltwise, weights_any=False)
+            self.plan = dnnl_conv.Plan("forward", geo, n, c, oc, True, eltwise, weights_any=False)
         if self.plan.reorder is not None or self.implementation.startswith("ref"):
             # not the HWIO filter as it lies, or oneDNN's slow reference loops: the gathered route
             raise dnnl.DnnlError("oneDNN: no fast primitive on the HWIO filter", dnnl.UNIMPLEMENTED)

@@ -4,7 +4,7 @@ draws from the op's per-session generator, TF's expected-count formulas."""
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.reference.random_kernels import _generator
+from graphflow.kernels.cpu.reference.random_kernels import generator
 
 
 def _log_uniform(range_max):
@@ -37,7 +37,7 @@ def _expected_count(p, num_sampled, num_tries):
 
 def _sampler_kernel(distribution):
     def build(node):
-        gen = _generator(node)
+        gen = generator(node)
         num_sampled, unique = node.attrs["num_sampled"], node.attrs["unique"]
         draw, probability = distribution(node.attrs["range_max"])
 

@@ -32,7 +32,7 @@ import numpy as np
 from graphflow.framework import config
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.reference.fused_instructions import CLAMPS, instruction
-from graphflow.kernels.cpu.reference.fused_layout import CHUNK_ELEMENTS, _broadcast, _Layout  # noqa: F401
+from graphflow.kernels.cpu.reference.fused_layout import CHUNK_ELEMENTS, Layout, broadcast  # noqa: F401
 from graphflow.kernels.cpu.threads import intra_op
 from graphflow.ops import registry
 
@@ -68,7 +68,7 @@ def _alloc_call(fn, operands, dtype):
     alloc = getattr(fn, "alloc", None)
     if alloc is not None:
         return alloc(*operands)
-    out = np.empty(_broadcast([np.shape(o) for o in operands]), dtype)
+    out = np.empty(broadcast([np.shape(o) for o in operands]), dtype)
     fn(*operands, out=out)
     return out
 
@@ -210,7 +210,7 @@ class FusedProgram:
                 continue
             operands = [vals[r] for r in ins.refs]
             if (ins.id == self.output and out is not None and (ins.alias_ok or not out_is_input)
-                    and _broadcast([np.shape(o) for o in operands]) == shape):
+                    and broadcast([np.shape(o) for o in operands]) == shape):
                 ins.fn(*operands, out=out)
                 return out
             vals[ins.id] = _alloc_call(ins.fn, operands, ins.dtype)
@@ -233,7 +233,7 @@ class FusedProgram:
 
     def _prepare(self, arrays, size, shape):
         """(arrays, group) for a chunked run: the arrays as the layout takes them and the function
-        grouping the steps into compiled runs (`_Layout`'s `group`), None for numpy calls only."""
+        grouping the steps into compiled runs (`Layout`'s `group`), None for numpy calls only."""
         return arrays, None
 
     def _run_whole_program(self, layout, vals, views, t, size, out_is_input):
@@ -249,7 +249,7 @@ class FusedProgram:
         key = (tuple([a.shape for a in arrays]), out_is_input, parallel, group is not None)
         layout = self._layouts.get(key)
         if layout is None:
-            layout = _Layout(self, [a.shape for a in arrays], shape, out_is_input,
+            layout = Layout(self, [a.shape for a in arrays], shape, out_is_input,
                              PARALLEL_CHUNK_ELEMENTS if parallel else
                              self.chunk_elements or CHUNK_ELEMENTS, group)
             if len(self._layouts) >= _MAX_LAYOUTS:

@@ -1,6 +1,6 @@
 """How a FusedElementwise program runs in chunks (used by `fused_kernels.py`).
 
-For one combination of input shapes, a `_Layout` decides which inputs are cut into chunks along the
+For one combination of input shapes, a `Layout` decides which inputs are cut into chunks along the
 (collapsed) leading axes and which are loop-invariant, assigns chunk-sized registers (a register is
 reused as soon as its value is dead) and generates a loop function with one straight line per
 instruction. The loop takes the chunk start rows to compute as an iterator: the whole range for a
@@ -20,7 +20,7 @@ import numpy as np
 CHUNK_ELEMENTS = 1 << 15
 
 
-def _broadcast(shapes):
+def broadcast(shapes):
     """numpy broadcasting of shape tuples (fast path: all equal)."""
     big = max(shapes, key=len)
     for s in shapes:
@@ -30,7 +30,7 @@ def _broadcast(shapes):
 
 
 
-class _Layout:
+class Layout:
     """How one FusedProgram runs in chunks for one combination of input shapes: which inputs are cut
     into chunks, which values are loop-invariant, the registers, and a generated loop function
     `loop(vals, views, registers, constants, target, starts)` with one straight line per
@@ -68,12 +68,12 @@ class _Layout:
                 fixed_shape[ins.id] = ins.value.shape
                 names[ins.id] = f"h{ins.id}"
             elif any(r in chunk_shape for r in ins.refs):
-                chunk_shape[ins.id] = _broadcast(
+                chunk_shape[ins.id] = broadcast(
                     [chunk_shape[r] if r in chunk_shape else fixed_shape[r] for r in ins.refs])
                 steps.append(ins)
             else:  # loop-invariant: computed once per call
                 self.hoisted.append(ins)
-                fixed_shape[ins.id] = _broadcast([fixed_shape[r] for r in ins.refs])
+                fixed_shape[ins.id] = broadcast([fixed_shape[r] for r in ins.refs])
                 names[ins.id] = f"h{ins.id}"
         if group is not None:  # runs of cheap instructions as compiled steps (`fused_jit_group.py`)
             steps = group(program, steps, chunk_shape, fixed_shape, full)

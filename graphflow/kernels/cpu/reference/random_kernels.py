@@ -8,7 +8,7 @@ from graphflow.kernels.cpu import cpu_kernel
 _TRUNCATE_AT = 2.0
 
 
-def _generator(node):
+def generator(node):
     seed, seed2 = node.attrs.get("seed", 0), node.attrs.get("seed2", 0)
     entropy = None if seed == 0 and seed2 == 0 else [int(seed), int(seed2)]
     return node.state.rng(("random", node.name, seed, seed2), entropy)
@@ -31,7 +31,7 @@ def _draw_dtype(out_dtype):
 
 @cpu_kernel("RandomStandardNormal")
 def _random_standard_normal(node):
-    gen = _generator(node)
+    gen = generator(node)
     out_dtype = node.out_dtypes[0]
     draw = _draw_dtype(out_dtype)
 
@@ -42,7 +42,7 @@ def _random_standard_normal(node):
 
 @cpu_kernel("RandomUniform")
 def _random_uniform(node):
-    gen = _generator(node)
+    gen = generator(node)
     out_dtype = node.out_dtypes[0]
     draw = _draw_dtype(out_dtype)
 
@@ -56,7 +56,7 @@ def _random_uniform(node):
 
 @cpu_kernel("TruncatedNormal")
 def _truncated_normal(node):
-    gen = _generator(node)
+    gen = generator(node)
     out_dtype = node.out_dtypes[0]
     draw = _draw_dtype(out_dtype)
 
@@ -74,7 +74,7 @@ def _truncated_normal(node):
 
 @cpu_kernel("RandomUniformInt")
 def _random_uniform_int(node):
-    gen = _generator(node)
+    gen = generator(node)
     out_dtype = node.out_dtypes[0]
 
     def random_uniform_int(shape, minval, maxval):
@@ -87,7 +87,7 @@ def _random_uniform_int(node):
 
 @cpu_kernel("RandomShuffle")
 def _random_shuffle(node):
-    gen = _generator(node)
+    gen = generator(node)
 
     def random_shuffle(value):
         if value.ndim == 0 or len(value) <= 1:
@@ -98,7 +98,7 @@ def _random_shuffle(node):
 
 @cpu_kernel("Multinomial")
 def _multinomial(node):
-    gen = _generator(node)
+    gen = generator(node)
     out_dtype = node.out_dtypes[0]
 
     def multinomial(logits, num_samples):

@@ -2,7 +2,7 @@
 numba loops (`jit_pool.py`) that take an image range `lo, hi` as their last two arguments and write
 every output element once, from values held in registers.
 
-The usual split (`jit_pool._over_images`) hands out blocks of images, one loop call each, and a
+The usual split (`jit_pool.over_images`) hands out blocks of images, one loop call each, and a
 thread takes the GIL back after every call; on 2 cores under KVM each hand-over of the GIL between
 CPUs wakes the other thread (tens of microseconds). Here the images are cut into units of about
 `CLAIM_ELEMENTS` input elements, the units into `(threads + 1) // 2` segments, and each thread

@@ -228,8 +228,8 @@ def test_primitives_are_created_once_per_geometry(monkeypatch):
     assert sorted(key[0] for key in dnnl_conv._plans) == ["backward_data", "backward_weights",
                                                            "forward"]
     created = []
-    real = dnnl_conv._Plan
-    monkeypatch.setattr(dnnl_conv, "_Plan", lambda *a: created.append(a) or real(*a))
+    real = dnnl_conv.Plan
+    monkeypatch.setattr(dnnl_conv, "Plan", lambda *a: created.append(a) or real(*a))
     _conv_step(x, w, *args, 1, True, monkeypatch)
     assert created == []
 
@@ -285,7 +285,7 @@ def test_a_geometry_onednn_does_not_implement_runs_the_numpy_kernels(monkeypatch
     implementation."""
     def unimplemented(*args):
         raise dnnl.DnnlError("oneDNN: no primitive", dnnl.UNIMPLEMENTED)
-    monkeypatch.setattr(dnnl_conv, "_Plan", unimplemented)
+    monkeypatch.setattr(dnnl_conv, "Plan", unimplemented)
     dnnl_conv._plans.clear()
     monkeypatch.setattr(dnnl_conv, "_implemented", {})
     rng = np.random.default_rng(8)
@@ -303,7 +303,7 @@ def test_a_geometry_onednn_does_not_implement_runs_the_numpy_kernels(monkeypatch
 def test_other_onednn_failures_are_errors(monkeypatch):
     def invalid(*args):
         raise dnnl.DnnlError("oneDNN: dnnl_x failed with status 2 (invalid_arguments)", 2)
-    monkeypatch.setattr(dnnl_conv, "_Plan", invalid)
+    monkeypatch.setattr(dnnl_conv, "Plan", invalid)
     dnnl_conv._plans.clear()
     monkeypatch.setattr(dnnl_conv, "_implemented", {})
     x = np.ones((1, 4, 4, 2), np.float32)

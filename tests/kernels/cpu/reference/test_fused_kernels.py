@@ -30,7 +30,7 @@ def chunk_log(monkeypatch):
     log = []
     pulled = threading.Condition()
 
-    class Recording(fused_layout._Layout):
+    class Recording(fused_layout.Layout):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             inner = self.loop
@@ -49,7 +49,7 @@ def chunk_log(monkeypatch):
                 inner(vals, views, registers, constants, t, tracked())
             self.loop = loop
 
-    monkeypatch.setattr(fused_kernels, "_Layout", Recording)
+    monkeypatch.setattr(fused_kernels, "Layout", Recording)
     return log
 
 
