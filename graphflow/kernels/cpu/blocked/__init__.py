@@ -1,1 +1,2 @@
-"""CPU kernels: blocked numpy variants of the convolutions (im2col per block of images, gathered taps)."""
+"""CPU kernels: numpy variants of the references: the convolutions in blocks of images, gathered or
+as tap products, and sums as products with a vector of ones."""

@@ -94,52 +94,6 @@ _UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min
                      "All": np.logical_and, "Any": np.logical_or}
 
 
-# Sums over the leading (or trailing) axes of at least this many float elements are a matrix-vector
-# product with a vector of ones: numpy's reduce over a leading axis adds one row at a time with
-# short inner loops (a bias gradient [64, 28, 28, 16] -> [16]: 1.16 ms; BLAS: 0.05 ms, and closer to
-# the exact sum). Over consecutive middle axes (global average pooling, NHWC [n, h, w, c] over h and
-# w) it is a stack of products ones[1, h * w] @ X[i] ([64, 8, 8, 64]: numpy's reduce 61 us, the
-# products 14 us).
-SUM_AS_PRODUCT_MIN = 1 << 14
-
-
-def _sum_as_product(x, axis, keepdims, out_dtype):
-    """Sum of a C-contiguous float array over its leading, trailing or consecutive middle axes as
-    ones @ X, X @ ones or a stack of ones @ X[i]; None when the reduction has another form."""
-    if (type(x) is not np.ndarray or x.dtype != out_dtype or x.dtype.kind != "f" or x.ndim < 2
-            or x.size < SUM_AS_PRODUCT_MIN or x.dtype.itemsize < 4 or not x.flags.c_contiguous):
-        return None
-    axes = (axis,) if isinstance(axis, int) else axis
-    if axes is None:
-        return None
-    try:
-        axes = sorted({int(a) % x.ndim for a in axes})
-    except (TypeError, ValueError):
-        return None
-    k = len(axes)
-    if k == 0 or k == x.ndim:
-        return None
-    if axes == list(range(k)):  # leading axes: ones[m] @ X[m, rest]
-        m = int(np.prod(x.shape[:k]))
-        result = np.ones(m, x.dtype) @ x.reshape(m, -1)
-        kept = x.shape[k:]
-        shape = (1,) * k + kept if keepdims else kept
-    elif axes == list(range(x.ndim - k, x.ndim)):  # trailing axes: X[rest, m] @ ones[m]
-        m = int(np.prod(x.shape[x.ndim - k:]))
-        result = x.reshape(-1, m) @ np.ones(m, x.dtype)
-        kept = x.shape[:x.ndim - k]
-        shape = kept + (1,) * k if keepdims else kept
-    elif axes == list(range(axes[0], axes[0] + k)):  # middle axes: ones[1, m] @ X[pre, m, post]
-        first, end = axes[0], axes[0] + k
-        m = int(np.prod(x.shape[first:end]))
-        result = np.ones((1, m), x.dtype) @ x.reshape(int(np.prod(x.shape[:first])), m, -1)
-        kept = x.shape[:first] + x.shape[end:]
-        shape = x.shape[:first] + (1,) * k + x.shape[end:] if keepdims else kept
-    else:
-        return None
-    return result.reshape(shape)
-
-
 def _extreme(dtype, lowest):
     if dtype.kind == "f":
         return -np.inf if lowest else np.inf
@@ -156,14 +110,7 @@ def _make_reduction(ufunc):
         static_axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
-        if ufunc is np.add:
-            def add_reduce(x, axis=static_axis):
-                fast = _sum_as_product(x, axis, keepdims, out_dtype)
-                if fast is not None:
-                    return fast
-                return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
-            reduce = add_reduce
-        elif ufunc is np.multiply:  # accumulate in the output dtype, as TF does
+        if ufunc is np.add or ufunc is np.multiply:  # accumulate in the output dtype, as TF does
             def reduce(x, axis=static_axis):
                 return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
         elif ufunc in _EMPTY_IDENTITY:
@@ -192,9 +139,6 @@ def _mean(node):
     out_dtype = node.out_dtypes[0]
     if np.dtype(out_dtype).kind == "f":
         def mean(x, axis=static_axis):
-            total = _sum_as_product(x, axis, keepdims, out_dtype)  # the Sum kernel's fast form
-            if total is not None:
-                return np.divide(total, x.size // max(total.size, 1), out=total)
             return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
     else:
         def mean(x, axis=static_axis):  # TF: integer mean truncates toward zero
