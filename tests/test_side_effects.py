@@ -13,8 +13,8 @@ intra-op threads, and checks:
 - after the session closes, the only Python threads left are the intra-op pool's workers
   (`graphflow-intra-op-N`, daemon threads started on the first multi-threaded kernel call and
   reused by every later session; oneDNN's OpenMP team threads are native threads of libgomp);
-- numpy's BLAS thread count is the one it had (graphflow holds it to one thread only while a plan
-  runs: `kernels/cpu/threads/blas.py`).
+- numpy's BLAS thread count is the one it had (graphflow holds it to one thread only while a
+  session that has run is open: `kernels/cpu/threads/blas.py`).
 """
 
 import json

@@ -35,7 +35,6 @@ from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import describe_op, needed_ops
 from graphflow.kernels import KernelNode
 from graphflow.kernels import cpu as cpu_kernels
-from graphflow.kernels.cpu.threads import blas
 from graphflow.ops import registry
 
 _PLAN_IDS = itertools.count()
@@ -293,11 +292,11 @@ class Plan:
 
     def run(self, feed_values):
         """Run with already-ordered feed values (validated here); returns a tuple of fetches.
-        numpy's BLAS is held to one thread during the run only (`blas.run_scope`)."""
-        with blas.run_scope():
-            return self._run(feed_values)
-
-    def _run(self, feed_values):
+        The session's first run holds numpy's BLAS to one thread until it closes
+        (`SessionState.hold_blas`)."""
+        state = self._state
+        if state is not None and not state.holds_blas:
+            state.hold_blas()
         specs = self.feed_specs
         if specs:
             feeds = [spec.convert(v) for spec, v in zip(specs, feed_values)]
@@ -353,8 +352,9 @@ class Plan:
         if self.has_state_writes:
             variables.begin()
         try:
-            with blas.run_scope():
-                out = fn(feeds, recorder.records)
+            if self._state is not None and not self._state.holds_blas:
+                self._state.hold_blas()
+            out = fn(feeds, recorder.records)
         except BaseException as exc:
             if self.has_state_writes:
                 variables.abort()

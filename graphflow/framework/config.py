@@ -17,7 +17,7 @@ when the default is computed; a user who pins the process pins graphflow's threa
 
 Process-wide settings are changed only when asked: `keep_freed_memory()` raises glibc's malloc
 thresholds (a whole-process change, never made by graphflow itself); numpy's BLAS is held to one
-thread only while a plan runs (`graphflow/kernels/cpu/threads/blas.py`).
+thread from a session's first run until it closes (`graphflow/kernels/cpu/threads/blas.py`).
 
 `ConfigProto` accepts the fields TF1 scripts commonly set, so they run unchanged.
 `intra_op_parallelism_threads` sets the thread count; `allow_soft_placement=True` runs ops placed on

@@ -93,6 +93,16 @@ class SessionState:
         self.intra_op_threads = None  # threads one kernel call may use (None: the process default)
         self.counters = {}  # per-op run counts kept across plans (tf.Print's first_n)
         self.allow_soft_placement = False  # ConfigProto: an unavailable GPU falls back to the CPU
+        # whether this session holds numpy's BLAS to one thread (from its first run to `clear`)
+        self.holds_blas = False
+
+    def hold_blas(self):
+        """Hold numpy's BLAS to one thread for this session's runs (`threads/blas.py`)."""
+        from graphflow.kernels.cpu.threads import blas
+        with self.resource_lock:
+            if not self.holds_blas:
+                blas.hold()
+                self.holds_blas = True
 
     def rng(self, key, seed):
         """A numpy Generator for one random op, created once per session from its seed."""
@@ -121,3 +131,7 @@ class SessionState:
             if close is not None:
                 close()
         self.counters.clear()
+        if self.holds_blas:
+            from graphflow.kernels.cpu.threads import blas
+            self.holds_blas = False
+            blas.release()

@@ -5,19 +5,20 @@ to graphflow's intra-op pool (`intra_op.py`) that oversubscribes the cores, and 
 another process keeps a core busy, BLAS's barrier waits for a thread the scheduler has parked: a
 64x1000x100 product then takes milliseconds instead of microseconds.
 
-So graphflow owns the threads while it runs, and only then: a plan's run (`executor.Plan.run`, which
-every session run, callable and sub-plan goes through) holds numpy's BLAS to one thread
-(`run_scope()`, through `threadpoolctl`'s controller of whichever BLAS numpy loaded) and gives the
-BLAS its thread count back when the last run in progress ends (runs in several threads at once
-share one hold). Importing graphflow, building graphs and creating sessions change nothing. Inside a
+So graphflow owns the threads while a session runs plans, and only then: a session's first run
+holds numpy's BLAS to one thread (`hold()`, through `threadpoolctl`'s controller of whichever BLAS
+numpy loaded) and closing the session gives the BLAS its thread count back when no other session
+that has run is open (sessions share one hold). Holding per session rather than per run costs a run
+nothing (setting OpenBLAS's thread count twice per run took 4-12 us, as long as a small graph's
+whole run). Importing graphflow, building graphs and creating sessions change nothing. Inside a
 run a large product is cut into row (or column) blocks that the calling thread and the intra-op
 pool's workers take from one shared iterator, each block one single-threaded BLAS call on its own
 slice of the output. The pool's callers never wait for a worker that has not started
 (`IntraOpPool.run_shared`): on a busy machine the calling thread simply computes every block itself,
 so a parked thread costs nothing.
 
-While a run is in progress, numpy code of the user's in another thread of the same process also
-runs BLAS on one thread; holding and giving back costs a few microseconds per run.
+While such a session is open, numpy code of the user's in the same process also runs BLAS on one
+thread; `with blas.run_scope():` holds it for a block of code (the tests' way).
 `GRAPHFLOW_KEEP_BLAS_THREADS=1` leaves BLAS alone, and graphflow then also stops splitting products
 itself.
 """
@@ -121,8 +122,19 @@ _SCOPE = _RunScope()
 
 
 def run_scope():
-    """The context a plan runs in: numpy's BLAS held to one thread (when `owns_blas_threads()`)."""
+    """A context holding numpy's BLAS to one thread inside (when `owns_blas_threads()`)."""
     return _SCOPE
+
+
+def hold():
+    """Hold numpy's BLAS to one thread until the matching `release()` (a session's runs: from its
+    first run to its close; holds made by several sessions share one)."""
+    _SCOPE.__enter__()
+
+
+def release():
+    """End one `hold()`: the last one gives BLAS its own thread count back."""
+    _SCOPE.__exit__(None, None, None)
 
 
 def _reset_after_fork():
