@@ -35,6 +35,26 @@ BY_SHAPE = "by-shape"
 BY_SHAPE_KEPT = 16
 
 
+def static_shape(*shapes):
+    """The one shape the static `shapes` (of arrays that must have the same shape) describe
+    together, each dim taken from whichever knows it (a predicate's helper); None when a dim is
+    unknown to all, the ranks differ, or two known dims differ (the kernel reports a mismatch)."""
+    dims = None
+    for shape in shapes:
+        if shape is None:
+            continue
+        if dims is None:
+            dims = list(shape)
+        elif len(dims) != len(shape):
+            return None
+        for i, d in enumerate(shape):
+            if d is not None:
+                if dims[i] is not None and dims[i] != d:
+                    return None
+                dims[i] = d
+    return None if dims is None or None in dims else tuple(dims)
+
+
 def _input_shapes_known(node):
     shapes = node.in_shapes
     return shapes is not None and all(s is not None and None not in s for s in shapes)

@@ -11,6 +11,7 @@ checks, so errors read the same either way.
 
 import numpy as np
 
+from graphflow.kernels import registry
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_batch_norm
 from graphflow.kernels.cpu.reference import nn_norm_kernels as ref
@@ -27,18 +28,8 @@ def static_shape(*shapes):
     """The one 4-D shape the static `shapes` (of arrays that must have the same shape) describe
     together, each dim taken from whichever knows it; None when a dim is unknown to all, a rank
     is not 4, or two known dims differ (the kernel then reports the mismatch)."""
-    dims = [None] * 4
-    for shape in shapes:
-        if shape is None:
-            continue
-        if len(shape) != 4:
-            return None
-        for i, d in enumerate(shape):
-            if d is not None:
-                if dims[i] is not None and dims[i] != d:
-                    return None
-                dims[i] = d
-    return None if None in dims else tuple(dims)
+    shape = registry.static_shape(*shapes)
+    return shape if shape is not None and len(shape) == 4 else None
 
 
 def _takes(node, *positions):

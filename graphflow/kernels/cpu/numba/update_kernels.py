@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from graphflow.kernels import check_update_shapes
+from graphflow.kernels import check_update_shapes, registry
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.threads import blas, omp_team
@@ -42,22 +42,8 @@ GRAD_INPUT = {"ApplyGradientDescent": 1, "ApplyMomentum": 1, "ApplyAdam": 6, "Ap
 def static_size(*shapes):
     """The element count of the one shape the static `shapes` describe together (each dim taken
     from whichever knows it); None when a dim is unknown to all or the shapes disagree."""
-    dims = None
-    for shape in shapes:
-        if shape is None:
-            continue
-        if dims is None:
-            dims = list(shape)
-        elif len(dims) != len(shape):
-            return None
-        for i, d in enumerate(shape):
-            if d is not None:
-                if dims[i] is not None and dims[i] != d:
-                    return None
-                dims[i] = d
-    if dims is None or None in dims:
-        return None
-    return int(np.prod(dims, dtype=np.int64))
+    shape = registry.static_shape(*shapes)
+    return None if shape is None else int(np.prod(shape, dtype=np.int64))
 
 
 def applies(node):
