@@ -40,7 +40,7 @@ import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.numba import jit_cache, jit_math, jit_updates
-from graphflow.kernels.cpu.reference.conv_geometry import Conv, check4, static_conv
+from graphflow.kernels.cpu.reference.conv_geometry import Conv, static_conv
 from graphflow.kernels.cpu.reference.fused_kernels import member_error
 from graphflow.kernels.cpu.reference.fused_matmul_kernels import activation_of
 from graphflow.kernels.cpu.threads import blas, omp_team
@@ -205,12 +205,7 @@ def fused_conv2d_loop(node):
     kept = {}  # (x shape and dtype, filter and bias shapes) -> Prepared
 
     def prepare(x, f, bias):
-        check4(x, "input")
-        check4(f, "filter")
-        geo = conv.geometry(x.shape, f.shape)
-        if bias.shape != f.shape[3:]:
-            raise ValueError(f"bias of shape {bias.shape} does not match the {f.shape[3]} output "
-                             "channels of the convolution")
+        geo = conv.biased_geometry(x, f, bias)
         if len(kept) >= 16:
             kept.clear()
         run = kept[(x.shape, x.dtype, f.shape, bias.shape)] = Prepared(x, f, geo, relu, threads)

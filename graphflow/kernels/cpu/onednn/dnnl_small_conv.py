@@ -30,7 +30,7 @@ from graphflow.kernels.cpu.blocked import conv_gather
 from graphflow.kernels.cpu.numba import jit_updates
 from graphflow.kernels.cpu.onednn import dnnl, dnnl_conv
 from graphflow.kernels.cpu.onednn.dnnl_fused_matmul import fused_activation_of
-from graphflow.kernels.cpu.reference.conv_geometry import Conv, check4, dtypes_are, static_conv
+from graphflow.kernels.cpu.reference.conv_geometry import Conv, dtypes_are, static_conv
 from graphflow.kernels.cpu.reference.fused_kernels import member_error
 
 _lock = threading.RLock()  # get() makes a SmallConv, which asks for compiled_run()
@@ -213,12 +213,7 @@ def fused_conv2d_small(node):
     kept = {}  # (x, filter, bias shapes) -> SmallConv
 
     def bound(x, f, bias):
-        check4(x, "input")
-        check4(f, "filter")
-        geo = conv.geometry(x.shape, f.shape)
-        if bias.shape != f.shape[3:]:
-            raise ValueError(f"bias of shape {bias.shape} does not match the {f.shape[3]} output "
-                             "channels of the convolution")
+        geo = conv.biased_geometry(x, f, bias)
         small = get(geo, x.shape[0], x.shape[3], f.shape[3], activation.post_ops)
         if small is None:
             raise RuntimeError(f"oneDNN has no small convolution primitive for {x.shape} * "

@@ -145,6 +145,17 @@ class Conv:
             self._cache[key] = geo
         return geo
 
+    def biased_geometry(self, x, f, bias):
+        """The Geometry of a fused convolution of NHWC `x` by HWIO `f` plus `bias`, its operands
+        checked: 4-D input and filter, a bias of the filter's output channels."""
+        check4(x, "input")
+        check4(f, "filter")
+        geo = self.geometry(x.shape, f.shape)
+        if bias.shape != f.shape[3:]:
+            raise ValueError(f"bias of shape {bias.shape} does not match the {f.shape[3]} output "
+                             "channels of the convolution")
+        return geo
+
     def check_grad(self, g, geo, n, out_channels):
         want = (n, geo.oh, geo.ow, out_channels)
         if g.shape != want:
