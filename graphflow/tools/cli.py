@@ -315,6 +315,10 @@ def _parser():
     p.add_argument("--text", action="store_true", help="text in and out: an input given as a "
                    "JSON string is fed as its Unicode code points (int32), and integer vector "
                    "outputs are printed as the characters of those code points")
+    p.add_argument("--jit", action="store_true",
+                   help="use the compiled (numba) loops too: a process that runs a graph once "
+                        "spends longer loading numba (~0.5 s) than a small model's run, so the "
+                        "command leaves them out unless asked")
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("optimize", help="optimize a graph file for its signature and save it")
@@ -347,6 +351,10 @@ def main(argv=None, out=None):
     """Entry point of the `graphflow` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     out = out or sys.stdout
+    if argv is None and args.command == "run" and not args.jit:
+        # the command's own process runs the graph once: numba's start would not pay for itself
+        # (GRAPHFLOW_NO_JIT set by the user wins; set only for the `graphflow run` program)
+        os.environ.setdefault("GRAPHFLOW_NO_JIT", "1")
     try:
         args.run(args, out)
     except (CommandError, GraphFormatError, OpError, OSError, KeyError, ValueError, TypeError,

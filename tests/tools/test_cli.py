@@ -2,6 +2,7 @@
 inputs, printed or saved outputs), optimize, and clear one-line errors with non-zero exit codes."""
 
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -81,6 +82,26 @@ def test_run_prints_outputs(model_path, tmp_path):
     expected = _expected(model_path)
     assert f"total: float32 []\n{np.array2string(expected['total'])}\n" in result.stdout
     assert "y: float32 [2, 4]" in result.stdout
+
+
+def test_the_run_command_leaves_the_compiled_loops_out_unless_asked(model_path, tmp_path):
+    """One run per process: loading numba would take longer than the run (`--jit` asks for it)."""
+    from graphflow.kernels import cpu as cpu_kernels
+    np.save(tmp_path / "x.npy", X)
+    code = ("import sys\nfrom graphflow.tools import cli\n"
+            "status = cli.main()\nprint('numba loaded:', 'numba' in sys.modules, status)\n")
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHFLOW_NO_JIT"}
+    seen = {}
+    for extra in ([], ["--jit"]):
+        argv = ["graphflow", "run", str(model_path), "--input", f"x={tmp_path / 'x.npy'}", *extra]
+        done = subprocess.run([sys.executable, "-c", code, *argv[1:]], capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert "total: float32 []" in done.stdout
+        seen[bool(extra)] = done.stdout.splitlines()[-1]
+    assert seen[False] == "numba loaded: False 0"
+    if cpu_kernels.TABLE.feature("numba"):  # the small product's compiled loop
+        assert seen[True] == "numba loaded: True 0"
 
 
 def test_run_writes_outputs_from_npz_and_json_inputs(model_path, tmp_path):
