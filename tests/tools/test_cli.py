@@ -3,6 +3,7 @@ inputs, printed or saved outputs), optimize, and clear one-line errors with non-
 
 import io
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,18 @@ X = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]], np.float32)
 
 
 def _expected(model_path):
-    return tf.load(str(model_path)).run({"x": X})
+    """What `graphflow.load(model).run` gives for X, with the kernels the `graphflow run` command
+    uses (no compiled loops: `--jit` adds them), in a fresh process: bit for bit its outputs."""
+    out = pathlib.Path(str(model_path) + ".expected.npz")
+    code = ("import sys, numpy as np, graphflow as tf\n"
+            "x = np.array(eval(sys.argv[2]), np.float32)\n"
+            "np.savez(sys.argv[3], **tf.load(sys.argv[1]).run({'x': x}))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(model_path), repr(X.tolist()), str(out)],
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, GRAPHFLOW_NO_JIT="1"))
+    assert done.returncode == 0, done.stderr
+    with np.load(out, allow_pickle=False) as saved:
+        return {k: saved[k] for k in saved.files}
 
 
 @needs_program("dot", "Graphviz draws the --svg picture")
