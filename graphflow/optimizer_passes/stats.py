@@ -86,9 +86,15 @@ class OptimizationReport:
 
     def kernel_counts(self):
         """{(op type, implementation): number of ops}, sorted by op type then implementation."""
-        counts = {}
-        for _, op_type, impl in self.kernels:
-            counts[op_type, impl] = counts.get((op_type, impl), 0) + 1
-        return dict(sorted(counts.items()))
+        return count_kernel_choices(self.kernels)
 
     __repr__ = __str__
+
+
+def count_kernel_choices(choices):
+    """{(op type, implementation): number of ops} of [(op name, op type, implementation)], sorted
+    by op type then implementation (the optimize report's and `graphflow inspect`'s table)."""
+    counts = {}
+    for _, op_type, impl in choices:
+        counts[op_type, impl] = counts.get((op_type, impl), 0) + 1
+    return dict(sorted(counts.items()))

@@ -96,6 +96,7 @@ def _print_kernel_choices(model, batch, out):
     optimization passes, for inputs whose unknown dimensions are `batch` (a session makes its
     plans for the fed shapes, so its choices are made on static shapes too)."""
     from graphflow.optimizer_passes import kernel_choices, optimize_for_plan, resolve_passes
+    from graphflow.optimizer_passes.stats import count_kernel_choices
     outputs = [t for t in model.outputs.values() if isinstance(t, Tensor)]
     if not outputs:
         return
@@ -103,13 +104,11 @@ def _print_kernel_choices(model, batch, out):
     shapes = {t: tuple(batch if d is None else d for d in t.shape.dims)
               for t in inputs if t.shape.dims is not None}
     plan_graph = optimize_for_plan(outputs, inputs, resolve_passes(None), shapes=shapes)
-    counts = {}
-    for _, op_type, impl in kernel_choices(plan_graph.graph):
-        counts[op_type, impl] = counts.get((op_type, impl), 0) + 1
+    counts = count_kernel_choices(kernel_choices(plan_graph.graph))
     print(file=out)
     print(f"CPU kernels a run of the outputs chooses, inputs' unknown dimensions = {batch} "
           "(op type: implementation x ops):", file=out)
-    for (op_type, impl), count in sorted(counts.items()):
+    for (op_type, impl), count in counts.items():
         print(f"  {op_type}: {impl} x{count}", file=out)
 
 
