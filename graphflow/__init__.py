@@ -209,7 +209,8 @@ _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
 _keras_models = _Namespace("tf.keras.models", members={
     "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
     "Model": _lazy(_KERAS + "training", "Model"),
-    "load_model": _lazy(_KERAS + "loading", "load_model")})
+    "load_model": _lazy(_KERAS + "loading", "load_model"),
+    "save_model": _lazy(_KERAS + "saving", "save_model")})
 keras = _Namespace("tf.keras", members={
     "layers": _keras_layers,
     "models": _keras_models,

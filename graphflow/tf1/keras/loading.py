@@ -56,7 +56,20 @@ def _build(config, custom_objects):
 
 def load_model(filepath, custom_objects=None, compile=True):
     """The model `model.save(filepath)` wrote, in the default graph, weights set and (with
-    `compile`) compiled as it was."""
+    `compile`) compiled as it was. A Keras HDF5 file (by its content, as tf_keras decides)
+    is read by `hdf5_saving.load_model`."""
+    import warnings
+
+    from graphflow.tf1.keras import hdf5_format, hdf5_saving
+    kind = hdf5_format.file_kind(filepath)
+    if kind == "hdf5":
+        return hdf5_saving.load_model(filepath, custom_objects, compile)
+    if hdf5_format.is_hdf5_path(filepath):
+        if kind != "zip":
+            hdf5_format.Reader(filepath)         # says what the file is instead
+        warnings.warn(f"{filepath} is graphflow's own model format (a zip, as graphflow wrote "
+                      ".h5 names before it wrote Keras HDF5), not HDF5: read with graphflow's "
+                      "reader; save it again for a file TensorFlow opens", stacklevel=2)
     with np.load(filepath, allow_pickle=False) as data:
         if "model_config" not in data.files:
             raise ValueError(f"{filepath} holds no model configuration (a save_weights file? "

@@ -159,7 +159,13 @@ def compile_config(model):
     return config
 
 
-def save_model(model, filepath):
+def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None):
+    """`tf.keras.models.save_model`: Keras's HDF5 layout for .h5/.hdf5 names or
+    save_format='h5' (see `hdf5_saving`), else graphflow's own format (this module)."""
+    from graphflow.tf1.keras import hdf5_format, hdf5_saving
+    if save_format == "h5" or (save_format is None and hdf5_format.is_hdf5_path(filepath)):
+        hdf5_saving.save_model(model, filepath)
+        return
     config = {"format": FORMAT, "model": model_config(model),
               "compile": compile_config(model)}
     weights = model.weights

@@ -10,6 +10,8 @@ learning phase fed True; the epoch's loss and metrics are the sample-weighted me
 batches, as Keras reports them.
 """
 
+import warnings
+
 import numpy as np
 
 from graphflow.ops import math_ops
@@ -319,13 +321,32 @@ class Model(Network):
             (print_fn or print)(line)
 
     def save_weights(self, filepath, overwrite=True, save_format=None):
-        """Writes every weight, in the model's order, to `filepath` (graphflow's .npz)."""
+        """Writes every weight to `filepath`: Keras's HDF5 layout when the name ends in .h5 or
+        .hdf5 (or save_format='h5'; tf_keras reads it), else graphflow's .npz of the weights in
+        the model's order."""
+        from graphflow.tf1.keras import hdf5_format
+        if save_format == "h5" or (save_format is None and hdf5_format.is_hdf5_path(filepath)):
+            hdf5_format.save_weights(self, filepath)
+            return
         weights = self.weights
         write_weights(filepath, [w.op.name for w in weights], backend.batch_get_value(weights))
 
-    def load_weights(self, filepath, by_name=False):
-        """Reads a file of `save_weights` into this model's weights (matched by order, or by
-        the layer/weight names with by_name=True), checking count and shapes first."""
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        """Reads a weights file into this model's weights, checking counts and shapes first:
+        a Keras HDF5 file (matched by the order of the layers with weights, or by layer name
+        with by_name=True; `skip_mismatch` skips layers whose count or shapes differ), or
+        graphflow's .npz (by order, or by weight name)."""
+        from graphflow.tf1.keras import hdf5_format
+        kind = hdf5_format.file_kind(filepath)
+        if kind == "hdf5":
+            hdf5_format.load_weights(self, filepath, by_name, skip_mismatch)
+            return
+        if kind != "zip" and hdf5_format.is_hdf5_path(filepath):
+            hdf5_format.Reader(filepath)         # says what the file is instead
+        if kind == "zip" and hdf5_format.is_hdf5_path(filepath):
+            warnings.warn(f"{filepath} is graphflow's own weights format (a zip, as graphflow "
+                          "wrote .h5 names before it wrote Keras HDF5), not HDF5: read with "
+                          "graphflow's reader; save it again for a file TensorFlow opens", stacklevel=2)
         names, values = read_weights(filepath)
         weights = self.weights
         if by_name:
@@ -343,10 +364,12 @@ class Model(Network):
         backend.batch_set_value(pairs)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
-        """Writes the architecture, the weights and the compile arguments to `filepath` in
-        graphflow's format (see `saving`); `tf.keras.models.load_model` reads it back."""
+        """Writes the architecture, the weights and the compile arguments to `filepath`:
+        Keras's HDF5 layout when the name ends in .h5 or .hdf5 (or save_format='h5'; tf_keras's
+        load_model reads it), else graphflow's format (see `saving`);
+        `tf.keras.models.load_model` reads both."""
         from graphflow.tf1.keras.saving import save_model
-        save_model(self, filepath)
+        save_model(self, filepath, overwrite, include_optimizer, save_format)
 
 
 __all__ = ["Model"]
