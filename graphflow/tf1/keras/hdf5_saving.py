@@ -32,6 +32,8 @@ _OPTIMIZER_IGNORED = {"name", "is_legacy_optimizer", "jit_compile", "use_ema", "
 # ------------------------------------------------------------------ writing
 def _optimizer_config(optimizer):
     from graphflow.tf1.keras import backend, optimizers
+    if not isinstance(optimizer, (optimizers.Adam, optimizers.SGD, optimizers.RMSprop)):
+        return None
     rate = float(backend.get_value(optimizer.lr))
     if isinstance(optimizer, optimizers.Adam):
         return {"class_name": "Adam", "config": {
@@ -41,12 +43,10 @@ def _optimizer_config(optimizer):
         return {"class_name": "SGD", "config": {
             "name": "SGD", "learning_rate": rate, "decay": 0.0, "momentum": optimizer._momentum,
             "nesterov": bool(optimizer._use_nesterov)}}
-    if isinstance(optimizer, optimizers.RMSprop):
-        return {"class_name": "RMSprop", "config": {
+    return {"class_name": "RMSprop", "config": {
             "name": "RMSprop", "learning_rate": rate, "decay": 0.0, "rho": optimizer._decay,
             "momentum": optimizer._momentum, "epsilon": optimizer._epsilon,
             "centered": bool(optimizer._centered)}}
-    return None
 
 
 def training_config(model):
