@@ -153,13 +153,20 @@ class Reader:
             raise self.fault(f"{node.name} is not a {want}")
         return node
 
+    def has(self, obj, name, attribute=False):
+        """Whether `obj` has a member (or, with `attribute`, an attribute) `name`."""
+        try:
+            return name in (obj.attrs if attribute else obj)
+        except Exception as exc:
+            raise self.fault(f"cannot read {obj.name}: {exc}") from None
+
     def attr(self, obj, name, kind):
         """Attribute `name` of `obj` or None; `kind` 'text' (one string) or 'names' (a list of
         strings; an empty numeric array reads as [])."""
         import h5py
+        if not self.has(obj, name, attribute=True):
+            return None
         try:
-            if name not in obj.attrs:
-                return None
             aid = obj.attrs.get_id(name)
             shape, dtype = aid.shape, aid.dtype
         except Exception as exc:
@@ -256,7 +263,7 @@ class Reader:
         """[(layer name, [(weight name, array)])] of a weights group, in its `layer_names`
         order."""
         layer_names = self.names(group, "layer_names")
-        if not layer_names and "layer_names" not in group.attrs:
+        if not layer_names and not self.has(group, "layer_names", attribute=True):
             raise self.fault(f"{group.name} holds no 'layer_names' attribute: not a Keras "
                              "weights file")
         if len(set(layer_names)) != len(layer_names):
@@ -457,7 +464,8 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False, limits=Non
                          "True when by_name is True.")
     with Reader(filepath, limits) as reader:
         root = reader.file
-        if "layer_names" not in root.attrs and "model_weights" in root:
+        if not reader.has(root, "layer_names", attribute=True) and \
+                reader.has(root, "model_weights"):
             root = reader.child(root, "model_weights", "group")
         groups = reader.layer_groups(root)
         assign(reader, model, groups, by_name, skip_mismatch)

@@ -73,7 +73,7 @@ def _activation(value):
     if not isinstance(value, str):
         raise Malformed(f"expected an activation name, found {value!r}")
     if value not in activations._BY_NAME:
-        raise Unsupported(f"activation {value!r}")
+        raise Unsupported(f"{value!r} (an activation graphflow does not have)")
     return value
 
 
@@ -121,7 +121,7 @@ def _regularizer(value):
         raise Malformed(f"expected a regularizer, found {value!r}")
     name, config = value.get("class_name"), value["config"]
     if name not in ("L1L2", "L1", "L2") or set(config) - {"l1", "l2"}:
-        raise Unsupported(f"regularizer {name!r}")
+        raise Unsupported(f"{name!r} (only L1, L2, L1L2 regularizers)")
     return keras_initializers.L1L2(_float(config.get("l1", 0.0)), _float(config.get("l2", 0.0)))
 
 

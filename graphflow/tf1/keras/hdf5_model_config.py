@@ -61,7 +61,7 @@ def _dtype(value):
     if value is None:
         return None
     if value not in _DTYPES:
-        raise specs.Unsupported(f"dtype {value!r}")
+        raise specs.Unsupported(f"{value!r} (graphflow has {_DTYPES})")
     return value
 
 
