@@ -41,8 +41,8 @@ MAX_ATTR_BYTES = 1 << 26       # one attribute (a JSON configuration)
 
 
 def keras_version():
-    from graphflow import __version__
-    return f"graphflow-{__version__}"
+    """What graphflow writes as `keras_version` (tf_keras converts weights only for "1")."""
+    return "graphflow"
 
 
 def is_hdf5_path(filepath):

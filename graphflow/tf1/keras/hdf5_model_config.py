@@ -1,6 +1,5 @@
-"""Keras HDF5 model files (`model.save('m.h5')`, `tf.keras.models.load_model('m.h5')`): the
-`model_config` and `training_config` JSON documents tf_keras writes, translated to and from
-graphflow's tf.keras.
+"""The `model_config` document of Keras HDF5 model files, read: tf_keras's (or graphflow's)
+description of a model rebuilt as a graphflow tf.keras model in the default graph.
 
 `model_config` is `{"class_name": "Sequential" | "Functional" | "Model", "config": ...}`: a
 Sequential's layers (an InputLayer first, or a `batch_input_shape` on the first layer), or a
@@ -8,18 +7,13 @@ functional model's layers with the calls that connect them (`inbound_nodes`: [la
 index, tensor index, call kwargs]) and its `input_layers` / `output_layers`. Each layer is
 `{"class_name", "config"}`; `hdf5_layer_specs` says which keys each class takes and how.
 Loading collects every layer class and key graphflow cannot compute with and refuses the file
-once, listing them all (class, layer name, key). A malformed document (wrong types, dangling
-references, cycles) is a `GraphFormatError` naming the file and the fault.
-
-`training_config` holds the compile arguments: the loss(es), metrics, loss weights and the
-optimizer (Adam, SGD, RMSprop with their hyperparameters). Metrics graphflow does not know are
-left out with a warning (they change no weight); an unknown loss or optimizer refuses the
-compile (`load_model(..., compile=False)` loads the model without it). The optimizer's state
-(`optimizer_weights`) is not read or written: a loaded model's optimizer starts afresh.
+once with a ValueError listing them all (class, layer name, key). A malformed document (wrong
+types, dangling references, cycles, a layer that cannot be built from its values) is a
+`GraphFormatError` naming the file and the fault. Calls are replayed in dependency order
+(linear in the number of calls, whatever order the file lists them in).
 """
 
 from graphflow.framework.errors import GraphFormatError
-from graphflow.tf1.keras import hdf5_format
 from graphflow.tf1.keras import hdf5_layer_specs as specs
 
 _DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
@@ -303,72 +297,4 @@ def model_from_config(model_config, path):
                      f"{class_name!r} (Sequential and functional models only)")
 
 
-# ------------------------------------------------------------------ writing layers
-def layer_config(layer):
-    """{"class_name", "config"} of a graphflow layer as tf_keras writes it."""
-    class_name = type(layer).__name__
-    spec = specs.SPECS.get(class_name)
-    if spec is None or getattr(type(layer), "__module__", "").split(".")[:3] != \
-            ["graphflow", "tf1", "keras"]:
-        raise ValueError(f"model.save to HDF5 cannot write layer {layer.name!r} of class "
-                         f"{class_name} (graphflow writes {sorted(specs.SPECS)})")
-    config = {"name": layer.name, "trainable": bool(layer.trainable), "dtype": layer.dtype.name}
-    for key, (kind, getter) in spec.items():
-        _, write, _ = specs.KINDS[kind]
-        if write is None:
-            continue
-        try:
-            config[key] = write(getter(layer) if getter is not None else None)
-        except specs.Unsupported as exc:
-            raise ValueError(f"model.save to HDF5 cannot write {key} of layer {layer.name!r} "
-                             f"({class_name}): {exc}") from None
-    if class_name == "Embedding":
-        config["input_length"] = layer._init_args[1].get("input_length")
-    return {"class_name": class_name, "config": config}
-
-
-def _input_config(layer):
-    return {"class_name": "InputLayer",
-            "config": {"batch_input_shape": list(layer.batch_input_shape),
-                       "dtype": layer.dtype.name, "sparse": False, "ragged": False,
-                       "name": layer.name}}
-
-
-def model_config(model):
-    """The `model_config` document of a built Sequential or functional model."""
-    from graphflow.tf1.keras.base_layer import InputLayer, history
-    if model.inputs is None or model.outputs is None:
-        raise ValueError("model.save to HDF5 needs a built model (give the first layer an "
-                         "input_shape, or fit/predict once)")
-    if hasattr(model, "_stack"):
-        first = history(model.inputs[0])[0]
-        layers = [_input_config(first)] + [layer_config(layer) for layer in model.layers]
-        return {"class_name": "Sequential", "config": {"name": model.name, "layers": layers}}
-    nodes = model._nodes
-    in_model = {id(node) for node in nodes}
-    node_index = {}
-    for layer in hdf5_format.keras_layers(model):
-        own = [n for n in layer.inbound_nodes if id(n) in in_model]
-        for k, node in enumerate(own):
-            node_index[id(node)] = k
-
-    def ref(tensor):
-        layer, index, t = history(tensor)
-        return [layer.name, node_index[id(layer.inbound_nodes[index])], t]
-
-    layers = []
-    for layer in hdf5_format.keras_layers(model):
-        if isinstance(layer, InputLayer):
-            entry = dict(_input_config(layer), name=layer.name, inbound_nodes=[])
-        else:
-            entry = dict(layer_config(layer), name=layer.name, inbound_nodes=[])
-            for node in (n for n in layer.inbound_nodes if id(n) in in_model):
-                if any(k != "training" and v is not None for k, v in node.kwargs.items()):
-                    raise ValueError(f"model.save to HDF5 cannot write the call arguments "
-                                     f"{sorted(node.kwargs)} of layer {layer.name!r}")
-                entry["inbound_nodes"].append([ref(t) + [{}] for t in node.inputs])
-        layers.append(entry)
-    return {"class_name": "Functional",
-            "config": {"name": model.name, "trainable": bool(model.trainable), "layers": layers,
-                       "input_layers": [ref(t) for t in model.inputs],
-                       "output_layers": [ref(t) for t in model.outputs]}}
+__all__ = ["model_from_config"]

@@ -1,32 +1,96 @@
-"""`model.save('m.h5')` and `tf.keras.models.load_model('m.h5')` in Keras's HDF5 layout (as
-tf_keras writes and reads it): the root attributes `model_config` (see `hdf5_model_config`),
-`training_config` (the compile arguments, below), `keras_version` and `backend`, and the group
-`model_weights` (laid out as `save_weights` lays out a weights file, see `hdf5_format`).
+"""`model.save('m.h5')` / `tf.keras.models.save_model(..., save_format='h5')`: graphflow's
+models written in Keras's HDF5 layout, as tf_keras writes them (its `load_model` reads them):
 
-`training_config` is `{"loss", "metrics", "weighted_metrics", "loss_weights",
-"sample_weight_mode", "optimizer_config": {"class_name", "config"}}`. graphflow writes and
-reads the optimizers Adam, SGD and RMSprop of tf.keras.optimizers with their hyperparameters,
-and losses and metrics by name. The optimizer's state (`optimizer_weights`) is neither written
-nor read: a loaded model's optimizer starts afresh.
+- root attributes `model_config` (JSON): `{"class_name": "Sequential", "config": {"name",
+  "layers": [InputLayer, ...]}}` or `{"class_name": "Functional", "config": {"name", "layers":
+  [{"class_name", "config", "name", "inbound_nodes": [[[layer, node, tensor, {}], ...]]}],
+  "input_layers", "output_layers"}}`, each layer's config with every key that sets what it
+  computes (`hdf5_layer_specs`); `training_config` (JSON: loss, metrics, loss_weights and
+  `optimizer_config` for Adam, SGD and RMSprop of tf.keras.optimizers); `keras_version`;
+  `backend` ('tensorflow': the weights are laid out as TensorFlow lays them out);
+- the group `model_weights`, laid out as `save_weights` lays out a weights file
+  (`hdf5_format`).
+
+The optimizer's state (`optimizer_weights`) is not written: a loaded model's optimizer starts
+afresh. A layer graphflow cannot describe in tf_keras's terms (Lambda, a custom layer, a wrapper)
+or a custom loss makes the save fail with its name before anything is written.
 """
 
 import json
 import warnings
 
-from graphflow.framework.errors import GraphFormatError
-from graphflow.tf1.keras import hdf5_format, hdf5_model_config
+from graphflow.tf1.keras import hdf5_format
+from graphflow.tf1.keras import hdf5_layer_specs as specs
 
-_LOSS_CLASSES = {"MeanSquaredError": "mean_squared_error",
-                 "MeanAbsoluteError": "mean_absolute_error",
-                 "CategoricalCrossentropy": "categorical_crossentropy",
-                 "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
-                 "BinaryCrossentropy": "binary_crossentropy", "Hinge": "hinge"}
-_OPTIMIZER_KEYS = {
-    "Adam": {"learning_rate", "beta_1", "beta_2", "epsilon"},
-    "SGD": {"learning_rate", "momentum", "nesterov"},
-    "RMSprop": {"learning_rate", "rho", "momentum", "epsilon", "centered"}}
-_OPTIMIZER_IGNORED = {"name", "is_legacy_optimizer", "jit_compile", "use_ema", "ema_momentum",
-                      "ema_overwrite_frequency"}
+
+def layer_config(layer):
+    """{"class_name", "config"} of a graphflow layer as tf_keras writes it."""
+    class_name = type(layer).__name__
+    spec = specs.SPECS.get(class_name)
+    if spec is None or getattr(type(layer), "__module__", "").split(".")[:3] != \
+            ["graphflow", "tf1", "keras"]:
+        raise ValueError(f"model.save to HDF5 cannot write layer {layer.name!r} of class "
+                         f"{class_name} (graphflow writes {sorted(specs.SPECS)})")
+    config = {"name": layer.name, "trainable": bool(layer.trainable), "dtype": layer.dtype.name}
+    for key, (kind, getter) in spec.items():
+        _, write, _ = specs.KINDS[kind]
+        if write is None:
+            continue
+        try:
+            config[key] = write(getter(layer) if getter is not None else None)
+        except specs.Unsupported as exc:
+            raise ValueError(f"model.save to HDF5 cannot write {key} of layer {layer.name!r} "
+                             f"({class_name}): {exc}") from None
+    if class_name == "Embedding":
+        config["input_length"] = layer._init_args[1].get("input_length")
+    return {"class_name": class_name, "config": config}
+
+
+def _input_config(layer):
+    return {"class_name": "InputLayer",
+            "config": {"batch_input_shape": list(layer.batch_input_shape),
+                       "dtype": layer.dtype.name, "sparse": False, "ragged": False,
+                       "name": layer.name}}
+
+
+def model_config(model):
+    """The `model_config` document of a built Sequential or functional model."""
+    from graphflow.tf1.keras.base_layer import InputLayer, history
+    if model.inputs is None or model.outputs is None:
+        raise ValueError("model.save to HDF5 needs a built model (give the first layer an "
+                         "input_shape, or fit/predict once)")
+    if hasattr(model, "_stack"):
+        first = history(model.inputs[0])[0]
+        layers = [_input_config(first)] + [layer_config(layer) for layer in model.layers]
+        return {"class_name": "Sequential", "config": {"name": model.name, "layers": layers}}
+    nodes = model._nodes
+    in_model = {id(node) for node in nodes}
+    node_index = {}
+    for layer in hdf5_format.keras_layers(model):
+        own = [n for n in layer.inbound_nodes if id(n) in in_model]
+        for k, node in enumerate(own):
+            node_index[id(node)] = k
+
+    def ref(tensor):
+        layer, index, t = history(tensor)
+        return [layer.name, node_index[id(layer.inbound_nodes[index])], t]
+
+    layers = []
+    for layer in hdf5_format.keras_layers(model):
+        if isinstance(layer, InputLayer):
+            entry = dict(_input_config(layer), name=layer.name, inbound_nodes=[])
+        else:
+            entry = dict(layer_config(layer), name=layer.name, inbound_nodes=[])
+            for node in (n for n in layer.inbound_nodes if id(n) in in_model):
+                if any(k != "training" and v is not None for k, v in node.kwargs.items()):
+                    raise ValueError(f"model.save to HDF5 cannot write the call arguments "
+                                     f"{sorted(node.kwargs)} of layer {layer.name!r}")
+                entry["inbound_nodes"].append([ref(t) + [{}] for t in node.inputs])
+        layers.append(entry)
+    return {"class_name": "Functional",
+            "config": {"name": model.name, "trainable": bool(model.trainable), "layers": layers,
+                       "input_layers": [ref(t) for t in model.inputs],
+                       "output_layers": [ref(t) for t in model.outputs]}}
 
 
 # ------------------------------------------------------------------ writing
@@ -83,7 +147,7 @@ def training_config(model):
 
 def save_model(model, filepath):
     """Writes `model` to `filepath` in Keras's HDF5 layout."""
-    config = json.dumps(hdf5_model_config.model_config(model)).encode("utf8")
+    config = json.dumps(model_config(model)).encode("utf8")
     compiled = training_config(model)
     with hdf5_format.writing(filepath) as f:
         f.attrs["model_config"] = config
@@ -94,129 +158,4 @@ def save_model(model, filepath):
         hdf5_format.write_weights_group(f.create_group("model_weights"), model)
 
 
-# ------------------------------------------------------------------ reading
-def _loss(spec, path):
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, list):
-        return [_loss(s, path) for s in spec]
-    if isinstance(spec, dict) and "class_name" in spec:
-        config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
-        name = _LOSS_CLASSES.get(spec["class_name"])
-        if name is None or config.get("from_logits") or \
-                config.get("reduction", "auto") not in ("auto", "sum_over_batch_size"):
-            raise ValueError(f"{path}: graphflow cannot compile with the loss {spec!r} (load "
-                             "with compile=False)")
-        return name
-    if isinstance(spec, dict):
-        return {str(k): _loss(v, path) for k, v in spec.items()}
-    raise GraphFormatError(f"{path}: training_config loss {spec!r} is not a loss")
-
-
-def _metrics(spec, path):
-    from graphflow.tf1.keras import losses
-    if spec is None:
-        return []
-    if isinstance(spec, dict):
-        return {str(k): _metrics(v, path) for k, v in spec.items()}
-    if not isinstance(spec, list):
-        raise GraphFormatError(f"{path}: training_config metrics should be a list")
-    out = []
-    for item in spec:
-        if isinstance(item, list):
-            out.append(_metrics(item, path))
-            continue
-        name = item if isinstance(item, str) else None
-        if isinstance(item, dict) and isinstance(item.get("config"), dict):
-            name = item["config"].get("name")
-        if name in ("accuracy", "acc") or name in losses._METRICS:
-            out.append(name)
-        else:
-            warnings.warn(f"{path}: the metric {item!r} is unknown to graphflow's tf.keras and "
-                          "is left out", stacklevel=2)
-    return out
-
-
-def _optimizer(config, path):
-    from graphflow.tf1.keras import optimizers
-    if not isinstance(config, dict) or not isinstance(config.get("config"), dict):
-        raise GraphFormatError(f"{path}: training_config has no valid optimizer_config")
-    name = str(config.get("class_name", "")).replace("Custom>", "")
-    settings = dict(config["config"])
-    if "lr" in settings and "learning_rate" not in settings:
-        settings["learning_rate"] = settings.pop("lr")
-    known = _OPTIMIZER_KEYS.get(name)
-    faults = []
-    if known is None:
-        faults.append(f"optimizer {name!r}")
-    else:
-        for key, value in settings.items():
-            if key in known:
-                bad = isinstance(value, bool) != (key in ("nesterov", "centered")) or \
-                    not isinstance(value, (int, float))
-                if bad:
-                    raise GraphFormatError(f"{path}: optimizer {name} {key}={value!r}")
-            elif key in _OPTIMIZER_IGNORED:
-                continue
-            elif key in ("decay", "clipnorm", "clipvalue", "global_clipnorm", "amsgrad") and \
-                    not value:
-                continue
-            else:
-                faults.append(f"optimizer {name} {key}={value!r}")
-    if faults:
-        raise ValueError(f"{path}: graphflow cannot compile with {'; '.join(faults)} (load "
-                         "with compile=False)")
-    kwargs = {k: v for k, v in settings.items() if k in known}
-    try:
-        return getattr(optimizers, name)(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise GraphFormatError(f"{path}: optimizer {name}: {exc}") from None
-
-
-def compile_from(model, config, path):
-    """`model.compile(...)` with the arguments of a `training_config` document."""
-    if not isinstance(config, dict):
-        raise GraphFormatError(f"{path}: training_config should be a JSON object")
-    loss = _loss(config.get("loss"), path)
-    metrics = _metrics(config.get("metrics"), path)
-    weights = config.get("loss_weights")
-    if weights is not None and not (
-            isinstance(weights, list) and all(isinstance(w, (int, float)) for w in weights)
-            or isinstance(weights, dict) and all(isinstance(w, (int, float))
-                                                 for w in weights.values())):
-        raise GraphFormatError(f"{path}: training_config loss_weights {weights!r}")
-    for key in ("weighted_metrics", "sample_weight_mode"):
-        if config.get(key):
-            warnings.warn(f"{path}: training_config {key} is not supported and is left out", stacklevel=2)
-    optimizer = _optimizer(config.get("optimizer_config"), path)
-    try:
-        model.compile(optimizer, loss=loss, metrics=metrics, loss_weights=weights)
-    except (TypeError, ValueError, KeyError, IndexError) as exc:
-        raise ValueError(f"{path}: compiling with its training_config failed: {exc} (load "
-                         "with compile=False)") from None
-
-
-def load_model(filepath, custom_objects=None, compile=True, limits=None):
-    """The model of a Keras HDF5 file, in the default graph, its weights set and (with
-    `compile` and a `training_config` in the file) compiled."""
-    with hdf5_format.Reader(filepath, limits) as reader:
-        config = reader.json_attr("model_config")
-        if config is None:
-            raise ValueError(f"No model config found in the file at {reader.path} (a "
-                             "save_weights file? build the model and use load_weights)")
-        model = hdf5_model_config.model_from_config(config, reader.path)
-        groups = reader.layer_groups(reader.child(reader.file, "model_weights", "group"))
-        saved = {name for name, values in groups if values}
-        missing = [layer.name for layer in hdf5_format.keras_layers(model)
-                   if hdf5_format.layer_weights(layer) and layer.name not in saved]
-        if missing:
-            raise GraphFormatError(f"{reader.path}: model_weights holds no weights for the "
-                                   f"layers {missing}")
-        hdf5_format.assign(reader, model, groups, by_name=True)
-        compiled = reader.json_attr("training_config") if compile else None
-    if compiled is not None:
-        compile_from(model, compiled, reader.path)
-    return model
-
-
-__all__ = ["save_model", "load_model", "training_config"]
+__all__ = ["save_model", "model_config", "layer_config", "training_config"]

@@ -57,13 +57,13 @@ def _build(config, custom_objects):
 def load_model(filepath, custom_objects=None, compile=True):
     """The model `model.save(filepath)` wrote, in the default graph, weights set and (with
     `compile`) compiled as it was. A Keras HDF5 file (by its content, as tf_keras decides)
-    is read by `hdf5_saving.load_model`."""
+    is read by `hdf5_loading.load_model`."""
     import warnings
 
-    from graphflow.tf1.keras import hdf5_format, hdf5_saving
+    from graphflow.tf1.keras import hdf5_format, hdf5_loading
     kind = hdf5_format.file_kind(filepath)
     if kind == "hdf5":
-        return hdf5_saving.load_model(filepath, custom_objects, compile)
+        return hdf5_loading.load_model(filepath, custom_objects, compile)
     if hdf5_format.is_hdf5_path(filepath):
         if kind != "zip":
             hdf5_format.Reader(filepath)         # says what the file is instead
