@@ -12,10 +12,11 @@
   name and the slice (TensorFlow's `EncodeTensorNameSlice`, OrderedCode numbers and strings:
   `encode_slice_key`). `BundleReader.get_tensor(name)` assembles the slices.
 
-`write_bundle` writes one shard (or one per group of tensors with `shard_of`): every data file is
-written to a temp file and flushed to disk, an older index of the same prefix is removed, the data
-files are renamed into place, and the index is written (temp + rename) last, so a crash leaves
-either the complete old bundle, no index (no checkpoint), or the complete new one.
+`write_bundle` writes one shard (or one per group of tensors with `shard_of`): the data files and
+the index are written to temp files; only when all are complete is an older index of the same
+prefix removed, the data files flushed and renamed into place, and the index last, so an error
+leaves the old bundle untouched and a crash leaves the complete old bundle, no index (no
+checkpoint), or the complete new one.
 
 `BundleReader` treats the files as hostile: the header's version, byte order and shard count, every
 entry's dtype, shape (rank and dims within `Limits`), shard, offset and size, and each slice, are
@@ -273,6 +274,14 @@ class BundleReader:
     def entry(self, name):
         return self._entries[name]
 
+    def dtype(self, name):
+        """The graphflow DType of tensor `name`."""
+        return self._entries[name].dtype
+
+    def shape(self, name):
+        """The shape (a tuple) of tensor `name`; a partitioned tensor's full shape."""
+        return self._entries[name].shape
+
     def get_tensor(self, name):
         """The value of tensor `name` as a numpy array (KeyError if absent)."""
         e = self._entries[name]
@@ -425,6 +434,8 @@ def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
     paths = [data_filename(prefix, s, num_shards) for s in range(num_shards)]
     index_path = index_filename(prefix)
     with contextlib.ExitStack() as stack:
+        # entered first, so renamed last: after every data file is complete and renamed
+        index_file = stack.enter_context(file_io.atomic_write(index_path))
         for shard, names in enumerate(by_shard):
             f = stack.enter_context(file_io.atomic_write(paths[shard]))
             offset = 0
@@ -448,16 +459,17 @@ def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
                     entry.shape.dim.add(size=d)
                 entries[name] = entry
                 offset += len(data)
-        # every data file is complete on disk: the old index goes before they replace its data
+        header = protos.BundleHeaderProto(num_shards=num_shards, endianness=0)
+        header.version.producer = BUNDLE_VERSION
+        items = [(HEADER_KEY, header.SerializeToString())]
+        items += [(n.encode("utf-8"), entries[n].SerializeToString())
+                  for n in sorted(entries, key=lambda n: n.encode("utf-8"))]
+        tf_table.write_table(index_file, items)
+        # Everything is written (the temp files are flushed to disk as they close). An older
+        # index of this prefix goes before new data files replace its data, so a crash during
+        # the renames leaves no index (no checkpoint) rather than one naming the wrong bytes.
         with contextlib.suppress(FileNotFoundError):
             os.remove(index_path)
-    header = protos.BundleHeaderProto(num_shards=num_shards, endianness=0)
-    header.version.producer = BUNDLE_VERSION
-    items = [(HEADER_KEY, header.SerializeToString())]
-    items += [(n.encode("utf-8"), entries[n].SerializeToString())
-              for n in sorted(entries, key=lambda n: n.encode("utf-8"))]
-    with file_io.atomic_write(index_path) as f:
-        tf_table.write_table(f, items)
     return paths + [index_path]
 
 
