@@ -78,4 +78,6 @@ def test_old_meta_files_go_with_their_checkpoints(tmp_path):
             saver.save(sess, str(tmp_path / "m"), global_step=step)
         saver.save(sess, str(tmp_path / "plain"), write_meta_graph=False)
     # max_to_keep=2 counts the last save too: m-0 and m-1 went, each with its .meta
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.meta", "m-2.npz", "plain.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index",
+                                            "m-2.meta", "plain.data-00000-of-00001",
+                                            "plain.index"]
