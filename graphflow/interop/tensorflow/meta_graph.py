@@ -28,8 +28,6 @@ from graphflow.fileformat import tf_protos as pb
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import GraphKeys, Operation, Tensor
 from graphflow.interop.tensorflow import saver_graph
-from graphflow.interop.tensorflow.exporter import export_graph_def
-from graphflow.interop.tensorflow.importer import import_graph_def
 from graphflow.ops import registry
 from graphflow.ops.state_ops import Variable
 
@@ -103,6 +101,7 @@ def meta_graph_def(graph, saver=None, collection_list=None, clear_devices=False,
         for (None: none, as `tf.train.export_meta_graph` without a saver).
     collection_list: the collection keys to write (None: all).
     signature_def_map: {key: SignatureDef proto}; asset_file_defs: [AssetFileDef]."""
+    from graphflow.interop.tensorflow.exporter import export_graph_def
     warn = warn or (lambda text: None)
     graph_def = export_graph_def(graph, strip_devices=clear_devices)
     if saver:
@@ -258,6 +257,7 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
                           what="meta graph"):
     """Add `meta`'s graph (without TensorFlow's save subgraph) and collections to `graph` under
     `import_scope`; returns an ImportedMetaGraph."""
+    from graphflow.interop.tensorflow.importer import import_graph_def
     saver_def = meta.saver_def if meta.HasField("saver_def") else None
     kept, save_nodes = saver_graph.split_saver_nodes(list(meta.graph_def.node), saver_def)
     graph_def = pb.GraphDef()

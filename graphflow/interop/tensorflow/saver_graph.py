@@ -41,6 +41,7 @@ def _string_const(name, values, shape, device=""):
     node = pb.NodeDef(name=name, op="Const", device=device)
     tensor = node.attr["value"].tensor
     tensor.dtype = pb.DataType.Value("DT_STRING")
+    tensor.tensor_shape.SetInParent()
     for d in shape:
         tensor.tensor_shape.dim.add(size=d)
     tensor.string_val.extend(v.encode("utf-8") if isinstance(v, str) else v for v in values)
@@ -107,7 +108,7 @@ def saver_nodes(variables, scope="save", max_to_keep=5, keep_checkpoint_every_n_
         nodes.append(assign)
         assigns.append(name)
     nodes.append(pb.NodeDef(name=f"{scope}/restore_all", op="NoOp",
-                            input=[f"^{a}" for a in assigns]))
+                            input=[f"^{a}" for a in sorted(assigns)]))  # sorted, as TF
     saver_def = pb.SaverDef(filename_tensor_name=f"{scope}/Const:0",
                             save_tensor_name=f"{scope}/control_dependency:0",
                             restore_op_name=f"{scope}/restore_all",
