@@ -41,11 +41,11 @@ def _python_table():
 _TABLE = None
 
 
-def _crc32c_python(data):
+def _crc32c_python(data, crc=0):
     global _TABLE
     if _TABLE is None:
         _TABLE = _python_table()
-    table, crc = _TABLE, 0xFFFFFFFF
+    table, crc = _TABLE, crc ^ 0xFFFFFFFF
     for byte in data:
         crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
@@ -73,8 +73,24 @@ def crc32c(data):
 
 def masked_crc32c(data):
     """TFRecord's masked CRC: rotate the CRC-32C right by 15 bits and add a constant."""
-    crc = _crc32c_bytes(data if isinstance(data, bytes) else bytes(data))
+    return mask_crc32c(_crc32c_bytes(data if isinstance(data, bytes) else bytes(data)))
+
+
+def mask_crc32c(crc):
+    """The masked form of a CRC-32C value (what TensorFlow's files store)."""
     return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def crc32c_extend(crc, data):
+    """The CRC-32C of the bytes before (whose CRC is `crc`; 0 for none) followed by `data`:
+    bytes, or a C-contiguous numpy array, whose memory is read in place (no copy) by
+    google-crc32c."""
+    if _google_crc32c is not None and _crc32c_bytes is _google_crc32c.value:
+        if not isinstance(data, bytes) and type(data).__name__ != "ndarray":
+            data = bytes(data)
+        return _google_crc32c.extend(crc, data)
+    view = memoryview(data)
+    return _crc32c_python(view.cast("B") if view.format != "B" or view.ndim != 1 else view, crc)
 
 
 # ------------------------------------------------------------------ options

@@ -7,6 +7,7 @@ this module is the TF1-shaped namespace users reach as `tf.train.AdamOptimizer(.
 from graphflow.fileformat.checkpoint import (  # noqa: F401
     CheckpointState,
     Saver,
+    SaverDef,
     checkpoint_exists,
     get_checkpoint_state,
     latest_checkpoint,
@@ -120,7 +121,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "inverse_time_decay", "polynomial_decay", "cosine_decay", "piecewise_constant",
            "cosine_decay_restarts", "linear_cosine_decay",
            "ExponentialMovingAverage", "list_variables", "load_variable", "load_checkpoint",
-           "NewCheckpointReader", "init_from_checkpoint", "Saver",
+           "NewCheckpointReader", "init_from_checkpoint", "Saver", "SaverDef",
            "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
            "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
            "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",

@@ -1,6 +1,7 @@
-"""train.Saver and latest_checkpoint: save/restore round trips, resuming training exactly (Adam
-slots included), max_to_keep pruning, the JSON index file, all-or-nothing restores, clear errors
-for missing/mismatched/corrupted checkpoints, atomic saves."""
+"""train.Saver and latest_checkpoint: save/restore round trips in TensorFlow's V2 format, resuming
+training exactly (Adam slots included), max_to_keep pruning, the state file, all-or-nothing
+restores, clear errors for missing/mismatched/corrupted checkpoints, atomic saves, and the
+checkpoints and JSON state files older graphflow versions wrote."""
 
 import json
 import os
@@ -9,6 +10,8 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.fileformat import tf_bundle, tf_table
+from graphflow.fileformat.tf_bundle import BundleReader
 from graphflow.framework.errors import GraphFormatError
 
 
@@ -38,10 +41,16 @@ def test_save_and_restore_round_trip(tmp_path):
         sess.run(tf.assign(w, [[0.0], [0.0]]))
         saver.restore(sess, prefix)
         assert sess.run(w).tolist() == [[1.0], [2.0]] and sess.run(b).tolist() == [3.0]
-    with np.load(prefix + ".npz", allow_pickle=False) as npz:
-        assert "dense/kernel" in npz.files and "dense/bias" in npz.files
-    state = json.loads((tmp_path / "checkpoint").read_text())
-    assert state["model_checkpoint_path"] == "model"
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.data-00000-of-00001",
+                                            "model.index", "model.meta"]
+    with BundleReader(prefix) as reader:
+        assert reader.names() == ["beta1_power", "beta2_power", "dense/bias", "dense/bias/Adam",
+                                  "dense/bias/Adam_1", "dense/kernel", "dense/kernel/Adam",
+                                  "dense/kernel/Adam_1", "global_step"]
+        assert reader.get_tensor("dense/kernel").tolist() == [[1.0], [2.0]]
+    state = (tmp_path / "checkpoint").read_text()
+    assert state.startswith('model_checkpoint_path: "model"\nall_model_checkpoint_paths: "model"\n')
+    assert "all_model_checkpoint_timestamps: " in state
     assert tf.train.latest_checkpoint(str(tmp_path)) == prefix
 
 
@@ -82,8 +91,9 @@ def test_max_to_keep_prunes_old_checkpoints(tmp_path):
             saver.save(sess, base, global_step=step)
         saver.save(sess, base, global_step=30)  # saving the same step again: no duplicate
     assert saver.last_checkpoints == [f"{base}-20", f"{base}-30"]
-    assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".npz")) == ["m-20.npz",
-                                                                            "m-30.npz"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "checkpoint", "m-20.data-00000-of-00001", "m-20.index", "m-20.meta",
+        "m-30.data-00000-of-00001", "m-30.index", "m-30.meta"]
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert state.model_checkpoint_path == f"{base}-30"
     assert state.all_model_checkpoint_paths == [f"{base}-20", f"{base}-30"]
@@ -97,12 +107,12 @@ def test_keep_all_padding_and_keep_every_n_hours(tmp_path):
         for step in range(4):
             keep_all.save(sess, str(tmp_path / "a"), global_step=step)
         assert len(keep_all.last_checkpoints) == 4
-        assert os.path.exists(tmp_path / "a-00000003.npz")
+        assert os.path.exists(tmp_path / "a-00000003.index")
         hourly = tf.train.Saver(max_to_keep=1, keep_checkpoint_every_n_hours=1e-9)
         for step in range(3):
             hourly.save(sess, str(tmp_path / "b"), global_step=step)
         assert hourly.last_checkpoints == [str(tmp_path / "b-2")]
-        assert all(os.path.exists(tmp_path / f"b-{s}.npz") for s in range(3))
+        assert all(os.path.exists(tmp_path / f"b-{s}.index") for s in range(3))
 
 
 def test_var_list_dict_and_restore_into_renamed_variables(tmp_path):
@@ -172,18 +182,20 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
     with tf.Session() as sess:
         sess.run(v.initializer)
         path = saver.save(sess, str(tmp_path / "m"))
-        before = open(path + ".npz", "rb").read()
+        names = ["checkpoint", "m.data-00000-of-00001", "m.index", "m.meta"]
+        before = {n: (tmp_path / n).read_bytes() for n in names}
         sess.run(tf.assign(v, [5.0, 6.0]))
 
         def crash(*args, **kwargs):
             raise OSError("disk full")
 
-        monkeypatch.setattr(np.lib.format, "write_array", crash)
-        with pytest.raises(OSError, match="disk full"):
-            saver.save(sess, str(tmp_path / "m"))
-        monkeypatch.undo()
-        assert open(path + ".npz", "rb").read() == before
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m.meta", "m.npz"]
+        for module, function in ((tf_table, "write_table"), (tf_bundle, "mask_crc32c")):
+            monkeypatch.setattr(module, function, crash)
+            with pytest.raises(OSError, match="disk full"):
+                saver.save(sess, str(tmp_path / "m"))
+            monkeypatch.undo()
+            assert sorted(os.listdir(tmp_path)) == names
+            assert {n: (tmp_path / n).read_bytes() for n in names} == before
         saver.restore(sess, path)
         assert sess.run(v).tolist() == [1.0, 2.0]
 
@@ -211,7 +223,7 @@ def test_latest_checkpoint_recovers_when_the_index_names_a_missing_file(tmp_path
         sess.run(v.initializer)
         for step in (1, 2, 3):
             saver.save(sess, str(tmp_path / "m"), global_step=step)
-    os.remove(tmp_path / "m-3.npz")
+    os.remove(tmp_path / "m-3.index")
     assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "m-2")
     (tmp_path / "checkpoint").write_text(json.dumps({
         "format": "graphflow-checkpoint-state", "version": 1,
@@ -229,8 +241,8 @@ def test_stale_temp_files_of_killed_saves_are_cleaned_on_the_next_save(tmp_path)
     with tf.Session() as sess:
         sess.run(v.initializer)
         saver.save(sess, str(tmp_path / "m"), global_step=2)
-    assert sorted(os.listdir(tmp_path)) == [".someone-elses.tmp", "checkpoint", "m-2.meta",
-                                            "m-2.npz"]
+    assert sorted(os.listdir(tmp_path)) == [".someone-elses.tmp", "checkpoint",
+                                            "m-2.data-00000-of-00001", "m-2.index", "m-2.meta"]
 
 
 def _dead_pid():
