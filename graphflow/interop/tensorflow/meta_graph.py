@@ -311,3 +311,29 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
             raise GraphFormatError(f"{what}: its saver restores '{node}', which is not in its "
                                    "graph") from None
     return ImportedMetaGraph(scope, variables, saver_def, by_name, collections)
+
+
+def write_saver_meta_graph(path, graph, saver):
+    """`Saver.save`'s `<prefix>.meta`: TensorFlow's MetaGraphDef of `graph` with `saver`'s
+    save/restore subgraph and all collections, written atomically. A graph holding an op
+    TensorFlow has no counterpart for is written as a graphflow graph file instead (which
+    `tf.train.import_meta_graph` also reads), with a warning naming the op."""
+    import warnings
+
+    from graphflow.fileformat import file_io
+    from graphflow.interop.tensorflow.exporter import ExportError
+    pairs = [(s.key, s.op) for s in saver._saveables]
+    try:
+        meta = meta_graph_def(graph, saver=pairs, max_to_keep=saver._max_to_keep,
+                              keep_checkpoint_every_n_hours=saver._keep_every_seconds / 3600.0,
+                              warn=lambda text: warnings.warn(f"Saver.save: {text}",
+                                                              stacklevel=4))
+    except ExportError as exc:
+        from graphflow.fileformat.serialization import save as save_graph
+        warnings.warn(f"Saver.save: the graph cannot be written as TensorFlow's MetaGraphDef "
+                      f"({exc}); {path} is a graphflow graph file, which "
+                      "tf.train.import_meta_graph reads but TensorFlow does not", stacklevel=3)
+        save_graph(path, graph=graph)
+        return
+    with file_io.atomic_write(path) as f:
+        f.write(meta.SerializeToString())
