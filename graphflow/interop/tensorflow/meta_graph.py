@@ -58,8 +58,8 @@ def _variable_def(var):
 def _collection_def(key, items, warn):
     """The CollectionDef of one collection, or None (with a warning) when it cannot be written."""
     col = pb.CollectionDef()
-    if not items or key in _SKIPPED:
-        return None
+    if not items or key in _SKIPPED or not isinstance(key, str) or key.startswith("__"):
+        return None  # graphflow's internal collections are not the program's
     if all(isinstance(v, Variable) for v in items):
         if key not in VARIABLE_COLLECTIONS:
             warn(f"collection '{key}' holds variables but is not one TensorFlow reads as "
@@ -270,10 +270,7 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
     removed = {n.name for n in save_nodes}
     scope = import_scope.rstrip("/") if import_scope else ""
     with graph.as_default():
-        try:
-            import_graph_def(graph_def, name=scope, source=what)
-        except GraphFormatError as exc:
-            raise GraphFormatError(f"{what}: {exc}") from None
+        import_graph_def(graph_def, name=scope, source=what)
     known, collections, variables = {}, {}, []
     trainable_names = _trainable_names(meta)
     for key in sorted(meta.collection_def):
