@@ -86,6 +86,9 @@ from graphflow.tf1.namespace import NotImplementedInGraphflow as _NotImplemented
 from graphflow.tf1.namespace import lazy as _lazy
 from graphflow.tf1.namespace import not_implemented as _not_implemented
 from graphflow.tf1.namespace import register_importable as _register_importable
+from graphflow.framework.graph import install_graph_def_writer as _install_graph_def_writer
+
+_install_graph_def_writer(_lazy("graphflow.interop.tensorflow", "export_graph_def"))
 
 _IMAGE_DECODERS = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 
@@ -99,7 +102,9 @@ random = _Namespace("tf.random", ["graphflow.tf1.random"])
 _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
     "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
     "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
-train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES)
+_WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
+train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
+                   members={"write_graph": _WRITE_GRAPH})
 queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
                                         "PaddingFIFOQueue": PaddingFIFOQueue,
                                         "RandomShuffleQueue": RandomShuffleQueue})
@@ -117,12 +122,12 @@ image = _Namespace("tf.image", ["graphflow.tf1.image"],
                    members={n: getattr(_io_ops, n) for n in _IMAGE_DECODERS})
 math = _Namespace("tf.math", ["graphflow.tf1.math"])
 linalg = _Namespace("tf.linalg", ["graphflow.tf1.linalg"])
-graph_util = _Namespace("tf.graph_util", ["graphflow.tf1.graph_util"])
+graph_util = _Namespace("tf.graph_util", ["graphflow.interop.tensorflow.graph_util"])
 io = _Namespace("tf.io", ["graphflow.fileformat.tfrecord"], members={
     "gfile": _Namespace("tf.io.gfile", ["graphflow.tf1.gfile:V2_NAMES"]),
     **{n: getattr(_io_ops, n) for n in ("read_file", "write_file", *_IMAGE_DECODERS)},
     **{n: getattr(_parsing_ops, n) for n in _parsing_ops.__all__},
-    "decode_csv": decode_csv})
+    "decode_csv": decode_csv, "write_graph": _WRITE_GRAPH})
 python_io = _Namespace("tf.python_io", ["graphflow.fileformat.tfrecord"])
 
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
@@ -270,6 +275,8 @@ _LAZY_NAMES = {
                      "assert_non_positive", "assert_none_equal", "assert_positive", "assert_rank",
                      "assert_type"), "graphflow.tf1.debugging"),
     "reverse_sequence": "graphflow.tf1.rnn",
+    # TensorFlow's GraphDef: the protobuf class and the reader (graphflow/interop/tensorflow/)
+    **dict.fromkeys(("GraphDef", "import_graph_def"), "graphflow.interop.tensorflow"),
     "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
     # graphflow's own packages, attributes here once imported (as when they loaded at import)
     **dict.fromkeys(("engine", "fileformat", "interop", "kernels", "optimizer_passes", "tools"))}

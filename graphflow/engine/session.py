@@ -189,6 +189,11 @@ class Session:
     def as_default(self):
         return _SessionDefault(self)
 
+    @property
+    def graph_def(self):
+        """`Session.graph_def`: the session's graph as a TensorFlow GraphDef protobuf."""
+        return self.graph.as_graph_def()
+
     def close(self):
         """Release plans, variable values and random generators."""
         self._closed = True

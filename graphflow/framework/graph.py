@@ -426,6 +426,23 @@ class Graph:
             self.version += 1
             return op
 
+    # --- TensorFlow's GraphDef ------------------------------------------------------------------
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """`Graph.as_graph_def`: this graph as a TensorFlow `GraphDef` protobuf (the ops created
+        after graph version `from_version`, or all), which TensorFlow imports and runs. The
+        writer is handed down by `graphflow/__init__.py` (graphflow.interop.tensorflow)."""
+        if _GRAPH_DEF_WRITER is None:
+            raise RuntimeError("the GraphDef writer is not installed (import graphflow)")
+        writer = _GRAPH_DEF_WRITER.resolve() if hasattr(_GRAPH_DEF_WRITER, "resolve") \
+            else _GRAPH_DEF_WRITER
+        ops = None if from_version is None else [op for op in self._ops if op._id >= from_version]
+        return writer(self, add_shapes=add_shapes, ops=ops)
+
+    @property
+    def graph_def_versions(self):
+        """The `VersionDef` of `as_graph_def()`."""
+        return self.as_graph_def(from_version=len(self._ops)).versions
+
     # --- lookup -------------------------------------------------------------------------------
     def get_operations(self):
         return list(self._ops)
@@ -494,6 +511,16 @@ class Graph:
 
     def clear_collection(self, name):
         self._collections.pop(name, None)
+
+
+_GRAPH_DEF_WRITER = None  # export_graph_def(graph, add_shapes=, ops=), or a lazy reference to it
+
+
+def install_graph_def_writer(writer):
+    """Hand down the GraphDef writer `Graph.as_graph_def` calls (an object with `resolve()`
+    returning it, resolved on first use, so `import graphflow` loads no protobuf)."""
+    global _GRAPH_DEF_WRITER
+    _GRAPH_DEF_WRITER = writer
 
 
 def needed_ops(fetch_ops, fed_tensors=frozenset()):

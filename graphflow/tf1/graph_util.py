@@ -1,9 +1,10 @@
 """`tf.graph_util`: cutting a graph down to what some outputs need, and freezing variables into
 constants — what TF1 programs do before shipping an inference model.
 
-graphflow has no GraphDef protocol buffer: where TF1 passes `sess.graph_def`, pass `sess.graph`
-(a `Graph`, or a Session whose graph is used); the result is a new `Graph`, and the original is
-left untouched. The copy goes through graphflow's own file document (encode, then decode with
+These are the graphflow forms, on a `Graph` (or a Session whose graph is used): the result is a
+new `Graph`, and the original is left untouched. `tf.graph_util` also takes TensorFlow GraphDefs
+(`sess.graph_def`), as TF1 does: `graphflow/interop/tensorflow/graph_util.py` handles those and
+hands Graphs to these functions. The copy goes through graphflow's own file document (encode, then decode with
 every op rebuilt and re-validated by its OpDef), so op names, attrs, devices and collections carry
 over. Save the result with `graphflow.save(path, outputs=..., graph=frozen)`.
 """
@@ -26,7 +27,7 @@ logger = logging.getLogger("graphflow")
 def _as_graph(graph_or_session, what):
     graph = getattr(graph_or_session, "graph", graph_or_session)
     if not isinstance(graph, Graph):
-        raise TypeError(f"{what}: expected a graphflow Graph (graphflow has no GraphDef; pass "
+        raise TypeError(f"{what}: expected a graphflow Graph or a TensorFlow GraphDef (pass "
                         f"tf.get_default_graph() or sess.graph), got {graph_or_session!r}")
     return graph
 

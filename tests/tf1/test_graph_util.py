@@ -81,5 +81,5 @@ def test_errors():
         tf.graph_util.convert_variables_to_constants(sess, sess.graph, ["probs:0"])
     with pytest.raises(ValueError, match="not an op"):
         tf.graph_util.extract_sub_graph(sess.graph, ["nope"])
-    with pytest.raises(TypeError, match="no GraphDef"):
+    with pytest.raises(TypeError, match="expected a graphflow Graph"):
         tf.graph_util.extract_sub_graph(object(), ["probs"])

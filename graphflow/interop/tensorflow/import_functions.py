@@ -1,0 +1,223 @@
+"""TensorFlow's functional control flow and function calls, read into graphflow's own.
+
+A GraphDef's FunctionDefLibrary holds the bodies TensorFlow's `If`/`StatelessIf` (branches),
+`While`/`StatelessWhile` (cond and body) and `PartitionedCall`/`StatefulPartitionedCall` (f) name.
+An If becomes `tf.cond` and a While `tf.while_loop` whose Python functions build the FunctionDef's
+nodes into the branch or body graph graphflow is tracing (through the same rules as the graph's
+own nodes); a call is inlined. Inside a function an input reads `arg`, or `node:out_arg:index`,
+resolved by the node's TensorFlow signature. `check_library` checks the library as untrusted
+input first: unique names, node counts, every op known, no function calling itself.
+"""
+
+from graphflow.framework.errors import GraphFormatError
+from graphflow.interop.tensorflow.import_core import (
+    ImportContext,
+    build_nodes,
+    check_supported,
+    rule,
+    topological_order,
+)
+from graphflow.interop.tensorflow.signatures import signature
+
+_CALLERS = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
+            "While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
+            "PartitionedCall": ("f",), "StatefulPartitionedCall": ("f",)}
+
+
+def _where(source):
+    return f"{source}: " if source else ""
+
+
+def check_library(library, limits, source):
+    """{name: FunctionDef} of a FunctionDefLibrary, checked."""
+    functions = {}
+    total = 0
+    for fdef in library.function:
+        name = fdef.signature.name
+        if not name or name in functions:
+            raise GraphFormatError(f"{_where(source)}function name {name!r} is empty or repeated")
+        functions[name] = fdef
+        total += len(fdef.node_def)
+        if total > limits.max_nodes:
+            raise GraphFormatError(f"{_where(source)}the functions hold more than "
+                                   f"{limits.max_nodes} nodes")
+    for fdef in functions.values():
+        names = set()
+        for node in fdef.node_def:
+            if node.name in names:
+                raise GraphFormatError(f"{_where(source)}function '{fdef.signature.name}': "
+                                       f"duplicate node name '{node.name}'")
+            names.add(node.name)
+        check_supported(fdef.node_def, {}, f"{_where(source)}function '{fdef.signature.name}'"
+                        if True else None)
+    # calls between functions: every name exists, no cycle
+    calls = {name: _called(fdef, functions, source) for name, fdef in functions.items()}
+    state = {}
+    for start in calls:
+        stack = [(start, iter(calls[start]))]
+        state[start] = 1
+        while stack:
+            name, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[name] = 2
+                stack.pop()
+                continue
+            if state.get(nxt) == 1:
+                raise GraphFormatError(f"{_where(source)}function '{nxt}' calls itself")
+            if state.get(nxt) is None:
+                state[nxt] = 1
+                if len(stack) >= limits.max_function_depth:
+                    raise GraphFormatError(f"{_where(source)}functions nest deeper than "
+                                           f"{limits.max_function_depth}")
+                stack.append((nxt, iter(calls[nxt])))
+    return functions
+
+
+def _called(fdef, functions, source):
+    out = []
+    for node in fdef.node_def:
+        for key in _CALLERS.get(node.op, ()):
+            target = node.attr[key].func.name if key in node.attr else ""
+            if target not in functions:
+                raise GraphFormatError(f"{_where(source)}function '{fdef.signature.name}', node "
+                                       f"'{node.name}': calls unknown function {target!r}")
+            out.append(target)
+    return out
+
+
+def function_of(ctx, node, key):
+    attrs = ctx.attrs(node)
+    func = attrs.get(key)
+    name = getattr(func, "name", None)
+    if name not in ctx.library:
+        raise ctx.error(node, f"attr '{key}' names function {name!r}, which the library lacks")
+    return ctx.library[name]
+
+
+def _output_offsets(node):
+    """{out arg name: first output index} of a function-body node, by its TF signature."""
+    sig = signature(node.op)
+    offsets, pos = {}, 0
+    for arg in sig.outputs if sig is not None else ():
+        offsets[arg.name] = pos
+        if arg.number_attr:
+            pos += node.attr[arg.number_attr].i if arg.number_attr in node.attr else 0
+        elif arg.type_list_attr:
+            pos += len(node.attr[arg.type_list_attr].list.type) if arg.type_list_attr in node.attr \
+                else 0
+        else:
+            pos += 1
+    return offsets
+
+
+def build_function(ctx, fdef, args):
+    """Build FunctionDef `fdef`'s nodes into the current default graph with its inputs reading
+    `args`; returns its output tensors in signature order."""
+    from graphflow.framework.graph import get_default_graph  # noqa: PLC0415
+    sig = fdef.signature
+    if len(args) != len(sig.input_arg):
+        raise GraphFormatError(f"function '{sig.name}' takes {len(sig.input_arg)} inputs, "
+                               f"got {len(args)}")
+    if ctx.depth + 1 > ctx.limits.max_function_depth:
+        raise GraphFormatError(f"functions nest deeper than {ctx.limits.max_function_depth}")
+    sub = ImportContext(get_default_graph(), "", ctx.library, ctx.limits,
+                        f"{_where(ctx.source)}function '{sig.name}'".rstrip(": "), ctx.depth + 1)
+    arg_values = {a.name: t for a, t in zip(sig.input_arg, args)}
+    nodes = list(fdef.node_def)
+    by_name = {n.name: n for n in nodes}
+
+    def source_of(text):
+        name = text.lstrip("^").split(":")[0]
+        return name
+
+    def resolve(c, node, text):
+        if text.startswith("^"):
+            return "control", c.ops.get(text[1:])
+        parts = text.split(":")
+        if len(parts) == 1 and parts[0] in arg_values:
+            return "data", arg_values[parts[0]]
+        if len(parts) == 3 and parts[0] in by_name and parts[2].isdigit():
+            offsets = _output_offsets(by_name[parts[0]])
+            if parts[1] not in offsets:
+                raise c.error(node, f"input {text!r}: {by_name[parts[0]].op} has no output "
+                                    f"'{parts[1]}'")
+            return "data", c.output(node, parts[0], offsets[parts[1]] + int(parts[2]), text)
+        raise c.error(node, f"malformed function input {text!r}")
+
+    class _Shim:  # topological_order reads node.input as GraphDef names
+        def __init__(self, node):
+            self.name = node.name
+            self.input = [source_of(t) for t in node.input
+                          if source_of(t) in by_name]
+            self.node = node
+    shims = [_Shim(n) for n in nodes]
+    order = [s.node for s in topological_order(shims, {s.name: s for s in shims}, sub.source)]
+    with sub.graph.name_scope(None):
+        build_nodes(sub, order, resolve=resolve)
+    outs = []
+    for arg in sig.output_arg:
+        text = fdef.ret.get(arg.name)
+        if text is None:
+            raise GraphFormatError(f"function '{sig.name}' returns nothing for '{arg.name}'")
+        outs.append(resolve(sub, nodes[0] if nodes else _Named(sig.name), text)[1])
+    return outs
+
+
+class _Named:
+    def __init__(self, name):
+        self.name, self.op = name, "function"
+
+
+def _public():
+    import graphflow as tf  # noqa: PLC0415
+    return tf
+
+
+@rule("if")
+def _if(ctx, node, inputs, record):
+    then_f, else_f = function_of(ctx, node, "then_branch"), function_of(ctx, node, "else_branch")
+    tf = _public()
+    pred, args = inputs[0], inputs[1:]
+    if pred.dtype.name != "bool":
+        pred = tf.cast(pred, tf.bool)  # TensorFlow's If reads a non-bool predicate as != 0
+    if pred.shape.ndims not in (None, 0):
+        raise ctx.error(node, "the predicate must be a scalar")
+    count = len(then_f.signature.output_arg)
+    result = tf.cond(pred, lambda: build_function(ctx, then_f, args),
+                     lambda: build_function(ctx, else_f, args), name=node.name.split("/")[-1])
+    if not isinstance(result, (list, tuple)):
+        result = [result]
+    if len(result) != count:
+        raise ctx.error(node, f"the branches return {len(result)} values, Tout lists {count}")
+    return list(result)
+
+
+@rule("while")
+def _while(ctx, node, inputs, record):
+    cond_f, body_f = function_of(ctx, node, "cond"), function_of(ctx, node, "body")
+    tf = _public()
+    if not inputs:
+        raise ctx.error(node, "a loop without loop variables")
+    from graphflow.framework.tensor_shape import TensorShape  # noqa: PLC0415
+    declared = ctx.attrs(node).get("output_shapes") or []
+    shapes = [TensorShape(s) if len(declared) == len(inputs) else TensorShape(None)
+              for s in (declared if len(declared) == len(inputs) else inputs)]
+    shapes = [TensorShape(None) if len(declared) != len(inputs) else s for s in shapes]
+
+    def cond(*values):
+        (pred,) = build_function(ctx, cond_f, list(values))[:1]
+        return pred if pred.dtype.name == "bool" else tf.cast(pred, tf.bool)
+
+    def body(*values):
+        return list(build_function(ctx, body_f, list(values)))
+
+    result = tf.while_loop(cond, body, list(inputs), shape_invariants=shapes,
+                           name=node.name.split("/")[-1], return_same_structure=True)
+    return list(result)
+
+
+@rule("call")
+def _call(ctx, node, inputs, record):
+    fdef = function_of(ctx, node, "f")
+    return build_function(ctx, fdef, list(inputs))
