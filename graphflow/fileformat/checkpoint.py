@@ -180,7 +180,7 @@ class Saver:
         shard_of, num_shards = self._shards()
         write_bundle(save_path, arrays, shard_of, num_shards)
         if write_meta_graph:
-            from graphflow.interop.tensorflow.meta_graph import write_saver_meta_graph
+            from graphflow.fileformat.tf_meta_graph import write_saver_meta_graph
             write_saver_meta_graph(f"{save_path}.{meta_graph_suffix}", sess.graph, self)
             self._meta_suffix = meta_graph_suffix
         expired = self._remember(save_path)

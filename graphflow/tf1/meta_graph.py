@@ -1,7 +1,9 @@
-"""`tf.train.export_meta_graph` / `tf.train.import_meta_graph`: TensorFlow's `.meta` files.
+"""`tf.train.export_meta_graph` and `tf.train.read_meta_graph_file`: TensorFlow's `.meta` files
+(`tf.train.import_meta_graph`, which builds TensorFlow's graphs, is
+`graphflow.interop.tensorflow.meta_graph`).
 
-A `.meta` file is TensorFlow's MetaGraphDef (`graphflow.interop.tensorflow.meta_graph`): the graph
-as a GraphDef with the save/restore subgraph TensorFlow's Saver adds, the saver's names, and the
+A `.meta` file is TensorFlow's MetaGraphDef (`graphflow.fileformat.tf_meta_graph`): the graph as
+a GraphDef with the save/restore subgraph TensorFlow's Saver adds, the saver's names, and the
 collections. `Saver.save` writes one next to each checkpoint, so TensorFlow's tutorials work in
 both directions:
 
@@ -17,12 +19,9 @@ are recognised by their content and still read.
 import os
 import warnings
 
-from graphflow.fileformat.checkpoint import Saver
-from graphflow.fileformat.serialization import import_graph
-from graphflow.fileformat.tf_protos import MetaGraphDef
+from graphflow.fileformat import tf_meta_graph as mg
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import get_default_graph
-from graphflow.interop.tensorflow import meta_graph as mg
 
 _ZIP_MAGIC = b"PK\x03\x04"
 
@@ -71,37 +70,6 @@ def _is_graphflow_file(path):
         return f.read(4) == _ZIP_MAGIC
 
 
-def _import_graphflow_file(path, import_scope):
-    imported = import_graph(path, prefix=import_scope or "", graph=get_default_graph())
-    if not imported.variables:
-        return None
-    strip = len(imported.prefix) + 1 if imported.prefix else 0
-    return Saver({v.op.name[strip:]: v for v in imported.variables})
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Add the graph of a `.meta` file (or a MetaGraphDef) to the default graph, under
-    `import_scope` if given, with its collections; returns a `Saver` restoring what the saver of
-    the original graph saved (None when the graph has no variables)."""
-    if isinstance(meta_graph_or_file, MetaGraphDef):
-        meta, what = meta_graph_or_file, "MetaGraphDef"
-    else:
-        path = os.fspath(meta_graph_or_file)
-        if _is_graphflow_file(path):
-            return _import_graphflow_file(path, import_scope)
-        meta = mg.read_meta_graph_file(path)
-        what = f"meta graph file '{path}'"
-    imported = mg.import_meta_graph_def(meta, get_default_graph(), import_scope, clear_devices,
-                                        what=what)
-    keys = imported.checkpoint_keys()
-    if not keys:
-        return None
-    saver = Saver(keys, allow_empty=True)
-    if imported.saver_def is not None:
-        saver.saver_def = imported.saver_def
-    return saver
-
-
 def read_meta_graph_file(filename):
     """`tf.train.read_meta_graph_file`: the MetaGraphDef of a `.meta` file."""
     path = os.fspath(filename)
@@ -111,4 +79,4 @@ def read_meta_graph_file(filename):
     return mg.read_meta_graph_file(path)
 
 
-__all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file"]
+__all__ = ["export_meta_graph", "read_meta_graph_file"]

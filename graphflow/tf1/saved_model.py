@@ -21,12 +21,11 @@ import os
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat.checkpoint import Saver
 from graphflow.fileformat.serialization import import_graph
+from graphflow.fileformat.tf_saved_model import SavedModelWriter
+from graphflow.fileformat.tf_saver_graph import datatype
 from graphflow.framework import dtypes
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
-from graphflow.interop.tensorflow.saved_model import SavedModelWriter, is_saved_model_dir
-from graphflow.interop.tensorflow.saved_model import load as load_tf_saved_model
-from graphflow.interop.tensorflow.saver_graph import datatype
 
 GRAPH_FILE = "saved_model.gfz"
 META_FILE = "saved_model.json"
@@ -212,7 +211,7 @@ def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
 
 
 def maybe_saved_model_directory(export_dir):
-    return is_saved_model_dir(export_dir) or os.path.isfile(os.path.join(export_dir, META_FILE))
+    return os.path.isfile(os.path.join(export_dir, META_FILE))
 
 
 def _read_meta(export_dir):
@@ -261,13 +260,11 @@ def _signature(entry, what):
 
 
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
-    """Import the meta graph saved with exactly `tags` into `sess.graph`, restore its variables
-    into `sess`, run its init op, and return its MetaGraphDef (`tf.saved_model.loader.load`):
-    TensorFlow's MetaGraphDef message for a TensorFlow SavedModel directory, an object with the
-    same `signature_def` and `meta_info_def.tags` for one an older graphflow wrote."""
+    """Load a directory an older graphflow wrote (`saved_model.json` + `saved_model.gfz`): import
+    the meta graph saved with exactly `tags` into `sess.graph`, restore its variables into `sess`,
+    and return its MetaGraphDef (`tf.saved_model.loader.load` is
+    `graphflow.interop.tensorflow.saved_model.load`, which reads TensorFlow's layout too)."""
     tags = [tags] if isinstance(tags, str) else list(tags)
-    if is_saved_model_dir(export_dir):
-        return load_tf_saved_model(sess, tags, export_dir, import_scope)
     meta_graphs, what = _read_meta(export_dir)
     for meta in meta_graphs:
         if isinstance(meta, dict) and isinstance(meta.get("tags"), list) \

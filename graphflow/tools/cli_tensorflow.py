@@ -14,11 +14,11 @@ its outputs the ops given with `--outputs` (op or tensor names), else the ops no
 import os
 
 from graphflow.engine.session import Session
-from graphflow.fileformat import tf_protos as pb
+from graphflow.fileformat import tf_saved_model as files
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import Graph, Operation
-from graphflow.interop.tensorflow import meta_graph as mg
 from graphflow.interop.tensorflow import saved_model as sm
+from graphflow.interop.tensorflow.graph_io import read_graph_def
 from graphflow.interop.tensorflow.importer import import_graph_def
 
 GRAPH_DEF_SUFFIXES = (".pb", ".pbtxt")
@@ -27,7 +27,7 @@ _NOT_OUTPUTS = {"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Varia
 
 
 def is_tensorflow_path(path):
-    return (os.path.isdir(path) and sm.is_saved_model_dir(path)) or \
+    return (os.path.isdir(path) and files.is_saved_model_dir(path)) or \
         path.lower().endswith(GRAPH_DEF_SUFFIXES)
 
 
@@ -37,7 +37,7 @@ class GraphDefModel:
     def __init__(self, path, outputs=None):
         self.path = path
         what = f"GraphDef file '{path}'"
-        graph_def = mg.parse_message(pb.GraphDef, mg.read_limited(path, what), what)
+        graph_def = read_graph_def(path)
         self.graph = Graph()
         with self.graph.as_default():
             import_graph_def(graph_def, name="", source=what)
@@ -81,7 +81,7 @@ def open_model(path, tag_set="serve", signature="serving_default", outputs=None,
     """A SavedModel directory or GraphDef file as a model; says on `out` what it chose."""
     if os.path.isdir(path):
         tags = [t.strip() for t in (tag_set or "").split(",") if t.strip()]
-        saved = sm.read_saved_model(path)
+        saved = files.read_saved_model(path)
         meta_tags = [sorted(m.meta_info_def.tags) for m in saved.meta_graphs]
         if sorted(tags) not in meta_tags:
             raise GraphFormatError(f"{path}: no meta graph with tag set {','.join(tags)!r}; its "

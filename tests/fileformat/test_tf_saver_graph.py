@@ -10,11 +10,11 @@ import pytest
 
 from graphflow.fileformat import tf_protos as pb
 from graphflow.framework.errors import GraphFormatError
-from graphflow.interop.tensorflow import meta_graph as mg
-from graphflow.interop.tensorflow import saved_model as sm
-from graphflow.interop.tensorflow import saver_graph
+from graphflow.fileformat import tf_meta_graph as mg
+from graphflow.fileformat import tf_saved_model as sm
+from graphflow.fileformat import tf_saver_graph as saver_graph
 
-FIXTURES = pathlib.Path(__file__).parents[2] / "fixtures" / "tensorflow"
+FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "tensorflow"
 META = FIXTURES / "meta" / "mlp-20.meta"
 SAVED_MODEL = FIXTURES / "saved_model" / "two_heads"
 
