@@ -39,7 +39,9 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
                       clear_devices=False, clear_extraneous_savers=False,
                       strip_default_attrs=False, save_debug_info=False, saver=None, **kwargs):
     """The MetaGraphDef of `graph` (default: the default graph), also written to `filename`
-    when given (binary, or text format with `as_text`). `saver`: a graphflow Saver whose
+    when given (binary, or text format with `as_text`). A graph holding an op TensorFlow has no
+    counterpart for is written to `filename` as a graphflow graph file (with a warning; None is
+    returned), which `import_meta_graph` reads. `saver`: a graphflow Saver whose
     save/restore subgraph and SaverDef are written (TensorFlow's saver_def argument)."""
     unsupported = {"graph_def": graph_def, "export_scope": export_scope}
     given = sorted(k for k, v in unsupported.items() if v is not None)
@@ -49,9 +51,19 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         raise NotImplementedError("export_meta_graph: pass saver= (a graphflow Saver); a "
                                   "SaverDef alone names no variables")
     graph = graph or get_default_graph()
-    meta = mg.meta_graph_def(graph, saver=_saver_pairs(saver), collection_list=collection_list,
-                             clear_devices=clear_devices,
-                             max_to_keep=getattr(saver, "_max_to_keep", 5), warn=_warn)
+    try:
+        meta = mg.meta_graph_def(graph, saver=_saver_pairs(saver), collection_list=collection_list,
+                                 clear_devices=clear_devices,
+                                 max_to_keep=getattr(saver, "_max_to_keep", 5), warn=_warn)
+    except ValueError as exc:  # an op TensorFlow has no counterpart for (the exporter says which)
+        if filename is None:
+            raise
+        from graphflow.fileformat.serialization import save
+        warnings.warn(f"export_meta_graph: the graph cannot be written as TensorFlow's "
+                      f"MetaGraphDef ({exc}); {filename} is a graphflow graph file, which "
+                      "tf.train.import_meta_graph reads but TensorFlow does not", stacklevel=2)
+        save(os.fspath(filename), graph=graph)
+        return None
     if meta_info_def is not None:
         meta.meta_info_def.MergeFrom(meta_info_def)
     if filename is not None:
