@@ -134,9 +134,10 @@ def _source(name):
 
 
 def split_saver_nodes(nodes, saver_def=None):
-    """(kept NodeDefs, the save subgraph's NodeDefs): the nodes under the scope of `saver_def`'s
-    names (or of every scope holding a `RestoreV2`/`SaveV2` node when there is no SaverDef), and
-    any node that consumes one of them (nothing of the model does in a graph TensorFlow wrote)."""
+    """(kept NodeDefs, the save subgraphs' NodeDefs): the nodes under the scope of `saver_def`'s
+    names and of every scope holding a `SaveV2`/`RestoreV2`/... node (each Saver of a graph adds
+    one), and any node that consumes one of them (nothing of the model does in a graph TensorFlow
+    wrote)."""
     scopes = set()
     if saver_def is not None and _scope_of(saver_def):
         scopes.add(_scope_of(saver_def))
@@ -144,7 +145,7 @@ def split_saver_nodes(nodes, saver_def=None):
         if node.op in ("SaveV2", "RestoreV2", "MergeV2Checkpoints", "SaveSlices",
                        "RestoreSlice", "Save", "Restore"):
             head, sep, _ = node.name.partition("/")
-            if sep and (saver_def is None or not scopes):
+            if sep:  # every saver's subgraph (a graph saved twice has 'save' and 'save_1')
                 scopes.add(head)
     removed = {n.name for n in nodes if n.name.partition("/")[0] in scopes}
     changed = True
