@@ -164,8 +164,8 @@ def read_limited(path, what, max_bytes=MAX_META_GRAPH_BYTES):
     if st.st_size > max_bytes:
         raise GraphFormatError(f"{what} is {st.st_size} bytes, more than the limit of "
                                f"{max_bytes}")
-    with open(path, "rb") as f:
-        data = f.read(max_bytes + 1)
+    with open(path, "rb") as f:  # f.read(n) allocates n bytes first: ask for the file's size
+        data = f.read(min(st.st_size, max_bytes) + 1)
     if len(data) > max_bytes:
         raise GraphFormatError(f"{what} grew past the limit of {max_bytes} bytes while read")
     return data

@@ -145,6 +145,9 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
         col = meta.collection_def[key]
         where = f"{what}: collection '{key}'"
         kind = col.WhichOneof("kind")
+        if key in tmg.VARIABLE_COLLECTIONS and kind not in ("bytes_list", None):
+            raise GraphFormatError(f"{where} holds a {kind}; TensorFlow keeps variables there "
+                                   "as VariableDef bytes")
         if kind == "node_list":
             items = [_element(graph, scope, name, where) for name in col.node_list.value
                      if name.lstrip("^").partition(":")[0] not in removed]
