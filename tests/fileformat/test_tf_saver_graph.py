@@ -8,11 +8,11 @@ import pathlib
 
 import pytest
 
-from graphflow.fileformat import tf_protos as pb
-from graphflow.framework.errors import GraphFormatError
 from graphflow.fileformat import tf_meta_graph as mg
+from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat import tf_saved_model as sm
 from graphflow.fileformat import tf_saver_graph as saver_graph
+from graphflow.framework.errors import GraphFormatError
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "tensorflow"
 META = FIXTURES / "meta" / "mlp-20.meta"
