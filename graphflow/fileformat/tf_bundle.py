@@ -412,8 +412,9 @@ def _string_bytes(name, array):
 def _dtype_number(name, array):
     if array.dtype.kind in "OSU":
         return 7
+    dtype = array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype
     try:
-        return _DTYPE_NUMBERS[dtypes.as_dtype(array.dtype)]
+        return _DTYPE_NUMBERS[dtypes.as_dtype(dtype)]
     except (TypeError, KeyError):
         raise TypeError(f"Cannot save tensor '{name}' of dtype {array.dtype} in a TensorFlow "
                         "checkpoint") from None

@@ -316,3 +316,232 @@ def test_saver_killed_at_random_moments_always_leaves_a_restorable_checkpoint(tm
             sess.run(v.initializer)
             tf.train.Saver().save(sess, os.path.join(directory, "model"), global_step=10**6)
     assert not [n for n in os.listdir(directory) if n.endswith(".tmp")], leftovers
+
+
+# ------------------------------------------------------------------ TensorFlow's checkpoints
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "tensorflow",
+                        "checkpoints")
+
+
+def _fixture_values(name):
+    with np.load(os.path.join(FIXTURES, "expected.npz")) as npz:
+        return {k.partition("/")[2]: npz[k] for k in npz.files if k.startswith(name + "/")}
+
+
+def mlp_program(tf, np, restore=None, save=None, steps=0):
+    """The fixtures' Adam MLP under TF1's names (run by graphflow and by TensorFlow): restore,
+    train `steps` steps, save; returns logits before and after training and the weights."""
+    tf.reset_default_graph()
+    rng = np.random.RandomState(0)
+    x_data = rng.randn(8, 4).astype(np.float32)
+    y_data = rng.randint(0, 3, 8).astype(np.int64)
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    y = tf.placeholder(tf.int64, [None], name="y")
+    with tf.variable_scope("dense"):
+        w1 = tf.get_variable("kernel", [4, 16])
+        b1 = tf.get_variable("bias", [16], initializer=tf.zeros_initializer())
+    with tf.variable_scope("dense_1"):
+        w2 = tf.get_variable("kernel", [16, 3])
+        b2 = tf.get_variable("bias", [3], initializer=tf.zeros_initializer())
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                         logits=logits))
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
+    saver = tf.train.Saver()
+    out = {}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        if restore:
+            if not restore.endswith("-3"):
+                restore = tf.train.latest_checkpoint(restore)
+            out["restored_from"] = np.array(restore.rpartition("-")[2])
+            saver.restore(sess, restore)
+        out["restored_logits"] = sess.run(logits, {x: x_data})
+        for _ in range(steps):
+            sess.run(train, {x: x_data, y: y_data})
+        out["logits"], out["w1"], out["step"] = sess.run([logits, w1, step], {x: x_data})
+        out["names"] = np.array(sorted(v.op.name for v in tf.global_variables()))
+        if save:
+            saver.save(sess, save, global_step=step)
+    return out
+
+
+def test_restores_tensorflows_adam_checkpoint_and_continues(tmp_path):
+    expected = _fixture_values("mlp")
+    state = tf.train.get_checkpoint_state(os.path.join(FIXTURES, "mlp"))
+    assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [
+        "model-1", "model-2", "model-3"]
+    out = mlp_program(tf, np, restore=os.path.join(FIXTURES, "mlp"), steps=2,
+                      save=str(tmp_path / "again" / "model"))
+    assert out["names"].tolist() == sorted(k for k in expected if not k.startswith(":"))
+    np.testing.assert_allclose(out["restored_logits"], expected[":logits"], atol=1e-6)
+    assert out["step"] == 5 and str(out["restored_from"]) == "3"
+    assert tf.train.latest_checkpoint(str(tmp_path / "again")) == str(tmp_path / "again" /
+                                                                      "model-5")
+
+
+def test_restores_partitioned_sharded_and_every_dtype(tmp_path):
+    parts = _fixture_values("partitioned")
+    emb = tf.Variable(np.zeros((10, 4), np.float32), name="emb")
+    big = tf.Variable(np.zeros((7, 3), np.float32), name="scope/big")
+    whole = tf.Variable(np.zeros(5, np.float32), name="whole")
+    with tf.Session() as sess:
+        tf.train.Saver([emb, big, whole]).restore(sess, os.path.join(FIXTURES, "partitioned",
+                                                                     "model"))
+        got = sess.run([emb, big, whole])
+    for value, name in zip(got, ["emb", "scope/big", "whole"], strict=True):
+        np.testing.assert_array_equal(value, parts[name])
+    tf.reset_default_graph()
+    expected = _fixture_values("dtypes")
+    variables = {name: tf.Variable(np.zeros_like(value), name=name)
+                 for name, value in expected.items()}
+    text = tf.Variable(np.array([b""] * 4, object), name="text")
+    word = tf.Variable(np.array(b"", object), name="word")
+    with tf.Session() as sess:
+        tf.train.Saver().restore(sess, os.path.join(FIXTURES, "dtypes", "model"))
+        for name, v in variables.items():
+            value = sess.run(v)
+            assert value.dtype == expected[name].dtype
+            np.testing.assert_array_equal(value, expected[name])
+        assert sess.run(text).tolist() == [b"hello", b"", b"\x00\xff bytes", b"x" * 300]
+        assert sess.run(word) == b"graph"
+
+
+def test_sharded_save_writes_one_data_file_per_device(tmp_path):
+    with tf.device("/cpu:0"):
+        a = tf.Variable([1.0, 2.0], name="a")
+    with tf.device("/cpu:1"):
+        b = tf.Variable(np.array([b"x", b"yz"], object), name="b")
+    saver = tf.train.Saver(sharded=True, write_version=tf.train.SaverDef.V2)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "m"), global_step=1, write_meta_graph=False)
+        sess.run([tf.assign(a, [0.0, 0.0]), tf.assign(b, [b"", b""])])
+        saver.restore(sess, path)
+        assert sess.run(a).tolist() == [1.0, 2.0] and sess.run(b).tolist() == [b"x", b"yz"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-1.data-00000-of-00002",
+                                            "m-1.data-00001-of-00002", "m-1.index"]
+    with pytest.warns(UserWarning, match="V1 checkpoint format is deprecated"):
+        tf.train.Saver(write_version=tf.train.SaverDef.V1)
+    with pytest.raises(ValueError, match="write_version"):
+        tf.train.Saver(write_version=7)
+
+
+def test_save_creates_one_missing_parent_directory_and_prunes_every_shard(tmp_path):
+    tf.Variable([1.0], name="v")
+    saver = tf.train.Saver(sharded=True, max_to_keep=1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        saver.save(sess, str(tmp_path / "new" / "m"), global_step=1)
+        saver.save(sess, str(tmp_path / "new" / "m"), global_step=2)
+    assert sorted(os.listdir(tmp_path / "new")) == ["checkpoint", "m-2.data-00000-of-00001",
+                                                    "m-2.index", "m-2.meta"]
+
+
+def test_old_npz_checkpoints_and_json_state_files_still_work(tmp_path):
+    from graphflow.fileformat import file_io
+    for step in (1, 2):
+        with file_io.atomic_write(tmp_path / f"old-{step}.npz") as f:
+            file_io.write_npz(f, {"v": np.array([float(step)], np.float32)})
+    (tmp_path / "checkpoint").write_text(json.dumps({
+        "format": "graphflow-checkpoint-state", "version": 1,
+        "model_checkpoint_path": "old-2", "all_model_checkpoint_paths": ["old-1", "old-2"]}))
+    v = tf.Variable([0.0], name="v")
+    saver = tf.train.Saver(max_to_keep=2)
+    with tf.Session() as sess:
+        latest = tf.train.latest_checkpoint(str(tmp_path))
+        assert latest == str(tmp_path / "old-2") and tf.train.checkpoint_exists(latest)
+        saver.restore(sess, latest)
+        assert sess.run(v).tolist() == [2.0]
+        assert tf.train.list_variables(str(tmp_path)) == [("v", [1])]
+        saver.recover_last_checkpoints(
+            tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths)
+        saver.save(sess, str(tmp_path / "old"), global_step=3, write_meta_graph=False)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "old-2.npz",
+                                            "old-3.data-00000-of-00001", "old-3.index"]
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "old-3")
+    os.remove(tmp_path / "old-3.index")
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "old-2")
+
+
+def test_damaged_index_or_data_is_a_graph_format_error_before_any_change(tmp_path):
+    v = tf.Variable([1.0, 2.0], name="v")
+    w = tf.Variable([3.0], name="w")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver().save(sess, str(tmp_path / "m"), write_meta_graph=False)
+        data = tmp_path / "m.data-00000-of-00001"
+        data.write_bytes(data.read_bytes()[:-1] + b"\x01")  # w's last byte
+        sess.run([tf.assign(v, [0.0, 0.0]), tf.assign(w, [0.0])])
+        with pytest.raises(GraphFormatError, match="tensor 'w' fails its checksum"):
+            tf.train.Saver().restore(sess, path)
+        assert sess.run(v).tolist() == [0.0, 0.0]
+        (tmp_path / "m.index").write_bytes(b"\0" * 100)
+        with pytest.raises(GraphFormatError, match="bad magic number"):
+            tf.train.Saver().restore(sess, path)
+        (tmp_path / "checkpoint").write_text("model_checkpoint_path: 3")
+        with pytest.raises(GraphFormatError, match="not a checkpoint state file"):
+            tf.train.latest_checkpoint(str(tmp_path))
+
+
+# ------------------------------------------------------------------ live, with TensorFlow
+def _need_tensorflow():
+    from tests.tf_reference import tf_python
+    if tf_python() is None:
+        pytest.skip("TensorFlow is not installed (set GRAPHFLOW_TF_PYTHON to compare with it)")
+
+
+def test_tensorflow_restores_graphflows_checkpoint_and_continues_training(tmp_path):
+    """graphflow trains 3 steps and saves; TensorFlow restores it (Adam slots, beta powers,
+    global step), computes the same logits and trains on exactly as graphflow does."""
+    _need_tensorflow()
+    from tests.tf_reference import run_in_tensorflow
+    ckpt = str(tmp_path / "gf")
+    mine = mlp_program(tf, np, steps=3, save=os.path.join(ckpt, "model"))
+    theirs = run_in_tensorflow([("tf", mlp_program, {"restore": ckpt, "steps": 4})])["tf"]
+    np.testing.assert_allclose(theirs["restored_logits"], mine["logits"], atol=1e-6)
+    assert str(theirs["restored_from"]) == "3" and theirs["step"] == 7
+    assert theirs["names"].tolist() == mine["names"].tolist()
+    again = mlp_program(tf, np, restore=ckpt, steps=4)
+    np.testing.assert_allclose(theirs["logits"], again["logits"], atol=1e-5)
+    np.testing.assert_allclose(theirs["w1"], again["w1"], atol=1e-6)
+
+
+def tf_reads_checkpoint(tf, np, prefix):
+    """TensorFlow's readers on graphflow's files: the reader, list_variables, the state."""
+    reader = tf.train.NewCheckpointReader(prefix)
+    directory = prefix.rpartition("/")[0]
+    out = {}
+    for name in reader.get_variable_to_shape_map():
+        value = np.asarray(reader.get_tensor(name))
+        out[name] = np.array([v.hex() for v in value.reshape(-1)]) if value.dtype == object \
+            else value
+    out[":latest"] = np.array(tf.train.latest_checkpoint(directory))
+    out[":listed"] = np.array([n for n, _ in tf.train.list_variables(directory)])
+    return out
+
+
+def test_tensorflow_reads_every_dtype_and_graphflow_reads_tensorflows_save(tmp_path):
+    _need_tensorflow()
+    from tests.tf_reference import run_in_tensorflow
+    values = _fixture_values("dtypes")
+    variables = [tf.Variable(value, name=name) for name, value in values.items()]
+    variables.append(tf.Variable(np.array([b"a\x00", b""], object), name="text"))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        prefix = tf.train.Saver().save(sess, str(tmp_path / "model"), global_step=9)
+    got = run_in_tensorflow([("r", tf_reads_checkpoint, {"prefix": prefix})])["r"]
+    assert str(got[":latest"]) == prefix
+    assert got[":listed"].tolist() == sorted(list(values) + ["text"])
+    for name, value in values.items():
+        assert got[name].dtype == value.dtype
+        np.testing.assert_array_equal(got[name], value)
+    assert got["text"].tolist() == [b"a\x00".hex(), ""]
+    # and back: TensorFlow saves (from graphflow's checkpoint), graphflow restores
+    tf_dir = str(tmp_path / "tf")
+    theirs = run_in_tensorflow([("tf", mlp_program, {"restore": None, "steps": 2,
+                                                     "save": tf_dir + "/model"})])["tf"]
+    mine = mlp_program(tf, np, restore=tf_dir, steps=0)
+    np.testing.assert_allclose(mine["restored_logits"], theirs["logits"], atol=1e-6)
+    assert mine["step"] == 2

@@ -15,8 +15,8 @@ import tempfile
 
 import numpy as np
 
-from graphflow.fileformat import file_io
 from graphflow.fileformat.checkpoint import Saver, latest_checkpoint
+from graphflow.fileformat.checkpoint_files import open_checkpoint
 from graphflow.framework.errors import OutOfRangeError
 from graphflow.framework.graph import Graph, GraphKeys
 from graphflow.tf1 import metrics, session_hooks, train
@@ -38,7 +38,11 @@ def read_checkpoint(path):
         if found is None:
             raise ValueError(f"No checkpoint found in {path}")
         path = found
-    return file_io.read_npz(path + ".npz", f"checkpoint '{path}'", file_io.DEFAULT_LIMITS)
+    reader = open_checkpoint(path)
+    if reader is None:
+        raise ValueError(f"The passed save_path is not a valid checkpoint: {path}")
+    with reader:
+        return {name: reader.get_tensor(name) for name in reader.names()}
 
 
 class Estimator:
