@@ -24,6 +24,22 @@ _CALLERS = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch",
             "PartitionedCall": ("f",), "StatefulPartitionedCall": ("f",)}
 
 
+def needed_nodes(fdef):
+    """The body nodes its outputs (`ret`, `control_ret`) need, in body order: TensorFlow keeps
+    values for gradients in branch bodies (OptionalFromValue ...) that no output reads."""
+    by_name = {n.name: n for n in fdef.node_def}
+    stack = [t.lstrip("^").split(":")[0] for t in list(fdef.ret.values()) +
+             list(fdef.control_ret.values())]
+    keep = set()
+    while stack:
+        name = stack.pop()
+        if name in keep or name not in by_name:
+            continue
+        keep.add(name)
+        stack.extend(t.lstrip("^").split(":")[0] for t in by_name[name].input)
+    return [n for n in fdef.node_def if n.name in keep]
+
+
 def _where(source):
     return f"{source}: " if source else ""
 
@@ -48,8 +64,8 @@ def check_library(library, limits, source):
                 raise GraphFormatError(f"{_where(source)}function '{fdef.signature.name}': "
                                        f"duplicate node name '{node.name}'")
             names.add(node.name)
-        check_supported(fdef.node_def, {}, f"{_where(source)}function '{fdef.signature.name}'"
-                        if True else None)
+        check_supported(needed_nodes(fdef), {},
+                        f"{_where(source)}function '{fdef.signature.name}'")
     # calls between functions: every name exists, no cycle
     calls = {name: _called(fdef, functions, source) for name, fdef in functions.items()}
     state = {}
@@ -76,7 +92,7 @@ def check_library(library, limits, source):
 
 def _called(fdef, functions, source):
     out = []
-    for node in fdef.node_def:
+    for node in needed_nodes(fdef):
         for key in _CALLERS.get(node.op, ()):
             target = node.attr[key].func.name if key in node.attr else ""
             if target not in functions:
@@ -124,7 +140,7 @@ def build_function(ctx, fdef, args):
     sub = ImportContext(get_default_graph(), "", ctx.library, ctx.limits,
                         f"{_where(ctx.source)}function '{sig.name}'".rstrip(": "), ctx.depth + 1)
     arg_values = {a.name: t for a, t in zip(sig.input_arg, args)}
-    nodes = list(fdef.node_def)
+    nodes = needed_nodes(fdef)
     by_name = {n.name: n for n in nodes}
 
     def source_of(text):

@@ -66,7 +66,7 @@ RECORDS = [
               exports=False, import_="batch_matmul_v3"),
     OpMapping("MatMul", export="matmul"),
     OpMapping("SelectV2", gf="Select", exports=False, import_="select_v2"),
-    OpMapping("DivNoNan", exports=False, imports=True, import_="div_no_nan"),
+    OpMapping("DivNoNan", gf="Select", exports=False, import_="div_no_nan"),
     OpMapping("Div", gf="RealDiv", exports=False, import_="div"),
     OpMapping("BiasAddV1", gf="BiasAdd", exports=False),
     # reductions: axes are an input in TF, an attr in graphflow
