@@ -104,7 +104,8 @@ _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
     "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
 _WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
 train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
-                   members={"write_graph": _WRITE_GRAPH})
+                   members={"write_graph": _WRITE_GRAPH, "import_meta_graph": _lazy(
+                       "graphflow.interop.tensorflow.meta_graph", "import_meta_graph")})
 queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
                                         "PaddingFIFOQueue": PaddingFIFOQueue,
                                         "RandomShuffleQueue": RandomShuffleQueue})
@@ -168,8 +169,9 @@ dtypes = _Namespace("tf.dtypes", members={
     "DType": _dtypes_module.DType, "as_dtype": _dtypes_module.as_dtype,
     "cast": _math_ops.cast, "saturate_cast": _math_ops.saturate_cast})
 
-# --- SavedModel export and load (graphflow's own files in TF1's directory API) ---
+# --- SavedModel export and load (TensorFlow's directories; older graphflow ones still load) ---
 _SAVED_MODEL = "graphflow.tf1.saved_model"
+_SAVED_MODEL_LOADER = "graphflow.interop.tensorflow.saved_model"  # TensorFlow's directories too
 
 saved_model = _Namespace("tf.saved_model", members={
     "simple_save": _lazy(_SAVED_MODEL, "simple_save"),
@@ -187,8 +189,11 @@ saved_model = _Namespace("tf.saved_model", members={
     "builder": _Namespace("tf.saved_model.builder", members={
         "SavedModelBuilder": _lazy(_SAVED_MODEL, "SavedModelBuilder")}),
     "loader": _Namespace("tf.saved_model.loader", members={
-        "load": _lazy(_SAVED_MODEL, "load"),
-        "maybe_saved_model_directory": _lazy(_SAVED_MODEL, "maybe_saved_model_directory")}),
+        "load": _lazy(_SAVED_MODEL_LOADER, "load"),
+        "maybe_saved_model_directory": _lazy(_SAVED_MODEL_LOADER,
+                                             "maybe_saved_model_directory")}),
+    "load": _lazy(_SAVED_MODEL_LOADER, "load"),
+    "maybe_saved_model_directory": _lazy(_SAVED_MODEL_LOADER, "maybe_saved_model_directory"),
     "signature_def_utils": _Namespace("tf.saved_model.signature_def_utils", members={
         "predict_signature_def": _lazy(_SAVED_MODEL, "predict_signature_def"),
         "build_signature_def": _lazy(_SAVED_MODEL, "build_signature_def")}),

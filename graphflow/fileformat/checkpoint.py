@@ -144,8 +144,8 @@ class Saver:
         """Write the variables' values as the checkpoint `<save_path>[-<step>]` (TensorFlow's V2
         files `.index` and `.data-*`); returns that prefix. A missing parent directory is
         created (one level, as TensorFlow does). With `write_meta_graph` (TF1's default), the
-        session's graph also goes to `<prefix>.meta` (a graphflow graph file without values) for
-        `tf.train.import_meta_graph`."""
+        session's graph also goes to `<prefix>.meta` (TensorFlow's MetaGraphDef, with this
+        saver's save/restore subgraph) for `tf.train.import_meta_graph`."""
         self._check_session(sess)
         if global_step is not None:
             step = global_step if isinstance(global_step, (int, np.integer)) else sess.run(
@@ -180,9 +180,8 @@ class Saver:
         shard_of, num_shards = self._shards()
         write_bundle(save_path, arrays, shard_of, num_shards)
         if write_meta_graph:
-            # the graph file writer sits a floor above (it runs sessions when loading)
-            from graphflow.fileformat.serialization import save as save_graph
-            save_graph(f"{save_path}.{meta_graph_suffix}", graph=sess.graph)
+            from graphflow.fileformat.tf_meta_graph import write_saver_meta_graph
+            write_saver_meta_graph(f"{save_path}.{meta_graph_suffix}", sess.graph, self)
             self._meta_suffix = meta_graph_suffix
         expired = self._remember(save_path)
         if write_state:

@@ -1,26 +1,31 @@
 """`tf.saved_model`: TF1's SavedModel export and load (`simple_save`, `builder.SavedModelBuilder`,
 `loader.load`, tag and signature constants, `signature_def_utils`, `utils.build_tensor_info`), so
-serving code of that era runs unchanged.
+serving code of that era runs unchanged, on directories TensorFlow reads and writes.
 
-An export directory holds `saved_model.gfz` (the whole graph and the session's variable values, in
-graphflow's own graph format, not TensorFlow's protobufs: a directory written by TensorFlow cannot
-be loaded, nor the other way round) and `saved_model.json` (the meta graphs: their tags and
-signature defs, each tensor by name, dtype and shape). `loader.load(sess, tags, export_dir)`
-imports the graph into `sess.graph` under the original names (or `import_scope`), writes the
-variable values into `sess`, and returns a MetaGraphDef-like object whose `signature_def` maps
-keys to SignatureDefs, as TF1's did: `sess.graph.get_tensor_by_name(sig.inputs["x"].name)`.
-Both files are written atomically (temp file, fsync, rename); loading validates them as untrusted
-input (`graphflow.load`'s limits; the JSON is size-bounded and checked field by field).
+The builder writes TensorFlow's layout (`graphflow.interop.tensorflow.saved_model`):
+`saved_model.pb` (or `.pbtxt`: a SavedModel message, one MetaGraphDef per tag set with its
+signature defs, collections, saver and assets), `variables/variables.index` +
+`variables/variables.data-00000-of-00001` (a V2 checkpoint) and `assets/`, all renamed into place
+at once. `loader.load(sess, tags, export_dir)` imports the meta graph of those tags into
+`sess.graph` (or under `import_scope`), restores the variables, runs the init op, and returns the
+MetaGraphDef: `sess.graph.get_tensor_by_name(meta.signature_def[key].inputs["x"].name)`.
+
+Directories written by older graphflow versions (`saved_model.gfz`, graphflow's graph file with
+the variable values, and `saved_model.json`, the tags and signature defs) still load: the JSON is
+size-bounded and checked field by field, the graph file read with `graphflow.load`'s limits.
 """
 
 import json
 import os
 
-from graphflow.fileformat import file_io
-from graphflow.fileformat.serialization import import_graph, save
+from graphflow.fileformat import tf_protos as pb
+from graphflow.fileformat.checkpoint import Saver
+from graphflow.fileformat.serialization import import_graph
+from graphflow.fileformat.tf_saved_model import SavedModelWriter
+from graphflow.fileformat.tf_saver_graph import datatype
 from graphflow.framework import dtypes
 from graphflow.framework.errors import GraphFormatError
-from graphflow.framework.graph import Tensor
+from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 
 GRAPH_FILE = "saved_model.gfz"
 META_FILE = "saved_model.json"
@@ -111,58 +116,86 @@ def predict_signature_def(inputs, outputs):
                         signature_constants.PREDICT_METHOD_NAME)
 
 
+def _tensor_info_proto(info):
+    proto = pb.TensorInfo(name=info.name, dtype=datatype(info.dtype.name))
+    if info.tensor_shape is None:
+        proto.tensor_shape.unknown_rank = True
+    else:
+        for d in info.tensor_shape:
+            proto.tensor_shape.dim.add(size=-1 if d is None else int(d))
+    return proto
+
+
+def _signature_proto(key, sig):
+    if isinstance(sig, pb.SignatureDef):
+        return sig
+    if not isinstance(sig, SignatureDef):
+        raise TypeError(f"signature_def_map['{key}'] must be a SignatureDef, got {sig!r}")
+    proto = pb.SignatureDef(method_name=sig.method_name)
+    for side, entries in (("inputs", sig.inputs), ("outputs", sig.outputs)):
+        for name, info in entries.items():
+            getattr(proto, side)[name].CopyFrom(
+                info if isinstance(info, pb.TensorInfo) else _tensor_info_proto(info))
+    return proto
+
+
+def _assets(assets_collection):
+    """[(string Const tensor, its file path)] of an assets collection (TF1's ASSET_FILEPATHS)."""
+    out = []
+    for tensor in assets_collection or ():
+        tensor = getattr(tensor, "_as_graph_element", lambda t=tensor: t)()
+        if not isinstance(tensor, Tensor) or tensor.op.type != "Const" \
+                or tensor.dtype.name != "string":
+            raise TypeError(f"assets_collection entries must be string constants naming files, "
+                            f"got {tensor!r}")
+        value = tensor.op.attrs["value"]
+        value = value.item() if hasattr(value, "item") else value
+        out.append((tensor, value.decode() if isinstance(value, bytes) else str(value)))
+    return out
+
+
 class SavedModelBuilder:
     """`tf.saved_model.builder.SavedModelBuilder(export_dir)`: one graph and its variables
     (`add_meta_graph_and_variables`), more tag sets over the same graph (`add_meta_graph`), then
-    `save()`."""
+    `save(as_text=False)`, which writes TensorFlow's SavedModel directory atomically."""
 
     def __init__(self, export_dir):
-        if os.path.exists(export_dir):
-            raise AssertionError(f"Export directory already exists, and isn't empty. Please "
-                                 f"choose a different export directory, or delete all the "
-                                 f"contents of the specified directory: {export_dir}")
-        self._export_dir = export_dir
-        self._session = None
-        self._meta_graphs = []
+        self._writer = SavedModelWriter(export_dir)
+        self._graph = None
 
     def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
                                      assets_collection=None, legacy_init_op=None,
                                      clear_devices=False, main_op=None, strip_default_attrs=False,
                                      saver=None):
-        if self._session is not None:
+        if self._writer.has_variables:
             raise AssertionError("Graph state including variables and assets has already been "
                                  "saved. Please invoke `add_meta_graph()` instead.")
-        self._session = sess
-        self._add(tags, signature_def_map)
+        if saver is None:
+            saver = Saver(sess.graph.get_collection(GraphKeys.GLOBAL_VARIABLES), allow_empty=True)
+        self._graph = sess.graph
+        self._writer.set_variables(sess, [(s.key, s.op) for s in saver._saveables])
+        self._add(tags, signature_def_map, assets_collection, main_op or legacy_init_op,
+                  clear_devices)
 
     def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None,
                        legacy_init_op=None, clear_devices=False, main_op=None,
                        strip_default_attrs=False, saver=None):
-        if self._session is None:
+        if not self._writer.has_variables:
             raise AssertionError("Graph state including variables and assets has not been saved "
                                  "yet. Please invoke `add_meta_graph_and_variables()` first.")
-        self._add(tags, signature_def_map)
+        self._add(tags, signature_def_map, assets_collection, main_op or legacy_init_op,
+                  clear_devices)
 
-    def _add(self, tags, signature_def_map):
-        tags = [tags] if isinstance(tags, str) else list(tags)
-        if any(sorted(tags) == sorted(m["tags"]) for m in self._meta_graphs):
-            raise AssertionError(f"A meta graph with tags {tags} was already added")
-        for key, sig in (signature_def_map or {}).items():
-            if not isinstance(sig, SignatureDef):
-                raise TypeError(f"signature_def_map['{key}'] must be a SignatureDef, got {sig!r}")
-        self._meta_graphs.append({"tags": tags, "signature_def": {
-            k: v.to_json() for k, v in (signature_def_map or {}).items()}})
+    def _add(self, tags, signature_def_map, assets_collection, init_op, clear_devices):
+        signatures = {k: _signature_proto(k, v) for k, v in (signature_def_map or {}).items()}
+        graph = get_default_graph() if self._graph is None else self._graph
+        self._writer.add(graph, tags, signatures, _assets(assets_collection), init_op,
+                         clear_devices)
 
     def save(self, as_text=False):
-        if self._session is None:
+        if not self._writer.has_variables:
             raise AssertionError("Nothing to save: call add_meta_graph_and_variables() first")
-        os.makedirs(self._export_dir, exist_ok=True)
-        save(os.path.join(self._export_dir, GRAPH_FILE), session=self._session)
-        text = json.dumps({"format": "graphflow-saved-model", "version": 1,
-                           "meta_graphs": self._meta_graphs}, indent=1).encode()
-        with file_io.atomic_write(os.path.join(self._export_dir, META_FILE)) as f:
-            f.write(text)
-        return self._export_dir.encode()
+        return self._writer.save(as_text)
 
 
 def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
@@ -172,7 +205,8 @@ def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
     signature = predict_signature_def(inputs, outputs)
     builder.add_meta_graph_and_variables(
         session, [tag_constants.SERVING],
-        {signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature})
+        {signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature},
+        legacy_init_op=legacy_init_op)
     builder.save()
 
 
@@ -226,8 +260,10 @@ def _signature(entry, what):
 
 
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
-    """Import the meta graph saved with exactly `tags` into `sess.graph`, restore its variables
-    into `sess`, and return its MetaGraphDef (`tf.saved_model.loader.load`)."""
+    """Load a directory an older graphflow wrote (`saved_model.json` + `saved_model.gfz`): import
+    the meta graph saved with exactly `tags` into `sess.graph`, restore its variables into `sess`,
+    and return its MetaGraphDef (`tf.saved_model.loader.load` is
+    `graphflow.interop.tensorflow.saved_model.load`, which reads TensorFlow's layout too)."""
     tags = [tags] if isinstance(tags, str) else list(tags)
     meta_graphs, what = _read_meta(export_dir)
     for meta in meta_graphs:

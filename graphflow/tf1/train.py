@@ -34,7 +34,7 @@ from graphflow.tf1.learning_rate_decay import (  # noqa: F401
     piecewise_constant,
     polynomial_decay,
 )
-from graphflow.tf1.meta_graph import export_meta_graph, import_meta_graph  # noqa: F401
+from graphflow.tf1.meta_graph import export_meta_graph, read_meta_graph_file  # noqa: F401
 from graphflow.tf1.moving_averages import ExponentialMovingAverage  # noqa: F401
 from graphflow.tf1.optimizers import (
     AdadeltaOptimizer,
@@ -127,7 +127,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "LoggingTensorHook", "StopAtStepHook", "CheckpointSaverHook",
            "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook", "Scaffold",
            "ChiefSessionCreator", "MonitoredSession", "SingularMonitoredSession",
-           "MonitoredTrainingSession", "Supervisor", "export_meta_graph", "import_meta_graph",
+           "MonitoredTrainingSession", "Supervisor", "export_meta_graph", "read_meta_graph_file",
            "Coordinator", "QueueRunner", "add_queue_runner", "batch", "batch_join",
            "input_producer", "range_input_producer", "shuffle_batch", "shuffle_batch_join",
            "slice_input_producer", "start_queue_runners", "string_input_producer", "limit_epochs",

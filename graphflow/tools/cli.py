@@ -6,6 +6,10 @@
     graphflow export-onnx model.gfz model.onnx [--opset 17]
     graphflow run model.onnx --input x=batch.npy      (ONNX files run like graph files)
     graphflow profile model.gfz --input x=batch.npy [--runs 10] [--top 20] [--trace trace.json]
+    graphflow run export_dir --input x=batch.npy [--tag-set serve] [--signature serving_default]
+    graphflow run frozen.pb --input x=batch.npy [--outputs probs]
+                                  (TensorFlow's SavedModel directories and GraphDef files: see
+                                   graphflow/tools/cli_tensorflow.py)
 
 Errors about files or inputs are reported in one line on stderr with exit status 1; usage errors
 exit with status 2.
@@ -41,11 +45,20 @@ def _shape_text(shape):
     return "[" + ", ".join("?" if d is None else str(d) for d in shape.dims) + "]"
 
 
-def _load(path):
+def _load(path, args=None, out=None):
     if not os.path.exists(path):
         raise CommandError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise CommandError(f"{path}: is a directory, not a graph file")
+    if os.path.isdir(path) or path.lower().endswith((".pb", ".pbtxt")):
+        from graphflow.tools import cli_tensorflow  # noqa: PLC0415 (TensorFlow's files only)
+        if os.path.isdir(path) and not cli_tensorflow.is_tensorflow_path(path):
+            raise CommandError(f"{path}: is a directory, not a graph file or a TensorFlow "
+                               "SavedModel directory (saved_model.pb)")
+        outputs = None
+        if path.lower().endswith((".pb", ".pbtxt")) and getattr(args, "outputs", None):
+            outputs = [n.strip() for n in args.outputs.split(",") if n.strip()]
+        return cli_tensorflow.open_model(path, getattr(args, "tag_set", "serve"),
+                                         getattr(args, "signature", "serving_default"),
+                                         outputs, out)
     if path.lower().endswith(".onnx"):
         from graphflow.interop.onnx import import_model  # noqa: PLC0415 (onnx is optional)
         return import_model(path)
@@ -54,13 +67,15 @@ def _load(path):
 
 # ------------------------------------------------------------------------------------ inspect
 def cmd_inspect(args, out):
-    model = _load(args.model)
+    model = _load(args.model, args, out)
     graph = model.graph
     values = model.session.variable_values()
     params = sum(v.shape.num_elements() or 0 for v in model.variables)
     restored = sum(1 for v in model.variables if v.op.attrs["shared_name"] in values)
-    print(f"{args.model}: graphflow graph format {model.format_version} "
-          f"({model.producer or 'unknown producer'}), {graph.num_ops()} ops", file=out)
+    kind = model.format_version if isinstance(model.format_version, str) else \
+        f"graphflow graph format {model.format_version}"
+    print(f"{args.model}: {kind} ({model.producer or 'unknown producer'}), {graph.num_ops()} ops",
+          file=out)
     for side, entries in (("inputs", model.inputs), ("outputs", model.outputs)):
         print(f"{side}:", file=out)
         if not entries:
@@ -149,7 +164,7 @@ def _parse_input(spec, model, text=False):
 
 
 def cmd_run(args, out):
-    model = _load(args.model)
+    model = _load(args.model, args, out)
     feeds = dict(_parse_input(spec, model, args.text) for spec in args.input)
     names = None
     if args.outputs:
@@ -183,7 +198,7 @@ def cmd_run(args, out):
 
 # ------------------------------------------------------------------------------------ profile
 def cmd_profile(args, out):
-    model = _load(args.model)
+    model = _load(args.model, args, out)
     feeds = dict(_parse_input(spec, model) for spec in args.input)
     missing = [n for n in model.inputs if n not in feeds]
     if missing:
@@ -286,6 +301,15 @@ def _count(minimum):
     return parse
 
 
+def _tensorflow_options(p):
+    p.add_argument("--tag-set", default="serve", metavar="A,B",
+                   help="a TensorFlow SavedModel directory: the tags of the meta graph to use "
+                        "(default: serve)")
+    p.add_argument("--signature", default="serving_default", metavar="KEY",
+                   help="a TensorFlow SavedModel directory: the signature whose inputs and "
+                        "outputs to use (default: serving_default)")
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="graphflow", description="Inspect, run and optimize "
                                      "saved graphflow graphs (.gfz files).")
@@ -293,22 +317,26 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("inspect", help="print a graph file's signatures, variables and ops")
-    p.add_argument("model", help="a .gfz file written by graphflow.save")
+    p.add_argument("model", help="a .gfz file written by graphflow.save, a TensorFlow SavedModel "
+                   "directory or a GraphDef (.pb, .pbtxt)")
     p.add_argument("--dot", metavar="PATH", help="also write the graph as Graphviz DOT source")
     p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz)")
     p.add_argument("--brief", action="store_true", help="leave out the table of ops")
     p.add_argument("--max-ops", type=_count(0), default=None, metavar="N",
                    help="list at most N ops in the table")
+    _tensorflow_options(p)
     p.add_argument("--batch", type=_count(1), default=1, metavar="N",
                    help="the size taken for inputs' unknown dimensions when listing the kernels a "
                         "run chooses (default 1)")
     p.set_defaults(run=cmd_inspect)
 
     p = sub.add_parser("run", help="run a graph file on inputs and print or save its outputs")
-    p.add_argument("model", help="a .gfz file written by graphflow.save")
+    p.add_argument("model", help="a .gfz file written by graphflow.save, an .onnx file, a "
+                   "TensorFlow SavedModel directory or a GraphDef (.pb, .pbtxt)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
-    p.add_argument("--outputs", metavar="A,B", help="only compute these outputs")
+    p.add_argument("--outputs", metavar="A,B", help="only compute these outputs (of a GraphDef: "
+                   "the op or tensor names to fetch; default: the ops no other op uses)")
     p.add_argument("--output", metavar="PATH", help="write the outputs to this .npz file "
                    "instead of printing them")
     p.add_argument("--text", action="store_true", help="text in and out: an input given as a "
@@ -318,6 +346,7 @@ def _parser():
                    help="use the compiled (numba) loops too: a process that runs a graph once "
                         "spends longer loading numba (~0.5 s) than a small model's run, so the "
                         "command leaves them out unless asked")
+    _tensorflow_options(p)
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("optimize", help="optimize a graph file for its signature and save it")
@@ -342,6 +371,7 @@ def _parser():
                    help="traced runs to aggregate after one warm-up run (default 10)")
     p.add_argument("--top", type=_count(1), default=20, metavar="K", help="ops to list (default 20)")
     p.add_argument("--trace", metavar="PATH", help="also write the last run as a Chrome trace")
+    _tensorflow_options(p)
     p.set_defaults(run=cmd_profile)
     return parser
 
