@@ -9,7 +9,9 @@ Loaded on first use (it imports protobuf), never by `import graphflow`.
 
 from graphflow.fileformat.tf_protos import GraphDef
 from graphflow.interop.tensorflow import export_functions as _export_functions  # noqa: F401
+from graphflow.interop.tensorflow import export_lowerings as _export_lowerings  # noqa: F401
 from graphflow.interop.tensorflow import export_rules as _export_rules  # noqa: F401
+from graphflow.interop.tensorflow import summaries as _summaries  # noqa: F401
 from graphflow.interop.tensorflow.exporter import ExportError, export_graph_def
 from graphflow.interop.tensorflow.importer import import_graph_def
 from graphflow.interop.tensorflow.tensor_protos import DEFAULT_LIMITS, Limits

@@ -18,6 +18,7 @@ from graphflow.fileformat import tf_protos as pb
 from graphflow.framework.graph import describe_op
 from graphflow.interop.tensorflow import op_table, tensor_protos
 from graphflow.interop.tensorflow.attr_values import to_attr_value
+from graphflow.interop.tensorflow.export_ordering import order_reads_before_writes
 from graphflow.interop.tensorflow.signatures import signature, tensorflow_version
 
 PRODUCER = 1882  # a GraphDef producer version TensorFlow 2.x writes (versions.producer)
@@ -276,6 +277,7 @@ def export_graph_def(graph, add_shapes=False, ops=None, strip_devices=False):
     ctx = ExportContext(graph_def.node, graph, graph_def.library, strip_devices=strip_devices,
                         add_shapes=add_shapes)
     write_ops(ctx, ops)
+    order_reads_before_writes(ops, graph_def.node)
     return graph_def
 
 

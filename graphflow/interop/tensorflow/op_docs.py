@@ -44,6 +44,10 @@ def markdown():
     for tf_type, gf_type, imports, exports in rows:
         lines.append(f"| `{tf_type}` | `{gf_type}` | {'yes' if imports else ''} | "
                      f"{'yes' if exports else ''} |")
+    lines += ["", "## graphflow ops written as several TensorFlow ops", "",
+              "| graphflow op | TensorFlow ops |", "|---|---|"]
+    for gf_type, (_, _, becomes) in sorted(op_table.LOWERINGS.items()):
+        lines.append(f"| `{gf_type}` | {becomes} |")
     lines += ["", "## graphflow ops with no TensorFlow form", "",
               "| graphflow op | why |", "|---|---|"]
     for gf_type, why in sorted(op_table.UNEXPORTABLE.items()):

@@ -97,6 +97,10 @@ RECORDS = [
     OpMapping("FusedBatchNormV3", gf="FusedBatchNorm", exports=False, import_="fused_batch_norm"),
     OpMapping("FusedBatchNormV2", gf="FusedBatchNorm", exports=False, import_="fused_batch_norm"),
     OpMapping("FusedBatchNorm", import_="fused_batch_norm"),
+    OpMapping("FusedBatchNormGrad", export="fused_batch_norm_grad"),
+    # summaries: graphflow keeps the tag as an attr, TensorFlow as a string input
+    OpMapping("ScalarSummary", export="tagged_summary", import_="tagged_summary"),
+    OpMapping("HistogramSummary", export="tagged_summary", import_="tagged_summary"),
     # variables: graphflow names them by shared_name, TF passes refs
     OpMapping("VariableV2", export="variable", import_="variable"),
     OpMapping("Variable", gf="VariableV2", exports=False, import_="variable"),
@@ -137,7 +141,7 @@ UNEXPORTABLE = {
                      "Conv2DBackpropFilterBias", "Conv2DBackpropFilterBiasReluMask",
                      "Conv2DBackpropInputFilter", "FusedBatchNormGradReluMask",
                      "FusedMaxPoolGradReluMask", "FusedBatchNormStats"), _FUSED),
-    **dict.fromkeys(("GatherGrad", "ReducedShape", "SumToShape", "WhileGrad",
+    **dict.fromkeys(("WhileGrad",
                      "TensorArrayAddGradients", "TensorArrayGradGather", "TensorArrayGradOfConcat",
                      "TensorArrayGradOfGather", "TensorArrayGradOfRead", "TensorArrayGradOfStack",
                      "TensorArrayGradRead", "TensorArrayGradStack", "TensorArrayZeroGradient"),
@@ -151,15 +155,31 @@ UNEXPORTABLE = {
     "TensorArrayUnstack": "graphflow's TensorArray form (TensorFlow's takes a resource handle)",
 }
 # graphflow ops whose TensorFlow namesake takes resource handles or differs in meaning
+_SUMMARIES = ("ScalarSummary", "HistogramSummary", "MergeSummary")  # written as TensorFlow's
 for _t in registry.registered_types():
     if _t.startswith(("TensorArray", "Queue", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue",
                       "Reader", "TextLineReader", "TFRecordReader", "WholeFileReader",
-                      "FixedLengthRecordReader")) or _t.endswith("Summary"):
+                      "FixedLengthRecordReader")) or _t.endswith("Summary") and _t not in _SUMMARIES:
         UNEXPORTABLE.setdefault(_t, "a session resource (queue, reader, TensorArray) or summary "
                                     "that graphflow keeps in Python objects")
 UNEXPORTABLE.update({t: "graphflow's attrs do not match TensorFlow's op of that name" for t in (
     "Assert", "Print", "PrintV2", "DecodeCSV", "ParseExample", "ParseSingleExample",
     "StringSplit", "StringSplitV2", "Bincount")})
+
+# graphflow ops TensorFlow has no op for, written as several TensorFlow ops (export_lowerings.py):
+# graphflow op -> (the TensorFlow op that gives the result its name, export rule, what it becomes)
+LOWERINGS = {
+    "SumToShape": ("Reshape", "sum_to_shape", "Sum over the broadcast axes, then Reshape"),
+    "ReducedShape": ("DynamicStitch", "reduced_shape", "Range, FloorMod, Fill, DynamicStitch"),
+    "GatherGrad": ("UnsortedSegmentSum", "gather_grad", "UnsortedSegmentSum (axis 0)"),
+    "SigmoidCrossEntropyWithLogits": ("AddV2", "sigmoid_xent",
+                                      "Relu(x) - x*z + Log1p(Exp(-Abs(x)))"),
+    "LogicalXor": ("NotEqual", "logical_xor", "NotEqual"),
+}
+for _t in LOWERINGS:
+    UNEXPORTABLE.pop(_t, None)
+_LOWERED = {gf: OpMapping(tf, gf=gf, export=rule, imports=False)
+            for gf, (tf, rule, _) in LOWERINGS.items()}
 
 _BY_TF = {r.tf: r for r in RECORDS if r.imports}
 _BY_GF = {r.gf: r for r in RECORDS if r.exports}
@@ -180,7 +200,7 @@ def for_export(gf_type):
     """The record writing graphflow op `gf_type`, or None (then `why_unexportable` says why)."""
     if gf_type in UNEXPORTABLE:
         return None
-    record = _BY_GF.get(gf_type)
+    record = _LOWERED.get(gf_type) or _BY_GF.get(gf_type)
     if record is not None:
         return record
     if signature(gf_type) is not None:
@@ -202,7 +222,7 @@ def table():
             rows[tf_type] = [tf_type, record.gf, True, False]
     for gf_type in registry.registered_types():
         record = for_export(gf_type)
-        if record is not None:
+        if record is not None and gf_type not in LOWERINGS:
             row = rows.setdefault(record.tf, [record.tf, gf_type, False, False])
             row[3] = True
     return [tuple(row) for _, row in sorted(rows.items())]
