@@ -17,6 +17,7 @@ import io
 import os
 import re
 import secrets
+import stat
 import zipfile
 
 import numpy as np
@@ -25,6 +26,51 @@ from graphflow.framework import dtypes
 from graphflow.framework.errors import GraphFormatError
 
 _NPY_MAX_HEADER = 10_000
+
+
+def _open_regular(path, what):
+    """A file object on `path` opened without blocking, after checking it is a regular file."""
+    fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
+    f = os.fdopen(fd, "rb", buffering=0)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        f.close()
+        raise GraphFormatError(f"{what} is not a regular file")
+    return f, info
+
+
+def regular_file_starts_with(path, what, magic):
+    """Whether regular file `path` starts with the bytes `magic` (a FIFO or device is a
+    GraphFormatError naming `what`, never a blocked read)."""
+    f, _ = _open_regular(path, what)
+    with f:
+        return f.read(len(magic)) == magic
+
+
+def read_regular_file(path, what, max_bytes):
+    """The bytes of `path`, which must be a regular file of at most `max_bytes` bytes.
+
+    The file is opened without blocking (a FIFO or device never stalls the reader) and checked
+    with fstat on the open descriptor (no race with a rename) before anything is read; exactly
+    its size is read (no buffer of `max_bytes` is allocated), and a file that grows while read
+    is refused. Faults are `GraphFormatError`s naming `what`; a missing file stays an OSError."""
+    f, info = _open_regular(path, what)
+    with f:
+        if info.st_size > max_bytes:
+            raise GraphFormatError(f"{what} is {info.st_size} bytes, more than the limit of "
+                                   f"{max_bytes}")
+        chunks, left = [], info.st_size + 1
+        while left > 0:
+            chunk = f.read(left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > info.st_size:
+        raise GraphFormatError(f"{what} grew while it was read")
+    return data
 
 
 @dataclasses.dataclass(frozen=True)

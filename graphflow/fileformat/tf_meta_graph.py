@@ -22,6 +22,7 @@ import os
 from google.protobuf import message, text_format
 from tensorboard.compat.proto import variable_pb2
 
+from graphflow.fileformat import file_io
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat import tf_saver_graph as saver_graph
 from graphflow.framework.errors import GraphFormatError
@@ -154,21 +155,17 @@ def parse_message(cls, data, what):
         raise GraphFormatError(f"{what}: messages nested too deeply") from None
 
 
+def is_graphflow_graph_file(path):
+    """Whether `path` is a graphflow graph file (a zip: `.meta` files of older graphflow) rather
+    than a MetaGraphDef; a FIFO or device is a GraphFormatError, never a blocked read."""
+    return file_io.regular_file_starts_with(path, f"meta graph file '{os.fspath(path)}'",
+                                            b"PK\x03\x04")
+
+
 def read_limited(path, what, max_bytes=MAX_META_GRAPH_BYTES):
     """The bytes of `path`, refused (GraphFormatError) before reading when larger than
     `max_bytes` or not a regular file."""
-    path = os.fspath(path)
-    st = os.stat(path)
-    if not os.path.isfile(path):
-        raise GraphFormatError(f"{what} is not a regular file")
-    if st.st_size > max_bytes:
-        raise GraphFormatError(f"{what} is {st.st_size} bytes, more than the limit of "
-                               f"{max_bytes}")
-    with open(path, "rb") as f:  # f.read(n) allocates n bytes first: ask for the file's size
-        data = f.read(min(st.st_size, max_bytes) + 1)
-    if len(data) > max_bytes:
-        raise GraphFormatError(f"{what} grew past the limit of {max_bytes} bytes while read")
-    return data
+    return file_io.read_regular_file(path, what, max_bytes)
 
 
 def read_meta_graph_file(path, max_bytes=MAX_META_GRAPH_BYTES):

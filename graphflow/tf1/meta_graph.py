@@ -23,8 +23,6 @@ from graphflow.fileformat import tf_meta_graph as mg
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import get_default_graph
 
-_ZIP_MAGIC = b"PK\x03\x04"
-
 
 def _warn(text):
     warnings.warn(f"export_meta_graph: {text}", stacklevel=3)
@@ -77,15 +75,10 @@ def write_meta_graph(meta, filename, as_text=False):
         f.write(mg.serialize(meta, as_text))
 
 
-def _is_graphflow_file(path):
-    with open(path, "rb") as f:
-        return f.read(4) == _ZIP_MAGIC
-
-
 def read_meta_graph_file(filename):
     """`tf.train.read_meta_graph_file`: the MetaGraphDef of a `.meta` file."""
     path = os.fspath(filename)
-    if _is_graphflow_file(path):
+    if mg.is_graphflow_graph_file(path):
         raise GraphFormatError(f"'{path}' is a graphflow graph file (written by an older "
                                "graphflow), not a MetaGraphDef; tf.train.import_meta_graph reads it")
     return mg.read_meta_graph_file(path)

@@ -71,11 +71,7 @@ def read_graph_def(path, as_text=None, limits=DEFAULT_LIMITS):
     path = os.fspath(path)
     if as_text is None:
         as_text = path.endswith(_TEXT_SUFFIXES)
-    size = os.path.getsize(path)
-    if size > limits.max_file_bytes:
-        raise GraphFormatError(f"{path}: {size} bytes exceed the limit of {limits.max_file_bytes}")
-    with open(path, "rb") as f:
-        data = f.read(limits.max_file_bytes + 1)
+    data = file_io.read_regular_file(path, f"GraphDef file '{path}'", limits.max_file_bytes)
     return parse_graph_def(data, path, as_text, limits)
 
 

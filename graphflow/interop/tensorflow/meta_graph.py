@@ -180,12 +180,6 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
 
 
 # ------------------------------------------------------------------------------------ public
-_ZIP_MAGIC = b"PK\x03\x04"
-
-
-def _is_graphflow_file(path):
-    with open(path, "rb") as f:
-        return f.read(4) == _ZIP_MAGIC
 
 
 def _import_graphflow_file(path, import_scope):
@@ -204,7 +198,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         meta, what = meta_graph_or_file, "MetaGraphDef"
     else:
         path = os.fspath(meta_graph_or_file)
-        if _is_graphflow_file(path):
+        if tmg.is_graphflow_graph_file(path):
             return _import_graphflow_file(path, import_scope)
         meta = tmg.read_meta_graph_file(path)
         what = f"meta graph file '{path}'"

@@ -92,7 +92,7 @@ def test_file_faults_name_the_file(tmp_path):
         read_graph_def(text)
     big = tmp_path / "big.pb"
     big.write_bytes(b"\0" * 2000)
-    with pytest.raises(GraphFormatError, match="big.pb: 2000 bytes exceed"):
+    with pytest.raises(GraphFormatError, match="big.pb. is 2000 bytes, more than the limit"):
         read_graph_def(big, limits=Limits(max_file_bytes=1000))
     deep = tmp_path / "deep.pb"  # nested AttrValue lists of functions: protobuf's recursion limit
     deep.write_bytes(b"\x0a\x02" * 0 + _nested(200))
