@@ -127,6 +127,13 @@ RECORDS = [
     OpMapping("PartitionedCall", gf="Identity", exports=False, import_="call"),
     OpMapping("StatefulPartitionedCall", gf="Identity", exports=False, import_="call"),
     OpMapping("IdentityN", import_="identity_n"),
+    # TensorFlow's TensorArrays (handle + flow) read into graphflow's (the flow is the array)
+    OpMapping("TensorArrayV3", exports=False, import_="tensor_array"),
+    OpMapping("TensorArrayWriteV3", exports=False, import_="tensor_array_write"),
+    OpMapping("TensorArrayScatterV3", exports=False, import_="tensor_array_scatter"),
+    OpMapping("TensorArrayReadV3", exports=False, import_="tensor_array_read"),
+    OpMapping("TensorArrayGatherV3", exports=False, import_="tensor_array_gather"),
+    OpMapping("TensorArraySizeV3", exports=False, import_="tensor_array_size"),
 ]
 
 # graphflow's own op types TensorFlow has no op for, and why (the export error quotes it)
