@@ -47,6 +47,7 @@ class ImportContext:
         self.outputs = {}     # node name -> [graphflow Tensor or None per TF output]
         self.ops = {}         # node name -> graphflow Operation (the node's last op)
         self.variables = {}   # graphflow Tensor of a variable or handle -> its attrs
+        self.read = None      # {(node name, output index)} something reads; None: all of them
 
     def error(self, node, message):
         where = f"{self.source}: " if self.source else ""

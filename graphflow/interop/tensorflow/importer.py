@@ -30,7 +30,11 @@ from graphflow.interop.tensorflow.import_core import (
     parse_input,
     topological_order,
 )
-from graphflow.interop.tensorflow.import_functions import check_library
+from graphflow.interop.tensorflow.import_functions import (
+    check_library,
+    graph_reads,
+    used_outputs,
+)
 from graphflow.interop.tensorflow.import_v1_control_flow import lift
 from graphflow.interop.tensorflow.tensor_protos import DEFAULT_LIMITS
 
@@ -63,8 +67,13 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         raise TypeError("return_elements must be a list of names")
     graph = get_default_graph()
     nodes = list(graph_def.node)
-    library = check_library(graph_def.library, limits, source)
     by_name = check_nodes(nodes, limits, source, input_map)
+    returned = [parse_input(t) for t in return_elements or () if isinstance(t, str) and ":" in t]
+    reads = graph_reads(nodes) | {p[:2] for p in returned if p is not None}
+    library = {f.signature.name: f for f in graph_def.library.function}
+    library = check_library(graph_def.library, limits, source,
+                            used_outputs(nodes, library, reads)
+                            if len(graph_def.library.function) <= limits.max_nodes else None)
     for key in input_map:
         src = parse_input(key)
         if src is None or src[0] not in by_name:
@@ -79,6 +88,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     with graph.name_scope(scope_name) if scope_name else nothing() as scope:
         prefix = scope or ""
         ctx = ImportContext(graph, prefix, library, limits, source)
+        ctx.read = graph_reads(nodes) | reads
         build_nodes(ctx, order, input_map)
     if return_elements is None:
         return None

@@ -86,7 +86,7 @@ RECORDS = [
     OpMapping("MatrixBandPart", attr_inputs={1: "num_lower", 2: "num_upper"}),
     OpMapping("Split", export="split", import_="split"),
     OpMapping("SplitV", gf="Split", exports=False, import_="split_v"),
-    OpMapping("Pad", export="pad"),
+    OpMapping("Pad", export="pad", import_="pad"),
     OpMapping("PadV2", gf="Pad", exports=False),
     OpMapping("Softmax", export="softmax_axis", gf_attrs={"axis": -1}),
     OpMapping("LogSoftmax", export="softmax_axis", gf_attrs={"axis": -1}),
