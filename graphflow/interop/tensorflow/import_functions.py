@@ -199,6 +199,7 @@ def build_function(ctx, fdef, args, used=None):
     nodes = needed_nodes(fdef, used)
     by_name = {n.name: n for n in nodes}
     sub.read = function_reads(fdef, nodes, used)
+    sub.clear_devices = ctx.clear_devices
 
     def source_of(text):
         name = text.lstrip("^").split(":")[0]

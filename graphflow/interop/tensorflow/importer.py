@@ -46,10 +46,13 @@ def _resolve_return(graph, prefix, name):
 
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, op_dict=None,
-                     producer_op_list=None, source=None, limits=DEFAULT_LIMITS):
+                     producer_op_list=None, source=None, limits=DEFAULT_LIMITS,
+                     clear_devices=False):
     """`tf.import_graph_def`: add the GraphDef's nodes to the default graph; returns the ops and
     tensors named in `return_elements` (op names, or tensor names 'op:0'), else None.
-    `op_dict` and `producer_op_list` are accepted for TensorFlow's signature and not needed."""
+    `op_dict` and `producer_op_list` are accepted for TensorFlow's signature and not needed.
+    `clear_devices=True` ignores the nodes' device fields, as
+    `tf.train.import_meta_graph(clear_devices=True)` does (ops take the enclosing tf.device)."""
     if not isinstance(graph_def, pb.GraphDef):
         if hasattr(graph_def, "SerializeToString") and hasattr(graph_def, "node"):
             graph_def = pb.GraphDef.FromString(graph_def.SerializeToString())
@@ -67,7 +70,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         raise TypeError("return_elements must be a list of names")
     graph = get_default_graph()
     nodes = list(graph_def.node)
-    by_name = check_nodes(nodes, limits, source, input_map)
+    by_name = check_nodes(nodes, limits, source)
     returned = [parse_input(t) for t in return_elements or () if isinstance(t, str) and ":" in t]
     reads = graph_reads(nodes) | {p[:2] for p in returned if p is not None}
     library = {f.signature.name: f for f in graph_def.library.function}
@@ -89,6 +92,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         prefix = scope or ""
         ctx = ImportContext(graph, prefix, library, limits, source)
         ctx.read = graph_reads(nodes) | reads
+        ctx.clear_devices = bool(clear_devices)
         build_nodes(ctx, order, input_map)
     if return_elements is None:
         return None
