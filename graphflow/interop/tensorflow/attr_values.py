@@ -7,10 +7,8 @@ as the type TensorFlow's signature declares for the attr ("type", "list(int)", "
 control-flow readers resolve), checking list lengths against `Limits` first.
 """
 
-import numpy as np
 
 from graphflow.fileformat import tf_protos as pb
-from graphflow.framework import dtypes
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.interop.tensorflow import tensor_protos
 from graphflow.interop.tensorflow.tensor_protos import DEFAULT_LIMITS, TensorProtoError
@@ -139,13 +137,3 @@ def compatible(kind, tf_type):
     if kind == tf_type or (kind == "list" and tf_type.startswith("list(")):
         return True
     return False
-
-
-def python_value_for(value, gf_type_name):
-    """Adjust a read value to the graphflow attr's declared type (dtype names stay names;
-    numpy arrays of shape-like data become int lists)."""
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, dtypes.DType):
-        return value.name
-    return value

@@ -96,6 +96,34 @@ def _pad(ctx, op, record):
     write_generic(ctx, op, record.__class__(tf_type))
 
 
+@rule("real_div")
+def _real_div(ctx, op, record):
+    """graphflow's RealDiv of integers divides as floats (Python's `/`, tf.truediv); TensorFlow's
+    tf.truediv writes Casts to the float type before its RealDiv, and so does the export."""
+    out = op.outputs[0].dtype
+    if not op.inputs[0].dtype.is_integer or out.is_integer:
+        write_generic(ctx, op, record)
+        return
+    names = []
+    for t in op.inputs:
+        node = ctx.add_node("Cast", ctx.fresh(f"{op.name}/Cast"), [ctx.name(t)], {
+            "SrcT": pb.AttrValue(type=tensor_protos.tf_dtype(t.dtype.name)),
+            "DstT": pb.AttrValue(type=tensor_protos.tf_dtype(out.name)),
+            "Truncate": pb.AttrValue(b=False)}, op.device)
+        names.append(ctx.output_name(node, 0))
+    write_generic(ctx, op, record, inputs=names)
+
+
+@rule("select")
+def _select(ctx, op, record):
+    """graphflow's Select broadcasts its three inputs (np.where); TensorFlow's Select takes equal
+    shapes (a vector condition there picks rows), its SelectV2 broadcasts as graphflow does."""
+    shapes = [t.shape for t in op.inputs]
+    same = all(s.is_fully_defined() for s in shapes) and \
+        shapes[0].as_list() == shapes[1].as_list() == shapes[2].as_list()
+    write_generic(ctx, op, record, tf_type="Select" if same else "SelectV2")
+
+
 @rule("softmax_axis")
 def _softmax_axis(ctx, op, record):
     axis = op.attrs.get("axis", -1)

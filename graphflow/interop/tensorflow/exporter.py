@@ -99,6 +99,7 @@ class ExportContext:
             node.device = device
         for key, value in (attrs or {}).items():
             node.attr[key].CopyFrom(value)
+        check_allowed_types(node)
         return node
 
     def const(self, value, hint, dtype=None):
@@ -110,6 +111,24 @@ class ExportContext:
 
     def controls(self, op):
         return [c.name for c in op.control_inputs]
+
+
+def check_allowed_types(node):
+    """TensorFlow refuses a node whose type attr is outside the list its op declares (MaxPool3D,
+    LRN, FusedBatchNorm take no float64): an ExportError here, not a GraphDef TensorFlow rejects."""
+    sig = signature(node.op)
+    if sig is None:
+        return
+    for key, declared in sig.attrs.items():
+        if declared.type != "type" or declared.allowed is None or key not in node.attr:
+            continue
+        try:
+            name = tensor_protos.gf_dtype_name(node.attr[key].type)
+        except tensor_protos.TensorProtoError:
+            continue
+        if name not in declared.allowed:
+            raise ExportError(f"node '{node.name}': TensorFlow's {node.op} does not take {name} "
+                              f"({key} is one of {', '.join(declared.allowed)})")
 
 
 def library_names(library):

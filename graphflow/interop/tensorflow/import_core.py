@@ -47,6 +47,8 @@ class ImportContext:
         self.outputs = {}     # node name -> [graphflow Tensor or None per TF output]
         self.ops = {}         # node name -> graphflow Operation (the node's last op)
         self.variables = {}   # graphflow Tensor of a variable or handle -> its attrs
+        self.read = None      # {(node name, output index)} something reads; None: all of them
+        self.clear_devices = False  # ignore the nodes' device fields
 
     def error(self, node, message):
         where = f"{self.source}: " if self.source else ""
@@ -106,7 +108,7 @@ def parse_input(text):
     return m.group(2), int(m.group(3) or 0), bool(m.group(1))
 
 
-def check_nodes(nodes, limits, source, input_map_names):
+def check_nodes(nodes, limits, source):
     """Names valid and unique, inputs well formed and pointing at nodes; returns {name: node}."""
     where = f"{source}: " if source else ""
     if len(nodes) > limits.max_nodes:
@@ -215,7 +217,8 @@ def build_nodes(ctx, order, input_map=None, resolve=None):
         build = RULES[record.import_ or "generic"]
         try:
             with ctx.graph.control_dependencies(controls) if controls else nothing():
-                with ctx.graph.device(node.device) if node.device else nothing():
+                with ctx.graph.device(node.device) if node.device and not ctx.clear_devices \
+                        else nothing():
                     result = build(ctx, node, inputs, record)
         except GraphFormatError:
             raise

@@ -14,6 +14,7 @@ from graphflow.interop.tensorflow.import_core import (
     ImportContext,
     build_nodes,
     check_supported,
+    parse_input,
     rule,
     topological_order,
 )
@@ -24,11 +25,18 @@ _CALLERS = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch",
             "PartitionedCall": ("f",), "StatefulPartitionedCall": ("f",)}
 
 
-def needed_nodes(fdef):
-    """The body nodes its outputs (`ret`, `control_ret`) need, in body order: TensorFlow keeps
-    values for gradients in branch bodies (OptionalFromValue ...) that no output reads."""
+def _rets(fdef, used):
+    """The `ret` texts of output args `used` (indices; None: all)."""
+    return [fdef.ret[arg.name] for k, arg in enumerate(fdef.signature.output_arg)
+            if (used is None or k in used) and arg.name in fdef.ret]
+
+
+def needed_nodes(fdef, used=None):
+    """The body nodes its outputs `used` (indices, None: all) and `control_ret` need, in body
+    order: TensorFlow keeps values for gradients in branch bodies (OptionalFromValue ...) that no
+    output reads, and returns some of them from branches whose callers never read them."""
     by_name = {n.name: n for n in fdef.node_def}
-    stack = [t.lstrip("^").split(":")[0] for t in list(fdef.ret.values()) +
+    stack = [t.lstrip("^").split(":")[0] for t in _rets(fdef, used) +
              list(fdef.control_ret.values())]
     keep = set()
     while stack:
@@ -44,8 +52,55 @@ def _where(source):
     return f"{source}: " if source else ""
 
 
-def check_library(library, limits, source):
-    """{name: FunctionDef} of a FunctionDefLibrary, checked."""
+def graph_reads(nodes):
+    """{(node name, output index)} the GraphDef nodes read."""
+    return {(s, i) for n in nodes for s, i, c in
+            (p for p in (parse_input(t) for t in n.input) if p is not None) if not c}
+
+
+def function_reads(fdef, nodes, used=None):
+    """{(node name, output index)} the function body `nodes` and its outputs `used` read."""
+    by_name = {n.name: n for n in nodes}
+    out = set()
+    for text in [t for n in nodes for t in n.input] + _rets(fdef, used):
+        parts = text.split(":")
+        if len(parts) == 3 and parts[0] in by_name and parts[2].isdigit():
+            offsets = _output_offsets(by_name[parts[0]])
+            if parts[1] in offsets:
+                out.add((parts[0], offsets[parts[1]] + int(parts[2])))
+    return out
+
+
+def used_outputs(nodes, functions, reads):
+    """{function name: output indices some caller reads}, from the graph's `nodes` (which read
+    `reads`) down through the functions they call; a While's body and cond keep all."""
+    used, queue = {}, []
+
+    def visit(callers, read):
+        for node in callers:
+            for key in _CALLERS.get(node.op, ()):
+                fdef = functions.get(node.attr[key].func.name if key in node.attr else "")
+                if fdef is None:
+                    continue
+                count = len(fdef.signature.output_arg)
+                want = set(range(count)) if "While" in node.op else \
+                    {k for k in range(count) if (node.name, k) in read}
+                have = used.get(fdef.signature.name)
+                if have is None or not want <= have:
+                    used[fdef.signature.name] = (have or set()) | want
+                    queue.append(fdef.signature.name)
+
+    visit(nodes, reads)
+    while queue:  # sets only grow: each function is queued at most once per output it adds
+        fdef = functions[queue.pop()]
+        inner = needed_nodes(fdef, used[fdef.signature.name])
+        visit(inner, function_reads(fdef, inner, used[fdef.signature.name]))
+    return used
+
+
+def check_library(library, limits, source, used=None):
+    """{name: FunctionDef} of a FunctionDefLibrary, checked (of each function, the nodes that its
+    outputs `used` ({name: indices}; all for a function not named) need)."""
     functions = {}
     total = 0
     for fdef in library.function:
@@ -64,10 +119,11 @@ def check_library(library, limits, source):
                 raise GraphFormatError(f"{_where(source)}function '{fdef.signature.name}': "
                                        f"duplicate node name '{node.name}'")
             names.add(node.name)
-        check_supported(needed_nodes(fdef), {},
+        check_supported(needed_nodes(fdef, (used or {}).get(fdef.signature.name)), {},
                         f"{_where(source)}function '{fdef.signature.name}'")
     # calls between functions: every name exists, no cycle
-    calls = {name: _called(fdef, functions, source) for name, fdef in functions.items()}
+    calls = {name: _called(fdef, functions, source, (used or {}).get(name))
+             for name, fdef in functions.items()}
     state = {}
     for start in calls:
         stack = [(start, iter(calls[start]))]
@@ -90,9 +146,9 @@ def check_library(library, limits, source):
     return functions
 
 
-def _called(fdef, functions, source):
+def _called(fdef, functions, source, used):
     out = []
-    for node in needed_nodes(fdef):
+    for node in needed_nodes(fdef, used):
         for key in _CALLERS.get(node.op, ()):
             target = node.attr[key].func.name if key in node.attr else ""
             if target not in functions:
@@ -127,9 +183,9 @@ def _output_offsets(node):
     return offsets
 
 
-def build_function(ctx, fdef, args):
+def build_function(ctx, fdef, args, used=None):
     """Build FunctionDef `fdef`'s nodes into the current default graph with its inputs reading
-    `args`; returns its output tensors in signature order."""
+    `args`; returns its output tensors in signature order (None for those not in `used`)."""
     from graphflow.framework.graph import get_default_graph  # noqa: PLC0415
     sig = fdef.signature
     if len(args) != len(sig.input_arg):
@@ -140,8 +196,10 @@ def build_function(ctx, fdef, args):
     sub = ImportContext(get_default_graph(), "", ctx.library, ctx.limits,
                         f"{_where(ctx.source)}function '{sig.name}'".rstrip(": "), ctx.depth + 1)
     arg_values = {a.name: t for a, t in zip(sig.input_arg, args)}
-    nodes = needed_nodes(fdef)
+    nodes = needed_nodes(fdef, used)
     by_name = {n.name: n for n in nodes}
+    sub.read = function_reads(fdef, nodes, used)
+    sub.clear_devices = ctx.clear_devices
 
     def source_of(text):
         name = text.lstrip("^").split(":")[0]
@@ -172,7 +230,10 @@ def build_function(ctx, fdef, args):
     with sub.graph.name_scope(None):
         build_nodes(sub, order, resolve=resolve)
     outs = []
-    for arg in sig.output_arg:
+    for k, arg in enumerate(sig.output_arg):
+        if used is not None and k not in used:
+            outs.append(None)
+            continue
         text = fdef.ret.get(arg.name)
         if text is None:
             raise GraphFormatError(f"function '{sig.name}' returns nothing for '{arg.name}'")
@@ -200,13 +261,34 @@ def _if(ctx, node, inputs, record):
     if pred.shape.ndims not in (None, 0):
         raise ctx.error(node, "the predicate must be a scalar")
     count = len(then_f.signature.output_arg)
-    result = tf.cond(pred, lambda: build_function(ctx, then_f, args),
-                     lambda: build_function(ctx, else_f, args), name=node.name.split("/")[-1])
+    if len(else_f.signature.output_arg) != count:
+        raise ctx.error(node, "the branches return different numbers of values")
+    used = _read_outputs(ctx, node, count)
+
+    def branch(fdef):
+        outs = build_function(ctx, fdef, args, set(used))
+        return [outs[k] for k in used]
+
+    result = tf.cond(pred, lambda: branch(then_f), lambda: branch(else_f),
+                     name=node.name.split("/")[-1])
     if not isinstance(result, (list, tuple)):
         result = [result]
-    if len(result) != count:
-        raise ctx.error(node, f"the branches return {len(result)} values, Tout lists {count}")
-    return list(result)
+    if len(result) != len(used):
+        raise ctx.error(node, f"the branches return {len(result)} values, not {len(used)}")
+    full = [None] * count
+    for k, value in zip(used, result):
+        full[k] = value
+    return full
+
+
+def _read_outputs(ctx, node, count):
+    """The output indices of `node` that something reads (at least one, to keep the op), in
+    order: outputs nothing reads are not built (TensorFlow's branches return gradient
+    intermediates, OptionalFromValue ..., that only its gradient reads)."""
+    if ctx.read is None:
+        return list(range(count))
+    used = [k for k in range(count) if (node.name, k) in ctx.read]
+    return used or list(range(min(count, 1)))
 
 
 @rule("while")
@@ -236,4 +318,5 @@ def _while(ctx, node, inputs, record):
 @rule("call")
 def _call(ctx, node, inputs, record):
     fdef = function_of(ctx, node, "f")
-    return build_function(ctx, fdef, list(inputs))
+    used = _read_outputs(ctx, node, len(fdef.signature.output_arg))
+    return build_function(ctx, fdef, list(inputs), set(used))

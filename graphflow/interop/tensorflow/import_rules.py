@@ -207,12 +207,22 @@ def _fused_batch_norm(ctx, node, inputs, record):
     x = inputs[0]
     if x.dtype.name != inputs[1].dtype.name:  # float16 x with float32 statistics (V2/V3)
         raise ctx.error(node, "x and scale of different dtypes are not supported")
-    ins = inputs[:5] if not gf["is_training"] or len(inputs) >= 5 else inputs[:3]
-    if gf["is_training"]:
-        ins = inputs[:3]
-    op = make_op("FusedBatchNorm", ins, gf, name=ctx.op_name(node))
+    if len(inputs) != 5:
+        raise ctx.error(node, f"takes 5 inputs (x, scale, offset, mean, variance), got "
+                              f"{len(inputs)}")
+    op = make_op("FusedBatchNorm", inputs, gf, name=ctx.op_name(node))
     outs = list(op.outputs)
     return outs + [None] * (6 - len(outs))
+
+
+@rule("pad")
+def _pad(ctx, node, inputs, record):
+    """TensorFlow's Pad pads with zeros; graphflow's takes the value as a third input (PadV2)."""
+    ctx.attrs(node)
+    if len(inputs) != 2:
+        raise ctx.error(node, f"takes 2 inputs (input, paddings), got {len(inputs)}")
+    zero = _public().zeros([], dtype=inputs[0].dtype)
+    return [make_op("Pad", [inputs[0], inputs[1], zero], {}, name=ctx.op_name(node)).outputs[0]]
 
 
 @rule("split")

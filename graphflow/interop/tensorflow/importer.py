@@ -16,7 +16,10 @@ TensorFlow 1's dataflow frames (Switch/Merge/Enter/Exit/NextIteration) by
 
 from graphflow.fileformat import tf_protos as pb
 from graphflow.framework.graph import Operation, get_default_graph
-from graphflow.interop.tensorflow import import_rules  # noqa: F401 - registers the import rules
+from graphflow.interop.tensorflow import (
+    import_rules,  # noqa: F401 - registers the import rules
+    import_tensor_arrays,  # noqa: F401 - and TensorArrays
+)
 from graphflow.interop.tensorflow.import_core import (
     V1_CONTROL_FLOW,
     ImportContext,
@@ -27,7 +30,11 @@ from graphflow.interop.tensorflow.import_core import (
     parse_input,
     topological_order,
 )
-from graphflow.interop.tensorflow.import_functions import check_library
+from graphflow.interop.tensorflow.import_functions import (
+    check_library,
+    graph_reads,
+    used_outputs,
+)
 from graphflow.interop.tensorflow.import_v1_control_flow import lift
 from graphflow.interop.tensorflow.tensor_protos import DEFAULT_LIMITS
 
@@ -39,10 +46,13 @@ def _resolve_return(graph, prefix, name):
 
 
 def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, op_dict=None,
-                     producer_op_list=None, source=None, limits=DEFAULT_LIMITS):
+                     producer_op_list=None, source=None, limits=DEFAULT_LIMITS,
+                     clear_devices=False):
     """`tf.import_graph_def`: add the GraphDef's nodes to the default graph; returns the ops and
     tensors named in `return_elements` (op names, or tensor names 'op:0'), else None.
-    `op_dict` and `producer_op_list` are accepted for TensorFlow's signature and not needed."""
+    `op_dict` and `producer_op_list` are accepted for TensorFlow's signature and not needed.
+    `clear_devices=True` ignores the nodes' device fields, as
+    `tf.train.import_meta_graph(clear_devices=True)` does (ops take the enclosing tf.device)."""
     if not isinstance(graph_def, pb.GraphDef):
         if hasattr(graph_def, "SerializeToString") and hasattr(graph_def, "node"):
             graph_def = pb.GraphDef.FromString(graph_def.SerializeToString())
@@ -60,8 +70,13 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         raise TypeError("return_elements must be a list of names")
     graph = get_default_graph()
     nodes = list(graph_def.node)
-    library = check_library(graph_def.library, limits, source)
-    by_name = check_nodes(nodes, limits, source, input_map)
+    by_name = check_nodes(nodes, limits, source)
+    returned = [parse_input(t) for t in return_elements or () if isinstance(t, str) and ":" in t]
+    reads = graph_reads(nodes) | {p[:2] for p in returned if p is not None}
+    library = {f.signature.name: f for f in graph_def.library.function}
+    library = check_library(graph_def.library, limits, source,
+                            used_outputs(nodes, library, reads)
+                            if len(graph_def.library.function) <= limits.max_nodes else None)
     for key in input_map:
         src = parse_input(key)
         if src is None or src[0] not in by_name:
@@ -76,6 +91,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     with graph.name_scope(scope_name) if scope_name else nothing() as scope:
         prefix = scope or ""
         ctx = ImportContext(graph, prefix, library, limits, source)
+        ctx.read = graph_reads(nodes) | reads
+        ctx.clear_devices = bool(clear_devices)
         build_nodes(ctx, order, input_map)
     if return_elements is None:
         return None

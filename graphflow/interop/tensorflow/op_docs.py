@@ -35,8 +35,10 @@ def markdown():
         f"graphflow imports {imported} TensorFlow op types and exports {exported}. "
         "Import: a TensorFlow GraphDef node of that type is built as the graphflow op. "
         "Export: the graphflow op is written as that TensorFlow op. TensorFlow 1's dataflow "
-        "control flow (Switch, Merge, Enter, Exit, NextIteration, LoopCond) is not imported: "
-        "graphs made with control flow v2 (If, While) are.",
+        "control flow (Switch, Merge, Enter, Exit, NextIteration, LoopCond and their Ref forms) "
+        "is imported as If and While: each tf.cond (Switches sharing a predicate, joined by "
+        "Merges) and each tf.while_loop frame (Enters of one frame_name) is raised into a "
+        "functional op over function graphs; it is not exported (graphflow writes If and While).",
         "",
         "| TensorFlow op | graphflow op | import | export |",
         "|---|---|---|---|",

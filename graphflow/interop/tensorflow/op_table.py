@@ -68,6 +68,8 @@ RECORDS = [
     OpMapping("SelectV2", gf="Select", exports=False, import_="select_v2"),
     OpMapping("DivNoNan", gf="Select", exports=False, import_="div_no_nan"),
     OpMapping("Div", gf="RealDiv", exports=False, import_="div"),
+    OpMapping("RealDiv", export="real_div"),
+    OpMapping("Select", export="select"),
     OpMapping("BiasAddV1", gf="BiasAdd", exports=False),
     # reductions: axes are an input in TF, an attr in graphflow
     *[OpMapping(t, **_REDUCE) for t in ("Sum", "Mean", "Prod", "Max", "Min", "All", "Any")],
@@ -86,7 +88,7 @@ RECORDS = [
     OpMapping("MatrixBandPart", attr_inputs={1: "num_lower", 2: "num_upper"}),
     OpMapping("Split", export="split", import_="split"),
     OpMapping("SplitV", gf="Split", exports=False, import_="split_v"),
-    OpMapping("Pad", export="pad"),
+    OpMapping("Pad", export="pad", import_="pad"),
     OpMapping("PadV2", gf="Pad", exports=False),
     OpMapping("Softmax", export="softmax_axis", gf_attrs={"axis": -1}),
     OpMapping("LogSoftmax", export="softmax_axis", gf_attrs={"axis": -1}),
@@ -131,6 +133,13 @@ RECORDS = [
     OpMapping("PartitionedCall", gf="Identity", exports=False, import_="call"),
     OpMapping("StatefulPartitionedCall", gf="Identity", exports=False, import_="call"),
     OpMapping("IdentityN", import_="identity_n"),
+    # TensorFlow's TensorArrays (handle + flow) read into graphflow's (the flow is the array)
+    OpMapping("TensorArrayV3", exports=False, import_="tensor_array"),
+    OpMapping("TensorArrayWriteV3", exports=False, import_="tensor_array_write"),
+    OpMapping("TensorArrayScatterV3", exports=False, import_="tensor_array_scatter"),
+    OpMapping("TensorArrayReadV3", exports=False, import_="tensor_array_read"),
+    OpMapping("TensorArrayGatherV3", exports=False, import_="tensor_array_gather"),
+    OpMapping("TensorArraySizeV3", exports=False, import_="tensor_array_size"),
 ]
 
 # graphflow's own op types TensorFlow has no op for, and why (the export error quotes it)

@@ -3,9 +3,11 @@
 `mutants(data, rng)` yields (kind, bytes): byte flips, truncations and insertions of the wire
 bytes, and message-level edits: every attr of a node set to values of every wrong kind, attrs
 removed, tensor content disagreeing with dtype or shape, huge or negative declared shapes, inputs
-dropped, added, dangling or forming cycles, duplicate names, huge repeated fields and deeply
-nested attr values. `outcome(data)` imports one mutant: "loaded", "rejected" (GraphFormatError),
-or the unexpected exception's type, which the test counts as a failure.
+dropped, added, dangling or forming cycles, duplicate names, op types changed (TensorFlow 1's
+Switch/Merge/Enter/Exit/NextIteration/LoopCond among them), loop frames renamed or made
+invariant, huge repeated fields and deeply nested attr values. `outcome(data)` imports one mutant:
+"loaded", "rejected" (GraphFormatError), or the unexpected exception's type, which the test counts
+as a failure.
 """
 
 import collections
@@ -31,6 +33,10 @@ def _wrong_values(pb):
         setter(av)
         values.append(av)
     return values
+
+
+_OP_TYPES = ["Switch", "NoSuchOp", "Const", "If", "While", "VarHandleOp", "Merge", "Enter", "Exit",
+             "NextIteration", "LoopCond", "Identity"]
 
 
 def _message_edits(graph_def, rng, pb):
@@ -96,8 +102,15 @@ def _message_edits(graph_def, rng, pb):
         g.node[i].name = nodes[(i + 1) % len(nodes)].name
         yield "duplicate name", g
         g = copy()
-        g.node[i].op = ["Switch", "NoSuchOp", "Const", "If", "While", "VarHandleOp"][i % 6]
+        g.node[i].op = _OP_TYPES[i % len(_OP_TYPES)]
         yield "op type changed", g
+        if "frame_name" in node.attr:  # TensorFlow 1 loop frames: Enters of other frames
+            g = copy()
+            g.node[i].attr["frame_name"].s = b"other_frame"
+            yield "frame changed", g
+            g = copy()
+            g.node[i].attr["is_constant"].b = not node.attr["is_constant"].b
+            yield "invariance changed", g
         g = copy()
         g.node[i].device = "/device:NOPE:99"
         yield "device", g

@@ -1,6 +1,6 @@
 """GraphDefs made by TensorFlow (tests/fixtures/tensorflow/graphs, by make_graphs.py) import into
-graphflow and compute TensorFlow's outputs on the recorded inputs; TF1 dataflow control flow is
-one clear error naming its ops."""
+graphflow and compute TensorFlow's outputs on the recorded inputs, TF1 dataflow control flow
+(Switch/Merge conds, Enter/Exit frames, TensorArrays of dynamic_rnn) raised into If/While."""
 
 import pathlib
 
@@ -26,7 +26,8 @@ def run_fixture(path, name=""):
     return expected, dict(zip(expected, got))
 
 
-@pytest.mark.parametrize("path", ["cnn.pb", "cnn.pbtxt", "control_v2.pb"])
+@pytest.mark.parametrize("path", ["cnn.pb", "cnn.pbtxt", "control_v2.pb", "control_v1.pb",
+                                  "nested_v1.pb", "invariant_v1.pb", "rnn_v1.pb"])
 def test_fixture_matches_tensorflow(path):
     expected, got = run_fixture(path)
     for key, value in expected.items():
@@ -38,11 +39,26 @@ def test_fixture_under_a_name_scope():
     np.testing.assert_allclose(got["probs:0"], expected["probs:0"], atol=1e-5)
 
 
-def test_v1_control_flow_is_one_clear_error():
+def test_v1_control_flow_becomes_functional_ops():
     from graphflow.interop.tensorflow.graph_io import load_graph_def
+    with tf.Graph().as_default() as g:
+        load_graph_def(GRAPHS / "nested_v1.pb", name="")
+        types = {op.type for op in g.get_operations()}
+        assert "While" in types
+        assert not types & {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
+        # the names the graph's readers use still read: Exit and Merge names become Identities
+        assert g.get_tensor_by_name("outer/Exit_1:0").op.type == "Identity"
+
+
+def test_unrecognised_v1_control_flow_is_one_clear_error():
+    from graphflow.interop.tensorflow import import_graph_def
+    graph_def = tf.GraphDef.FromString((GRAPHS / "control_v1.pb").read_bytes())
+    for node in graph_def.node:
+        if node.name == "loop/Exit":
+            node.input[0] = "loop/Switch:1"  # an Exit reading the body side of its Switch
     with tf.Graph().as_default():
-        with pytest.raises(GraphFormatError, match="control_v1.pb.*dataflow control flow.*Switch"):
-            load_graph_def(GRAPHS / "control_v1.pb")
+        with pytest.raises(GraphFormatError, match="bad.pb: .*cannot raise into If/While.*loop/Exit"):
+            import_graph_def(graph_def, source="bad.pb")
 
 
 def test_fixtures_are_small_and_recorded_by_tensorflow():

@@ -228,3 +228,19 @@ def test_resource_variables_import():
         with tf.Session() as sess:
             sess.run("assign")
             np.testing.assert_allclose(sess.run("read:0"), [1.0, 2.0])
+
+
+def test_clear_devices_ignores_the_nodes_devices():
+    from graphflow.interop.tensorflow import export_graph_def, import_graph_def
+    g = tf.Graph()
+    with g.as_default():
+        tf.identity(tf.constant(1.0), name="out")
+    graph_def = export_graph_def(g)
+    for node in graph_def.node:
+        node.device = "/job:worker/task:3/device:CPU:0"
+    with tf.Graph().as_default() as kept:
+        import_graph_def(graph_def, name="")
+    assert kept.get_operation_by_name("out").device
+    with tf.Graph().as_default() as cleared:
+        import_graph_def(graph_def, name="", clear_devices=True)
+    assert cleared.get_operation_by_name("out").device == ""

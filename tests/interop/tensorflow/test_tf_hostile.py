@@ -116,6 +116,7 @@ def _nested(depth):
 
 def test_fuzzed_fixtures():
     from tests.interop.tensorflow.graph_def_fuzzing import fuzz
-    counts = fuzz([GRAPHS / "cnn.pb", GRAPHS / "control_v2.pb"], per_file=1650, seed=0)
-    assert counts["total"] >= 3000
+    counts = fuzz([GRAPHS / "cnn.pb", GRAPHS / "control_v2.pb", GRAPHS / "control_v1.pb",
+                   GRAPHS / "nested_v1.pb"], per_file=1650, seed=0)
+    assert counts["total"] >= 6000
     assert counts["unexpected"] == 0, counts["examples"]

@@ -26,7 +26,7 @@ import sys, glob, os, numpy as np
 import tensorflow.compat.v1 as tf
 tf.disable_v2_behavior()
 for pb in sorted(glob.glob(os.path.join(sys.argv[1], "*.pb"))):
-    data = np.load(pb[:-3] + ".npz", allow_pickle=False)
+    data = np.load(pb[:-3] + ".npz", allow_pickle=True)  # the test's own files (string arrays)
     gd = tf.GraphDef(); gd.ParseFromString(open(pb, "rb").read())
     outs = [str(x) for x in data["fetches"]]
     try:
@@ -38,7 +38,7 @@ for pb in sorted(glob.glob(os.path.join(sys.argv[1], "*.pb"))):
                 got = s.run(outs, {k[3:]: data[k] for k in data.files if k.startswith("in/")})
         np.savez(pb[:-3] + ".tf.npz", *got)
     except Exception as e:
-        open(pb[:-3] + ".err", "w").write(repr(e)[:2000])
+        open(pb[:-3] + ".err", "w").write((type(e).__name__ + ": " + str(e))[:2000])
 """
 
 
@@ -87,13 +87,12 @@ def test_tensorflow_exports_import_into_graphflow(tmp_path):
     env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHFLOW_TF_FIXTURES=str(tmp_path))
     subprocess.run([tf_python(), str(MAKE_GRAPHS)], check=True, env=env, capture_output=True,
                    timeout=1200)
+    import time
+
     from graphflow.interop.tensorflow.graph_io import load_graph_def
-    checked = []
-    # control_v1: TF1 dataflow frames; mobilenet: tf_keras's batch norm cond returns gradient
-    # intermediates (OptionalFromValue, variant outputs) from its branches, not read yet
+    checked, seconds = [], {}
     for pb in sorted(tmp_path.glob("*.pb")):
-        if pb.stem in ("control_v1", "mobilenet"):
-            continue
+        start = time.perf_counter()
         data = np.load(pb.with_suffix(".npz"))
         feeds = {k[3:]: data[k] for k in data.files if k.startswith("in/")}
         expected = {k[4:]: data[k] for k in data.files if k.startswith("out/")}
@@ -104,7 +103,28 @@ def test_tensorflow_exports_import_into_graphflow(tmp_path):
         for (key, value), g in zip(expected.items(), got):
             np.testing.assert_allclose(g, value, atol=1e-5, err_msg=f"{pb.name} {key}")
         checked.append(pb.stem)
-    assert {"cnn", "control_v2"} <= set(checked)
+        seconds[pb.stem] = round(time.perf_counter() - start, 1)
+    print("imported and matched TensorFlow (seconds):", seconds)
+    assert {"cnn", "control_v2", "control_v1", "nested_v1", "invariant_v1", "rnn_v1"} <= \
+        set(checked)
+    assert {"mobilenet", "resnet50"} <= set(checked) or not (tmp_path / "mobilenet.pb").exists()
+    assert seconds.get("resnet50", 0) < 60, seconds
+
+
+RANDOM = frozenset(("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
+                    "RandomShuffle", "Multinomial", "LogUniformCandidateSampler",
+                    "UniformCandidateSampler", "RandomGamma", "RandomPoisson",
+                    "RandomPoissonV2", "ParameterizedTruncatedNormal"))
+
+
+def _same(got, want, rtol, atol, random):
+    """Values equal to the tolerances; for random ops only the shape and dtype."""
+    got, want = np.asarray(got), np.asarray(want)
+    if random or got.dtype.kind in "OSU":
+        assert got.shape == want.shape and (random or got.tolist() == want.tolist()), \
+            f"{got!r} != {want!r}"
+        return
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
 
 
 def op_case_round_trip(directory):
@@ -114,7 +134,9 @@ def op_case_round_trip(directory):
     from op_cases import all_cases
 
     from graphflow.interop.tensorflow import op_table
-    cases, outputs, skipped = {}, {}, {"no TF form": 0, "failed in graphflow": 0}
+    from graphflow.interop.tensorflow.exporter import ExportError
+    cases, outputs = {}, {}
+    skipped = {"no TF form": 0, "TF lacks the dtype": 0, "failed in graphflow": 0}
     for i, case in enumerate(all_cases()):
         g = tf.Graph()
         try:
@@ -131,7 +153,10 @@ def op_case_round_trip(directory):
                 with tf.Session() as sess:
                     outputs[f"c{i}"] = sess.run(outs, {p: x for p, x in zip(phs, case.inputs)})
             _write_case(directory, f"c{i}", g, [t.name for t in outs], feeds)
+            case.random = any(op.type in RANDOM for op in g.get_operations())
             cases[f"c{i}"] = case
+        except ExportError:  # TensorFlow declares no kernel for the dtype (MaxPool3D on float64)
+            skipped["TF lacks the dtype"] += 1
         except Exception:  # noqa: BLE001 - counted: the case's own build or export failed
             skipped["failed in graphflow"] += 1
     return cases, outputs, skipped
@@ -146,10 +171,10 @@ def test_op_cases_round_trip_through_tensorflow(tmp_path):
         err = tmp_path / f"{key}.err"
         try:
             assert not err.exists(), err.read_text() if err.exists() else ""
-            tf_values = np.load(tmp_path / f"{key}.tf.npz")
+            tf_values = np.load(tmp_path / f"{key}.tf.npz", allow_pickle=True)
             for j, value in enumerate(outputs[key]):
-                np.testing.assert_allclose(tf_values[f"arr_{j}"], value, rtol=case.rtol * 10,
-                                           atol=max(case.atol, 1e-5))
+                _same(tf_values[f"arr_{j}"], value, case.rtol * 10, max(case.atol, 1e-5),
+                      case.random)
             graph_def = tf.GraphDef.FromString((tmp_path / f"{key}.pb").read_bytes())
             with tf.Graph().as_default():
                 import_graph_def(graph_def, name="")
@@ -157,7 +182,7 @@ def test_op_cases_round_trip_through_tensorflow(tmp_path):
                     back = sess.run([f"out{j}:0" for j in range(len(outputs[key]))],
                                     {f"in{j}:0": x for j, x in enumerate(case.inputs)})
             for b, value in zip(back, outputs[key]):
-                np.testing.assert_allclose(b, value, rtol=1e-6, atol=1e-6)
+                _same(b, value, 1e-6, 1e-6, case.random)
             passed.append(case.name)
         except Exception as exc:  # noqa: BLE001 - collected and reported below
             failed.append((case.name, str(exc).splitlines()[0][:200] if str(exc) else repr(exc)))
@@ -166,4 +191,4 @@ def test_op_cases_round_trip_through_tensorflow(tmp_path):
     print(report)
     for name, why in failed:
         print("  FAIL", name, why)
-    assert len(passed) >= 370, report  # 380 of 477 exported cases with TensorFlow 2.21
+    assert len(passed) >= 420, report  # 425 of 461 exported cases with TensorFlow 2.21
