@@ -19,6 +19,7 @@ from graphflow.framework.graph import Operation, get_default_graph
 from graphflow.interop.tensorflow import (  # noqa: F401 - they register the import rules
     import_gradient_ops,
     import_rules,
+    import_sparse_apply,
 )
 from graphflow.interop.tensorflow.import_core import (
     V1_CONTROL_FLOW,

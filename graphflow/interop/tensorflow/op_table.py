@@ -56,6 +56,9 @@ _TF_GRADIENT_HELPERS = [
     ("ShapeN", "Shape", "tf_shape_n"), ("ConcatOffset", "Add", "tf_concat_offset"),
     ("FusedBatchNormGradV2", "FusedBatchNormGrad", "tf_fused_batch_norm_grad"),
     ("FusedBatchNormGradV3", "FusedBatchNormGrad", "tf_fused_batch_norm_grad"),
+    # sparse optimizer updates (import_sparse_apply.py)
+    *[(t, "ScatterUpdate", "tf_sparse_apply") for t in ("SparseApplyMomentum",
+                                                         "SparseApplyAdagrad", "SparseApplyRMSProp")],
 ]
 _REDUCE = dict(attrs={"keepdims": "keep_dims"}, attr_inputs={1: "axis"}, export="reduce")
 _VAR = ("shared_name",)
