@@ -7,14 +7,21 @@
   op). When `x` already has that shape the kernel returns it unchanged.
 * `ReducedShape(shape)`: `shape` with the reduced `axis` entries set to 1 (the shape a reduction's
   output would have with keepdims=True); used by reduction gradients when the rank is unknown.
+* `BroadcastGradientArgs(s0, s1) -> (r0, r1)`: TensorFlow's op of that name, which TensorFlow's
+  gradient code writes into its graphs: the axes of the broadcast shape of `s0` and `s1` along
+  which a gradient must be summed to get back to `s0` (r0) and to `s1` (r1). Equal shapes reduce
+  along nothing; an axis where both are 1 is listed in both (as TensorFlow does). graphflow's own
+  gradients use `SumToShape`; this op lets TensorFlow's training graphs import as they are.
 """
+
+import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor
-from graphflow.ops.registry import define, make_tensor
+from graphflow.ops.registry import define, make_op, make_tensor
 from graphflow.ops.static_value import shape_vector
 
 INT_INDEX = (dtypes.int32, dtypes.int64)
@@ -88,6 +95,55 @@ def reduced_shape(shape, axis, name=None):
     if axis is not None:
         axis = [int(a) for a in axis] if isinstance(axis, (list, tuple)) else int(axis)
     return make_tensor("ReducedShape", (shape,), {"axis": axis}, name=name or "ReducedShape")
+
+
+def broadcast_gradient_axes(s0, s1):
+    """TensorFlow's BroadcastGradientArgs: the axes of the broadcast shape along which each side
+    was stretched (or added); equal shapes give none, an axis of 1 on both sides is in both."""
+    a = [int(d) for d in np.asarray(s0).reshape(-1)]
+    b = [int(d) for d in np.asarray(s1).reshape(-1)]
+    dtype = np.asarray(s0).dtype
+    if a == b:
+        return np.zeros(0, dtype), np.zeros(0, dtype)
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + a
+    b = [1] * (n - len(b)) + b
+    r0, r1 = [], []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x < 0 or y < 0 or (x != y and x != 1 and y != 1):
+            raise ValueError(f"Incompatible shapes: {list(np.asarray(s0).reshape(-1))} vs. "
+                             f"{list(np.asarray(s1).reshape(-1))}")
+        if x == 1:
+            r0.append(i)
+        if y == 1:
+            r1.append(i)
+    return np.array(r0, dtype), np.array(r1, dtype)
+
+
+def _broadcast_gradient_args_infer(inputs, attrs):
+    s0, s1 = inputs
+    _check_shape_input(s0, "s0")
+    _check_shape_input(s1, "s1")
+    if s0.dtype != s1.dtype:
+        raise TypeError(f"s0 and s1 must have one dtype, got {s0.dtype.name} and {s1.dtype.name}")
+    a, b = shape_vector(s0), shape_vector(s1)
+    if a is None or b is None or None in a or None in b:
+        return [(s0.dtype, TensorShape([None]))] * 2
+    return [(s0.dtype, TensorShape([len(r)]))
+            for r in broadcast_gradient_axes(np.array(a), np.array(b))]
+
+
+define("BroadcastGradientArgs", _broadcast_gradient_args_infer, value_dependent_shape=True,
+       onnx=no_onnx.none("a gradient helper (reduction axes of a broadcast); not mapped yet"))
+
+
+def broadcast_gradient_args(s0, s1, name=None):
+    """(r0, r1): the axes along which to sum the gradient of a broadcast of shapes `s0` and `s1`
+    (1-D int tensors) to get back to each shape, as TensorFlow's BroadcastGradientArgs."""
+    s0 = convert_to_tensor(s0)
+    s1 = convert_to_tensor(s1)
+    return tuple(make_op("BroadcastGradientArgs", (s0, s1), {},
+                         name=name or "BroadcastGradientArgs").outputs)
 
 
 __all__ = ["stop_gradient"]

@@ -36,7 +36,7 @@ def _mask(condition, grad):
 
 # ---------------------------------------------------------------- not differentiable
 no_gradient("ArgMax", "ArgMin", "Where", "All", "Any")
-no_gradient("StopGradient", "ReducedShape")
+no_gradient("StopGradient", "ReducedShape", "BroadcastGradientArgs")
 no_gradient("Assign", "AssignAdd", "AssignSub")
 
 

@@ -26,6 +26,7 @@ from graphflow.fileformat.tf_saver_graph import datatype
 from graphflow.framework import dtypes
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from graphflow.ops import registry
 
 GRAPH_FILE = "saved_model.gfz"
 META_FILE = "saved_model.json"
@@ -144,7 +145,7 @@ def _assets(assets_collection):
     out = []
     for tensor in assets_collection or ():
         tensor = getattr(tensor, "_as_graph_element", lambda t=tensor: t)()
-        if not isinstance(tensor, Tensor) or tensor.op.type != "Const" \
+        if not isinstance(tensor, Tensor) or registry.constant_value_of(tensor) is None \
                 or tensor.dtype.name != "string":
             raise TypeError(f"assets_collection entries must be string constants naming files, "
                             f"got {tensor!r}")

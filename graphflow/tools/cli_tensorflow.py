@@ -22,8 +22,14 @@ from graphflow.interop.tensorflow.graph_io import read_graph_def
 from graphflow.interop.tensorflow.importer import import_graph_def
 
 GRAPH_DEF_SUFFIXES = (".pb", ".pbtxt")
-_NOT_OUTPUTS = {"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "VariableV2",
-                "Assign"}
+
+
+def _may_be_output(op):
+    """A guessed output computes something: not a graph input, variable, constant (an op of no
+    inputs) or state change (an assignment, a no-op group)."""
+    facts = op.op_def
+    return bool(op.inputs) and op.outputs and not (facts.graph_input or facts.variable
+                                                   or facts.stateful)
 
 
 def is_tensorflow_path(path):
@@ -42,7 +48,7 @@ class GraphDefModel:
         with self.graph.as_default():
             import_graph_def(graph_def, name="", source=what)
         ops = self.graph.get_operations()
-        self.inputs = {op.name: op.outputs[0] for op in ops if op.type == "Placeholder"}
+        self.inputs = {op.name: op.outputs[0] for op in ops if op.op_def.graph_input}
         if outputs:
             self.outputs = {name: self._element(name, what) for name in outputs}
             self.chosen = None
@@ -52,7 +58,7 @@ class GraphDefModel:
                 used.update(t.op for t in op.inputs)
                 used.update(op.control_inputs)
             self.outputs = {op.name: op.outputs[0] if op.outputs else op for op in ops
-                            if op not in used and op.type not in _NOT_OUTPUTS}
+                            if op not in used and _may_be_output(op)}
             self.chosen = sorted(self.outputs)
         self.session = Session(graph=self.graph)
         self.variables = []

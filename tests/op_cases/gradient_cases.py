@@ -1,9 +1,10 @@
-"""Cases for the gradient helper ops (StopGradient, SumToShape, ReducedShape)."""
+"""Cases for the gradient helper ops (StopGradient, SumToShape, ReducedShape,
+BroadcastGradientArgs)."""
 
 import numpy as np
 
 import graphflow as tf
-from graphflow.ops.gradient_ops import reduced_shape, sum_to_shape
+from graphflow.ops.gradient_ops import broadcast_gradient_args, reduced_shape, sum_to_shape
 from tests.op_cases import OpCase, rand
 
 
@@ -34,4 +35,13 @@ CASES = [
            lambda s: np.array([1, 3, 1], np.int32), grad=False),
     OpCase("ReducedShape", lambda s: reduced_shape(s, None), [np.array([5, 6], np.int64)],
            lambda s: np.array([1, 1], np.int64), grad=False),
+    # TensorFlow's results for these shapes (equal shapes: nothing; 1 on both sides: both)
+    *[OpCase("BroadcastGradientArgs", broadcast_gradient_args,
+             [np.array(a, dt), np.array(b, dt)],
+             lambda a, b, r0=r0, r1=r1: (np.array(r0, a.dtype), np.array(r1, a.dtype)), grad=False)
+      for a, b, r0, r1, dt in (
+          ([2, 1, 3], [3], [1], [0, 1], np.int32), ([1], [1], [], [], np.int32),
+          ([1, 1], [1], [0, 1], [0, 1], np.int64), ([5, 1], [1, 4], [1], [0], np.int32),
+          ([1, 2], [3, 1, 2], [0, 1], [1], np.int64), ([0, 1], [1, 3], [1], [0], np.int32),
+          ([2, 3], [2, 3], [], [], np.int32))],
 ]

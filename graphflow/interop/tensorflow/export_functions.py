@@ -52,7 +52,7 @@ def write_function(ctx, func_graph, hint, arg_dtypes, bind, outputs, extra=None,
         sub.names[placeholder] = arg_names[index]
     tensors = [t for t in outputs if not isinstance(t, int)]
     ops = needed_ops([t.op for t in tensors + list(also)], set(bind))
-    ops = [op for op in ops if not (op.type == "Placeholder" and op.outputs[0] in bind)]
+    ops = [op for op in ops if not (op.op_def.graph_input and op.outputs[0] in bind)]
     check_exportable(ops)
     write_ops(sub, ops)
     rets = []

@@ -36,7 +36,7 @@ def emit(ctx, op, tf_type, name, inputs, out_dtypes, attrs=None, last=False):
     device and control inputs. Returns the node."""
     sig = signature(tf_type)
     node_attrs = {key: value if isinstance(value, pb.AttrValue)
-                  else to_attr_value(value, sig.attrs[key].type)
+                  else to_attr_value(value, sig.attrs[key].kind)
                   for key, value in (attrs or {}).items()}
     fill_type_attrs(sig, node_attrs, [d for _, d in inputs], out_dtypes)
     missing = finish_attrs(sig, node_attrs, name)

@@ -120,7 +120,7 @@ def check_allowed_types(node):
     if sig is None:
         return
     for key, declared in sig.attrs.items():
-        if declared.type != "type" or declared.allowed is None or key not in node.attr:
+        if declared.kind != "type" or declared.allowed is None or key not in node.attr:
             continue
         try:
             name = tensor_protos.gf_dtype_name(node.attr[key].type)
@@ -216,12 +216,12 @@ def write_generic(ctx, op, record, inputs=None, extra_attrs=None, tf_type=None, 
             continue  # graphflow bookkeeping TensorFlow has no attr for
         if value is None:
             continue  # unset: TensorFlow's default
-        attrs[tf_name] = to_attr_value(value, sig.attrs[tf_name].type)
+        attrs[tf_name] = to_attr_value(value, sig.attrs[tf_name].kind)
     for key, value in record.tf_attrs.items():
-        attrs[key] = to_attr_value(value, sig.attrs[key].type)
+        attrs[key] = to_attr_value(value, sig.attrs[key].kind)
     for key, value in (extra_attrs or {}).items():
         attrs[key] = value if isinstance(value, pb.AttrValue) else \
-            to_attr_value(value, sig.attrs[key].type)
+            to_attr_value(value, sig.attrs[key].kind)
     fill_type_attrs(sig, attrs, dts, [t.dtype.name for t in op.outputs])
     missing = finish_attrs(sig, attrs, op.name)
     if missing:

@@ -67,9 +67,9 @@ class ImportContext:
                 if declared is None:
                     raise self.error(node, f"attr '{key}' is not an attr of TensorFlow's {node.op}")
                 kind = kind_of(av)
-                if not compatible(kind, declared.type):
+                if not compatible(kind, declared.kind):
                     raise self.error(node, f"attr '{key}' holds a {kind or 'empty value'}, "
-                                           f"TensorFlow declares {declared.type}")
+                                           f"TensorFlow declares {declared.kind}")
             try:
                 out[key] = from_attr_value(av, f"attr '{key}'", self.limits)
             except TensorProtoError as exc:
@@ -80,7 +80,7 @@ class ImportContext:
                     if not declared.has_default:
                         raise self.error(node, f"required attr '{key}' is missing")
                     out[key] = declared.default
-                if declared.allowed is not None and declared.type in ("string", "type") \
+                if declared.allowed is not None and declared.kind in ("string", "type") \
                         and out[key] not in declared.allowed:
                     raise self.error(node, f"attr '{key}' = {out[key]!r} is not one of "
                                            f"{declared.allowed}")

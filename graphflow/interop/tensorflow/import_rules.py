@@ -19,7 +19,9 @@ _TENSOR_AXES = frozenset(("Sum", "Mean", "Prod", "Max", "Min", "All", "Any"))
 _IGNORED = frozenset(("use_cudnn_on_gpu", "Truncate", "container", "message", "debug_name",
                       "allowed_devices", "validate_indices", "_class", "output_shapes",
                       "_output_shapes", "parallel_iterations", "_lower_using_switch_merge",
-                      "_read_only_resource_inputs", "is_constant"))
+                      "_read_only_resource_inputs", "is_constant",
+                      # hints TensorFlow's gradient code puts on the MatMuls it adds
+                      "grad_a", "grad_b", "grad_x", "grad_y"))
 
 
 def _attr_value(value):
@@ -38,7 +40,7 @@ def _check_unused(ctx, node, attrs, used, record):
         if key in used or key in _IGNORED or sig is None:
             continue
         declared = sig.attrs[key]
-        if declared.type in ("type", "list(type)") or declared.type == "int" and \
+        if declared.kind in ("type", "list(type)") or declared.kind == "int" and \
                 any(a.number_attr == key for a in sig.inputs + sig.outputs):
             continue  # type and count attrs follow from the tensors
         if key in record.tf_attrs:
@@ -212,6 +214,10 @@ def _fused_batch_norm(ctx, node, inputs, record):
                               f"{len(inputs)}")
     op = make_op("FusedBatchNorm", inputs, gf, name=ctx.op_name(node))
     outs = list(op.outputs)
+    if node.op == "FusedBatchNormV3":  # reserve_space_3: empty on CPU, read by the gradient op
+        empty = np.zeros(0, x.dtype.as_numpy_dtype)
+        outs.append(make_op("Const", [], {"value": empty},
+                            name=ctx.op_name(node) + "reserve_space_3").outputs[0])
     return outs + [None] * (6 - len(outs))
 
 
@@ -275,7 +281,7 @@ def _div_no_nan(ctx, node, inputs, record):
     x, y = inputs
     zero = tf.zeros_like(y)
     safe = tf.where(tf.equal(y, zero), tf.ones_like(y), y)
-    return [tf.where(tf.equal(y, zero), tf.zeros_like(x * y), x / safe)]
+    return [tf.where(tf.equal(y, zero), tf.zeros_like(x * y), x / safe, name=ctx.op_name(node))]
 
 
 @rule("batch_matmul_v3")

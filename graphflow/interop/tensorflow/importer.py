@@ -16,9 +16,11 @@ TensorFlow 1's dataflow frames (Switch/Merge/Enter/Exit/NextIteration) by
 
 from graphflow.fileformat import tf_protos as pb
 from graphflow.framework.graph import Operation, get_default_graph
-from graphflow.interop.tensorflow import (
-    import_rules,  # noqa: F401 - registers the import rules
-    import_tensor_arrays,  # noqa: F401 - and TensorArrays
+from graphflow.interop.tensorflow import (  # noqa: F401 - they register the import rules
+    import_gradient_ops,
+    import_rules,
+    import_sparse_apply,
+    import_tensor_arrays,
 )
 from graphflow.interop.tensorflow.import_core import (
     V1_CONTROL_FLOW,

@@ -63,11 +63,6 @@ class ImportedMetaGraph:
         return out
 
 
-# attrs that change no value (TensorFlow's gradient code marks the MatMuls it adds with them)
-_HINT_ATTRS = {"MatMul": ("grad_a", "grad_b"), "BatchMatMulV2": ("grad_x", "grad_y"),
-               "BatchMatMulV3": ("grad_x", "grad_y")}
-
-
 def _prefixed(scope, name):
     return f"{scope}/{name}" if scope else name
 
@@ -94,7 +89,8 @@ def _variable(graph, scope, raw, known, what, trainable_names):
         init = _element(graph, scope, proto.initializer_name, what)
         if isinstance(init, Tensor):
             init = init.op
-        if init.type != "Assign" or not init.inputs:
+        if not init.inputs or init.op_def.variable or \
+                init.attrs.get("shared_name") != tensor.op.attrs["shared_name"]:
             raise GraphFormatError(f"{what}: initializer '{proto.initializer_name}' of "
                                    f"'{proto.variable_name}' is not an assignment")
     trainable = proto.trainable or proto.variable_name in trainable_names
@@ -125,11 +121,6 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
     graph_def.versions.CopyFrom(meta.graph_def.versions)
     graph_def.library.CopyFrom(meta.graph_def.library)
     graph_def.node.extend(kept)
-    for node in graph_def.node:
-        if node.op in _HINT_ATTRS:  # scheduling hints TensorFlow 2.x puts on gradient ops
-            for key in _HINT_ATTRS[node.op]:
-                if key in node.attr:
-                    del node.attr[key]
     if clear_devices:
         for node in graph_def.node:
             node.device = ""

@@ -46,6 +46,20 @@ class OpMapping:
             object.__setattr__(self, "gf", self.tf)
 
 
+_ACT_GRAD = "tf_activation_grad"
+_TF_GRADIENT_HELPERS = [
+    *[(t, "Select", _ACT_GRAD) for t in ("ReluGrad", "Relu6Grad", "LeakyReluGrad", "EluGrad",
+                                          "SeluGrad")],
+    *[(t, "Mul", _ACT_GRAD) for t in ("TanhGrad", "SigmoidGrad", "RsqrtGrad", "ReciprocalGrad",
+                                       "InvGrad")],
+    *[(t, "RealDiv", _ACT_GRAD) for t in ("SoftplusGrad", "SoftsignGrad", "SqrtGrad")],
+    ("ShapeN", "Shape", "tf_shape_n"), ("ConcatOffset", "Add", "tf_concat_offset"),
+    ("FusedBatchNormGradV2", "FusedBatchNormGrad", "tf_fused_batch_norm_grad"),
+    ("FusedBatchNormGradV3", "FusedBatchNormGrad", "tf_fused_batch_norm_grad"),
+    # sparse optimizer updates (import_sparse_apply.py)
+    *[(t, "ScatterUpdate", "tf_sparse_apply") for t in ("SparseApplyMomentum",
+                                                         "SparseApplyAdagrad", "SparseApplyRMSProp")],
+]
 _REDUCE = dict(attrs={"keepdims": "keep_dims"}, attr_inputs={1: "axis"}, export="reduce")
 _VAR = ("shared_name",)
 
@@ -140,6 +154,9 @@ RECORDS = [
     OpMapping("TensorArrayReadV3", exports=False, import_="tensor_array_read"),
     OpMapping("TensorArrayGatherV3", exports=False, import_="tensor_array_gather"),
     OpMapping("TensorArraySizeV3", exports=False, import_="tensor_array_size"),
+    # TensorFlow's gradient helpers in training graphs, built from graphflow ops
+    # (import_gradient_ops.py; BroadcastGradientArgs is a graphflow op of that name)
+    *[OpMapping(t, gf=gf, exports=False, import_=how) for t, gf, how in _TF_GRADIENT_HELPERS],
 ]
 
 # graphflow's own op types TensorFlow has no op for, and why (the export error quotes it)

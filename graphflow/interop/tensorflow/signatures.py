@@ -34,7 +34,7 @@ class Arg:
 @dataclasses.dataclass(frozen=True)
 class Attr:
     name: str
-    type: str  # "type", "list(type)", "int", "list(int)", "string", "shape", "tensor", "func", ...
+    kind: str  # "type", "list(type)", "int", "list(int)", "string", "shape", "tensor", "func", ...
     default: object
     has_default: bool
     allowed: object

@@ -1,9 +1,10 @@
-"""numpy kernels for the gradient helper ops: SumToShape, ReducedShape (StopGradient is the identity
-kernel in core_kernels.py)."""
+"""numpy kernels for the gradient helper ops: SumToShape, ReducedShape, BroadcastGradientArgs
+(StopGradient is the identity kernel in core_kernels.py)."""
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+from graphflow.ops.gradient_ops import broadcast_gradient_axes
 
 
 def sum_to_shape(x, shape):
@@ -50,3 +51,8 @@ def _reduced_shape(node):
             out[a % n] = 1
         return out
     return reduced_shape
+
+
+@cpu_kernel("BroadcastGradientArgs")
+def _broadcast_gradient_args(node):
+    return broadcast_gradient_axes
