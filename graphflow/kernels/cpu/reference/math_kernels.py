@@ -10,13 +10,9 @@ from graphflow.ops import elementwise_spec
 def elementwise_kernel(row):
     """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
     the fused CPU instruction, see `fused_instructions.py`), which gives a new array here (a row
-    marked `compiled_float32` also has a compiled float32 implementation: `numba/fused_jit.py`)."""
-    if isinstance(row.numpy, str):
-        fn = getattr(np, row.numpy)
-        return lambda node: fn
-    if row.numpy_for_attrs:
-        return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
-    return lambda node: row.numpy
+    marked `compiled_float32` also has a compiled float32 implementation: `numba/fused_jit.py`);
+    integer division checks its divisors (`elementwise_spec.numpy_function`)."""
+    return lambda node: elementwise_spec.numpy_function(row, node.attrs, node.in_dtypes)
 
 
 # The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.

@@ -1,6 +1,7 @@
 """graphflow.kernels.cpu.reference.math_kernels: reductions as TF1 defines them (the extremes of
 nothing, axes fed at run time or known when the graph is built), ArgMax/ArgMin axes, casts. Sums
-as products with a vector of ones: tests/kernels/cpu/blocked/test_sum_products.py."""
+as products with a vector of ones: tests/kernels/cpu/blocked/test_sum_products.py. Integer
+division by zero raises as in TF."""
 
 import numpy as np
 import pytest
@@ -69,3 +70,49 @@ def test_to_int64_to_double_and_saturate_cast():
     assert i32[0] > 2 ** 31 - 200 and i32[1] == -2 ** 31 and i32[2] == 5
     np.testing.assert_array_equal(narrowed, [2 ** 31 - 1, -1])
     assert i64.dtype == np.int64 and list(i64) == [1, -2] and f64.dtype == np.float64
+
+
+_INTEGER_DIVISIONS = [("FloorDiv", tf.floordiv), ("FloorDiv", lambda a, b: a // b),
+                      ("FloorDiv", tf.div), ("FloorMod", tf.mod), ("FloorMod", tf.floormod),
+                      ("FloorMod", lambda a, b: a % b)]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16])
+@pytest.mark.parametrize("op_type,divide", _INTEGER_DIVISIONS)
+@pytest.mark.parametrize("optimize", [False, True])
+def test_integer_division_by_zero_raises_naming_the_op_and_line_as_tf(dtype, op_type, divide,
+                                                                      optimize):
+    # TF 2.21 (tf.compat.v1): floordiv, div, mod, floormod, // and % of int32/int64/uint8/int16
+    # by a zero divisor raise InvalidArgumentError "Integer division by zero"
+    x = tf.placeholder(tf.as_dtype(dtype), [None])
+    y = tf.placeholder(tf.as_dtype(dtype), [None])
+    z = divide(x, y)
+    with tf.Session(optimize=optimize) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero") as err:
+            sess.run(z, {x: np.array([7, 3, 1], dtype), y: np.array([2, 0, 1], dtype)})
+        assert f"({op_type}) created at {__file__}:" in str(err.value)  # the user's op and line
+        want = (np.floor_divide if op_type == "FloorDiv" else np.mod)(np.array([7, 3], dtype),
+                                                                     np.array([2, 1], dtype))
+        np.testing.assert_array_equal(
+            sess.run(z, {x: np.array([7, 3], dtype), y: np.array([2, 1], dtype)}), want)
+
+
+def test_integer_division_by_a_zero_constant_raises_when_run_not_when_built():
+    q = tf.constant([6, 4]) // tf.constant([3, 0])  # shape arithmetic and folding leave it to run
+    r = tf.constant(5, tf.int64) % tf.constant(0, tf.int64)
+    with tf.Session() as sess:
+        for t in (q, r):
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+                sess.run(t)
+
+
+def test_float_division_by_zero_stays_ieee_as_tf():
+    # TF: floordiv([1, 0, -1], 0.) = [inf, nan, -inf], floormod = [nan, nan, nan], 1/0 = inf;
+    # integer truediv divides in floats: [7, -7, 3] / [2, 0, 1] = [3.5, -inf, 3]
+    x = tf.constant([1.0, 0.0, -1.0])
+    with tf.Session() as sess:
+        fd, fm = sess.run([x // 0.0, x % 0.0])
+        quotient = sess.run(tf.truediv(tf.constant([7, -7, 3]), tf.constant([2, 0, 1])))
+    np.testing.assert_array_equal(fd, [np.inf, np.nan, -np.inf])
+    assert np.isnan(fm).all()
+    np.testing.assert_array_equal(quotient, [3.5, -np.inf, 3.0])
