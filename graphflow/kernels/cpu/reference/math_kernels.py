@@ -149,9 +149,28 @@ def _mean(node):
 _ARG = {"ArgMax": np.argmax, "ArgMin": np.argmin}
 
 
+def tf_arg(x, axis, is_max):
+    """ArgMax (`is_max`) / ArgMin as TF's CPU kernels compute it: the first extreme value wins; a
+    NaN never wins, nor a value not above the dtype's finite lowest value (not below its highest,
+    for ArgMin), since TF's running best starts there at index 0: a row of nothing else gives 0.
+    TF 2.21: argmax([1, nan, 3]) = 2, argmin([nan, 5, nan, -1]) = 3, argmax([nan, nan]) = 0,
+    argmax([nan, -inf]) = 0, argmax([-inf, lowest]) = 0. numpy's answer (the first NaN) is kept
+    where no row has a NaN or only such values: checked on the chosen values, one per output."""
+    fn = np.argmax if is_max else np.argmin
+    index = fn(x, axis=axis)
+    if x.dtype.kind != "f" or x.size == 0:
+        return index
+    picked = np.take_along_axis(x, np.expand_dims(index, axis), axis)
+    bound = np.finfo(x.dtype).min if is_max else np.finfo(x.dtype).max
+    if not (np.isnan(picked).any() or (picked <= bound if is_max else picked >= bound).any()):
+        return index
+    never = np.isnan(x) | ((x <= bound) if is_max else (x >= bound))
+    return fn(np.where(never, -np.inf if is_max else np.inf, x), axis=axis)
+
+
 @cpu_kernel(*_ARG)
 def _arg(node):
     axis = node.attrs["axis"]
     out_dtype = node.out_dtypes[0]
-    fn = _ARG[node.type]
-    return lambda x: np.asarray(fn(x, axis=axis)).astype(out_dtype)
+    is_max = node.type == "ArgMax"
+    return lambda x: np.asarray(tf_arg(x, axis, is_max)).astype(out_dtype)

@@ -116,3 +116,56 @@ def test_float_division_by_zero_stays_ieee_as_tf():
     np.testing.assert_array_equal(fd, [np.inf, np.nan, -np.inf])
     assert np.isnan(fm).all()
     np.testing.assert_array_equal(quotient, [3.5, -np.inf, 3.0])
+
+
+_NAN = np.nan
+_LOWEST = float(np.finfo(np.float32).min)
+# TF 2.21 (tf.compat.v1, CPU): argmax / argmin / reduce_max / reduce_min over each axis
+_ARG_CASES = [
+    ([[1, _NAN, 3], [_NAN, 2, 5], [4, 6, _NAN]],
+     {0: ([2, 2, 1], [0, 1, 0]), 1: ([2, 2, 1], [0, 1, 0])}),
+    ([[_NAN, _NAN, 1], [2, _NAN, _NAN], [_NAN, 0, _NAN]],
+     {0: ([1, 2, 0], [1, 2, 0]), 1: ([2, 0, 1], [2, 0, 1])}),
+    ([[-1, -2, _NAN], [_NAN, -5, -3]], {0: ([0, 0, 1], [0, 1, 1]), 1: ([0, 2], [1, 1])}),
+    ([_NAN, 5, _NAN, -1], {0: (1, 3)}),
+    ([np.inf, _NAN, -np.inf], {0: (0, 2)}),
+    ([[_NAN, _NAN], [_NAN, _NAN]], {0: ([0, 0], [0, 0]), 1: ([0, 0], [0, 0])}),
+    ([_NAN, -np.inf], {0: (0, 1)}),
+    ([_NAN, _LOWEST], {0: (0, 1)}),
+    ([_LOWEST, _NAN, _LOWEST], {0: (0, 0)}),
+    ([-np.inf, _NAN], {0: (0, 0)}),
+    ([_NAN, np.inf], {0: (1, 0)}),
+    ([_NAN, 1, _NAN, 1], {0: (1, 1)}),
+    ([-np.inf, -np.inf, 3], {0: (2, 0)}),
+]
+
+
+@pytest.mark.parametrize("values,want", _ARG_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_argmax_and_argmin_skip_nan_as_tf(values, want, dtype):
+    x = np.array(values, np.float32)
+    if dtype != np.float32:  # (the float32 lowest is not a value of the others)
+        x = np.where(x == _LOWEST, np.finfo(dtype).min, x).astype(dtype)
+    xs = tf.placeholder(tf.as_dtype(dtype), x.shape)
+    with tf.Session() as sess:
+        for axis, (arg_max, arg_min) in want.items():
+            got = sess.run([tf.argmax(xs, axis), tf.argmin(xs, axis)], {xs: x})
+            np.testing.assert_array_equal(got[0], arg_max)
+            np.testing.assert_array_equal(got[1], arg_min)
+            # reduce_max / reduce_min propagate NaN (TF: nan wherever the reduced values hold one)
+            hi, lo = sess.run([tf.reduce_max(xs, axis), tf.reduce_min(xs, axis)], {xs: x})
+            has_nan = np.isnan(x).any(axis=axis)
+            np.testing.assert_array_equal(np.isnan(hi), has_nan)
+            np.testing.assert_array_equal(np.isnan(lo), has_nan)
+
+
+def test_argmax_of_large_rows_with_nan_is_the_largest_other_value_as_tf():
+    # TF 2.21 on these rows: argmax / argmin ignore the NaN; reduce_max is nan where one is
+    rng = np.random.RandomState(0)
+    x = rng.randn(5, 1000).astype(np.float32)
+    x[0, 10] = x[1, 500] = x[1, 3] = x[2, 999] = np.nan
+    xs = tf.placeholder(tf.float32, x.shape)
+    with tf.Session() as sess:
+        am, an, am0 = sess.run([tf.argmax(xs, 1), tf.argmin(xs, 1), tf.argmax(xs, 0)], {xs: x})
+    assert am.tolist() == [943, 54, 60, 118, 909] and an.tolist() == [589, 446, 18, 752, 469]
+    np.testing.assert_array_equal(am0, np.nanargmax(x, 0))
