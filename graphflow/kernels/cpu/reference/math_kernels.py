@@ -1,5 +1,10 @@
 """numpy kernels for the math ops: the elementwise table's (unary, binary, comparisons, logic,
-select, cast, clip, add_n), matmul, reductions."""
+select, cast, clip, add_n), matmul, reductions.
+
+float16 sums and means accumulate in float32 and round to float16 once, at the end
+(`accumulation_dtype`), as TF's GPU kernels and PyTorch do: a float16 running sum stops growing at
+2048 (+1 rounds away) and overflows at 65504, so the mean of 70,000 ones would be inf. The ops built
+on these sums (l2_loss, softmax, the losses, batch norm moments) do the same."""
 
 import numpy as np
 
@@ -85,6 +90,13 @@ def run_time_axes(x, axes):
     return tuple(sorted(out)) if rank else None
 
 
+def accumulation_dtype(dtype):
+    """The dtype a sum of `dtype` values accumulates in: float32 for float16 (the result is rounded
+    to float16 once), the dtype itself otherwise."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
 # Reductions call the ufunc's reduce directly (cheaper than np.sum & co on small arrays).
 _UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min": np.minimum,
                      "All": np.logical_and, "Any": np.logical_or}
@@ -106,7 +118,13 @@ def _make_reduction(ufunc):
         static_axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
-        if ufunc is np.add or ufunc is np.multiply:  # accumulate in the output dtype, as TF does
+        if ufunc is np.add and accumulation_dtype(out_dtype) != out_dtype:  # float16: in float32
+            acc = accumulation_dtype(out_dtype)
+
+            def reduce(x, axis=static_axis):
+                return np.asarray(ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=acc),
+                                  out_dtype)
+        elif ufunc is np.add or ufunc is np.multiply:  # accumulate in the output dtype, as TF does
             def reduce(x, axis=static_axis):
                 return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
         elif ufunc in _EMPTY_IDENTITY:
@@ -134,8 +152,10 @@ def _mean(node):
     keepdims = node.attrs.get("keepdims", False)
     out_dtype = node.out_dtypes[0]
     if np.dtype(out_dtype).kind == "f":
+        acc = accumulation_dtype(out_dtype)
+
         def mean(x, axis=static_axis):
-            return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
+            return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=acc), out_dtype)
     else:
         def mean(x, axis=static_axis):  # TF: integer mean truncates toward zero
             total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)

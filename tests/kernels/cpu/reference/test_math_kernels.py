@@ -169,3 +169,23 @@ def test_argmax_of_large_rows_with_nan_is_the_largest_other_value_as_tf():
         am, an, am0 = sess.run([tf.argmax(xs, 1), tf.argmin(xs, 1), tf.argmax(xs, 0)], {xs: x})
     assert am.tolist() == [943, 54, 60, 118, 909] and an.tolist() == [589, 446, 18, 752, 469]
     np.testing.assert_array_equal(am0, np.nanargmax(x, 0))
+
+
+@pytest.mark.parametrize("optimize", [False, True])
+def test_float16_sums_and_means_accumulate_in_float32(optimize):
+    # float16 running sums stop at 2048 and overflow at 65504; accumulated in float32 and rounded
+    # once, as TF's GPU kernels and PyTorch. TF 2.21 on the CPU: sum of 3000 ones 3000, of 70000
+    # ones inf (the float16 result overflows), but mean of 70000 ones nan (inf / 70000 in float16)
+    # where graphflow gives 1.0
+    x = tf.placeholder(tf.float16, [None])
+    y = tf.placeholder(tf.float16, [None, 4])
+    with tf.Session(optimize=optimize) as sess:
+        mean, total = sess.run([tf.reduce_mean(x), tf.reduce_sum(x)], {x: np.ones(70000, np.float16)})
+        assert mean.dtype == np.float16 and mean == 1.0 and np.isinf(total)
+        assert sess.run(tf.reduce_sum(x), {x: np.ones(3000, np.float16)}) == 3000
+        # a fused program summed over its leading axes (FusedElementwiseSum when optimized)
+        rows = np.full((30000, 4), 0.5, np.float16)
+        fused = sess.run(tf.reduce_sum(y * 2.0 - 0.5, 0), {y: rows})
+        mean_sq = sess.run(tf.reduce_mean(tf.square(y - 0.25), 0), {y: rows})
+    np.testing.assert_array_equal(fused, np.full(4, 15000, np.float16))
+    np.testing.assert_array_equal(mean_sq, np.full(4, 0.0625, np.float16))
