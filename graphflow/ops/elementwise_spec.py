@@ -43,6 +43,10 @@ A row's fields (see `Elementwise`):
   op name, `{"converter": name}` (`_via`) or a reason (`ops/no_onnx.py`); custom rows declare it
   on their own OpDef. `shape_arithmetic`: shape inference evaluates the op on integer operands
   known at build time (`tf.shape(x)[0] * 2`), with `numpy` (`ops/static_value.py`).
+- `zero_divisor`: integer division (operand 1 divides): on integer operands a zero divisor raises
+  `Integer division by zero` (TF's InvalidArgumentError) in every implementation, fused or not:
+  the numpy function is `checked_division(fn)` (`numpy_function`), the CUDA kernel raises a flag
+  the launcher reads (`kernels/cuda/codegen.py`). Float operands are not checked (IEEE inf/NaN).
 
 Adding an activation is one row here plus its case in `tests/op_cases/math_cases.py`
 (docs/architecture.md, "Adding an activation", walks through it).
@@ -55,6 +59,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 
 from graphflow.framework import dtypes
+from graphflow.framework.errors import CheckFailedError
 from graphflow.ops import no_onnx
 
 
@@ -132,6 +137,7 @@ class Elementwise:
     commutative: bool = False
     onnx: object = None
     shape_arithmetic: bool = False
+    zero_divisor: bool = False
 
     @property
     def allowed(self):
@@ -152,6 +158,39 @@ class Elementwise:
     def attr_values(self, attrs):
         """{name: value} of every declared attr, defaults filled in."""
         return {a.name: (attrs or {}).get(a.name, a.default) for a in self.attrs}
+
+    def checks_divisor(self, in_dtypes):
+        """True when a zero divisor raises for these operand dtypes (`zero_divisor`, integers)."""
+        return self.zero_divisor and np.dtype(getattr(in_dtypes[1], "as_numpy_dtype",
+                                                      in_dtypes[1])).kind in "iu"
+
+
+# TF's message (its kernels raise InvalidArgumentError with it)
+INTEGER_DIVISION_BY_ZERO = "Integer division by zero"
+
+
+def checked_division(fn):
+    """`fn(x, y, out=None)` that first raises CheckFailedError("Integer division by zero") when
+    any divisor in `y` is zero (the session reports it as InvalidArgumentError naming the op and
+    the user's line); one pass over `y`, which an integer division reads anyway."""
+    def divide(x, y, *, out=None):
+        if not np.all(y):
+            raise CheckFailedError(INTEGER_DIVISION_BY_ZERO)
+        return fn(x, y, out=out)
+    divide.__name__ = f"checked_{getattr(fn, '__name__', 'division')}"
+    return divide
+
+
+def numpy_function(row, attrs, in_dtypes):
+    """The numpy function `fn(*operands, out=None)` of a row for these attrs and operand dtypes:
+    the unfused CPU kernel and a fused program's instruction (one function serves both)."""
+    if isinstance(row.numpy, str):
+        fn = getattr(np, row.numpy)
+    elif row.numpy_for_attrs:
+        fn = row.numpy({**(attrs or {}), **row.attr_values(attrs)}, in_dtypes)
+    else:
+        fn = row.numpy
+    return checked_division(fn) if row.checks_divisor(in_dtypes) else fn
 
 
 # ---------------------------------------------------------------- numpy
@@ -445,10 +484,11 @@ ROWS = (
     _E("RealDiv", "truediv", 2, "numeric", "truediv", numpy=_real_div, numpy_for_attrs=True,
        c="({0} / {1})", grad=lambda m, g, x, y, z: (g / y, g * (-x / y / y)), onnx=_via("real_div")),
     _E("FloorDiv", "floordiv", 2, "numeric", numpy="floor_divide", c="gf_floordiv({0}, {1})",
-       grad=ZERO, onnx=_via("floor_div"), shape_arithmetic=True),
+       grad=ZERO, onnx=_via("floor_div"), shape_arithmetic=True, zero_divisor=True),
     # x mod y = x - floor(x / y) * y
     _E("FloorMod", "mod", 2, "numeric", numpy="mod", c="gf_floormod({0}, {1})",
-       grad=lambda m, g, x, y, z: (g, -g * m.floordiv(x, y)), onnx=_via("floor_mod")),
+       grad=lambda m, g, x, y, z: (g, -g * m.floordiv(x, y)), onnx=_via("floor_mod"),
+       zero_divisor=True),
     # the gradient with respect to the exponent is 0 where the base is <= 0
     _E("Pow", "pow", 2, "numeric", numpy="power", c="gf_pow({0}, {1})", grad=_pow_grad, onnx="Pow"),
     # d/dx polygamma(n, x) = polygamma(n + 1, x); none for the order n (TF1 has none either)

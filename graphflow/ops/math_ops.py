@@ -63,14 +63,17 @@ def _inplace_inputs(row):
 
 def _integer_arithmetic_value(row):
     """The `static_value` rule of a `shape_arithmetic` row: its numpy function on integer
-    operands known at build time (`tf.shape(x)[0] * 2`, `n - 1`)."""
+    operands known at build time (`tf.shape(x)[0] * 2`, `n - 1`); unknown (None) where a
+    divisor is zero, which the run reports."""
     fn = getattr(np, row.numpy)
 
     def rule(op, inputs):
         if not op.outputs[0].dtype.is_integer:
             return None
         values = inputs.values()
-        return None if values is None else np.asarray(fn(*values)).astype(output_dtype(op))
+        if values is None or (row.zero_divisor and not np.all(values[1])):
+            return None
+        return np.asarray(fn(*values)).astype(output_dtype(op))
     return rule
 
 

@@ -5,7 +5,9 @@ Each loss computes elementwise losses from ordinary ops, multiplies them by `wei
 or a tensor of the losses' rank whose dimensions are 1 or equal to the losses'), and reduces them:
 by default SUM_BY_NONZERO_WEIGHTS, the weighted sum divided by the number of non-zero weights
 (0 when there are none). Unlike TF1, which computes in float32, a loss keeps the dtype of its
-inputs (float64 inputs give a float64 loss).
+inputs (float64 inputs give a float64 loss). A float16 loss is reduced in float32 (the weighted
+sum, the count and their quotient) and rounded to float16 once: its sum may exceed float16's
+largest value (65504) where the mean does not.
 """
 
 import numbers
@@ -133,6 +135,11 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
             weights = math_ops.cast(weights, losses.dtype)
         _check_broadcastable(weights, losses)
         weighted = math_ops.multiply(losses, weights)
+        rounded_to = None
+        if reduction != Reduction.NONE and losses.dtype == dtypes.float16:  # reduced in float32
+            rounded_to = losses.dtype
+            losses, weights = math_ops.cast(losses, dtypes.float32), math_ops.cast(weights, dtypes.float32)
+            weighted = math_ops.cast(weighted, dtypes.float32)
         if reduction == Reduction.NONE:
             loss = weighted
         else:
@@ -146,6 +153,8 @@ def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=Graph
                 loss = _div_no_nan(total, _num_elements(losses), name="value")
             else:
                 loss = _div_no_nan(total, _num_present(losses, weights), name="value")
+        if rounded_to is not None:
+            loss = math_ops.cast(loss, rounded_to)
         add_loss(loss, loss_collection)
         return loss
 

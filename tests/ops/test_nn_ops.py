@@ -318,3 +318,23 @@ def test_swish_crelu_and_zero_fraction():
     np.testing.assert_array_equal(c, np.maximum(np.concatenate([x, -x], axis=1), 0))
     np.testing.assert_array_equal(c0, np.maximum(np.concatenate([x, -x], axis=0), 0))
     assert f.dtype == np.float32 and f == np.float32(2 / 6)
+
+
+def test_float16_nn_sums_accumulate_in_float32():
+    # TF 2.21 (CPU): l2_loss of 70000 float16 ones 3.5e+04; moments of 1 + (i % 3) (2.0, 0.6665);
+    # softmax of 70000 float16 zeros gives 0 there (its float16 sum overflows), 1/70000 here
+    ones = np.ones(70000, np.float16)
+    x = tf.placeholder(tf.float16, [None])
+    g = tf.placeholder(tf.float16, [None, 2])
+    with tf.Session() as sess:
+        l2, soft, log_soft = sess.run([tf.nn.l2_loss(x), tf.nn.softmax(x * 0.0),
+                                       tf.nn.log_softmax(x * 0.0)], {x: ones})
+        mean, var = sess.run(tf.nn.moments(x, [0]), {x: (1 + np.arange(70000) % 3).astype(np.float16)})
+        b = tf.placeholder(tf.float16, [2])
+        db = sess.run(tf.gradients(tf.nn.bias_add(g, b), b)[0],  # BiasAddGrad: 30000 rows of 1
+                      {g: np.ones((30000, 2), np.float16), b: np.zeros(2, np.float16)})
+    assert l2.dtype == np.float16 and l2 == np.float16(35000)
+    np.testing.assert_array_equal(soft[:3], np.full(3, 1 / 70000, np.float16))
+    np.testing.assert_array_equal(log_soft[:3], np.full(3, -np.log(70000), np.float16))
+    assert (mean, var) == (np.float16(2.0), np.float16(2 / 3))
+    assert db.dtype == np.float16 and (db == 30000).all()

@@ -181,3 +181,19 @@ def test_dtypes_and_argument_checks():
         tf.losses.absolute_difference(LABELS, PREDS[:, :2])
     with pytest.raises(ValueError, match="labels must not be None"):
         tf.losses.log_loss(None, PROBS)
+
+
+def test_float16_losses_are_reduced_in_float32_and_rounded_once():
+    # TF 2.21: mean_squared_error of 70000 float16 ones against zeros is 1.0 (the float16 sum,
+    # 70000, is past float16's largest value 65504); graphflow used to give nan (inf / inf)
+    p = tf.placeholder(tf.float16, [None])
+    w = tf.placeholder(tf.float16, [None])
+    losses = [tf.losses.mean_squared_error(p * 0.0, p), tf.losses.absolute_difference(p * 0.0, p, w),
+              tf.losses.mean_squared_error(p * 0.0, p, reduction=tf.losses.Reduction.MEAN)]
+    grad = tf.gradients(losses[0], p)[0]
+    with tf.Session() as sess:
+        values = sess.run(losses + [grad], {p: np.ones(70000, np.float16),
+                                            w: np.ones(70000, np.float16)})
+    for v in values[:3]:
+        assert v.dtype == np.float16 and v == 1.0
+    assert values[3].dtype == np.float16 and np.isfinite(values[3]).all()

@@ -14,6 +14,12 @@ One kernel is generated per (program, layout): each input is either contiguous w
 from the coordinates, computed once per element for all strided inputs). The rank of the (collapsed)
 index space is a compile-time constant, and 32-bit index math is used when the size allows. The
 kernel is a grid-stride loop; `generate` returns (source text, kernel name, parameter format).
+
+Integer division (the rows flagged `zero_divisor`: FloorDiv, FloorMod) on integer operands reads
+its divisor through `gf_divisor`: a zero divisor writes the instruction's number + 1 into the
+kernel's last parameter, an int flag (`checked_instructions` lists them), and the launcher raises
+TF's "Integer division by zero" naming that instruction. Programs without such an instruction (all
+float programs) have no flag and no check.
 """
 
 import hashlib
@@ -108,8 +114,18 @@ def _cast(value, src, dst):
     return f"(({_ctype(dst)}){value})"
 
 
-def _expression(op, attrs, dtype, arg_vars, arg_dtypes):
+def checked_instructions(program):
+    """Indices of the (normalized) program's instructions whose zero divisor raises: integer
+    FloorDiv / FloorMod (`elementwise_spec.Elementwise.zero_divisor`)."""
+    types = _value_dtypes(program)
+    return [j for j, (op, operands, _, _) in enumerate(program["instructions"])
+            if op != CONST and elementwise_spec.ROW[op].checks_divisor([types[r] for r in operands])]
+
+
+def _expression(op, attrs, dtype, arg_vars, arg_dtypes, check=None):
     row = elementwise_spec.ROW[op]
+    if check is not None:  # a zero divisor raises the flag (and is read as 1)
+        arg_vars = [arg_vars[0], f"gf_divisor({arg_vars[1]}, gf_err, {check + 1})"] + arg_vars[2:]
     if row.result == "cast":
         return _cast(arg_vars[0], arg_dtypes[0], dtype)
     if row.result == "truediv" and np.dtype(arg_dtypes[0]).kind != "f":
@@ -141,7 +157,8 @@ def generate_kernel(program, layouts, ndim, index32=True):
     """The kernel function alone (it needs `HEADER` before it); several may share one header.
 
     Kernel parameters, all 8-byte aligned: n (int64), shape (gf_shape), then per input a pointer
-    (followed by its gf_strides when its layout is 'b'), then the output's pointer."""
+    (followed by its gf_strides when its layout is 'b'), then the output's pointer, then (programs
+    with `checked_instructions`) the pointer to the int flag a zero divisor sets."""
     if len(layouts) != len(program["inputs"]):
         raise ProgramError("one layout per input is needed")
     if not 0 <= ndim <= MAX_DIMS:
@@ -161,6 +178,10 @@ def generate_kernel(program, layouts, ndim, index32=True):
     out_dtype = output_dtypes(program)[0]
     params.append(f"{_ctype(out_dtype)} *__restrict__ out0")
     fmt.append("P")
+    checked = set(checked_instructions(program))
+    if checked:
+        params.append("int *__restrict__ gf_err")
+        fmt.append("P")
     body = []
     pre = []
     strided = [k for k, lay in enumerate(layouts) if lay == "b"]
@@ -195,7 +216,7 @@ def generate_kernel(program, layouts, ndim, index32=True):
             expr = literal(attrs["value"], dtype)
         else:
             expr = _expression(op, attrs, dtype, [_var(program, r) for r in operands],
-                               [types[r] for r in operands])
+                               [types[r] for r in operands], j if j in checked else None)
         body.append(f"        const {_ctype(dtype)} n{j} = {expr};")
     body.append(f"        out0[i] = {_var(program, program['output'])};")
     source = "\n".join([

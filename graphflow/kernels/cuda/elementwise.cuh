@@ -12,6 +12,16 @@ template <typename T> __device__ __forceinline__ bool gf_neg(T x) { return x < T
 __device__ __forceinline__ bool gf_neg(unsigned char) { return false; }
 __device__ __forceinline__ bool gf_neg(bool) { return false; }
 
+// The divisor of a checked integer division (codegen.py): a zero one sets *err to `code` (the
+// launcher raises TF's "Integer division by zero") and reads as 1, so the division stays defined.
+template <typename T> __device__ __forceinline__ T gf_divisor(T b, int *err, int code) {
+    if (b == T(0)) {
+        *err = code;
+        return T(1);
+    }
+    return b;
+}
+
 template <typename T> __device__ __forceinline__ T gf_floordiv(T a, T b) {  // integers
     if (b == 0) return T(0);  // numpy: 0 (with a warning)
     T q = a / b;

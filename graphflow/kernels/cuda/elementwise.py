@@ -5,12 +5,18 @@ run the same way: their whole program is one kernel.
 
 `ElementwiseKernel` is shared by all plans using the same program; it keeps one launch closure per
 tuple of input shapes (layout, collapsed strides, grid and compiled function decided once).
+
+A program with integer division (`codegen.checked_instructions`) gets a zeroed int flag per launch
+and reads it back after the kernel: a zero divisor raises CheckFailedError("Integer division by
+zero"), which the session reports as TF's InvalidArgumentError naming the op (for a fused program,
+the user's op the instruction replaced, `provenance`). Float programs launch without one.
 """
 
 import threading
 
 import numpy as np
 
+from graphflow.framework.errors import CheckFailedError
 from graphflow.kernels.cuda import codegen, cuda_kernel, runtime
 from graphflow.ops import elementwise_program, elementwise_spec
 
@@ -27,15 +33,23 @@ class ElementwiseKernel:
         self.program = codegen.normalize(program)
         self.out_dtypes = codegen.output_dtypes(self.program)
         self.num_inputs = len(self.program["inputs"])
+        self.checked = codegen.checked_instructions(self.program)
         self._launches = {}
 
-    def __call__(self, *arrays):
+    def __call__(self, *arrays, provenance=None):
         key = tuple(a.shape for a in arrays)
         launch = self._launches.get(key)
         if launch is None:
             launch = self._plan(key)
             self._launches[key] = launch
-        return launch(arrays)
+        if not self.checked:
+            return launch(arrays)
+        flag = self.rt.to_device(np.zeros(1, np.int32))
+        outs = launch(arrays, flag)
+        code = int(self.rt.to_host(flag)[0])
+        if code:
+            raise _division_error(self.program, code - 1, provenance)
+        return outs
 
     def _plan(self, shapes):
         rt = self.rt
@@ -59,7 +73,7 @@ class ElementwiseKernel:
         extra = [next(stride_bytes) if lay == "b" else None for lay in layouts]
         call = fn.prepared_call
 
-        def launch(arrays):
+        def launch(arrays, flag=None):
             outs = [empty(out_shape, dt) for dt in out_dtypes]
             args = list(head)
             for a, st in zip(arrays, extra):
@@ -68,9 +82,26 @@ class ElementwiseKernel:
                     args.append(st)
             for o in outs:
                 args.append(int(o.gpudata))
+            if flag is not None:
+                args.append(int(flag.gpudata))
             call(grid, block, *args)
             return outs
         return launch
+
+
+def _division_error(program, index, provenance):
+    """CheckFailedError("Integer division by zero") of instruction `index`; in a fused program it
+    names the user's op the instruction replaced (`provenance`: the op's members attrs, numbered
+    over the program's non-constant instructions, as the CPU program numbers them)."""
+    message = elementwise_spec.INTEGER_DIVISION_BY_ZERO
+    names = (provenance or {}).get("members") or []
+    member = sum(ins[0] != codegen.CONST for ins in program["instructions"][:index])
+    if member < len(names):
+        kind = ((provenance.get("member_types") or []) + ["?"] * len(names))[member]
+        source = ((provenance.get("member_sources") or []) + [""] * len(names))[member]
+        where = f" created at {source}" if source else ""
+        message = f"in '{names[member]}' ({kind}){where}: {message}"
+    return CheckFailedError(message)
 
 
 def kernel_for(program):
@@ -145,5 +176,6 @@ def fused_program_supported(in_dtypes, out_dtypes, attrs):
 def _fused_elementwise(node):
     """A FusedElementwise op of the fusion pass: its whole program is one generated kernel."""
     k = kernel_for(node.attrs["program"])
-    return lambda *xs: k(*xs)[0]
+    provenance = node.attrs
+    return lambda *xs: k(*xs, provenance=provenance)[0]
 

@@ -126,12 +126,32 @@ GF_REDUCE_NUMERIC(min, gf_min_op)
 GF_REDUCE(all, gf_all_op, u8, unsigned char)
 GF_REDUCE(any, gf_any_op, u8, unsigned char)
 
-// ---- ArgMax / ArgMin over the middle axis of [outer, R, inner]; numpy semantics: the first
-//      extreme value wins, and a NaN counts as the extreme (the first NaN wins) ----
+// ---- ArgMax / ArgMin over the middle axis of [outer, R, inner]; TF's CPU rule: the first
+//      extreme value wins, a NaN never wins, nor a value not above the type's finite lowest value
+//      (not below its highest, for min): TF's running best starts there at index 0, so a row with
+//      no other value gives 0 (TF 2.21: argmax([1, nan, 3]) = 2, argmax([nan, -inf]) = 0) ----
+template <typename T> struct gf_arg_limits {
+    static __device__ __forceinline__ T lowest() { return gf_limits<T>::lowest(); }
+    static __device__ __forceinline__ T highest() { return gf_limits<T>::highest(); }
+};
+template <> struct gf_arg_limits<float> {
+    static __device__ __forceinline__ float lowest() { return -0x1.fffffep+127f; }
+    static __device__ __forceinline__ float highest() { return 0x1.fffffep+127f; }
+};
+template <> struct gf_arg_limits<double> {
+    static __device__ __forceinline__ double lowest() { return -0x1.fffffffffffffp+1023; }
+    static __device__ __forceinline__ double highest() { return 0x1.fffffffffffffp+1023; }
+};
+
+template <bool IS_MAX, typename T>
+__device__ __forceinline__ bool gf_arg_none(T v) {  // never the answer (unless nothing else is)
+    return IS_MAX ? !(v > gf_arg_limits<T>::lowest()) : !(v < gf_arg_limits<T>::highest());
+}
+
 template <bool IS_MAX, typename T>
 __device__ __forceinline__ bool gf_arg_better(T a, long long ia, T b, long long ib) {
-    const bool na = gf_isnan(a), nb = gf_isnan(b);
-    if (na || nb) return na && (!nb || ia < ib);
+    const bool na = gf_arg_none<IS_MAX>(a), nb = gf_arg_none<IS_MAX>(b);
+    if (na || nb) return na ? (nb && ia < ib) : true;
     if (IS_MAX ? (a > b) : (a < b)) return true;
     return a == b && ia < ib;
 }

@@ -13,7 +13,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.tf1.data import nest
-from graphflow.tf1.data.dataset import Dataset, scalar_arg
+from graphflow.tf1.data.dataset import Dataset, ElementError, first_error, scalar_arg
 from graphflow.tf1.data.nest import ComponentSpec
 
 
@@ -39,12 +39,23 @@ class _Batcher(Dataset):
             for element in upstream:
                 batch.append(element)
                 if len(batch) == size:
-                    yield self._stack(batch)
+                    yield self._stack_or_error(batch)
                     batch = []
             if batch and not self._drop_remainder:
-                yield self._stack(batch)
+                yield self._stack_or_error(batch)
         finally:
             upstream.close()
+
+    def _stack_or_error(self, batch):
+        """The batch, or its first failed element in its place (TF: the batch's get_next raises
+        that error; its elements are consumed); an error stacking it fails this batch only."""
+        error = first_error(batch)
+        if error is not None:
+            return error
+        try:
+            return self._stack(batch)
+        except Exception as exc:
+            return ElementError(exc)
 
 
 def _batched_sparse_spec(parts):

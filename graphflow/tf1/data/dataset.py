@@ -44,6 +44,26 @@ def scalar_arg(value, what):
     return int(value)
 
 
+class ElementError:
+    """An element whose computation raised (in `map`'s function): it travels down the pipeline in
+    the element's place, and the iterator's `get_next` raises `error` for it; the next `get_next`
+    gives the element after it (TF's rule: an error in one element ends no epoch). Transforms pass
+    it on unchanged; a batch, zip or flat_map that holds one gives it in place of its result."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+
+def first_error(elements):
+    """The first ElementError among `elements`, or None."""
+    for element in elements:
+        if type(element) is ElementError:
+            return element
+    return None
+
+
 class Dataset:
     """`tf.data.Dataset`. Subclasses set the element spec and implement `_iterate(ctx)`, a
     generator of elements as flat tuples of numpy arrays."""

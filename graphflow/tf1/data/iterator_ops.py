@@ -24,7 +24,7 @@ from graphflow.ops import data_ops
 from graphflow.ops.registry import make_op
 from graphflow.ops.static_value import constant_value
 from graphflow.tf1.data import nest
-from graphflow.tf1.data.dataset import Dataset, RunContext
+from graphflow.tf1.data.dataset import Dataset, ElementError, RunContext
 from graphflow.tf1.data.nest import ComponentSpec
 
 
@@ -38,7 +38,30 @@ class _Pipeline:
 
     def start(self, capture_values):
         values = self.fixed_values if self.fixed_values is not None else capture_values
-        return self.dataset._iterate(RunContext(self.captures, values))
+        return _Elements(self.dataset._iterate(RunContext(self.captures, values)))
+
+
+class _Elements:
+    """A running pipeline as the iterator resource reads it: `next` gives the next element, raises
+    the error of a failed one (`ElementError`; the pipeline goes on: the next call gives the
+    element after it) and StopIteration at the end; `close` stops the pipeline."""
+
+    __slots__ = ("_generator",)
+
+    def __init__(self, generator):
+        self._generator = generator
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        element = next(self._generator)
+        if type(element) is ElementError:
+            raise element.error
+        return element
+
+    def close(self):
+        self._generator.close()
 
 
 class Iterator:
@@ -123,7 +146,9 @@ class Iterator:
         specs = nest.flatten(self._element_spec)
         attrs = {"iterator": self._name,
                  "output_types": [s.dtype.name for s in specs],
-                 "output_shapes": [s.shape.dims for s in specs],
+                 # a list of dims, or the shape itself where its rank is unknown (a py_func's)
+                 "output_shapes": [s.shape if s.shape.dims is None else s.shape.dims
+                                   for s in specs],
                  "one_shot": self._one_shot}
         inputs = () if self._handle is None else (self._handle,)
         op = make_op("IteratorGetNext", inputs, attrs, name=name or "IteratorGetNext")

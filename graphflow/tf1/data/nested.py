@@ -9,7 +9,7 @@ them.
 
 from graphflow.framework.graph import get_default_graph
 from graphflow.tf1.data import threads
-from graphflow.tf1.data.dataset import Dataset, RunContext
+from graphflow.tf1.data.dataset import Dataset, ElementError, RunContext
 from graphflow.tf1.data.function import TracedFunction
 
 
@@ -44,6 +44,9 @@ class FlatMapDataset(Dataset):
         upstream = self._inputs[0]._iterate(ctx)
         try:
             for element in upstream:
+                if type(element) is ElementError:
+                    yield element
+                    continue
                 inner = self._fn.start(element)
                 try:
                     yield from inner
@@ -87,6 +90,8 @@ class InterleaveDataset(Dataset):
                     source = next(upstream, None)
                     if source is None:
                         input_done = True
+                    elif type(source) is ElementError:
+                        yield source
                     else:
                         cycle[index] = self._fn.start(source)
                         open_count += 1

@@ -1,11 +1,11 @@
 """The threads of a running pipeline: a parallel `map` and a background `prefetch` producer.
 
 Both are generators that own their threads: closing the generator (a new `initializer` run, the
-session closing) stops the threads and closes the upstream generator. Errors raised upstream or in
-the map function reach the consumer unchanged, in order.
+session closing) stops the threads and closes the upstream generator. Errors raised upstream reach
+the consumer unchanged, in order (an error of the map function is its result, an `ElementError`).
 
-`parallel_map` keeps up to `workers` elements in flight in a thread pool and yields results in input
-order (TF1's deterministic order). The map functions are graph functions whose kernels are numpy
+`parallel_map` keeps up to `workers` elements in flight in a thread pool and yields `fn`'s results
+in input order (TF1's deterministic order). The map functions are graph functions whose kernels are numpy
 calls, which release the GIL for large arrays, so the workers overlap real work.
 `prefetch` runs the upstream pipeline in a producer thread that keeps up to `buffer_size` elements
 ready, so producing the next batches overlaps the training step that consumes the current one.
@@ -32,9 +32,9 @@ def parallel_map(upstream, fn, workers):
         for element in upstream:
             pending.append(pool.submit(fn, element))
             if len(pending) >= workers:
-                yield tuple(pending.popleft().result())
+                yield pending.popleft().result()
         while pending:
-            yield tuple(pending.popleft().result())
+            yield pending.popleft().result()
     finally:
         for future in pending:
             future.cancel()

@@ -15,14 +15,16 @@ from graphflow.framework.graph import get_default_graph
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.random_ops import get_seed
 from graphflow.tf1.data import nest, threads
-from graphflow.tf1.data.dataset import Dataset, scalar_arg
+from graphflow.tf1.data.dataset import Dataset, ElementError, first_error, scalar_arg
 from graphflow.tf1.data.function import ElementFunction
 from graphflow.tf1.data.nest import ComponentSpec
 
 
 class MapDataset(Dataset):
     """`map(map_func, num_parallel_calls)`: `map_func` traced once into a graph function (see
-    `function`) and run on each element; with `num_parallel_calls` > 1 on a thread pool."""
+    `function`) and run on each element; with `num_parallel_calls` > 1 on a thread pool. An
+    element whose function raises becomes an `ElementError` (get_next raises it, the pipeline goes
+    on with the next element, as TF's)."""
 
     def __init__(self, input_dataset, map_func, num_parallel_calls=None):
         self._fn = ElementFunction(map_func, input_dataset.element_spec, "Dataset.map",
@@ -37,13 +39,21 @@ class MapDataset(Dataset):
     def _iterate(self, ctx):
         upstream = self._inputs[0]._iterate(ctx)
         if self._workers > 1:
-            yield from threads.parallel_map(upstream, self._fn, self._workers)
+            yield from threads.parallel_map(upstream, self._apply, self._workers)
             return
         try:
             for element in upstream:
-                yield tuple(self._fn(element))
+                yield self._apply(element)
         finally:
             upstream.close()
+
+    def _apply(self, element):
+        if type(element) is ElementError:
+            return element
+        try:
+            return tuple(self._fn(element))
+        except Exception as exc:  # (not KeyboardInterrupt, SystemExit: those stop the pipeline)
+            return ElementError(exc)
 
 
 class FilterDataset(Dataset):
@@ -62,7 +72,15 @@ class FilterDataset(Dataset):
         upstream = self._inputs[0]._iterate(ctx)
         try:
             for element in upstream:
-                if bool(self._fn(element)[0]):
+                if type(element) is ElementError:
+                    yield element
+                    continue
+                try:
+                    keep = bool(self._fn(element)[0])
+                except Exception as exc:
+                    yield ElementError(exc)
+                    continue
+                if keep:
                     yield element
         finally:
             upstream.close()
@@ -146,11 +164,14 @@ class TakeDataset(Dataset):
         if count == 0:
             return
         upstream = self._inputs[0]._iterate(ctx)
+        taken = 0
         try:
-            for taken, element in enumerate(upstream, 1):
+            for element in upstream:
                 yield element
-                if taken == count:
-                    return
+                if type(element) is not ElementError:  # (TF: a failed element is not counted)
+                    taken += 1
+                    if taken == count:
+                        return
         finally:
             upstream.close()
 
@@ -164,10 +185,15 @@ class SkipDataset(Dataset):
     def _iterate(self, ctx):
         count = ctx.count(self._count)
         upstream = self._inputs[0]._iterate(ctx)
+        seen = 0
         try:
-            for seen, element in enumerate(upstream):
+            for element in upstream:
+                if type(element) is ElementError:  # raised, not counted (TF)
+                    yield element
+                    continue
                 if count >= 0 and seen >= count:
                     yield element
+                seen += 1
         finally:
             upstream.close()
 
@@ -186,7 +212,8 @@ class ZipDataset(Dataset):
         upstreams = [d._iterate(ctx) for d in self._inputs]
         try:
             for elements in zip(*upstreams):
-                yield tuple(c for element in elements for c in element)
+                error = first_error(elements)
+                yield error if error is not None else tuple(c for element in elements for c in element)
         finally:
             for upstream in upstreams:
                 upstream.close()
@@ -242,7 +269,8 @@ class CacheDataset(Dataset):
         upstream = self._inputs[0]._iterate(ctx)
         try:
             for element in upstream:
-                elements.append(element)
+                if type(element) is not ElementError:  # (a failed element is not kept)
+                    elements.append(element)
                 yield element
         finally:
             upstream.close()

@@ -140,3 +140,74 @@ def test_seeded_shuffle_restarts_its_sequence_when_reinitialized():
         sess.run(iterator.initializer)
         assert [v.item() for v in run_to_end(sess, nxt)] == first
     assert first[:6] != first[6:] and sorted(first[6:]) == list(range(6))
+
+
+def _outcomes(dataset, n):
+    """What n get_next runs give: a value, or the error's type name."""
+    next_element = tf.data.make_one_shot_iterator(dataset).get_next()
+    out = []
+    with tf.Session() as sess:
+        for _ in range(n):
+            try:
+                value = sess.run(next_element)
+                out.append(value.tolist() if isinstance(value, np.ndarray) else value)
+            except tf.errors.OpError as exc:
+                out.append(type(exc).__name__)
+    return out
+
+
+def _checked(values):
+    return tf.data.Dataset.from_tensor_slices(np.array(values, np.float32)).map(
+        lambda x: tf.check_numerics(x, "bad element"))
+
+
+@pytest.mark.parametrize("parallel", [None, 2])
+def test_an_error_in_map_fails_that_element_only_as_tf(parallel):
+    # TF 2.21 (tf.compat.v1): get_next raises InvalidArgumentError for the element whose map
+    # function failed, then gives the elements after it; the end is OutOfRangeError
+    ds = tf.data.Dataset.from_tensor_slices(np.array([1, np.inf, 3, 4], np.float32)).map(
+        lambda x: tf.check_numerics(x, "bad element"), num_parallel_calls=parallel)
+    assert _outcomes(ds, 5) == [1.0, "InvalidArgumentError", 3.0, 4.0, "OutOfRangeError"]
+
+
+def test_a_failed_element_fails_its_batch_and_passes_filter_and_repeat_as_tf():
+    # TF 2.21: batch(2) of [1, inf, 3, 4, 5]: the first batch raises, then [3, 4], [5];
+    # filter(x > 0).repeat(2) of [1, inf, 3]: 1, error, 3, 1, error, 3
+    assert _outcomes(_checked([1, np.inf, 3, 4, 5]).batch(2), 4) == [
+        "InvalidArgumentError", [3.0, 4.0], [5.0], "OutOfRangeError"]
+    assert _outcomes(_checked([1, np.inf, 3]).filter(lambda x: x > 0).repeat(2), 7) == [
+        1.0, "InvalidArgumentError", 3.0, 1.0, "InvalidArgumentError", 3.0, "OutOfRangeError"]
+    # a py_func raising in map, then cache, prefetch, zip, take, skip and flat_map downstream
+    def fails_on_two(v):
+        if v == 2:
+            raise ValueError("two")
+        return np.float32(v)
+    mapped = tf.data.Dataset.range(4).map(lambda x: tf.py_func(fails_on_two, [x], tf.float32))
+    assert _outcomes(mapped.cache().repeat(2).prefetch(2), 9) == [
+        0.0, 1.0, "InvalidArgumentError", 3.0, 0.0, 1.0, 3.0, "OutOfRangeError",
+        "OutOfRangeError"]  # the second pass replays the cache, which kept the good elements
+    zipped = tf.data.Dataset.zip((mapped, tf.data.Dataset.range(4)))
+    assert _outcomes(zipped.map(lambda a, b: a + tf.cast(b, tf.float32)), 5) == [
+        0.0, 2.0, "InvalidArgumentError", 6.0, "OutOfRangeError"]
+    # take and skip do not count a failed element (TF 2.21)
+    assert _outcomes(mapped.take(3), 4) == [0.0, 1.0, "InvalidArgumentError", 3.0]
+    assert _outcomes(mapped.skip(2), 3) == ["InvalidArgumentError", 3.0, "OutOfRangeError"]
+    assert _outcomes(mapped.skip(3), 2) == ["InvalidArgumentError", "OutOfRangeError"]
+    flat = mapped.flat_map(lambda a: tf.data.Dataset.from_tensors(a).repeat(2))
+    assert _outcomes(flat, 8) == [0.0, 0.0, 1.0, 1.0, "InvalidArgumentError", 3.0, 3.0,
+                                  "OutOfRangeError"]
+
+
+def test_a_py_func_map_of_unknown_shape_gives_elements_of_any_shape_as_tf():
+    # TF 2.21: output_shapes <unknown>, get_next's shape <unknown>, elements [], [0], [0, 1], ...
+    ds = tf.data.Dataset.range(4).map(
+        lambda x: tf.py_func(lambda v: np.arange(v, dtype=np.int64), [x], tf.int64))
+    assert ds.output_shapes.ndims is None
+    next_element = tf.data.make_one_shot_iterator(ds).get_next()
+    assert next_element.shape.ndims is None
+    with tf.Session() as sess:
+        assert [sess.run(next_element).tolist() for _ in range(4)] == [[], [0], [0, 1], [0, 1, 2]]
+    # batched: TF gives [[0, 0], [1, 1]] from rows np.full(2, v)
+    rows = tf.data.Dataset.range(4).map(
+        lambda x: tf.py_func(lambda v: np.full(2, v), [x], tf.int64)).batch(2)
+    assert _outcomes(rows, 1) == [[[0, 0], [1, 1]]]

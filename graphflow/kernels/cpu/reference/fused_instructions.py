@@ -10,7 +10,7 @@ Used by `fused_kernels.py`.
 
 import numpy as np
 
-from graphflow.ops.elementwise_spec import ROW, ROWS
+from graphflow.ops.elementwise_spec import ROW, ROWS, numpy_function
 
 # Clamping activations the compiled program lowers to Maximum/Minimum against constant bounds.
 CLAMPS = {r.op: r.clamp for r in ROWS if r.clamp}
@@ -24,11 +24,8 @@ def instruction(op_type, attrs, in_dtypes, out_dtype, compiled=None):
     row = ROW.get(op_type)
     if row is None or not row.fusible or row.numpy is None:
         raise KeyError(f"No fused CPU implementation for elementwise op type '{op_type}'")
-    if isinstance(row.numpy, str):
-        return getattr(np, row.numpy), row.alias_ok
-    fn = compiled(op_type, out_dtype) if compiled is not None else None
-    if fn is not None and all(np.dtype(d) == out_dtype for d in in_dtypes):
-        return fn, row.alias_ok
-    if row.numpy_for_attrs:
-        return row.numpy({**attrs, **row.attr_values(attrs)}, in_dtypes), row.alias_ok
-    return row.numpy, row.alias_ok
+    if not isinstance(row.numpy, str):
+        fn = compiled(op_type, out_dtype) if compiled is not None else None
+        if fn is not None and all(np.dtype(d) == out_dtype for d in in_dtypes):
+            return fn, row.alias_ok
+    return numpy_function(row, attrs, in_dtypes), row.alias_ok

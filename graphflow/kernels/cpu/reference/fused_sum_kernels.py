@@ -52,7 +52,7 @@ def fused_sum_kernel(node, program_class):
         views = _row_views(arrays, shape, leading)
         if views is None or rows == 0 or math.prod(kept) == 0:
             value = program(*arrays)
-            total = np.add.reduce(value.reshape(rows, -1), axis=0, dtype=program.out_dtype)
+            total = np.add.reduce(value.reshape(rows, -1), axis=0, dtype=_acc(program.out_dtype))
         else:
             total = _blocks_summed(program, views, rows, kept)
         if mean:
@@ -78,16 +78,21 @@ def _row_views(arrays, shape, leading):
     return views
 
 
+def _acc(dtype):  # float16 sums accumulate in float32 (rounded once), as the Sum kernel's
+    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+
+
 def _blocks_summed(program, views, rows, kept):
     cols = math.prod(kept)
     block_rows = max(1, BLOCK_ELEMENTS // cols)
     starts = range(0, rows, block_rows)
-    partials = np.empty((len(starts), cols), program.out_dtype)
-    ones = np.ones(block_rows, program.out_dtype)
+    acc = _acc(program.out_dtype)
+    partials = np.empty((len(starts), cols), acc)
+    ones = np.ones(block_rows, acc)
 
     for b, lo in enumerate(starts):
         hi = min(rows, lo + block_rows)
         value = program(*[v[lo:hi] if cut else v for cut, v in views])
         value = np.broadcast_to(value, (hi - lo,) + kept).reshape(hi - lo, cols)
-        np.dot(ones[:hi - lo], value, out=partials[b])
+        np.dot(ones[:hi - lo], value.astype(acc, copy=False), out=partials[b])
     return partials[0].copy() if len(starts) == 1 else np.add.reduce(partials, axis=0)

@@ -24,7 +24,8 @@ def sum_to_shape(x, shape):
         if t != 1:
             raise ValueError(f"cannot sum a tensor of shape {x.shape} to shape {target}")
         axes.append(lead + i)
-    out = np.sum(x, axis=tuple(axes), dtype=x.dtype, keepdims=True)
+    acc = np.float32 if x.dtype == np.float16 else x.dtype  # float16: accumulated in float32
+    out = np.sum(x, axis=tuple(axes), dtype=acc, keepdims=True).astype(x.dtype, copy=False)
     return out.reshape(target)
 
 

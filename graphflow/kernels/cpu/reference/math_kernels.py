@@ -1,5 +1,10 @@
 """numpy kernels for the math ops: the elementwise table's (unary, binary, comparisons, logic,
-select, cast, clip, add_n), matmul, reductions."""
+select, cast, clip, add_n), matmul, reductions.
+
+float16 sums and means accumulate in float32 and round to float16 once, at the end
+(`accumulation_dtype`), as TF's GPU kernels and PyTorch do: a float16 running sum stops growing at
+2048 (+1 rounds away) and overflows at 65504, so the mean of 70,000 ones would be inf. The ops built
+on these sums (l2_loss, softmax, the losses, batch norm moments) do the same."""
 
 import numpy as np
 
@@ -10,13 +15,9 @@ from graphflow.ops import elementwise_spec
 def elementwise_kernel(row):
     """The kernel builder of an elementwise row: its numpy ufunc, or its `fn(*xs, out=None)` (also
     the fused CPU instruction, see `fused_instructions.py`), which gives a new array here (a row
-    marked `compiled_float32` also has a compiled float32 implementation: `numba/fused_jit.py`)."""
-    if isinstance(row.numpy, str):
-        fn = getattr(np, row.numpy)
-        return lambda node: fn
-    if row.numpy_for_attrs:
-        return lambda node: row.numpy({**node.attrs, **row.attr_values(node.attrs)}, node.in_dtypes)
-    return lambda node: row.numpy
+    marked `compiled_float32` also has a compiled float32 implementation: `numba/fused_jit.py`);
+    integer division checks its divisors (`elementwise_spec.numpy_function`)."""
+    return lambda node: elementwise_spec.numpy_function(row, node.attrs, node.in_dtypes)
 
 
 # The numpy kernels of the elementwise table (ops/elementwise_spec.py), Cast/Select/AddN included.
@@ -89,6 +90,13 @@ def run_time_axes(x, axes):
     return tuple(sorted(out)) if rank else None
 
 
+def accumulation_dtype(dtype):
+    """The dtype a sum of `dtype` values accumulates in: float32 for float16 (the result is rounded
+    to float16 once), the dtype itself otherwise."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
 # Reductions call the ufunc's reduce directly (cheaper than np.sum & co on small arrays).
 _UFUNC_REDUCTIONS = {"Sum": np.add, "Prod": np.multiply, "Max": np.maximum, "Min": np.minimum,
                      "All": np.logical_and, "Any": np.logical_or}
@@ -110,7 +118,13 @@ def _make_reduction(ufunc):
         static_axis = _axis(node.attrs)
         keepdims = node.attrs.get("keepdims", False)
         out_dtype = node.out_dtypes[0]
-        if ufunc is np.add or ufunc is np.multiply:  # accumulate in the output dtype, as TF does
+        if ufunc is np.add and accumulation_dtype(out_dtype) != out_dtype:  # float16: in float32
+            acc = accumulation_dtype(out_dtype)
+
+            def reduce(x, axis=static_axis):
+                return np.asarray(ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=acc),
+                                  out_dtype)
+        elif ufunc is np.add or ufunc is np.multiply:  # accumulate in the output dtype, as TF does
             def reduce(x, axis=static_axis):
                 return ufunc.reduce(x, axis=axis, keepdims=keepdims, dtype=out_dtype)
         elif ufunc in _EMPTY_IDENTITY:
@@ -138,8 +152,10 @@ def _mean(node):
     keepdims = node.attrs.get("keepdims", False)
     out_dtype = node.out_dtypes[0]
     if np.dtype(out_dtype).kind == "f":
+        acc = accumulation_dtype(out_dtype)
+
         def mean(x, axis=static_axis):
-            return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=out_dtype))
+            return np.asarray(np.mean(x, axis=axis, keepdims=keepdims, dtype=acc), out_dtype)
     else:
         def mean(x, axis=static_axis):  # TF: integer mean truncates toward zero
             total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
@@ -153,9 +169,28 @@ def _mean(node):
 _ARG = {"ArgMax": np.argmax, "ArgMin": np.argmin}
 
 
+def tf_arg(x, axis, is_max):
+    """ArgMax (`is_max`) / ArgMin as TF's CPU kernels compute it: the first extreme value wins; a
+    NaN never wins, nor a value not above the dtype's finite lowest value (not below its highest,
+    for ArgMin), since TF's running best starts there at index 0: a row of nothing else gives 0.
+    TF 2.21: argmax([1, nan, 3]) = 2, argmin([nan, 5, nan, -1]) = 3, argmax([nan, nan]) = 0,
+    argmax([nan, -inf]) = 0, argmax([-inf, lowest]) = 0. numpy's answer (the first NaN) is kept
+    where no row has a NaN or only such values: checked on the chosen values, one per output."""
+    fn = np.argmax if is_max else np.argmin
+    index = fn(x, axis=axis)
+    if x.dtype.kind != "f" or x.size == 0:
+        return index
+    picked = np.take_along_axis(x, np.expand_dims(index, axis), axis)
+    bound = np.finfo(x.dtype).min if is_max else np.finfo(x.dtype).max
+    if not (np.isnan(picked).any() or (picked <= bound if is_max else picked >= bound).any()):
+        return index
+    never = np.isnan(x) | ((x <= bound) if is_max else (x >= bound))
+    return fn(np.where(never, -np.inf if is_max else np.inf, x), axis=axis)
+
+
 @cpu_kernel(*_ARG)
 def _arg(node):
     axis = node.attrs["axis"]
     out_dtype = node.out_dtypes[0]
-    fn = _ARG[node.type]
-    return lambda x: np.asarray(fn(x, axis=axis)).astype(out_dtype)
+    is_max = node.type == "ArgMax"
+    return lambda x: np.asarray(tf_arg(x, axis, is_max)).astype(out_dtype)

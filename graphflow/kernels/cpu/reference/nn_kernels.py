@@ -1,11 +1,27 @@
 """numpy kernels for the nn ops other than convolution and pooling: softmax, log_softmax, the
 cross-entropy losses, bias_add (+ its gradient) and l2_loss. All are computed stably
 (max-shifted exponentials, log1p forms). With numba, the plan runs a Softmax over the last axis as
-one compiled loop instead (`numba/jit_small.py`; these numpy forms stay the reference)."""
+one compiled loop instead (`numba/jit_small.py`; these numpy forms stay the reference).
+float16 inputs are computed in float32 and rounded to float16 once (`_in_float32`): their sums
+(softmax's, the losses', l2_loss's, bias_add's gradient) accumulate in float32, as the reductions'
+(`math_kernels.accumulation_dtype`)."""
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+
+
+def _in_float32(fn):
+    """`fn` computed in float32 for float16 arguments, each result rounded back to float16."""
+    def run(*args):
+        if not any(getattr(a, "dtype", None) == np.float16 for a in args):
+            return fn(*args)
+        result = fn(*[a.astype(np.float32) if a.dtype == np.float16 else a for a in args])
+        if isinstance(result, tuple):
+            return tuple(np.asarray(r).astype(np.float16) for r in result)
+        return np.asarray(result).astype(np.float16)
+    run.__name__ = fn.__name__
+    return run
 
 
 # The ndarray methods (x.max, e.sum), not np.max / np.sum: the functions' argument handling costs
@@ -28,13 +44,13 @@ def _softmax(node):
         e = np.exp(e, out=e) if isinstance(e, np.ndarray) else np.exp(e)
         e /= e.sum(axis=axis, keepdims=True)
         return e
-    return softmax
+    return _in_float32(softmax)
 
 
 @cpu_kernel("LogSoftmax")
 def _log_softmax_kernel(node):
     axis = node.attrs.get("axis", -1)
-    return lambda x: _log_softmax(x, axis)
+    return _in_float32(lambda x: _log_softmax(x, axis))
 
 
 @cpu_kernel("SoftmaxCrossEntropyWithLogits")
@@ -47,7 +63,7 @@ def _softmax_xent(node):
         backprop = np.exp(log_p, out=log_p)
         backprop -= labels
         return np.asarray(loss, dtype=features.dtype), backprop
-    return softmax_cross_entropy_with_logits
+    return _in_float32(softmax_cross_entropy_with_logits)
 
 
 @cpu_kernel("SparseSoftmaxCrossEntropyWithLogits")
@@ -67,7 +83,7 @@ def _sparse_softmax_xent(node):
         backprop = np.exp(log_p, out=log_p)
         np.put_along_axis(backprop, index, np.take_along_axis(backprop, index, axis=-1) - 1, axis=-1)
         return np.asarray(loss, dtype=features.dtype), backprop
-    return sparse_softmax_cross_entropy_with_logits
+    return _in_float32(sparse_softmax_cross_entropy_with_logits)
 
 
 @cpu_kernel("SigmoidCrossEntropyWithLogits")
@@ -106,7 +122,8 @@ def _bias_add_grad(node):
     def bias_add_grad(g):
         axis = _channel_axis(data_format, g.ndim)
         others = tuple(i for i in range(g.ndim) if i != axis)
-        return np.asarray(np.sum(g, axis=others), dtype=g.dtype)
+        return np.asarray(np.sum(g, axis=others, dtype=np.float32 if g.dtype == np.float16
+                                 else g.dtype), dtype=g.dtype)
     return bias_add_grad
 
 
@@ -114,5 +131,7 @@ def _bias_add_grad(node):
 def _l2_loss(node):
     def l2_loss(t):
         flat = t.reshape(-1)
+        if flat.dtype == np.float16:  # squares and their sum in float32, rounded once
+            flat = flat.astype(np.float32)
         return np.asarray(np.dot(flat, flat) * 0.5, dtype=t.dtype)
     return l2_loss

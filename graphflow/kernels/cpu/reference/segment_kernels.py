@@ -1,5 +1,16 @@
 """numpy kernels for the segment reductions (sorted SegmentSum/Mean/Max/Min, UnsortedSegmentMax/
-Min) and Bincount. UnsortedSegmentSum is in array_kernels.py."""
+Min) and Bincount. UnsortedSegmentSum is in array_kernels.py.
+
+NaN in the max and min reductions follows TF's CPU kernels, which fold each row into the running
+value in row order with `running > x ? running : x` (max; `<` for min): a NaN row replaces the
+running value, and the next row replaces a NaN. So a segment's result is NaN when its last row is
+NaN, else the extreme of the rows after its last NaN (TF 2.21: unsorted_segment_max([1, nan, 3]) = 3,
+([2, nan]) = nan, ([5, nan, 3]) = 3). The running value starts at the dtype's lowest value
+(highest for min) in the unsorted ops, so a segment of -inf alone gives that value as in TF; the
+sorted ops start from -inf (+inf). (TF's sorted ops reduce 8 columns at a time with SIMD max,
+which skips a NaN, and the other columns with this rule; graphflow applies this rule to every
+column.)
+"""
 
 import numpy as np
 
@@ -34,6 +45,31 @@ def _reduce_into(ufunc, data, ids, num, start):
     return out, np.bincount(ids, minlength=num)
 
 
+def _extremum_into(ufunc, data, ids, num, start):
+    """out[k] = the max (`ufunc` np.maximum) or min of the rows with id k in TF's NaN rule (the
+    module's doc): `start` folded with those rows where none is NaN; NaN where the last is NaN;
+    else the extreme of the rows after the last NaN. `ids` is a vector, one id per row."""
+    out = np.full((num,) + data.shape[1:], start, dtype=data.dtype)
+    ufunc.at(out, ids, data)
+    if data.dtype.kind != "f" or not data.size:
+        return out
+    nan = np.isnan(data)
+    if not nan.any():
+        return out
+    order = np.arange(data.shape[0]).reshape((-1,) + (1,) * (data.ndim - 1))
+    last_nan = np.full(out.shape, -1, np.int64)  # per segment and element: the last NaN row
+    np.maximum.at(last_nan, ids, np.where(nan, order, -1))
+    last_row = np.full(num, -1, np.int64)
+    np.maximum.at(last_row, ids, np.arange(data.shape[0]))
+    after = order > last_nan[ids]  # rows after their segment's last NaN
+    tail = np.full(out.shape, np.inf if ufunc is np.minimum else -np.inf, data.dtype)
+    ufunc.at(tail, ids, np.where(after, data, tail.flat[0]))
+    restarted = last_nan >= 0
+    out[restarted] = tail[restarted]
+    out[restarted & (last_nan == last_row.reshape((-1,) + (1,) * (out.ndim - 1)))] = np.nan
+    return out
+
+
 def _empty_rows(counts, out):
     return (counts == 0).reshape((-1,) + (1,) * (out.ndim - 1))
 
@@ -59,14 +95,24 @@ def _segment_mean(node):
 def _sorted_extremum(ufunc, start):
     def build(node):
         def segment_extremum(data, ids):
-            out, counts = _reduce_into(ufunc, data, ids, _sorted_ids(data, ids), start(data.dtype))
+            num = _sorted_ids(data, ids)
+            out = _extremum_into(ufunc, data, ids, num, start(data.dtype))
+            counts = np.bincount(ids, minlength=num)
             return np.where(_empty_rows(counts, out), np.zeros((), data.dtype), out)
         return segment_extremum
     return build
 
 
-cpu_kernel("SegmentMax")(_sorted_extremum(np.maximum, _lowest))
-cpu_kernel("SegmentMin")(_sorted_extremum(np.minimum, _highest))
+def _below_all(dtype):  # the sorted max starts below every value: -inf for floats (TF: max(-inf) = -inf)
+    return -np.inf if dtype.kind == "f" else _lowest(dtype)
+
+
+def _above_all(dtype):
+    return np.inf if dtype.kind == "f" else _highest(dtype)
+
+
+cpu_kernel("SegmentMax")(_sorted_extremum(np.maximum, _below_all))
+cpu_kernel("SegmentMin")(_sorted_extremum(np.minimum, _above_all))
 
 
 def _unsorted_extremum(ufunc, start):
@@ -76,9 +122,7 @@ def _unsorted_extremum(ufunc, start):
             flat = ids.reshape(-1)
             keep = flat >= 0
             rows = data.reshape((-1,) + data.shape[ids.ndim:])
-            out = np.full((num,) + data.shape[ids.ndim:], start(data.dtype), dtype=data.dtype)
-            ufunc.at(out, flat[keep], rows[keep])
-            return out
+            return _extremum_into(ufunc, rows[keep], flat[keep], num, start(data.dtype))
         return unsorted_segment_extremum
     return build
 

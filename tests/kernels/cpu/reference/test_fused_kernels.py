@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
+from graphflow.framework.errors import CheckFailedError
 from graphflow.kernels.cpu.reference import fused_kernels, fused_layout
 from graphflow.kernels.cpu.threads import intra_op
 from tests.op_cases.fused_cases import ACTIVATIONS_PROGRAM, BENCH_PROGRAM, INT_PROGRAM, MIXED_PROGRAM
@@ -211,3 +212,44 @@ def test_session_config_sets_the_thread_count():
             assert sess._state.intra_op_threads == 2
     finally:
         tf.config.set_intra_op_parallelism_threads(0)
+
+
+def test_integer_division_by_zero_in_any_chunk_raises_naming_the_users_op(chunk_log):
+    # a zero divisor computed inside the program ((y * 2) // ...), in the last chunk only
+    program = {"version": 1, "inputs": ["int32", "int32"], "output": 5,
+               "instructions": [["Const", [], {"value": 2}, "int32"],  # 2
+                                ["Mul", [1, 2], {}, "int32"],          # 3
+                                ["FloorDiv", [0, 3], {}, "int32"],     # 4
+                                ["FloorMod", [4, 3], {}, "int32"]]}    # 5
+    f = fused_kernels.FusedProgram(program, [np.dtype(np.int32)] * 2, name="divs",
+                                   provenance={"members": ["mul", "my_div", "my_mod"],
+                                               "member_types": ["Mul", "FloorDiv", "FloorMod"],
+                                               "member_sources": ["", "prog.py:7", ""]},
+                                   threads=2)
+    x = np.arange(BIG * 2, dtype=np.int32)
+    y = np.ones(BIG * 2, np.int32)
+    np.testing.assert_array_equal(f(x, y), (x // 2) % 2)
+    y[-1] = 0
+    with pytest.raises(CheckFailedError,
+                       match=r"in 'my_div' \(FloorDiv\) created at prog.py:7: Integer division by "
+                             "zero"):
+        f(x, y)
+    small = f.__class__(program, [np.dtype(np.int32)] * 2)  # whole arrays, no provenance
+    with pytest.raises(CheckFailedError, match="^Integer division by zero$"):
+        small(np.arange(3, dtype=np.int32), np.array([1, 0, 1], np.int32))
+
+
+def test_a_fused_integer_division_by_zero_is_tfs_invalid_argument_error():
+    x = tf.placeholder(tf.int32, [None])
+    y = tf.placeholder(tf.int32, [None])
+    z = (x + 1) // (y * 2) + 3
+    with tf.Session() as sess:  # the optimizer fuses the four ops into one program
+        assert sess.run(z, {x: [1, 2], y: [1, 1]}).tolist() == [4, 4]
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"\(FloorDiv\) created at .*test_fused_kernels.py:\d+.*: Integer "
+                                 "division by zero"):
+            sess.run(z, {x: [1, 2], y: [0, 1]})
+    # float programs are not checked: IEEE infinities
+    u = tf.placeholder(tf.float32, [None])
+    with tf.Session() as sess:
+        assert sess.run((u + 1) // (u * 0) + 3, {u: [1.0]}).tolist() == [np.inf]
