@@ -245,7 +245,7 @@ def import_model(source, trainable=False, graph=None):
     if opset is None:
         raise OnnxImportError(f"{where}: the model imports no ai.onnx opset")
     nodes = all_nodes(onnx, model.graph)
-    unsupported = sorted({op_key(n) for n in nodes if op_key(n) not in BUILDERS})
+    unsupported = sorted({str(op_key(n)) for n in nodes if op_key(n) not in BUILDERS})
     if unsupported:
         raise OnnxImportError(f"{where}: graphflow cannot import ONNX op(s): "
                               f"{', '.join(unsupported)}")
