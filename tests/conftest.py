@@ -36,7 +36,7 @@ def rng():
 SLOW = {
     "tests/engine/test_session.py::test_100k_node_chain_builds_and_runs": "100k-op graph, 35 s",
     "tests/ops/test_gradients.py::test_long_chain_differentiates_and_runs": "long chain, 14 s",
-    "tests/interop/distribute/": "MPI jobs of 2-3 processes, 14 tests, ~77 s",
+    "tests/interop/distribute/": "MPI jobs of 2-3 processes, 25 tests, ~60 s",
     "tests/interop/onnx/test_conformance.py": "1274 ONNX conformance cases, ~70 s with collection",
     "tests/tools/test_viz.py::test_big_graphs_are_walked_without_recursion": "big graphs, 11 s",
     "tests/test_train_digits.py::test_train_digits_quick": "trains two models, 12 s",

@@ -8,10 +8,14 @@ file may be a GZIP or ZLIB stream. CRC-32C comes from the `google-crc32c` packag
 `pip install 'graphflow[records]'`), else from a table-driven Python fallback that is correct but
 slow (about 10 MB/s).
 
-Files are untrusted input: a record's length is believed only once its CRC matches and only if the
-file still holds that many bytes (a compressed stream is read in bounded chunks, so a hostile length
-cannot make a large allocation); a CRC mismatch or a file ending inside a record raises
-`tf.errors.DataLossError` naming the file and the record's offset, as TF1 does.
+Files are untrusted input. A record's length is believed only once its CRC matches, and only if
+it is at most `MAX_RECORD_BYTES` and the file can still hold it: a plain file must have that many
+bytes left; a compressed one must have enough compressed bytes left to inflate to it (deflate
+expands at most `MAX_INFLATE_RATIO`:1). The record is then read a bounded chunk at a time (its
+CRC computed as it comes), so it never holds more than the bytes the stream really yields for it,
+and a valid record costs at most twice its size. A length over a bound, a CRC mismatch or a file
+ending inside a record raises `tf.errors.DataLossError` naming the file and the record's offset,
+as TF1 does.
 """
 
 import os
@@ -25,6 +29,8 @@ _U32 = struct.Struct("<I")
 _MASK_DELTA = 0xA282EAD8
 _CHUNK = 1 << 22  # compressed streams are read at most this many bytes at a time
 _BLOCK = 1 << 20  # records are cut from blocks of at least this many bytes
+MAX_RECORD_BYTES = 1 << 31  # a longer record is refused (a protobuf message is under 2 GiB)
+MAX_INFLATE_RATIO = 1032  # zlib's bound on deflate's expansion (its technical FAQ)
 
 
 # ------------------------------------------------------------------ CRC-32C
@@ -224,6 +230,10 @@ class _RawSource:
         self._remaining -= len(data)
         return data
 
+    def most_left(self):
+        """The most bytes reads can still return."""
+        return max(0, self._remaining)
+
 
 class _InflateSource:
     """A GZIP or ZLIB stream, inflated a bounded chunk at a time (a small stream that inflates to
@@ -234,15 +244,29 @@ class _InflateSource:
         self._d = zlib.decompressobj(_WBITS[compression])
         self._buffer = bytearray()
         self._eof = False
+        self._size = os.fstat(f.fileno()).st_size
+
+    def most_left(self):
+        """The most bytes reads can still return: what is inflated, plus the compressed bytes
+        not yet inflated times deflate's largest expansion."""
+        if self._eof:
+            return len(self._buffer)
+        compressed = max(0, self._size - self._f.tell()) + len(self._d.unconsumed_tail)
+        return len(self._buffer) + MAX_INFLATE_RATIO * compressed + _CHUNK
 
     def read(self, n):
         while len(self._buffer) < n and not self._eof:
             pending = self._d.unconsumed_tail or self._f.read(_CHUNK)
-            if not pending:
+            if not pending:  # (what inflate still holds: a few bytes of a match at most)
+                try:
+                    self._buffer += self._d.flush()
+                except zlib.error:
+                    pass
                 self._eof = True  # a stream cut short: the record reader reports the truncation
                 break
-            try:
-                self._buffer += self._d.decompress(pending, _CHUNK)
+            try:  # (inflating no more than asked for: the buffer stays within n + _CHUNK)
+                self._buffer += self._d.decompress(pending, min(_CHUNK, max(1, n - len(
+                    self._buffer))))
             except zlib.error as exc:
                 raise DataLossError(None, None, f"{self._path}: the compressed stream is "
                                     f"corrupt ({exc})") from None
@@ -272,6 +296,25 @@ class _Blocks:
     def __init__(self, source):
         self._source = source
         self.buf, self.pos = b"", 0
+
+    def most_left(self):
+        return len(self.buf) - self.pos + self._source.most_left()
+
+    def take(self, n):
+        """Up to n bytes, read a block at a time; yields the pieces as they come (fewer than n
+        bytes in all when the source ends first)."""
+        left = n
+        if self.pos < len(self.buf):
+            piece = self.buf[self.pos:self.pos + left]
+            self.pos += len(piece)
+            left -= len(piece)
+            yield piece
+        while left:
+            piece = self._source.read(min(left, _BLOCK))
+            if not piece:
+                return
+            left -= len(piece)
+            yield piece
 
     def fill(self, n):
         """Make n bytes available from `pos` if the source has them; True when it did."""
@@ -308,17 +351,51 @@ def read_records(path, compression_type=None):
             if masked_crc32c(buf[pos:pos + 8]) != length_crc:
                 raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the "
                                     "length's CRC does not match)")
-            if length >= 1 << 62 or not blocks.fill(length + 16):
+            if length + 16 > blocks.most_left():
                 raise DataLossError(None, None, f"{path}: truncated record at {offset} (a "
-                                    f"record of {length} bytes, but the file ends before it does)")
-            buf, start = blocks.buf, blocks.pos + 12
-            data = buf[start:start + length]
-            if masked_crc32c(data) != _U32.unpack_from(buf, start + length)[0]:
-                raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the "
-                                    "data's CRC does not match)")
-            blocks.pos = start + length + 4
+                                    f"record of {length} bytes, but the file cannot hold it)")
+            if length > MAX_RECORD_BYTES:
+                raise DataLossError(None, None, f"{path}: corrupted record at {offset} (a record "
+                                    f"of {length} bytes, more than the {MAX_RECORD_BYTES} allowed)")
+            if length <= _BLOCK:
+                data = _small_record(blocks, length, path, offset)
+            else:
+                blocks.pos += 12
+                data = _large_record(blocks, length, path, offset)
             offset += length + 16
             yield data
+
+
+def _small_record(blocks, length, path, offset):
+    """A record of at most _BLOCK bytes, cut from the block (its header checked)."""
+    if not blocks.fill(length + 16):
+        raise DataLossError(None, None, f"{path}: truncated record at {offset} (a record of "
+                            f"{length} bytes, but the file ends before it does)")
+    buf, start = blocks.buf, blocks.pos + 12
+    data = buf[start:start + length]
+    if masked_crc32c(data) != _U32.unpack_from(buf, start + length)[0]:
+        raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the data's CRC "
+                            "does not match)")
+    blocks.pos = start + length + 4
+    return data
+
+
+def _large_record(blocks, length, path, offset):
+    """A record read a block at a time after its header, its CRC computed as it comes: only
+    the bytes the file really holds for it are ever held."""
+    pieces, crc, got = [], 0, 0
+    for piece in blocks.take(length):
+        crc = crc32c_extend(crc, piece)
+        got += len(piece)
+        pieces.append(piece)
+    stored = b"".join(blocks.take(4)) if got == length else b""
+    if len(stored) < 4:
+        raise DataLossError(None, None, f"{path}: truncated record at {offset} (a record of "
+                            f"{length} bytes, but the file ends before it does)")
+    if mask_crc32c(crc) != _U32.unpack(stored)[0]:
+        raise DataLossError(None, None, f"{path}: corrupted record at {offset} (the data's CRC "
+                            "does not match)")
+    return b"".join(pieces)
 
 
 def tf_record_iterator(path, options=None):

@@ -9,8 +9,10 @@ tells the forward op exactly what to keep:
     gradient is one `WhileGrad` op that runs G once per iteration, last iteration first, feeding
     each iteration's saved values, summing the gradients of the captured tensors;
   - `If` returns those values of the taken branch as extra outputs, and its gradient is another
-    `If` on the same predicate whose branches are copies of the two G's (so a gradient of a
-    gradient through a cond is again an `If` with its own prepared gradient).
+    `If` on the same predicate whose branches are copies of the two G's. That gradient `If` is
+    not prepared in turn (preparing every order eagerly makes nested conds cost time exponential
+    in their depth): a gradient of it (a second derivative) recomputes its branch from its inputs
+    and differentiates the copy, which is again an unprepared `If`.
 When some op inside a function graph has no gradient rule, G is an empty graph holding the reason
 (`G.error`); the error is raised only when a gradient must actually flow through it.
 """
@@ -201,7 +203,9 @@ def _grad_branch(op, which, out_grads, positions, saved_grads):
     result = FuncGraph(f"{which}_grad", get_default_graph())
     with result.as_default():
         own = {}
-        if grad_graph is not None:
+        if grad_graph is None and _unprepared(branch):
+            _add_recomputed_gradients(op, branch, result, first_input, out_grads, own)
+        elif grad_graph is not None:
             error = grad_graph.error
             if error is not None:
                 raise LookupError(f"No gradient through the {which} branch of {describe_op(op)}:"
@@ -222,6 +226,32 @@ def _grad_branch(op, which, out_grads, positions, saved_grads):
         result.outputs = [own[p] if p in own else result.capture(zeros_for(op.inputs[p]))
                           for p in positions]
     return result
+
+
+def _unprepared(branch):
+    """True for a branch of a gradient `If` (built without a prepared gradient, see make_if)
+    whose gradient can be non-zero."""
+    return (any(differentiable(o) for o in branch.outputs)
+            and any(differentiable(ph) for _, ph in branch.captures))
+
+
+def _add_recomputed_gradients(op, branch, result, first_input, out_grads, own):
+    """The gradient of an unprepared branch: the branch is recomputed inside `result` from the
+    If's inputs and differentiated there with respect to them."""
+    mapping = {ph: result.capture(op.inputs[first_input + j])
+               for j, (_, ph) in enumerate(branch.captures)}
+    copy_function_ops(branch, result, mapping)
+    outs = [mapping[o] for o in branch.outputs if differentiable(o)]
+    positions = [first_input + j for j, (_, ph) in enumerate(branch.captures)
+                 if differentiable(ph)]
+    xs = [mapping[branch.captures[p - first_input][1]] for p in positions]
+    try:
+        grads = gradients(outs, xs, grad_ys=[result.capture(g) for g in out_grads])
+    except (LookupError, ValueError) as exc:
+        raise LookupError(f"No gradient through a branch of {describe_op(op)}: {exc}") from exc
+    for p, g in zip(positions, grads):
+        if g is not None:
+            own[p] = g
 
 
 def _add_saved_value_gradients(op, branch, result, first_input, saved, saved_grads, own):
@@ -247,12 +277,15 @@ def _saved_grads(op, grads, first, count):
             for k, g in enumerate(grads[first:first + count])]
 
 
-def make_if(pred, then_graph, else_graph, name="cond"):
+def make_if(pred, then_graph, else_graph, name="cond", prepare=True):
     """Add an `If` op running `then_graph` or `else_graph` (FuncGraphs with equal output dtypes);
-    prepares its gradient. Returns the op (its first outputs are the branch outputs). It lives
-    with the gradient rules: building an If prepares its gradient, and that gradient is an If."""
-    then_grad = prepare_branch_gradient(then_graph)
-    else_grad = prepare_branch_gradient(else_graph)
+    prepares its gradient (unless `prepare` is false: a gradient `If`, whose own gradient is
+    built by recomputing its branches if it is ever asked for). Returns the op (its first
+    outputs are the branch outputs). It lives with the gradient rules: building an If prepares
+    its gradient, and that gradient is an If."""
+    unprepared = PreparedGradient(None, [], [])
+    then_grad = prepare_branch_gradient(then_graph) if prepare else unprepared
+    else_grad = prepare_branch_gradient(else_graph) if prepare else unprepared
     attrs = {"then_branch": then_graph, "else_branch": else_graph,
              "then_saved": then_grad.saved, "else_saved": else_grad.saved,
              "then_grad": then_grad.graph, "else_grad": else_grad.graph}
@@ -276,7 +309,7 @@ def _if_grad(op, *grads):
                              _saved_grads(op, grads, n_out, n_then))
     else_grad = _grad_branch(op, "else", out_grads, positions,
                              _saved_grads(op, grads, n_out + n_then, len(op.attrs["else_saved"])))
-    grad_op = make_if(op.inputs[0], then_grad, else_grad, name="If_grad")
+    grad_op = make_if(op.inputs[0], then_grad, else_grad, name="If_grad", prepare=False)
     for k, p in enumerate(positions):
         result[p] = grad_op.outputs[k]
     return result

@@ -184,3 +184,69 @@ def test_the_queue_based_tfrecord_reader_reads_what_the_writer_wrote(tmp_path):
         got_keys, got_values = sess.run([keys, values])
     assert list(got_values) == [b"a", b"bc"]
     assert list(got_keys) == [f"{path}:0".encode(), f"{path}:17".encode()]
+
+
+@pytest.mark.parametrize("options", [None, "GZIP", "ZLIB"])
+def test_records_larger_than_a_block_round_trip(tmp_path, options):
+    rng = np.random.default_rng(0)
+    records = [rng.bytes(3 << 20), bytes(5 << 20), b"x", rng.bytes((1 << 20) + 1),
+               bytes(range(256)) * 9000]
+    path = _write(tmp_path / "big.tfrecord", records, options)
+    assert list(tf.python_io.tf_record_iterator(path, options)) == records
+
+
+def _bomb(path, declared, zeros_mib=256):
+    """A GZIP TFRecord file of ~260 KB: a record header declaring `declared` bytes (its CRC
+    right), then `zeros_mib` MiB of zeros."""
+    header = struct.pack("<Q", declared)
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [c.compress(header + struct.pack("<I", tfrecord.masked_crc32c(header)))]
+    zero = bytes(1 << 20)
+    parts += [c.compress(zero) for _ in range(zeros_mib)]
+    parts.append(c.flush())
+    with open(path, "wb") as f:
+        f.write(b"".join(parts))
+    return str(path)
+
+
+def _peak_of(fn):
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize("declared", [1 << 40, 1 << 30])
+def test_a_small_compressed_file_declaring_a_huge_record_allocates_nothing_large(tmp_path,
+                                                                                 declared):
+    """(It took 900 MB before failing: the stream was inflated whole and copied twice.) The
+    length is checked against what the compressed bytes left can inflate to (1032:1)."""
+    path = _bomb(tmp_path / "bomb.gz", declared)
+    assert os.path.getsize(path) < 300_000
+
+    def read():
+        with pytest.raises(tf.errors.DataLossError, match="truncated record at 0 .*cannot hold"):
+            list(tf.python_io.tf_record_iterator(path, "GZIP"))
+    assert _peak_of(read) < 16 << 20
+
+
+def test_a_compressed_record_is_held_only_as_far_as_the_stream_yields_it(tmp_path):
+    """Declared within the bound but the stream ends sooner (or its CRC is wrong): what is held
+    is the record's bytes read so far, once, not copies of the whole inflated stream."""
+    path = _bomb(tmp_path / "short.gz", 200 << 20, zeros_mib=64)
+
+    def read():
+        with pytest.raises(tf.errors.DataLossError, match="truncated record at 0"):
+            list(tf.python_io.tf_record_iterator(path, "GZIP"))
+    assert _peak_of(read) < 80 << 20  # 64 MiB of zeros inflated
+
+
+def test_a_record_longer_than_the_limit_is_refused(tmp_path, monkeypatch):
+    path = _write(tmp_path / "r.tfrecord", [b"a" * 5000])
+    monkeypatch.setattr(tfrecord, "MAX_RECORD_BYTES", 4096)
+    with pytest.raises(tf.errors.DataLossError, match="5000 bytes, more than the 4096 allowed"):
+        list(tf.python_io.tf_record_iterator(path))

@@ -24,8 +24,9 @@ def _top_k(ctx, node, inputs):
     rank = _rank(x)
     axis = a.get("axis", -1) % rank
     known = static_value.constant_value(k)  # else k is fed at run time, as TF1's top_k takes it
+    # (a fed k is clamped, not wrapped, into int32: one above 2**31 exceeds any axis and fails)
     kk = int(np.asarray(known).reshape(-1)[0]) if known is not None else tf.cast(
-        tf.reshape(k, []), tf.int32)
+        tf.minimum(tf.cast(tf.reshape(k, []), tf.int64), np.iinfo(np.int32).max), tf.int32)
     perm = list(range(rank))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     moved = x if axis == rank - 1 else tf.transpose(x, perm)

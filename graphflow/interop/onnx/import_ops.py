@@ -290,12 +290,13 @@ def _constant(ctx, node, inputs):
 def _constant_of_shape(ctx, node, inputs):
     value = ctx.attrs(node).get("value")
     array = ctx.onnx.numpy_helper.to_array(value) if value is not None else np.zeros(1, np.float32)
-    return [tf.fill(tf.cast(inputs[0], tf.int32), tf.constant(array.reshape(()), dtype=array.dtype))]
+    # the shape stays int64: a dim above 2**31 is kept (or fails allocating), never wrapped
+    return [tf.fill(tf.cast(inputs[0], tf.int64), tf.constant(array.reshape(()), dtype=array.dtype))]
 
 
 @builder("Shape")
 def _shape(ctx, node, inputs):
-    shape = tf.cast(tf.shape(inputs[0]), tf.int64)
+    shape = tf.shape(inputs[0], out_type=tf.int64)
     attrs = ctx.attrs(node)
     if "start" not in attrs and "end" not in attrs:
         return [shape]
@@ -307,19 +308,19 @@ def _shape(ctx, node, inputs):
 
 @builder("Size")
 def _size(ctx, node, inputs):
-    return [tf.cast(tf.size(inputs[0]), tf.int64)]
+    return [tf.size(inputs[0], out_type=tf.int64)]
 
 
 @builder("Reshape")
 def _reshape(ctx, node, inputs):
     x = inputs[0]
     if len(inputs) > 1 and static_value.constant_value(inputs[1]) is None:  # computed shape
-        shape = tf.cast(inputs[1], tf.int32)
+        shape = tf.cast(inputs[1], tf.int64)
         count = inputs[1].shape.as_list()[0] if inputs[1].shape.ndims == 1 else None
         if not ctx.attrs(node).get("allowzero", 0) and count is not None:
-            dims = tf.shape(x)  # a 0 entry copies the input's dim at its place
+            dims = tf.shape(x, out_type=tf.int64)  # a 0 entry copies the input's dim at its place
             if _rank(x) < count:
-                dims = tf.concat([dims, tf.ones([count - _rank(x)], tf.int32)], axis=0)
+                dims = tf.concat([dims, tf.ones([count - _rank(x)], tf.int64)], axis=0)
             shape = tf.where(tf.equal(shape, 0), dims[:count], shape)
         return [tf.reshape(x, shape)]
     shape = _ints_from(ctx, node, inputs, 1, "shape")
@@ -328,7 +329,7 @@ def _reshape(ctx, node, inputs):
         shape = [(dims[i] if i < len(dims) and dims[i] is not None else tf.shape(x)[i]) if s == 0
                  else s for i, s in enumerate(shape)]
         if any(not isinstance(s, int) for s in shape):
-            shape = tf.stack([tf.cast(s, tf.int32) for s in shape])
+            shape = tf.stack([tf.cast(s, tf.int64) for s in shape])
     return [tf.reshape(x, shape)]
 
 
@@ -359,14 +360,14 @@ def _concat(ctx, node, inputs):
 @builder("Expand")
 def _expand(ctx, node, inputs):  # two-way broadcast of the input and the shape
     x = inputs[0]
-    shape = tf.cast(inputs[1], tf.int32)
+    shape = tf.cast(inputs[1], tf.int64)  # (int64: a dim above 2**31 is never wrapped)
     return [x * tf.ones(shape, dtype=x.dtype) if x.dtype != tf.bool
             else tf.logical_and(x, tf.fill(shape, True))]
 
 
 @builder("Tile")
 def _tile(ctx, node, inputs):
-    return [tf.tile(inputs[0], tf.cast(inputs[1], tf.int32))]
+    return [tf.tile(inputs[0], tf.cast(inputs[1], tf.int64))]
 
 
 @builder("Gather")

@@ -141,11 +141,11 @@ def _split_to_sequence(ctx, node, inputs):
                          "scalar split or one of unknown length gives a number of pieces known "
                          "only at run time)")
     count = split.shape.as_list()[0]
-    sizes = tf.cast(split, tf.int32)
-    pieces, start = [], tf.constant(0, tf.int32)
+    sizes = tf.cast(split, tf.int64)
+    pieces, start = [], tf.constant(0, tf.int64)
     for i in range(count):  # piece i: x[..., start:start + sizes[i], ...]
-        begin = [0] * _rank(x)
-        size = [-1] * _rank(x)
+        begin = [tf.constant(0, tf.int64)] * _rank(x)
+        size = [tf.constant(-1, tf.int64)] * _rank(x)
         begin[axis], size[axis] = start, sizes[i]
         pieces.append(tf.slice(x, tf.stack(begin), tf.stack(size)))
         start = start + sizes[i]

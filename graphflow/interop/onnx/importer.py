@@ -1,40 +1,53 @@
 """Import an ONNX model as an ordinary graphflow graph (which can then be differentiated, optimized,
 fine-tuned, saved as .gfz and run anywhere graphflow runs).
 
-`import_model(path_or_proto, trainable=False)` checks the file as untrusted input (size, node and
-element counts, external data only inside the model's own folder, dims that fit memory), lists every
-unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
-`import_ops.BUILDERS`. Initializers become constants, or variables with `trainable=True`.
+`import_model(path_or_proto, trainable=False)` checks the file as untrusted input (`validate.py`:
+size, node and element counts, nesting depth, every name defined once and before it is read,
+external data only inside the model's own folder, dims that fit memory), lists every unsupported
+op at once, then builds one graphflow op group per ONNX node through the builder table
+`import_ops.BUILDERS`: each node once (a sub-graph sees its enclosing values through a chain of
+scopes, not a copy), so the import takes time linear in the model; a model whose sub-graphs
+would be traced more than `BUILD_FACTOR` times over (a Scan-8 per batch element, Loops whose
+output types must be learned by tracing their bodies) is refused. Every fault is a
+`GraphFormatError` (`OnnxImportError`) naming the file and the node.
+Initializers become constants, or variables with `trainable=True`.
 The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
 a session holding the variable values, and `run({name: array}) -> {name: array}` (a list of
 arrays for an output that is an ONNX sequence). Ops outside ai.onnx are keyed by domain
 (`ai.onnx.preview.training.Gradient`).
 """
 
+import collections
 import os
 
 from graphflow.engine.session import Session
+from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import Graph
+from graphflow.interop.onnx import validate
 from graphflow.interop.onnx.support import require_onnx
+from graphflow.interop.onnx.validate import OnnxImportError
 
 MAX_FILE_BYTES = 2 << 30
-MAX_NODES = 1_000_000
-MAX_ELEMENTS = 1 << 31  # elements of one initializer
-
-
-class OnnxImportError(ValueError):
-    """An ONNX model graphflow cannot (or will not) import."""
-
+MAX_NODES = validate.MAX_NODES
+MAX_ELEMENTS = validate.MAX_ELEMENTS  # elements of one initializer
+# nodes built (sub-graphs count once per trace) at most BUILD_FACTOR x the model's nodes + floor
+BUILD_FACTOR = 16
+BUILD_FLOOR = 10_000
+# what a builder raises on a node it cannot build (an attr of the wrong kind, a bad shape, ...)
+_BUILD_ERRORS = (ValueError, TypeError, LookupError, ArithmeticError, AttributeError,
+                 NotImplementedError)
 
 
 class ImportContext:
     """What a builder sees: the model's opset, attribute values, and the graph being built."""
 
-    def __init__(self, onnx, opset, graph):
+    def __init__(self, onnx, opset, graph, where="the ONNX model", budget=None):
         self.onnx = onnx
         self.opset = opset
         self.graph = graph
+        self.where = where
         self.values = {}  # ONNX name -> tensor, of the graph being built
+        self.budget = budget  # nodes still allowed to be built (None: no bound)
 
     def attrs(self, node):
         return {a.name: self.onnx.helper.get_attribute_value(a) for a in node.attribute}
@@ -43,15 +56,24 @@ class ImportContext:
         """Build graphflow ops for `nodes` in the default graph; `values` maps ONNX names to
         tensors and gains the nodes' outputs."""
         from graphflow.interop.onnx.import_ops import BUILDERS, op_key  # noqa: PLC0415
+        if self.budget is not None:
+            self.budget -= len(nodes)
+            if self.budget < 0:
+                raise OnnxImportError(
+                    f"{self.where}: building it would trace its sub-graphs more than "
+                    f"{BUILD_FACTOR} times over (nested Loops or Scans): refused")
         for node in nodes:
-            args = [values[name] if name else None for name in node.input]
             try:
+                args = [values[name] if name else None for name in node.input]
                 results = BUILDERS[op_key(node)](self, node, args)
             except OnnxImportError:
                 raise
-            except (ValueError, TypeError, KeyError, IndexError) as exc:
-                raise OnnxImportError(f"ONNX node '{node.name or node.output[0]}' "
+            except _BUILD_ERRORS as exc:
+                raise OnnxImportError(f"{self.where}: ONNX node '{node.name or node.output[0]}' "
                                       f"({node.op_type}): {exc}") from exc
+            except RecursionError as exc:
+                raise OnnxImportError(f"{self.where}: ONNX node '{node.name}' ({node.op_type}) "
+                                      "nests too deeply to build") from exc
             for name, result in zip(node.output, results):
                 if name:
                     values[name] = result
@@ -62,12 +84,11 @@ class ImportContext:
         (captured); returns its output tensors."""
         import graphflow as tf  # noqa: PLC0415
         outer = self.values
-        values = dict(outer)
+        values = collections.ChainMap({}, outer)  # the outer names are read, never copied
         for info, tensor in zip(graph_proto.input, inputs):
             values[info.name] = tensor
         for init in graph_proto.initializer:
-            values[init.name] = tf.constant(self.onnx.numpy_helper.to_array(init),
-                                            name=_op_name(init.name))
+            values[init.name] = tf.constant(_to_array(self, init), name=_op_name(init.name))
         self.values = values
         try:
             self.build_nodes(graph_proto.node, values)
@@ -134,19 +155,33 @@ class ImportedModel:
         self.session.close()
 
 
+def _to_array(ctx, tensor):
+    try:
+        return ctx.onnx.numpy_helper.to_array(tensor)
+    except _BUILD_ERRORS as exc:
+        raise OnnxImportError(f"{ctx.where}: tensor '{tensor.name}' cannot be read: {exc}") from exc
+
+
 def _load_proto(onnx, source):
-    if isinstance(source, (str, bytes, os.PathLike)) and not isinstance(source, bytes):
+    """(the ModelProto, the name errors give it)."""
+    if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             raise OnnxImportError(f"'{path}' is {size} bytes, more than the {MAX_FILE_BYTES} allowed")
-        model = onnx.load(path, load_external_data=False)
-        _load_external_data(onnx, model, os.path.dirname(os.path.abspath(path)))
-        return model
+        with open(path, "rb") as f:
+            model = validate.parse(onnx, f.read(), f"'{path}'")
+        try:
+            _load_external_data(onnx, model, os.path.dirname(os.path.abspath(path)))
+        except OnnxImportError:
+            raise
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise OnnxImportError(f"'{path}': its external data cannot be read: {exc}") from exc
+        return model, f"'{path}'"
     if isinstance(source, bytes):
-        return onnx.load_from_string(source)
+        return validate.parse(onnx, source, "the ONNX model"), "the ONNX model"
     if isinstance(source, onnx.ModelProto):
-        return source
+        return source, "the ONNX model"
     raise TypeError(f"import_model takes a path, bytes or an onnx.ModelProto, got {type(source)}")
 
 
@@ -182,22 +217,6 @@ def all_nodes(onnx, graph):
     return nodes
 
 
-def _check_sizes(onnx, model):
-    graph = model.graph
-    count = len(all_nodes(onnx, graph))
-    if count > MAX_NODES:
-        raise OnnxImportError(f"the model has {count} nodes, more than {MAX_NODES}")
-    for init in graph.initializer:
-        count = 1
-        for d in init.dims:
-            if d < 0:
-                raise OnnxImportError(f"initializer '{init.name}' has a negative dim {d}")
-            count *= d
-        if count > MAX_ELEMENTS:
-            raise OnnxImportError(f"initializer '{init.name}' declares {count} elements, more than "
-                                  f"{MAX_ELEMENTS}")
-
-
 def _placeholder_shape(value_info):
     t = value_info.type.tensor_type
     if not t.HasField("shape"):
@@ -220,22 +239,33 @@ def import_model(source, trainable=False, graph=None):
         import_string_ops,
     )
     from graphflow.interop.onnx.import_ops import BUILDERS, op_key  # noqa: PLC0415
-    model = _load_proto(onnx, source)
-    _check_sizes(onnx, model)
+    model, where = _load_proto(onnx, source)
+    validate.check_model(onnx, model, where)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
-        raise OnnxImportError("the model imports no ai.onnx opset")
-    unsupported = sorted({op_key(n) for n in all_nodes(onnx, model.graph)
-                          if op_key(n) not in BUILDERS})
+        raise OnnxImportError(f"{where}: the model imports no ai.onnx opset")
+    nodes = all_nodes(onnx, model.graph)
+    unsupported = sorted({str(op_key(n)) for n in nodes if op_key(n) not in BUILDERS})
     if unsupported:
-        raise OnnxImportError(f"graphflow cannot import ONNX op(s): {', '.join(unsupported)}")
+        raise OnnxImportError(f"{where}: graphflow cannot import ONNX op(s): "
+                              f"{', '.join(unsupported)}")
     graph = graph or Graph()
-    ctx = ImportContext(onnx, opset, graph)
+    ctx = ImportContext(onnx, opset, graph, where, BUILD_FACTOR * len(nodes) + BUILD_FLOOR)
+    try:
+        return _build(tf, ctx, model, graph, trainable)
+    except GraphFormatError:
+        raise
+    except _BUILD_ERRORS as exc:
+        raise OnnxImportError(f"{where}: {exc}") from exc
+
+
+def _build(tf, ctx, model, graph, trainable):
+    onnx = ctx.onnx
     values, inputs, variables = {}, {}, []
     with graph.as_default():
         initializer_names = set()
         for init in model.graph.initializer:
-            array = onnx.numpy_helper.to_array(init)
+            array = _to_array(ctx, init)
             initializer_names.add(init.name)
             if trainable and array.dtype.kind == "f":
                 var = tf.Variable(array, name=_op_name(init.name))

@@ -257,6 +257,62 @@ def checkpoint():
         report(w=sess.run(w).tolist())
 
 
+def _mismatch(fetches_by_rank):
+    """Run this rank's fetches, report the error (or the values)."""
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        try:
+            for fetch in fetches_by_rank[hvd.rank()]:
+                value = sess.run(fetch)
+            report(error=None, value=np.asarray(value).tolist())
+        except Exception as exc:  # the error the user sees
+            report(error=f"{type(exc).__name__}: {exc}")
+
+
+def mismatch_shape():
+    """The same byte size, another shape: (2, 3) against (3, 2)."""
+    a = hvd.allreduce(tf.constant(np.ones((2, 3), np.float32)), name="grads")
+    b = hvd.allreduce(tf.constant(np.ones((3, 2), np.float32)), name="grads_")
+    _mismatch([[a], [b]])
+
+
+def mismatch_dtype():
+    """The same byte size, another dtype: float32 against int32, under one name."""
+    value = (tf.constant(np.ones(4, np.float32)) if hvd.rank() == 0
+             else tf.constant(np.ones(4, np.int32)))
+    _mismatch([[hvd.allreduce(value, average=False, name="sum")]] * hvd.size())
+
+
+def mismatch_order():
+    """Two allreduces of the same shape and dtype, run in opposite orders."""
+    a = hvd.allreduce(tf.constant([1.0, 2.0]), name="first")
+    b = hvd.allreduce(tf.constant([3.0, 4.0]), name="second")
+    _mismatch([[a, b], [b, a]])
+
+
+def mismatch_root():
+    """A broadcast from rank 0 on one process and from rank 1 on the other."""
+    x = tf.constant([float(hvd.rank())])
+    _mismatch([[hvd.broadcast(x, hvd.rank(), name="sync")]] * hvd.size())
+
+
+def mismatch_fused():
+    """Fused gradients of the same total size, split differently: [2, 2] against [1, 3]."""
+    sizes = [2, 2] if hvd.rank() == 0 else [1, 3]
+    outs = collective_ops.fused_allreduce([tf.constant(np.ones(n)) for n in sizes], average=True,
+                                          name="bucket")
+    _mismatch([[outs]] * hvd.size())
+
+
+def hangs():
+    """Rank 1 hangs (far longer than the timeout) before the allreduce rank 0 waits in."""
+    step = hvd.allreduce(tf.constant([1.0]), name="step")
+    with tf.Session() as sess:
+        if hvd.rank() == 1:
+            time.sleep(600)
+        sess.run(step)
+
+
 if __name__ == "__main__":
     hvd.init()
     globals()[sys.argv[1]]()

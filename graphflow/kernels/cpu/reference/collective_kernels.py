@@ -84,6 +84,7 @@ def _allreduce_start(node):
         if last[0] is not None:  # the previous run failed between start and wait
             mpi_runtime.abandon(last[0])
         dtype = np.result_type(*grads) if grads else np.float32
+        mpi_runtime.negotiate(what, dtype, tuple(str(np.shape(g)) for g in grads))
         total = sum(int(np.size(g)) for g in grads)
         size = mpi_runtime.comm().Get_size()
         scale = average and _prescaled(dtype) and size > 1

@@ -2,9 +2,14 @@
 
 Every collective is MPI's non-blocking one (`Iallreduce`, `Iallgatherv`, `Ibcast`), completed by
 testing its request with a deadline: if another process died, raised before reaching the same
-collective, or hangs, this process fails with `CollectiveTimeoutError` naming the collective after
-`timeout()` seconds (GRAPHFLOW_MPI_TIMEOUT, default 60) instead of waiting forever. The deadline
-costs no extra message: the transfer itself is what is polled.
+collective, or hangs, this process gives up after `timeout()` seconds (GRAPHFLOW_MPI_TIMEOUT,
+default 60) instead of waiting forever: it prints the error naming the collective and ends the
+whole job with `MPI_Abort`, so that `mpirun` returns within the timeout even while another
+process is stuck (with GRAPHFLOW_MPI_ABORT_ON_TIMEOUT=0 it raises `CollectiveTimeoutError`
+instead, and the job ends when every process does). The deadline costs no extra message: the
+transfer itself is what is polled. Before its data moves, every collective is agreed on by all
+processes (name, dtype, shape, root: `mpi_negotiation.py`); a mismatch raises
+`CollectiveMismatchError` on every process.
 
 An allreduce can also be split in two (`start_allreduce` / `finish`): the request is posted, the
 caller goes on computing, and a progress thread tests it meanwhile (MPI moves data only inside MPI
@@ -27,7 +32,11 @@ import time
 
 import numpy as np
 
+from graphflow.kernels.cpu.reference import mpi_negotiation
+from graphflow.kernels.cpu.reference.mpi_negotiation import CollectiveMismatchError  # noqa: F401
+
 ENV_TIMEOUT = "GRAPHFLOW_MPI_TIMEOUT"
+ENV_ABORT = "GRAPHFLOW_MPI_ABORT_ON_TIMEOUT"
 SPIN_SECONDS = 0.1  # test in a tight loop this long before backing off to sleeps
 PROGRESS_PAUSE = 100e-6  # how often the progress thread tests the requests in flight
 # a split allreduce whose wait came this soon after its start in the previous run had nothing to
@@ -103,10 +112,18 @@ def timeout():
 
 
 def _timeout_error(what):
-    return CollectiveTimeoutError(
+    """The error of a collective past its deadline; unless GRAPHFLOW_MPI_ABORT_ON_TIMEOUT=0, it
+    is printed and the job aborted (a process stuck elsewhere would keep `mpirun` waiting)."""
+    error = CollectiveTimeoutError(
         f"{what} did not complete within {timeout():g} s on rank {comm().Get_rank()} of "
         f"{comm().Get_size()}: another process failed, exited or did not reach the same "
         f"collective (set {ENV_TIMEOUT} to wait longer)")
+    if os.environ.get(ENV_ABORT, "1").strip() != "0":
+        sys.stderr.write(f"graphflow: CollectiveTimeoutError: {error}; aborting the job "
+                         "(MPI_Abort)\n")
+        sys.stderr.flush()
+        comm().Abort(1)
+    return error
 
 
 def _wait(request, what):
@@ -126,6 +143,9 @@ def _wait(request, what):
         if now > spin_until:
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
+
+
+wait_request = _wait  # (for mpi_negotiation)
 
 
 class BufferPool:
@@ -166,6 +186,7 @@ def allreduce(array, what="allreduce", pool=None):
     """Elementwise sum over all processes (into a buffer of `pool` when given)."""
     MPI = mpi()
     send = np.require(array, requirements="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    mpi_negotiation.negotiate(_self, what, send.dtype, send.shape)
     c = comm()
     if send.dtype == np.float16:
         everyone = np.empty((c.Get_size(),) + send.shape, np.uint16)
@@ -179,6 +200,7 @@ def allreduce(array, what="allreduce", pool=None):
 def allgather(array, what="allgather"):
     """Concatenation along axis 0 of every process's array (first dims may differ)."""
     send = np.require(array, requirements="C")
+    mpi_negotiation.negotiate(_self, what, send.dtype, (None,) + send.shape[1:])
     c = comm()
     counts = np.empty(c.Get_size(), dtype=np.int64)
     _wait(c.Iallgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts), what)
@@ -188,11 +210,18 @@ def allgather(array, what="allgather"):
     return recv
 
 
-def broadcast(array, root, what="broadcast"):
-    """The root process's array on every process."""
+def broadcast(array, root, what=None):
+    """The root process's array on every process (`what` names the collective and its root)."""
+    what = what or f"broadcast from rank {root}"
     buf = np.array(array, copy=True, order="C")
+    mpi_negotiation.negotiate(_self, what, buf.dtype, buf.shape)
     _wait(comm().Ibcast(buf, root=root), what)
     return buf
+
+
+def negotiate(what, dtype, shape):
+    """Agree on a collective with every other process before running it (mpi_negotiation)."""
+    mpi_negotiation.negotiate(_self, what, dtype, shape)
 
 
 def barrier(what="barrier"):
@@ -361,3 +390,6 @@ def finish(token, what, out=None, divisor=1):
         out[...] = total
         return out, False
     return item.recv, item.divide_after
+
+
+_self = sys.modules[__name__]  # (what mpi_negotiation reads the communicator and deadline from)
