@@ -49,9 +49,11 @@ def _reduce(ctx, op, record):
         axis = list(range(_rank(op, "reducing over all axes")))
     axes = np.asarray(axis, dtype=np.int32)
     name = ctx.const(axes, f"{op.name}/reduction_indices", "int32")
+    extra = {"Tidx": "int32"}
+    if "T" in signature(record.tf).attrs:  # All and Any take bool only: no T
+        extra["T"] = op.inputs[0].dtype.name
     write_generic(ctx, op, record.__class__(record.tf, attrs=record.attrs),
-                  inputs=[ctx.name(op.inputs[0]), name],
-                  extra_attrs={"T": op.inputs[0].dtype.name, "Tidx": "int32"})
+                  inputs=[ctx.name(op.inputs[0]), name], extra_attrs=extra)
 
 
 @rule("transpose")
@@ -80,6 +82,13 @@ def _split(ctx, op, record):
     axis = ctx.const(np.int32(op.attrs["axis"]), f"{op.name}/split_dim", "int32")
     x = ctx.name(op.inputs[0])
     sizes = op.attrs.get("size_splits")
+    if len(op.inputs) == 2:  # sizes read at run time: TensorFlow's SplitV takes them as a tensor
+        size_tensor = op.inputs[1]
+        write_generic(ctx, op, record.__class__("SplitV"),
+                      inputs=[x, ctx.name(size_tensor), axis],
+                      extra_attrs={"T": op.inputs[0].dtype.name, "Tlen": size_tensor.dtype.name},
+                      skip=("axis", "size_splits"))
+        return
     if sizes is None:
         write_generic(ctx, op, record.__class__("Split"), inputs=[axis, x],
                       extra_attrs={"T": op.inputs[0].dtype.name}, skip=("axis",))

@@ -247,8 +247,13 @@ def _split_v(ctx, node, inputs, record):
     attrs = ctx.attrs(node)
     sizes = static_value.constant_value(inputs[1])
     axis = static_value.constant_value(inputs[2])
-    if sizes is None or axis is None:
-        raise ctx.error(node, "size_splits and split_dim must be constants")
+    if axis is None:
+        raise ctx.error(node, "split_dim must be a constant")
+    if sizes is None:  # sizes read at run time: graphflow's two-input Split
+        op = make_op("Split", [inputs[0], inputs[1]], {"num_split": attrs["num_split"],
+                                                       "size_splits": None, "axis": int(axis)},
+                     name=ctx.op_name(node))
+        return op.outputs
     sizes = [int(s) for s in np.asarray(sizes).ravel()]
     if -1 in sizes:
         dim = inputs[0].shape.dims[int(axis)] if inputs[0].shape.dims is not None else None

@@ -192,5 +192,5 @@ def tf_arg(x, axis, is_max):
 def _arg(node):
     axis = node.attrs["axis"]
     out_dtype = node.out_dtypes[0]
-    is_max = node.type == "ArgMax"
+    is_max = _ARG[node.type] is np.argmax
     return lambda x: np.asarray(tf_arg(x, axis, is_max)).astype(out_dtype)
