@@ -187,10 +187,14 @@ def write_saver_meta_graph(path, graph, saver):
                               keep_checkpoint_every_n_hours=saver._keep_every_seconds / 3600.0,
                               warn=lambda text: warnings.warn(f"Saver.save: {text}",
                                                               stacklevel=4))
-    except ValueError as exc:  # the GraphDef writer's ExportError: an op TF lacks
+    except Exception as exc:  # noqa: BLE001 - the checkpoint matters more than its .meta form
+        # ValueError: the GraphDef writer's ExportError (an op TensorFlow lacks); anything else
+        # is a fault of the writer, reported in the warning rather than losing the checkpoint
         from graphflow.fileformat.serialization import save as save_graph
+        why = str(exc) if isinstance(exc, ValueError) else \
+            f"graphflow's GraphDef writer failed: {type(exc).__name__}: {exc}"
         warnings.warn(f"Saver.save: the graph cannot be written as TensorFlow's MetaGraphDef "
-                      f"({exc}); {path} is a graphflow graph file, which "
+                      f"({why}); {path} is a graphflow graph file, which "
                       "tf.train.import_meta_graph reads but TensorFlow does not", stacklevel=3)
         save_graph(path, graph=graph)
         return
