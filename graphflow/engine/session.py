@@ -7,7 +7,8 @@ and the default-session stack. A signature that feeds scalar bool flags (`is_tra
 declared with unknown dimensions gets plans made for the flags' values and the feeds' shapes
 (`_SpecializedPlans`). `run` is safe to call from several threads on one session, and no lock
 is held for a whole run: a run waiting in a queue op (a dequeue waiting for another thread's
-enqueue) blocks no other run, and `close` wakes it (the queues are session resources).
+enqueue) blocks no other run, and `close` wakes it (the queues are session resources). The
+thread contract is stated on `Session` and in docs/sessions.md.
 """
 
 import collections
@@ -21,6 +22,7 @@ from graphflow.engine import placement
 from graphflow.engine.executor import Plan
 from graphflow.framework import default_session, dtypes
 from graphflow.framework.config import session_intra_op_threads
+from graphflow.framework.errors import CancelledError
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
 from graphflow.kernels.variable_store import DeviceVariableStore
@@ -156,6 +158,24 @@ class Session:
     applied to each compiled plan; `device` (e.g. "/gpu:0") is the default device of ops built
     without `tf.device`: every op with a kernel for it runs there, the others fall back to the CPU
     (see `graphflow.engine.placement`; a missing GPU is reported here, when the session is created).
+
+    Threads (docs/sessions.md). `run`, callables from `make_callable`, `variable_values`,
+    `set_variable_values`, `load_variable`, `train.Saver.save`/`restore` and `close` may be called
+    from any number of threads at once; building the graph may not (one thread adds ops at a time,
+    as in TF1). What a run sees:
+
+    - its variable reads see every run that committed before the read, and its own writes; a read
+      op reads when it executes, so without `use_locking=True` two variables read by one run may
+      come from different commits of other runs;
+    - its writes are pending until it ends, then committed all at once (under one acquire of the
+      variable store's lock); a failed run commits nothing;
+    - `use_locking=True` updates hold a lock per variable from the run's first variable access to
+      its commit, so runs updating the same variables that way go one after another;
+    - `variable_values()` (and so `Saver.save`, `graphflow.save`) is a consistent snapshot: every
+      variable as left by the same set of whole runs, never part of a run;
+    - `close()` makes every later call, and a run or compile in flight in another thread, raise
+      `RuntimeError("Attempted to use a closed Session.")`; a run waiting in a queue op is woken
+      and raises `CancelledError`, as in TF1.
     """
 
     def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
@@ -204,7 +224,7 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Evaluate `fetches` (any nesting of Tensors/Operations/names) with `feed_dict` values."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise _closed_error()
         kind = type(fetches)
         if kind is Tensor or kind is Operation:
             leaves, rebuild = (fetches,), _first
@@ -221,7 +241,12 @@ class Session:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         values = tuple(feed_dict.values()) if feed_dict else ()
         plan = self._plan_for(leaves, feed_dict or ())
-        out = plan.run(values)
+        try:
+            out = plan.run(values)
+        except Exception as exc:
+            if _closed_under(self, exc):  # closed by another thread while this run went on
+                raise _closed_error() from exc
+            raise
         if run_metadata is not None:
             run_metadata.plan = plan.pick(values)
         return rebuild(out)
@@ -232,7 +257,12 @@ class Session:
         plan = self._plan_for(leaves, feed_dict or ())
         values = tuple(feed_dict.values())
         plan = plan.pick(values)
-        out, run_metadata.step_stats = plan.run_traced(values)
+        try:
+            out, run_metadata.step_stats = plan.run_traced(values)
+        except Exception as exc:
+            if _closed_under(self, exc):
+                raise _closed_error() from exc
+            raise
         run_metadata.plan = plan
         return out
 
@@ -257,6 +287,8 @@ class Session:
                         plan = _SpecializedPlans(self, elements, feed_tensors, flags, shaped)
                     else:
                         plan = self._compile(elements, feed_tensors)
+                    if self._closed:  # closed by another thread while this one compiled
+                        raise _closed_error()
                     self._plans[key] = plan
         return plan
 
@@ -302,10 +334,20 @@ class Session:
 
         if single:
             def call(*feed_values):
-                return run(feed_values)[0]
+                try:
+                    return run(feed_values)[0]
+                except Exception as exc:
+                    if _closed_under(self, exc):  # closed by another thread meanwhile
+                        raise _closed_error() from exc
+                    raise
         else:
             def call(*feed_values):
-                return rebuild(run(feed_values))
+                try:
+                    return rebuild(run(feed_values))
+                except Exception as exc:
+                    if _closed_under(self, exc):
+                        raise _closed_error() from exc
+                    raise
         return call
 
     def load_variable(self, variable, value):
@@ -319,23 +361,33 @@ class Session:
         self._state.variables.write(variable.op.attrs["shared_name"], arr)
 
     def variable_values(self):
-        """A snapshot {shared_name: read-only array} of the variables initialized in this session
-        (what `graphflow.save` and `train.Saver` write to disk)."""
+        """A consistent snapshot {shared_name: read-only array} of the variables initialized in
+        this session (what `graphflow.save` and `train.Saver` write to disk): every variable as
+        the same set of whole runs left it, also while other threads run."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise _closed_error()
         return self._state.variables.host_values()
 
     def set_variable_values(self, values):
         """Store {shared_name: array} as variable values (restoring a saved model or checkpoint);
-        the caller has checked dtypes and shapes against the variables."""
+        the caller has checked dtypes and shapes against the variables. All are stored at once:
+        a snapshot or run in another thread sees all of them or none."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        store = self._state.variables
-        for name, value in values.items():
-            store.write(name, value)
+            raise _closed_error()
+        self._state.variables.write_many(values)
 
     def list_devices(self):
         return placement.list_devices()
+
+
+def _closed_error():
+    return RuntimeError("Attempted to use a closed Session.")
+
+
+def _closed_under(session, exc):
+    """True when a run failed because another thread closed its session (its variables and
+    resources went away); a queue wait the close woke already says so (CancelledError)."""
+    return session._closed and not isinstance(exc, CancelledError)
 
 
 def _first(values):
