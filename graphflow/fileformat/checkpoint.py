@@ -128,9 +128,15 @@ class Saver:
         return [p for p, _ in self._last_checkpoints]
 
     def recover_last_checkpoints(self, checkpoint_paths):
-        """Adopt existing checkpoints (e.g. from `get_checkpoint_state`) so they are pruned too."""
-        now = time.time()
-        self._last_checkpoints = [(p, now) for p in checkpoint_paths if checkpoint_exists(p)]
+        """Adopt existing checkpoints, oldest first (e.g. `get_checkpoint_state(d)
+        .all_model_checkpoint_paths`), so they count against `max_to_keep` and are deleted in
+        turn; each is taken as saved when its index was written (TF1). Missing ones are left out."""
+        found = []
+        for prefix in checkpoint_paths:
+            saved_at = checkpoint_files.checkpoint_mtime(prefix)
+            if saved_at is not None:
+                found.append((os.fspath(prefix), saved_at))
+        self._last_checkpoints = found
 
     def _check_session(self, sess):
         for s in self._saveables:
@@ -249,6 +255,18 @@ class Saver:
                         f"{list(shape)}, but the variable has shape {s.shape}")
             updates = {s.shared_name: reader.get_tensor(s.key) for s in self._saveables}
         sess.set_variable_values(updates)
+
+
+def recover_kept_checkpoints(saver, checkpoint_dir, latest_filename=None):
+    """Make `saver`, when it keeps no checkpoint yet, keep those the state file of
+    `checkpoint_dir` lists (what TF1's session manager does after restoring from a directory), so
+    that a restarted program goes on deleting the oldest beyond `max_to_keep` instead of
+    forgetting them on disk."""
+    if saver is None or saver.last_checkpoints or not checkpoint_dir:
+        return
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is not None:
+        saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
 
 
 __all__ = ["Saver", "SaverDef", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
