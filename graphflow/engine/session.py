@@ -7,8 +7,7 @@ and the default-session stack. A signature that feeds scalar bool flags (`is_tra
 declared with unknown dimensions gets plans made for the flags' values and the feeds' shapes
 (`_SpecializedPlans`). `run` is safe to call from several threads on one session, and no lock
 is held for a whole run: a run waiting in a queue op (a dequeue waiting for another thread's
-enqueue) blocks no other run, and `close` wakes it (the queues are session resources). The
-thread contract is stated on `Session` and in docs/sessions.md.
+enqueue) blocks no other run, and `close` wakes it (the queues are session resources).
 """
 
 import collections
@@ -28,6 +27,8 @@ from graphflow.kernels import SessionState
 from graphflow.kernels.variable_store import DeviceVariableStore
 from graphflow.ops import registry
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
+
+_CLOSED = "Attempted to use a closed Session."  # TF1's words
 
 
 # ----------------------------------------------------------------------------- fetch structures
@@ -159,23 +160,11 @@ class Session:
     without `tf.device`: every op with a kernel for it runs there, the others fall back to the CPU
     (see `graphflow.engine.placement`; a missing GPU is reported here, when the session is created).
 
-    Threads (docs/sessions.md). `run`, callables from `make_callable`, `variable_values`,
-    `set_variable_values`, `load_variable`, `train.Saver.save`/`restore` and `close` may be called
-    from any number of threads at once; building the graph may not (one thread adds ops at a time,
-    as in TF1). What a run sees:
-
-    - its variable reads see every run that committed before the read, and its own writes; a read
-      op reads when it executes, so without `use_locking=True` two variables read by one run may
-      come from different commits of other runs;
-    - its writes are pending until it ends, then committed all at once (under one acquire of the
-      variable store's lock); a failed run commits nothing;
-    - `use_locking=True` updates hold a lock per variable from the run's first variable access to
-      its commit, so runs updating the same variables that way go one after another;
-    - `variable_values()` (and so `Saver.save`, `graphflow.save`) is a consistent snapshot: every
-      variable as left by the same set of whole runs, never part of a run;
-    - `close()` makes every later call, and a run or compile in flight in another thread, raise
-      `RuntimeError("Attempted to use a closed Session.")`; a run waiting in a queue op is woken
-      and raises `CancelledError`, as in TF1.
+    Threads (docs/sessions.md): all methods may be called from several threads at once (building
+    the graph may not). A run's reads see the runs committed before each read; its writes are
+    committed at once when it succeeds; `variable_values()` (so `Saver.save`) is a consistent
+    snapshot of whole runs. `close()` makes calls, compiles and runs in other threads raise
+    `RuntimeError("Attempted to use a closed Session.")` (a queue wait: `CancelledError`, as TF1).
     """
 
     def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
@@ -224,7 +213,7 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Evaluate `fetches` (any nesting of Tensors/Operations/names) with `feed_dict` values."""
         if self._closed:
-            raise _closed_error()
+            raise RuntimeError(_CLOSED)
         kind = type(fetches)
         if kind is Tensor or kind is Operation:
             leaves, rebuild = (fetches,), _first
@@ -244,9 +233,7 @@ class Session:
         try:
             out = plan.run(values)
         except Exception as exc:
-            if _closed_under(self, exc):  # closed by another thread while this run went on
-                raise _closed_error() from exc
-            raise
+            self._reraise(exc)
         if run_metadata is not None:
             run_metadata.plan = plan.pick(values)
         return rebuild(out)
@@ -260,9 +247,7 @@ class Session:
         try:
             out, run_metadata.step_stats = plan.run_traced(values)
         except Exception as exc:
-            if _closed_under(self, exc):
-                raise _closed_error() from exc
-            raise
+            self._reraise(exc)
         run_metadata.plan = plan
         return out
 
@@ -288,7 +273,7 @@ class Session:
                     else:
                         plan = self._compile(elements, feed_tensors)
                     if self._closed:  # closed by another thread while this one compiled
-                        raise _closed_error()
+                        raise RuntimeError(_CLOSED)
                     self._plans[key] = plan
         return plan
 
@@ -332,28 +317,24 @@ class Session:
             leaves, rebuild = flatten_fetches(fetches)
         run = self._plan_for(leaves, feed_list).run
 
-        if single:
-            def call(*feed_values):
-                try:
-                    return run(feed_values)[0]
-                except Exception as exc:
-                    if _closed_under(self, exc):  # closed by another thread meanwhile
-                        raise _closed_error() from exc
-                    raise
-        else:
-            def call(*feed_values):
-                try:
-                    return rebuild(run(feed_values))
-                except Exception as exc:
-                    if _closed_under(self, exc):
-                        raise _closed_error() from exc
-                    raise
+        def call(*feed_values):
+            try:
+                out = run(feed_values)
+            except Exception as exc:
+                self._reraise(exc)
+            return out[0] if single else rebuild(out)
         return call
+
+    def _reraise(self, exc):
+        """Raise a failed run's error, or "closed" when another thread closed the session meanwhile
+        (a queue wait the close woke says so already: CancelledError)."""
+        if self._closed and not isinstance(exc, CancelledError):
+            raise RuntimeError(_CLOSED) from exc
+        raise exc
 
     def load_variable(self, variable, value):
         """Write `value` into `variable` in this session without running an op (`Variable.load`);
         the value must fit the variable's dtype and shape."""
-        import numpy as np
         arr = np.array(value, dtype=variable.dtype.as_numpy_dtype)
         if not variable.shape.is_compatible_with(arr.shape):
             raise ValueError(f"Cannot load a value of shape {arr.shape} into variable "
@@ -365,7 +346,7 @@ class Session:
         this session (what `graphflow.save` and `train.Saver` write to disk): every variable as
         the same set of whole runs left it, also while other threads run."""
         if self._closed:
-            raise _closed_error()
+            raise RuntimeError(_CLOSED)
         return self._state.variables.host_values()
 
     def set_variable_values(self, values):
@@ -373,21 +354,13 @@ class Session:
         the caller has checked dtypes and shapes against the variables. All are stored at once:
         a snapshot or run in another thread sees all of them or none."""
         if self._closed:
-            raise _closed_error()
+            raise RuntimeError(_CLOSED)
         self._state.variables.write_many(values)
 
     def list_devices(self):
         return placement.list_devices()
 
 
-def _closed_error():
-    return RuntimeError("Attempted to use a closed Session.")
-
-
-def _closed_under(session, exc):
-    """True when a run failed because another thread closed its session (its variables and
-    resources went away); a queue wait the close woke already says so (CancelledError)."""
-    return session._closed and not isinstance(exc, CancelledError)
 
 
 def _first(values):
