@@ -21,11 +21,14 @@ from graphflow.engine import placement
 from graphflow.engine.executor import Plan
 from graphflow.framework import default_session, dtypes
 from graphflow.framework.config import session_intra_op_threads
+from graphflow.framework.errors import CancelledError
 from graphflow.framework.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
 from graphflow.kernels.variable_store import DeviceVariableStore
 from graphflow.ops import registry
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
+
+_CLOSED = "Attempted to use a closed Session."  # TF1's words
 
 
 # ----------------------------------------------------------------------------- fetch structures
@@ -156,6 +159,12 @@ class Session:
     applied to each compiled plan; `device` (e.g. "/gpu:0") is the default device of ops built
     without `tf.device`: every op with a kernel for it runs there, the others fall back to the CPU
     (see `graphflow.engine.placement`; a missing GPU is reported here, when the session is created).
+
+    Threads (docs/sessions.md): all methods may be called from several threads at once (building
+    the graph may not). A run's reads see the runs committed before each read; its writes are
+    committed at once when it succeeds; `variable_values()` (so `Saver.save`) is a consistent
+    snapshot of whole runs. `close()` makes calls, compiles and runs in other threads raise
+    `RuntimeError("Attempted to use a closed Session.")` (a queue wait: `CancelledError`, as TF1).
     """
 
     def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
@@ -204,7 +213,7 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Evaluate `fetches` (any nesting of Tensors/Operations/names) with `feed_dict` values."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise RuntimeError(_CLOSED)
         kind = type(fetches)
         if kind is Tensor or kind is Operation:
             leaves, rebuild = (fetches,), _first
@@ -221,7 +230,10 @@ class Session:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
         values = tuple(feed_dict.values()) if feed_dict else ()
         plan = self._plan_for(leaves, feed_dict or ())
-        out = plan.run(values)
+        try:
+            out = plan.run(values)
+        except Exception as exc:
+            self._reraise(exc)
         if run_metadata is not None:
             run_metadata.plan = plan.pick(values)
         return rebuild(out)
@@ -232,7 +244,10 @@ class Session:
         plan = self._plan_for(leaves, feed_dict or ())
         values = tuple(feed_dict.values())
         plan = plan.pick(values)
-        out, run_metadata.step_stats = plan.run_traced(values)
+        try:
+            out, run_metadata.step_stats = plan.run_traced(values)
+        except Exception as exc:
+            self._reraise(exc)
         run_metadata.plan = plan
         return out
 
@@ -257,6 +272,8 @@ class Session:
                         plan = _SpecializedPlans(self, elements, feed_tensors, flags, shaped)
                     else:
                         plan = self._compile(elements, feed_tensors)
+                    if self._closed:  # closed by another thread while this one compiled
+                        raise RuntimeError(_CLOSED)
                     self._plans[key] = plan
         return plan
 
@@ -300,18 +317,24 @@ class Session:
             leaves, rebuild = flatten_fetches(fetches)
         run = self._plan_for(leaves, feed_list).run
 
-        if single:
-            def call(*feed_values):
-                return run(feed_values)[0]
-        else:
-            def call(*feed_values):
-                return rebuild(run(feed_values))
+        def call(*feed_values):
+            try:
+                out = run(feed_values)
+            except Exception as exc:
+                self._reraise(exc)
+            return out[0] if single else rebuild(out)
         return call
+
+    def _reraise(self, exc):
+        """Raise a failed run's error, or "closed" when another thread closed the session meanwhile
+        (a queue wait the close woke says so already: CancelledError)."""
+        if self._closed and not isinstance(exc, CancelledError):
+            raise RuntimeError(_CLOSED) from exc
+        raise exc
 
     def load_variable(self, variable, value):
         """Write `value` into `variable` in this session without running an op (`Variable.load`);
         the value must fit the variable's dtype and shape."""
-        import numpy as np
         arr = np.array(value, dtype=variable.dtype.as_numpy_dtype)
         if not variable.shape.is_compatible_with(arr.shape):
             raise ValueError(f"Cannot load a value of shape {arr.shape} into variable "
@@ -319,23 +342,25 @@ class Session:
         self._state.variables.write(variable.op.attrs["shared_name"], arr)
 
     def variable_values(self):
-        """A snapshot {shared_name: read-only array} of the variables initialized in this session
-        (what `graphflow.save` and `train.Saver` write to disk)."""
+        """A consistent snapshot {shared_name: read-only array} of the variables initialized in
+        this session (what `graphflow.save` and `train.Saver` write to disk): every variable as
+        the same set of whole runs left it, also while other threads run."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise RuntimeError(_CLOSED)
         return self._state.variables.host_values()
 
     def set_variable_values(self, values):
         """Store {shared_name: array} as variable values (restoring a saved model or checkpoint);
-        the caller has checked dtypes and shapes against the variables."""
+        the caller has checked dtypes and shapes against the variables. All are stored at once:
+        a snapshot or run in another thread sees all of them or none."""
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        store = self._state.variables
-        for name, value in values.items():
-            store.write(name, value)
+            raise RuntimeError(_CLOSED)
+        self._state.variables.write_many(values)
 
     def list_devices(self):
         return placement.list_devices()
+
+
 
 
 def _first(values):

@@ -18,6 +18,7 @@ limits and checksums, and reports a damaged file as `GraphFormatError`.
 """
 
 import os
+import threading
 import time
 import warnings
 
@@ -128,9 +129,15 @@ class Saver:
         return [p for p, _ in self._last_checkpoints]
 
     def recover_last_checkpoints(self, checkpoint_paths):
-        """Adopt existing checkpoints (e.g. from `get_checkpoint_state`) so they are pruned too."""
-        now = time.time()
-        self._last_checkpoints = [(p, now) for p in checkpoint_paths if checkpoint_exists(p)]
+        """Adopt existing checkpoints, oldest first (e.g. `get_checkpoint_state(d)
+        .all_model_checkpoint_paths`), so they count against `max_to_keep` and are deleted in
+        turn; each is taken as saved when its index was written (TF1). Missing ones are left out."""
+        found = []
+        for prefix in checkpoint_paths:
+            saved_at = checkpoint_files.checkpoint_mtime(prefix)
+            if saved_at is not None:
+                found.append((os.fspath(prefix), saved_at))
+        self._last_checkpoints = found
 
     def _check_session(self, sess):
         for s in self._saveables:
@@ -174,21 +181,31 @@ class Saver:
         # Crash-safe order: (1) the data files (temp + fsync + rename), then the index naming
         # them (likewise), and the .meta graph, (2) the state file naming the checkpoint
         # (atomically), (3) only then delete the checkpoints the state file no longer keeps.
-        # A kill at any moment leaves a state file that names complete checkpoints.
+        # A kill at any moment leaves a state file that names complete checkpoints; an error
+        # (a full disk) leaves no file of this save and the saver's kept list as it was.
         file_io.remove_stale_temp_files(directory, "")
+        _retry_removals(save_path)
         from graphflow.fileformat.tf_bundle import write_bundle  # protobuf loads on first save
         shard_of, num_shards = self._shards()
-        write_bundle(save_path, arrays, shard_of, num_shards)
+        kept, expired, next_keep, preserved = self._kept_after(save_path)
+        written = []
+        try:
+            written += write_bundle(save_path, arrays, shard_of, num_shards)[::-1]  # index first
+            if write_meta_graph:
+                from graphflow.fileformat.tf_meta_graph import write_saver_meta_graph
+                write_saver_meta_graph(f"{save_path}.{meta_graph_suffix}", sess.graph, self)
+                written.append(f"{save_path}.{meta_graph_suffix}")
+            if write_state:
+                checkpoint_files.write_state(directory, save_path, [p for p, _ in kept],
+                                             latest_filename or "checkpoint",
+                                             [t for _, t in kept], preserved)
+        except BaseException:
+            _remove_files(written)  # a checkpoint no state file names, of a failed save
+            raise
+        self._last_checkpoints, self._next_keep_time, self._last_preserved = (
+            kept, next_keep, preserved)
         if write_meta_graph:
-            from graphflow.fileformat.tf_meta_graph import write_saver_meta_graph
-            write_saver_meta_graph(f"{save_path}.{meta_graph_suffix}", sess.graph, self)
             self._meta_suffix = meta_graph_suffix
-        expired = self._remember(save_path)
-        if write_state:
-            checkpoint_files.write_state(directory, save_path, self.last_checkpoints,
-                                         latest_filename or "checkpoint",
-                                         [t for _, t in self._last_checkpoints],
-                                         self._last_preserved)
         for old in expired:
             delete_checkpoint(old, [f".{self._meta_suffix}"])
         return save_path
@@ -201,23 +218,23 @@ class Saver:
         number = {d: i for i, d in enumerate(devices)}
         return {s.key: number[s.op.device or ""] for s in self._saveables}, max(len(devices), 1)
 
-    def _remember(self, prefix):
-        """Record `prefix` as the newest checkpoint; returns the prefixes to delete (after the
-        index has been rewritten without them)."""
+    def _kept_after(self, prefix):
+        """What saving `prefix` as the newest checkpoint makes of the kept list, without changing
+        it (that waits for the state file): (kept [(prefix, time)], prefixes to delete once the
+        state file no longer names them, next keep-for-good time, last preserved time)."""
         now = time.time()
-        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix]
-        self._last_checkpoints.append((prefix, now))
+        kept = [(p, t) for p, t in self._last_checkpoints if p != prefix]
+        kept.append((prefix, now))
         expired = []
-        if not self._max_to_keep:
-            return expired
-        while len(self._last_checkpoints) > self._max_to_keep:
-            old, saved_at = self._last_checkpoints.pop(0)
-            if saved_at > self._next_keep_time:  # keep one checkpoint every N hours for good
-                self._next_keep_time += self._keep_every_seconds
-                self._last_preserved = saved_at
+        next_keep, preserved = self._next_keep_time, self._last_preserved
+        while self._max_to_keep and len(kept) > self._max_to_keep:
+            old, saved_at = kept.pop(0)
+            if saved_at > next_keep:  # keep one checkpoint every N hours for good
+                next_keep += self._keep_every_seconds
+                preserved = saved_at
                 continue
             expired.append(old)
-        return expired
+        return kept, expired, next_keep, preserved
 
     # ------------------------------------------------------------------------------ restoring
     def restore(self, sess, save_path, limits=None):
@@ -249,6 +266,48 @@ class Saver:
                         f"{list(shape)}, but the variable has shape {s.shape}")
             updates = {s.shared_name: reader.get_tensor(s.key) for s in self._saveables}
         sess.set_variable_values(updates)
+
+
+# Files of this process's failed saves that could not be removed when the save failed: removed
+# by the next save (of any Saver), unless that save writes them again.
+_unremoved = set()
+_unremoved_lock = threading.Lock()
+
+
+def _remove_files(paths):
+    """Remove `paths` (in order), remembering those that could not be removed."""
+    for path in paths:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            with _unremoved_lock:
+                _unremoved.add(path)
+
+
+def _retry_removals(save_path):
+    """Remove what earlier failed saves of this process left, except files of `save_path`
+    (this save writes them again)."""
+    with _unremoved_lock:
+        if not _unremoved:
+            return
+        paths = sorted(_unremoved)
+        _unremoved.clear()
+    mine = save_path + "."
+    _remove_files([p for p in paths if not p.startswith(mine)])
+
+
+def recover_kept_checkpoints(saver, checkpoint_dir, latest_filename=None):
+    """Make `saver`, when it keeps no checkpoint yet, keep those the state file of
+    `checkpoint_dir` lists (what TF1's session manager does after restoring from a directory), so
+    that a restarted program goes on deleting the oldest beyond `max_to_keep` instead of
+    forgetting them on disk."""
+    if saver is None or saver.last_checkpoints or not checkpoint_dir:
+        return
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is not None:
+        saver.recover_last_checkpoints(state.all_model_checkpoint_paths)
 
 
 __all__ = ["Saver", "SaverDef", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",

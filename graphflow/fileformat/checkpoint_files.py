@@ -47,6 +47,18 @@ def checkpoint_exists(checkpoint_prefix):
     return os.path.isfile(prefix + INDEX_SUFFIX) or os.path.isfile(prefix + NPZ_SUFFIX)
 
 
+def checkpoint_mtime(checkpoint_prefix):
+    """When the checkpoint `checkpoint_prefix` was completed (its index's modification time), or
+    None if there is none."""
+    prefix = os.fspath(checkpoint_prefix)
+    for suffix in (INDEX_SUFFIX, NPZ_SUFFIX):
+        try:
+            return os.stat(prefix + suffix).st_mtime
+        except OSError:
+            pass
+    return None
+
+
 def delete_checkpoint(prefix, extra_suffixes=()):
     """Remove the files of the checkpoint `prefix`: the index first (so what remains is never
     taken for a checkpoint), then its data shards, an older `.npz`, and `prefix + suffix` for
@@ -226,5 +238,5 @@ def _newest_on_disk(directory, stem):
     return None if best is None else best[1]
 
 
-__all__ = ["CheckpointState", "checkpoint_exists", "delete_checkpoint", "open_checkpoint",
+__all__ = ["CheckpointState", "checkpoint_exists", "checkpoint_mtime", "delete_checkpoint", "open_checkpoint",
            "write_state", "get_checkpoint_state", "latest_checkpoint"]

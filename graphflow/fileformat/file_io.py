@@ -158,6 +158,49 @@ def atomic_write(path):
     _fsync_directory(directory)
 
 
+class StagedFile:
+    """A file written beside `path` under `atomic_write`'s temp name, for writers that put several
+    files in place together (a checkpoint's data shards, then its index): `open()` gives the file
+    object, `finish()` flushes it to disk and closes it, `commit()` renames it over `path`,
+    `discard()` removes whichever of the temp file or, once committed, `path` it left."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.directory = os.path.dirname(os.path.abspath(self.path))
+        self.temp = os.path.join(self.directory, f".{os.path.basename(self.path)}."
+                                                 f"{os.getpid()}-{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        self.file = None
+        self.committed = False
+
+    def open(self):
+        self.file = open(self.temp, "xb")
+        return self.file
+
+    def finish(self):
+        f = self.file
+        try:
+            f.flush()
+            os.fsync(f.fileno())
+        finally:
+            f.close()
+
+    def commit(self):
+        os.replace(self.temp, self.path)
+        self.committed = True
+
+    def discard(self):
+        if self.file is not None:
+            with contextlib.suppress(OSError):
+                self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path if self.committed else self.temp)
+
+
+def fsync_directory(directory):
+    """Make renames in `directory` durable where the platform allows it."""
+    _fsync_directory(directory)
+
+
 def remove_stale_temp_files(directory, basename_prefix):
     """Delete temp files `atomic_write` left in `directory` for targets whose name starts with
     `basename_prefix`, when the process that wrote them is gone (it was killed mid-write).

@@ -13,10 +13,11 @@
   `encode_slice_key`). `BundleReader.get_tensor(name)` assembles the slices.
 
 `write_bundle` writes one shard (or one per group of tensors with `shard_of`): the data files and
-the index are written to temp files; only when all are complete is an older index of the same
-prefix removed, the data files flushed and renamed into place, and the index last, so an error
-leaves the old bundle untouched and a crash leaves the complete old bundle, no index (no
-checkpoint), or the complete new one.
+the index are written to temp files and flushed to disk; only when all are complete is an older
+index of the same prefix removed, the data files renamed into place, and the index last, so an
+error while writing (a full disk) leaves the old bundle untouched, and a crash leaves the complete
+old bundle, no index (no checkpoint), or the complete new one. On any error every file of the new
+bundle is removed again: its temp files, and data files already renamed (their index is gone).
 
 `BundleReader` treats the files as hostile: the header's version, byte order and shard count, every
 entry's dtype, shape (rank and dims within `Limits`), shard, offset and size, and each slice, are
@@ -434,11 +435,12 @@ def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
         by_shard[shard_of.get(name, 0)].append(name)
     paths = [data_filename(prefix, s, num_shards) for s in range(num_shards)]
     index_path = index_filename(prefix)
-    with contextlib.ExitStack() as stack:
-        # entered first, so renamed last: after every data file is complete and renamed
-        index_file = stack.enter_context(file_io.atomic_write(index_path))
+    staged = [file_io.StagedFile(p) for p in paths]
+    index = file_io.StagedFile(index_path)
+    replacing = False
+    try:
         for shard, names in enumerate(by_shard):
-            f = stack.enter_context(file_io.atomic_write(paths[shard]))
+            f = staged[shard].open()
             offset = 0
             for name in names:
                 array = np.asarray(tensors[name])
@@ -460,17 +462,33 @@ def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
                     entry.shape.dim.add(size=d)
                 entries[name] = entry
                 offset += len(data)
+            staged[shard].finish()
         header = protos.BundleHeaderProto(num_shards=num_shards, endianness=0)
         header.version.producer = BUNDLE_VERSION
         items = [(HEADER_KEY, header.SerializeToString())]
         items += [(n.encode("utf-8"), entries[n].SerializeToString())
                   for n in sorted(entries, key=lambda n: n.encode("utf-8"))]
-        tf_table.write_table(index_file, items)
-        # Everything is written (the temp files are flushed to disk as they close). An older
-        # index of this prefix goes before new data files replace its data, so a crash during
-        # the renames leaves no index (no checkpoint) rather than one naming the wrong bytes.
+        tf_table.write_table(index.open(), items)
+        index.finish()
+        # Everything is on disk. An older index of this prefix goes before new data files
+        # replace its data, so a crash during the renames leaves no index (no checkpoint) rather
+        # than one naming the wrong bytes; the index is renamed last.
+        replacing = True
         with contextlib.suppress(FileNotFoundError):
             os.remove(index_path)
+        for s in staged:
+            s.commit()
+        index.commit()
+    except BaseException:
+        # nothing of this bundle stays: its temp files, and data files already renamed into
+        # place (their index is gone or never came), which no checkpoint could name
+        for s in staged + [index]:
+            s.discard()
+        for path in paths if replacing else ():
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        raise
+    file_io.fsync_directory(os.path.dirname(os.path.abspath(index_path)))
     return paths + [index_path]
 
 

@@ -43,12 +43,15 @@ class LockedWrites(dict):
 
 class VariableStore:
     """Variable values of one session. Writes during a run go to a per-thread pending dict and are
-    committed only when the run succeeds, so a failed run changes no variable.
+    committed only when the run succeeds, so a failed run changes no variable. A commit stores all
+    of a run's writes under `lock` at once, so `settled_items` (the snapshot `Session.variable_values`
+    and `Saver.save` read) holds whole runs' effects, never part of one.
 
     Stored arrays are never changed, with one exception: a run's last op, an optimizer update, may
     update its variables' arrays in place (`kernels/cpu/numba/update_kernels.py`) inside
-    `updating_in_place`; meanwhile other threads' reads of those variables wait, so no run sees a
-    half-updated array."""
+    `updating_in_place`; from then until the run commits (or aborts), other threads' reads of those
+    variables and snapshots wait, so no run sees a half-updated array and no snapshot sees those
+    variables a step ahead of the run's other writes."""
 
     def __init__(self):
         self.values = {}
@@ -95,12 +98,25 @@ class VariableStore:
         checks, inside it, that nothing else refers to their arrays, then changes them)."""
         with self.lock:
             self._updating.update(names)
+        local = self._local
         try:
             yield
-        finally:
-            with self._updated:
-                self._updating.difference_update(names)
-                self._updated.notify_all()
+        except BaseException:
+            self._release(names)
+            raise
+        if getattr(local, "pending", None) is None:
+            self._release(names)  # not inside a run: nothing else to commit
+        else:  # the run's commit (or abort) releases them, with its other writes
+            held = getattr(local, "held", None)
+            local.held = list(names) if held is None else held + list(names)
+
+    def _release(self, names, pending=None):
+        """Stop holding `names` (variables updated in place), storing `pending` with them."""
+        with self._updated:
+            if pending:
+                self.values.update(pending)
+            self._updating.difference_update(names)
+            self._updated.notify_all()
 
     def settled_items(self):
         """[(name, stored value)], taken while no update writes a variable in place."""
@@ -112,6 +128,11 @@ class VariableStore:
         value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
         value.flags.writeable = False  # stored arrays are never mutated in place
         return self._store(name, value)
+
+    def _prepare(self, value):
+        value = np.array(value, copy=True) if not isinstance(value, np.ndarray) else value
+        value.flags.writeable = False  # stored arrays are never mutated in place
+        return value
 
     def _store(self, name, value):
         """Keep `value` under `name`: in this thread's pending writes during a run, else now."""
@@ -134,15 +155,32 @@ class VariableStore:
     def is_initialized(self, name):
         return name in self.values
 
+    def write_many(self, values):
+        """Store {name: array} outside a run, all at once (a snapshot sees all or none)."""
+        prepared = {name: self._prepare(value) for name, value in values.items()}
+        with self.lock:
+            self.values.update(prepared)
+
     def commit(self):
-        pending = self._local.pending
-        self._local.pending = None
-        if pending:
+        """Store the run's pending writes, all under one acquire of `lock` (the commit point)."""
+        local = self._local
+        pending = local.pending
+        local.pending = None
+        held = getattr(local, "held", None)
+        if held is not None:
+            local.held = None
+            self._release(held, pending)
+        elif pending:
             with self.lock:
                 self.values.update(pending)
 
     def abort(self):
-        self._local.pending = None
+        local = self._local
+        local.pending = None
+        held = getattr(local, "held", None)
+        if held is not None:
+            local.held = None
+            self._release(held)
 
 
 class DeviceVariableStore(VariableStore):
@@ -191,6 +229,11 @@ class DeviceVariableStore(VariableStore):
         if isinstance(value, np.ndarray) or self._backend_of(value) is None:
             return VariableStore.write(self, name, value)
         return self._store(name, value)  # a device array, kept as it is
+
+    def _prepare(self, value):
+        if isinstance(value, np.ndarray) or self._backend_of(value) is None:
+            return VariableStore._prepare(self, value)
+        return value  # a device array, kept as it is
 
     def register(self, backend):
         if backend not in self.backends:

@@ -234,6 +234,11 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)
+        from graphflow.fileformat.checkpoint import recover_kept_checkpoints
+
+        # a saver that keeps no checkpoint yet adopts those the directory's state file lists, so
+        # a restarted program keeps deleting the oldest beyond max_to_keep
+        recover_kept_checkpoints(self._get_saver(), self._dir)
         step = int(session.run(self._step_tensor))
         self._save(session, step)
         self._timer.update_last_triggered_step(step)

@@ -20,7 +20,7 @@ import os
 import time
 
 from graphflow.engine.session import Session
-from graphflow.fileformat.checkpoint import Saver, latest_checkpoint
+from graphflow.fileformat.checkpoint import Saver, latest_checkpoint, recover_kept_checkpoints
 from graphflow.framework.errors import OutOfRangeError
 from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.ops import state_ops
@@ -116,6 +116,8 @@ class ChiefSessionCreator:
             path = latest_checkpoint(self._checkpoint_dir)
         if path is not None and scaffold.saver is not None:
             scaffold.saver.restore(session, path)
+            if self._checkpoint_path is None:  # the saver keeps deleting the directory's oldest
+                recover_kept_checkpoints(scaffold.saver, self._checkpoint_dir)
         else:
             session.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)
             if scaffold.init_fn is not None:
@@ -321,6 +323,7 @@ class Supervisor:
         path = latest_checkpoint(self._logdir) if self._logdir else None
         if path is not None and self._saver is not None:
             self._saver.restore(session, path)
+            recover_kept_checkpoints(self._saver, self._logdir)
         else:
             if self._init_op is not None:
                 session.run(self._init_op, feed_dict=self._init_feed_dict)

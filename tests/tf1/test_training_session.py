@@ -129,3 +129,48 @@ def test_supervisor_managed_session_saves_and_restores(tmp_path):
         assert sess.run(w.read_value()) == 3.0
         sv2.request_stop()
         assert sv2.should_stop()
+
+
+def _kept(directory):
+    return sorted(int(p.name[len("model.ckpt-"):-len(".index")]) for p in directory.iterdir()
+                  if p.name.endswith(".index"))
+
+
+def test_restarted_monitored_sessions_recover_the_kept_checkpoints(tmp_path):
+    for _ in range(4):
+        with tf.Graph().as_default():
+            _, _, train_op = _counter_graph()
+            scaffold = tf.train.Scaffold(saver=tf.train.Saver(max_to_keep=2))
+            with tf.train.MonitoredTrainingSession(
+                    checkpoint_dir=str(tmp_path), scaffold=scaffold, save_checkpoint_steps=1,
+                    hooks=[tf.train.StopAtStepHook(num_steps=2)]) as sess:
+                while not sess.should_stop():
+                    sess.run(train_op)
+    assert _kept(tmp_path) == [7, 8]
+    assert len(list(tmp_path.glob("model.ckpt-*"))) == 2 * 3  # .index, .data, .meta each
+
+
+def test_a_checkpoint_saver_hook_with_its_own_saver_recovers_the_kept_checkpoints(tmp_path):
+    for _ in range(3):
+        with tf.Graph().as_default():
+            _, _, train_op = _counter_graph()
+            hook = tf.train.CheckpointSaverHook(str(tmp_path), save_steps=1,
+                                                saver=tf.train.Saver(max_to_keep=2))
+            with tf.train.MonitoredTrainingSession(
+                    checkpoint_dir=str(tmp_path), save_checkpoint_steps=None,
+                    save_checkpoint_secs=None,
+                    hooks=[hook, tf.train.StopAtStepHook(num_steps=2)]) as sess:
+                while not sess.should_stop():
+                    sess.run(train_op)
+    assert _kept(tmp_path) == [5, 6]
+
+
+def test_a_restarted_supervisor_recovers_the_kept_checkpoints(tmp_path):
+    for _ in range(4):
+        with tf.Graph().as_default():
+            _, _, train_op = _counter_graph()
+            sv = tf.train.Supervisor(logdir=str(tmp_path), saver=tf.train.Saver(max_to_keep=2),
+                                     save_model_secs=1)
+            with sv.managed_session() as sess:
+                sess.run(train_op)
+    assert _kept(tmp_path) == [3, 4]

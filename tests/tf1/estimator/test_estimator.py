@@ -172,3 +172,19 @@ def test_export_saved_model_says_what_to_use_instead(tmp_path):
     est = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path))
     with pytest.raises(NotImplementedError, match="graphflow.save"):
         est.export_savedmodel(str(tmp_path / "export"), None)
+
+
+def _checkpoint_files(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".index"))
+
+
+def test_a_restarted_estimator_keeps_keep_checkpoint_max_checkpoints(tmp_path):
+    config = tf.estimator.RunConfig(model_dir=str(tmp_path), keep_checkpoint_max=2)
+    for _ in range(5):  # each run restores, saves when the session starts and when it ends
+        tf.estimator.Estimator(_model_fn, config=config).train(_train_input(), steps=3)
+    assert _checkpoint_files(tmp_path) == ["model.ckpt-12.index", "model.ckpt-15.index"]
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert [p.rsplit("/", 1)[1] for p in state.all_model_checkpoint_paths] == [
+        "model.ckpt-12", "model.ckpt-15"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("model.ckpt-")
+                and p.name.split(".")[1].split("-")[1] not in ("12", "15")]
