@@ -1,9 +1,9 @@
 """Import an ONNX model as an ordinary graphflow graph (which can then be differentiated, optimized,
 fine-tuned, saved as .gfz and run anywhere graphflow runs).
 
-`import_model(path_or_proto, trainable=False)` checks the file as untrusted input (size, node and
-element counts, external data only inside the model's own folder, dims that fit memory), lists every
-unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
+`import_model(path_or_proto, trainable=False, allow_io=False)` checks the file as untrusted input
+(size, node and element counts, external data only inside the model's own folder, dims that fit
+memory), lists every unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
 `import_ops.BUILDERS`. Initializers become constants, or variables with `trainable=True`.
 The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
 a session holding the variable values, and `run({name: array}) -> {name: array}` (a list of
@@ -14,6 +14,7 @@ arrays for an output that is an ONNX sequence). Ops outside ai.onnx are keyed by
 import os
 
 from graphflow.engine.session import Session
+from graphflow.fileformat import io_policy
 from graphflow.framework.graph import Graph
 from graphflow.interop.onnx.support import require_onnx
 
@@ -205,8 +206,10 @@ def _placeholder_shape(value_info):
     return [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
 
 
-def import_model(source, trainable=False, graph=None):
-    """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc."""
+def import_model(source, trainable=False, graph=None, allow_io=False):
+    """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc.
+    The ops built are passed through `io_policy` like any loaded graph's (ONNX has no op that
+    reaches outside the process today): refused unless `allow_io=True`."""
     onnx = require_onnx()
     import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
     from graphflow.interop.onnx import (  # noqa: F401, PLC0415
@@ -230,6 +233,7 @@ def import_model(source, trainable=False, graph=None):
     if unsupported:
         raise OnnxImportError(f"graphflow cannot import ONNX op(s): {', '.join(unsupported)}")
     graph = graph or Graph()
+    first_new = len(graph.get_operations())
     ctx = ImportContext(onnx, opset, graph)
     values, inputs, variables = {}, {}, []
     with graph.as_default():
@@ -259,6 +263,8 @@ def import_model(source, trainable=False, graph=None):
         ctx.values = values
         ctx.build_nodes(model.graph.node, values)
         outputs = {vi.name: values[vi.name] for vi in model.graph.output}
+        io_policy.check_ops(graph.get_operations()[first_new:], allow_io, "the ONNX model",
+                            "graphflow.interop.onnx.import_model(source, allow_io=True)")
         session = Session(graph=graph)
         if variables:
             session.run(tf.variables_initializer(variables))
