@@ -3,8 +3,9 @@ fine-tuned, saved as .gfz and run anywhere graphflow runs).
 
 `import_model(path_or_proto, trainable=False, allow_io=False)` checks the file as untrusted input
 (size, node and element counts, external data only inside the model's own folder, dims that fit
-memory), lists every unsupported op at once, then builds one graphflow op group per ONNX node through the builder table
-`import_ops.BUILDERS`. Initializers become constants, or variables with `trainable=True`.
+memory), lists every unsupported op at once, then builds one graphflow op group per ONNX node
+through the builder table `import_ops.BUILDERS`. Initializers become constants, or variables with
+`trainable=True`. The built ops pass through `fileformat/io_policy.py` like a loaded graph's.
 The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
 a session holding the variable values, and `run({name: array}) -> {name: array}` (a list of
 arrays for an output that is an ONNX sequence). Ops outside ai.onnx are keyed by domain
