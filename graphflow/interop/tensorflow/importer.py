@@ -127,7 +127,12 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         ctx = ImportContext(graph, prefix, library, limits, source)
         ctx.read = graph_reads(nodes) | reads
         ctx.clear_devices = bool(clear_devices)
+        first_new = graph.num_ops()
         build_nodes(ctx, order, input_map)
+    # the nodes were checked through the op table before; the ops the import rules built are
+    # checked too, whatever a rule makes of its node
+    io_policy.check_ops(graph.get_operations()[first_new:], allow_io, source or "the GraphDef",
+                        how)
     if return_elements is None:
         return None
     out = []
