@@ -9,6 +9,8 @@ signatures, variables, collections — see `graphflow.fileformat.graph_format`) 
 big to inline and the session's variable values). It is written atomically. Loading executes no
 code from the file (JSON and pickle-free `.npy` only), enforces size limits, and rebuilds every op
 through its OpDef so shapes and dtypes are re-validated; any bad file raises `GraphFormatError`.
+Ops that reach outside the process (files, network, Python: `OpDef.touches`) are refused unless
+the caller passes `allow_io=True` (`graphflow.fileformat.io_policy`).
 """
 
 import os
@@ -16,7 +18,7 @@ import zipfile
 import zlib
 
 from graphflow.engine.session import Session
-from graphflow.fileformat import file_io
+from graphflow.fileformat import file_io, io_policy
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
 from graphflow.fileformat.graph_encoder import encode_graph, python_variables
@@ -254,17 +256,22 @@ class LoadedGraph:
                 f"inputs={sorted(self.inputs)} outputs={sorted(self.outputs)}>")
 
 
-def load(path, limits=None):
+def load(path, limits=None, allow_io=False):
     """Load a graph file into a new Graph with a Session holding its variable values.
 
     Returns a `LoadedGraph`. Raises `GraphFormatError` for any truncated, corrupted, hostile or
-    newer-version file (and the usual OSError when `path` cannot be opened)."""
+    newer-version file (and the usual OSError when `path` cannot be opened), and
+    `io_policy.IOPolicyError` listing the ops that reach outside the process (ReadFile,
+    WriteFile, readers, PyFunc, collectives: `OpDef.touches`) unless `allow_io=True`."""
     limits = limits or file_io.default_limits_for(path)
     doc, tensors, raw = _read_file(path, limits)
     packed = zlib.compress(raw, 1)
     del raw
     graph = Graph()
-    decoded = _decode(doc, tensors, graph, limits, what=f"graph file '{os.fspath(path)}'")
+    what = f"graph file '{os.fspath(path)}'"
+    decoded = _decode(doc, tensors, graph, limits, what=what)
+    io_policy.check_ops(graph.get_operations(), allow_io, what,
+                        "graphflow.load(path, allow_io=True)")
     graph.seed = doc.get("seed")
     session = Session(graph=graph)
     if decoded.variable_values:
@@ -289,15 +296,17 @@ class ImportedGraph:
 
 
 def import_graph(source, prefix="imported", graph=None, input_map=None, session=None,
-                 limits=None):
+                 limits=None, allow_io=False):
     """Import a saved graph (a path or a `LoadedGraph`) into `graph` (default: the default graph).
 
     Op names get `prefix` + '/' (made unique like a name scope; '' imports names unchanged) and so
     do the state names of the imported variables, so a model can be imported twice. `input_map`
     maps input signature names or tensor names of the file ('x:0') to Tensors of `graph` that
     replace them. With `session`, the file's variable values are written into it. The file is
-    fully validated before anything is added to `graph`. Returns an `ImportedGraph`.
+    fully validated before anything is added to `graph`, and ops that reach outside the process
+    are refused unless `allow_io=True` (as `load`). Returns an `ImportedGraph`.
     """
+    how = "graphflow.import_graph(source, allow_io=True)"
     if limits is None:
         limits = (file_io.DEFAULT_LIMITS if isinstance(source, LoadedGraph)
                   else file_io.default_limits_for(source))
@@ -305,10 +314,14 @@ def import_graph(source, prefix="imported", graph=None, input_map=None, session=
         what = f"graph file '{source.path}'"
         doc = fmt.parse_document(zlib.decompress(source._document_zlib), what)
         tensors = source._tensors
+        io_policy.check_ops(source.graph.get_operations(), allow_io, what, how)
     else:
         doc, tensors = read_file(source, limits)
         what = f"graph file '{os.fspath(source)}'"
-        _decode(doc, tensors, Graph(), limits, what=what)  # validate fully before touching `graph`
+        scratch = Graph()
+        _decode(doc, tensors, scratch, limits, what=what)  # validate fully before touching `graph`
+        io_policy.check_ops(scratch.get_operations(), allow_io, what, how)
+        del scratch
     graph = graph or get_default_graph()
     if prefix:
         prefix = prefix[:-1] if prefix.endswith("/") else graph.unique_name(prefix)

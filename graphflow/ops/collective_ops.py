@@ -32,10 +32,13 @@ def _gathered(inputs, attrs):
 
 # fresh_output: the kernels return arrays of their own (new, or buffers they reuse only once
 # nothing refers to them), so a later op may write over them in place and an Assign may keep them
-define("MpiAllreduce", _same, stateful=True, attrs="average:bool size:int>=1", fresh_output=True,
+# touches="network": every collective exchanges its values with the other processes
+define("MpiAllreduce", _same, stateful=True, touches="network", attrs="average:bool size:int>=1",
+       fresh_output=True, onnx=no_onnx.COLLECTIVE)
+define("MpiAllgather", _gathered, stateful=True, touches="network", fresh_output=True,
        onnx=no_onnx.COLLECTIVE)
-define("MpiAllgather", _gathered, stateful=True, fresh_output=True, onnx=no_onnx.COLLECTIVE)
-define("MpiBroadcast", _same, stateful=True, attrs="root:int>=0", fresh_output=True, onnx=no_onnx.COLLECTIVE)
+define("MpiBroadcast", _same, stateful=True, touches="network", attrs="root:int>=0",
+       fresh_output=True, onnx=no_onnx.COLLECTIVE)
 
 
 def _start_infer(inputs, attrs):
@@ -56,9 +59,10 @@ def _wait_infer(inputs, attrs):
     return [(dtype, TensorShape(list(shape))) for shape in attrs["shapes"]]
 
 
-define("MpiAllreduceStart", _start_infer, stateful=True, attrs="average:bool",
+define("MpiAllreduceStart", _start_infer, stateful=True, touches="network", attrs="average:bool",
        schedule="early", onnx=no_onnx.COLLECTIVE)
-define("MpiAllreduceWait", _wait_infer, stateful=True,  # outputs: views of a buffer of its own
+# MpiAllreduceWait's outputs: views of a buffer of its own
+define("MpiAllreduceWait", _wait_infer, stateful=True, touches="network",
        attrs="average:bool dtype:dtype shapes:list(shape)", schedule="late", fresh_output=True,
        onnx=no_onnx.COLLECTIVE)
 no_gradient("MpiAllreduceStart", "MpiAllreduceWait")
@@ -106,7 +110,8 @@ def _grad_like_input(inputs, attrs):
     return [(grad.dtype, x.shape)]
 
 
-define("MpiAllgatherGrad", _grad_like_input, stateful=True, onnx=no_onnx.COLLECTIVE)
+define("MpiAllgatherGrad", _grad_like_input, stateful=True, touches="network",
+       onnx=no_onnx.COLLECTIVE)
 
 
 __all__ = []

@@ -44,8 +44,8 @@ def _write_file_infer(inputs, attrs):
     return []
 
 
-define("ReadFile", _read_file_infer, stateful=True, onnx=no_onnx.IO)
-define("WriteFile", _write_file_infer, stateful=True, onnx=no_onnx.IO)
+define("ReadFile", _read_file_infer, stateful=True, touches="files", onnx=no_onnx.IO)
+define("WriteFile", _write_file_infer, stateful=True, touches="files", onnx=no_onnx.IO)
 
 
 def read_file(filename, name=None):

@@ -52,7 +52,12 @@ def _check_template(template, count):
 
 define("Print", _print_infer, stateful=True, may_alias_input=True,
        attrs="message:string first_n:int summarize:int", onnx=no_onnx.LOGGING)
-define("PrintV2", _print_v2_infer, stateful=True,
+def _print_v2_touches(attrs):
+    """PrintV2 appends to a file for an output_stream "file://PATH"; the streams touch nothing."""
+    return "files" if str(attrs.get("output_stream", "")).startswith("file://") else ""
+
+
+define("PrintV2", _print_v2_infer, stateful=True, touches=_print_v2_touches,
        attrs="template:string output_stream:string summarize:int end:string", onnx=no_onnx.LOGGING)
 define("Assert", _assert_infer, stateful=True, attrs="template:string summarize:int",
        onnx=no_onnx.none("a run-time assertion with a message: ONNX has no failing op"))

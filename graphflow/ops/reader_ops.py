@@ -53,18 +53,22 @@ def _reset_infer(inputs, attrs):
     return []
 
 
-# schedule="early" (as the queue ops): a run reads its record before it touches any variable
+# schedule="early" (as the queue ops): a run reads its record before it touches any variable.
+# touches="files": a reader opens the files named by its queue (its creation op says how it reads
+# them, its read ops open them); counting and resetting open nothing.
 _EARLY = {"stateful": True, "schedule": "early"}
-define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_EARLY, onnx=no_onnx.QUEUE)
+_READS = {**_EARLY, "touches": "files"}
+define("WholeFileReaderV2", _handle_infer, attrs="shared_name:string", **_READS, onnx=no_onnx.QUEUE)
 define("TextLineReaderV2", _handle_infer, attrs="shared_name:string skip_header_lines:int>=0",
-       **_EARLY, onnx=no_onnx.QUEUE)
-define("FixedLengthRecordReaderV2", _handle_infer, **_EARLY,
+       **_READS, onnx=no_onnx.QUEUE)
+define("FixedLengthRecordReaderV2", _handle_infer, **_READS,
        attrs="shared_name:string record_bytes:int>=1 header_bytes:int>=0 footer_bytes:int>=0 "
              "hop_bytes:int>=0 encoding:string", onnx=no_onnx.QUEUE)
 define("TFRecordReaderV2", _handle_infer, attrs="shared_name:string compression_type:string",
-       **_EARLY, onnx=no_onnx.QUEUE)
-define("ReaderReadV2", _read_infer, **_EARLY, onnx=no_onnx.QUEUE)
-define("ReaderReadUpToV2", _read_up_to_infer, value_dependent_shape=True, **_EARLY, onnx=no_onnx.QUEUE)
+       **_READS, onnx=no_onnx.QUEUE)
+define("ReaderReadV2", _read_infer, **_READS, onnx=no_onnx.QUEUE)
+define("ReaderReadUpToV2", _read_up_to_infer, value_dependent_shape=True, **_READS,
+       onnx=no_onnx.QUEUE)
 define("ReaderNumRecordsProducedV2", _count_infer, stateful=True, onnx=no_onnx.QUEUE)
 define("ReaderNumWorkUnitsCompletedV2", _count_infer, stateful=True, onnx=no_onnx.QUEUE)
 define("ReaderResetV2", _reset_infer, stateful=True, onnx=no_onnx.QUEUE)

@@ -14,6 +14,9 @@ from graphflow.framework.graph import Tensor, _user_location, install_op_defs
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops.attr_types import check_attrs, parse_attr_spec
 
+# What an op may reach outside the process's memory (`OpDef.touches`): nothing, or one of these.
+TOUCHES = ("", "files", "network", "python")
+
 
 @dataclass
 class OpDef:
@@ -91,6 +94,16 @@ class OpDef:
     gradient_takes_none: the gradient rule gets None, not zeros, for outputs no gradient reached
         (If, While skip work for them).
 
+    What it reaches outside the process's memory
+    touches: what the kernel reaches when the op runs, beyond the process's memory and its
+        standard streams: "" nothing; "files" opens, reads or writes files or directories by
+        path (ReadFile, WriteFile, the readers); "network" talks to other processes or machines
+        (the MPI collectives); "python" calls Python code of the process that is not graphflow's
+        (PyFunc). One of `TOUCHES`, or a rule `rule(attrs) -> one of TOUCHES` when the attrs
+        decide (PrintV2 writes to a file only for an output_stream "file://..."); `touches_of`
+        gives the value for an op. A graph read from a file runs none of these unless its loader
+        is told `allow_io=True` (`fileformat/io_policy.py`); a graph the program builds is free.
+
     Saving
     unsaveable: why no saved output may need this op (it reads a Python input pipeline); "" if it
         may. The op itself may sit in a saved graph.
@@ -142,6 +155,7 @@ class OpDef:
     layout_attrs: Optional[tuple] = None
     no_gradient: bool = False
     gradient_takes_none: bool = False
+    touches: object = ""
     unsaveable: str = ""
     cannot_save: str = ""
     schedule: str = ""
@@ -158,6 +172,9 @@ class OpDef:
         if self.schedule not in ("", "early", "late"):
             raise ValueError(f"OpDef '{self.type}': schedule must be '', 'early' or 'late', "
                              f"not {self.schedule!r}")
+        if not (callable(self.touches) or self.touches in TOUCHES):
+            raise ValueError(f"OpDef '{self.type}': touches must be one of {TOUCHES} or a rule of "
+                             f"the attrs, not {self.touches!r}")
         if self.must_feed:
             self.graph_input = True
         if self.fresh_output is None:
@@ -169,6 +186,16 @@ class OpDef:
     @property
     def attr_names(self):
         return tuple(self.attr_types)
+
+    def touches_of(self, attrs):
+        """What an op of this type with `attrs` reaches outside the process ("" for nothing)."""
+        if not callable(self.touches):
+            return self.touches
+        kind = self.touches(attrs)
+        if kind not in TOUCHES:
+            raise ValueError(f"OpDef '{self.type}': its touches rule gave {kind!r}, not one of "
+                             f"{TOUCHES}")
+        return kind
 
     @property
     def foldable(self):

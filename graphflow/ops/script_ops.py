@@ -33,7 +33,8 @@ def _py_func_infer(inputs, attrs):
 
 
 define("PyFunc", _py_func_infer, stateful=True, attrs="token:string Tout:list(dtype)",
-       cannot_save=CANNOT_SAVE, value_dependent_shape=True, onnx=no_onnx.none("calls Python code"))
+       touches="python", cannot_save=CANNOT_SAVE, value_dependent_shape=True,
+       onnx=no_onnx.none("calls Python code"))
 no_gradient("PyFunc")
 
 

@@ -20,6 +20,7 @@ import os
 
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat.checkpoint import Saver
+from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.fileformat.serialization import import_graph
 from graphflow.fileformat.tf_saved_model import SavedModelWriter
 from graphflow.fileformat.tf_saver_graph import datatype
@@ -260,7 +261,10 @@ def _signature(entry, what):
     return SignatureDef(parts["inputs"], parts["outputs"], str(entry.get("method_name", "")))
 
 
-def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
+HOW_SAVED_MODEL = "tf.saved_model.loader.load(sess, tags, export_dir, allow_io=True)"
+
+
+def load(sess, tags, export_dir, import_scope=None, allow_io=False, **saver_kwargs):
     """Load a directory an older graphflow wrote (`saved_model.json` + `saved_model.gfz`): import
     the meta graph saved with exactly `tags` into `sess.graph`, restore its variables into `sess`,
     and return its MetaGraphDef (`tf.saved_model.loader.load` is
@@ -281,8 +285,11 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
         raise GraphFormatError(f"{what}: signature_def must be an object")
     signature_def = {str(k): _signature(v, what) for k, v in signatures.items()}
     prefix = import_scope or ""
-    import_graph(os.path.join(export_dir, GRAPH_FILE), prefix=prefix, graph=sess.graph,
-                 session=sess)
+    try:
+        import_graph(os.path.join(export_dir, GRAPH_FILE), prefix=prefix, graph=sess.graph,
+                     session=sess, allow_io=allow_io)
+    except IOPolicyError as exc:
+        raise IOPolicyError(exc.source, exc.ops, HOW_SAVED_MODEL) from None
     if prefix:
         for sig in signature_def.values():
             for info in list(sig.inputs.values()) + list(sig.outputs.values()):

@@ -2,6 +2,8 @@
 
     graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--brief]
     graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz] [--text]
+                                  [--allow-io]  (run ops that read or write files, talk to
+                                  other processes or call Python: docs/security.md)
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
     graphflow export-onnx model.gfz model.onnx [--opset 17]
     graphflow run model.onnx --input x=batch.npy      (ONNX files run like graph files)
@@ -24,7 +26,7 @@ import numpy as np
 
 import graphflow
 from graphflow.engine import tracing
-from graphflow.fileformat import file_io
+from graphflow.fileformat import file_io, io_policy
 from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.errors import GraphFormatError, OpError
@@ -46,6 +48,13 @@ def _shape_text(shape):
 
 
 def _load(path, args=None, out=None):
+    try:
+        return _open_model(path, args, out, getattr(args, "allow_io", False))
+    except io_policy.IOPolicyError as exc:
+        raise CommandError(exc.explain(io_policy.HOW_CLI)) from None
+
+
+def _open_model(path, args, out, allow_io):
     if not os.path.exists(path):
         raise CommandError(f"{path}: no such file")
     if os.path.isdir(path) or path.lower().endswith((".pb", ".pbtxt")):
@@ -58,11 +67,12 @@ def _load(path, args=None, out=None):
             outputs = [n.strip() for n in args.outputs.split(",") if n.strip()]
         return cli_tensorflow.open_model(path, getattr(args, "tag_set", "serve"),
                                          getattr(args, "signature", "serving_default"),
-                                         outputs, out)
+                                         outputs, out, allow_io,
+                                         getattr(args, "initialize", True))
     if path.lower().endswith(".onnx"):
         from graphflow.interop.onnx import import_model  # noqa: PLC0415 (onnx is optional)
-        return import_model(path)
-    return load(path)
+        return import_model(path, allow_io=allow_io)
+    return load(path, allow_io=allow_io)
 
 
 # ------------------------------------------------------------------------------------ inspect
@@ -88,6 +98,12 @@ def cmd_inspect(args, out):
                 print(f"  {name}: operation {element.name}", file=out)
     print(f"variables: {len(model.variables)} ({params} parameters, {restored} with saved "
           "values)", file=out)
+    reaching = io_policy.reaching_ops(graph.get_operations())
+    if reaching:
+        print(f"ops reaching outside the process ({len(reaching)}; running them needs "
+              "--allow-io):", file=out)
+        for op_type, name, kind in reaching:
+            print(f"  {op_type} '{name}' ({kind})", file=out)
     if not args.brief:
         _print_kernel_choices(model, args.batch, out)
         print(file=out)
@@ -248,7 +264,7 @@ def _optimizer():
 
 def cmd_optimize(args, out):
     optimize = _optimizer()
-    model = _load(args.model)
+    model = _load(args.model, args)
     if not model.outputs:
         raise CommandError(f"{args.model} has no outputs in its signature: nothing to optimize for")
     input_names, output_names = list(model.inputs), list(model.outputs)
@@ -277,7 +293,7 @@ def cmd_optimize(args, out):
 # ------------------------------------------------------------------------------------ export-onnx
 def cmd_export_onnx(args, out):
     from graphflow.interop import onnx as gf_onnx  # noqa: PLC0415 (onnx is optional)
-    model = _load(args.model)
+    model = _load(args.model, args)
     tensors = {k: v for k, v in model.outputs.items() if isinstance(v, Tensor)}
     if not tensors:
         raise CommandError(f"{args.model} has no tensor outputs in its signature: nothing to export")
@@ -310,6 +326,13 @@ def _tensorflow_options(p):
                         "outputs to use (default: serving_default)")
 
 
+def _allow_io_option(p):
+    p.add_argument("--allow-io", action="store_true",
+                   help="run the graph's ops that read or write files, talk to other processes "
+                        "or call Python (ReadFile, WriteFile, readers, PyFunc, collectives); "
+                        "refused by default: only for a file you trust (docs/security.md)")
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="graphflow", description="Inspect, run and optimize "
                                      "saved graphflow graphs (.gfz files).")
@@ -328,7 +351,9 @@ def _parser():
     p.add_argument("--batch", type=_count(1), default=1, metavar="N",
                    help="the size taken for inputs' unknown dimensions when listing the kernels a "
                         "run chooses (default 1)")
-    p.set_defaults(run=cmd_inspect)
+    # inspect, optimize and export-onnx run none of the graph's ops, a SavedModel's init op
+    # included: they import every op, and inspect lists those reaching outside the process
+    p.set_defaults(run=cmd_inspect, allow_io=True, initialize=False)
 
     p = sub.add_parser("run", help="run a graph file on inputs and print or save its outputs")
     p.add_argument("model", help="a .gfz file written by graphflow.save, an .onnx file, a "
@@ -347,6 +372,7 @@ def _parser():
                         "spends longer loading numba (~0.5 s) than a small model's run, so the "
                         "command leaves them out unless asked")
     _tensorflow_options(p)
+    _allow_io_option(p)
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("optimize", help="optimize a graph file for its signature and save it")
@@ -354,13 +380,13 @@ def _parser():
     p.add_argument("-o", required=True, metavar="PATH", help="where to write the optimized graph")
     p.add_argument("--report", action="store_true", help="print what each pass did")
     p.add_argument("--passes", metavar="A,B", help="run only these passes (default: all)")
-    p.set_defaults(run=cmd_optimize)
+    p.set_defaults(run=cmd_optimize, allow_io=True, initialize=False)
 
     p = sub.add_parser("export-onnx", help="write a graph file's inference graph as an ONNX model")
     p.add_argument("model", help="a .gfz file written by graphflow.save")
     p.add_argument("out", help="the .onnx file to write")
     p.add_argument("--opset", type=_count(1), default=17, help="ONNX opset version (default 17)")
-    p.set_defaults(run=cmd_export_onnx)
+    p.set_defaults(run=cmd_export_onnx, allow_io=True, initialize=False)
 
     p = sub.add_parser("profile", help="run a graph file with tracing and print the top ops by "
                        "time")
@@ -372,6 +398,7 @@ def _parser():
     p.add_argument("--top", type=_count(1), default=20, metavar="K", help="ops to list (default 20)")
     p.add_argument("--trace", metavar="PATH", help="also write the last run as a Chrome trace")
     _tensorflow_options(p)
+    _allow_io_option(p)
     p.set_defaults(run=cmd_profile)
     return parser
 

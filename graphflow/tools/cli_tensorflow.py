@@ -8,7 +8,9 @@
 A SavedModel's inputs and outputs are those of the chosen signature (`--tag-set a,b`,
 `--signature KEY`). A GraphDef has no signature: its inputs are its placeholders (by op name) and
 its outputs the ops given with `--outputs` (op or tensor names), else the ops no other op uses
-(constants, placeholders and no-ops aside); the command says which it chose.
+(constants, placeholders and no-ops aside); the command says which it chose. Ops that reach
+outside the process are refused unless `allow_io` (`graphflow run --allow-io`); `graphflow
+inspect` imports them and runs nothing, a SavedModel's init op included (`initialize=False`).
 """
 
 import os
@@ -40,13 +42,13 @@ def is_tensorflow_path(path):
 class GraphDefModel:
     """A GraphDef file in a new graph and session, with LoadedGraph's interface."""
 
-    def __init__(self, path, outputs=None):
+    def __init__(self, path, outputs=None, allow_io=False):
         self.path = path
         what = f"GraphDef file '{path}'"
         graph_def = read_graph_def(path)
         self.graph = Graph()
         with self.graph.as_default():
-            import_graph_def(graph_def, name="", source=what)
+            import_graph_def(graph_def, name="", source=what, allow_io=allow_io)
         ops = self.graph.get_operations()
         self.inputs = {op.name: op.outputs[0] for op in ops if op.op_def.graph_input}
         if outputs:
@@ -83,7 +85,8 @@ class GraphDefModel:
         self.session.close()
 
 
-def open_model(path, tag_set="serve", signature="serving_default", outputs=None, out=None):
+def open_model(path, tag_set="serve", signature="serving_default", outputs=None, out=None,
+               allow_io=False, initialize=True):
     """A SavedModel directory or GraphDef file as a model; says on `out` what it chose."""
     if os.path.isdir(path):
         tags = [t.strip() for t in (tag_set or "").split(",") if t.strip()]
@@ -93,7 +96,8 @@ def open_model(path, tag_set="serve", signature="serving_default", outputs=None,
             raise GraphFormatError(f"{path}: no meta graph with tag set {','.join(tags)!r}; its "
                                    f"tag sets are {[','.join(t) for t in meta_tags]} (--tag-set)")
         try:
-            model = sm.LoadedSavedModel(path, tags, signature)
+            model = sm.LoadedSavedModel(path, tags, signature, allow_io=allow_io,
+                                        initialize=initialize)
         except KeyError as exc:
             raise GraphFormatError(f"{exc.args[0]} (--signature)") from None
         if out is not None:
@@ -103,7 +107,7 @@ def open_model(path, tag_set="serve", signature="serving_default", outputs=None,
                   f"'{signature}' ({model.method_name or 'no method name'})"
                   + (f"; other signatures: {', '.join(others)}" if others else ""), file=out)
         return model
-    model = GraphDefModel(path, outputs)
+    model = GraphDefModel(path, outputs, allow_io)
     if out is not None and model.chosen is not None:
         print(f"{path}: outputs chosen as the ops no other op uses: "
               f"{', '.join(model.chosen) or '(none)'} (choose with --outputs)", file=out)

@@ -16,6 +16,7 @@ import zipfile
 import numpy as np
 
 import graphflow as tf
+from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.framework.errors import GraphFormatError
 
 WRONG_VALUES = [True, False, 0, -1, 2**63, 1.5, float("nan"), "", "no", "float32", [], [1, "a"],
@@ -87,7 +88,7 @@ def outcome(path, feeds=None, seconds=5.0, max_bytes=64 << 20):
                 except (tf.errors.OpError, KeyError, ValueError, TypeError):
                     pass  # a well-formed file whose graph fails at run time: an ordinary error
         result = "loaded"
-    except GraphFormatError:
+    except (GraphFormatError, IOPolicyError):  # refusing ops that reach outside is a rejection
         result = "rejected"
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {exc}"

@@ -1,8 +1,8 @@
 """Import an ONNX model as an ordinary graphflow graph (which can then be differentiated, optimized,
 fine-tuned, saved as .gfz and run anywhere graphflow runs).
 
-`import_model(path_or_proto, trainable=False)` checks the file as untrusted input (`validate.py`:
-size, node and element counts, nesting depth, every name defined once and before it is read,
+`import_model(path_or_proto, trainable=False, allow_io=False)` checks the file as untrusted input
+(`validate.py`: size, node and element counts, nesting depth, every name defined once and before it is read,
 external data only inside the model's own folder, dims that fit memory), lists every unsupported
 op at once, then builds one graphflow op group per ONNX node through the builder table
 `import_ops.BUILDERS`: each node once (a sub-graph sees its enclosing values through a chain of
@@ -10,7 +10,8 @@ scopes, not a copy), so the import takes time linear in the model; a model whose
 would be traced more than `BUILD_FACTOR` times over (a Scan-8 per batch element, Loops whose
 output types must be learned by tracing their bodies) is refused. Every fault is a
 `GraphFormatError` (`OnnxImportError`) naming the file and the node.
-Initializers become constants, or variables with `trainable=True`.
+Initializers become constants, or variables with `trainable=True`. The built ops pass
+through `fileformat/io_policy.py` like a loaded graph's.
 The returned `ImportedModel` has the graph, its input placeholders and output tensors by ONNX name,
 a session holding the variable values, and `run({name: array}) -> {name: array}` (a list of
 arrays for an output that is an ONNX sequence). Ops outside ai.onnx are keyed by domain
@@ -21,6 +22,7 @@ import collections
 import os
 
 from graphflow.engine.session import Session
+from graphflow.fileformat import io_policy
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import Graph
 from graphflow.interop.onnx import validate
@@ -224,8 +226,10 @@ def _placeholder_shape(value_info):
     return [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
 
 
-def import_model(source, trainable=False, graph=None):
-    """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc."""
+def import_model(source, trainable=False, graph=None, allow_io=False):
+    """Build a graphflow graph from an ONNX model (path, bytes or ModelProto). See the module doc.
+    The ops built are passed through `io_policy` like any loaded graph's (ONNX has no op that
+    reaches outside the process today): refused unless `allow_io=True`."""
     onnx = require_onnx()
     import graphflow as tf  # noqa: PLC0415  (the public op constructors build the graph)
     from graphflow.interop.onnx import (  # noqa: F401, PLC0415
@@ -250,16 +254,17 @@ def import_model(source, trainable=False, graph=None):
         raise OnnxImportError(f"{where}: graphflow cannot import ONNX op(s): "
                               f"{', '.join(unsupported)}")
     graph = graph or Graph()
+    first_new = len(graph.get_operations())
     ctx = ImportContext(onnx, opset, graph, where, BUILD_FACTOR * len(nodes) + BUILD_FLOOR)
     try:
-        return _build(tf, ctx, model, graph, trainable)
+        return _build(tf, ctx, model, graph, trainable, allow_io, first_new)
     except GraphFormatError:
         raise
     except _BUILD_ERRORS as exc:
         raise OnnxImportError(f"{where}: {exc}") from exc
 
 
-def _build(tf, ctx, model, graph, trainable):
+def _build(tf, ctx, model, graph, trainable, allow_io, first_new):
     onnx = ctx.onnx
     values, inputs, variables = {}, {}, []
     with graph.as_default():
@@ -289,6 +294,8 @@ def _build(tf, ctx, model, graph, trainable):
         ctx.values = values
         ctx.build_nodes(model.graph.node, values)
         outputs = {vi.name: values[vi.name] for vi in model.graph.output}
+        io_policy.check_ops(graph.get_operations()[first_new:], allow_io, "the ONNX model",
+                            "graphflow.interop.onnx.import_model(source, allow_io=True)")
         session = Session(graph=graph)
         if variables:
             session.run(tf.variables_initializer(variables))

@@ -76,12 +76,14 @@ def read_graph_def(path, as_text=None, limits=DEFAULT_LIMITS):
 
 
 def load_graph_def(path, input_map=None, return_elements=None, name=None, as_text=None,
-                   limits=DEFAULT_LIMITS, clear_devices=False):
-    """Read a `.pb`/`.pbtxt` file and import it into the default graph (`import_graph_def`)."""
+                   limits=DEFAULT_LIMITS, clear_devices=False, allow_io=False):
+    """Read a `.pb`/`.pbtxt` file and import it into the default graph (`import_graph_def`;
+    nodes reaching outside the process are refused unless `allow_io=True`)."""
     graph_def = read_graph_def(path, as_text, limits)
     return import_graph_def(graph_def, input_map=input_map, return_elements=return_elements,
                             name=name, source=os.fspath(path), limits=limits,
-                            clear_devices=clear_devices)
+                            clear_devices=clear_devices, allow_io=allow_io,
+                            how="load_graph_def(path, allow_io=True)")
 
 
 __all__ = ["write_graph", "read_graph_def", "load_graph_def", "parse_graph_def"]

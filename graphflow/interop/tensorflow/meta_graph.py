@@ -26,12 +26,15 @@ from graphflow.fileformat import tf_meta_graph as tmg
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat import tf_saver_graph as saver_graph
 from graphflow.fileformat.checkpoint import Saver
+from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.fileformat.serialization import import_graph
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.interop.tensorflow.importer import import_graph_def
 from graphflow.ops import registry
 from graphflow.ops.state_ops import Variable
+
+HOW = "tf.train.import_meta_graph(path, allow_io=True)"
 
 
 class ImportedMetaGraph:
@@ -112,9 +115,10 @@ def _trainable_names(meta):
 
 
 def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
-                          what="meta graph"):
+                          what="meta graph", allow_io=False, how=HOW):
     """Add `meta`'s graph (without TensorFlow's save subgraph) and collections to `graph` under
-    `import_scope`; returns an ImportedMetaGraph."""
+    `import_scope`; returns an ImportedMetaGraph. Nodes reaching outside the process are refused
+    (`IOPolicyError`, whose advice is `how`) unless `allow_io=True`."""
     saver_def = meta.saver_def if meta.HasField("saver_def") else None
     kept, save_nodes = saver_graph.split_saver_nodes(list(meta.graph_def.node), saver_def)
     graph_def = pb.GraphDef()
@@ -127,7 +131,7 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
     removed = {n.name for n in save_nodes}
     scope = import_scope.rstrip("/") if import_scope else ""
     with graph.as_default():
-        import_graph_def(graph_def, name=scope, source=what)
+        import_graph_def(graph_def, name=scope, source=what, allow_io=allow_io, how=how)
     known, collections, variables = {}, {}, []
     trainable_names = _trainable_names(meta)
     for key in sorted(meta.collection_def):
@@ -173,28 +177,35 @@ def import_meta_graph_def(meta, graph, import_scope=None, clear_devices=False,
 # ------------------------------------------------------------------------------------ public
 
 
-def _import_graphflow_file(path, import_scope):
-    imported = import_graph(path, prefix=import_scope or "", graph=get_default_graph())
+def _import_graphflow_file(path, import_scope, allow_io):
+    try:
+        imported = import_graph(path, prefix=import_scope or "", graph=get_default_graph(),
+                                allow_io=allow_io)
+    except IOPolicyError as exc:
+        raise IOPolicyError(exc.source, exc.ops, HOW) from None
     if not imported.variables:
         return None
     strip = len(imported.prefix) + 1 if imported.prefix else 0
     return Saver({v.op.name[strip:]: v for v in imported.variables})
 
 
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None,
+                      allow_io=False, **kwargs):
     """`tf.train.import_meta_graph`: add the graph of a `.meta` file (or a MetaGraphDef) to the
     default graph, under `import_scope` if given, with its collections; returns a `Saver`
-    restoring what the saver of the original graph saved (None when it has no variables)."""
+    restoring what the saver of the original graph saved (None when it has no variables).
+    Ops that reach outside the process (files, network, Python) are refused, all listed in one
+    `IOPolicyError`, unless `allow_io=True`."""
     if isinstance(meta_graph_or_file, pb.MetaGraphDef):
         meta, what = meta_graph_or_file, "MetaGraphDef"
     else:
         path = os.fspath(meta_graph_or_file)
         if tmg.is_graphflow_graph_file(path):
-            return _import_graphflow_file(path, import_scope)
+            return _import_graphflow_file(path, import_scope, allow_io)
         meta = tmg.read_meta_graph_file(path)
         what = f"meta graph file '{path}'"
     imported = import_meta_graph_def(meta, get_default_graph(), import_scope, clear_devices,
-                                     what=what)
+                                     what=what, allow_io=allow_io)
     keys = imported.checkpoint_keys()
     if not keys:
         return None

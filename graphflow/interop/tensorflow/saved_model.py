@@ -9,6 +9,8 @@ Directories written by older graphflow versions (`saved_model.json` + `saved_mod
 through `graphflow.tf1.saved_model`. `LoadedSavedModel` is one signature of a directory in its
 own graph and session, with `graphflow.load`'s interface (the `graphflow run` command uses it).
 The directory's files and the writer are `graphflow.fileformat.tf_saved_model`.
+Ops that reach outside the process (files, network, Python: `OpDef.touches`) are refused before
+anything runs, its init op included, unless the caller passes `allow_io=True`.
 """
 
 import os
@@ -72,14 +74,17 @@ def check_signatures(meta, graph, scope, what):
                     raise GraphFormatError(f"{what}: signature '{key}' names {info.name!r}")
 
 
-def load_tensorflow_layout(session, tags, export_dir, import_scope=None):
-    """Import, restore, initialize a TensorFlow SavedModel directory; returns its MetaGraphDef."""
+def load_tensorflow_layout(session, tags, export_dir, import_scope=None, allow_io=False,
+                           initialize=True):
+    """Import, restore, initialize a TensorFlow SavedModel directory; returns its MetaGraphDef.
+    `initialize=False` leaves its init op unrun (for a look at the graph: `graphflow inspect`)."""
     export_dir = os.fspath(export_dir)
     saved = files.read_saved_model(export_dir)
     meta = files.find_meta_graph(saved, tags, export_dir)
     what = f"SavedModel '{export_dir}'"
     graph = session.graph
-    imported = mg.import_meta_graph_def(meta, graph, import_scope, what=what)
+    imported = mg.import_meta_graph_def(meta, graph, import_scope, what=what, allow_io=allow_io,
+                                        how=graphflow_layout.HOW_SAVED_MODEL)
     scope = imported.scope
     check_signatures(meta, graph, scope, what)
     feeds = asset_feeds(export_dir, meta, graph, scope, what)
@@ -88,7 +93,7 @@ def load_tensorflow_layout(session, tags, export_dir, import_scope=None):
     if keys:
         prefix = os.path.join(export_dir, files.VARIABLES_DIR, files.VARIABLES_PREFIX)
         Saver(keys).restore(session, prefix)
-    if init_op is not None:
+    if init_op is not None and initialize:
         session.run(init_op, feeds)
     return meta
 
@@ -98,12 +103,13 @@ class LoadedSavedModel:
     of `graphflow.load`'s LoadedGraph: `run({input key: array}) -> {output key: array}`,
     `inputs`/`outputs` ({key: Tensor}), `graph`, `session`, `variables`, `meta_graph_def`."""
 
-    def __init__(self, export_dir, tags, signature_key):
+    def __init__(self, export_dir, tags, signature_key, allow_io=False, initialize=True):
         from graphflow.engine.session import Session
         self.path = os.fspath(export_dir)
         self.graph = Graph()
         self.session = Session(graph=self.graph)
-        self.meta_graph_def = load_tensorflow_layout(self.session, tags, export_dir)
+        self.meta_graph_def = load_tensorflow_layout(self.session, tags, export_dir,
+                                                     allow_io=allow_io, initialize=initialize)
         sigs = self.meta_graph_def.signature_def
         if signature_key not in sigs:
             self.session.close()
@@ -145,16 +151,17 @@ class LoadedSavedModel:
         self.close()
 
 
-def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
+def load(sess, tags, export_dir, import_scope=None, allow_io=False, **saver_kwargs):
     """`tf.saved_model.loader.load(sess, tags, export_dir)`: import the meta graph saved with
     exactly `tags` into `sess.graph` (under `import_scope` if given), restore its variables into
     `sess`, run its init op, and return its MetaGraphDef: TensorFlow's message for a TensorFlow
     SavedModel directory, an object with the same `signature_def` and `meta_info_def.tags` for
-    one an older graphflow wrote."""
+    one an older graphflow wrote. Ops that reach outside the process (files, network, Python)
+    are refused, all listed in one `IOPolicyError`, unless `allow_io=True`."""
     tags = [tags] if isinstance(tags, str) else list(tags)
     if files.is_saved_model_dir(export_dir):
-        return load_tensorflow_layout(sess, tags, export_dir, import_scope)
-    return graphflow_layout.load(sess, tags, export_dir, import_scope)
+        return load_tensorflow_layout(sess, tags, export_dir, import_scope, allow_io=allow_io)
+    return graphflow_layout.load(sess, tags, export_dir, import_scope, allow_io=allow_io)
 
 
 def maybe_saved_model_directory(export_dir):
@@ -163,8 +170,9 @@ def maybe_saved_model_directory(export_dir):
         graphflow_layout.maybe_saved_model_directory(export_dir)
 
 
-def load_saved_model(export_dir, tags=("serve",), signature_key="serving_default"):
-    return LoadedSavedModel(export_dir, tags, signature_key)
+def load_saved_model(export_dir, tags=("serve",), signature_key="serving_default",
+                     allow_io=False):
+    return LoadedSavedModel(export_dir, tags, signature_key, allow_io=allow_io)
 
 
 __all__ = ["load", "maybe_saved_model_directory", "LoadedSavedModel", "load_saved_model"]

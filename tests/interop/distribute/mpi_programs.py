@@ -236,7 +236,9 @@ def saved():
     tf.save(path, inputs={"rows": rows}, outputs={"total": total, "grad": grad, "start": start,
                                                   "mean": mean, "pair": pair})
     tf.reset_default_graph()
-    with tf.load(path) as model:
+    # allow_io: the collectives talk to the other processes (OpDef.touches "network"), which a
+    # loaded graph may do only when its loader allows it
+    with tf.load(path, allow_io=True) as model:
         out = model.run({"rows": np.full((r + 1, 2), r + 1.0)})
     report(total=float(out["total"]), grad=out["grad"].tolist(), start=out["start"].tolist(),
            mean=float(out["mean"]), pair=out["pair"].tolist())

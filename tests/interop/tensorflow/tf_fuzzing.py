@@ -15,6 +15,7 @@ import time
 import tracemalloc
 
 from graphflow.fileformat import tf_protos as pb
+from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.framework.errors import GraphFormatError, OpError
 
 ESCAPING_ASSETS = ["../../etc/passwd", "/etc/passwd", "a/../../x", "..", "", "C:\\\\x",
@@ -126,7 +127,7 @@ def outcome(load, seconds=10.0, max_bytes=256 << 20):
     try:
         load()
         result = "loaded"
-    except GraphFormatError:
+    except (GraphFormatError, IOPolicyError):  # refusing ops that reach outside is a rejection
         result = "rejected"
     except RuntimeError as exc:  # TensorFlow's words for a tag set the file does not hold
         result = "rejected" if "could not be found in SavedModel" in str(exc) else \
