@@ -387,7 +387,7 @@ def pick_selects(graph, preserve, conditions):
     constant tensors `conditions` (a graph input fixed to its value, e.g. a `training` flag):
     each is replaced by the operand it picks. Returns the number replaced."""
     def rules_of(op_type):
-        return (select_constant_condition,) if op_type == "Select" else ()
+        return tuple(r for r in RULES.get(op_type, ()) if r is select_constant_condition)
     fired = _rewrite(graph, preserve, rules_of, lambda op: op.inputs[0] in conditions)
     return sum(fired.values())
 
