@@ -41,6 +41,8 @@ SLOW = {
     "tests/tools/test_viz.py::test_big_graphs_are_walked_without_recursion": "big graphs, 11 s",
     "tests/test_train_digits.py::test_train_digits_quick": "trains two models, 12 s",
     "tests/test_train_digits.py::test_saved_cnn_holds_only_what_its_output_needs": "trains, 8 s",
+    "tests/test_train_digits.py::test_saved_models_export_to_onnx_and_match_graphflow_run":
+        "trains both models (one epoch, shared with the test above), exports, runs: 20 s",
     "tests/tools/test_cli.py::test_usage_errors_exit_with_status_2": "12 processes, 7 s",
     "tests/tools/test_cli.py::test_inspect_prints_signatures_variables_and_ops": "processes, 7 s",
 }

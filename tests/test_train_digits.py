@@ -48,24 +48,69 @@ def test_train_digits_single_model_flags(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["digits_mlp.gfz", "test_images.npy"]
 
 
-def test_saved_cnn_holds_only_what_its_output_needs(tmp_path):
+@pytest.fixture(scope="module")
+def one_epoch_models(tmp_path_factory):
+    """`--epochs 1` of both models: the directory holding digits_mlp.gfz, digits_cnn.gfz and
+    test_images.npy, as the README's first line leaves them in models/."""
+    out_dir = tmp_path_factory.mktemp("models")
+    out = subprocess.run([sys.executable, SCRIPT, "--epochs", "1", "--quiet", "--out", str(out_dir)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out_dir
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "graphflow.tools.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_saved_cnn_holds_only_what_its_output_needs(one_epoch_models):
     """The file is saved with outputs={"probs": ...}: it keeps the model's 62,250 parameters and
     none of the training graph (Adam slots and counters, labels, loss, train op)."""
     import numpy as np
 
     import graphflow as tf
 
-    out = subprocess.run([sys.executable, SCRIPT, "--model", "cnn", "--epochs", "1", "--quiet",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300,
-                         cwd=ROOT)
-    assert out.returncode == 0, out.stdout + out.stderr
-    with tf.load(str(tmp_path / "digits_cnn.gfz")) as model:
+    with tf.load(str(one_epoch_models / "digits_cnn.gfz")) as model:
         assert sum(int(np.prod(v.shape.as_list())) for v in model.variables) == 62_250
         names = [op.name for op in model.graph.get_operations()]
         types = {op.type for op in model.graph.get_operations()}
     assert not [n for n in names if "Adam" in n or "beta1_power" in n or n.startswith("labels")]
     assert not types & {"ApplyAdam", "SparseSoftmaxCrossEntropyWithLogits"}
-    inspect = subprocess.run([sys.executable, "-m", "graphflow.tools.cli", "inspect",
-                              str(tmp_path / "digits_cnn.gfz")], capture_output=True, text=True,
-                             timeout=120, cwd=ROOT)
+    inspect = _cli("inspect", one_epoch_models / "digits_cnn.gfz")
     assert "variables: 10 (62250 parameters" in inspect.stdout, inspect.stdout + inspect.stderr
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_saved_models_export_to_onnx_and_match_graphflow_run(model, one_epoch_models, tmp_path):
+    """The README's models: saved as inference sees them (the unfed `training` flag fixed to
+    False: no dropout), `graphflow export-onnx` writes them, and onnxruntime gives what
+    `graphflow run` gives."""
+    import numpy as np
+
+    import graphflow as tf
+    from graphflow.framework.graph import needed_ops
+
+    ort = pytest.importorskip("onnxruntime")
+    saved = one_epoch_models / f"digits_{model}.gfz"
+    with tf.load(str(saved)) as loaded:
+        ops = loaded.graph.get_operations()
+        computing = needed_ops([loaded.outputs["probs"].op], {loaded.inputs["x"]})
+    computing_types = {op.type for op in computing}
+    assert not computing_types & {"RandomUniform", "Select", "Floor", "PlaceholderWithDefault"}
+    assert not [op.name for op in ops if op.name == "training" or op.name.startswith("dropout")]
+    # what random numbers remain initialize variables (global_variables_initializer on a load)
+    assert all("/Initializer/" in op.name for op in ops if op.type == "RandomUniform")
+
+    exported = _cli("export-onnx", saved, tmp_path / f"{model}.onnx")
+    assert exported.returncode == 0, exported.stderr
+    images = one_epoch_models / "test_images.npy"
+    ran = _cli("run", saved, "--input", f"x={images}", "--output", tmp_path / "out.npz")
+    assert ran.returncode == 0, ran.stderr
+    with np.load(tmp_path / "out.npz", allow_pickle=False) as out:
+        want = out["probs"]
+    session = ort.InferenceSession(str(tmp_path / f"{model}.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    got = session.run(["probs"], {"x": np.load(images)})[0]
+    assert got.shape == want.shape == (5, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -21,11 +21,16 @@ from graphflow.engine.session import Session
 from graphflow.fileformat import file_io, io_policy
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
-from graphflow.fileformat.graph_encoder import encode_graph, python_variables
+from graphflow.fileformat.graph_encoder import encode_graph
+from graphflow.fileformat.signature_graph import (  # noqa: F401
+    inference_graph,
+    signature_ops,
+    subgraph_ops,
+    with_initializers,
+)
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.gc_pause import gc_paused
-from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
-from graphflow.ops import registry
+from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph
 
 GRAPH_MEMBER = "graph.json"
 TENSORS_MEMBER = "tensors.npz"
@@ -33,7 +38,7 @@ TENSORS_MEMBER = "tensors.npz"
 
 # ------------------------------------------------------------------------------------ saving
 def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source=False,
-         variable_values=None):
+         variable_values=None, inference=True):
     """Write the graph, its named input/output signatures and variable values to one file.
 
     inputs: {name: Tensor} fed at run time (a list of Tensors is named by op name).
@@ -46,6 +51,18 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
     graph: the graph to save (default: the outputs' graph, else the default graph).
     strip_source: leave out the source file/line of each op.
     variable_values: {shared_name: array} to store instead of reading them from `session`.
+    inference: with outputs, save the graph as inference through this signature sees it. A
+        `placeholder_with_default` the outputs read that is not among `inputs` (a `training`
+        flag) cannot be fed through the signature, so it always gives its default: when that
+        default is known when the graph is built, the file holds a constant instead, and what
+        it decides is folded (ops computed from it, `tf.where` on it picks one operand, a
+        `tf.cond` on it keeps the branch it takes). So `tf.layers.dropout(h, rate,
+        training=training)` with `training = tf.placeholder_with_default(False, [])` is saved
+        without its random numbers, and `tf.layers.batch_normalization` with the moving
+        statistics only. The user's graph is not changed (a copy is saved; see
+        `graphflow.fileformat.signature_graph`). To keep a flag feedable in the file, list it
+        in `inputs` (`inputs={"x": x, "training": training}`; unfed, it still gives its
+        default); `inference=False` saves the graph as built.
     Returns `path`.
     """
     inputs = _named(inputs, "inputs")
@@ -63,8 +80,14 @@ def save(path, inputs=None, outputs=None, session=None, graph=None, strip_source
         values = dict(variable_values)
     else:
         values = session.variable_values() if session is not None else {}
-    roots = [_op_of(e) for e in list(inputs.values()) + list(outputs.values())]
-    kept = subgraph_ops(graph, [op for op in roots if op is not None]) if outputs else None
+    kept = None
+    if outputs:
+        inferred = inference_graph(inputs, outputs, graph) if inference else None
+        if inferred is not None:
+            graph, inputs, outputs, kept = (inferred.graph, inferred.inputs, inferred.outputs,
+                                            inferred.ops)
+        else:
+            kept = signature_ops(graph, inputs, outputs)
     with gc_paused():
         doc, arrays = encode_graph(graph, inputs, outputs, values, strip_source=strip_source,
                                    ops=kept)
@@ -98,39 +121,6 @@ def _named(spec, what):
             named[name] = element
         return named
     raise TypeError(f"{what} must be a dict of name -> Tensor (or a list of Tensors), got {spec!r}")
-
-
-def subgraph_ops(graph, roots, initializers=True):
-    """The ops `roots` need: their ancestors over data and control edges, plus the variables
-    (VariableV2 ops) that kept stateful ops name in a string attr (reads, assigns, scatters and
-    optimizer updates with their slots), and with `initializers` their initializers (so that
-    `global_variables_initializer` still works on the loaded or imported graph)."""
-    kept = needed_ops(roots)
-    names = {value for op in kept if registry.lookup(op.type).stateful
-             and not registry.lookup(op.type).variable
-             for value in op.attrs.values() if isinstance(value, str)}
-    variables = [op for op in graph.get_operations()
-                 if registry.lookup(op.type).variable and op.attrs.get("shared_name") in names]
-    kept = needed_ops(kept + variables) if variables else kept
-    if not initializers:
-        return kept
-    return with_initializers(graph, kept, kept)
-
-
-def with_initializers(graph, ops, variable_ops):
-    """`ops` plus the initializers (and what they need) of the Variables among `variable_ops`."""
-    variable_ops = set(variable_ops)
-    inits = [var.initializer for op, var in python_variables(graph).items()
-             if op in variable_ops and var.initializer is not None]
-    return needed_ops(list(ops) + inits) if inits else list(ops)
-
-
-def _op_of(element):
-    as_element = getattr(element, "_as_graph_element", None)
-    element = as_element() if as_element is not None else element
-    if isinstance(element, Tensor):
-        return element.op
-    return element if isinstance(element, Operation) else None
 
 
 def _graph_of(elements):

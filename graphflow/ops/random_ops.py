@@ -78,13 +78,14 @@ def _random_int_infer(inputs, attrs):
 
 
 _SEED_ATTRS = "seed:none|int seed2:none|int"
-define("RandomStandardNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
+define("RandomStandardNormal", _random_float_infer, random=True, shape_input=0,
+       attrs="dtype:dtype " + _SEED_ATTRS, onnx=no_onnx.RANDOM)
+define("RandomUniform", _random_float_infer, random=True, shape_input=0,
+       attrs="dtype:dtype " + _SEED_ATTRS, onnx=no_onnx.RANDOM)
+define("TruncatedNormal", _random_float_infer, random=True, shape_input=0,
+       attrs="dtype:dtype " + _SEED_ATTRS, onnx=no_onnx.RANDOM)
+define("RandomUniformInt", _random_int_infer, random=True, shape_input=0, attrs=_SEED_ATTRS,
        onnx=no_onnx.RANDOM)
-define("RandomUniform", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
-       onnx=no_onnx.RANDOM)
-define("TruncatedNormal", _random_float_infer, random=True, attrs="dtype:dtype " + _SEED_ATTRS,
-       onnx=no_onnx.RANDOM)
-define("RandomUniformInt", _random_int_infer, random=True, attrs=_SEED_ATTRS, onnx=no_onnx.RANDOM)
 
 
 def _seed_attrs(seed):

@@ -72,6 +72,9 @@ class OpDef:
     reads_shape_only: reads only the static or run-time shape of its inputs, never their values
         (Shape, Size, Rank, ZerosLike, OnesLike); fusion may hand such readers the shape of a value
         it no longer materializes.
+    shape_input: the index of the input whose value is the output's shape, a 1-D shape vector
+        (Fill, RandomUniform: `tf.random_uniform(tf.shape(x))` has x's shape whatever x's
+        dimensions are; `static_value.symbolic_shape` follows it). None: no such input.
     value_dependent_shape: the output shape depends on input values (Where, Range, decoders), so
         static shape inference cannot know it even from known input shapes.
     layout_attrs: for a 4-D op with a `data_format` attr ("NHWC" or "NCHW") that applies to its
@@ -151,6 +154,7 @@ class OpDef:
     inplace_any_input: bool = False
     commutative: bool = False
     reads_shape_only: bool = False
+    shape_input: Optional[int] = None
     value_dependent_shape: bool = False
     layout_attrs: Optional[tuple] = None
     no_gradient: bool = False

@@ -233,7 +233,7 @@ def _like_infer(inputs, attrs):
     return [(inputs[0].dtype, inputs[0].shape)]
 
 
-define("Fill", _fill_infer, onnx={"converter": "fill"})
+define("Fill", _fill_infer, shape_input=0, onnx={"converter": "fill"})
 define("ZerosLike", _like_infer, elementwise=True, reads_shape_only=True, onnx={"converter": "fill_like"})
 define("OnesLike", _like_infer, elementwise=True, reads_shape_only=True, onnx={"converter": "fill_like"})
 

@@ -82,6 +82,91 @@ class SymbolicDim:
         return f"{self.tensor.name}.shape[{self.index}]"
 
 
+# symbolic_shape follows this many producers (deeper graphs get the tensor's own dimensions)
+_MAX_SHAPE_DEPTH = 200
+
+
+def symbolic_shape(tensor):
+    """tensor's run-time shape as a list of ints and `SymbolicDim`s, each dimension named by its
+    source: an elementwise op's output has the broadcast of its inputs' shapes, a Fill's or
+    random op's the shape vector it reads (`OpDef.shape_input`, e.g. `tf.shape(x)`), and any
+    other unknown dimension is the tensor's own (`SymbolicDim(tensor, i)`). Two tensors whose
+    lists are equal (`same_shape`) have equal shapes whenever the graph runs: e.g. dropout's
+    `x / keep_prob * floor(keep_prob + random_uniform(tf.shape(x)))` and `x` with x of shape
+    [None, 256]. None when the rank is unknown."""
+    return _symbolic_shape(tensor, 0, {})
+
+
+def same_shape(a, b):
+    """Tensors `a` and `b` have equal shapes whenever the graph runs (`symbolic_shape`)."""
+    sa, sb = symbolic_shape(a), symbolic_shape(b)
+    return sa is not None and sb is not None and [_dim_key(d) for d in sa] == [
+        _dim_key(d) for d in sb]
+
+
+def _dim_key(d):
+    return d if isinstance(d, int) else (id(d.tensor), d.index)
+
+
+def _symbolic_shape(tensor, depth, memo):
+    known = memo.get(tensor)
+    if known is not None:
+        return known
+    dims = tensor.shape.dims
+    if dims is None:
+        return None
+    own = [d if d is not None else SymbolicDim(tensor, i) for i, d in enumerate(dims)]
+    derived = None
+    if None in dims and depth < _MAX_SHAPE_DEPTH:
+        op_def = registry.find(tensor.op.type)
+        if op_def is not None and op_def.elementwise and len(tensor.op.outputs) == 1:
+            derived = _broadcast([_symbolic_shape(t, depth + 1, memo) for t in tensor.op.inputs])
+        elif op_def is not None and op_def.shape_input is not None:
+            vector = shape_vector(tensor.op.inputs[op_def.shape_input], symbolic=True)
+            derived = None if vector is None else [
+                _source_dim(d, depth, memo) for d in vector]
+    result = own
+    if derived is not None and len(derived) == len(own):
+        result = [o if isinstance(o, int) else (d if d is not None else o)
+                  for o, d in zip(own, derived)]
+        if any(isinstance(o, int) and d != o for o, d in zip(own, derived) if d is not None
+               and isinstance(d, int)):
+            result = own  # (contradicts the static shape: a run would fail; claim nothing)
+    memo[tensor] = result
+    return result
+
+
+def _source_dim(d, depth, memo):
+    """An entry of a symbolic shape vector named by its source (None when unknown)."""
+    if isinstance(d, SymbolicDim):
+        source = _symbolic_shape(d.tensor, depth + 1, memo)
+        return None if source is None or d.index >= len(source) else source[d.index]
+    return d
+
+
+def _broadcast(shapes):
+    """The broadcast of symbolic shapes, right-aligned; None entries where it is not known."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        entries = [s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0]
+        sizes = {d for d in entries if isinstance(d, int) and d != 1}
+        names = {_dim_key(d): d for d in entries if not isinstance(d, int)}
+        if len(sizes) == 1:
+            out.append(sizes.pop())  # (a named dimension beside it is 1 or the same size)
+        elif sizes:
+            out.append(None)
+        elif len(names) == 1:
+            out.append(next(iter(names.values())))
+        elif names:
+            out.append(None)
+        else:
+            out.append(1)
+    return out
+
+
 def _symbolic_scalar(tensor, depth):
     """scalar_value, or the SymbolicDim a scalar `tf.shape(x)[i]` stands for, else None."""
     value = scalar_value(tensor, depth)

@@ -14,7 +14,7 @@ both are one numpy pass over the data, and measurement showed no gain.
 import numpy as np
 
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import registry
+from graphflow.ops import registry, static_value
 from graphflow.optimizer_passes.rewrite import Editor, move_output, replace_uses
 from graphflow.optimizer_passes.stats import PassStats, Timer
 
@@ -294,7 +294,8 @@ def mul_by_ones_like(op):
 
 # where(True, a, b) -> a,  where(False, a, b) -> b   (a condition known when the plan is built: a
 # constant, or an unfed placeholder_with_default's default, e.g. tf.layers' `training` flag; only
-# when the picked operand already has the result's shape and dtype)
+# when the picked operand already has the result's shape and dtype, statically or because its
+# unknown dims are provably the result's: `static_value.same_shape`, e.g. dropout's operands)
 def select_constant_condition(op):
     c, a, b = op.inputs
     value = const_value(c)
@@ -306,7 +307,10 @@ def select_constant_condition(op):
         picked = b
     else:
         return None
-    return picked if same_as(op, picked) else None
+    if same_as(op, picked):
+        return picked
+    out = op.outputs[0]  # unknown dims: the same when they provably come from the same source
+    return picked if picked.dtype == out.dtype and static_value.same_shape(out, picked) else None
 
 
 # unary ops f with sum(f(x)) == f(sum(x)) exactly: negation (it commutes with rounding)
@@ -372,23 +376,42 @@ def _fenced(op):
 def run(graph, preserve):
     stats = PassStats(NAME)
     with Timer(stats, graph):
-        editor = Editor(graph, preserve)
-        fired = {}
-        for op in graph.get_operations():
-            rules = rules_for(op.type)
-            if not rules or len(op.outputs) != 1 or _fenced(op):
-                continue
-            for rule in rules:
-                result = rule(op)
-                if result is None:
-                    continue
-                if _apply(editor, op, result, preserve):
-                    fired[rule.__name__] = fired.get(rule.__name__, 0) + 1
-                    break
-        editor.commit()
+        fired = _rewrite(graph, preserve, rules_for)
         stats.rewrites = sum(fired.values())
         stats.details["rules"] = fired
     return stats
+
+
+def pick_selects(graph, preserve, conditions):
+    """Apply `select_constant_condition` alone, to the Selects whose condition is one of the
+    constant tensors `conditions` (a graph input fixed to its value, e.g. a `training` flag):
+    each is replaced by the operand it picks. Returns the number replaced."""
+    def rules_of(op_type):
+        return tuple(r for r in RULES.get(op_type, ()) if r is select_constant_condition)
+    fired = _rewrite(graph, preserve, rules_of, lambda op: op.inputs[0] in conditions)
+    return sum(fired.values())
+
+
+def _rewrite(graph, preserve, rules_of, applies=None):
+    """Visit the ops once in schedule order, applying the first rule that fires to each
+    (`applies(op)`: only to the ops it accepts); returns {rule name: times fired}."""
+    editor = Editor(graph, preserve)
+    fired = {}
+    for op in graph.get_operations():
+        rules = rules_of(op.type)
+        if not rules or len(op.outputs) != 1 or _fenced(op):
+            continue
+        if applies is not None and not applies(op):
+            continue
+        for rule in rules:
+            result = rule(op)
+            if result is None:
+                continue
+            if _apply(editor, op, result, preserve):
+                fired[rule.__name__] = fired.get(rule.__name__, 0) + 1
+                break
+    editor.commit()
+    return fired
 
 
 def _apply(editor, op, result, preserve):

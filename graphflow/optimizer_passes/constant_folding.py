@@ -42,27 +42,50 @@ SHAPE_ONLY_MAX_BYTES = 1 << 12
 def run(graph, preserve):
     stats = PassStats(NAME)
     with Timer(stats, graph):
-        state = SessionState()
-        folded, values = _fold(graph, state)
-        stats.rewrites = _materialize(graph, preserve, folded, values)
-        pruned, fenced = _prune_constant_conds(graph, preserve, values)
-        stats.rewrites += pruned
-        if pruned:  # the branches, traced with unknown shapes, may now sit on known ones: the
-            # shapes ops read fold too
-            stats.details["shapes_refined"] = refine_shapes(graph)
-            more, values = _fold(graph, state)
-            stats.rewrites += _materialize(graph, preserve, more, values)
-            folded += more
-        if fenced:  # the inlined conds' control inputs move on from pure copies
-            stats.details["control_inputs_moved"] = control_edges.move_control_inputs(graph,
-                                                                                      preserve)
-    stats.details["folded_ops"] = len(folded)
+        folded, pruned = _fold_and_prune(graph, preserve, stats)
+    stats.details["folded_ops"] = folded
     stats.details["pruned_conds"] = pruned
     return stats
 
 
-def _fold(graph, state):
-    """(the ops that fold, {tensor: value} of every constant and folded output)."""
+def fold_from(graph, preserve, seeds):
+    """Fold only what the constant tensors `seeds` decide (a graph input fixed to its value):
+    ops with some input computed from them and the rest constant, and each `If` whose predicate
+    is computed from them (replaced by the branch it takes). Constant subgraphs that do not read
+    a seed stay as they are. Edits `graph` in place like the pass; returns the tensors now known
+    (the seeds and every folded value computed from them)."""
+    derived = set(seeds)
+    while _fold_and_prune(graph, preserve, PassStats(NAME), derived)[1]:
+        pass  # a cond inlined from a taken branch may hold another cond on the same seed
+    return derived
+
+
+def _fold_and_prune(graph, preserve, stats, derived=None):
+    """The pass's body; with `derived` (a set of tensors, grown in place) only what they decide.
+    Returns (ops folded, conds pruned)."""
+    state = SessionState()
+    folded, values = _fold(graph, state, derived)
+    stats.rewrites = _materialize(graph, preserve, folded, values)
+    if derived is not None:
+        values = {t: v for t, v in values.items() if t in derived}
+    pruned, fenced = _prune_constant_conds(graph, preserve, values)
+    stats.rewrites += pruned
+    if pruned:  # the branches, traced with unknown shapes, may now sit on known ones: the
+        # shapes ops read fold too
+        stats.details["shapes_refined"] = refine_shapes(graph)
+        more, values = _fold(graph, state, derived)
+        stats.rewrites += _materialize(graph, preserve, more, values)
+        folded += more
+    if fenced:  # the inlined conds' control inputs move on from pure copies
+        stats.details["control_inputs_moved"] = control_edges.move_control_inputs(graph,
+                                                                                  preserve)
+    return len(folded), pruned
+
+
+def _fold(graph, state, derived=None):
+    """(the ops that fold, {tensor: value} of every constant and folded output). With `derived`
+    (a set of tensors), an op folds only when one of its inputs is in it, and its outputs join it;
+    placeholder_with_default ops are then left as they are (the caller fixed the ones it meant)."""
     values = {}
     folded = []
     for op in graph.get_operations():
@@ -70,13 +93,19 @@ def _fold(graph, state):
         if op_def.constant:
             values[op.outputs[0]] = op.attrs["value"]
             continue
-        if (op_def.graph_input and not op_def.must_feed and op.inputs
+        if derived is not None:
+            if not (_candidate(op, values) and any(t in derived for t in op.inputs)):
+                continue
+            results = _evaluate(op, [values[t] for t in op.inputs], state)
+            if results is not None:
+                derived.update(op.outputs)
+        elif (op_def.graph_input and not op_def.must_feed and op.inputs
                 and op.inputs[0] in values and not op.control_inputs):
             # an unfed placeholder_with_default (a plan's graph has fed ones as Placeholders)
             # is its default: readers fold, a cond on it keeps one branch; it stays an op
             values[op.outputs[0]] = values[op.inputs[0]]
             continue
-        if _candidate(op, values):
+        elif _candidate(op, values):
             results = _evaluate(op, [values[t] for t in op.inputs], state)
         elif _shape_only_candidate(op, op_def):
             results = _evaluate(op, [_stand_in_value(t) for t in op.inputs], state,

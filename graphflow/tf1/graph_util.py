@@ -17,7 +17,7 @@ from graphflow.fileformat import file_io
 from graphflow.fileformat import graph_format as fmt
 from graphflow.fileformat.graph_decoder import decode_graph
 from graphflow.fileformat.graph_encoder import encode_graph
-from graphflow.fileformat.serialization import subgraph_ops, with_initializers
+from graphflow.fileformat.signature_graph import subgraph_ops, with_initializers
 from graphflow.framework.graph import Graph
 from graphflow.ops import registry
 

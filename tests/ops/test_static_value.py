@@ -3,7 +3,14 @@
 import numpy as np
 
 import graphflow as tf
-from graphflow.ops.static_value import SymbolicDim, constant_value, scalar_value, shape_vector
+from graphflow.ops.static_value import (
+    SymbolicDim,
+    constant_value,
+    same_shape,
+    scalar_value,
+    shape_vector,
+    symbolic_shape,
+)
 
 
 def test_constant_value_follows_shape_arithmetic():
@@ -51,3 +58,19 @@ def test_constant_value_asks_the_records_static_value_rules():
         assert constant_value(tf.sign(tf.placeholder(tf.int32, []))) == 7
     finally:
         op_def.static_value = saved
+
+
+def test_symbolic_shape_names_unknown_dims_by_their_source():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    other = tf.placeholder(tf.float32, [None, 3], name="other")
+    dropped = tf.nn.dropout(x, rate=0.5)  # x / keep * floor(keep + random_uniform(tf.shape(x)))
+    assert same_shape(dropped, x) and same_shape(tf.exp(x) + 1.0, x)
+    assert same_shape(tf.fill(tf.shape(x), 2.0), x)
+    assert same_shape(tf.nn.relu(x) * tf.ones([1, 3]), x)
+    assert not same_shape(x, other)             # each [None, 3]: the None may differ at run time
+    assert not same_shape(x + other, x)         # broadcasting may widen x's first dim
+    assert not same_shape(tf.reshape(x, [-1, 3]), x)  # not followed: its own dims
+    assert same_shape(x + tf.ones([5, 3]), tf.ones([5, 3]))  # a known size decides
+    first = symbolic_shape(dropped)[0]
+    assert isinstance(first, SymbolicDim) and first.tensor is x and first.index == 0
+    assert symbolic_shape(tf.placeholder(tf.float32, None)) is None

@@ -164,6 +164,27 @@ def test_select_with_a_condition_known_when_the_plan_is_built_takes_that_operand
         np.testing.assert_allclose(sess.run(picked, {**feed, training: False}), np.sin(feed[y]))
 
 
+def test_select_on_a_flag_takes_an_operand_whose_unknown_dims_are_the_results():
+    """tf.layers.dropout's where(training, dropped, x) with x [None, 3]: dropped provably has x's
+    shape (static_value.same_shape), so the pick needs no static batch size; two independent
+    [None, 3] operands are not picked (broadcasting could widen one)."""
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    training = tf.placeholder_with_default(False, [], name="training")
+    dropped = tf.exp(tf.layers.dropout(x, rate=0.5, training=training))
+    mixed = tf.where(training, y, x * 2.0, name="mixed")
+    graph, _ = tf.optimize([dropped, mixed], feeds=[x, y], passes=["constant_folding",
+                                                                   "arithmetic"])
+    types = [op.type for op in graph.get_operations()]
+    assert "RandomUniform" not in types and "Floor" not in types
+    assert types.count("Select") == 1  # mixed's
+    feed = {x: np.ones((2, 3), np.float32), y: np.ones((1, 3), np.float32)}
+    with tf.Session() as sess:
+        got_dropped, got_mixed = sess.run([dropped, mixed], feed)
+    np.testing.assert_allclose(got_dropped, np.exp(feed[x]))
+    np.testing.assert_array_equal(got_mixed, np.full((2, 3), 2.0))
+
+
 def test_add_n_drops_zeros_like_and_ones_like_products_become_broadcasts(optimized, both, same):
     x = tf.placeholder(tf.float32, [4, 3], name="x")
     g = tf.placeholder(tf.float32, [4, 3], name="g")

@@ -7,13 +7,18 @@ ONNX node, or a named converter of `export_ops.py` and its siblings). Unknown di
 symbolic dims. An op with no ONNX form is a clear error naming the op, its type, the user's line
 that created it and the reason its record gives, listing every such op at once.
 
+A `placeholder_with_default` the outputs read that is not among the inputs (a `training` flag)
+is fixed to its default first and what it decides folded, as `graphflow.save` writes a file
+(`fileformat/signature_graph.py`, on a copy of the graph): dropout's random numbers, batch
+statistics and a cond's train branch do not reach the ONNX model.
+
 The `onnx` package builds and checks the protobufs (`onnx.helper`, `onnx.checker`); nothing here
 writes protobuf bytes by hand.
 """
 
 import numpy as np
 
-from graphflow.fileformat import file_io
+from graphflow.fileformat import file_io, signature_graph
 from graphflow.framework.graph import Operation, Tensor, describe_op, needed_ops
 from graphflow.interop.onnx import export_facts
 from graphflow.interop.onnx.support import require_onnx
@@ -202,6 +207,7 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
         raise ExportError("nothing to export: give at least one output tensor")
     if variable_values is None:
         variable_values = session.variable_values() if session is not None else {}
+    inputs, outputs = _as_inference_sees_it(inputs, outputs)
     ctx = ExportContext(onnx, opset, variable_values)
     fed = set(inputs.values())
     ops = needed_ops([t.op for t in outputs.values()], fed)
@@ -234,6 +240,20 @@ def build_model(outputs, inputs=None, session=None, opset=DEFAULT_OPSET, variabl
     model.ir_version = min(model.ir_version, _max_ir_version(onnx, opset))
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def _as_inference_sees_it(inputs, outputs):
+    """(inputs, outputs) in the graph with each placeholder_with_default that the outputs read
+    and `inputs` do not name fixed to its default and folded (a `training` flag: dropout's random
+    numbers, batch statistics and a cond's train branch go), as `graphflow.save` writes a file:
+    `signature_graph.inference_graph`, a copy. The user's own tensors when there is none."""
+    try:
+        inferred = signature_graph.inference_graph(inputs, outputs)
+    except ValueError:  # a signature that cannot be copied: the ops it needs are refused below
+        return inputs, outputs
+    if inferred is None:
+        return inputs, outputs
+    return inferred.inputs, inferred.outputs
 
 
 def all_converters():
