@@ -25,6 +25,32 @@ def _switched(fn, negotiate):
     return run
 
 
+def _rotated(fns, repeat, barrier, waited, deciles):
+    """As bench_distributed._interleaved, but the order of the variants turns by one each
+    repetition: on a loaded machine the step in a given position of the cycle was measured 3x
+    slower than the others, whichever variant ran there."""
+    from graphflow.kernels.cpu.reference import mpi_runtime
+
+    names = list(fns)
+    for fn in fns.values():
+        fn()
+    times = {name: [] for name in names}
+    waits = {name: [] for name in names}
+    for k in range(repeat * len(names)):
+        if k % len(names) == 0:
+            names = names[1:] + names[:1]
+        name = names[k % len(names)]
+        barrier()
+        w0 = mpi_runtime.wait_stats["seconds"]
+        t0 = time.perf_counter()
+        fns[name]()
+        times[name].append(time.perf_counter() - t0)
+        waits[name].append(mpi_runtime.wait_stats["seconds"] - w0)
+    waited.update((name, statistics.median(w)) for name, w in waits.items())
+    deciles.update((name, statistics.quantiles(t, n=10)) for name, t in times.items())
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def child(repeat):
     import graphflow as tf
     from graphflow import horovod as hvd
@@ -42,10 +68,10 @@ def child(repeat):
         label = "overlap" if fn is on else "no_overlap"
         steps[f"{label} negotiate={'on' if negotiate else 'off'}"] = _switched(fn, negotiate)
     load = os.getloadavg()[0]
-    waited, best = {}, {}
-    med = bench_distributed._interleaved(steps, repeat, comm.Barrier, waited, best)
+    waited, deciles = {}, {}
+    med = _rotated(steps, repeat, comm.Barrier, waited, deciles)
     if hvd.rank() == 0:
-        print("RESULT " + json.dumps({"median": med, "waited": waited, "best": best,
+        print("RESULT " + json.dumps({"median": med, "waited": waited, "deciles": deciles,
                                       "load": [load, os.getloadavg()[0]]}), flush=True)
 
 
@@ -70,7 +96,9 @@ def main():
         r = results[-1]
         print(f"round {len(results)}: load average {r['load'][0]:.2f} -> {r['load'][1]:.2f}")
         for name, seconds in r["median"].items():
-            print(f"   {name:28s} {seconds * 1e3:7.2f} ms (fastest {r['best'][name] * 1e3:6.2f}, "
+            deciles = r["deciles"][name]
+            print(f"   {name:28s} {seconds * 1e3:7.2f} ms (10% {deciles[0] * 1e3:5.2f}, 25% "
+                  f"{statistics.quantiles(deciles, n=4)[0] * 1e3:5.2f}, 90% {deciles[-1] * 1e3:6.2f}; "
                   f"waiting {r['waited'][name] * 1e3:5.2f})")
         time.sleep(1)
     print("median over rounds:")
