@@ -8,8 +8,14 @@ to run (the collective and its op's name, dtype, shape, and root for a broadcast
 first dim may differ) in one small allreduce of `[h, -h]` with MPI_MAX: every process holds the
 same hash exactly when the result is `[h, -h]`. That costs one 16-byte message round per
 collective (a few microseconds between processes of one machine), no matter the tensor's size.
-On a mismatch every process gathers all the descriptions and raises `CollectiveMismatchError`
-listing what each rank was running. GRAPHFLOW_MPI_NEGOTIATE=0 turns the check off.
+On a mismatch every process gathers all the descriptions (where the collective's data would have
+gone) and raises `CollectiveMismatchError` listing what each rank was running.
+GRAPHFLOW_MPI_NEGOTIATE=0 turns the check off.
+
+The exchange travels on a communicator of its own (`runtime.negotiation_comm()`), always posted
+by the calling thread in program order, so the k-th exchange of every process pairs with the k-th
+of the others; `post` and `resolve` let a caller go on before it completes (a split allreduce's
+start: mpi_runtime's progress thread resolves it and posts the data).
 """
 
 import functools

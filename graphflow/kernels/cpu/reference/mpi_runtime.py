@@ -8,13 +8,13 @@ whole job with `MPI_Abort`, so that `mpirun` returns within the timeout even whi
 process is stuck (with GRAPHFLOW_MPI_ABORT_ON_TIMEOUT=0 it raises `CollectiveTimeoutError`
 instead, and the job ends when every process does). The deadline costs no extra message: the
 transfer itself is what is polled. Before its data moves, every collective is agreed on by all
-processes (name, dtype, shape, root: `mpi_negotiation.py`); a mismatch raises
-`CollectiveMismatchError` on every process.
+processes (name, dtype, shape, root: `mpi_negotiation.py`, on a duplicate of the world's
+communicator); a mismatch raises `CollectiveMismatchError` on every process.
 
 An allreduce can also be split in two (`start_allreduce` / `finish`): the request is posted, the
-caller goes on computing, and a progress thread tests it meanwhile (MPI moves data only inside MPI
-calls), so the reduction overlaps with that computation; `finish` waits for it with the deadline
-(asleep while the thread completes it).
+caller goes on computing, and a progress thread posts it once its negotiation agreed and tests it
+meanwhile (MPI moves data only inside MPI calls), so the negotiation and the reduction overlap with
+that computation; `finish` waits for it with the deadline (asleep while the thread completes it).
 
 Results are written into buffers a kernel keeps (`BufferPool`) and hands out again once nothing
 refers to them any more, so a large reduction neither allocates nor page-faults fresh memory; a
