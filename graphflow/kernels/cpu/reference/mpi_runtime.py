@@ -440,6 +440,7 @@ def start_allreduce(send, recv, what, divide_after=False, gap=None, agree=None):
             progress.add(item)
     token = next(_TOKENS)
     _in_flight[token] = item
+    item.post_time = time.perf_counter()  # (the gap: what ran between this start and its wait)
     return token
 
 
