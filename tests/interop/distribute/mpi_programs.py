@@ -306,6 +306,30 @@ def mismatch_fused():
     _mismatch([[outs]] * hvd.size())
 
 
+def queued_then_blocking():
+    """A plain allreduce and a broadcast run between a fused bucket's start and its wait (while
+    its reduction may still be queued behind its negotiation): values right on every run; with
+    "mismatch", the ranks' plain allreduces differ in shape and both raise the mismatch error."""
+    r = hvd.rank()
+    parts = [tf.constant(np.full(k, r + 1.0)) for k in (2, 3)]
+    fused = collective_ops.fused_allreduce(parts, average=False, name="bucket")
+    start = fused[0].op.inputs[0].op
+    rows = 2 if "mismatch" in sys.argv and r == 1 else 1
+    with tf.control_dependencies([start]):
+        plain = hvd.allreduce(tf.constant(np.full(rows, float(r))), average=False, name="plain")
+        root = hvd.broadcast(tf.constant(np.array([r], np.float64)), 0, name="root")
+    out = [tf.reduce_sum(f) + plain[0] + root[0] for f in fused]  # the wait sinks to here
+    with tf.Session() as sess:
+        try:
+            values = [np.asarray(sess.run(out)).tolist() for _ in range(3)]
+            metadata = tf.RunMetadata()
+            sess.run(out, run_metadata=metadata)
+            order = [op.type for op in metadata.plan.ops if op.type.startswith("Mpi")]
+            report(error=None, values=values, order=order)
+        except Exception as exc:  # the error the user sees
+            report(error=f"{type(exc).__name__}: {exc}")
+
+
 def hangs():
     """Rank 1 hangs (far longer than the timeout) before the allreduce rank 0 waits in."""
     step = hvd.allreduce(tf.constant([1.0]), name="step")

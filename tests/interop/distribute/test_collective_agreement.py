@@ -28,6 +28,21 @@ def test_processes_that_disagree_about_a_collective_all_get_a_mismatch_error(pro
         assert "mpi_programs.py" in error  # the user's line
 
 
+def test_blocking_collectives_between_a_start_and_its_wait_keep_the_order():
+    results, _ = mpirun(2, "queued_then_blocking", env={"GRAPHFLOW_MPI_TIMEOUT": "20"}, timeout=60)
+    for res in results:
+        assert res["error"] is None, res
+        assert res["values"] == [[7.0, 10.0]] * 3  # sums 3 x (2, 3) elements, plain 1, root 0
+        assert res["order"] == ["MpiAllreduceStart", "MpiAllreduce", "MpiBroadcast",
+                                "MpiAllreduceWait"]
+    results, _ = mpirun(2, "queued_then_blocking", "mismatch",
+                        env={"GRAPHFLOW_MPI_TIMEOUT": "20"}, timeout=60)
+    for res in results:
+        assert "CollectiveMismatchError" in res["error"], res
+        assert "rank 0: allreduce 'plain' of float64 [1]" in res["error"]
+        assert "rank 1: allreduce 'plain' of float64 [2]" in res["error"]
+
+
 def test_a_hung_process_makes_the_job_abort_within_the_timeout():
     start = time.monotonic()
     _, proc = mpirun(2, "hangs", env={"GRAPHFLOW_MPI_TIMEOUT": "3"}, timeout=60, check=False)

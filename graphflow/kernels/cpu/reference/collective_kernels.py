@@ -84,7 +84,6 @@ def _allreduce_start(node):
         if last[0] is not None:  # the previous run failed between start and wait
             mpi_runtime.abandon(last[0])
         dtype = np.result_type(*grads) if grads else np.float32
-        mpi_runtime.negotiate(what, dtype, tuple(str(np.shape(g)) for g in grads))
         total = sum(int(np.size(g)) for g in grads)
         size = mpi_runtime.comm().Get_size()
         scale = average and _prescaled(dtype) and size > 1
@@ -105,7 +104,9 @@ def _allreduce_start(node):
             recv = recvs.get((mpi_runtime.comm().Get_size(), total), np.uint16)
         else:
             recv = recvs.get((total,), dtype)
-        last[0] = mpi_runtime.start_allreduce(send, recv, what, divide_after, gap)
+        # (the processes agree on the bucket before its data moves; the start does not wait)
+        agree = (dtype, tuple(str(np.shape(g)) for g in grads))
+        last[0] = mpi_runtime.start_allreduce(send, recv, what, divide_after, gap, agree)
         return np.array(last[0], np.int64)
     return allreduce_start
 

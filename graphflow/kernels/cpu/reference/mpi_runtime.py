@@ -8,13 +8,13 @@ whole job with `MPI_Abort`, so that `mpirun` returns within the timeout even whi
 process is stuck (with GRAPHFLOW_MPI_ABORT_ON_TIMEOUT=0 it raises `CollectiveTimeoutError`
 instead, and the job ends when every process does). The deadline costs no extra message: the
 transfer itself is what is polled. Before its data moves, every collective is agreed on by all
-processes (name, dtype, shape, root: `mpi_negotiation.py`); a mismatch raises
-`CollectiveMismatchError` on every process.
+processes (name, dtype, shape, root: `mpi_negotiation.py`, on a duplicate of the world's
+communicator); a mismatch raises `CollectiveMismatchError` on every process.
 
 An allreduce can also be split in two (`start_allreduce` / `finish`): the request is posted, the
-caller goes on computing, and a progress thread tests it meanwhile (MPI moves data only inside MPI
-calls), so the reduction overlaps with that computation; `finish` waits for it with the deadline
-(asleep while the thread completes it).
+caller goes on computing, and a progress thread posts it once its negotiation agreed and tests it
+meanwhile (MPI moves data only inside MPI calls), so the negotiation and the reduction overlap with
+that computation; `finish` waits for it with the deadline (asleep while the thread completes it).
 
 Results are written into buffers a kernel keeps (`BufferPool`) and hands out again once nothing
 refers to them any more, so a large reduction neither allocates nor page-faults fresh memory; a
@@ -24,6 +24,7 @@ since a plan runs its ops in one fixed order.
 """
 
 import atexit
+import collections
 import itertools
 import os
 import sys
@@ -42,7 +43,7 @@ PROGRESS_PAUSE = 100e-6  # how often the progress thread tests the requests in f
 # a split allreduce whose wait came this soon after its start in the previous run had nothing to
 # overlap with: its caller completes it directly, without the progress thread
 DIRECT_GAP = 50e-6
-_state = {"comm": None, "progress": None}
+_state = {"comm": None, "negotiation": None, "progress": None}
 
 
 class CollectiveTimeoutError(RuntimeError):
@@ -93,6 +94,8 @@ def init():
         if not MPI.Is_initialized():
             MPI.Init()
         _state["comm"] = MPI.COMM_WORLD
+        # negotiations travel on a communicator of their own (see "split allreduce" below)
+        _state["negotiation"] = MPI.COMM_WORLD.Dup()
     return _state["comm"]
 
 
@@ -100,6 +103,13 @@ def comm():
     if _state["comm"] is None:
         raise RuntimeError("graphflow.distribute is not initialized: call init() first")
     return _state["comm"]
+
+
+def negotiation_comm():
+    """The communicator negotiations travel on (a duplicate of the world's, made by `init`)."""
+    if _state["negotiation"] is None:
+        raise RuntimeError("graphflow.distribute is not initialized: call init() first")
+    return _state["negotiation"]
 
 
 def is_initialized():
@@ -186,7 +196,7 @@ def allreduce(array, what="allreduce", pool=None):
     """Elementwise sum over all processes (into a buffer of `pool` when given)."""
     MPI = mpi()
     send = np.require(array, requirements="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-    mpi_negotiation.negotiate(_self, what, send.dtype, send.shape)
+    negotiate(what, send.dtype, send.shape)
     c = comm()
     if send.dtype == np.float16:
         everyone = np.empty((c.Get_size(),) + send.shape, np.uint16)
@@ -200,7 +210,7 @@ def allreduce(array, what="allreduce", pool=None):
 def allgather(array, what="allgather"):
     """Concatenation along axis 0 of every process's array (first dims may differ)."""
     send = np.require(array, requirements="C")
-    mpi_negotiation.negotiate(_self, what, send.dtype, (None,) + send.shape[1:])
+    negotiate(what, send.dtype, (None,) + send.shape[1:])
     c = comm()
     counts = np.empty(c.Get_size(), dtype=np.int64)
     _wait(c.Iallgather(np.array([send.shape[0] if send.ndim else 1], np.int64), counts), what)
@@ -214,41 +224,67 @@ def broadcast(array, root, what=None):
     """The root process's array on every process (`what` names the collective and its root)."""
     what = what or f"broadcast from rank {root}"
     buf = np.array(array, copy=True, order="C")
-    mpi_negotiation.negotiate(_self, what, buf.dtype, buf.shape)
+    negotiate(what, buf.dtype, buf.shape)
     _wait(comm().Ibcast(buf, root=root), what)
     return buf
 
 
 def negotiate(what, dtype, shape):
-    """Agree on a collective with every other process before running it (mpi_negotiation)."""
-    mpi_negotiation.negotiate(_self, what, dtype, shape)
+    """Agree on a collective with every other process before running it (mpi_negotiation), once
+    the split allreduces started before it have posted theirs (`_drain`)."""
+    pending = mpi_negotiation.post(_self, what, dtype, shape)
+    _drain(what)
+    mpi_negotiation.resolve(_self, pending)
 
 
 def barrier(what="barrier"):
+    _drain(what)
     _wait(comm().Ibarrier(), what)
 
 
 # ---------------------------------------------------------------- split (overlapped) allreduce
+# A split allreduce's start does not wait for its negotiation: it posts the exchange (on the
+# negotiation communicator, always from the calling thread, so in program order on every process)
+# and queues the reduction; the progress thread posts the queue's head once its negotiation agreed
+# (or, on a mismatch, gathers every rank's description where the data would have gone, and the
+# wait raises). Data and reports travel on the world communicator strictly in queue order: the
+# thread posts only the head, and a caller posts there itself (a blocking collective, a start
+# completed directly) only once the queue is empty (`_drain`). The k-th negotiation agrees on every
+# process or on none, so the k-th item posts its data everywhere or its report everywhere.
 class _InFlight:
-    """A posted allreduce: its request and the buffers MPI reads and writes until it completes.
-    With a progress thread, only that thread tests the request; `completed` is set once it did."""
+    """A split allreduce: how to post it, its negotiation, then its request and the buffers MPI
+    reads and writes until it completes. With a progress thread, only that thread tests the
+    request; `posted` is set once the data (or a mismatch's report) was posted, `completed` once
+    the request completed (or `error` was set)."""
 
     __slots__ = ("request", "send", "recv", "what", "float16", "completed", "divide_after",
-                 "threaded", "posted", "gap")
+                 "threaded", "gap", "negotiation", "error", "queued", "post_time")
 
-    def __init__(self, request, send, recv, what, float16, divide_after=False, gap=None):
+    def __init__(self, request, send, recv, what, float16, divide_after=False, gap=None,
+                 negotiation=None):
         self.request, self.send, self.recv, self.what = request, send, recv, what
         self.float16, self.divide_after = float16, divide_after
         self.completed = threading.Event()
+        self.queued = threading.Event()  # set: its data or report is posted (left the queue)
         self.threaded = False  # handed to the progress thread
-        self.posted = time.perf_counter()
+        self.post_time = time.perf_counter()
         self.gap = gap
+        self.negotiation, self.error = negotiation, None
+
+    def post(self):
+        c = comm()
+        if self.float16:  # everyone's halves, summed in float32 by `finish`
+            self.request = c.Iallgather(self.send.view(np.uint16), self.recv)
+        else:
+            self.request = c.Iallreduce(self.send, self.recv, op=mpi().SUM)
+        self.queued.set()
 
 
 class _Progress:
-    """A daemon thread testing the requests in flight (under MPI_THREAD_MULTIPLE only), so that
-    their data moves while the calling thread computes. It sleeps while nothing is in flight and
-    tests every `PROGRESS_PAUSE` otherwise.
+    """A daemon thread (under MPI_THREAD_MULTIPLE only) that posts the queued reductions once
+    their negotiation agreed, in order, and tests the requests in flight, so that their data moves
+    while the calling thread computes. It sleeps while nothing is queued or in flight and tests
+    every `PROGRESS_PAUSE` otherwise.
 
     A caller that needs a request (`wait_for`) does not test it itself: it sleeps until the thread
     has completed it, and the thread tests without pauses meanwhile. Two Python threads testing at
@@ -258,7 +294,8 @@ class _Progress:
 
     def __init__(self):
         self.active = []
-        self.wake = threading.Event()     # something was posted
+        self.queue = collections.deque()  # started, not yet posted: appended by the caller only
+        self.wake = threading.Event()     # something was posted or queued
         self.hurry = threading.Event()    # a caller waits: test without pauses
         self.waiting = 0                  # callers in wait_for (changed by the calling threads)
         self.lock = threading.Lock()
@@ -268,27 +305,61 @@ class _Progress:
         self.thread.start()
 
     def add(self, item):
+        """Test `item` (posted) until it completes."""
         self.active.append(item)
         self.wake.set()
 
-    def wait_for(self, item, seconds):
-        """Sleep until the thread completed `item`; False if `seconds` passed first."""
-        if item.completed.is_set():
+    def submit(self, item):
+        """Post `item` once its negotiation agreed and every item submitted before it is posted."""
+        self.queue.append(item)
+        self.wake.set()
+
+    def wait_for(self, item, seconds, event=None):
+        """Sleep until the thread completed `item` (or set `event`); False if `seconds` passed
+        first."""
+        event = event or item.completed
+        if event.is_set():
             return True
         with self.lock:
             self.waiting += 1
             self.hurry.set()
         try:
-            return item.completed.wait(seconds)
+            return event.wait(seconds)
         finally:
             with self.lock:
                 self.waiting -= 1
                 if not self.waiting:
                     self.hurry.clear()
 
+    def _advance(self):
+        """Post the queue's head items whose negotiation is over, in order."""
+        while self.queue:
+            item = self.queue[0]
+            pending = item.negotiation
+            try:
+                if pending is not None and pending.report is None:
+                    if not pending.request.Test():
+                        return
+                    if not pending.ok():
+                        mpi_negotiation.post_report(_self, pending)
+                if pending is not None and pending.report is not None:
+                    if not pending.report.Test():
+                        return
+                    item.error = mpi_negotiation.mismatch_error(_self, pending)
+                else:
+                    item.post()
+            except Exception as exc:  # (an MPI error: the wait raises it)
+                item.error = exc
+            self.queue.popleft()  # only now: a caller posts itself once the queue is empty
+            item.queued.set()
+            if item.error is None:
+                self.active.append(item)
+            else:
+                item.completed.set()
+
     def _loop(self):
         while not self.stopped:
-            if not self.active:
+            if not self.active and not self.queue:
                 self.wake.wait()
                 self.wake.clear()
                 continue
@@ -296,6 +367,7 @@ class _Progress:
                 # let the caller go on computing (the thread would take the GIL from it), then
                 # test; a caller that starts waiting cuts the pause short
                 self.hurry.wait(PROGRESS_PAUSE)
+            self._advance()
             for item in list(self.active):
                 if item.request.Test():
                     self.active.remove(item)
@@ -322,6 +394,17 @@ def _progress():
     return progress
 
 
+def _drain(what):
+    """Return once every split allreduce started so far posted its data (or its mismatch
+    report), so that the caller may post on the world communicator; that happens as the other
+    processes reach the same collectives, which they do before reaching the caller's."""
+    progress = _state["progress"]
+    if progress and progress.queue:
+        last = progress.queue[-1]
+        if not progress.wait_for(last, timeout(), last.queued):
+            raise _timeout_error(f"{last.what} (before {what})")
+
+
 _TOKENS = itertools.count(1)
 _in_flight = {}
 # seconds `finish` spent waiting for reductions (the communication not hidden behind computation)
@@ -329,33 +412,40 @@ _in_flight = {}
 wait_stats = {"seconds": 0.0, "count": 0}
 
 
-def start_allreduce(send, recv, what, divide_after=False, gap=None):
-    """Post the sum of `send` (1-d) over all processes into `recv` and return a token for
+def start_allreduce(send, recv, what, divide_after=False, gap=None, agree=None):
+    """Start the sum of `send` (1-d) over all processes into `recv` and return a token for
     `finish`; for float16, `recv` is a (size, n) uint16 buffer receiving everyone's halves.
+    `agree`: (dtype, shape) the processes negotiate (mpi_negotiation) before the data moves; with
+    a progress thread the start does not wait for that: the thread posts the reduction once it
+    agreed and `finish` raises CollectiveMismatchError if not.
     `divide_after`: the caller's note, handed back by `finish` (the mean's division is still to do).
     `gap`: a one-item list the caller keeps from run to run; `finish` stores there the seconds from
-    the post to the wait. When the previous wait followed at once (less than DIRECT_GAP: nothing
-    ran in between), the request is not handed to the progress thread, whose wake-ups would only
-    compete with the caller testing it (a start immediately followed by its wait: a single bucket,
-    or the last one)."""
-    MPI = mpi()
-    c = comm()
-    if send.dtype == np.float16:
-        request = c.Iallgather(send.view(np.uint16), recv)
-    else:
-        request = c.Iallreduce(send, recv, op=MPI.SUM)
-    item = _InFlight(request, send, recv, what, send.dtype == np.float16, divide_after, gap)
+    the start to the wait. When the previous wait followed at once (less than DIRECT_GAP: nothing
+    ran in between) and nothing is queued, the caller negotiates and posts here and the request is
+    not handed to the progress thread, whose wake-ups would only compete with the caller testing
+    it (a start immediately followed by its wait: a single bucket, or the last one)."""
+    negotiation = mpi_negotiation.post(_self, what, *agree) if agree is not None else None
+    item = _InFlight(None, send, recv, what, send.dtype == np.float16, divide_after, gap,
+                     negotiation)
     progress = _progress()
-    if progress and not (gap is not None and gap[0] is not None and gap[0] < DIRECT_GAP):
+    direct = gap is not None and gap[0] is not None and gap[0] < DIRECT_GAP
+    if progress and (progress.queue or (negotiation is not None and not direct)):
         item.threaded = True
-        progress.add(item)
+        progress.submit(item)
+    else:
+        mpi_negotiation.resolve(_self, negotiation)  # (the queue is empty)
+        item.post()
+        if progress and not direct:
+            item.threaded = True
+            progress.add(item)
     token = next(_TOKENS)
     _in_flight[token] = item
+    item.post_time = time.perf_counter()  # (the gap: what ran between this start and its wait)
     return token
 
 
 def abandon(token):
-    """Forget a posted allreduce whose run failed before finishing it (its buffers stay held, so
+    """Forget a split allreduce whose run failed before finishing it (its buffers stay held, so
     never reused, until the progress thread sees it complete)."""
     item = _in_flight.pop(token, None)
     progress = _progress() if item is not None and not item.threaded else None
@@ -367,13 +457,13 @@ def abandon(token):
 def finish(token, what, out=None, divisor=1):
     """Complete the allreduce of `token` within the deadline; returns the summed 1-d array (float16
     sums are computed here in float32, divided by `divisor`, into `out` when given) and the
-    start's `divide_after` note."""
+    start's `divide_after` note. Raises CollectiveMismatchError if its negotiation failed."""
     item = _in_flight.pop(token, None)
     if item is None:
         raise RuntimeError(f"{what}: no allreduce in flight for this step (its start did not run)")
     t0 = time.perf_counter()
     if item.gap is not None:
-        item.gap[0] = t0 - item.posted
+        item.gap[0] = t0 - item.post_time
     if item.threaded:
         if not _state["progress"].wait_for(item, timeout()):
             raise _timeout_error(what)
@@ -381,6 +471,8 @@ def finish(token, what, out=None, divisor=1):
         _wait(item.request, what)
     wait_stats["seconds"] += time.perf_counter() - t0
     wait_stats["count"] += 1
+    if item.error is not None:
+        raise item.error
     if item.float16:
         total = item.recv.view(np.float16).sum(axis=0, dtype=np.float32)
         if divisor != 1:
@@ -392,4 +484,4 @@ def finish(token, what, out=None, divisor=1):
     return item.recv, item.divide_after
 
 
-_self = sys.modules[__name__]  # (what mpi_negotiation reads the communicator and deadline from)
+_self = sys.modules[__name__]  # (what mpi_negotiation reads the communicators and deadline from)
