@@ -5,6 +5,7 @@ checkpoints and JSON state files older graphflow versions wrote."""
 
 import json
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -214,6 +215,33 @@ def test_latest_checkpoint_without_or_with_a_bad_index(tmp_path):
     (tmp_path / "checkpoint").write_text(json.dumps({"format": "other"}))
     with pytest.raises(GraphFormatError, match="not a graphflow checkpoint index"):
         tf.train.latest_checkpoint(str(tmp_path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_state_file_that_is_a_fifo_or_too_large_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "checkpoint")
+    errors = []
+    reader = threading.Thread(target=lambda: errors.append(_raised(tf.train.latest_checkpoint,
+                                                                   str(tmp_path))), daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():  # blocked in open(): let it go, then fail
+        fd = os.open(tmp_path / "checkpoint", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        pytest.fail("latest_checkpoint blocked on a FIFO state file")
+    assert isinstance(errors[0], GraphFormatError) and "not a regular file" in str(errors[0])
+    os.remove(tmp_path / "checkpoint")
+    (tmp_path / "checkpoint").write_bytes(b"#" * ((4 << 20) + 1))
+    with pytest.raises(GraphFormatError, match="more than the limit of 4194304"):
+        tf.train.latest_checkpoint(str(tmp_path))
+
+
+def _raised(fn, *args):
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 (the test looks at it)
+        return exc
+    return None
 
 
 def test_latest_checkpoint_recovers_when_the_index_names_a_missing_file(tmp_path):
