@@ -141,6 +141,7 @@ def cmd_run(args, out):
                                  [args.model, *_input_files(args.input)])
     model = _load(args.model, args, out)
     feeds = dict(cli_io.parse_input(spec, model.inputs, args.text) for spec in args.input)
+    feeds = cli_io.check_feeds(feeds, model.inputs)
     names = None
     if args.outputs:
         names = [n.strip() for n in args.outputs.split(",") if n.strip()]
@@ -182,7 +183,8 @@ def cmd_profile(args, out):
     files = cli_io.check_outputs([("--trace", args.trace)],
                                  [args.model, *_input_files(args.input)])
     model = _load(args.model, args, out)
-    feeds = dict(cli_io.parse_input(spec, model.inputs) for spec in args.input)
+    feeds = cli_io.check_feeds(dict(cli_io.parse_input(spec, model.inputs)
+                                    for spec in args.input), model.inputs)
     missing = [n for n in model.inputs if n not in feeds]
     if missing:
         raise CommandError(f"missing --input for {missing}; the graph's inputs are "

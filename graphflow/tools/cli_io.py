@@ -29,8 +29,10 @@ import tempfile
 
 import numpy as np
 
+from graphflow.engine.executor import FeedSpec
 from graphflow.fileformat import file_io
 from graphflow.framework.errors import GraphFormatError, OpError
+from graphflow.framework.graph import Tensor
 
 # an --input file is at most as large as the tensor data a graph file may hold
 MAX_INPUT_BYTES = file_io.DEFAULT_LIMITS.max_tensor_bytes
@@ -141,6 +143,24 @@ def parse_input(spec, inputs, text=False):
     return name, array
 
 
+def check_feeds(feeds, inputs):
+    """{name: array} of parsed `--input`s, converted as a run converts them (executor.FeedSpec):
+    a value the graph's input cannot take (a string for a float, a wrong shape) is a
+    CommandError before the run, so that no exception of the run itself is taken for the
+    user's."""
+    checked = {}
+    for name, value in feeds.items():
+        tensor = inputs[name]
+        if not isinstance(tensor, Tensor):
+            checked[name] = value
+            continue
+        try:
+            checked[name] = FeedSpec(tensor).convert(value)
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"--input {name}: {exc}") from None
+    return checked
+
+
 # ------------------------------------------------------------------------------------ writing
 @dataclasses.dataclass(frozen=True)
 class Output:
@@ -244,5 +264,5 @@ def output_path(output):
         yield os.path.join(tmp, os.path.basename(output.path) or "out")
 
 
-__all__ = ["CommandError", "ERRORS", "Output", "check_model_file", "check_outputs", "load_onnx",
-           "open_output", "output_path", "parse_input"]
+__all__ = ["CommandError", "ERRORS", "Output", "check_feeds", "check_model_file", "check_outputs",
+           "load_onnx", "open_output", "output_path", "parse_input"]

@@ -198,6 +198,8 @@ def test_deeply_nested_or_odd_json_inputs_are_one_line_errors(model_path):
     assert "nested more than 32 deep" in err
     err = _one_line_error(_cli("run", model_path, "--input", f"x=[[{10 ** 30}, 1, 2]]"), "run")
     assert "not an array of numbers" in err
+    err = _one_line_error(_cli("run", model_path, "--input", 'x=[["a", "b", "c"]]'), "run")
+    assert "--input x: cannot feed a value of dtype <U1 to a tensor of dtype float32" in err
 
 
 def test_a_truncated_onnx_file_is_one_line(tmp_path, monkeypatch, capsys):
