@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from graphflow.tools import cli, cli_text
+from graphflow.tools import cli, cli_io, cli_text
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 
@@ -115,6 +115,21 @@ def test_outputs_replace_regular_files_through_links(model_path, tmp_path):
     assert link.is_symlink()
     with np.load(old) as saved:
         assert saved["total"] == 12
+
+
+def test_destinations_inside_an_input_directory_or_through_dangling_links(tmp_path):
+    saved = tmp_path / "export_dir"
+    (saved / "variables").mkdir(parents=True)
+    with pytest.raises(cli_io.CommandError, match="inside the input directory"):
+        cli_io.check_outputs([("--output", str(saved / "variables" / "out.npz"))], [str(saved)])
+    with pytest.raises(cli_io.CommandError, match="is a directory"):
+        cli_io.check_outputs([("--output", str(saved))], [])
+    (tmp_path / "dangling").symlink_to(tmp_path / "new.npz")   # a new file, where the link points
+    checked = cli_io.check_outputs([("--output", str(tmp_path / "dangling")), ("--dot", None)],
+                                   [str(saved)])
+    assert checked == {"--output": cli_io.Output("--output", str(tmp_path / "dangling"),
+                                                 os.path.realpath(tmp_path / "new.npz"))}
+    assert cli_io.check_outputs([("-o", os.devnull)], [])["-o"].target is None
 
 
 # ------------------------------------------------------------------------------ terminal escapes
