@@ -4,7 +4,8 @@ On a developer's machine a missing program skips those tests with the reason. CI
 sets GRAPHFLOW_REQUIRE_TOOLS (e.g. "dot,nvcc,g++"): a required program never skips, so its tests
 run — and fail loudly if the program is missing after all. `required("onednn")` does the same for
 the optional oneDNN library (the onednn-cpu-gomp wheel, which the test extra installs).
-`run_on_threads` is the tests' one way of calling something from several threads at once.
+`run_on_threads` is the tests' one way of calling something from several threads at once;
+`raised_within` calls something that must not block (a read of a FIFO) with a time limit.
 """
 
 import os
@@ -47,3 +48,23 @@ def run_on_threads(work, count):
     for t in threads:
         t.join()
     return errors
+
+
+def raised_within(seconds, fn, *args):
+    """The exception `fn(*args)` raised (None if it returned), run on a daemon thread; the test
+    fails if the call has not ended within `seconds` (a read blocked on a FIFO, say), instead of
+    hanging the test run."""
+    outcome = []
+
+    def call():
+        try:
+            fn(*args)
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001  (returned to the test)
+            outcome.append(exc)
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"{getattr(fn, '__name__', fn)} did not return within {seconds} s (blocked)")
+    return outcome[0]

@@ -15,7 +15,7 @@ The state file (`checkpoint`) is TensorFlow's: a `CheckpointState` protobuf in t
 
 paths relative to the directory when the checkpoints are in it. Older graphflow versions wrote a
 JSON file (`{"format": "graphflow-checkpoint-state", ...}`), still read. Both are at most 4 MiB;
-a malformed one is a `GraphFormatError`.
+a malformed one, or one that is not a regular file (a FIFO, a device), is a `GraphFormatError`.
 """
 
 import collections
@@ -176,14 +176,13 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     `checkpoint_dir`), or None if there is none."""
     checkpoint_dir = os.fspath(checkpoint_dir)
     path = os.path.join(checkpoint_dir, latest_filename or "checkpoint")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(STATE_MAX_BYTES + 1)
+    what = f"checkpoint index '{path}'"
+    if os.path.isdir(path):
+        return None
+    try:  # a regular file only, opened without blocking: a FIFO is an error, not a hang
+        raw = file_io.read_regular_file(path, what, STATE_MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    what = f"checkpoint index '{path}'"
-    if len(raw) > STATE_MAX_BYTES:
-        raise GraphFormatError(f"{what} is larger than {STATE_MAX_BYTES} bytes")
     parse = _parse_json_state if raw.lstrip()[:1] == b"{" else _parse_text_state
     latest, all_paths, stamps, preserved = parse(raw, what)
 

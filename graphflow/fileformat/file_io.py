@@ -13,6 +13,7 @@ content raises `GraphFormatError`.
 
 import contextlib
 import dataclasses
+import errno
 import io
 import os
 import re
@@ -38,6 +39,25 @@ def _open_regular(path, what):
         f.close()
         raise GraphFormatError(f"{what} is not a regular file")
     return f, info
+
+
+def open_regular_file(path, what):
+    """(an unbuffered binary file object, its fstat) of `path`, opened without blocking and
+    checked on the descriptor to be a regular file: a FIFO or device is a GraphFormatError naming
+    `what`, never a blocked open or an endless read; a missing file stays an OSError."""
+    return _open_regular(path, what)
+
+
+def check_regular_file(path, what, max_bytes):
+    """The size of `path`, which must be a regular file of at most `max_bytes` bytes (checked on
+    a descriptor opened without blocking, as `read_regular_file` does), for readers that open the
+    file themselves; a FIFO, device or a file over the limit is a GraphFormatError naming `what`."""
+    f, info = _open_regular(path, what)
+    with f:
+        if info.st_size > max_bytes:
+            raise GraphFormatError(f"{what} is {info.st_size} bytes, more than the limit of "
+                                   f"{max_bytes}")
+    return info.st_size
 
 
 def regular_file_starts_with(path, what, magic):
@@ -139,8 +159,14 @@ TEMP_SUFFIX = ".tmp"
 @contextlib.contextmanager
 def atomic_write(path):
     """`with atomic_write(path) as f:` — a binary file object whose content replaces `path` only
-    when the block finishes without an exception (temp file + fsync + os.replace)."""
+    when the block finishes without an exception (temp file + fsync + os.replace).
+
+    Only a regular file (or a new name) is replaced: a device, FIFO or socket at `path` is an
+    OSError before anything is written (renaming over `/dev/stdout` or a device node would
+    replace it with a regular file). A symbolic link at `path` is replaced by the file, not
+    followed."""
     path = os.fspath(path)
+    _check_replaceable(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(6)}"
                                   f"{TEMP_SUFFIX}")
@@ -199,6 +225,16 @@ class StagedFile:
 def fsync_directory(directory):
     """Make renames in `directory` durable where the platform allows it."""
     _fsync_directory(directory)
+
+
+def _check_replaceable(path):
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket): refusing to "
+                      "replace it", path)
 
 
 def remove_stale_temp_files(directory, basename_prefix):
@@ -292,8 +328,11 @@ class Archive:
             size = len(source)
             self._file = io.BytesIO(source)
         else:
-            self._file = open(source, "rb")  # a missing or unreadable path raises the usual OSError
-            size = os.fstat(self._file.fileno()).st_size
+            # a regular file only, opened without blocking (a FIFO or device is a
+            # GraphFormatError at once); a missing or unreadable path raises the usual OSError
+            raw, info = _open_regular(source, what)
+            self._file = io.BufferedReader(raw)
+            size = info.st_size
         self.what = what
         self.limits = limits
         try:

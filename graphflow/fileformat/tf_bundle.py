@@ -305,8 +305,8 @@ class BundleReader:
         f = self._files.get(shard)
         if f is None:
             path = data_filename(self.prefix, shard, self.num_shards)
-            try:
-                f = open(path, "rb", buffering=0)
+            try:  # a regular file only, opened without blocking
+                f, _ = file_io.open_regular_file(path, f"checkpoint data file '{path}'")
             except FileNotFoundError:
                 raise GraphFormatError(f"checkpoint data file '{path}' (shard {shard} of "
                                        f"{self.num_shards} named by {self._what}) is "

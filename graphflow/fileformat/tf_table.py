@@ -30,6 +30,7 @@ Hand-written because no package ships this format without TensorFlow itself.
 import os
 import struct
 
+from graphflow.fileformat import file_io
 from graphflow.fileformat.tfrecord import crc32c_extend, mask_crc32c
 from graphflow.framework.errors import GraphFormatError
 
@@ -302,14 +303,8 @@ def _parse(data):
 def read_table(path, max_bytes=DEFAULT_MAX_BYTES):
     """[(key, value)] of the table file at `path` (at most `max_bytes` long), in key order."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > max_bytes:
-            raise GraphFormatError(f"table '{path}' is {size} bytes, more than the limit of "
-                                   f"{max_bytes}")
-        data = f.read(size + 1)
-    if len(data) != size:
-        raise GraphFormatError(f"table '{path}' changed size while it was read")
+    # a regular file only, opened without blocking (a FIFO is an error, never a hang)
+    data = file_io.read_regular_file(path, f"table '{path}'", max_bytes)
     return parse_table(data, f"table '{path}'")
 
 

@@ -13,12 +13,16 @@
                                   (TensorFlow's SavedModel directories and GraphDef files: see
                                    graphflow/tools/cli_tensorflow.py)
 
-Errors about files or inputs are reported in one line on stderr with exit status 1; usage errors
-exit with status 2.
+Errors about files, inputs or options are reported in one line on stderr (`graphflow <cmd>: error:
+...`) with exit status 2, as usage errors are; text that came from a file is printed with its
+control characters escaped (`cli_text.printable`); the files the command reads and writes obey the
+rules of `cli_io` (regular files only, never overwriting an input). When its standard output is
+closed early (`graphflow inspect m.gfz | head`), the command stops quietly with status 141, as a
+program killed by SIGPIPE reports in a shell.
 """
 
 import argparse
-import json
+import contextlib
 import os
 import sys
 
@@ -26,17 +30,16 @@ import numpy as np
 
 import graphflow
 from graphflow.engine import tracing
-from graphflow.fileformat import file_io, io_policy
+from graphflow.fileformat import io_policy
 from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
-from graphflow.framework.errors import GraphFormatError, OpError
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
-from graphflow.tools import viz
+from graphflow.tools import cli_io, viz
+from graphflow.tools.cli_io import CommandError
+from graphflow.tools.cli_text import printable, printable_lines
 
-
-class CommandError(Exception):
-    """A problem with the command's input: reported without a traceback."""
+BROKEN_PIPE_STATUS = 128 + 13  # what a shell reports for a program killed by SIGPIPE
 
 
 def _shape_text(shape):
@@ -55,7 +58,7 @@ def _load(path, args=None, out=None):
 
 
 def _open_model(path, args, out, allow_io):
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise CommandError(f"{path}: no such file")
     if os.path.isdir(path) or path.lower().endswith((".pb", ".pbtxt")):
         from graphflow.tools import cli_tensorflow  # noqa: PLC0415 (TensorFlow's files only)
@@ -70,13 +73,14 @@ def _open_model(path, args, out, allow_io):
                                          outputs, out, allow_io,
                                          getattr(args, "initialize", True))
     if path.lower().endswith(".onnx"):
-        from graphflow.interop.onnx import import_model  # noqa: PLC0415 (onnx is optional)
-        return import_model(path, allow_io=allow_io)
+        return cli_io.load_onnx(path, allow_io=allow_io)
+    cli_io.check_model_file(path)
     return load(path, allow_io=allow_io)
 
 
 # ------------------------------------------------------------------------------------ inspect
 def cmd_inspect(args, out):
+    files = cli_io.check_outputs([("--dot", args.dot), ("--svg", args.svg)], [args.model])
     model = _load(args.model, args, out)
     graph = model.graph
     values = model.session.variable_values()
@@ -84,18 +88,18 @@ def cmd_inspect(args, out):
     restored = sum(1 for v in model.variables if v.op.attrs["shared_name"] in values)
     kind = model.format_version if isinstance(model.format_version, str) else \
         f"graphflow graph format {model.format_version}"
-    print(f"{args.model}: {kind} ({model.producer or 'unknown producer'}), {graph.num_ops()} ops",
-          file=out)
+    print(printable(f"{args.model}: {kind} ({model.producer or 'unknown producer'}), "
+                    f"{graph.num_ops()} ops"), file=out)
     for side, entries in (("inputs", model.inputs), ("outputs", model.outputs)):
         print(f"{side}:", file=out)
         if not entries:
             print("  (none)", file=out)
         for name, element in entries.items():
             if isinstance(element, Tensor):
-                print(f"  {name}: {element.dtype.name} {_shape_text(element.shape)}  "
-                      f"({element.name})", file=out)
+                print("  " + printable(f"{name}: {element.dtype.name} "
+                                       f"{_shape_text(element.shape)}  ({element.name})"), file=out)
             else:
-                print(f"  {name}: operation {element.name}", file=out)
+                print("  " + printable(f"{name}: operation {element.name}"), file=out)
     print(f"variables: {len(model.variables)} ({params} parameters, {restored} with saved "
           "values)", file=out)
     reaching = io_policy.reaching_ops(graph.get_operations())
@@ -103,23 +107,23 @@ def cmd_inspect(args, out):
         print(f"ops reaching outside the process ({len(reaching)}; running them needs "
               "--allow-io):", file=out)
         for op_type, name, kind in reaching:
-            print(f"  {op_type} '{name}' ({kind})", file=out)
+            print("  " + printable(f"{op_type} '{name}' ({kind})"), file=out)
     if not args.brief:
         _print_kernel_choices(model, args.batch, out)
         print(file=out)
         print(viz.summary(graph, max_ops=args.max_ops), file=out)
     if args.dot:
-        with file_io.atomic_write(args.dot) as f:
+        with cli_io.open_output(files["--dot"]) as f:
             f.write(viz.to_dot(graph).encode("utf-8"))
-        print(f"wrote {args.dot}", file=out)
+        print(printable(f"wrote {args.dot}"), file=out)
     if args.svg:
         try:
             svg = viz.render_svg(graph)
         except (ImportError, RuntimeError) as exc:
             raise CommandError(str(exc)) from None
-        with file_io.atomic_write(args.svg) as f:
+        with cli_io.open_output(files["--svg"]) as f:
             f.write(svg.encode("utf-8"))
-        print(f"wrote {args.svg}", file=out)
+        print(printable(f"wrote {args.svg}"), file=out)
 
 
 def _print_kernel_choices(model, batch, out):
@@ -140,48 +144,21 @@ def _print_kernel_choices(model, batch, out):
     print(f"CPU kernels a run of the outputs chooses, inputs' unknown dimensions = {batch} "
           "(op type: implementation x ops):", file=out)
     for (op_type, impl), count in counts.items():
-        print(f"  {op_type}: {impl} x{count}", file=out)
+        print("  " + printable(f"{op_type}: {impl} x{count}"), file=out)
 
 
 # ------------------------------------------------------------------------------------ run
-def _parse_input(spec, model, text=False):
-    name, sep, source = spec.partition("=")
-    if not sep or not name:
-        raise CommandError(f"--input {spec!r}: expected NAME=FILE.npy (or NAME=FILE.npz, or "
-                           "NAME=<JSON value>)")
-    if name not in model.inputs:
-        raise CommandError(f"--input {name}: the graph has no input '{name}'; its inputs are "
-                           f"{sorted(model.inputs) or 'none'}")
-    if os.path.isfile(source):
-        try:
-            loaded = np.load(source, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise CommandError(f"--input {name}: cannot read {source}: {exc}") from None
-        if isinstance(loaded, np.lib.npyio.NpzFile):
-            with loaded:
-                keys = loaded.files
-                key = name if name in keys else (keys[0] if len(keys) == 1 else None)
-                if key is None:
-                    raise CommandError(f"--input {name}: {source} holds {keys}; none is named "
-                                       f"'{name}'")
-                return name, loaded[key]
-        return name, loaded
-    try:
-        value = json.loads(source)
-    except ValueError:
-        raise CommandError(f"--input {name}: {source!r} is neither a file nor a JSON value") \
-            from None
-    if text and isinstance(value, str):  # a string is fed as its Unicode code points
-        return name, np.array([ord(c) for c in value], dtype=np.int32)
-    try:
-        return name, np.asarray(value)
-    except ValueError as exc:
-        raise CommandError(f"--input {name}: {exc}") from None
+def _input_files(specs):
+    """The paths among `--input NAME=VALUE` values (the files the command reads)."""
+    return [v for v in (spec.partition("=")[2] for spec in specs) if v and os.path.lexists(v)]
 
 
 def cmd_run(args, out):
+    files = cli_io.check_outputs([("--output", args.output)],
+                                 [args.model, *_input_files(args.input)])
     model = _load(args.model, args, out)
-    feeds = dict(_parse_input(spec, model, args.text) for spec in args.input)
+    feeds = dict(cli_io.parse_input(spec, model.inputs, args.text) for spec in args.input)
+    feeds = cli_io.check_feeds(feeds, model.inputs)
     names = None
     if args.outputs:
         names = [n.strip() for n in args.outputs.split(",") if n.strip()]
@@ -196,26 +173,35 @@ def cmd_run(args, out):
     results = model.run(feeds, outputs=names)
     if args.output:
         arrays = {k: np.asarray(v) for k, v in results.items() if v is not None}
-        with file_io.atomic_write(args.output) as f:
+        with cli_io.open_output(files["--output"]) as f:
             np.savez(f, **arrays)
-        print(f"wrote {len(arrays)} output(s) to {args.output}", file=out)
+        print(printable(f"wrote {len(arrays)} output(s) to {args.output}"), file=out)
         return
     for name, value in results.items():
         if value is None:
-            print(f"{name}: (operation ran)", file=out)
+            print(printable(f"{name}: (operation ran)"), file=out)
             continue
         value = np.asarray(value)
         if args.text and value.ndim == 1 and value.dtype.kind in "iu":
-            print(f"{name}: {''.join(chr(int(c)) for c in value)}", file=out)
+            print(printable(f"{name}: {''.join(_char(c) for c in value)}"), file=out)
             continue
-        print(f"{name}: {value.dtype} {list(value.shape)}", file=out)
-        print(np.array2string(value, threshold=200, max_line_width=100), file=out)
+        print(printable(f"{name}: {value.dtype} {list(value.shape)}"), file=out)
+        print(printable_lines(np.array2string(value, threshold=200, max_line_width=100)),
+              file=out)
+
+
+def _char(code):
+    code = int(code)
+    return chr(code) if 0 <= code <= 0x10FFFF else "\ufffd"
 
 
 # ------------------------------------------------------------------------------------ profile
 def cmd_profile(args, out):
+    files = cli_io.check_outputs([("--trace", args.trace)],
+                                 [args.model, *_input_files(args.input)])
     model = _load(args.model, args, out)
-    feeds = dict(_parse_input(spec, model) for spec in args.input)
+    feeds = cli_io.check_feeds(dict(cli_io.parse_input(spec, model.inputs)
+                                    for spec in args.input), model.inputs)
     missing = [n for n in model.inputs if n not in feeds]
     if missing:
         raise CommandError(f"missing --input for {missing}; the graph's inputs are "
@@ -234,18 +220,20 @@ def cmd_profile(args, out):
     rows = tracing.top_ops(runs, top=None)
     total = sum(r[3] for r in rows) or 1
     per_run = sorted(sum(n.all_end_rel_micros for n in s.node_stats()) for s in runs)
-    print(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: median "
-          f"{per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops", file=out)
+    print(printable(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: "
+                    f"median {per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops"),
+          file=out)
     print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} "
           f"{'kernel':<10} node", file=out)
     for op_type, name, calls, micros, mean, kernel in rows[:args.top]:
         print(f"{micros / 1000:>10.3f} {100 * micros / total:>5.1f}% {calls:>6} {mean:>10.1f}  "
-              f"{op_type:<22} {kernel or '-':<10} {name}", file=out)
+              f"{printable(op_type):<22} {printable(kernel or '-'):<10} {printable(name)}",
+              file=out)
     if args.trace:
-        with file_io.atomic_write(args.trace) as f:
+        with cli_io.open_output(files["--trace"]) as f:
             f.write(Timeline(runs[-1]).generate_chrome_trace_format().encode("utf-8"))
-        print(f"wrote the last run's Chrome trace to {args.trace} (open it in ui.perfetto.dev "
-              "or chrome://tracing)", file=out)
+        print(printable(f"wrote the last run's Chrome trace to {args.trace} (open it in "
+                        "ui.perfetto.dev or chrome://tracing)"), file=out)
 
 
 # ------------------------------------------------------------------------------------ optimize
@@ -263,6 +251,7 @@ def _optimizer():
 
 
 def cmd_optimize(args, out):
+    files = cli_io.check_outputs([("-o", args.o)], [args.model])
     optimize = _optimizer()
     model = _load(args.model, args)
     if not model.outputs:
@@ -282,24 +271,28 @@ def cmd_optimize(args, out):
     values = model.session.variable_values()
     kept = {op.attrs["shared_name"] for op in graph.get_operations()
             if registry.lookup(op.type).variable}
-    save(args.o, inputs=dict(zip(input_names, feeds)), outputs=dict(zip(output_names, fetches)),
-         graph=graph, variable_values={k: v for k, v in values.items() if k in kept})
-    print(f"{args.model}: {model.graph.num_ops()} ops -> {args.o}: {graph.num_ops()} ops",
-          file=out)
+    with cli_io.output_path(files["-o"]) as path:
+        save(path, inputs=dict(zip(input_names, feeds)), outputs=dict(zip(output_names, fetches)),
+             graph=graph, variable_values={k: v for k, v in values.items() if k in kept})
+    print(printable(f"{args.model}: {model.graph.num_ops()} ops -> {args.o}: {graph.num_ops()} "
+                    "ops"), file=out)
     if args.report:
-        print(report, file=out)
+        print(printable_lines(report), file=out)
 
 
 # ------------------------------------------------------------------------------------ export-onnx
 def cmd_export_onnx(args, out):
+    files = cli_io.check_outputs([("export-onnx's output", args.out)], [args.model])
     from graphflow.interop import onnx as gf_onnx  # noqa: PLC0415 (onnx is optional)
     model = _load(args.model, args)
     tensors = {k: v for k, v in model.outputs.items() if isinstance(v, Tensor)}
     if not tensors:
         raise CommandError(f"{args.model} has no tensor outputs in its signature: nothing to export")
-    gf_onnx.export(tensors, args.out, inputs=model.inputs, session=model.session, opset=args.opset)
-    print(f"{args.model} -> {args.out} (ONNX opset {args.opset}; inputs {sorted(model.inputs)}, "
-          f"outputs {sorted(tensors)})", file=out)
+    with cli_io.output_path(files["export-onnx's output"]) as path:
+        gf_onnx.export(tensors, path, inputs=model.inputs, session=model.session,
+                       opset=args.opset)
+    print(printable(f"{args.model} -> {args.out} (ONNX opset {args.opset}; inputs "
+                    f"{sorted(model.inputs)}, outputs {sorted(tensors)})"), file=out)
 
 
 # ------------------------------------------------------------------------------------ main
@@ -406,19 +399,34 @@ def _parser():
 def main(argv=None, out=None):
     """Entry point of the `graphflow` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    out = out or sys.stdout
+    if out is None:
+        out = sys.stdout
+        with contextlib.suppress(AttributeError, ValueError):  # never an encoding error
+            out.reconfigure(errors="backslashreplace")
     if argv is None and args.command == "run" and not args.jit:
         # the command's own process runs the graph once: numba's start would not pay for itself
         # (GRAPHFLOW_NO_JIT set by the user wins; set only for the `graphflow run` program)
         os.environ.setdefault("GRAPHFLOW_NO_JIT", "1")
     try:
         args.run(args, out)
-    except (CommandError, GraphFormatError, OpError, OSError, KeyError, ValueError, TypeError,
-            ImportError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"graphflow {args.command}: error: {message}", file=sys.stderr)
-        return 1
+        out.flush()
+    except BrokenPipeError:
+        _quiet_stdout(out)
+        return BROKEN_PIPE_STATUS
+    except cli_io.ERRORS as exc:
+        print(f"graphflow {args.command}: error: {printable(exc)}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _quiet_stdout(out):
+    """The reader of our output has gone: what is still buffered goes nowhere, silently (also
+    when the interpreter flushes standard output at exit)."""
+    if out is sys.stdout:
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
 
 
 if __name__ == "__main__":

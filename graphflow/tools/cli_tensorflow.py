@@ -22,6 +22,8 @@ from graphflow.framework.graph import Graph, Operation
 from graphflow.interop.tensorflow import saved_model as sm
 from graphflow.interop.tensorflow.graph_io import read_graph_def
 from graphflow.interop.tensorflow.importer import import_graph_def
+from graphflow.tools.cli_io import CommandError
+from graphflow.tools.cli_text import printable
 
 GRAPH_DEF_SUFFIXES = (".pb", ".pbtxt")
 
@@ -71,7 +73,7 @@ class GraphDefModel:
         try:
             element = self.graph.as_graph_element(name)
         except (KeyError, ValueError, TypeError):
-            raise KeyError(f"--outputs: {what} has no op or tensor '{name}'") from None
+            raise CommandError(f"--outputs: {what} has no op or tensor '{name}'") from None
         if isinstance(element, Operation) and element.outputs:
             return element.outputs[0]
         return element
@@ -103,12 +105,14 @@ def open_model(path, tag_set="serve", signature="serving_default", outputs=None,
         if out is not None:
             others = sorted(k for k in model.meta_graph_def.signature_def
                             if k != signature and not k.startswith("__"))
-            print(f"{path}: TensorFlow SavedModel, tag set {','.join(sorted(tags))}, signature "
-                  f"'{signature}' ({model.method_name or 'no method name'})"
-                  + (f"; other signatures: {', '.join(others)}" if others else ""), file=out)
+            print(printable(f"{path}: TensorFlow SavedModel, tag set {','.join(sorted(tags))}, "
+                            f"signature '{signature}' ({model.method_name or 'no method name'})"
+                            + (f"; other signatures: {', '.join(others)}" if others else "")),
+                  file=out)
         return model
     model = GraphDefModel(path, outputs, allow_io)
     if out is not None and model.chosen is not None:
-        print(f"{path}: outputs chosen as the ops no other op uses: "
-              f"{', '.join(model.chosen) or '(none)'} (choose with --outputs)", file=out)
+        print(printable(f"{path}: outputs chosen as the ops no other op uses: "
+                        f"{', '.join(model.chosen) or '(none)'} (choose with --outputs)"),
+              file=out)
     return model

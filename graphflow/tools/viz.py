@@ -7,13 +7,15 @@ scope, SVG pictures (through the `graphviz` package and its `dot` program) and a
 
 Every function takes a Graph, anything with a `.graph` (a `LoadedGraph`), or None for the default
 graph, and optionally `fetches` to show only the ops those fetches depend on. All walks are
-iterative, so 100k-op graphs work.
+iterative, so 100k-op graphs work. The text of `summary` and `debugprint` is safe to print: control
+and bidirectional-control characters of names are escaped (`cli_text.printable`).
 """
 
 import collections
 
 from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
 from graphflow.ops import registry
+from graphflow.tools.cli_text import printable
 
 _STYLE = {  # op type -> (shape, fill colour) in pictures; other stateful ops are drawn in red
     "Placeholder": ("ellipse", "#cfe2f3"),
@@ -87,13 +89,14 @@ def summary(graph=None, fetches=None, max_ops=None):
     counts = collections.Counter(op.type for op in ops)
     variables = [op for op in ops if registry.lookup(op.type).variable]
     params = sum(op.outputs[0].shape.num_elements() or 0 for op in variables)
-    top = ", ".join(f"{t} {n}" for t, n in counts.most_common(8))
+    top = printable(", ".join(f"{t} {n}" for t, n in counts.most_common(8)))
     more = f", {len(counts) - 8} more types" if len(counts) > 8 else ""
     lines = [f"{len(ops)} ops of {len(counts)} types ({top}{more})",
              f"{len(variables)} variables, {params} parameters"]
     shown = ops if max_ops is None else ops[:max_ops]
     rows = [("name", "type", "outputs", "device", "inputs")]
-    rows += [(op.name, op.type, _outputs_text(op), op.device or "-", _inputs_text(op))
+    rows += [tuple(printable(c) for c in (op.name, op.type, _outputs_text(op), op.device or "-",
+                                          _inputs_text(op)))
              for op in shown]
     widths = [min(48, max(len(r[i]) for r in rows)) for i in range(4)]
     for r in rows:
@@ -133,8 +136,8 @@ def debugprint(fetches, max_depth=None):
             detail = f" {element.dtype.name} {_shape_text(element.shape)}"
         device = f" {op.device}" if op.device else ""
         mark = "^" if control else ""
-        lines.append(f"{prefix}{mark}{op.type} [id {ids[op]}] '{name}'{detail}{device}"
-                     + (" ..." if seen and (op.inputs or op.control_inputs) else ""))
+        lines.append(printable(f"{prefix}{mark}{op.type} [id {ids[op]}] '{name}'{detail}{device}"
+                               + (" ..." if seen and (op.inputs or op.control_inputs) else "")))
         depth = prefix.count("|")
         if seen or (max_depth is not None and depth >= max_depth):
             continue

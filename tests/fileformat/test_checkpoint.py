@@ -13,6 +13,7 @@ import graphflow as tf
 from graphflow.fileformat import tf_bundle, tf_table
 from graphflow.fileformat.tf_bundle import BundleReader
 from graphflow.framework.errors import GraphFormatError
+from tests.tooling import raised_within
 
 
 def _model():
@@ -213,6 +214,17 @@ def test_latest_checkpoint_without_or_with_a_bad_index(tmp_path):
         tf.train.latest_checkpoint(str(tmp_path))
     (tmp_path / "checkpoint").write_text(json.dumps({"format": "other"}))
     with pytest.raises(GraphFormatError, match="not a graphflow checkpoint index"):
+        tf.train.latest_checkpoint(str(tmp_path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_state_file_that_is_a_fifo_or_too_large_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "checkpoint")
+    error = raised_within(20, tf.train.latest_checkpoint, str(tmp_path))
+    assert isinstance(error, GraphFormatError) and "not a regular file" in str(error)
+    os.remove(tmp_path / "checkpoint")
+    (tmp_path / "checkpoint").write_bytes(b"#" * ((4 << 20) + 1))
+    with pytest.raises(GraphFormatError, match="more than the limit of 4194304"):
         tf.train.latest_checkpoint(str(tmp_path))
 
 

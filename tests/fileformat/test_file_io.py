@@ -3,6 +3,7 @@ data (never unpickled, never allocated from a lying header), truncated and non-z
 
 import io
 import os
+import stat
 import struct
 import zipfile
 
@@ -12,6 +13,7 @@ import pytest
 import graphflow as tf
 from graphflow.fileformat import file_io
 from graphflow.framework.errors import GraphFormatError
+from tests.tooling import raised_within
 
 
 def _graph_file(tmp_path):
@@ -44,6 +46,37 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
             raise RuntimeError("crash while writing")
     assert path.read_bytes() == b"first"
     assert os.listdir(tmp_path) == ["f.bin"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_atomic_write_never_replaces_a_fifo_or_device(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OSError, match="not a regular file .* refusing to replace it"):
+        with file_io.atomic_write(tmp_path / "fifo") as f:
+            f.write(b"data")
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["fifo"]
+    (tmp_path / "link").symlink_to(tmp_path / "fifo")   # a link is replaced, never followed
+    with file_io.atomic_write(tmp_path / "link") as f:
+        f.write(b"data")
+    assert (tmp_path / "link").read_bytes() == b"data" and not (tmp_path / "link").is_symlink()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_graph_files_that_are_fifos_or_devices_are_refused_without_reading(tmp_path):
+    os.mkfifo(tmp_path / "fifo.gfz")
+    (tmp_path / "zero.gfz").symlink_to("/dev/zero")
+    for name in ("fifo.gfz", "zero.gfz"):
+        path = str(tmp_path / name)
+        for fn, *args in ((file_io.Archive, path, path, file_io.DEFAULT_LIMITS), (tf.load, path),
+                          (file_io.check_regular_file, path, path, 1 << 30)):
+            error = raised_within(20, fn, *args)
+            assert isinstance(error, GraphFormatError), error
+            assert "is not a regular file" in str(error)
+    path = _graph_file(tmp_path)
+    assert file_io.check_regular_file(path, path, 1 << 30) == os.path.getsize(path)
+    with pytest.raises(GraphFormatError, match="more than the limit of 10"):
+        file_io.check_regular_file(path, path, 10)
 
 
 # ------------------------------------------------------------------------------ damaged files

@@ -283,7 +283,7 @@ def test_cli_run_refuses_unless_allow_io_and_inspect_lists(tmp_path, outside, ca
     path = _save_hostile(tmp_path, outside)
     status, _ = _cli("run", path, "--input", "x=1.0")
     err = capsys.readouterr().err
-    assert status == 1 and "ReadFile 'steal' (files)" in err and "WriteFile 'drop'" in err, err
+    assert status == 2 and "ReadFile 'steal' (files)" in err and "WriteFile 'drop'" in err, err
     assert "--allow-io" in err and not os.path.exists(outside[1])
     status, text = _cli("inspect", path, "--brief")
     assert status == 0 and "ops reaching outside the process (2;" in text, text
@@ -299,7 +299,7 @@ def test_cli_on_tensorflow_files(tmp_path, outside, capsys):
     for path in (export_dir, graph_def):
         status, _ = _cli("run", path, "--input", "x=1.0")
         err = capsys.readouterr().err
-        assert status == 1 and "ReadFile 'steal' (files)" in err and "--allow-io" in err, err
+        assert status == 2 and "ReadFile 'steal' (files)" in err and "--allow-io" in err, err
     status, text = _cli("inspect", export_dir, "--brief")
     assert status == 0 and "WriteFile 'drop_init' (files)" in text, text
     assert not os.path.exists(outside[1] + ".init")  # inspect runs no init op

@@ -3,6 +3,7 @@ Round trips over block sizes, restart points and shared prefixes; the same bytes
 writes (the fixtures' indexes rewritten); every structural fault a clear GraphFormatError."""
 
 import io
+import os
 import pathlib
 import struct
 
@@ -11,6 +12,7 @@ import pytest
 from graphflow.fileformat import tf_table
 from graphflow.fileformat.tfrecord import crc32c, mask_crc32c
 from graphflow.framework.errors import GraphFormatError
+from tests.tooling import raised_within
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "tensorflow" / "checkpoints"
 
@@ -107,3 +109,13 @@ def test_size_limit(tmp_path):
     path.write_bytes(_table([(b"k", b"v" * 1000)]))
     with pytest.raises(GraphFormatError, match="more than the limit of 100"):
         tf_table.read_table(path, max_bytes=100)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_a_fifo_or_device_is_refused_without_blocking(tmp_path):
+    """A checkpoint's `.index` (e.g. in a SavedModel's variables/) that is a FIFO or /dev/zero."""
+    os.mkfifo(tmp_path / "fifo.index")
+    (tmp_path / "zero.index").symlink_to("/dev/zero")
+    for name in ("fifo.index", "zero.index"):
+        error = raised_within(20, tf_table.read_table, tmp_path / name)
+        assert isinstance(error, GraphFormatError) and "is not a regular file" in str(error)

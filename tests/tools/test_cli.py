@@ -161,7 +161,7 @@ def test_bad_input_gives_one_line_errors(model_path, tmp_path, args, message):
     (tmp_path / "broken.gfz").write_bytes(model_path.read_bytes()[:100])
     args = [a.format(model=model_path, tmp=tmp_path) for a in args]
     result = _cli(*args)
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"graphflow {args[0]}: error: ")
     assert message in result.stderr
@@ -188,14 +188,14 @@ def test_optimize_writes_a_smaller_graph_that_computes_the_same(model_path, tmp_
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-6)
     bad = _cli("optimize", model_path, "-o", out, "--passes", "no_such_pass")
-    assert bad.returncode == 1 and "no_such_pass" in bad.stderr
+    assert bad.returncode == 2 and "no_such_pass" in bad.stderr
 
 
 def test_optimize_without_an_optimizer_says_so(model_path, tmp_path, monkeypatch, capsys):
     monkeypatch.delattr(tf, "optimize", raising=False)
     monkeypatch.setitem(sys.modules, "graphflow.optimizer_passes", None)  # import fails
     status = cli.main(["optimize", str(model_path), "-o", str(tmp_path / "o.gfz")], out=io.StringIO())
-    assert status == 1
+    assert status == 2
     assert "graph optimization is not available" in capsys.readouterr().err
     assert not (tmp_path / "o.gfz").exists()
 

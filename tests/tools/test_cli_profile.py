@@ -52,8 +52,8 @@ def test_profile_prints_the_top_ops_and_writes_a_trace(model_path, tmp_path):
 
 
 def test_profile_errors_are_one_line(model_path, capsys):
-    assert cli.main(["profile", str(model_path)], out=io.StringIO()) == 1
+    assert cli.main(["profile", str(model_path)], out=io.StringIO()) == 2
     assert "missing --input for ['x']" in capsys.readouterr().err
-    assert cli.main(["profile", str(model_path), "--input", "x=[[1]]"], out=io.StringIO()) == 1
+    assert cli.main(["profile", str(model_path), "--input", "x=[[1]]"], out=io.StringIO()) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "shape" in err

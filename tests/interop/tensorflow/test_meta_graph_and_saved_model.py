@@ -157,4 +157,4 @@ def test_cli_on_a_saved_model_directory_and_a_frozen_graph(tmp_path):
     assert "outputs chosen as the ops no other op uses: probs" in text
     with np.load(tmp_path / "p.npz") as got:
         np.testing.assert_allclose(got["probs"], meta["probs"], atol=1e-5)
-    assert cli.main(["run", str(SAVED_MODEL), "--tag-set", "train"], out=io.StringIO()) == 1
+    assert cli.main(["run", str(SAVED_MODEL), "--tag-set", "train"], out=io.StringIO()) == 2
