@@ -138,6 +138,8 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
 _SEQ2SEQ = "graphflow.tf1.seq2seq"
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
+# contrib's losses take predictions or logits first (slim.losses.softmax_cross_entropy(logits, labels))
+_CONTRIB_LOSSES = _Namespace("tf.contrib.losses", ["graphflow.tf1.contrib_losses"])
 contrib = _Namespace("tf.contrib", members={
     "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
     "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
@@ -149,12 +151,15 @@ contrib = _Namespace("tf.contrib", members={
     "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
-    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={"losses": losses},
+    "losses": _CONTRIB_LOSSES,
+    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
+                       members={"losses": _CONTRIB_LOSSES},
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
                                           "loop instead of slim.learning.train"})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
-             "(sequence_loss), legacy_seq2seq (its sequence losses) and slim only")
-for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim"):
+             "(sequence_loss), legacy_seq2seq (its sequence losses), losses and slim only")
+for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
+              "losses"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
