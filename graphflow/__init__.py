@@ -69,8 +69,9 @@ from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
 from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
-from graphflow.ops.string_ops import (as_string, string_join, string_split,
-                                      string_to_hash_bucket_fast, string_to_number)
+from graphflow.ops.string_ops import (as_string, string_join, string_split, string_to_hash_bucket,
+                                      string_to_hash_bucket_fast, string_to_hash_bucket_strong,
+                                      string_to_number)
 from graphflow.framework.device_spec import DeviceSpec
 from graphflow.framework.graph import NodeDef
 from graphflow.tf1.legacy_ops import arg_max, arg_min
@@ -137,6 +138,8 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
 _SEQ2SEQ = "graphflow.tf1.seq2seq"
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
+# contrib's losses take predictions or logits first (slim.losses.softmax_cross_entropy(logits, labels))
+_CONTRIB_LOSSES = _Namespace("tf.contrib.losses", ["graphflow.tf1.contrib_losses"])
 contrib = _Namespace("tf.contrib", members={
     "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
     "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
@@ -148,12 +151,15 @@ contrib = _Namespace("tf.contrib", members={
     "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
-    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={"losses": losses},
+    "losses": _CONTRIB_LOSSES,
+    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
+                       members={"losses": _CONTRIB_LOSSES},
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
                                           "loop instead of slim.learning.train"})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
-             "(sequence_loss), legacy_seq2seq (its sequence losses) and slim only")
-for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim"):
+             "(sequence_loss), legacy_seq2seq (its sequence losses), losses and slim only")
+for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
+              "losses"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")

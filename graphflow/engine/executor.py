@@ -14,6 +14,7 @@ and then run many times. Compiling is a chain of stages, each returning plain da
 """
 
 import itertools
+import warnings
 
 import numpy as np
 
@@ -78,11 +79,7 @@ class FeedSpec:
             castable = self.castable.get(arr.dtype)
             if castable is None:
                 castable = self.castable[arr.dtype] = dtypes.can_feed(arr.dtype, self.dtype)
-            if not castable:
-                raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
-                                              f"tensor of dtype {self.dtype.name} (the cast "
-                                              "would lose information)"))
-            arr = arr.astype(self.np_dtype)
+            arr = arr.astype(self.np_dtype) if castable else self._cast_if_exact(arr)
         if self.rank is not None:
             shape = arr.shape
             if shape == self.exact_shape or shape == self.accepted:
@@ -92,6 +89,25 @@ class FeedSpec:
                                                f"of shape {self.tensor.shape}"))
             self.accepted = shape
         return arr
+
+    def _cast_if_exact(self, arr):
+        """`arr` cast to the tensor's dtype where every value survives the cast (float64 [1., 2.]
+        into int32, as TF1 casts it), else TypeError naming the first value that would change
+        (3.5 -> 3, 1e20 out of int32's range, NaN): decided by the values, not by the dtypes."""
+        if arr.dtype.kind not in "biufc" or self.np_dtype.kind not in "biufc":
+            raise TypeError(self._message(f"cannot feed a value of dtype {arr.dtype} to a "
+                                          f"tensor of dtype {self.dtype.name}"))
+        with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+            cast = arr.astype(self.np_dtype)
+            changed = cast.astype(arr.dtype) != arr
+        if changed.any():
+            bad = arr[changed].flat[0].item()
+            raise TypeError(self._message(
+                f"cannot feed a value of dtype {arr.dtype} to a tensor of dtype {self.dtype.name}: "
+                f"the value {bad!r} would change in the cast (graphflow casts a feed only where "
+                f"every value survives it, e.g. whole numbers in range into an integer tensor)"))
+        return cast
 
     def _from_python(self, value):
         """Python data (lists, numbers) or numpy scalars -> array. Ragged lists and Python ints

@@ -27,6 +27,7 @@ machines without a GPU.
 """
 
 import contextlib
+import logging
 import threading
 from typing import NamedTuple
 
@@ -167,6 +168,7 @@ class Placement:
         self._copy_of = {}       # (tensor, destination) -> Copy
         self._specs = {}
         self._assign(ops, fed, state)
+        _warn_fallbacks(self.fallbacks, state)
 
     # ---- decisions ----------------------------------------------------------------------------
     def _requested(self, op):
@@ -334,6 +336,24 @@ class Placement:
                     (" (fetch)" if want == "host" else "")
                 lines.append(f"  {t.name}: {have} -> {want}{to}, {when}")
         return "\n".join(lines)
+
+
+_log = logging.getLogger("graphflow")
+_MAX_NAMED = 10
+
+
+def _warn_fallbacks(fallbacks, state):
+    """One warning per session (its state) naming the ops asked for a GPU that run on the CPU
+    (soft placement, or no GPU kernel for them): TF1 would place them or fail, graphflow runs them
+    here, and says so once instead of silently."""
+    if not fallbacks or state is None or getattr(state, "warned_gpu_fallback", False):
+        return
+    state.warned_gpu_fallback = True
+    named = ", ".join(f"{op.name} ({op.type}: {reason})" for op, _, reason in fallbacks[:_MAX_NAMED])
+    more = f" and {len(fallbacks) - _MAX_NAMED} more" if len(fallbacks) > _MAX_NAMED else ""
+    _log.warning("%d op(s) placed on a GPU run on %s instead: %s%s (the plan's placement report "
+                 "lists them all; this warning is given once per session)", len(fallbacks), CPU,
+                 named, more)
 
 
 def place(ops, fed, default_device, state, cpu_table=None):

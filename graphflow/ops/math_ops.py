@@ -193,7 +193,9 @@ define("Where", _where_indices_infer, value_dependent_shape=True, onnx={"convert
 
 
 def where(condition, x=None, y=None, name=None):
-    """`tf.where(cond, x, y)` picks elementwise (broadcasting); `tf.where(cond)` gives indices."""
+    """TF1's `tf.where(cond, x, y)` (Select): `cond` of x's shape picks elementwise, a scalar picks
+    x or y whole, and a vector of x's first dimension picks rows; the result has x's shape, also
+    when cond's rank is unknown. `tf.where(cond)` gives the indices of the true elements."""
     condition = convert_to_tensor(condition, dtype=dtypes.bool_)
     if x is None and y is None:
         return make_tensor("Where", (condition,), name=name or "Where")
@@ -201,10 +203,38 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("tf.where needs both x and y, or neither")
     with consumer_scope(name, "Select", (x, y)) as op_name:
         x, y = convert_pair(x, y)
+        data = broadcast_static(x.shape, y.shape)
+        c_rank, x_rank = condition.shape.ndims, data.ndims
+        if c_rank is None or x_rank is None or 0 < c_rank < x_rank:
+            condition = _leading(condition, x, c_rank, x_rank)
+        out = make_tensor("Select", (condition, x, y), name=op_name)
+        if c_rank is None or (x_rank is not None and c_rank <= x_rank):
+            out.set_shape(data)
+        return out
+
+
+def _leading(condition, x, c_rank, x_rank):
+    """`condition` with size-1 axes appended up to x's rank, so that broadcasting lines it up
+    with x's leading axes (TF1's vector condition picks rows)."""
+    from graphflow.ops import shape_ops
+    if c_rank is not None and x_rank is not None:
+        return shape_ops.reshape(condition, shape_ops.concat(
+            [shape_ops.shape(condition), np.ones(x_rank - c_rank, np.int32)], 0))
+    c_rank_t = shape_ops.rank(condition)
+    ones = shape_ops.fill(shape_ops.reshape(shape_ops.rank(x) - c_rank_t, [1]), np.int32(1))
+    return shape_ops.reshape(condition, shape_ops.concat([shape_ops.shape(condition), ones], 0))
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """`tf.where_v2` (TF2's tf.where): like `where` but cond, x and y broadcast as numpy does."""
+    condition = convert_to_tensor(condition, dtype=dtypes.bool_)
+    if x is None and y is None:
+        return make_tensor("Where", (condition,), name=name or "Where")
+    if x is None or y is None:
+        raise ValueError("tf.where needs both x and y, or neither")
+    with consumer_scope(name, "SelectV2", (x, y)) as op_name:
+        x, y = convert_pair(x, y)
         return make_tensor("Select", (condition, x, y), name=op_name)
-
-
-where_v2 = where
 
 
 def _cast_infer(inputs, attrs):

@@ -10,7 +10,16 @@ from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import gradient_ops, math_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.math_ops import normalize_axes
-from graphflow.ops.registry import FLOATS, INTEGERS, define, make_op, make_tensor, require_dtype, same_dtype
+from graphflow.ops.registry import (
+    FLOATS,
+    INTEGERS,
+    broadcast_static,
+    define,
+    make_op,
+    make_tensor,
+    require_dtype,
+    same_dtype,
+)
 
 
 def _class_axis(shape, axis, what="logits"):
@@ -122,6 +131,24 @@ def sparse_softmax_cross_entropy_with_logits_op(features, labels, name=None):
     return op.outputs[0], op.outputs[1]
 
 
+def _broadcast_xent_inputs(logits, labels):
+    """TF1 broadcasts logits and labels against each other (labels [batch, 1] or [1, classes]
+    with logits [batch, classes]): static shapes are compared only where both are known, and
+    shapes that merge go to the op as they are (unknown dims are checked when it runs)."""
+    try:
+        logits.shape.merge_with(labels.shape)
+        return logits, labels
+    except ValueError:
+        pass
+    try:
+        broadcast_static(logits.shape, labels.shape)
+    except ValueError:
+        raise ValueError(f"logits and labels must be broadcast-compatible, got {logits.shape} "
+                         f"and {labels.shape}") from None
+    return (math_ops.add(logits, shape_ops.zeros_like(labels)),
+            math_ops.add(labels, shape_ops.zeros_like(logits)))
+
+
 def _check_sentinel(sentinel, fn_name):
     if sentinel is not None:
         raise ValueError(f"Only call `{fn_name}` with named arguments (labels=..., logits=..., ...)")
@@ -137,6 +164,7 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
         raise ValueError("softmax_cross_entropy_with_logits needs both labels= and logits=")
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels, dtype=logits.dtype)
+    logits, labels = _broadcast_xent_inputs(logits, labels)
     loss, _ = softmax_cross_entropy_with_logits_op(logits, labels, _axis_arg(axis, dim),
                                                    name=name or "softmax_cross_entropy_with_logits")
     return loss
@@ -151,6 +179,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
         raise ValueError("softmax_cross_entropy_with_logits needs both labels= and logits=")
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels, dtype=logits.dtype)
+    logits, labels = _broadcast_xent_inputs(logits, labels)
     axis = _axis_arg(axis, None if dim == -1 else dim)
     op = make_op("SoftmaxCrossEntropyWithLogits", (logits, labels),
                  {"axis": axis, "labels_stop_gradient": True},
@@ -372,7 +401,9 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
             noise_shape = _shape_of(x)
         uniform = random_ops.random_uniform(noise_shape, seed=seed, dtype=x.dtype)
         binary = math_ops.floor(keep_prob + uniform)
-        return math_ops.truediv(x, keep_prob) * binary
+        out = math_ops.truediv(x, keep_prob) * binary
+        out.set_shape(x.shape)  # TF1's: a keep_prob of unknown shape leaves x's shape
+        return out
 
 
 def _shape_of(x):

@@ -3,9 +3,11 @@ and from numbers, case change, regular-expression matches. TF1 names: `tf.string
 `tf.string_join`, `tf.string_split` (a SparseTensor), `tf.strings.split` (Python's `str.split`
 rules), `tf.strings.length`, `tf.as_string`, `tf.strings.to_number` / `tf.string_to_number`,
 `tf.strings.lower` / `upper`, `tf.strings.regex_full_match`, `tf.string_to_hash_bucket_fast` /
-`tf.strings.to_hash_bucket_fast` (a 64-bit BLAKE2b fingerprint modulo the bucket count, where
-TensorFlow uses FarmHash: the same bucket count, a different bucket per string). None has a
-gradient (strings are not differentiable).
+`tf.strings.to_hash_bucket_fast` (FarmHash's Fingerprint64 modulo the bucket count, as TensorFlow),
+`tf.string_to_hash_bucket_strong` (keyed SipHash-2-4) and the legacy `tf.string_to_hash_bucket`
+(TensorFlow's Hash64): each string lands in the bucket TensorFlow gives it
+(graphflow/kernels/cpu/reference/string_hashing.py). None has a gradient (strings are not
+differentiable).
 """
 
 from graphflow.framework import dtypes
@@ -228,27 +230,52 @@ def regex_full_match(input, pattern, name=None):
 
 
 def _hash_infer(inputs, attrs):
-    require_dtype(inputs[0], STRING, "tf.string_to_hash_bucket_fast input")
+    require_dtype(inputs[0], STRING, "tf.string_to_hash_bucket input")
     if attrs["num_buckets"] < 1:
         raise ValueError(f"num_buckets must be at least 1, got {attrs['num_buckets']}")
+    if "key" in attrs and len(attrs["key"]) != 2:
+        raise ValueError(f"key must have exactly two elements, got {attrs['key']}")
     return [(dtypes.int64, inputs[0].shape)]
 
 
 define("StringToHashBucketFast", _hash_infer, attrs="num_buckets:int", onnx=no_onnx.STRING)
+define("StringToHashBucketStrong", _hash_infer, attrs="num_buckets:int key:list(int)",
+       onnx=no_onnx.STRING)
+define("StringToHashBucket", _hash_infer, attrs="num_buckets:int", onnx=no_onnx.STRING)
 
 
 def string_to_hash_bucket_fast(input, num_buckets, name=None):
-    """`tf.string_to_hash_bucket_fast`: fingerprint(string) % num_buckets as int64. The
-    fingerprint is the first 8 bytes of BLAKE2b (little endian), not TensorFlow's FarmHash, so
-    a string's bucket differs from TensorFlow's."""
+    """`tf.string_to_hash_bucket_fast`: FarmHash Fingerprint64(string) % num_buckets as int64,
+    TensorFlow's buckets."""
     (t,) = _strings([input], "tf.string_to_hash_bucket_fast input")
     return make_tensor("StringToHashBucketFast", (t,), {"num_buckets": int(num_buckets)},
                        name=name or "StringToHashBucketFast")
 
 
-to_hash_bucket_fast = string_to_hash_bucket_fast
+def string_to_hash_bucket_strong(input, num_buckets, key, name=None):
+    """`tf.string_to_hash_bucket_strong`: SipHash-2-4(string) under `key` (two ints)
+    % num_buckets as int64, TensorFlow's buckets."""
+    (t,) = _strings([input], "tf.string_to_hash_bucket_strong input")
+    key = [int(k) for k in key]
+    return make_tensor("StringToHashBucketStrong", (t,), {"num_buckets": int(num_buckets),
+                                                          "key": key},
+                       name=name or "StringToHashBucketStrong")
 
-no_gradient("StringToHashBucketFast", "StringJoin", "StringSplit", "StringSplitV2", "StringLength",
+
+def string_to_hash_bucket(string_tensor, num_buckets, name=None):
+    """The legacy `tf.string_to_hash_bucket`: TensorFlow's Hash64(string) % num_buckets as int64
+    (prefer string_to_hash_bucket_fast, as TensorFlow says)."""
+    (t,) = _strings([string_tensor], "tf.string_to_hash_bucket input")
+    return make_tensor("StringToHashBucket", (t,), {"num_buckets": int(num_buckets)},
+                       name=name or "StringToHashBucket")
+
+
+to_hash_bucket_fast = string_to_hash_bucket_fast
+to_hash_bucket_strong = string_to_hash_bucket_strong
+to_hash_bucket = string_to_hash_bucket
+
+no_gradient("StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
+            "StringJoin", "StringSplit", "StringSplitV2", "StringLength",
             "AsString",
             "StringToNumber", "StringLower", "StringUpper", "RegexFullMatch",
             "StaticRegexFullMatch")
@@ -257,4 +284,4 @@ string_to_number = to_number
 join = string_join
 
 __all__ = ["as_string", "string_join", "string_split", "string_to_number",
-           "string_to_hash_bucket_fast"]
+           "string_to_hash_bucket_fast", "string_to_hash_bucket_strong", "string_to_hash_bucket"]

@@ -1,6 +1,16 @@
 """`graphflow.python`: the import paths TF1 programs spell as `tensorflow.python...`
-(`from tensorflow.python.client import timeline`)."""
+(`from tensorflow.python.client import timeline`, `from tensorflow.python.framework import ops`,
+`from tensorflow.python.ops import math_ops`). Its subpackages load on first use."""
 
-from graphflow.python import client
+import importlib
 
-__all__ = ["client"]
+_PACKAGES = ("client", "framework", "ops")
+
+
+def __getattr__(name):
+    if name in _PACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"graphflow does not provide tensorflow.python.{name} (see docs/compat.md)")
+
+
+__all__ = list(_PACKAGES)

@@ -1,5 +1,6 @@
 """`tf.contrib.layers`: the TF1 contrib layer functions programs of that era use (`fully_connected`,
-`conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`, `layer_norm`), their initializers
+`conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`, `layer_norm`, `dropout` (keep_prob),
+`repeat`, `stack`, `one_hot_encoding`, `softmax`), their initializers
 (`xavier_initializer`, `variance_scaling_initializer`) and regularizers (`l1_regularizer`,
 `l2_regularizer`), with contrib's names and defaults: variables are '<scope>/weights' and
 '<scope>/biases' (default scopes 'fully_connected', 'Conv', 'BatchNorm'), the activation defaults
@@ -10,8 +11,8 @@ import math
 import numbers
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import GraphKeys, get_default_graph
-from graphflow.ops import conv_ops, math_ops, nn_ops, random_ops, shape_ops
+from graphflow.framework.graph import GraphKeys, get_default_graph, name_scope
+from graphflow.ops import array_ops, conv_ops, math_ops, nn_ops, random_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1.arg_scope import add_arg_scope
 from graphflow.tf1.init_ops import Initializer, compute_fans, ones_initializer, zeros_initializer
@@ -324,7 +325,69 @@ def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None,
         return _collect(out, outputs_collections)
 
 
+# ------------------------------------------------------------------------------- small layers
+@add_arg_scope
+def dropout(inputs, keep_prob=0.5, noise_shape=None, is_training=True, outputs_collections=None,
+            scope=None, seed=None):
+    """Dropout that keeps each element with probability `keep_prob` while training and is the
+    identity otherwise (`is_training` a Python bool or a boolean tensor)."""
+    with name_scope(scope, "Dropout"):
+        x = convert_to_tensor(inputs)
+        if is_training is True:
+            out = nn_ops.dropout(x, keep_prob=keep_prob, noise_shape=noise_shape, seed=seed)
+        elif is_training is False:
+            out = x
+        else:
+            from graphflow.ops.control_flow_ops import cond
+            out = cond(is_training,
+                       lambda: nn_ops.dropout(x, keep_prob=keep_prob, noise_shape=noise_shape,
+                                              seed=seed),
+                       lambda: x)
+        return _collect(out, outputs_collections)
+
+
+def repeat(inputs, repetitions, layer, *args, **kwargs):
+    """Apply `layer` `repetitions` times, scopes '<scope>/<scope>_1', '_2', ..."""
+    scope = kwargs.pop("scope", None)
+    name = scope or getattr(layer, "__name__", "repeat")
+    with variable_scope(scope, default_name="Repeat"):
+        outputs = inputs
+        for i in range(repetitions):
+            kwargs["scope"] = f"{name}_{i + 1}"
+            outputs = layer(outputs, *args, **kwargs)
+        return outputs
+
+
+def stack(inputs, layer, stack_args, **kwargs):
+    """Apply `layer` once per element of `stack_args` (a tuple of positional args, or one arg),
+    scopes '<scope>/<scope>_1', '_2', ..."""
+    scope = kwargs.pop("scope", None)
+    name = scope or getattr(layer, "__name__", "stack")
+    with variable_scope(scope, default_name="Stack"):
+        outputs = inputs
+        for i, args in enumerate(stack_args):
+            kwargs["scope"] = f"{name}_{i + 1}"
+            args = args if isinstance(args, (list, tuple)) else (args,)
+            outputs = layer(outputs, *args, **kwargs)
+        return outputs
+
+
+def one_hot_encoding(labels, num_classes, on_value=1.0, off_value=0.0, outputs_collections=None,
+                     scope=None):
+    with name_scope(scope, "OneHotEncoding"):
+        return _collect(array_ops.one_hot(labels, num_classes, on_value=on_value,
+                                          off_value=off_value), outputs_collections)
+
+
+def softmax(logits, scope=None):
+    """Softmax over the last axis of a tensor of any rank."""
+    with name_scope(scope, "softmax"):
+        logits = convert_to_tensor(logits)
+        return shape_ops.reshape(nn_ops.softmax(logits), shape_ops.shape(logits))
+
+
 __all__ = ["fully_connected", "conv2d", "max_pool2d", "avg_pool2d", "flatten", "batch_norm",
            "layer_norm",
            "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
-           "l1_regularizer", "l2_regularizer"]
+           "l1_regularizer", "l2_regularizer", "dropout", "repeat", "stack", "one_hot_encoding",
+           "softmax"]

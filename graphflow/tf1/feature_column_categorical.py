@@ -3,8 +3,10 @@ identity, hash-bucket and crossed columns, each giving int64 ids `[batch, n]` (-
 absent: '' or -1 in the input, or out of vocabulary without OOV buckets), all as graph ops.
 
 String values are matched against a vocabulary through their 64-bit fingerprints
-(`tf.string_to_hash_bucket_fast`); hash buckets use the same op, whose BLAKE2b fingerprint is not
-TensorFlow's FarmHash, so a value's bucket differs from TensorFlow's. SparseTensor inputs are
+(`tf.string_to_hash_bucket_fast`); hash buckets use the same op, FarmHash's Fingerprint64 as in
+TensorFlow, so a hashed column gives TensorFlow's ids (integers are hashed through their decimal
+text, as TensorFlow does). A crossed column's buckets still differ from TensorFlow's (which combines
+fingerprints with FingerprintCat64). SparseTensor inputs are
 densified ('' or -1 filling the gaps).
 """
 
@@ -184,8 +186,8 @@ class HashBucketColumn(_Column):
 
 
 def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.string):
-    """Ids = hash(value) % hash_bucket_size (BLAKE2b here, FarmHash in TensorFlow: the buckets
-    differ from TensorFlow's)."""
+    """Ids = Fingerprint64(value) % hash_bucket_size (integers through their decimal text), the
+    ids TensorFlow gives."""
     if hash_bucket_size is None or hash_bucket_size < 1:
         raise ValueError(f"hash_bucket_size must be at least 1. hash_bucket_size: "
                          f"{hash_bucket_size}, key: {key}")
@@ -231,7 +233,8 @@ class CrossedColumn(_Column):
 
 def crossed_column(keys, hash_bucket_size, hash_key=None):
     """Hashed combinations of every value of each key (a feature name or a categorical column);
-    BLAKE2b of the joined text, so the buckets differ from TensorFlow's."""
+    Fingerprint64 of the joined text, so the buckets differ from TensorFlow's (FingerprintCat64
+    of each value's fingerprint)."""
     keys = list(keys)
     if len(keys) < 2:
         raise ValueError(f"keys must be a list with length > 1. Given: {keys}")

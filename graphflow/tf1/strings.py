@@ -7,7 +7,9 @@ from graphflow.ops.string_ops import (
     regex_full_match,
     split,
     string_join,
+    to_hash_bucket,
     to_hash_bucket_fast,
+    to_hash_bucket_strong,
     to_number,
     upper,
 )
@@ -15,5 +17,5 @@ from graphflow.ops.string_ops import (
 join = string_join
 
 __all__ = ["as_string", "join", "length", "lower", "regex_full_match", "split", "to_number",
-           "to_hash_bucket_fast",
+           "to_hash_bucket", "to_hash_bucket_fast", "to_hash_bucket_strong",
            "upper"]

@@ -265,6 +265,12 @@ def _split_v(ctx, node, inputs, record):
     return op.outputs
 
 
+@rule("select")
+def _select(ctx, node, inputs, record):
+    """TensorFlow's Select: a vector condition picks rows (tf.where's TF1 rule)."""
+    return [_public().where(*inputs, name=ctx.op_name(node))]
+
+
 @rule("select_v2")
 def _select_v2(ctx, node, inputs, record):
     tf = _public()

@@ -83,7 +83,7 @@ RECORDS = [
     OpMapping("DivNoNan", gf="Select", exports=False, import_="div_no_nan"),
     OpMapping("Div", gf="RealDiv", exports=False, import_="div"),
     OpMapping("RealDiv", export="real_div"),
-    OpMapping("Select", export="select"),
+    OpMapping("Select", export="select", import_="select"),
     OpMapping("BiasAddV1", gf="BiasAdd", exports=False),
     # reductions: axes are an input in TF, an attr in graphflow
     *[OpMapping(t, **_REDUCE) for t in ("Sum", "Mean", "Prod", "Max", "Min", "All", "Any")],

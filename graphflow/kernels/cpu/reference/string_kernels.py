@@ -1,11 +1,11 @@
 """numpy kernels for the string ops (graphflow/ops/string_ops.py): object arrays of `bytes`."""
 
-import hashlib
 import re
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+from graphflow.kernels.cpu.reference.string_hashing import fingerprint64, legacy_hash64, siphash24
 
 
 def _strings_like(shape, items):
@@ -58,19 +58,21 @@ def _string_split_v2(node):
     return lambda source: _sparse_result([s.split(sep, maxsplit) for s in source.reshape(-1)])
 
 
-def fingerprint64(data):
-    """The 64-bit fingerprint StringToHashBucketFast buckets: BLAKE2b's first 8 bytes."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+def _bucket_kernel(hash_of):
+    def make(node):
+        buckets = node.attrs["num_buckets"]
+
+        def bucket(x):
+            ids = [hash_of(node, s) % buckets for s in x.reshape(-1)]
+            return np.array(ids, dtype=np.int64).reshape(x.shape)
+        return bucket
+    return make
 
 
-@cpu_kernel("StringToHashBucketFast")
-def _string_to_hash_bucket_fast(node):
-    buckets = node.attrs["num_buckets"]
-
-    def bucket(x):
-        ids = [fingerprint64(s) % buckets for s in x.reshape(-1)]
-        return np.array(ids, dtype=np.int64).reshape(x.shape)
-    return bucket
+cpu_kernel("StringToHashBucketFast")(_bucket_kernel(lambda node, s: fingerprint64(s)))
+cpu_kernel("StringToHashBucketStrong")(_bucket_kernel(
+    lambda node, s: siphash24(node.attrs["key"][0], node.attrs["key"][1], s)))
+cpu_kernel("StringToHashBucket")(_bucket_kernel(lambda node, s: legacy_hash64(s)))
 
 
 @cpu_kernel("StringLength")
