@@ -4,10 +4,11 @@
 
 from graphflow import graph_util as _graph_util
 
-__all__ = ["convert_variables_to_constants", "extract_sub_graph", "remove_training_nodes"]
+_NAMES = ("convert_variables_to_constants", "extract_sub_graph", "remove_training_nodes")
+__all__ = list(_NAMES)  # noqa: F822 - provided by __getattr__
 
 
 def __getattr__(name):
-    if name in __all__:
+    if name in _NAMES:
         return getattr(_graph_util, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
