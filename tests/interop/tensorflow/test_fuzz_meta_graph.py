@@ -1,4 +1,4 @@
-"""Hostile TensorFlow files: over 2,000 mutants of the `saved_model.pb` and `.meta` TensorFlow
+"""Hostile TensorFlow files: over 4,000 mutants (two seeds each) of the `saved_model.pb` and `.meta` TensorFlow
 wrote (tests/fixtures/tensorflow/; mutations in tf_fuzzing.py: byte flips, truncations, bad
 signature and collection entries, asset paths leaving the directory, dropped and renamed nodes)
 each load or are rejected with GraphFormatError (or TensorFlow's own error for a missing tag
@@ -9,6 +9,7 @@ import pathlib
 import shutil
 
 import numpy as np
+import pytest
 
 import graphflow as tf
 from tests.interop.tensorflow import tf_fuzzing
@@ -27,7 +28,8 @@ def _run(mutants, load_one):
     return counts, failures
 
 
-def test_mutated_saved_models_load_or_are_rejected(tmp_path):
+@pytest.mark.parametrize("seed", [0, 2])
+def test_mutated_saved_models_load_or_are_rejected(tmp_path, seed):
     export_dir = tmp_path / "export"
     shutil.copytree(FIXTURES / "saved_model" / "two_heads", export_dir)
     secret = tmp_path / "secret.txt"
@@ -41,7 +43,7 @@ def test_mutated_saved_models_load_or_are_rejected(tmp_path):
         with tf.Graph().as_default(), tf.Session() as sess:
             tf.saved_model.loader.load(sess, ["serve"], str(export_dir))
 
-    counts, failures = _run(tf_fuzzing.saved_model_mutants(data, np.random.default_rng(0)),
+    counts, failures = _run(tf_fuzzing.saved_model_mutants(data, np.random.default_rng(seed)),
                             load_one)
     print("saved_model.pb mutants:", counts)
     assert sum(counts.values()) >= 1000
@@ -49,7 +51,8 @@ def test_mutated_saved_models_load_or_are_rejected(tmp_path):
     assert not failures, "\n".join(failures[:20])
 
 
-def test_mutated_meta_graphs_load_or_are_rejected(tmp_path):
+@pytest.mark.parametrize("seed", [1, 3])
+def test_mutated_meta_graphs_load_or_are_rejected(tmp_path, seed):
     for name in os.listdir(FIXTURES / "meta"):
         shutil.copy(FIXTURES / "meta" / name, tmp_path / name)
     meta_path = tmp_path / "mlp-20.meta"
@@ -62,7 +65,7 @@ def test_mutated_meta_graphs_load_or_are_rejected(tmp_path):
             if saver is not None:
                 saver.restore(sess, str(tmp_path / "mlp-20"))
 
-    counts, failures = _run(tf_fuzzing.meta_mutants(data, np.random.default_rng(1)), load_one)
+    counts, failures = _run(tf_fuzzing.meta_mutants(data, np.random.default_rng(seed)), load_one)
     print(".meta mutants:", counts)
     assert sum(counts.values()) >= 1000
     assert counts.get("rejected", 0) > 300
