@@ -1,8 +1,9 @@
-"""Hostile TensorFlow files: over 4,000 mutants (two seeds each) of the `saved_model.pb` and `.meta` TensorFlow
-wrote (tests/fixtures/tensorflow/; mutations in tf_fuzzing.py: byte flips, truncations, bad
-signature and collection entries, asset paths leaving the directory, dropped and renamed nodes)
-each load or are rejected with GraphFormatError (or TensorFlow's own error for a missing tag
-set or checkpoint key), within a time and memory bound; nothing outside the directory is read."""
+"""Hostile TensorFlow files: over 4,000 mutants (two seeds each) of the `saved_model.pb` and
+`.meta` TensorFlow wrote (tests/fixtures/tensorflow/; mutations in tf_fuzzing.py: byte flips,
+truncations, bad signature and collection entries, asset paths leaving the directory, dropped and
+renamed nodes) each load or are rejected with GraphFormatError (or TensorFlow's own error for a
+missing tag set or checkpoint key), within a time and memory bound; nothing outside the directory
+is read."""
 
 import os
 import pathlib
