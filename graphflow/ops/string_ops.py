@@ -6,8 +6,9 @@ rules), `tf.strings.length`, `tf.as_string`, `tf.strings.to_number` / `tf.string
 `tf.strings.to_hash_bucket_fast` (FarmHash's Fingerprint64 modulo the bucket count, as TensorFlow),
 `tf.string_to_hash_bucket_strong` (keyed SipHash-2-4) and the legacy `tf.string_to_hash_bucket`
 (TensorFlow's Hash64): each string lands in the bucket TensorFlow gives it
-(graphflow/kernels/cpu/reference/string_hashing.py). None has a gradient (strings are not
-differentiable).
+(graphflow/kernels/cpu/reference/string_hashing.py); `HashCross`, the feature crosses of
+`tf.feature_column.crossed_column` in TensorFlow's buckets (FingerprintCat64). None has a
+gradient (strings are not differentiable).
 """
 
 from graphflow.framework import dtypes
@@ -270,11 +271,51 @@ def string_to_hash_bucket(string_tensor, num_buckets, name=None):
                        name=name or "StringToHashBucket")
 
 
+# ---------------------------------------------------------------- feature crosses
+DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TensorFlow's crossed_column hash_key default
+
+
+def _hash_cross_infer(inputs, attrs):
+    if len(inputs) < 2:
+        raise ValueError(f"HashCross crosses at least two inputs, got {len(inputs)}")
+    if attrs["num_buckets"] < 1:
+        raise ValueError(f"num_buckets must be at least 1, got {attrs['num_buckets']}")
+    batch, width = None, 1
+    for t in inputs:
+        require_dtype(t, (dtypes.string, dtypes.int64), "HashCross inputs")
+        dims = t.shape.dims
+        if dims is not None and len(dims) != 2:
+            raise ValueError(f"HashCross inputs are [batch, n] matrices, got shape {t.shape}")
+        if dims is None:
+            width = None
+            continue
+        if batch is None:
+            batch = dims[0]
+        elif dims[0] is not None and dims[0] != batch:
+            raise ValueError(f"HashCross inputs differ in batch size: {batch} and {dims[0]}")
+        width = None if width is None or dims[1] is None else width * dims[1]
+    return [(dtypes.int64, TensorShape([batch, width]))]
+
+
+define("HashCross", _hash_cross_infer, attrs="num_buckets:int hash_key:int", onnx=no_onnx.STRING)
+
+
+def hash_cross(inputs, num_buckets, hash_key=DEFAULT_HASH_KEY, name=None):
+    """Every combination of one value of each input row ([batch, n_i] strings or int64, the last
+    input varying fastest) hashed as TensorFlow's `sparse_cross_hashed` does: FingerprintCat64 of
+    `hash_key` and each value's hash (FarmHash Fingerprint64 of a string, an integer as itself),
+    modulo `num_buckets`; [batch, n_1 * n_2 * ...] int64 (`tf.feature_column.crossed_column`)."""
+    tensors = [convert_to_tensor(t) for t in inputs]
+    return make_tensor("HashCross", tensors, {"num_buckets": int(num_buckets),
+                                              "hash_key": int(hash_key)},
+                       name=name or "HashCross")
+
+
 to_hash_bucket_fast = string_to_hash_bucket_fast
 to_hash_bucket_strong = string_to_hash_bucket_strong
 to_hash_bucket = string_to_hash_bucket
 
-no_gradient("StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
+no_gradient("HashCross", "StringToHashBucketFast", "StringToHashBucketStrong", "StringToHashBucket",
             "StringJoin", "StringSplit", "StringSplitV2", "StringLength",
             "AsString",
             "StringToNumber", "StringLower", "StringUpper", "RegexFullMatch",

@@ -12,8 +12,8 @@ name); `linear_model` is the weighted sum of every column (one weight row per bu
 The categorical columns live in `feature_column_categorical.py`. Differences from TensorFlow:
 categorical inputs are dense tensors (`[batch]` or `[batch, n]`; a SparseTensor is densified);
 hash buckets come from `tf.string_to_hash_bucket_fast` (FarmHash's Fingerprint64, as TensorFlow),
-so a hashed column gives TensorFlow's ids; a crossed column's buckets still differ from
-TensorFlow's.
+so a hashed column gives TensorFlow's ids, and a crossed column TensorFlow's buckets (the
+`HashCross` op, FarmHash fingerprints combined with FingerprintCat64).
 """
 
 import math

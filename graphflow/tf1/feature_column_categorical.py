@@ -5,9 +5,9 @@ absent: '' or -1 in the input, or out of vocabulary without OOV buckets), all as
 String values are matched against a vocabulary through their 64-bit fingerprints
 (`tf.string_to_hash_bucket_fast`); hash buckets use the same op, FarmHash's Fingerprint64 as in
 TensorFlow, so a hashed column gives TensorFlow's ids (integers are hashed through their decimal
-text, as TensorFlow does). A crossed column's buckets still differ from TensorFlow's (which combines
-fingerprints with FingerprintCat64). SparseTensor inputs are
-densified ('' or -1 filling the gaps).
+text, as TensorFlow does). A crossed column gives TensorFlow's buckets too (the `HashCross` op:
+FingerprintCat64 of the values' hashes). SparseTensor inputs are densified ('' or -1 filling the
+gaps).
 """
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.framework.graph import Tensor
 from graphflow.kernels.cpu.reference.string_kernels import fingerprint64
-from graphflow.ops import array_ops, core_ops, math_ops, shape_ops, sparse_ops, string_ops
+from graphflow.ops import core_ops, math_ops, shape_ops, sparse_ops, string_ops
 from graphflow.ops.sparse_tensor import SparseTensor
 from graphflow.tf1 import gfile
 
@@ -197,54 +197,81 @@ def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.stri
 class CrossedColumn(_Column):
     is_categorical = True
 
-    def __init__(self, keys, hash_bucket_size):
+    def __init__(self, keys, hash_bucket_size, hash_key):
         self.keys = keys
         self.hash_bucket_size = self.num_buckets = hash_bucket_size
+        self.hash_key = hash_key
         self.name = "_X_".join(k if isinstance(k, str) else k.name for k in keys)
 
-    def _ids(self, features):
-        strings, present = None, None
+    def _leaf_keys(self):
         for key in self.keys:
+            if isinstance(key, CrossedColumn):
+                yield from key._leaf_keys()
+            else:
+                yield key
+
+    def _ids(self, features):
+        # TensorFlow's order: the sparse inputs (categorical columns' ids, SparseTensor features)
+        # first, then the dense features; a dense feature's every value is crossed ('' and -1
+        # too), a sparse one's present values only
+        sparse, dense = [], []
+        for key in self._leaf_keys():
             if isinstance(key, str):
-                value = _feature(features, key)
-                part, mask = _strings(value), _present(value)
+                raw = features.get(key)
+                value = _as_2d(_feature(features, key))
+                if value.dtype != dtypes.string:
+                    value = math_ops.cast(value, dtypes.int64)
+                if isinstance(raw, SparseTensor):
+                    sparse.append((value, _sparse_present(raw)))
+                else:
+                    dense.append((value, None))
             else:
                 ids = key._ids(features)
-                part = string_ops.as_string(ids)
-                mask = math_ops.greater_equal(ids, np.int64(0))
-            if strings is None:
-                strings, present = part, mask
+                sparse.append((ids, math_ops.greater_equal(ids, np.int64(0))))
+        parts = sparse + dense
+        ids = string_ops.hash_cross([p for p, _ in parts], self.hash_bucket_size, self.hash_key)
+        present = None
+        for part, mask in parts:
+            if mask is None:
+                mask = shape_ops.fill(shape_ops.shape(part), True)
+            if present is None:
+                present = mask
                 continue
             # every (earlier combination, value) pair: [batch, m, 1] x [batch, 1, n] -> [batch, m*n]
-            width = shape_ops.shape(part)[1:2]
-            before = shape_ops.shape(strings)[1:2]
-            ones = core_ops.constant(np.array([1], np.int32))
-            left = array_ops.tile(shape_ops.expand_dims(strings, 2),
-                                  shape_ops.concat([ones, ones, width], 0))
-            right = array_ops.tile(shape_ops.expand_dims(part, 1),
-                                   shape_ops.concat([ones, before, ones], 0))
-            strings = shape_ops.reshape(string_ops.string_join([left, right], separator="_X_"),
-                                        [shape_ops.shape(part)[0], -1])
             present = shape_ops.reshape(math_ops.logical_and(shape_ops.expand_dims(present, 2),
                                                              shape_ops.expand_dims(mask, 1)),
                                         [shape_ops.shape(part)[0], -1])
-        return _absent_as_minus_one(_hash(strings, self.hash_bucket_size), present)
+        return _absent_as_minus_one(ids, present)
+
+
+def _sparse_present(sparse):
+    """Where a SparseTensor holds a value, as a dense bool [batch, n]."""
+    ones = shape_ops.fill(shape_ops.shape(sparse.values), np.int8(1))
+    marks = sparse_ops.sparse_tensor_to_dense(
+        SparseTensor(sparse.indices, ones, sparse.dense_shape), default_value=np.int8(0))
+    return math_ops.greater(_as_2d(marks), np.int8(0))
 
 
 def crossed_column(keys, hash_bucket_size, hash_key=None):
-    """Hashed combinations of every value of each key (a feature name or a categorical column);
-    Fingerprint64 of the joined text, so the buckets differ from TensorFlow's (FingerprintCat64
-    of each value's fingerprint)."""
+    """Hashed combinations of every value of each key (a feature name, a categorical column or
+    a crossed column): TensorFlow's buckets, FingerprintCat64 of `hash_key` (TensorFlow's
+    default 0xDECAFCAFFE) and each value's hash (Fingerprint64 of a string, an integer as
+    itself, a categorical column's id)."""
     keys = list(keys)
     if len(keys) < 2:
         raise ValueError(f"keys must be a list with length > 1. Given: {keys}")
     if hash_bucket_size is None or hash_bucket_size < 1:
         raise ValueError(f"hash_bucket_size must be > 1. hash_bucket_size: {hash_bucket_size}")
     for k in keys:
+        if isinstance(k, HashBucketColumn):
+            raise ValueError(f"categorical_column_with_hash_bucket is not supported for crossing. "
+                             f"Hashing before crossing will increase probability of collision. "
+                             f"Instead, use the feature name as a string. Given: {k}")
         if not isinstance(k, str) and not getattr(k, "is_categorical", False):
             raise ValueError(f"Unsupported key type. All keys must be either string, or "
                              f"categorical column except HashedCategoricalColumn. Given: {k}")
-    return CrossedColumn(tuple(keys), int(hash_bucket_size))
+    key = string_ops.DEFAULT_HASH_KEY if hash_key is None else int(hash_key)
+    return CrossedColumn(tuple(keys), int(hash_bucket_size), key)
 
 
 def categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_size=None,

@@ -5,6 +5,7 @@ TF 1.x/2.x `tf.compat.v1` returns for the same inputs."""
 import numpy as np
 
 import graphflow as tf
+from graphflow.ops.string_ops import hash_cross
 from tests.op_cases import OpCase
 
 
@@ -48,6 +49,10 @@ CASES = [
            [np.array([["a", "bc"], ["", "a"]])], lambda s: np.array([[1, 0], [5, 1]]), grad=False),
     OpCase("StringToHashBucket", lambda s: tf.string_to_hash_bucket(s, 7),
            [np.array([["a", "bc"], ["", "a"]])], lambda s: np.array([[4, 3], [3, 4]]), grad=False),
+    # feature crosses: TensorFlow 2.21's sparse_cross_hashed buckets (hash_key 0xDECAFCAFFE)
+    OpCase("HashCross", lambda a, n: hash_cross([a, n], 1000),
+           [np.array([["x"], ["y"]]), np.array([[1, 2], [-1, 7]], np.int64)],
+           lambda a, n: np.array([[727, 374], [306, 276]]), grad=False),
     OpCase("StringLength", tf.strings.length, [np.array([["h\u00e9llo", ""]])],
            lambda s: np.array([[6, 0]], np.int32), grad=False),
     OpCase("StringLength", lambda s: tf.strings.length(s, unit="UTF8_CHAR"),

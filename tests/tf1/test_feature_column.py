@@ -87,7 +87,7 @@ def test_embedding_column_combiners_against_numpy():
 def test_crossed_column_hashes_each_combination():
     features = {"a": np.array([["x"], ["x"], ["y"]]), "b": np.array([[1, 2], [2, 1], [1, -1]])}
     out = _input(features, [fc.indicator_column(fc.crossed_column(["a", "b"], 50))])
-    np.testing.assert_array_equal(out.sum(1), [2, 2, 1])
+    np.testing.assert_array_equal(out.sum(1), [2, 2, 2])  # a dense -1 is crossed, as in TF
     np.testing.assert_array_equal(out[0], out[1])  # the same pairs in another order
     assert not np.array_equal(out[0], out[2])
 
@@ -182,3 +182,48 @@ def test_weighted_categorical_column_in_indicator_embedding_and_linear_model():
             session.run(tf.global_variables_initializer())
             session.run(weights.assign([[1.0], [10.0]]))
             np.testing.assert_allclose(session.run(out), [[2 + 5.0], [30.0]])
+
+
+def _cross_ids(features, column):
+    with tf.Graph().as_default():
+        features = features() if callable(features) else features
+        return _run(column._ids(features), init=False)
+
+
+def test_crossed_column_gives_tensorflows_buckets():
+    """Bucket ids TensorFlow 2.21 (tf.compat.v1 feature_column_v2, get_sparse_tensors) gave for the
+    same features: FingerprintCat64 crosses, hash_key 0xDECAFCAFFE unless given."""
+    strings = {"a": np.array([["x"], ["x"], ["y"], [""]]),
+               "b": np.array([["p", "q"], ["q", "p"], ["p", ""], ["p", "q"]])}
+    np.testing.assert_array_equal(_cross_ids(strings, fc.crossed_column(["a", "b"], 1000)),
+                                  [[452, 216], [216, 452], [734, 515], [838, 679]])
+    ints = {"a": np.array([["x"], ["y"]]), "n": np.array([[1, 2], [-1, 7]])}
+    np.testing.assert_array_equal(_cross_ids(ints, fc.crossed_column(["a", "n"], 1000)),
+                                  [[727, 374], [306, 276]])
+    three = {"a": np.array([["x"], ["y"]]), "b": np.array([["p"], ["q"]]),
+             "c": np.array([["u", "v"], ["w", "w"]])}
+    np.testing.assert_array_equal(_cross_ids(three, fc.crossed_column(["a", "b", "c"], 100000)),
+                                  [[24281, 29121], [43996, 43996]])
+    np.testing.assert_array_equal(
+        _cross_ids(three, fc.crossed_column([fc.crossed_column(["a", "b"], 50), "c"], 1000)),
+        [[281, 121], [996, 996]])
+    np.testing.assert_array_equal(
+        _cross_ids(three, fc.crossed_column(["a", "b"], 100000, hash_key=123)), [[54124], [39716]])
+    # categorical columns cross their ids, before the dense features; absent ids are left out
+    vocab = fc.categorical_column_with_vocabulary_list("b", ["p", "q"])
+    got = _cross_ids(strings, fc.crossed_column(["a", vocab], 1000))
+    np.testing.assert_array_equal(got, [[43, 859], [859, 43], [411, -1], [158, 619]])
+    ident = fc.categorical_column_with_identity("n", 10)
+    np.testing.assert_array_equal(_cross_ids(ints, fc.crossed_column([ident, "a"], 1000)),
+                                  [[859, 569], [-1, 882]])
+    # a SparseTensor feature crosses its present values only, and comes first
+    def sparse():
+        return {"a": tf.SparseTensor([[0, 0], [1, 1]], np.array(["x", "y"]), [2, 2]),
+                "b": np.array([["p"], ["q"]])}
+    np.testing.assert_array_equal(_cross_ids(sparse, fc.crossed_column(["b", "a"], 1000)),
+                                  [[452, -1], [-1, 692]])
+    indicator = _input(strings, [fc.indicator_column(fc.crossed_column(["a", "b"], 7))])
+    np.testing.assert_array_equal(indicator, [[0, 1, 0, 1, 0, 0, 0], [0, 1, 0, 1, 0, 0, 0],
+                                              [0, 1, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 1]])
+    with pytest.raises(ValueError, match="not supported for crossing"):
+        fc.crossed_column([fc.categorical_column_with_hash_bucket("a", 10), "n"], 10)

@@ -1,11 +1,17 @@
 """numpy kernels for the string ops (graphflow/ops/string_ops.py): object arrays of `bytes`."""
 
+import itertools
 import re
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
-from graphflow.kernels.cpu.reference.string_hashing import fingerprint64, legacy_hash64, siphash24
+from graphflow.kernels.cpu.reference.string_hashing import (
+    fingerprint64,
+    fingerprint_cat64,
+    legacy_hash64,
+    siphash24,
+)
 
 
 def _strings_like(shape, items):
@@ -73,6 +79,32 @@ cpu_kernel("StringToHashBucketFast")(_bucket_kernel(lambda node, s: fingerprint6
 cpu_kernel("StringToHashBucketStrong")(_bucket_kernel(
     lambda node, s: siphash24(node.attrs["key"][0], node.attrs["key"][1], s)))
 cpu_kernel("StringToHashBucket")(_bucket_kernel(lambda node, s: legacy_hash64(s)))
+
+
+@cpu_kernel("HashCross")
+def _hash_cross(node):
+    buckets = node.attrs["num_buckets"]
+    key = node.attrs["hash_key"] & 0xFFFFFFFFFFFFFFFF
+
+    def value_hashes(x):  # a string's Fingerprint64, an integer as its unsigned 64 bits
+        if x.dtype == object:
+            return [[fingerprint64(v) for v in row] for row in x]
+        return x.astype(np.int64).view(np.uint64).tolist()
+
+    def cross(*xs):
+        rows = zip(*(value_hashes(x) for x in xs))
+        out = []
+        for parts in rows:
+            row = []
+            for combo in itertools.product(*parts):
+                h = key
+                for value in combo:
+                    h = fingerprint_cat64(h, value)
+                row.append(h % buckets)
+            out.append(row)
+        width = int(np.prod([x.shape[1] for x in xs]))
+        return np.array(out, dtype=np.int64).reshape(xs[0].shape[0], width)
+    return cross
 
 
 @cpu_kernel("StringLength")
