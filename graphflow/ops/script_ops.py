@@ -1,12 +1,22 @@
 """`tf.py_func` / `tf.numpy_function`: an op whose kernel calls a Python function on numpy arrays.
 
 The function itself stays in this process: the op's `token` attr names it in `FUNCTIONS`, an
-entry that lives as long as the graph. So a graph holding one cannot be saved (the function cannot
-travel in a file): `graphflow.save` refuses it with a message naming the op (OpDef flag
-`cannot_save`). It has no gradient (TF1: NotDifferentiable) and unknown output shapes.
+entry that lives as long as the graph. A token is `pyfunc_<n>_<tag>`, `tag` random per process,
+so a graph read back in this process (`tf.train.import_meta_graph`, `tf.import_graph_def`) finds
+the function it named, and a graph from another process or from TensorFlow (`pyfunc_0`) never
+finds, and so never calls, a function of this one.
+
+As in TensorFlow, a checkpoint's `.meta`, a SavedModel and a GraphDef hold the op (TensorFlow's
+`PyFunc` node: `token`, `Tin`, `Tout`) and a graph holding one is read without its function: the
+op runs only when this process registered its token, and otherwise fails naming the op, its line
+and the token (TensorFlow: "Could not find callback with key=pyfunc_0"). graphflow's own file
+refuses it (`graphflow.save`, OpDef flag `cannot_save`): a `.gfz` promises a graph that runs in a
+fresh process without the code that built it. Loaders refuse the op unless `allow_io=True`
+(`touches="python"`). It has no gradient (TF1: NotDifferentiable) and unknown output shapes.
 """
 
 import itertools
+import secrets
 import threading
 import weakref
 
@@ -19,6 +29,7 @@ from graphflow.ops.registry import define, make_op, no_gradient
 
 FUNCTIONS = {}  # token -> Python callable, removed when the graph holding the op is collected
 _TOKENS = itertools.count()
+_PROCESS_TAG = secrets.token_hex(8)  # tokens of another process never name this one's functions
 _LOCK = threading.Lock()
 
 CANNOT_SAVE = ("it calls a Python function, which cannot travel in a graph file; save the graph "
@@ -26,9 +37,7 @@ CANNOT_SAVE = ("it calls a Python function, which cannot travel in a graph file;
 
 
 def _py_func_infer(inputs, attrs):
-    if attrs["token"] not in FUNCTIONS:
-        raise ValueError(f"no Python function is registered under token {attrs['token']!r} "
-                         "(functions are not stored in graph files)")
+    # a graph read from a file may name a function this process lacks: its run says so
     return [(dtypes.as_dtype(t), TensorShape(None)) for t in attrs["Tout"]]
 
 
@@ -40,7 +49,7 @@ no_gradient("PyFunc")
 
 def _register(func, graph):
     with _LOCK:
-        token = f"pyfunc_{next(_TOKENS)}"
+        token = f"pyfunc_{next(_TOKENS)}_{_PROCESS_TAG}"
         FUNCTIONS[token] = func
     weakref.finalize(graph, FUNCTIONS.pop, token, None)
     return token

@@ -1,5 +1,11 @@
 """tf.py_func / tf.numpy_function: outputs and dtypes, several outputs, no gradient, errors in the
-function naming the op, and saving a graph that holds one is refused naming the op."""
+function naming the op; a checkpoint's `.meta` holds TensorFlow's PyFunc node, which runs in the
+process that registered its token and fails naming the op, line and token elsewhere; graphflow's
+own file refuses it."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -54,7 +60,7 @@ def test_errors_in_the_function_and_wrong_results_name_the_op():
             sess.run(tf.py_func(lambda v: v, [x], tf.int32))
 
 
-def test_saving_a_graph_with_a_py_func_is_refused_naming_the_op(tmp_path):
+def test_graphflow_save_of_a_py_func_is_refused_naming_the_op(tmp_path):
     x = tf.placeholder(tf.float32, [2], name="x")
     y = tf.py_func(np.tanh, [x], tf.float32, name="my_tanh")
     path = tmp_path / "model.gfz"
@@ -62,3 +68,59 @@ def test_saving_a_graph_with_a_py_func_is_refused_naming_the_op(tmp_path):
         with pytest.raises(ValueError, match="'my_tanh' \\(PyFunc\\).*cannot travel in a graph file"):
             tf.save(str(path), inputs={"x": x}, outputs={"y": y}, session=sess)
     assert not path.exists()
+
+
+def _py_func_checkpoint(tmp_path):
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [None], name="x")
+        tf.py_func(lambda a: a * 2, [x], tf.float32, name="double")
+        tf.Variable(1.0, name="w")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "model"))
+    return graph, prefix
+
+
+def test_saver_writes_tensorflows_py_func_node_and_this_process_runs_it(tmp_path):
+    """TensorFlow writes the PyFunc node (token, Tin, Tout) in the `.meta`; importing it in the
+    process that built it runs the function."""
+    graph, prefix = _py_func_checkpoint(tmp_path)
+    meta = tf.train.read_meta_graph_file(prefix + ".meta")
+    (node,) = [n for n in meta.graph_def.node if n.op == "PyFunc"]
+    assert node.name == "double" and list(node.input) == ["x"]
+    assert sorted(k for k in node.attr if not k.startswith("_")) == ["Tin", "Tout", "token"]
+    token = node.attr["token"].s.decode()
+    assert token == graph.get_operation_by_name("double").attrs["token"]
+    assert token.startswith("pyfunc_")
+    with tf.Graph().as_default():
+        with pytest.raises(PermissionError, match="PyFunc 'double' \\(python\\)"):
+            tf.train.import_meta_graph(prefix + ".meta")
+        tf.train.import_meta_graph(prefix + ".meta", allow_io=True)
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run("double:0", {"x:0": [1.0, 2.0]}), [2.0, 4.0])
+
+
+_FRESH = """
+import graphflow as tf
+tf.train.import_meta_graph(PREFIX + ".meta", allow_io=True)
+tf.py_func(lambda a: a * 3, [tf.constant([1.0])], tf.float32)  # this process's first function
+with tf.Session() as sess:
+    try:
+        sess.run("double:0", {"x:0": [1.0]})
+    except tf.errors.InvalidArgumentError as exc:
+        print(exc)
+"""
+
+
+def test_a_fresh_process_fails_naming_the_op_line_and_token(tmp_path):
+    """In a fresh process the token names no function (TensorFlow: "Could not find callback with
+    key=pyfunc_0 in the registry"), not even that process's own first py_func."""
+    graph, prefix = _py_func_checkpoint(tmp_path)
+    token = graph.get_operation_by_name("double").attrs["token"]
+    script = tmp_path / "fresh.py"
+    script.write_text(f"PREFIX = {prefix!r}\n" + _FRESH)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=120, check=True).stdout
+    assert f"could not find callback with key={token} in the registry" in out
+    assert "'double' (PyFunc) created at" in out and "fresh.py:4" in out

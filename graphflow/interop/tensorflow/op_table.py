@@ -174,7 +174,6 @@ UNEXPORTABLE = {
                     _GRAD),
     **dict.fromkeys(("MpiAllgather", "MpiAllgatherGrad", "MpiAllreduce", "MpiAllreduceStart",
                      "MpiAllreduceWait", "MpiBroadcast"), "graphflow's MPI collectives"),
-    "PyFunc": "calls Python code of the building process",
     "IteratorGetNext": "reads a graphflow tf.data pipeline (Python objects)",
     "MakeIterator": "reads a graphflow tf.data pipeline (Python objects)",
     "TensorArrayStack": "graphflow's TensorArray form (TensorFlow's takes a resource handle)",

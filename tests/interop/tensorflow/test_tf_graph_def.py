@@ -186,10 +186,11 @@ def test_unexportable_ops_are_one_error():
     from graphflow.interop.tensorflow import ExportError, export_graph_def
     g = tf.Graph()
     with g.as_default():
-        x = tf.placeholder(tf.float32, [2])
-        tf.py_func(lambda a: a, [x], tf.float32, name="py1")
-        tf.py_func(lambda a: a, [x], tf.float32, name="py2")
-    with pytest.raises(ExportError, match=r"(?s)2 op\(s\).*PyFunc 'py1'.*PyFunc 'py2'"):
+        from graphflow.ops.string_ops import hash_cross
+        x = tf.placeholder(tf.string, [2, 1])
+        hash_cross([x, x], 10, name="cross1")
+        hash_cross([x, x], 10, name="cross2")
+    with pytest.raises(ExportError, match=r"(?s)2 op\(s\).*HashCross 'cross1'.*HashCross 'cross2'"):
         export_graph_def(g)
 
 

@@ -149,7 +149,10 @@ def _py_func(node):
     def run(*args):
         func = FUNCTIONS.get(token)
         if func is None:
-            raise CheckFailedError(f"the Python function of py_func {token} no longer exists")
+            raise CheckFailedError(
+                f"could not find callback with key={token} in the registry: no Python function "
+                "of this process is registered under that token (a py_func's function stays in "
+                "the process that built it, and lives as long as its graph)")
         result = func(*args)
         if len(out_dtypes) == 1 and not isinstance(result, (list, tuple)):
             result = [result]
