@@ -438,6 +438,13 @@ class Graph:
         ops = None if from_version is None else [op for op in self._ops if op._id >= from_version]
         return writer(self, add_shapes=add_shapes, ops=ops)
 
+    def _writable_graph_def(self, add_shapes=False):
+        """(the GraphDef of the ops that have a TensorFlow form and read only such ops,
+        [(op, why)] of the others): what files such as a Supervisor's graph.pbtxt can hold."""
+        writer = _GRAPH_DEF_WRITER.resolve() if hasattr(_GRAPH_DEF_WRITER, "resolve") \
+            else _GRAPH_DEF_WRITER
+        return writer(self, add_shapes=add_shapes, skip_unexportable=True)
+
     @property
     def graph_def_versions(self):
         """The `VersionDef` of `as_graph_def()`."""

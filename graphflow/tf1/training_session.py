@@ -32,6 +32,7 @@ from graphflow.tf1.session_hooks import (
     SessionRunContext,
     SessionRunValues,
 )
+from graphflow.tf1.supervisor_files import SupervisorFiles
 
 _logger = logging.getLogger("graphflow")
 USE_DEFAULT = object()
@@ -277,9 +278,10 @@ class Supervisor:
     """`tf.train.Supervisor` (basic, single process): `managed_session()` creates a session that
     restores the latest checkpoint of `logdir` or initializes the variables and starts the
     graph's queue runners under `coord`; `should_stop()` / `request_stop()` / `stop()` (which joins
-    the queue-runner threads); `saver`, `global_step`. Without a saver thread, the checkpoint is
-    saved (when `logdir` and `save_model_secs` are set) as `should_stop()` finds `save_model_secs`
-    elapsed and when the managed session ends."""
+    the queue-runner threads); `saver`, `global_step`, `summary_writer`. Without a saver thread,
+    the checkpoint is saved (when `logdir` and `save_model_secs` are set) as `should_stop()` finds
+    `save_model_secs` elapsed and when the managed session ends. The logdir also gets TensorFlow's
+    `graph.pbtxt` and events file (graph, session logs, summaries: `supervisor_files`)."""
 
     def __init__(self, graph=None, ready_op=USE_DEFAULT, is_chief=True, init_op=USE_DEFAULT,
                  init_feed_dict=None, local_init_op=USE_DEFAULT, logdir=None,
@@ -302,6 +304,17 @@ class Supervisor:
             self._global_step = (get_global_step(self._graph) if global_step is USE_DEFAULT
                                  else global_step)
         self._saver = saver
+        if logdir and is_chief:
+            os.makedirs(logdir, exist_ok=True)
+        if summary_op is USE_DEFAULT:
+            from graphflow.tf1.summary.summary_ops import merge_all
+            with self._graph.as_default():
+                summary_op = merge_all()
+        if summary_writer is USE_DEFAULT:
+            summary_writer = "default" if logdir and is_chief else None
+        self._files = SupervisorFiles(logdir, self._graph, saver, summary_op, summary_writer,
+                                      save_summaries_secs, self._global_step) \
+            if logdir and is_chief else None
         self._init_feed_dict = init_feed_dict
         self._init_fn = init_fn
         self._logdir = logdir
@@ -317,8 +330,10 @@ class Supervisor:
     init_op = property(lambda self: self._init_op)
     save_path = property(lambda self: self._save_path)
     coord = property(lambda self: self._coord)
+    summary_writer = property(lambda self: self._files.summary_writer if self._files else None)
 
-    def prepare_or_wait_for_session(self, master="", config=None, **_unused):
+    def prepare_or_wait_for_session(self, master="", config=None, start_standard_services=True,
+                                    **_unused):
         session = Session(graph=self._graph, config=config)
         path = latest_checkpoint(self._logdir) if self._logdir else None
         if path is not None and self._saver is not None:
@@ -333,11 +348,15 @@ class Supervisor:
             session.run(self._local_init_op)
         self._session = session
         self._last_save = time.time()
+        if self._files is not None:
+            self._files.write_graph()
+            if start_standard_services:
+                self._files.start(session)
         return session
 
     def managed_session(self, master="", config=None, start_standard_services=True,
                         close_summary_writer=True):
-        return _ManagedSession(self, config, start_standard_services)
+        return _ManagedSession(self, config, start_standard_services, close_summary_writer)
 
     def start_queue_runners(self, sess, queue_runners=None):
         """Start the graph's queue runners (or `queue_runners`) under the supervisor's
@@ -355,6 +374,8 @@ class Supervisor:
         if (self._session is not None and self._save_model_secs and self._save_path
                 and time.time() - self._last_save >= self._save_model_secs):
             self.save()
+        if self._session is not None and self._files is not None:
+            self._files.maybe_summaries(self._session)
         return self._coord.should_stop()
 
     def request_stop(self, ex=None):
@@ -369,23 +390,30 @@ class Supervisor:
                              ignore_live_threads=ignore_live_threads)
         finally:
             self._threads = []
+            if self._files is not None:
+                self._files.stop(close_summary_writer)
 
     def save(self):
         if self._saver is None or self._save_path is None or self._session is None:
             return None
         os.makedirs(self._logdir, exist_ok=True)
         self._last_save = time.time()
-        return self._saver.save(self._session, self._save_path, global_step=self._global_step)
+        path = self._saver.save(self._session, self._save_path, global_step=self._global_step)
+        if self._files is not None:
+            self._files.checkpoint(path, self._files._step(self._session))
+        return path
 
 
 class _ManagedSession:
-    def __init__(self, supervisor, config, start_services):
+    def __init__(self, supervisor, config, start_services, close_summary_writer):
         self._supervisor = supervisor
         self._config = config
         self._start_services = start_services
+        self._close_writer = close_summary_writer
 
     def __enter__(self):
-        self._session = self._supervisor.prepare_or_wait_for_session(config=self._config)
+        self._session = self._supervisor.prepare_or_wait_for_session(
+            config=self._config, start_standard_services=self._start_services)
         if self._start_services:
             self._supervisor.start_queue_runners(self._session)
         return self._session
@@ -397,7 +425,8 @@ class _ManagedSession:
                 self._supervisor.save()
         finally:
             try:
-                self._supervisor.stop(ignore_live_threads=True)
+                self._supervisor.stop(close_summary_writer=self._close_writer,
+                                      ignore_live_threads=True)
             finally:
                 self._session.close()
         return exc_type is not None and clean

@@ -286,9 +286,30 @@ def write_ops(ctx, ops):
             node.attr["_output_shapes"].CopyFrom(shapes)
 
 
-def export_graph_def(graph, add_shapes=False, ops=None, strip_devices=False):
-    """The TensorFlow GraphDef of `graph` (every op, or `ops`, in creation order)."""
+def writable_ops(ops):
+    """(the ops that have a TensorFlow form and read only such ops, [(op, why)] for the others:
+    the ops with no TensorFlow form and those reading them, by data or control edges)."""
+    skipped = {op: why for op, why in unexportable(ops)}
+    kept = []
+    for op in ops:  # creation order is topological
+        if op in skipped:
+            continue
+        source = next((i.op for i in op.inputs if i.op in skipped), None) or \
+            next((c for c in op.control_inputs if c in skipped), None)
+        if source is not None:
+            skipped[op] = f"reads {source.type} '{source.name}'"
+        else:
+            kept.append(op)
+    return kept, [(op, skipped[op]) for op in ops if op in skipped]
+
+
+def export_graph_def(graph, add_shapes=False, ops=None, strip_devices=False, skip_unexportable=False):
+    """The TensorFlow GraphDef of `graph` (every op, or `ops`, in creation order). With
+    `skip_unexportable`: (GraphDef of what can be written, [(op, why)] of what cannot)."""
     ops = graph.get_operations() if ops is None else list(ops)
+    if skip_unexportable:
+        ops, skipped = writable_ops(ops)
+        return export_graph_def(graph, add_shapes, ops, strip_devices), skipped
     check_exportable(ops)
     graph_def = pb.GraphDef()
     graph_def.versions.producer = PRODUCER

@@ -36,6 +36,12 @@ def _as_summary(summary):
                     f"Summary proto, got {type(summary).__name__}")
 
 
+def session_log(status, checkpoint_path=""):
+    """A `SessionLog` event proto: status "START", "STOP" or "CHECKPOINT"."""
+    proto = protos().event_pb2.SessionLog
+    return proto(status=getattr(proto, status), checkpoint_path=checkpoint_path)
+
+
 class FileWriter:
     """`tf.summary.FileWriter(logdir, graph=None, max_queue=10, flush_secs=120, graph_def=None,
     filename_suffix=None, session=None)`: creates `logdir` and an event file in it; `graph` (or
@@ -99,6 +105,10 @@ class FileWriter:
                     timeline_label=node.timeline_label, thread_id=node.thread_id)
         tagged = proto.event_pb2.TaggedRunMetadata(tag=tag, run_metadata=meta.SerializeToString())
         self._add(global_step, tagged_run_metadata=tagged)
+
+    def add_meta_graph(self, meta_graph_def, global_step=None):
+        """Write a `MetaGraphDef` proto (TensorBoard reads the graph's collections from it)."""
+        self._add(global_step, meta_graph_def=meta_graph_def.SerializeToString())
 
     def add_session_log(self, session_log, global_step=None):
         self._add(global_step, session_log=session_log)
