@@ -311,7 +311,7 @@ def __getattr__(name):
         return value
     if name.startswith("__"):
         raise AttributeError(name)
-    raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))
+    raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name), __dir__)
 
 
 def __dir__():
