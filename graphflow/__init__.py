@@ -241,7 +241,8 @@ keras = _Namespace("tf.keras", members={
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
     "regularizers": _Namespace("tf.keras.regularizers",
                                [_KERAS + "initializers:REGULARIZERS_ALL"]),
-    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter"]),
+    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter",
+                                           _KERAS + "progbar"]),
     "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks",
                                                  _KERAS + "callbacks_tensorboard"])},
     hints={"datasets": "tf.keras.datasets downloads its data and graphflow works offline: load "
