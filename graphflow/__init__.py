@@ -241,7 +241,8 @@ keras = _Namespace("tf.keras", members={
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
     "regularizers": _Namespace("tf.keras.regularizers",
                                [_KERAS + "initializers:REGULARIZERS_ALL"]),
-    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter"]),
+    "utils": _Namespace("tf.keras.utils", [_KERAS + "utils", _KERAS + "data_adapter",
+                                           _KERAS + "progbar"]),
     "callbacks": _Namespace("tf.keras.callbacks", [_KERAS + "callbacks",
                                                  _KERAS + "callbacks_tensorboard"])},
     hints={"datasets": "tf.keras.datasets downloads its data and graphflow works offline: load "
@@ -311,7 +312,7 @@ def __getattr__(name):
         return value
     if name.startswith("__"):
         raise AttributeError(name)
-    raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name))
+    raise _not_implemented(f"tf.{name}", _TOP_LEVEL_HINTS.get(name), __dir__)
 
 
 def __dir__():

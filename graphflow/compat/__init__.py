@@ -71,7 +71,7 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     from graphflow.tf1.namespace import not_implemented
-    raise not_implemented(f"tf.compat.{name}")
+    raise not_implemented(f"tf.compat.{name}", candidates=lambda: __all__)
 
 
 __all__ = ["disable_eager_execution", "disable_v2_behavior", "disable_resource_variables",

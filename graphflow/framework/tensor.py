@@ -4,10 +4,24 @@ The operators (`x + y`, `x[1:]`, `-x`, `x < y`, ...) build ops, which sit a floo
 data model: `graphflow.ops` gives them to Tensor when it loads (`install_operators`, called by
 `ops/tensor_operators.py`), so this module imports nothing of the ops. They follow numpy
 broadcasting semantics. TF1 semantics: `==` is identity (use `tf.equal`), and a Tensor cannot be
-used as a Python bool.
+used as a Python bool. There is no eager mode yet, so a Tensor has no `.numpy()`: asking for it
+says how to get the value (`no_numpy`).
 """
 
+from graphflow.framework.errors import NotImplementedInGraphflow
 from graphflow.framework.tensor_shape import as_shape
+
+
+def no_numpy(obj):
+    """`t.numpy` of a graph value: an AttributeError (so `hasattr(t, "numpy")` is False) saying to
+    run the graph to get the value."""
+    kind = type(obj).__name__
+    var = kind[0].lower()
+    raise NotImplementedInGraphflow(
+        f"graphflow does not implement {kind}.numpy(): graphflow has no eager mode yet, and a "
+        f"{kind} has a value only when the graph runs: run it in a Session: `sess.run({var})`, "
+        f"or `{var}.eval()` inside `with tf.Session() as sess:` (see "
+        "docs/compat.md#coming-from-tensorflow-2)")
 
 
 class Tensor:
@@ -53,6 +67,8 @@ class Tensor:
         from graphflow.framework.default_session import get_default_session_or_error
         session = session or get_default_session_or_error()
         return session.run(self, feed_dict)
+
+    numpy = property(no_numpy, doc="TF2's eager `t.numpy()`: an error saying to run `t` instead")
 
     def __repr__(self):
         return f"<graphflow.Tensor '{self.name}' shape={self._shape} dtype={self.dtype.name}>"

@@ -8,6 +8,7 @@ so assigning never needs the old value.
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph, init_scope
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
+from graphflow.framework.tensor import no_numpy
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops import no_onnx
 from graphflow.ops.core_ops import convert_to_tensor, group
@@ -184,6 +185,8 @@ class Variable:
 
     def eval(self, session=None):
         return self._tensor.eval(session=session)
+
+    numpy = property(no_numpy, doc="TF2's eager `v.numpy()`: an error saying to run `v` instead")
 
     def load(self, value, session=None):
         """Write `value` into the variable in `session` without adding ops to the graph."""

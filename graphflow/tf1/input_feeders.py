@@ -12,7 +12,7 @@ import numpy as np
 
 from graphflow.framework.errors import OutOfRangeError
 
-INPUT_FEEDERS = "input_feeders"
+INPUT_FEEDERS = "__input_feeders"  # "__": graphflow's own, never written to a MetaGraphDef
 
 
 class ArrayFeeder:

@@ -5,7 +5,9 @@ An implementation module (`graphflow/tf1/layers.py`) imports what it needs (nump
 users must not see those names. `PublicNamespace("tf.layers", ["graphflow.tf1.layers"])` is the module
 object users reach: it resolves a name only when one of its source modules lists it in `__all__`
 (or it was given as a member), and any other name raises
-`AttributeError: graphflow does not implement tf.layers.X (see docs/compat.md)`.
+`AttributeError: graphflow does not implement tf.layers.X (see docs/compat.md)`, followed by the
+closest names the namespace has ("Did you mean tf.layers.dense?"), or, for a TensorFlow 2 idiom
+(`tf.function`, `tf.GradientTape`), by what to write instead (graphflow/tf1/tf2_idioms.py).
 Nothing is imported when the namespace is made: a source module is imported on the first lookup
 of a name it might hold (or by `dir()`/`__all__`), so `import graphflow` does not load tf.keras,
 tf.estimator, tf.data, ... until a program touches them. A source may be spelled
@@ -20,19 +22,25 @@ import importlib
 import sys
 import types
 
+from graphflow.framework.errors import NotImplementedInGraphflow
+from graphflow.tf1 import tf2_idioms
+
 COMPAT_DOC = "docs/compat.md"
 
 
-class NotImplementedInGraphflow(AttributeError):
-    """A TF1 name that graphflow does not provide (an AttributeError, so `hasattr` is False)."""
-
-
-def not_implemented(qualified_name, hint=None):
-    """The error for a TF1 attribute graphflow lacks: 'graphflow does not implement tf.X (see ...)'."""
+def not_implemented(qualified_name, hint=None, candidates=None):
+    """The error for a TF1 attribute graphflow lacks: 'graphflow does not implement tf.X (see ...)'
+    then `hint`, then the closest of `candidates()` (the names the namespace has), computed when
+    the message is shown. A TensorFlow 2 idiom's error says what to write instead."""
+    idiom = tf2_idioms.advice(qualified_name)
+    if idiom:
+        return NotImplementedInGraphflow(f"graphflow does not implement {qualified_name}: {idiom} "
+                                         f"(see {tf2_idioms.SECTION})")
     message = f"graphflow does not implement {qualified_name} (see {COMPAT_DOC})"
     if hint:
         message += f"; {hint}"
-    return NotImplementedInGraphflow(message)
+    parent, _, missing = qualified_name.rpartition(".")
+    return NotImplementedInGraphflow(message, candidates, missing, parent + ".")
 
 
 class Lazy:
@@ -117,7 +125,8 @@ class PublicNamespace(types.ModuleType):
                 return value
             raise NotImplementedInGraphflow(f"{self._path}.{name}: {module_name} has no '{name}' "
                                             f"(see {COMPAT_DOC})")
-        raise not_implemented(f"{self._path}.{name}", self._hints.get(name, self._any_hint))
+        raise not_implemented(f"{self._path}.{name}", self._hints.get(name, self._any_hint),
+                              self.public_names)
 
     def __setattr__(self, name, value):
         """Adding a name by assignment makes it public (other modules may extend a namespace)."""

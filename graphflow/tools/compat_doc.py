@@ -17,6 +17,7 @@ import sys
 import types
 
 import graphflow
+from graphflow.tf1 import tf2_idioms
 
 # graphflow's own packages (the floors of docs/architecture.md): importable, but not TF1 names
 INTERNAL_PACKAGES = frozenset({"framework", "ops", "kernels", "engine", "fileformat",
@@ -33,7 +34,8 @@ it is up to date).
 
 `import graphflow as tf` gives the names below, with TF1's arguments and defaults. Any other
 attribute of `tf` or of one of these namespaces raises
-`AttributeError: graphflow does not implement tf.X (see docs/compat.md)`, and any other
+`AttributeError: graphflow does not implement tf.X (see docs/compat.md)`, followed by the closest
+names the namespace has (`tf.nn.relu6x`: "Did you mean tf.nn.relu6?"), and any other
 `tf.contrib.X` module says that graphflow does not provide it. graphflow runs graphs in a Session
 only: there is no eager execution and no `tf.compat.v2` behaviour. Both input APIs are there:
 `tf.data`, and TF1's queues with their queue runners and readers (`tf.FIFOQueue`,
@@ -90,8 +92,47 @@ def collect():
     return sections
 
 
+TF2_INTRO = """\
+## Coming from TensorFlow 2
+
+graphflow has no eager mode yet. A program builds a graph once (placeholders in, tensors out,
+`tf.gradients` or an optimizer's `minimize` for the training step) and runs it as often as needed
+with `sess.run(fetches, feed_dict)`; a tensor has a value only when the graph runs. TF2's eager
+idioms therefore have no graphflow name, and using one says what to write instead:
+
+```python
+import graphflow as tf
+
+x = tf.placeholder(tf.float32, [None, 3])
+w = tf.Variable(tf.zeros([3, 1]))
+loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+grads = tf.gradients(loss, [w])              # instead of tf.GradientTape
+step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.Session() as sess:                   # instead of @tf.function: the graph runs here
+    sess.run(tf.global_variables_initializer())
+    for _ in range(3):
+        sess.run(step, feed_dict={x: [[1.0, 2.0, 3.0]]})
+    print(sess.run(loss, feed_dict={x: [[1.0, 2.0, 3.0]]}))   # instead of loss.numpy()
+```
+
+`tf.keras` models train the same way underneath: `model.fit` runs the graph in
+`tf.keras.backend.get_session()`.
+"""
+
+
+def render_tf2():
+    """The "Coming from TensorFlow 2" section: each TF2 idiom and what to write instead."""
+    lines = [TF2_INTRO, "| TensorFlow 2 | in graphflow |", "|---|---|"]
+    rows = [(f"`{name}`", text) for name, text in tf2_idioms.IDIOMS.items()]
+    rows += [(f"`{name}`", text) for name, text in tf2_idioms.OTHER_ROWS]
+    lines += [f"| {name} | {text} |" for name, text in rows]
+    lines.append("")
+    return lines
+
+
 def render():
     lines = [INTRO]
+    lines += render_tf2()
     sections = collect()
     lines.append("## Namespaces\n")
     for path, _ in sections:

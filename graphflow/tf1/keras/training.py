@@ -7,7 +7,9 @@ regularization losses, the metric tensors and the training op that also runs the
 are built on first use, once the model has inputs (a deferred `Sequential` or a subclassed model
 builds on the first data it sees). `fit` runs mini-batches in `backend.get_session()` with the
 learning phase fed True; the epoch's loss and metrics are the sample-weighted means over its
-batches, as Keras reports them.
+batches, as Keras reports them. `verbose=1` draws a progress bar over the batches (progbar.py:
+redrawn in place on a terminal, its last line only in a file), `verbose=2` prints one line an
+epoch, `verbose=0` nothing.
 """
 
 import warnings
@@ -23,9 +25,9 @@ from graphflow.tf1.keras.base_layer import Input, to_list
 from graphflow.tf1.keras.callbacks import CallbackList
 from graphflow.tf1.keras.data_adapter import ArraySource, is_dataset, is_generator, make_source
 from graphflow.tf1.keras.network import Network
+from graphflow.tf1.keras.progbar import Progbar
 from graphflow.tf1.keras.training_utils import (
     History,
-    format_logs,
     read_weights,
     standardize,
     write_weights,
@@ -171,9 +173,10 @@ class Model(Network):
         fetches = [compiled["loss"]] + [t for _, t in compiled["metrics"]]
         return [self._training_op()] + fetches if training else fetches
 
-    def _run_source(self, source, training, callbacks=None):
+    def _run_source(self, source, training, callbacks=None, bar=None):
         """Runs the loss and metrics (and the training op when `training`) over one epoch of
-        `source`; their batch-size-weighted means."""
+        `source`; their batch-size-weighted means. A `Progbar` is given the means so far after
+        each batch."""
         fetches, session, totals, count = None, None, None, 0
         for step, (xs, ys) in enumerate(source.epoch(self)):
             if fetches is None:
@@ -191,6 +194,10 @@ class Model(Network):
                                 dtype=np.float64)
             totals += values * size
             count += size
+            if bar is not None:
+                bar.stateful_metrics.update(self.metrics_names)  # known once compiled
+                bar.update(step + 1, list(zip(self.metrics_names, totals / count)),
+                           finalize=False)
             if callbacks is not None:
                 logs = {"batch": step, "size": size}
                 logs.update(zip(self.metrics_names, (float(v) for v in values)))
@@ -245,16 +252,22 @@ class Model(Network):
             "verbose": verbose, "do_validation": validation is not None,
             "metrics": None})
         self.stop_training = False
+        steps = source.steps     # None for a dataset without steps_per_epoch: counted once run
         callbacks.call("on_train_begin", {})
         for epoch in range(initial_epoch, epochs):
             callbacks.call("on_epoch_begin", epoch, {})
-            values = self._run_source(source, True, callbacks)
+            bar = Progbar(steps, verbose=verbose) if verbose else None
+            if verbose:
+                print(f"Epoch {epoch + 1}/{epochs}")
+            values = self._run_source(source, True, callbacks, bar)
             logs = dict(zip(self.metrics_names, (float(v) for v in values)))
             if validation is not None:
                 for name, value in zip(self.metrics_names, self._run_source(validation, False)):
                     logs["val_" + name] = float(value)
-            if verbose:
-                print(f"Epoch {epoch + 1}/{epochs}\n{format_logs(logs)}")
+            if bar is not None:
+                bar.stateful_metrics.update(logs)
+                bar.finish(list(logs.items()))
+                steps = steps or bar.seen
             callbacks.call("on_epoch_end", epoch, logs)
             if self.stop_training:
                 break
@@ -269,9 +282,10 @@ class Model(Network):
         if y is None and isinstance(source, ArraySource):
             raise ValueError("evaluate needs targets `y` with array inputs")
         self.stop_training = False
-        values = self._run_source(source, False)
-        if verbose:
-            print(format_logs(dict(zip(self.metrics_names, values))))
+        bar = Progbar(source.steps, verbose=verbose) if verbose else None
+        values = self._run_source(source, False, bar=bar)
+        if bar is not None:
+            bar.finish(list(zip(self.metrics_names, values)))
         return float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
@@ -279,9 +293,14 @@ class Model(Network):
         generator (`steps` batches), concatenated."""
         source = make_source(self, x, None, batch_size, steps)
         session = backend.get_session()
+        bar = Progbar(source.steps, verbose=verbose) if verbose else None
         chunks = []
         for xs, _ in source.epoch(self):
             chunks.append(session.run(self.outputs, self._feed(xs)))
+            if bar is not None:
+                bar.update(len(chunks), finalize=False)
+        if bar is not None:
+            bar.finish()
         outputs = [np.concatenate([c[i] for c in chunks]) for i in range(len(self.outputs))]
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -300,7 +319,7 @@ class Model(Network):
 
     def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
                           workers=1, use_multiprocessing=False, verbose=0):
-        return self.predict(generator, steps=steps)
+        return self.predict(generator, steps=steps, verbose=verbose)
 
     def train_on_batch(self, x, y, **kwargs):
         xs, ys = self._ensure_inputs(x), self._arrays(y, self.outputs)

@@ -115,10 +115,6 @@ def standardize(data, tensors, what):
     return out
 
 
-def format_logs(logs):
-    return " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
-
-
 def summary_lines(model):
     """The lines of `model.summary()`: layer, output shape, parameter count, and the totals."""
     rule = "_" * 65

@@ -188,3 +188,25 @@ def test_a_restarted_estimator_keeps_keep_checkpoint_max_checkpoints(tmp_path):
         "model.ckpt-12", "model.ckpt-15"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("model.ckpt-")
                 and p.name.split(".")[1].split("-")[1] not in ("12", "15")]
+
+
+def test_training_is_quiet_unless_the_logging_verbosity_is_raised(tmp_path, capsys, recwarn):
+    """As TF1: nothing on the console by default (no warning either: numpy_input_fn's feeders
+    are graphflow's own collection, not one the checkpoint's .meta holds); `loss = ..., step =
+    ...` every `log_step_count_steps` on stderr once `tf.logging.set_verbosity(tf.logging.INFO)`."""
+    config = tf.estimator.RunConfig(log_step_count_steps=5)
+    level = tf.logging.get_verbosity()
+    try:
+        tf.logging.set_verbosity(tf.logging.WARN)  # the default
+        est = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path / "a"), config=config)
+        est.train(_train_input(), steps=10)
+        assert capsys.readouterr() == ("", "") and not recwarn.list
+        tf.logging.set_verbosity(tf.logging.INFO)
+        est = tf.estimator.Estimator(_model_fn, model_dir=str(tmp_path / "b"), config=config)
+        est.train(_train_input(), steps=10)
+    finally:
+        tf.logging.set_verbosity(level)
+    lines = capsys.readouterr().err.splitlines()
+    steps = [line.split(", ")[1] for line in lines if line.startswith("INFO:graphflow:loss = ")]
+    assert steps == ["step = 0", "step = 5"]
+    assert any(line.startswith("INFO:graphflow:Loss for final step: ") for line in lines)
