@@ -193,9 +193,12 @@ def write_saver_meta_graph(path, graph, saver):
         from graphflow.fileformat.serialization import save as save_graph
         why = str(exc) if isinstance(exc, ValueError) else \
             f"graphflow's GraphDef writer failed: {type(exc).__name__}: {exc}"
-        warnings.warn(f"Saver.save: the graph cannot be written as TensorFlow's MetaGraphDef "
-                      f"({why}); {path} is a graphflow graph file, which "
-                      "tf.train.import_meta_graph reads but TensorFlow does not", stacklevel=3)
+        if not getattr(saver, "_warned_meta_form", False):  # once per Saver, not every save
+            saver._warned_meta_form = True
+            warnings.warn(f"Saver.save: the graph cannot be written as TensorFlow's MetaGraphDef "
+                          f"({why}); {path} is a graphflow graph file, which "
+                          "tf.train.import_meta_graph reads but TensorFlow does not (said once "
+                          "per Saver)", stacklevel=3)
         save_graph(path, graph=graph)
         return
     with file_io.atomic_write(path) as f:

@@ -24,6 +24,9 @@ def _namespaces():
         for name in names:
             if module is tf and name in INTERNAL_PACKAGES:
                 continue
+            if module is tf and name == "python":
+                continue  # tensorflow.python.* paths re-export implementation modules, as TF's do
+
             value = getattr(module, name)
             if isinstance(value, types.ModuleType) and id(value) not in seen:
                 seen.add(id(value))
