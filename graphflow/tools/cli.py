@@ -1,6 +1,7 @@
 """The `graphflow` command: look at, run and optimize saved graph files without any model code.
 
-    graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--brief]
+    graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--all | --outputs A,B]
+                                [--brief]
     graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz] [--text]
                                   [--allow-io]  (run ops that read or write files, talk to
                                   other processes or call Python: docs/security.md)
@@ -35,7 +36,7 @@ from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
-from graphflow.tools import cli_io, viz
+from graphflow.tools import cli_io, cli_picture, viz
 from graphflow.tools.cli_io import CommandError
 from graphflow.tools.cli_text import printable, printable_lines
 
@@ -112,18 +113,17 @@ def cmd_inspect(args, out):
         _print_kernel_choices(model, args.batch, out)
         print(file=out)
         print(viz.summary(graph, max_ops=args.max_ops), file=out)
+    label = os.path.basename(os.path.normpath(args.model))
     if args.dot:
+        source, caption = cli_picture.dot_source(model, args, label)
         with cli_io.open_output(files["--dot"]) as f:
-            f.write(viz.to_dot(graph).encode("utf-8"))
-        print(printable(f"wrote {args.dot}"), file=out)
+            f.write(source.encode("utf-8"))
+        print(printable(f"wrote {args.dot}: {caption}"), file=out)
     if args.svg:
-        try:
-            svg = viz.render_svg(graph)
-        except (ImportError, RuntimeError) as exc:
-            raise CommandError(str(exc)) from None
+        picture, caption = cli_picture.svg(model, args, label)
         with cli_io.open_output(files["--svg"]) as f:
-            f.write(svg.encode("utf-8"))
-        print(printable(f"wrote {args.svg}"), file=out)
+            f.write(picture.encode("utf-8"))
+        print(printable(f"wrote {args.svg}: {caption}"), file=out)
 
 
 def _print_kernel_choices(model, batch, out):
@@ -335,8 +335,13 @@ def _parser():
     p = sub.add_parser("inspect", help="print a graph file's signatures, variables and ops")
     p.add_argument("model", help="a .gfz file written by graphflow.save, a TensorFlow SavedModel "
                    "directory or a GraphDef (.pb, .pbtxt)")
-    p.add_argument("--dot", metavar="PATH", help="also write the graph as Graphviz DOT source")
-    p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz)")
+    p.add_argument("--dot", metavar="PATH", help="also write the picture as Graphviz DOT source")
+    p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz): "
+                   "what the saved outputs need from the saved inputs at inference (no "
+                   "initializers, no input pipeline), loops drawn with their bodies")
+    p.add_argument("--all", action="store_true", help="draw every op of the file")
+    p.add_argument("--outputs", metavar="A,B", help="draw what these outputs need (of a "
+                   "GraphDef: the op or tensor names to take as outputs)")
     p.add_argument("--brief", action="store_true", help="leave out the table of ops")
     p.add_argument("--max-ops", type=_count(0), default=None, metavar="N",
                    help="list at most N ops in the table")
