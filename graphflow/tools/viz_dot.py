@@ -62,8 +62,9 @@ class _Writer:
             self.lines.append(pad + _node_line(op, node_id, self.show_shapes, group))
             return
         self.lines.append(f"{pad}subgraph {_quote('cluster_op:' + node_id)} {{")
-        self.lines.append(f"{pad}  label={_quote(op.type + ' ' + op.name.rpartition('/')[2])}; "
-                          f"{_FUNCTION_STYLE}")
+        short = op.name.rpartition("/")[2]
+        title = op.type if short == op.type else f"{op.type} {short}"
+        self.lines.append(f"{pad}  label={_quote(title)}; {_FUNCTION_STYLE}")
         self.lines.append(pad + "  " + _node_line(op, node_id, self.show_shapes))
         for attr, function in functions:
             prefix = f"{node_id}::{attr}::"
