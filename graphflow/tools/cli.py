@@ -2,7 +2,8 @@
 
     graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--all | --outputs A,B]
                                 [--brief]
-    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz] [--text]
+    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz|out.npy]
+                                  [--top K | --raw] [--text]
                                   [--allow-io]  (run ops that read or write files, talk to
                                   other processes or call Python: docs/security.md)
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
@@ -27,8 +28,6 @@ import contextlib
 import os
 import sys
 
-import numpy as np
-
 import graphflow
 from graphflow.engine import tracing
 from graphflow.fileformat import io_policy
@@ -36,7 +35,7 @@ from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
-from graphflow.tools import cli_io, cli_picture, viz
+from graphflow.tools import cli_io, cli_picture, cli_run_output, viz
 from graphflow.tools.cli_io import CommandError
 from graphflow.tools.cli_text import printable, printable_lines
 
@@ -170,29 +169,12 @@ def cmd_run(args, out):
     if missing:
         raise CommandError(f"missing --input for {missing}; the graph's inputs are "
                            f"{sorted(model.inputs)}")
+    cli_run_output.check_destination(args.output, names or list(model.outputs))
     results = model.run(feeds, outputs=names)
     if args.output:
-        arrays = {k: np.asarray(v) for k, v in results.items() if v is not None}
-        with cli_io.open_output(files["--output"]) as f:
-            np.savez(f, **arrays)
-        print(printable(f"wrote {len(arrays)} output(s) to {args.output}"), file=out)
-        return
-    for name, value in results.items():
-        if value is None:
-            print(printable(f"{name}: (operation ran)"), file=out)
-            continue
-        value = np.asarray(value)
-        if args.text and value.ndim == 1 and value.dtype.kind in "iu":
-            print(printable(f"{name}: {''.join(_char(c) for c in value)}"), file=out)
-            continue
-        print(printable(f"{name}: {value.dtype} {list(value.shape)}"), file=out)
-        print(printable_lines(np.array2string(value, threshold=200, max_line_width=100)),
-              file=out)
-
-
-def _char(code):
-    code = int(code)
-    return chr(code) if 0 <= code <= 0x10FFFF else "\ufffd"
+        cli_run_output.write(results, files["--output"], out)
+    else:
+        cli_run_output.show(results, args, out)
 
 
 # ------------------------------------------------------------------------------------ profile
@@ -360,8 +342,15 @@ def _parser():
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
     p.add_argument("--outputs", metavar="A,B", help="only compute these outputs (of a GraphDef: "
                    "the op or tensor names to fetch; default: the ops no other op uses)")
-    p.add_argument("--output", metavar="PATH", help="write the outputs to this .npz file "
-                   "instead of printing them")
+    p.add_argument("--output", metavar="PATH", help="write the outputs instead of printing "
+                   "them: PATH.npy holds the one output computed, any other PATH is an .npz "
+                   "archive of every output by name")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--top", type=_count(1), default=None, metavar="K",
+                       help="print the K largest values of each row of 2-D outputs, as "
+                            "'class: value' (default: the top 3 classes of an output whose rows "
+                            "are probabilities, summing to 1)")
+    shown.add_argument("--raw", action="store_true", help="print every output as its array")
     p.add_argument("--text", action="store_true", help="text in and out: an input given as a "
                    "JSON string is fed as its Unicode code points (int32), and integer vector "
                    "outputs are printed as the characters of those code points")
