@@ -35,7 +35,7 @@ from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
-from graphflow.tools import cli_io, cli_picture, cli_run_output, viz
+from graphflow.tools import cli_io, cli_picture, cli_profile, cli_run_output, viz
 from graphflow.tools.cli_io import CommandError
 from graphflow.tools.cli_text import printable, printable_lines
 
@@ -199,18 +199,7 @@ def cmd_profile(args, out):
         meta = tracing.RunMetadata()
         model.session.run(fetches, feed_dict, options=options, run_metadata=meta)
         runs.append(meta.step_stats)
-    rows = tracing.top_ops(runs, top=None)
-    total = sum(r[3] for r in rows) or 1
-    per_run = sorted(sum(n.all_end_rel_micros for n in s.node_stats()) for s in runs)
-    print(printable(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: "
-                    f"median {per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops"),
-          file=out)
-    print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} "
-          f"{'kernel':<10} node", file=out)
-    for op_type, name, calls, micros, mean, kernel in rows[:args.top]:
-        print(f"{micros / 1000:>10.3f} {100 * micros / total:>5.1f}% {calls:>6} {mean:>10.1f}  "
-              f"{printable(op_type):<22} {printable(kernel or '-'):<10} {printable(name)}",
-              file=out)
+    cli_profile.report(args.model, runs, args.top, out)
     if args.trace:
         with cli_io.open_output(files["--trace"]) as f:
             f.write(Timeline(runs[-1]).generate_chrome_trace_format().encode("utf-8"))
@@ -376,7 +365,7 @@ def _parser():
     p.set_defaults(run=cmd_export_onnx, allow_io=True, initialize=False)
 
     p = sub.add_parser("profile", help="run a graph file with tracing and print the top ops by "
-                       "time")
+                       "time (median, mean and total per op; the median time of a run)")
     p.add_argument("model", help="a .gfz file written by graphflow.save")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
