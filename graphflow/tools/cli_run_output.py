@@ -3,10 +3,10 @@
 A classifier's probabilities are shown as what they mean: for an output that is a 2-D float
 matrix whose rows are probabilities (finite, non-negative, each row summing to 1 within 1e-3, as
 a softmax gives), each row's 3 most probable classes, as `class: probability`, most probable
-first. `--top K` shows K classes per row, and does so for any 2-D real output (logits: the K
-largest values); `--raw` prints every output as the array it is. Other outputs are printed as
-arrays (numpy's summary of a large one), or, with `--text`, an integer vector as the characters
-of its code points.
+first (a probability below 0.001 as `3.2e-05`). `--top K` shows K classes per row, and does so
+for any 2-D real output (logits: the K largest values); `--raw` prints every output as the array
+it is. Other outputs are printed as arrays (numpy's summary of a large one), or, with `--text`,
+an integer vector as the characters of its code points.
 
 `--output FILE` writes the outputs instead of printing them: an `.npy` file holds the one output
 computed (with several, `--outputs NAME` chooses one, or an `.npz` file holds them all), any
@@ -104,7 +104,12 @@ def _show_top(name, value, k, out):
 
 
 def _number(x, probability):
-    return f"{float(x):.4f}" if probability else f"{float(x):.4g}"
+    """A probability with 4 decimals (below 0.001: 2 significant digits, `3.2e-05`, so that a
+    small one does not read as 0); another value with 4 significant digits."""
+    x = float(x)
+    if not probability:
+        return f"{x:.4g}"
+    return f"{x:.4f}" if x >= 1e-3 or x == 0 else f"{x:.1e}"
 
 
 def _char(code):

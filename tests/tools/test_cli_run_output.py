@@ -116,3 +116,11 @@ def test_top_and_raw_exclude_each_other(capsys):
 ])
 def test_what_counts_as_probabilities(value, expected):
     assert is_probabilities(value) is expected
+
+
+def test_small_probabilities_keep_their_digits(classifier):
+    status, text = _run(classifier / "clf.gfz", "--input", "x=[[20, 0, 0, 1]]")
+    assert status == 0
+    p = _softmax(np.array([[20, 0, 0, 1]], np.float32))[0]
+    assert text.splitlines()[1] == f"  row 0   0: 1.0000   3: {p[3]:.1e}   1: {p[1]:.1e}"
+    assert "e-09" in text  # not 0.0000
