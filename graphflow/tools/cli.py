@@ -1,7 +1,9 @@
 """The `graphflow` command: look at, run and optimize saved graph files without any model code.
 
-    graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--brief]
-    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz] [--text]
+    graphflow inspect model.gfz [--dot graph.dot] [--svg graph.svg] [--all | --outputs A,B]
+                                [--brief]
+    graphflow run model.gfz --input x=batch.npy [--input y='[1, 2]'] [--output out.npz|out.npy]
+                                  [--top K | --raw] [--text]
                                   [--allow-io]  (run ops that read or write files, talk to
                                   other processes or call Python: docs/security.md)
     graphflow optimize model.gfz -o fast.gfz [--report] [--passes constant_folding,cse]
@@ -26,8 +28,6 @@ import contextlib
 import os
 import sys
 
-import numpy as np
-
 import graphflow
 from graphflow.engine import tracing
 from graphflow.fileformat import io_policy
@@ -35,7 +35,7 @@ from graphflow.fileformat.serialization import load, save
 from graphflow.fileformat.timeline import Timeline
 from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
-from graphflow.tools import cli_io, viz
+from graphflow.tools import cli_io, cli_picture, cli_profile, cli_run_output, viz
 from graphflow.tools.cli_io import CommandError
 from graphflow.tools.cli_text import printable, printable_lines
 
@@ -112,18 +112,17 @@ def cmd_inspect(args, out):
         _print_kernel_choices(model, args.batch, out)
         print(file=out)
         print(viz.summary(graph, max_ops=args.max_ops), file=out)
+    label = os.path.basename(os.path.normpath(args.model))
     if args.dot:
+        source, caption = cli_picture.dot_source(model, args, label)
         with cli_io.open_output(files["--dot"]) as f:
-            f.write(viz.to_dot(graph).encode("utf-8"))
-        print(printable(f"wrote {args.dot}"), file=out)
+            f.write(source.encode("utf-8"))
+        print(printable(f"wrote {args.dot}: {caption}"), file=out)
     if args.svg:
-        try:
-            svg = viz.render_svg(graph)
-        except (ImportError, RuntimeError) as exc:
-            raise CommandError(str(exc)) from None
+        picture, caption = cli_picture.svg(model, args, label)
         with cli_io.open_output(files["--svg"]) as f:
-            f.write(svg.encode("utf-8"))
-        print(printable(f"wrote {args.svg}"), file=out)
+            f.write(picture.encode("utf-8"))
+        print(printable(f"wrote {args.svg}: {caption}"), file=out)
 
 
 def _print_kernel_choices(model, batch, out):
@@ -170,29 +169,12 @@ def cmd_run(args, out):
     if missing:
         raise CommandError(f"missing --input for {missing}; the graph's inputs are "
                            f"{sorted(model.inputs)}")
+    cli_run_output.check_destination(args.output, names or list(model.outputs))
     results = model.run(feeds, outputs=names)
     if args.output:
-        arrays = {k: np.asarray(v) for k, v in results.items() if v is not None}
-        with cli_io.open_output(files["--output"]) as f:
-            np.savez(f, **arrays)
-        print(printable(f"wrote {len(arrays)} output(s) to {args.output}"), file=out)
-        return
-    for name, value in results.items():
-        if value is None:
-            print(printable(f"{name}: (operation ran)"), file=out)
-            continue
-        value = np.asarray(value)
-        if args.text and value.ndim == 1 and value.dtype.kind in "iu":
-            print(printable(f"{name}: {''.join(_char(c) for c in value)}"), file=out)
-            continue
-        print(printable(f"{name}: {value.dtype} {list(value.shape)}"), file=out)
-        print(printable_lines(np.array2string(value, threshold=200, max_line_width=100)),
-              file=out)
-
-
-def _char(code):
-    code = int(code)
-    return chr(code) if 0 <= code <= 0x10FFFF else "\ufffd"
+        cli_run_output.write(results, files["--output"], out)
+    else:
+        cli_run_output.show(results, args, out)
 
 
 # ------------------------------------------------------------------------------------ profile
@@ -217,18 +199,7 @@ def cmd_profile(args, out):
         meta = tracing.RunMetadata()
         model.session.run(fetches, feed_dict, options=options, run_metadata=meta)
         runs.append(meta.step_stats)
-    rows = tracing.top_ops(runs, top=None)
-    total = sum(r[3] for r in rows) or 1
-    per_run = sorted(sum(n.all_end_rel_micros for n in s.node_stats()) for s in runs)
-    print(printable(f"{args.model}: {args.runs} traced run(s) after 1 warm-up; op time per run: "
-                    f"median {per_run[len(per_run) // 2] / 1000:.3f} ms over {len(rows)} ops"),
-          file=out)
-    print(f"{'total ms':>10} {'share':>6} {'calls':>6} {'mean us':>10}  {'op type':<22} "
-          f"{'kernel':<10} node", file=out)
-    for op_type, name, calls, micros, mean, kernel in rows[:args.top]:
-        print(f"{micros / 1000:>10.3f} {100 * micros / total:>5.1f}% {calls:>6} {mean:>10.1f}  "
-              f"{printable(op_type):<22} {printable(kernel or '-'):<10} {printable(name)}",
-              file=out)
+    cli_profile.report(args.model, runs, args.top, out)
     if args.trace:
         with cli_io.open_output(files["--trace"]) as f:
             f.write(Timeline(runs[-1]).generate_chrome_trace_format().encode("utf-8"))
@@ -335,8 +306,13 @@ def _parser():
     p = sub.add_parser("inspect", help="print a graph file's signatures, variables and ops")
     p.add_argument("model", help="a .gfz file written by graphflow.save, a TensorFlow SavedModel "
                    "directory or a GraphDef (.pb, .pbtxt)")
-    p.add_argument("--dot", metavar="PATH", help="also write the graph as Graphviz DOT source")
-    p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz)")
+    p.add_argument("--dot", metavar="PATH", help="also write the picture as Graphviz DOT source")
+    p.add_argument("--svg", metavar="PATH", help="also draw the graph as SVG (needs Graphviz): "
+                   "what the saved outputs need from the saved inputs at inference (no "
+                   "initializers, no input pipeline), loops drawn with their bodies")
+    p.add_argument("--all", action="store_true", help="draw every op of the file")
+    p.add_argument("--outputs", metavar="A,B", help="draw what these outputs need (of a "
+                   "GraphDef: the op or tensor names to take as outputs)")
     p.add_argument("--brief", action="store_true", help="leave out the table of ops")
     p.add_argument("--max-ops", type=_count(0), default=None, metavar="N",
                    help="list at most N ops in the table")
@@ -355,8 +331,15 @@ def _parser():
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")
     p.add_argument("--outputs", metavar="A,B", help="only compute these outputs (of a GraphDef: "
                    "the op or tensor names to fetch; default: the ops no other op uses)")
-    p.add_argument("--output", metavar="PATH", help="write the outputs to this .npz file "
-                   "instead of printing them")
+    p.add_argument("--output", metavar="PATH", help="write the outputs instead of printing "
+                   "them: PATH.npy holds the one output computed, any other PATH is an .npz "
+                   "archive of every output by name")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--top", type=_count(1), default=None, metavar="K",
+                       help="print the K largest values of each row of 2-D outputs, as "
+                            "'class: value' (default: the top 3 classes of an output whose rows "
+                            "are probabilities, summing to 1)")
+    shown.add_argument("--raw", action="store_true", help="print every output as its array")
     p.add_argument("--text", action="store_true", help="text in and out: an input given as a "
                    "JSON string is fed as its Unicode code points (int32), and integer vector "
                    "outputs are printed as the characters of those code points")
@@ -382,7 +365,7 @@ def _parser():
     p.set_defaults(run=cmd_export_onnx, allow_io=True, initialize=False)
 
     p = sub.add_parser("profile", help="run a graph file with tracing and print the top ops by "
-                       "time")
+                       "time (median, mean and total per op; the median time of a run)")
     p.add_argument("model", help="a .gfz file written by graphflow.save")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="an input: NAME=file.npy, NAME=file.npz or NAME=<JSON>; repeatable")

@@ -6,74 +6,22 @@ scope, SVG pictures (through the `graphviz` package and its `dot` program) and a
     viz.render_svg(graph, "model.svg")        # name scopes drawn as nested boxes
 
 Every function takes a Graph, anything with a `.graph` (a `LoadedGraph`), or None for the default
-graph, and optionally `fetches` to show only the ops those fetches depend on. All walks are
+graph, and optionally `fetches` to show only the ops those fetches depend on (and `inputs` to cut
+them where values are fed: `viz_select`). The pictures are drawn by `viz_dot`. All walks are
 iterative, so 100k-op graphs work. The text of `summary` and `debugprint` is safe to print: control
 and bidirectional-control characters of names are escaped (`cli_text.printable`).
 """
 
 import collections
 
-from graphflow.framework.graph import Graph, Operation, Tensor, get_default_graph, needed_ops
+from graphflow.framework.graph import Tensor
 from graphflow.ops import registry
 from graphflow.tools.cli_text import printable
-
-_STYLE = {  # op type -> (shape, fill colour) in pictures; other stateful ops are drawn in red
-    "Placeholder": ("ellipse", "#cfe2f3"),
-    "PlaceholderWithDefault": ("ellipse", "#cfe2f3"),
-    "VariableV2": ("box3d", "#ffe599"),
-    "Const": ("note", "#eeeeee"),
-    "NoOp": ("octagon", "#ffffff"),
-}
-_STATEFUL_STYLE = ("box", "#f4cccc")
-_DEFAULT_STYLE = ("box", "#ffffff")
-
-
-# ------------------------------------------------------------------------------------ selection
-def _graph_of(graph):
-    if graph is None:
-        return get_default_graph()
-    if isinstance(graph, Graph):
-        return graph
-    inner = getattr(graph, "graph", None)
-    if isinstance(inner, Graph):
-        return inner
-    raise TypeError(f"Expected a Graph (or an object with a .graph, like a loaded model), got "
-                    f"{graph!r}")
-
-
-def _as_elements(fetches):
-    if fetches is None:
-        return None
-    if isinstance(fetches, dict):
-        fetches = list(fetches.values())
-    elif not isinstance(fetches, (list, tuple)):
-        fetches = [fetches]
-    out = []
-    for f in fetches:
-        as_element = getattr(f, "_as_graph_element", None)
-        f = as_element() if as_element is not None else f
-        if not isinstance(f, (Tensor, Operation)):
-            raise TypeError(f"fetches must be Tensors or Operations, got {f!r}")
-        out.append(f)
-    return out
-
-
-def select_ops(graph=None, fetches=None):
-    """The ops to show, in graph order: all of `graph`, or the ancestors of `fetches`."""
-    elements = _as_elements(fetches)
-    if elements is None:
-        return _graph_of(graph).get_operations()
-    return needed_ops([e.op if isinstance(e, Tensor) else e for e in elements])
-
-
-def _shape_text(shape):
-    if shape.dims is None:
-        return "<unknown>"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.dims) + "]"
-
-
-def _outputs_text(op):
-    return ", ".join(f"{t.dtype.name}{_shape_text(t.shape)}" for t in op.outputs) or "-"
+from graphflow.tools.viz_dot import render_svg, to_dot
+from graphflow.tools.viz_select import as_elements as _as_elements
+from graphflow.tools.viz_select import outputs_text as _outputs_text
+from graphflow.tools.viz_select import select_ops
+from graphflow.tools.viz_select import shape_text as _shape_text
 
 
 def _inputs_text(op):
@@ -146,95 +94,6 @@ def debugprint(fetches, max_depth=None):
         children += [(c, child_prefix, True) for c in op.control_inputs]
         stack.extend(reversed(children))
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------------ pictures
-def _quote(text):
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def _scope_of(name):
-    return name.rpartition("/")[0]
-
-
-def to_dot(graph=None, fetches=None, show_shapes=True, rankdir="TB", name="graphflow"):
-    """Graphviz DOT source: one node per op, data edges (labelled with shapes) and dashed control
-    edges; every name scope is a cluster, nested like the scopes."""
-    ops = select_ops(graph, fetches)
-    selected = set(ops)
-    scope_ops = collections.defaultdict(list)
-    scope_children = collections.defaultdict(set)
-    for op in ops:
-        scope = _scope_of(op.name)
-        scope_ops[scope].append(op)
-        while scope:  # register every enclosing scope
-            parent = _scope_of(scope)
-            scope_children[parent].add(scope)
-            scope = parent
-    lines = [f"digraph {_quote(name)} {{",
-             f"  graph [rankdir={rankdir}, fontname=Helvetica, fontsize=11];",
-             "  node [fontname=Helvetica, fontsize=10, style=filled];",
-             "  edge [fontname=Helvetica, fontsize=8, color=\"#555555\"];"]
-    stack = [("enter", "", 1)]
-    while stack:
-        event, scope, depth = stack.pop()
-        pad = "  " * depth
-        if event == "exit":
-            lines.append(pad[:-2] + "}")
-            continue
-        if scope:
-            lines.append(f"{pad[:-2]}subgraph {_quote('cluster_' + scope)} {{")
-            lines.append(f"{pad}label={_quote(scope.rpartition('/')[2])}; style=rounded; "
-                         "color=\"#999999\";")
-        for op in scope_ops.get(scope, ()):
-            lines.append(pad + _node_line(op, show_shapes))
-        if scope:
-            stack.append(("exit", scope, depth))
-        for child in sorted(scope_children.get(scope, ()), reverse=True):
-            stack.append(("enter", child, depth + 1))
-    for op in ops:
-        for t in op.inputs:
-            if t.op in selected:
-                label = f" [label={_quote(_shape_text(t.shape))}]" if show_shapes else ""
-                lines.append(f"  {_quote(t.op.name)} -> {_quote(op.name)}{label};")
-        for c in op.control_inputs:
-            if c in selected:
-                lines.append(f"  {_quote(c.name)} -> {_quote(op.name)} [style=dashed];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _node_line(op, show_shapes):
-    style = _STYLE.get(op.type)
-    if style is None:
-        stateful = registry.lookup(op.type).stateful
-        style = _STATEFUL_STYLE if stateful else _DEFAULT_STYLE
-    short = op.name.rpartition("/")[2]
-    label = short if short == op.type else f"{short}\n{op.type}"
-    if show_shapes and op.outputs:
-        label += "\n" + _outputs_text(op)
-    tooltip = f"{op.name} ({op.type})" + (f" on {op.device}" if op.device else "")
-    return (f"{_quote(op.name)} [label={_quote(label)}, shape={style[0]}, "
-            f"fillcolor={_quote(style[1])}, tooltip={_quote(tooltip)}];")
-
-
-def render_svg(graph=None, path=None, fetches=None, **dot_options):
-    """The graph as SVG text (written to `path` too, if given), drawn by Graphviz's `dot`."""
-    try:
-        import graphviz
-    except ImportError:
-        raise ImportError("SVG rendering needs the graphviz Python package: "
-                          "pip install 'graphflow[viz]'") from None
-    source = to_dot(graph, fetches=fetches, **dot_options)
-    try:
-        svg = graphviz.Source(source).pipe(format="svg", encoding="utf-8")
-    except graphviz.ExecutableNotFound:
-        raise RuntimeError("SVG rendering needs Graphviz's `dot` program on PATH (e.g. "
-                           "`apt-get install graphviz` or `brew install graphviz`)") from None
-    if path is not None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(svg)
-    return svg
 
 
 # ------------------------------------------------------------------------------------ networkx

@@ -162,7 +162,9 @@ def test_text_from_a_file_reaches_the_terminal_escaped(tmp_path):
     tf.save(str(path), {f"in{ESC_TITLE}": x}, {f"out\x9b2J{RLO}": y})
     _with_producer(path, f"graphflow{ESC_TITLE}\n")
     for args in (["inspect", path], ["run", path, "--input", f"in{ESC_TITLE}=[1]"],
-                 ["profile", path, "--input", f"in{ESC_TITLE}=[1]", "--runs", "1"]):
+                 ["profile", path, "--input", f"in{ESC_TITLE}=[1]", "--runs", "1"],
+                 ["inspect", path, "--brief", "--outputs", f"out\x9b2J{RLO}", "--dot",
+                  tmp_path / "e.dot"]):
         result = _cli(*args)
         assert result.returncode == 0, result.stderr
         for c in ("\x1b", "\x07", "\x9b", RLO):
@@ -173,6 +175,9 @@ def test_text_from_a_file_reaches_the_terminal_escaped(tmp_path):
             assert "  out\\x9b2J\\u202e: float32 [?]  (y:0)" in result.stdout
         if args[0] == "run":
             assert "out\\x9b2J\\u202e: float32 [1]" in result.stdout
+        if "--dot" in args:  # the picture's caption, printed
+            assert "escapes.gfz: out\\x9b2J\\u202e from in\\x1b]0;pwned\\x07 at inference" \
+                in result.stdout
     err = _one_line_error(_cli("run", path, "--input", "nope=[1]"), "run")
     assert "\x1b" not in err and "in\\x1b]0;pwned\\x07" in err
 
