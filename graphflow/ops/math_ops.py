@@ -195,7 +195,8 @@ define("Where", _where_indices_infer, value_dependent_shape=True, onnx={"convert
 def where(condition, x=None, y=None, name=None):
     """TF1's `tf.where(cond, x, y)` (Select): `cond` of x's shape picks elementwise, a scalar picks
     x or y whole, and a vector of x's first dimension picks rows; the result has x's shape, also
-    when cond's rank is unknown. `tf.where(cond)` gives the indices of the true elements."""
+    when cond's rank is unknown (a condition of any other lower rank broadcasts as numpy does).
+    `tf.where(cond)` gives the indices of the true elements."""
     condition = convert_to_tensor(condition, dtype=dtypes.bool_)
     if x is None and y is None:
         return make_tensor("Where", (condition,), name=name or "Where")
@@ -205,7 +206,10 @@ def where(condition, x=None, y=None, name=None):
         x, y = convert_pair(x, y)
         data = broadcast_static(x.shape, y.shape)
         c_rank, x_rank = condition.shape.ndims, data.ndims
-        if c_rank is None or x_rank is None or 0 < c_rank < x_rank:
+        # TF1's vector condition picks rows; a condition of another lower rank broadcasts as
+        # numpy does (TF1 refuses it; graphflow's own builders, e.g. a 2-D band mask over a
+        # batch of matrices, rely on it)
+        if c_rank is None or (c_rank == 1 and (x_rank is None or x_rank > 1)):
             condition = _leading(condition, x, c_rank, x_rank)
         out = make_tensor("Select", (condition, x, y), name=op_name)
         if c_rank is None or (x_rank is not None and c_rank <= x_rank):
