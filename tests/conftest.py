@@ -61,6 +61,12 @@ def _run_slow(config):
     return os.environ.get("GRAPHFLOW_RUN_SLOW") == "1" or bool(config.getoption("-m"))
 
 
+@pytest.fixture(scope="session")
+def run_slow(request):
+    """Whether this run includes the tests marked slow (for tests that leave out slow parts)."""
+    return _run_slow(request.config)
+
+
 def pytest_report_header(config):
     if not _run_slow(config):
         return "tests marked slow are deselected: GRAPHFLOW_RUN_SLOW=1 (or -m slow) runs them"
