@@ -12,6 +12,7 @@ import numpy as np
 
 import graphflow as tf
 from tests.interop.tensorflow import tf_fuzzing
+from tests.tooling import sampled
 
 FIXTURES = pathlib.Path(__file__).parents[2] / "fixtures" / "tensorflow"
 
@@ -27,7 +28,7 @@ def _run(mutants, load_one):
     return counts, failures
 
 
-def test_mutated_saved_models_load_or_are_rejected(tmp_path):
+def test_mutated_saved_models_load_or_are_rejected(tmp_path, fuzz_share):
     export_dir = tmp_path / "export"
     shutil.copytree(FIXTURES / "saved_model" / "two_heads", export_dir)
     secret = tmp_path / "secret.txt"
@@ -41,15 +42,15 @@ def test_mutated_saved_models_load_or_are_rejected(tmp_path):
         with tf.Graph().as_default(), tf.Session() as sess:
             tf.saved_model.loader.load(sess, ["serve"], str(export_dir))
 
-    counts, failures = _run(tf_fuzzing.saved_model_mutants(data, np.random.default_rng(0)),
-                            load_one)
+    mutants = tf_fuzzing.saved_model_mutants(data, np.random.default_rng(0))
+    counts, failures = _run(sampled(mutants, fuzz_share), load_one)
     print("saved_model.pb mutants:", counts)
-    assert sum(counts.values()) >= 1000
-    assert counts.get("rejected", 0) > 300
+    assert sum(counts.values()) >= 1000 * fuzz_share
+    assert counts.get("rejected", 0) > 300 * fuzz_share
     assert not failures, "\n".join(failures[:20])
 
 
-def test_mutated_meta_graphs_load_or_are_rejected(tmp_path):
+def test_mutated_meta_graphs_load_or_are_rejected(tmp_path, fuzz_share):
     for name in os.listdir(FIXTURES / "meta"):
         shutil.copy(FIXTURES / "meta" / name, tmp_path / name)
     meta_path = tmp_path / "mlp-20.meta"
@@ -62,8 +63,9 @@ def test_mutated_meta_graphs_load_or_are_rejected(tmp_path):
             if saver is not None:
                 saver.restore(sess, str(tmp_path / "mlp-20"))
 
-    counts, failures = _run(tf_fuzzing.meta_mutants(data, np.random.default_rng(1)), load_one)
+    mutants = tf_fuzzing.meta_mutants(data, np.random.default_rng(1))
+    counts, failures = _run(sampled(mutants, fuzz_share), load_one)
     print(".meta mutants:", counts)
-    assert sum(counts.values()) >= 1000
-    assert counts.get("rejected", 0) > 300
+    assert sum(counts.values()) >= 1000 * fuzz_share
+    assert counts.get("rejected", 0) > 300 * fuzz_share
     assert not failures, "\n".join(failures[:20])
