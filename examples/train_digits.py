@@ -3,6 +3,7 @@
     python examples/train_digits.py                 # both models, default epochs
     python examples/train_digits.py --model cnn --epochs 30 --out /tmp/digits
     python examples/train_digits.py --quick         # a few epochs (used by the tests)
+    GRAPHFLOW_EXAMPLES_EPOCHS=1 python examples/train_digits.py ...  # default epochs (docs test)
     python examples/train_digits.py --logdir logs   # also TensorBoard summaries: tensorboard --logdir logs
     mpirun -np 2 python examples/train_digits.py --distributed   # data-parallel over MPI processes
 
@@ -198,6 +199,7 @@ def main(argv=None):
     parser.add_argument("--distributed", action="store_true", help="data-parallel training in the "
                         "processes mpirun starts (the global batch stays --batch-size)")
     args = parser.parse_args(argv)
+    args.epochs = args.epochs or int(os.environ.get("GRAPHFLOW_EXAMPLES_EPOCHS") or 0) or None
     if args.distributed:
         hvd.init()
         if hvd.rank() > 0:

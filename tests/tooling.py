@@ -6,6 +6,7 @@ run — and fail loudly if the program is missing after all. `required("onednn")
 the optional oneDNN library (the onednn-cpu-gomp wheel, which the test extra installs).
 `run_on_threads` is the tests' one way of calling something from several threads at once;
 `raised_within` calls something that must not block (a read of a FIFO) with a time limit.
+`sampled` gives the default run's share of a fuzzer's mutants (the `fuzz_share` fixture).
 """
 
 import os
@@ -30,6 +31,15 @@ def skip_unless_program(name, purpose, found):
     """Inside a test or fixture: skip when `found` is falsy, unless CI requires `name`."""
     if not found and not required(name):
         pytest.skip(f"`{name}` is not available ({purpose}); CI provides it")
+
+
+def sampled(items, share):
+    """Every (1/share)-th of `items`, from the first on (all of them when share is 1): a fuzzer's
+    mutants in the default run, whose `fuzz_share` is 1/8 (CI, with the tests marked slow: 1)."""
+    step = max(1, round(1 / share))
+    for i, item in enumerate(items):
+        if i % step == 0:
+            yield item
 
 
 def run_on_threads(work, count):

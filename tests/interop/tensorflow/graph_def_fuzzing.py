@@ -155,8 +155,10 @@ def outcome(data):
         return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
-def fuzz(paths, per_file, seed=0):
-    """Counts of outcomes over up to `per_file` mutants of each file (message edits first)."""
+def fuzz(paths, per_file, seed=0, share=1.0):
+    """Counts of outcomes over up to `per_file` mutants of each file (message edits first), of
+    which `share` are tried (`tooling.sampled`)."""
+    from tests.tooling import sampled
     rng = np.random.default_rng(seed)
     counts = collections.Counter()
     examples = []
@@ -166,7 +168,7 @@ def fuzz(paths, per_file, seed=0):
         edits = [m for m in all_mutants if m[0] not in ("byte flip", "truncated", "inserted")]
         wire = [m for m in all_mutants if m[0] in ("byte flip", "truncated", "inserted")]
         chosen = edits[:max(0, per_file - len(wire))] + wire
-        for kind, mutant in chosen[:per_file]:
+        for kind, mutant in sampled(chosen[:per_file], share):
             result = outcome(mutant)
             if result in ("loaded", "rejected"):
                 counts[result] += 1

@@ -14,6 +14,7 @@ import pytest
 
 import graphflow as tf
 from tests.interop.tensorflow import tf_fuzzing
+from tests.tooling import sampled
 
 FIXTURES = pathlib.Path(__file__).parents[2] / "fixtures" / "tensorflow"
 
@@ -30,7 +31,7 @@ def _run(mutants, load_one):
 
 
 @pytest.mark.parametrize("seed", [0, 2])
-def test_mutated_saved_models_load_or_are_rejected(tmp_path, seed):
+def test_mutated_saved_models_load_or_are_rejected(tmp_path, seed, fuzz_share):
     export_dir = tmp_path / "export"
     shutil.copytree(FIXTURES / "saved_model" / "two_heads", export_dir)
     secret = tmp_path / "secret.txt"
@@ -44,16 +45,16 @@ def test_mutated_saved_models_load_or_are_rejected(tmp_path, seed):
         with tf.Graph().as_default(), tf.Session() as sess:
             tf.saved_model.loader.load(sess, ["serve"], str(export_dir))
 
-    counts, failures = _run(tf_fuzzing.saved_model_mutants(data, np.random.default_rng(seed)),
-                            load_one)
+    mutants = tf_fuzzing.saved_model_mutants(data, np.random.default_rng(seed))
+    counts, failures = _run(sampled(mutants, fuzz_share), load_one)
     print("saved_model.pb mutants:", counts)
-    assert sum(counts.values()) >= 1000
-    assert counts.get("rejected", 0) > 300
+    assert sum(counts.values()) >= 1000 * fuzz_share
+    assert counts.get("rejected", 0) > 300 * fuzz_share
     assert not failures, "\n".join(failures[:20])
 
 
 @pytest.mark.parametrize("seed", [1, 3])
-def test_mutated_meta_graphs_load_or_are_rejected(tmp_path, seed):
+def test_mutated_meta_graphs_load_or_are_rejected(tmp_path, seed, fuzz_share):
     for name in os.listdir(FIXTURES / "meta"):
         shutil.copy(FIXTURES / "meta" / name, tmp_path / name)
     meta_path = tmp_path / "mlp-20.meta"
@@ -66,8 +67,9 @@ def test_mutated_meta_graphs_load_or_are_rejected(tmp_path, seed):
             if saver is not None:
                 saver.restore(sess, str(tmp_path / "mlp-20"))
 
-    counts, failures = _run(tf_fuzzing.meta_mutants(data, np.random.default_rng(seed)), load_one)
+    mutants = tf_fuzzing.meta_mutants(data, np.random.default_rng(seed))
+    counts, failures = _run(sampled(mutants, fuzz_share), load_one)
     print(".meta mutants:", counts)
-    assert sum(counts.values()) >= 1000
-    assert counts.get("rejected", 0) > 300
+    assert sum(counts.values()) >= 1000 * fuzz_share
+    assert counts.get("rejected", 0) > 300 * fuzz_share
     assert not failures, "\n".join(failures[:20])

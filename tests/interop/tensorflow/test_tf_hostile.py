@@ -114,9 +114,9 @@ def _nested(depth):
     return g.SerializeToString()
 
 
-def test_fuzzed_fixtures():
+def test_fuzzed_fixtures(fuzz_share):
     from tests.interop.tensorflow.graph_def_fuzzing import fuzz
     counts = fuzz([GRAPHS / "cnn.pb", GRAPHS / "control_v2.pb", GRAPHS / "control_v1.pb",
-                   GRAPHS / "nested_v1.pb"], per_file=1650, seed=0)
-    assert counts["total"] >= 6000
+                   GRAPHS / "nested_v1.pb"], per_file=1650, seed=0, share=fuzz_share)
+    assert counts["total"] >= 6000 * fuzz_share
     assert counts["unexpected"] == 0, counts["examples"]

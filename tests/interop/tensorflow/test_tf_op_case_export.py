@@ -59,7 +59,7 @@ def test_op_cases_export_and_import_back():
         random = any(op.type in RANDOM_OPS for op in ops)
         try:
             with tf.Graph().as_default(), tf.Session() as sess:
-                # the file-reading op cases read the test's own files
+                # allow_io: the cases include ReadFile and WriteFile, on the test's own files
                 import_graph_def(graph_def, name="", allow_io=True)
                 got = sess.run([f"out{j}:0" for j in range(len(outs))],
                                {f"in{j}:0": x for j, x in enumerate(case.inputs)})
