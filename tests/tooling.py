@@ -35,7 +35,7 @@ def skip_unless_program(name, purpose, found):
 
 def sampled(items, share):
     """Every (1/share)-th of `items`, from the first on (all of them when share is 1): a fuzzer's
-    mutants in the default run, whose `fuzz_share` is 1/8 (CI, with the tests marked slow: 1)."""
+    mutants in the default run, whose `fuzz_share` is 1/16 (CI, with the tests marked slow: 1)."""
     step = max(1, round(1 / share))
     for i, item in enumerate(items):
         if i % step == 0:
