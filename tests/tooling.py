@@ -12,6 +12,8 @@ the optional oneDNN library (the onednn-cpu-gomp wheel, which the test extra ins
 import os
 import shutil
 import threading
+import time
+import tracemalloc
 
 import pytest
 
@@ -78,3 +80,26 @@ def raised_within(seconds, fn, *args):
     if thread.is_alive():
         pytest.fail(f"{getattr(fn, '__name__', fn)} did not return within {seconds} s (blocked)")
     return outcome[0]
+
+
+class Bounds:
+    """The time and traced peak memory of handling one fuzzed file: `bounds = Bounds()` starts
+    both, `bounds.stop()` (in a `finally`) ends them, `bounds.verdict(result, seconds,
+    max_bytes)` is `result`, or what went over ("took 3.1 s", "used 80 MiB")."""
+
+    def __init__(self):
+        tracemalloc.start()
+        self.start = time.monotonic()
+        self.peak = self.elapsed = None
+
+    def stop(self):
+        self.peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        self.elapsed = time.monotonic() - self.start
+
+    def verdict(self, result, seconds, max_bytes):
+        if self.elapsed > seconds:
+            return f"took {self.elapsed:.1f} s"
+        if self.peak > max_bytes:
+            return f"used {self.peak / 2**20:.0f} MiB"
+        return result

@@ -17,12 +17,11 @@ than `max_bytes` of traced memory) is described and counted as a failure by the 
 """
 
 import struct
-import time
-import tracemalloc
 
 from graphflow.fileformat import checkpoint_files, tf_protos, tf_table
 from graphflow.fileformat.tfrecord import crc32c_extend, mask_crc32c
 from graphflow.framework.errors import GraphFormatError
+from tests.tooling import Bounds
 
 _U32 = struct.Struct("<I")
 
@@ -202,8 +201,7 @@ def tf_table_bytes(items):
 
 def outcome(prefix, seconds=2.0, max_bytes=16 << 20):
     """'loaded' or 'rejected' for acceptable outcomes, else a description of what went wrong."""
-    tracemalloc.start()
-    start = time.monotonic()
+    bounds = Bounds()
     try:
         reader = checkpoint_files.open_checkpoint(prefix)
         if reader is None:
@@ -218,11 +216,5 @@ def outcome(prefix, seconds=2.0, max_bytes=16 << 20):
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {exc}"
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elapsed = time.monotonic() - start
-    if elapsed > seconds:
-        return f"took {elapsed:.1f} s"
-    if peak > max_bytes:
-        return f"used {peak / 2**20:.0f} MiB"
-    return result
+        bounds.stop()
+    return bounds.verdict(result, seconds, max_bytes)

@@ -9,8 +9,6 @@ wrong output counts). `outcome(path)` loads one file and says what happened: "lo
 
 import io
 import json
-import time
-import tracemalloc
 import zipfile
 
 import numpy as np
@@ -18,6 +16,7 @@ import numpy as np
 import graphflow as tf
 from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.framework.errors import GraphFormatError
+from tests.tooling import Bounds
 
 WRONG_VALUES = [True, False, 0, -1, 2**63, 1.5, float("nan"), "", "no", "float32", [], [1, "a"],
                 [[1]], {}, {"tuple": [2**63]}, {"dtype": "nope"}, {"tensor": {"dtype": "float32",
@@ -78,8 +77,7 @@ def mutants(data, rng, byte_flips=20, truncations=10):
 
 def outcome(path, feeds=None, seconds=5.0, max_bytes=64 << 20):
     """'loaded' or 'rejected' for acceptable outcomes, else a description of what went wrong."""
-    tracemalloc.start()
-    start = time.monotonic()
+    bounds = Bounds()
     try:
         with tf.load(path) as model:
             if feeds is not None:
@@ -93,14 +91,8 @@ def outcome(path, feeds=None, seconds=5.0, max_bytes=64 << 20):
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {exc}"
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elapsed = time.monotonic() - start
-    if elapsed > seconds:
-        return f"took {elapsed:.1f} s"
-    if peak > max_bytes:
-        return f"used {peak / 2**20:.0f} MiB"
-    return result
+        bounds.stop()
+    return bounds.verdict(result, seconds, max_bytes)
 
 
 def sample_file(path):

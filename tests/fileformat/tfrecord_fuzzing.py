@@ -9,12 +9,11 @@ record. `outcome(path, compression)` reads every record and says what happened: 
 """
 
 import struct
-import time
-import tracemalloc
 import zlib
 
 from graphflow.fileformat import tfrecord
 from graphflow.framework.errors import DataLossError
+from tests.tooling import Bounds
 
 _WBITS = {"": None, "ZLIB": zlib.MAX_WBITS, "GZIP": 16 + zlib.MAX_WBITS}
 HUGE = [2**64 - 1, 2**63, 2**40, 2**31 + 1, 2**31, 2**30, 5 << 20, 1 << 20, 70_000, 17]
@@ -80,8 +79,7 @@ def mutants(records, compression, rng, byte_flips=30, truncations=12):
 
 def outcome(path, compression, seconds=2.0, max_bytes=32 << 20):
     """'read' or 'rejected' for acceptable outcomes, else a description of what went wrong."""
-    tracemalloc.start()
-    start = time.monotonic()
+    bounds = Bounds()
     try:
         for _ in tfrecord.read_records(path, compression):
             pass
@@ -91,11 +89,5 @@ def outcome(path, compression, seconds=2.0, max_bytes=32 << 20):
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {exc}"
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elapsed = time.monotonic() - start
-    if elapsed > seconds:
-        return f"took {elapsed:.1f} s"
-    if peak > max_bytes:
-        return f"used {peak / 2**20:.0f} MiB"
-    return result
+        bounds.stop()
+    return bounds.verdict(result, seconds, max_bytes)

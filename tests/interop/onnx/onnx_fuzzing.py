@@ -11,7 +11,6 @@ exception or bound exceeded, which callers count as failures.
 """
 
 import time
-import tracemalloc
 
 import numpy as np
 import onnx
@@ -20,6 +19,7 @@ from onnx import TensorProto, helper
 import graphflow as tf
 from graphflow.framework.errors import GraphFormatError
 from graphflow.interop import onnx as gf_onnx
+from tests.tooling import Bounds
 
 
 def seed_models(folder):
@@ -173,8 +173,7 @@ def mutants(data, rng, byte_flips=40, truncations=20):
 
 def outcome(data, seconds=2.0, max_bytes=64 << 20):
     """'loaded' or 'rejected' for acceptable outcomes, else a description of what went wrong."""
-    tracemalloc.start()
-    start = time.monotonic()
+    bounds = Bounds()
     try:
         gf_onnx.import_model(data).close()
         result = "loaded"
@@ -183,14 +182,8 @@ def outcome(data, seconds=2.0, max_bytes=64 << 20):
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {exc}"
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elapsed = time.monotonic() - start
-    if elapsed > seconds:
-        return f"took {elapsed:.1f} s"
-    if peak > max_bytes:
-        return f"used {peak / 2**20:.0f} MiB"
-    return result
+        bounds.stop()
+    return bounds.verdict(result, seconds, max_bytes)
 
 
 def run(paths, rounds, seed=0, **bounds):

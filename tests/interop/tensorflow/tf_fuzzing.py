@@ -11,12 +11,11 @@ the TensorFlow-named errors a damaged but well-formed file gives: missing tags, 
 that does not fit the graph's variables), or the unexpected exception, which the test counts as a failure.
 """
 
-import time
-import tracemalloc
 
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat.io_policy import IOPolicyError
 from graphflow.framework.errors import GraphFormatError, OpError
+from tests.tooling import Bounds
 
 ESCAPING_ASSETS = ["../../etc/passwd", "/etc/passwd", "a/../../x", "..", "", "C:\\\\x",
                    "..\\..\\x", "link_out.txt"]
@@ -122,8 +121,7 @@ def meta_mutants(data, rng, flips=900, cuts=200):
 
 def outcome(load, seconds=10.0, max_bytes=256 << 20):
     """'loaded' or 'rejected' for acceptable outcomes, else a description of what went wrong."""
-    tracemalloc.start()
-    start = time.monotonic()
+    bounds = Bounds()
     try:
         load()
         result = "loaded"
@@ -137,11 +135,5 @@ def outcome(load, seconds=10.0, max_bytes=256 << 20):
     except Exception as exc:  # anything else is a bug the fuzzer found
         result = f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elapsed = time.monotonic() - start
-    if elapsed > seconds:
-        return f"took {elapsed:.1f} s"
-    if peak > max_bytes:
-        return f"used {peak / 2**20:.0f} MiB"
-    return result
+        bounds.stop()
+    return bounds.verdict(result, seconds, max_bytes)
