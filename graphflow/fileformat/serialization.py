@@ -210,18 +210,7 @@ class LoadedGraph:
     def run(self, feeds=None, outputs=None):
         """Run the graph: `feeds` {input name: value}; `outputs` names to fetch (default all).
         Returns {output name: numpy array} (None for outputs that are operations)."""
-        feeds = feeds or {}
-        unknown = [k for k in feeds if k not in self.inputs]
-        if unknown:
-            raise KeyError(f"Unknown input(s) {unknown}; this graph's inputs are "
-                           f"{sorted(self.inputs)}")
-        names = list(self.outputs) if outputs is None else list(outputs)
-        missing = [k for k in names if k not in self.outputs]
-        if missing:
-            raise KeyError(f"Unknown output(s) {missing}; this graph's outputs are "
-                           f"{sorted(self.outputs)}")
-        fetches = {k: self.outputs[k] for k in names}
-        return self.session.run(fetches, {self.inputs[k]: v for k, v in feeds.items()})
+        return run_signature(self.session, self.inputs, self.outputs, feeds, outputs, "graph")
 
     def signature(self):
         """{'inputs': {name: (dtype name, shape)}, 'outputs': {...}} for display."""
@@ -334,3 +323,18 @@ def import_graph(source, prefix="imported", graph=None, input_map=None, session=
 
 
 __all__ = ["save", "load", "import_graph", "LoadedGraph", "ImportedGraph", "read_file"]
+
+
+def run_signature(session, inputs, outputs, feeds=None, names=None, what="graph"):
+    """Run a signature in `session`: `feeds` {input name: value}, `names` the outputs to fetch
+    (default all); unknown names are a KeyError listing the signature's. Returns {name: array}."""
+    feeds = feeds or {}
+    unknown = [k for k in feeds if k not in inputs]
+    if unknown:
+        raise KeyError(f"Unknown input(s) {unknown}; this {what}'s inputs are {sorted(inputs)}")
+    names = list(outputs) if names is None else list(names)
+    missing = [k for k in names if k not in outputs]
+    if missing:
+        raise KeyError(f"Unknown output(s) {missing}; this {what}'s outputs are "
+                       f"{sorted(outputs)}")
+    return session.run({k: outputs[k] for k in names}, {inputs[k]: v for k, v in feeds.items()})

@@ -18,6 +18,7 @@ import os
 from graphflow.fileformat import tf_protos as pb
 from graphflow.fileformat import tf_saved_model as files
 from graphflow.fileformat.checkpoint import Saver
+from graphflow.fileformat.serialization import run_signature
 from graphflow.framework.errors import GraphFormatError
 from graphflow.framework.graph import Graph, GraphKeys, Operation, Tensor
 from graphflow.interop.tensorflow import meta_graph as mg
@@ -128,18 +129,8 @@ class LoadedSavedModel:
         self.producer = f"TensorFlow {version}" if version else ""
 
     def run(self, feeds=None, outputs=None):
-        feeds = feeds or {}
-        unknown = [k for k in feeds if k not in self.inputs]
-        if unknown:
-            raise KeyError(f"Unknown input(s) {unknown}; this signature's inputs are "
-                           f"{sorted(self.inputs)}")
-        names = list(self.outputs) if outputs is None else list(outputs)
-        missing = [k for k in names if k not in self.outputs]
-        if missing:
-            raise KeyError(f"Unknown output(s) {missing}; this signature's outputs are "
-                           f"{sorted(self.outputs)}")
-        return self.session.run({k: self.outputs[k] for k in names},
-                                {self.inputs[k]: v for k, v in feeds.items()})
+        return run_signature(self.session, self.inputs, self.outputs, feeds, outputs,
+                             "signature")
 
     def close(self):
         self.session.close()
