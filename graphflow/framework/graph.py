@@ -390,11 +390,16 @@ class Graph:
                 else:
                     op_name = self.unique_name(name or op_type)
                 controls = list(control_inputs)
-                input_ops = {t.op for t in inputs}
-                for level in self._control_dependencies_stack:
-                    for c in level:
-                        if c not in input_ops and c not in controls:
-                            controls.append(c)
+                if self._control_dependencies_stack:
+                    # a set, not list membership: an optimizer's final `group` inside a
+                    # control_dependencies block over 10k updates would be quadratic
+                    seen = {t.op for t in inputs}
+                    seen.update(controls)
+                    for level in self._control_dependencies_stack:
+                        for c in level:
+                            if c not in seen:
+                                seen.add(c)
+                                controls.append(c)
                 dev = canonical_device(device) if device is not None else None
             else:
                 op_name = name
