@@ -410,13 +410,20 @@ def _plan(key, create):
     return plan
 
 
+def takes_product(m, k, n):
+    """True for an [m, k] @ [k, n] product oneDNN computes faster than numpy: at least MIN_MACS
+    multiply-adds, and not a vector times a matrix (m or n of 1: numpy's BLAS runs a matrix-vector
+    product reading the matrix once, where the primitive packs it first; dnnl_fused_matmul.py)."""
+    return m > 1 and n > 1 and k > 0 and m * k * n >= MIN_MACS
+
+
 def applies(a, b, bias=None):
     """True when oneDNN is loaded and `a @ b (+ bias)` is a 2-D float32 product it takes."""
     if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
         return False
     m, k = a.shape
     n = b.shape[1]
-    if b.shape[0] != k or m * k * n < MIN_MACS or m == 0 or n == 0 or k == 0:
+    if b.shape[0] != k or not takes_product(m, k, n):
         return False
     if bias is not None:
         if not isinstance(bias, np.ndarray) or bias.dtype != np.float32:

@@ -53,6 +53,25 @@ def test_the_plan_chooses_onednn_for_large_float32_products():
     assert choose(_node(fused_ops.fused_matmul(a, w, bias2d))).name != "onednn"
 
 
+def test_a_vector_times_a_matrix_keeps_numpys_matrix_vector_product():
+    """Batch-1 inference's dense layer: oneDNN would pack the whole weight for one row."""
+    choose = cpu_kernels.TABLE.choose
+    w = tf.placeholder(tf.float32, [3136, 1024])
+    row, rows = tf.placeholder(tf.float32, [1, 3136]), tf.placeholder(tf.float32, [2, 3136])
+    assert choose(_node(tf.matmul(row, w))).name != "onednn"
+    assert choose(_node(tf.matmul(w, row, transpose_a=True, transpose_b=True))).name != "onednn"
+    assert choose(_node(tf.matmul(rows, w))).name == "onednn"
+    x = tf.placeholder(tf.float32, [None, 3136])  # chosen per batch size at the first call
+    y = tf.matmul(x, w)
+    weights = np.ones((3136, 1024), np.float32)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        for batch, onednn in ((1, False), (8, True)):
+            meta = type("Meta", (), {})()
+            sess.run(y, {x: np.ones((batch, 3136), np.float32), w: weights}, run_metadata=meta)
+            (chosen,) = [c[3] for c in meta.plan.kernel_choices() if c[1] == "MatMul"]
+            assert (chosen == "onednn") == onednn, (batch, chosen)
+
+
 @pytest.mark.parametrize("ta, tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("activation", ["", "Relu", "Relu6", "Tanh"])
 def test_onednn_products_match_the_reference(ta, tb, activation):

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
     reason="oneDNN is not installed (onednn-cpu-gomp) or GRAPHFLOW_NO_DNNL=1; CI provides it")
 
 LIBRARY = dnnl.library()
-SHAPES = [(1, 1, 1), (5, 7, 3), (33, 65, 17), (64, 1000, 100), (256, 96, 40), (40, 96, 256),
+SHAPES = [(2, 1, 2), (5, 7, 3), (33, 65, 17), (64, 1000, 100), (256, 96, 40), (40, 96, 256),
           (130, 129, 131)]
 
 
@@ -148,6 +148,9 @@ def test_what_oneDNN_does_not_take_keeps_the_numpy_path(mode):
     assert dnnl_matmul.matmul(a, b, 2, None, None) is None  # an activation oneDNN does not apply
     assert dnnl.activation_post_ops("Softsign", {}) is None
     assert dnnl_matmul.matmul(np.zeros((0, 6), np.float32), b, 2) is None
+    # a vector times a matrix: numpy's matrix-vector product reads the matrix once
+    assert dnnl_matmul.matmul(a[:1], b, 2) is None
+    assert dnnl_matmul.matmul(a, b[:, :1], 2) is None
 
 
 def test_disabled_library_gives_none(monkeypatch):
