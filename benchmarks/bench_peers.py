@@ -89,7 +89,7 @@ def run_rows(args):
         contenders = {}
         for key, label in COLUMNS:
             builder = row.builders.get(key)
-            if builder is None:
+            if builder is None or (args.frameworks and key not in args.frameworks):
                 continue
             try:
                 contenders[key] = builder(args.threads)
@@ -117,6 +117,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=0,
                         help="threads for every framework (default: each framework's own default)")
     parser.add_argument("--rows", nargs="*", help="only rows whose title contains one of these")
+    parser.add_argument("--frameworks", nargs="*", choices=[k for k, _ in COLUMNS],
+                        help="only these columns (default: every installed framework)")
     parser.add_argument("--busy", action="store_true", help="one other process keeps a core busy")
     parser.add_argument("--omp-wait-policy", default="passive")
     parser.add_argument("--chain-links", type=int, default=2500,
