@@ -140,6 +140,7 @@ class FusedProgram:
         # instructions that compute (not constants): with one, an input broadcast along inner axes
         # is read by one numpy call, faster than copied for a compiled run
         self._computing_steps = sum(ins.fn is not None for ins in self.instrs)
+        self._whole = None  # the generated whole-array function (`_whole_function`), on first use
 
     def value_dtype(self, value_id):
         return self._dtypes[value_id]
@@ -203,26 +204,59 @@ class FusedProgram:
         return self._run_whole(arrays, shape, out, out_is_input)
 
     def _run_whole(self, arrays, shape, out, out_is_input):
-        vals = arrays + [None] * (self.num_values - len(arrays))
-        for ins, dead in zip(self.instrs, self._dead_after):
-            if ins.fn is None:
-                vals[ins.id] = ins.value
-                continue
-            operands = [vals[r] for r in ins.refs]
-            if (ins.id == self.output and out is not None and (ins.alias_ok or not out_is_input)
-                    and broadcast([np.shape(o) for o in operands]) == shape):
-                ins.fn(*operands, out=out)
-                return out
-            vals[ins.id] = _alloc_call(ins.fn, operands, ins.dtype)
-            for d in dead:  # drop values after their last use, as the unfused plan does
-                vals[d] = None
-        result = np.asarray(vals[self.output])
+        run = self._whole
+        if run is None:
+            run = self._whole = self._whole_function()
+        result = run(arrays, out, out_is_input, shape)
+        if result is out and out is not None:
+            return out
+        result = np.asarray(result)
         if result.shape != shape or result.dtype != self.out_dtype:
             result = np.array(np.broadcast_to(result, shape), dtype=self.out_dtype)
         if out is not None:
             np.copyto(out, result)
             return out
         return result
+
+    def _whole_function(self):
+        """The program on whole arrays as one generated straight-line function
+        `run(arrays, out, out_is_input, shape)`: one numpy call per instruction, each value
+        dropped after its last use (as the unfused plan does), the output instruction writing
+        into `out` where it fits. Generated once per program, so that a run of thousands of small
+        instructions (a long chain of ops on small arrays) costs their numpy calls and little else."""
+        names = {"np": np, "broadcast": broadcast, "shape_of": np.shape}
+        lines = [f"    {', '.join(f'v{i}' for i in range(self.num_inputs))}, = arrays"
+                 if self.num_inputs else "    pass"]
+        for ins, dead in zip(self.instrs, self._dead_after):
+            v = f"v{ins.id}"
+            if ins.fn is None:
+                names[f"c{ins.id}"] = ins.value
+                lines.append(f"    {v} = c{ins.id}")
+                continue
+            args = ", ".join(f"v{r}" for r in ins.refs)
+            names[f"f{ins.id}"] = ins.fn
+            if ins.id == self.output:
+                aliasing = "" if ins.alias_ok else " and not out_is_input"
+                shapes = ", ".join(f"shape_of(v{r})" for r in ins.refs)
+                lines += [f"    if out is not None{aliasing} and broadcast([{shapes}]) == shape:",
+                          f"        f{ins.id}({args}, out=out)",
+                          "        return out"]
+            if isinstance(ins.fn, np.ufunc):
+                lines.append(f"    {v} = f{ins.id}({args})")
+            elif getattr(ins.fn, "alloc", None) is not None:
+                names[f"a{ins.id}"] = ins.fn.alloc
+                lines.append(f"    {v} = a{ins.id}({args})")
+            else:
+                names[f"d{ins.id}"] = ins.dtype
+                shapes = ", ".join(f"shape_of(v{r})" for r in ins.refs)
+                lines += [f"    {v} = np.empty(broadcast([{shapes}]), d{ins.id})",
+                          f"    f{ins.id}({args}, out={v})"]
+            if dead:
+                lines.append(f"    del {', '.join(f'v{d}' for d in dead)}")
+        lines.append(f"    return v{self.output}")
+        source = "def run(arrays, out, out_is_input, shape):\n" + "\n".join(lines) + "\n"
+        exec(compile(source, f"<graphflow fused program {self.name}>", "exec"), names)
+        return names["run"]
 
     def threads_for(self, size):
         """Threads a chunked run of `size` output elements uses at most (`PARALLEL_MIN_ELEMENTS`,

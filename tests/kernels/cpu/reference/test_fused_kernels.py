@@ -253,3 +253,29 @@ def test_a_fused_integer_division_by_zero_is_tfs_invalid_argument_error():
     u = tf.placeholder(tf.float32, [None])
     with tf.Session() as sess:
         assert sess.run((u + 1) // (u * 0) + 3, {u: [1.0]}).tolist() == [np.inf]
+
+
+def test_a_long_chain_on_small_arrays_runs_as_one_generated_function():
+    """3,000 ops on 4 elements fuse into programs run on whole arrays: one generated straight-line
+    function each, so a run's Python-level calls are a small fraction of its ops (the loop that
+    interpreted each instruction made over two per op), with the same values as the unfused ops."""
+    import sys
+
+    x = tf.placeholder(tf.float32, [4])
+    h = x
+    for i in range(1000):
+        h = tf.tanh(h) * 1.01 + 0.1 if i % 2 else tf.sin(h)
+    value = np.linspace(-1, 1, 4).astype(np.float32)
+    with tf.Session() as sess:
+        got = sess.run(h, {x: value})
+        calls = []
+        sys.setprofile(lambda frame, event, arg: calls.append(1) if event in ("call", "c_call")
+                       else None)
+        try:
+            sess.run(h, {x: value})
+        finally:
+            sys.setprofile(None)
+    with tf.Session(optimize=False) as sess:
+        want = sess.run(h, {x: value})
+    np.testing.assert_array_equal(got, want)
+    assert len(calls) < 3000 / 4, len(calls)
