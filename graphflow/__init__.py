@@ -135,7 +135,12 @@ python_io = _Namespace("tf.python_io", ["graphflow.fileformat.tfrecord"])
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
               "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
-              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
+              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn",
+              "ResidualWrapper": "rnn_cell_wrappers", "DeviceWrapper": "rnn_cell_wrappers",
+              **dict.fromkeys(("LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell",
+                               "GRUBlockCellV2", "LayerNormBasicLSTMCell"), "rnn_cell_contrib"),
+              **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper"),
+                              "rnn_cell_contrib_wrappers")}
 _SEQ2SEQ = "graphflow.tf1.seq2seq"
 _SEQ2SEQ_MODULES = ("helpers", "decoder", "attention", "beam_search")  # graphflow.tf1.seq2seq_*
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
