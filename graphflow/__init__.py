@@ -137,9 +137,11 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
               "static_rnn": "rnn", "static_bidirectional_rnn": "rnn",
               "ResidualWrapper": "rnn_cell_wrappers", "DeviceWrapper": "rnn_cell_wrappers",
+              "stack_bidirectional_rnn": "rnn_stack", "stack_bidirectional_dynamic_rnn": "rnn_stack",
               **dict.fromkeys(("LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell",
                                "GRUBlockCellV2", "LayerNormBasicLSTMCell"), "rnn_cell_contrib"),
-              **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper"),
+              **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper", "EmbeddingWrapper",
+                               "InputProjectionWrapper", "OutputProjectionWrapper"),
                               "rnn_cell_contrib_wrappers")}
 _SEQ2SEQ = "graphflow.tf1.seq2seq"
 _SEQ2SEQ_MODULES = ("helpers", "decoder", "attention", "beam_search")  # graphflow.tf1.seq2seq_*

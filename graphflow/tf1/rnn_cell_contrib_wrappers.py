@@ -1,5 +1,8 @@
-"""`tf.contrib.rnn`'s cell wrappers beyond tf.nn.rnn_cell: `HighwayWrapper` and
-`AttentionCellWrapper`, with TF1's arguments and variable names.
+"""`tf.contrib.rnn`'s cell wrappers beyond tf.nn.rnn_cell: `HighwayWrapper`,
+`AttentionCellWrapper`, `OutputProjectionWrapper`, `InputProjectionWrapper` and
+`EmbeddingWrapper`, with TF1's arguments and variable names (the last four make their variables
+in a scope of their own, 'output_projection_wrapper/kernel', with the wrapped cell's scope
+inside it).
 
 `HighwayWrapper(cell)` mixes each input with the cell's output through a carry gate
 (Srivastava et al. 2015): `out = x * t + cell_out * (1 - t)`, `t = sigmoid(x W_c + b_c)`
@@ -15,9 +18,13 @@ then pushed into the window. The state is `(cell_state, attention, window)` (fla
 `state_is_tuple=False`).
 """
 
+import math
+
 from graphflow.framework import nest
+from graphflow.framework.graph import get_default_graph
 from graphflow.ops import math_ops, nn_ops, shape_ops
-from graphflow.tf1.init_ops import constant_initializer, zeros_initializer
+from graphflow.tf1.embedding_ops import embedding_lookup
+from graphflow.tf1.init_ops import constant_initializer, random_uniform_initializer, zeros_initializer
 from graphflow.tf1.rnn_cell import RNNCell
 from graphflow.tf1.rnn_cell_wrappers import _CellWrapper
 from graphflow.tf1.variable_scope import get_variable, variable_scope
@@ -76,7 +83,92 @@ def _linear(args, output_size):
     return nn_ops.bias_add(math_ops.matmul(x, kernel), bias)
 
 
-class AttentionCellWrapper(RNNCell):
+class _ScopedWrapper(RNNCell):
+    """A wrapper with a variable scope of its own (its snake-case class name), in which it makes
+    its variables, and the wrapped cell its scope, on the first call."""
+
+    def __init__(self, cell, reuse=None):
+        super().__init__(_reuse=reuse)
+        if not isinstance(cell, RNNCell):
+            raise TypeError(f"The parameter cell is not RNNCell: {cell!r}")
+        self._cell = cell
+
+    state_size = property(lambda self: self._cell.state_size)
+    output_size = property(lambda self: self._cell.output_size)
+
+    def zero_state(self, batch_size, dtype):
+        with get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
+            return self._cell.zero_state(batch_size, dtype)
+
+    def ensure_built(self, inputs_shape, dtype, scope=None):
+        """Nothing to build ahead: the variables are made on the first call."""
+
+    def __call__(self, inputs, state, scope=None):
+        with self._cell_scope(scope):
+            self.built = True
+            return self.call(inputs, state)
+
+
+class OutputProjectionWrapper(_ScopedWrapper):
+    """The cell's output projected to `output_size` ('kernel', 'bias'), then `activation`."""
+
+    def __init__(self, cell, output_size, activation=None, reuse=None):
+        super().__init__(cell, reuse)
+        if output_size < 1:
+            raise ValueError(f"Parameter output_size must be > 0: {output_size}.")
+        self._output_size = int(output_size)
+        self._activation = activation
+
+    output_size = property(lambda self: self._output_size)
+
+    def call(self, inputs, state):
+        output, new_state = self._cell(inputs, state)
+        projected = _linear(output, self._output_size)
+        if self._activation is not None:
+            projected = self._activation(projected)
+        return projected, new_state
+
+
+class InputProjectionWrapper(_ScopedWrapper):
+    """The input projected to `num_proj` ('kernel', 'bias'), then `activation`, before the
+    cell. `input_size` is accepted for TF1 compatibility."""
+
+    def __init__(self, cell, num_proj, activation=None, input_size=None, reuse=None):
+        super().__init__(cell, reuse)
+        self._num_proj = int(num_proj)
+        self._activation = activation
+
+    def call(self, inputs, state):
+        projected = _linear(inputs, self._num_proj)
+        if self._activation is not None:
+            projected = self._activation(projected)
+        return self._cell(projected, state)
+
+
+class EmbeddingWrapper(_ScopedWrapper):
+    """Integer inputs [batch] or [batch, 1] looked up in an 'embedding' [embedding_classes,
+    embedding_size] (uniform in +-sqrt(3) unless `initializer`) before the cell."""
+
+    def __init__(self, cell, embedding_classes, embedding_size, initializer=None, reuse=None):
+        super().__init__(cell, reuse)
+        if embedding_classes <= 0 or embedding_size <= 0:
+            raise ValueError(f"Both embedding_classes and embedding_size must be > 0: "
+                             f"{embedding_classes}, {embedding_size}.")
+        self._embedding_classes = int(embedding_classes)
+        self._embedding_size = int(embedding_size)
+        self._initializer = initializer
+
+    def call(self, inputs, state):
+        state_dtype = nest.flatten(state)[0].dtype
+        initializer = self._initializer or random_uniform_initializer(-math.sqrt(3),
+                                                                      math.sqrt(3))
+        embedding = get_variable("embedding", [self._embedding_classes, self._embedding_size],
+                                 state_dtype, initializer=initializer)
+        embedded = embedding_lookup(embedding, shape_ops.reshape(inputs, [-1]))
+        return self._cell(embedded, state)
+
+
+class AttentionCellWrapper(_ScopedWrapper):
     """Attention over the cell's last `attn_length` outputs (see the module docstring).
     attn_size: the attention's size (default: the cell's output size); attn_vec_size: the size
     of the score's hidden layer (default attn_size); input_size: the size the input is
@@ -84,15 +176,12 @@ class AttentionCellWrapper(RNNCell):
 
     def __init__(self, cell, attn_length, attn_size=None, attn_vec_size=None, input_size=None,
                  state_is_tuple=True, reuse=None):
-        super().__init__(_reuse=reuse)
-        if not isinstance(cell, RNNCell):
-            raise TypeError(f"The parameter cell is not RNNCell: {cell!r}")
+        super().__init__(cell, reuse)
         if nest.is_sequence(cell.state_size) and not state_is_tuple:
             raise ValueError(f"Cell returns tuple of states, but the flag state_is_tuple is not "
                              f"set. State size is: {cell.state_size}")
         if attn_length <= 0:
             raise ValueError(f"attn_length should be greater than zero, got {attn_length}")
-        self._cell = cell
         self._attn_length = int(attn_length)
         self._attn_size = int(attn_size if attn_size is not None else cell.output_size)
         self._attn_vec_size = int(attn_vec_size if attn_vec_size is not None
@@ -107,14 +196,8 @@ class AttentionCellWrapper(RNNCell):
 
     output_size = property(lambda self: self._attn_size)
 
-    def ensure_built(self, inputs_shape, dtype, scope=None):
-        """Nothing to build ahead: the variables are made on the first call, in the cell's
-        scope ('attention_cell_wrapper')."""
-
-    def __call__(self, inputs, state, scope=None):
-        with self._cell_scope(scope):
-            self.built = True
-            return self.call(inputs, state)
+    def zero_state(self, batch_size, dtype):
+        return RNNCell.zero_state(self, batch_size, dtype)
 
     def call(self, inputs, state):
         size, length = self._attn_size, self._attn_length
@@ -158,4 +241,5 @@ class AttentionCellWrapper(RNNCell):
             return new_attns, attn_states[:, 1:]
 
 
-__all__ = ["HighwayWrapper", "AttentionCellWrapper"]
+__all__ = ["HighwayWrapper", "AttentionCellWrapper", "OutputProjectionWrapper",
+           "InputProjectionWrapper", "EmbeddingWrapper"]

@@ -264,5 +264,42 @@ class SampleEmbeddingHelper(GreedyEmbeddingHelper):
         return _categorical_sample(logits, self._seed)
 
 
-__all__ = ["Helper", "CustomHelper", "TrainingHelper", "ScheduledEmbeddingTrainingHelper",
+class InferenceHelper(Helper):
+    """Inference without embeddings: the next inputs are `next_inputs_fn(sample_ids)` (the sample
+    ids themselves by default), the samples `sample_fn(outputs)`, and a sequence finishes where
+    `end_fn(sample_ids)` is true."""
+
+    def __init__(self, sample_fn, sample_shape, sample_dtype, start_inputs, end_fn,
+                 next_inputs_fn=None):
+        self._sample_fn = sample_fn
+        self._end_fn = end_fn
+        self._sample_shape = TensorShape(sample_shape)
+        self._sample_dtype = dtypes.as_dtype(sample_dtype)
+        self._next_inputs_fn = next_inputs_fn
+        self._start_inputs = convert_to_tensor(start_inputs, name="start_inputs")
+        static = self._start_inputs.shape[0] if self._start_inputs.shape.ndims else None
+        self._batch_size = static if static is not None else shape_ops.shape(
+            self._start_inputs)[0]
+
+    batch_size = property(lambda self: self._batch_size)
+    sample_ids_shape = property(lambda self: self._sample_shape)
+    sample_ids_dtype = property(lambda self: self._sample_dtype)
+
+    def initialize(self, name=None):
+        size = self._batch_size
+        finished = shape_ops.zeros([size] if isinstance(size, int) else shape_ops.stack([size]),
+                                   dtype=dtypes.int32)
+        return math_ops.equal(finished, 1), self._start_inputs
+
+    def sample(self, time, outputs, state, name=None):
+        return self._sample_fn(outputs)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        finished = self._end_fn(sample_ids)
+        next_inputs = sample_ids if self._next_inputs_fn is None else \
+            self._next_inputs_fn(sample_ids)
+        return finished, next_inputs, state
+
+
+__all__ = ["Helper", "CustomHelper", "InferenceHelper", "TrainingHelper", "ScheduledEmbeddingTrainingHelper",
            "GreedyEmbeddingHelper", "SampleEmbeddingHelper"]

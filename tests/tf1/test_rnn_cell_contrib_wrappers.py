@@ -117,3 +117,46 @@ def test_residual_wrapper_is_in_contrib_rnn():
         sess.run(tf.global_variables_initializer())
         got, new_h = sess.run([out, state])
     np.testing.assert_allclose(got, 1 + new_h, rtol=1e-6)
+
+
+def test_projection_and_embedding_wrappers_nest_the_cells_scope():
+    rng = np.random.default_rng(2)
+    ids = np.array([3, 0, 4], np.int32)
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    embedded = rnn.EmbeddingWrapper(tf.nn.rnn_cell.BasicRNNCell(4), embedding_classes=6,
+                                    embedding_size=2)
+    e_out, _ = embedded(tf.constant(ids), tf.zeros([3, 4]))
+    projected_in = rnn.InputProjectionWrapper(tf.nn.rnn_cell.BasicRNNCell(4), num_proj=3,
+                                              activation=tf.tanh)
+    i_out, _ = projected_in(tf.constant(x), tf.zeros([3, 4]))
+    projected_out = rnn.OutputProjectionWrapper(tf.nn.rnn_cell.BasicRNNCell(4), output_size=7)
+    assert projected_out.output_size == 7 and projected_out.state_size == 4
+    o_out, o_state = projected_out(tf.constant(x), tf.zeros([3, 4]))
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == sorted(
+        [f"embedding_wrapper/{n}" for n in ("embedding", "basic_rnn_cell/kernel",
+                                            "basic_rnn_cell/bias")]
+        + [f"input_projection_wrapper/{n}" for n in ("kernel", "bias", "basic_rnn_cell/kernel",
+                                                     "basic_rnn_cell/bias")]
+        + [f"output_projection_wrapper/{n}" for n in ("kernel", "bias",
+                                                      "basic_rnn_cell/kernel",
+                                                      "basic_rnn_cell/bias")]), names
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([tf.assign(v, v + 0.1) for v in tf.global_variables() if "bias" in v.op.name])
+        got = sess.run([e_out, i_out, o_out, o_state])
+        w = sess.run({v.op.name: v for v in tf.global_variables()})
+
+    def rnn_step(prefix, inp):
+        kernel, bias = w[prefix + "basic_rnn_cell/kernel"], w[prefix + "basic_rnn_cell/bias"]
+        return np.tanh(np.concatenate([inp, np.zeros((3, 4), np.float32)], 1) @ kernel + bias)
+    emb = w["embedding_wrapper/embedding"]
+    assert np.abs(emb).max() <= np.sqrt(3)
+    np.testing.assert_allclose(got[0], rnn_step("embedding_wrapper/", emb[ids]), rtol=1e-5)
+    proj = np.tanh(x @ w["input_projection_wrapper/kernel"] + w["input_projection_wrapper/bias"])
+    np.testing.assert_allclose(got[1], rnn_step("input_projection_wrapper/", proj), rtol=1e-5)
+    np.testing.assert_allclose(got[3], rnn_step("output_projection_wrapper/", x), rtol=1e-5)
+    np.testing.assert_allclose(got[2], got[3] @ w["output_projection_wrapper/kernel"]
+                               + w["output_projection_wrapper/bias"], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="output_size must be > 0"):
+        rnn.OutputProjectionWrapper(tf.nn.rnn_cell.BasicRNNCell(4), 0)

@@ -178,3 +178,23 @@ def test_a_custom_helper_drives_the_decoder():
         got, lens = sess.run([outputs.sample_id, lengths])
     np.testing.assert_array_equal(lens, [2, 3, 0])
     np.testing.assert_array_equal(got, [[0, 1, 0], [0, 1, 2], [0, 0, 0]])
+
+
+def test_an_inference_helper_feeds_back_continuous_samples():
+    cell = tf.nn.rnn_cell.BasicRNNCell(2)
+    start = tf.constant([[0.5, -0.5], [0.2, 0.1]])
+    helper = seq2seq.InferenceHelper(
+        sample_fn=lambda outputs: outputs * 2, sample_shape=[2], sample_dtype=tf.float32,
+        start_inputs=start, end_fn=lambda samples: tf.reduce_all(samples > 10, axis=1))
+    decoder = seq2seq.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32))
+    outputs, _, lengths = seq2seq.dynamic_decode(decoder, maximum_iterations=3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, lens, kernel, bias = sess.run([outputs, lengths, cell._kernel, cell._bias])
+    x, h = np.array([[0.5, -0.5], [0.2, 0.1]], np.float32), np.zeros((2, 2), np.float32)
+    for t in range(3):
+        h = _np_rnn_step(x, h, kernel, bias)
+        np.testing.assert_allclose(got.rnn_output[:, t], h, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got.sample_id[:, t], 2 * h, rtol=1e-5, atol=1e-6)
+        x = 2 * h
+    np.testing.assert_array_equal(lens, [3, 3])
