@@ -125,7 +125,7 @@ def gather_tree(step_ids, parent_ids, max_sequence_lengths, end_token, name=None
         return math_ops.where(after_end, shape_ops.zeros_like(beams) + end_token, beams)
 
 
-def _gather_beams(gather_from, beam_ids, batch_size, beam_width):
+def _gather_beams(gather_from, beam_ids):
     """`gather_from` [batch, beam, ...] reordered along the beam axis by `beam_ids` [batch,
     beam]: row (b, k) is gather_from[b, beam_ids[b, k]]."""
     return array_ops.gather(gather_from, beam_ids, axis=1, batch_dims=1)
@@ -300,17 +300,15 @@ class BeamSearchDecoder(Decoder):
         vocab = math_ops.cast(vocab_size, dtypes.int32)
         next_word_ids = math_ops.mod(word_indices, vocab)
         next_beam_ids = math_ops.floordiv(word_indices, vocab)
-        previously_finished = _gather_beams(previously_finished, next_beam_ids, batch_size,
-                                            beam_width)
+        previously_finished = _gather_beams(previously_finished, next_beam_ids)
         next_finished = math_ops.logical_or(previously_finished,
                                             math_ops.equal(next_word_ids, end_token),
                                             name="next_beam_finished")
         lengths_to_add = math_ops.cast(math_ops.logical_not(previously_finished), dtypes.int64)
-        next_lengths = _gather_beams(beam_state.lengths, next_beam_ids, batch_size,
-                                     beam_width) + lengths_to_add
+        next_lengths = _gather_beams(beam_state.lengths, next_beam_ids) + lengths_to_add
         next_cell_state = nest.map_structure(
             lambda t: t if isinstance(t, TensorArray) or t.shape.ndims == 0
-            else _gather_beams(t, next_beam_ids, batch_size, beam_width), next_cell_state)
+            else _gather_beams(t, next_beam_ids), next_cell_state)
         next_state = BeamSearchDecoderState(cell_state=next_cell_state,
                                             log_probs=next_beam_probs, lengths=next_lengths,
                                             finished=next_finished,

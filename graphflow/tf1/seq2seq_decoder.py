@@ -20,7 +20,6 @@ from graphflow.ops.control_flow_ops import while_loop
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.static_value import scalar_value
 from graphflow.ops.tensor_array_ops import TensorArray
-from graphflow.tf1.rnn import select_rows
 from graphflow.tf1.rnn_cell import RNNCell, zeros_for_batch
 from graphflow.tf1.seq2seq_helpers import Helper, transpose_batch_time
 from graphflow.tf1.variable_scope import variable_scope
@@ -205,8 +204,8 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
                     raise ValueError(f"dynamic_decode: the decoder's step returned {what} "
                                      f"nested unlike its initial {what} ({mismatch})")
             if impute_finished:
-                emit = map2(lambda out, zero: select_rows(finished, zero, out), next_outputs,
-                            zero_outputs)
+                emit = map2(lambda out, zero: _where_finished(finished, zero, out),
+                            next_outputs, zero_outputs)
                 next_state = map2(lambda new, cur: _maybe_copy_state(finished, new, cur),
                                   decoder_state, state)
             else:
@@ -230,13 +229,23 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
     return final_outputs, final_state, final_lengths
 
 
+def _where_finished(finished, if_finished, otherwise):
+    """`if_finished` where `finished` ([batch] or [batch, beam]) holds, else `otherwise`: the
+    flags broadcast over the trailing axes of the values."""
+    extra = (otherwise.shape.ndims or 0) - (finished.shape.ndims or 0)
+    mask = finished
+    for _ in range(max(extra, 0)):
+        mask = shape_ops.expand_dims(mask, -1)
+    return math_ops.where(mask, if_finished, otherwise)
+
+
 def _maybe_copy_state(finished, new, cur):
     """The old state where the sequence had finished; TensorArrays and scalars pass through."""
     if isinstance(cur, TensorArray):
         return new
     if new.shape.ndims == 0 or cur.shape.ndims == 0:
         return new
-    return select_rows(finished, cur, new)
+    return _where_finished(finished, cur, new)
 
 
 __all__ = ["Decoder", "BasicDecoder", "BasicDecoderOutput", "dynamic_decode"]
