@@ -206,3 +206,27 @@ def test_bad_arguments_say_what_is_wrong():
                                   tf.zeros([2, 3]), 2)
     with pytest.raises(ValueError, match="rank >= 1"):
         seq2seq.tile_batch(tf.constant(1.0), 2)
+
+
+def test_a_beam_search_graph_saves_and_runs_from_its_file(tmp_path):
+    tf.set_random_seed(5)
+    source = tf.placeholder(tf.int32, [None, 4], name="source")
+    embedding = tf.get_variable("embedding", [6, 3])
+    memory, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(5),
+                                  tf.nn.embedding_lookup(embedding, source), dtype=tf.float32)
+    memory = seq2seq.tile_batch(memory, 2)
+    cell = seq2seq.AttentionWrapper(tf.nn.rnn_cell.GRUCell(5),
+                                    seq2seq.LuongAttention(5, memory), attention_layer_size=5)
+    batch = tf.shape(source)[0]
+    decoder = seq2seq.BeamSearchDecoder(cell, embedding, tf.fill([batch], 1), 2,
+                                        cell.zero_state(batch * 2, tf.float32), 2,
+                                        output_layer=tf.layers.Dense(6))
+    outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=5)
+    ids = tf.identity(outputs.predicted_ids, name="ids")
+    x = np.array([[1, 2, 3, 4], [3, 3, 0, 1], [5, 4, 2, 2]])
+    path = str(tmp_path / "beam.gfz")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want = sess.run(ids, {source: x})
+        tf.save(path, session=sess, inputs={"source": source}, outputs={"ids": ids})
+    np.testing.assert_array_equal(tf.load(path).run({"source": x})["ids"], want)
