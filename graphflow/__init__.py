@@ -139,7 +139,8 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               "ResidualWrapper": "rnn_cell_wrappers", "DeviceWrapper": "rnn_cell_wrappers",
               "stack_bidirectional_rnn": "rnn_stack", "stack_bidirectional_dynamic_rnn": "rnn_stack",
               **dict.fromkeys(("LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell",
-                               "GRUBlockCellV2", "LayerNormBasicLSTMCell"), "rnn_cell_contrib"),
+                               "GRUBlockCellV2", "LayerNormBasicLSTMCell",
+                               "IntersectionRNNCell"), "rnn_cell_contrib"),
               **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper", "EmbeddingWrapper",
                                "InputProjectionWrapper", "OutputProjectionWrapper"),
                               "rnn_cell_contrib_wrappers")}

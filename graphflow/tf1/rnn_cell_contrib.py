@@ -1,6 +1,6 @@
 """`tf.contrib.rnn`'s cells beyond tf.nn.rnn_cell: `LSTMBlockCell`, `LSTMBlockFusedCell`,
-`GRUBlockCell`, `GRUBlockCellV2` and `LayerNormBasicLSTMCell`, with TF1's arguments, defaults
-and variable names.
+`GRUBlockCell`, `GRUBlockCellV2`, `LayerNormBasicLSTMCell` and `IntersectionRNNCell`, with TF1's
+arguments, defaults and variable names.
 
 The block cells are TF1's fused kernels of the same math as `LSTMCell` / `GRUCell` (TF's
 LSTMBlockCell and GRUBlockCell ops); here they are those cells' ops under the block cells' names:
@@ -184,5 +184,54 @@ class LayerNormBasicLSTMCell(RNNCell):
         return new_h, LSTMStateTuple(new_c, new_h)
 
 
-__all__ = ["LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell", "GRUBlockCellV2",
+class IntersectionRNNCell(RNNCell):
+    """The Intersection RNN (+RNN) of Collins et al. 2017: coupled gates through time
+    (`state' = gh * state + (1 - gh) * tanh(h)`) and through depth (`y = gy * x + (1 - gy) *
+    y_activation(y_act)`), all four from one affine map of [x, state] ('kernel', 'bias'). The
+    input size must equal `num_units`, or the input is first projected ('in_projection/...')
+    when `num_in_proj` is set (the first layer of a stack)."""
+
+    def __init__(self, num_units, num_in_proj=None, initializer=None, forget_bias=1.0,
+                 y_activation=None, reuse=None):
+        super().__init__(_reuse=reuse)
+        self._num_units = int(num_units)
+        self._initializer = initializer
+        self._forget_bias = forget_bias
+        self._num_input_proj = num_in_proj
+        self._y_activation = y_activation or math_ops.relu
+
+    state_size = property(lambda self: self._num_units)
+    output_size = property(lambda self: self._num_units)
+
+    def build(self, inputs_shape):
+        depth = _input_depth(inputs_shape, self)
+        n = self._num_units
+        self._projection = None
+        if depth != n:
+            if not self._num_input_proj:
+                raise ValueError("Must have input size == output size for Intersection RNN. To "
+                                 "fix, num_in_proj should be set to num_units at cell init.")
+            self._projection = (
+                self.add_variable("in_projection/kernel", [depth, n],
+                                  initializer=self._initializer),
+                self.add_variable("in_projection/bias", [n], initializer=zeros_initializer()))
+        self._kernel = self.add_variable("kernel", [2 * n, 4 * n], initializer=self._initializer)
+        self._bias = self.add_variable("bias", [4 * n], initializer=zeros_initializer())
+        self.built = True
+
+    def call(self, inputs, state):
+        if self._projection is not None:
+            inputs = nn_ops.bias_add(math_ops.matmul(inputs, self._projection[0]),
+                                     self._projection[1])
+        matrix = nn_ops.bias_add(math_ops.matmul(shape_ops.concat([inputs, state], 1),
+                                                 self._kernel), self._bias)
+        gh_act, h_act, gy_act, y_act = slice_ops.split(matrix, 4, axis=1)
+        gh = math_ops.sigmoid(gh_act + self._forget_bias)
+        gy = math_ops.sigmoid(gy_act + self._forget_bias)
+        new_state = gh * state + (1.0 - gh) * math_ops.tanh(h_act)
+        new_y = gy * inputs + (1.0 - gy) * self._y_activation(y_act)
+        return new_y, new_state
+
+
+__all__ = ["IntersectionRNNCell", "LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell", "GRUBlockCellV2",
            "LayerNormBasicLSTMCell"]

@@ -203,3 +203,36 @@ def test_layer_norm_lstm_drops_out_the_candidate():
     assert 0.35 < (dropped == 0).mean() < 0.65
     survivors = dropped != 0
     np.testing.assert_allclose(dropped[survivors], kept[survivors] * 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("project", [True, False])
+def test_intersection_rnn_is_tf1s_formula(project):
+    rng = np.random.default_rng(3)
+    depth = 3 if project else 4
+    x = rng.standard_normal((2, depth)).astype(np.float32)
+    s = rng.standard_normal((2, 4)).astype(np.float32)
+    cell = rnn.IntersectionRNNCell(4, num_in_proj=4 if project else None, forget_bias=0.5)
+    y, new_state = cell(tf.constant(x), tf.constant(s))
+    names = sorted(v.op.name for v in tf.global_variables())
+    want = ["intersection_rnn_cell/bias", "intersection_rnn_cell/kernel"]
+    if project:
+        want += ["intersection_rnn_cell/in_projection/bias",
+                 "intersection_rnn_cell/in_projection/kernel"]
+    assert names == sorted(want)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([tf.assign(v, v + 0.1) for v in tf.global_variables() if "bias" in v.op.name])
+        got_y, got_s = sess.run([y, new_state])
+        w = sess.run({v.op.name.split("/", 1)[1]: v for v in tf.global_variables()})
+    if project:
+        x = x @ w["in_projection/kernel"] + w["in_projection/bias"]
+    gh, h, gy, ya = np.split(np.concatenate([x, s], 1) @ w["kernel"] + w["bias"], 4, 1)
+    gh, gy = _sigmoid(gh + 0.5), _sigmoid(gy + 0.5)
+    np.testing.assert_allclose(got_s, gh * s + (1 - gh) * np.tanh(h), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_y, gy * x + (1 - gy) * np.maximum(ya, 0), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_intersection_rnn_needs_a_projection_for_other_input_sizes():
+    with pytest.raises(ValueError, match="num_in_proj should be set"):
+        rnn.IntersectionRNNCell(4)(tf.zeros([2, 3]), tf.zeros([2, 4]))
