@@ -24,7 +24,7 @@ import numpy as np
 from graphflow.framework import dtypes, nest
 from graphflow.framework.graph import Tensor, get_default_graph, name_scope
 from graphflow.framework.tensor_shape import TensorShape
-from graphflow.ops import index_ops, math_ops, nn_ops, shape_ops
+from graphflow.ops import array_ops, index_ops, math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.ops.static_value import scalar_value
 from graphflow.ops.tensor_array_ops import TensorArray
@@ -84,7 +84,7 @@ class _BaseAttentionMechanism:
 
     def __init__(self, query_layer, memory, probability_fn, memory_sequence_length=None,
                  memory_layer=None, check_inner_dims_defined=True, score_mask_value=None,
-                 name=None):
+                 custom_key_value_fn=None, name=None):
         if query_layer is not None and not callable(query_layer):
             raise TypeError(f"query_layer is not a Layer: {type(query_layer).__name__}")
         if memory_layer is not None and not callable(memory_layer):
@@ -98,6 +98,8 @@ class _BaseAttentionMechanism:
             self._values = _prepare_memory(memory, memory_sequence_length,
                                            check_inner_dims_defined)
             self._keys = memory_layer(self._values) if memory_layer is not None else self._values
+            if custom_key_value_fn is not None:
+                self._keys, self._values = custom_key_value_fn(self._keys, self._values)
             if score_mask_value is None:
                 score_mask_value = np.dtype(self._keys.dtype.as_numpy_dtype).type(-np.inf)
             if memory_sequence_length is not None:
@@ -137,13 +139,12 @@ class LuongAttention(_BaseAttentionMechanism):
     def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="LuongAttention"):
-        if custom_key_value_fn is not None:
-            raise NotImplementedError("LuongAttention: custom_key_value_fn is not supported")
         super().__init__(query_layer=None,
                          memory_layer=_dense(num_units, "memory_layer"),
                          memory=memory, probability_fn=_softmax_probability(probability_fn),
                          memory_sequence_length=memory_sequence_length,
-                         score_mask_value=score_mask_value, name=name)
+                         score_mask_value=score_mask_value,
+                         custom_key_value_fn=custom_key_value_fn, name=name)
         self._num_units = num_units
         self._scale = scale
         self._name = name
@@ -176,13 +177,12 @@ class BahdanauAttention(_BaseAttentionMechanism):
     def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="BahdanauAttention"):
-        if custom_key_value_fn is not None:
-            raise NotImplementedError("BahdanauAttention: custom_key_value_fn is not supported")
         super().__init__(query_layer=_dense(num_units, "query_layer"),
                          memory_layer=_dense(num_units, "memory_layer"),
                          memory=memory, probability_fn=_softmax_probability(probability_fn),
                          memory_sequence_length=memory_sequence_length,
-                         score_mask_value=score_mask_value, name=name)
+                         score_mask_value=score_mask_value,
+                         custom_key_value_fn=custom_key_value_fn, name=name)
         self._num_units = num_units
         self._normalize = normalize
         self._name = name
@@ -231,6 +231,27 @@ class AttentionWrapperState(collections.namedtuple(
         return map2(lambda new, old: same_shape(old, new), self._replace(**kwargs), self)
 
 
+def compute_attention(attention_mechanism, cell_output, attention_state, attention_layer):
+    """(attention, alignments, next_attention_state) of one mechanism: the alignments' weighted
+    sum of the memory (the context), through `attention_layer` with the cell output when given."""
+    alignments, next_attention_state = attention_mechanism(cell_output, state=attention_state)
+    context = shape_ops.squeeze(math_ops.matmul(shape_ops.expand_dims(alignments, 1),
+                                                attention_mechanism.values), [1])
+    attention = context if attention_layer is None else attention_layer(
+        shape_ops.concat([cell_output, context], 1))
+    return attention, alignments, next_attention_state
+
+
+def hardmax(logits, name=None):
+    """One-hot of the argmax of `logits` along its last axis (`tf.contrib.seq2seq.hardmax`), for
+    hard attention: `probability_fn=tf.contrib.seq2seq.hardmax`."""
+    with name_scope(name, "Hardmax"):
+        logits = convert_to_tensor(logits, name="logits")
+        depth = logits.shape[-1] if logits.shape[-1] is not None else \
+            shape_ops.shape(logits)[-1]
+        return array_ops.one_hot(math_ops.argmax(logits, -1), depth, dtype=logits.dtype)
+
+
 def _item_or_tuple(seq):
     seq = tuple(seq)
     return seq[0] if len(seq) == 1 else seq
@@ -263,8 +284,9 @@ class AttentionWrapper(RNNCell):
                             f"{type(cell_input_fn).__name__}")
         if attention_layer_size is not None and attention_layer is not None:
             raise ValueError("Only one of attention_layer_size and attention_layer should be set")
-        if attention_fn is not None:
-            raise NotImplementedError("AttentionWrapper: attention_fn is not supported")
+        if attention_fn is not None and not callable(attention_fn):
+            raise TypeError(f"attention_fn must be callable, saw type: "
+                            f"{type(attention_fn).__name__}")
         if attention_layer_size is not None:
             sizes = tuple(attention_layer_size) if isinstance(attention_layer_size,
                                                               (list, tuple)) \
@@ -293,6 +315,7 @@ class AttentionWrapper(RNNCell):
         self._cell = cell
         self._attention_mechanisms = mechanisms
         self._cell_input_fn = cell_input_fn or _concat_inputs
+        self._attention_fn = attention_fn or compute_attention
         self._output_attention = output_attention
         self._alignment_history = alignment_history
         self._initial_cell_state = None if initial_cell_state is None else nest.map_structure(
@@ -382,12 +405,8 @@ class AttentionWrapper(RNNCell):
         attentions, alignments_all, states_all, histories = [], [], [], []
         for i, mechanism in enumerate(self._attention_mechanisms):
             layer = self._attention_layers[i] if self._attention_layers else None
-            alignments, next_attention_state = mechanism(cell_output,
-                                                         state=previous_states[i])
-            context = shape_ops.squeeze(math_ops.matmul(shape_ops.expand_dims(alignments, 1),
-                                                        mechanism.values), [1])
-            attention = context if layer is None else layer(
-                shape_ops.concat([cell_output, context], 1))
+            attention, alignments, next_attention_state = self._attention_fn(
+                mechanism, cell_output, previous_states[i], layer)
             histories.append(previous_histories[i].write(state.time, alignments)
                              if self._alignment_history else ())
             attentions.append(attention)
@@ -401,4 +420,5 @@ class AttentionWrapper(RNNCell):
         return (attention if self._output_attention else cell_output), next_state
 
 
-__all__ = ["LuongAttention", "BahdanauAttention", "AttentionWrapper", "AttentionWrapperState"]
+__all__ = ["LuongAttention", "BahdanauAttention", "AttentionWrapper", "AttentionWrapperState",
+           "hardmax"]

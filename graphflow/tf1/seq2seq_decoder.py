@@ -150,11 +150,9 @@ def map2(fn, a, b):
 
 
 def _element_shape(batch_size, size):
-    size = TensorShape(size)
-    if size.ndims == 0:
-        return TensorShape(None)
+    """[batch] + size: the shape of one step's output (its batch size when known)."""
     static = batch_size if isinstance(batch_size, int) else scalar_value(batch_size)
-    return TensorShape([None if static is None else int(static)] + size.as_list())
+    return TensorShape([None if static is None else int(static)] + TensorShape(size).as_list())
 
 
 def dynamic_decode(decoder, output_time_major=False, impute_finished=False,

@@ -185,3 +185,29 @@ def test_clone_replaces_the_cell_state_and_checks_its_shape():
         cell.zero_state(6, tf.float32)
     with pytest.raises(TypeError, match="attention_mechanism must be an AttentionMechanism"):
         seq2seq.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), object())
+
+
+def test_custom_keys_attention_functions_and_hard_attention():
+    rng = np.random.default_rng(4)
+    memory, lengths, masked = _memory(rng)
+    query = rng.standard_normal((3, 4)).astype(np.float32)
+    doubled = seq2seq.LuongAttention(
+        4, tf.constant(memory), tf.constant(lengths), probability_fn=seq2seq.hardmax,
+        custom_key_value_fn=lambda keys, values: (keys, values * 2))
+    alignments, _ = doubled(tf.constant(query), None)
+
+    def attention_fn(mechanism, cell_output, attention_state, attention_layer):
+        alignments, state = mechanism(cell_output, attention_state)
+        return tf.reduce_sum(mechanism.values, 1), alignments, state
+    cell = seq2seq.AttentionWrapper(tf.nn.rnn_cell.GRUCell(4), doubled, attention_fn=attention_fn)
+    out, _ = cell(tf.zeros([3, 2]), cell.zero_state(3, tf.float32))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, values, keys, attention = sess.run([alignments, doubled.values, doubled.keys, out])
+    np.testing.assert_allclose(values, 2 * masked, rtol=1e-6)
+    score = np.einsum("bd,btd->bt", query, keys)
+    score[np.arange(5)[None, :] >= lengths[:, None]] = -np.inf
+    np.testing.assert_array_equal(got, np.eye(5)[score.argmax(1)])
+    np.testing.assert_allclose(attention, 2 * masked.sum(1), rtol=1e-5)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(seq2seq.hardmax([[1.0, 3.0, 2.0]])), [[0, 1, 0]])

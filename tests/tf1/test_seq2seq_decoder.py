@@ -198,3 +198,16 @@ def test_an_inference_helper_feeds_back_continuous_samples():
         np.testing.assert_allclose(got.sample_id[:, t], 2 * h, rtol=1e-5, atol=1e-6)
         x = 2 * h
     np.testing.assert_array_equal(lens, [3, 3])
+
+
+def test_no_iterations_give_empty_outputs():
+    cell = tf.nn.rnn_cell.BasicRNNCell(3)
+    helper = seq2seq.GreedyEmbeddingHelper(tf.ones([5, 2]), tf.constant([0, 1]), 4)
+    decoder = seq2seq.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32),
+                                   tf.layers.Dense(5))
+    outputs, _, lengths = seq2seq.dynamic_decode(decoder, maximum_iterations=0)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, lens = sess.run([outputs, lengths])
+    assert got.rnn_output.shape == (2, 0, 5) and got.sample_id.shape == (2, 0)
+    np.testing.assert_array_equal(lens, [0, 0])
