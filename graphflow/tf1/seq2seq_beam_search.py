@@ -5,11 +5,13 @@ The decoder keeps `beam_width` hypotheses per batch entry; the cell runs on the 
 [batch * beam_width, ...] tensors (its initial state and the attention memory tiled with
 `tile_batch`). A step adds the log-softmax of the logits to each beam's log probability (a
 finished beam can only extend with `end_token`, at no cost), scores every (beam, word) pair -
-divided by the GNMT length penalty `((5 + length) / 6) ** length_penalty_weight` - and keeps the
-`beam_width` best per batch entry (`top_k`), gathering the cell states of their parent beams. The
-per-step outputs hold the scores, the chosen word ids and the parent beam ids; `finalize` follows
-the parents back from the last step (`gather_tree`) into `FinalBeamSearchDecoderOutput.
-predicted_ids` [batch, time, beam_width] (time major with `output_time_major`).
+divided by the GNMT length penalty `((5 + length) / 6) ** length_penalty_weight`, plus for the
+finished beams the coverage penalty of their accumulated attention (`coverage_penalty_weight`,
+AttentionWrapper cells only) - and keeps the `beam_width` best per batch entry (`top_k`),
+gathering the cell states of their parent beams. The per-step outputs hold the scores, the
+chosen word ids and the parent beam ids; `finalize` follows the parents back from the last step
+(`gather_tree`) into `FinalBeamSearchDecoderOutput.predicted_ids` [batch, time, beam_width]
+(time major with `output_time_major`).
 
 `gather_tree` is built from ordinary ops: a backward `while_loop` over time carries each beam's
 ancestor index, then every id after a sequence's first `end_token` becomes `end_token`, as TF's
@@ -28,6 +30,7 @@ from graphflow.ops.control_flow_ops import cond, while_loop
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.static_value import scalar_value
 from graphflow.ops.tensor_array_ops import TensorArray
+from graphflow.tf1.seq2seq_attention import AttentionWrapperState
 from graphflow.tf1.seq2seq_decoder import Decoder, check_cell, check_output_layer, layer_output_size
 from graphflow.tf1.seq2seq_helpers import embedding_function
 
@@ -154,6 +157,48 @@ def _length_penalty(sequence_lengths, penalty_factor):
     return math_ops.div((5.0 + lengths) ** factor, (5.0 + 1.0) ** factor)
 
 
+def _mean_alignments(state):
+    """The alignments of an AttentionWrapperState, averaged over its mechanisms."""
+    alignments = state.alignments
+    if isinstance(alignments, tuple):
+        alignments = math_ops.reduce_mean(shape_ops.stack(list(alignments), axis=-1), -1)
+    return alignments
+
+
+def _attention_probs(cell_state, coverage_penalty_weight):
+    """The cell's attention probabilities [batch, beam, max_time] (averaged over the attention
+    wrappers of a tuple of states), or None when the coverage penalty is off."""
+    if isinstance(coverage_penalty_weight, (int, float, np.number)) and \
+            coverage_penalty_weight == 0:
+        return None
+    if isinstance(cell_state, AttentionWrapperState):
+        per_layer = [_mean_alignments(cell_state)]
+    elif isinstance(cell_state, tuple):
+        per_layer = [_mean_alignments(s) for s in cell_state
+                     if isinstance(s, AttentionWrapperState)]
+    else:
+        per_layer = []
+    if not per_layer:
+        raise ValueError("coverage_penalty_weight must be 0.0 if no cell is attentional.")
+    if len(per_layer) == 1:
+        return per_layer[0]
+    return math_ops.reduce_mean(shape_ops.stack(per_layer, axis=-1), -1)
+
+
+def _coverage_penalty(accumulated, finished, weight):
+    """GNMT's coverage penalty of the finished beams, [batch, beam, 1]: weight times the sum over
+    the source of log(min(accumulated attention, 1)), positions never attended left out."""
+    weight = convert_to_tensor(weight, dtype=accumulated.dtype, name="coverage_penalty_weight")
+    if weight.shape.ndims != 0:
+        raise ValueError(f"coverage_penalty_weight should be a scalar, but saw shape: "
+                         f"{weight.shape}")
+    attended = math_ops.where(math_ops.equal(accumulated, 0.0), shape_ops.ones_like(accumulated),
+                              accumulated)
+    penalty = math_ops.reduce_sum(math_ops.log(math_ops.minimum(attended, 1.0)), 2)
+    penalty = penalty * math_ops.cast(finished, penalty.dtype) * weight
+    return shape_ops.expand_dims(penalty, 2)
+
+
 class BeamSearchDecoder(Decoder):
     """Beam search over `cell` (see the module docstring). `embedding`: a matrix or a callable
     on ids; `initial_state`: the cell's state for batch * beam_width rows (`tile_batch`)."""
@@ -163,9 +208,6 @@ class BeamSearchDecoder(Decoder):
                  reorder_tensor_arrays=True):
         check_cell(cell)
         check_output_layer(output_layer)
-        if coverage_penalty_weight:
-            raise NotImplementedError("BeamSearchDecoder: coverage_penalty_weight is not "
-                                      "supported")
         self._cell = cell
         self._output_layer = output_layer
         self._reorder_tensor_arrays = reorder_tensor_arrays
@@ -182,6 +224,7 @@ class BeamSearchDecoder(Decoder):
             self._start_tokens)
         self._beam_width = int(beam_width)
         self._length_penalty_weight = length_penalty_weight
+        self._coverage_penalty_weight = coverage_penalty_weight
         self._initial_cell_state = nest.map_structure(self._maybe_split_batch_beams,
                                                       initial_state)
         tokens = array_ops.tile(shape_ops.expand_dims(self._start_tokens, 1),
@@ -250,9 +293,12 @@ class BeamSearchDecoder(Decoder):
             log_probs = array_ops.one_hot(first_beam, self._beam_width, on_value=0.0,
                                           off_value=-np.inf, dtype=dtype)
             lengths = math_ops.cast(shape_ops.zeros_like(self._finished), dtypes.int64)
-            state = BeamSearchDecoderState(cell_state=self._initial_cell_state,
-                                           log_probs=log_probs, finished=self._finished,
-                                           lengths=lengths, accumulated_attention_probs=())
+            attention_probs = _attention_probs(self._initial_cell_state,
+                                               self._coverage_penalty_weight)
+            state = BeamSearchDecoderState(
+                cell_state=self._initial_cell_state, log_probs=log_probs,
+                finished=self._finished, lengths=lengths,
+                accumulated_attention_probs=() if attention_probs is None else attention_probs)
             return self._finished, self._start_inputs, state
 
     def step(self, time, inputs, state, name=None):
@@ -289,6 +335,14 @@ class BeamSearchDecoder(Decoder):
         penalty = _length_penalty(new_lengths, self._length_penalty_weight)
         scores = total_probs / (math_ops.cast(penalty, total_probs.dtype)
                                 if not isinstance(penalty, float) else penalty)
+        accumulated = _attention_probs(next_cell_state, self._coverage_penalty_weight)
+        if accumulated is not None:
+            not_finished = math_ops.cast(math_ops.logical_not(previously_finished),
+                                         accumulated.dtype)
+            accumulated = beam_state.accumulated_attention_probs + \
+                accumulated * shape_ops.expand_dims(not_finished, 2)
+            scores = scores + _coverage_penalty(accumulated, previously_finished,
+                                                self._coverage_penalty_weight)
         scores_flat = shape_ops.reshape(scores, shape_ops.stack([batch_size, -1]))
         next_beam_scores, word_indices = index_ops.top_k(scores_flat, k=beam_width)
         static_batch = _static(batch_size)
@@ -309,10 +363,10 @@ class BeamSearchDecoder(Decoder):
         next_cell_state = nest.map_structure(
             lambda t: t if isinstance(t, TensorArray) or t.shape.ndims == 0
             else _gather_beams(t, next_beam_ids), next_cell_state)
-        next_state = BeamSearchDecoderState(cell_state=next_cell_state,
-                                            log_probs=next_beam_probs, lengths=next_lengths,
-                                            finished=next_finished,
-                                            accumulated_attention_probs=())
+        next_state = BeamSearchDecoderState(
+            cell_state=next_cell_state, log_probs=next_beam_probs, lengths=next_lengths,
+            finished=next_finished, accumulated_attention_probs=() if accumulated is None
+            else _gather_beams(accumulated, next_beam_ids))
         output = BeamSearchDecoderOutput(scores=next_beam_scores, predicted_ids=next_word_ids,
                                          parent_ids=next_beam_ids)
         return output, next_state

@@ -79,8 +79,10 @@ def _log_softmax(x):
     return x - np.log(np.exp(x).sum(-1, keepdims=True))
 
 
-def _beam_search_numpy(table, start, end, beam, steps, penalty):
-    """TF1's BeamSearchDecoder step for logits table[previous word], run `steps` times."""
+def _beam_search_numpy(table, start, end, beam, steps, penalty, align_table=None,
+                       coverage=0.0):
+    """TF1's BeamSearchDecoder step for logits table[previous word] (and attention
+    align_table[previous word] for the coverage penalty), run `steps` times."""
     batch, vocab = len(start), table.shape[1]
     log_probs = np.full((batch, beam), -np.inf, np.float32)
     log_probs[:, 0] = 0
@@ -88,6 +90,8 @@ def _beam_search_numpy(table, start, end, beam, steps, penalty):
     finished[:, 0] = False
     lengths = np.zeros((batch, beam), np.int64)
     words = np.repeat(np.asarray(start)[:, None], beam, 1)
+    if coverage:
+        accumulated = np.zeros((batch, beam, align_table.shape[1]), np.float32)
     scores_out, ids_out, parents_out = [], [], []
     for _ in range(steps):
         step = _log_softmax(table[words])
@@ -96,10 +100,17 @@ def _beam_search_numpy(table, start, end, beam, steps, penalty):
         total = log_probs[..., None] + step
         new_lengths = lengths[..., None] + (~finished)[..., None] * (np.arange(vocab) != end)
         scores = total / (((5.0 + new_lengths) / 6.0) ** penalty if penalty else 1.0)
+        if coverage:
+            accumulated = accumulated + align_table[words] * (~finished)[..., None]
+            attended = np.where(accumulated == 0, 1, accumulated)
+            cover = np.log(np.minimum(attended, 1)).sum(2) * finished * coverage
+            scores = scores + cover[..., None]
         flat = scores.reshape(batch, -1)
         order = np.argsort(-flat, axis=1, kind="stable")[:, :beam]
         parent, words = order // vocab, (order % vocab).astype(np.int32)
         rows = np.arange(batch)[:, None]
+        if coverage:
+            accumulated = accumulated[rows, parent]
         log_probs = total.reshape(batch, -1)[rows, order]
         was_finished = finished[rows, parent]
         lengths = lengths[rows, parent] + ~was_finished
@@ -143,6 +154,54 @@ def test_beam_search_is_tf1s_algorithm(penalty):
     want_ids = _gather_tree_numpy(ids, parents, want_lengths.max(1), end)
     np.testing.assert_array_equal(got.predicted_ids.transpose(1, 0, 2), want_ids)
     assert got_lengths.shape == (2, beam)
+
+
+class AttendingBigramCell(tf.nn.rnn_cell.RNNCell):
+    """Outputs its input; its AttentionWrapperState's alignments are softmax(3 * input[:3])."""
+
+    output_size = property(lambda self: 4)
+    state_size = property(lambda self: seq2seq.AttentionWrapperState(
+        cell_state=1, attention=1, time=tf.TensorShape([]), alignments=3, alignment_history=(),
+        attention_state=1))
+
+    def call(self, inputs, state):
+        return inputs, state._replace(alignments=tf.nn.softmax(3 * inputs[:, :3]),
+                                      time=state.time + 1)
+
+
+def test_the_coverage_penalty_scores_finished_beams_by_their_attention():
+    rng = np.random.default_rng(4)
+    vocab, beam, end = 6, 3, 5
+    emb = rng.standard_normal((vocab, 4)).astype(np.float32)
+    proj = (rng.standard_normal((4, vocab)) * 2).astype(np.float32)
+    start = np.array([0, 2], np.int32)
+    layer = tf.layers.Dense(vocab, use_bias=False,
+                            kernel_initializer=tf.constant_initializer(proj))
+    zeros = tf.zeros([2 * beam, 1])
+    initial = seq2seq.AttentionWrapperState(
+        cell_state=zeros, attention=zeros, time=tf.constant(0), alignments=tf.zeros([6, 3]),
+        alignment_history=(), attention_state=zeros)
+    decoder = seq2seq.BeamSearchDecoder(AttendingBigramCell(), tf.constant(emb),
+                                        tf.constant(start), end, initial, beam,
+                                        output_layer=layer, length_penalty_weight=0.5,
+                                        coverage_penalty_weight=0.4)
+    outputs, state, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=7)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got, accumulated = sess.run([outputs, state.accumulated_attention_probs])
+    e = np.exp(3 * emb[:, :3])
+    scores, ids, parents, _, _ = _beam_search_numpy(
+        emb @ proj, start, end, beam, 7, 0.5, align_table=e / e.sum(1, keepdims=True),
+        coverage=0.4)
+    raw = got.beam_search_decoder_output
+    np.testing.assert_array_equal(raw.predicted_ids.transpose(1, 0, 2), ids)
+    np.testing.assert_array_equal(raw.parent_ids.transpose(1, 0, 2), parents)
+    np.testing.assert_allclose(raw.scores.transpose(1, 0, 2), scores, rtol=1e-5)
+    assert accumulated.shape == (2, beam, 3) and (accumulated > 0).all()
+    with pytest.raises(ValueError, match="no cell is attentional"):
+        seq2seq.BeamSearchDecoder(BigramCell(), tf.constant(emb), tf.constant(start), end,
+                                  tf.zeros([6, 1]), beam, coverage_penalty_weight=0.4
+                                  ).initialize()
 
 
 def _attention_decoder(beam_width, memory, lengths, embedding, layer, beam):
