@@ -141,6 +141,8 @@ _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell"
               **dict.fromkeys(("LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell",
                                "GRUBlockCellV2", "LayerNormBasicLSTMCell",
                                "IntersectionRNNCell"), "rnn_cell_contrib"),
+              **dict.fromkeys(("ConvLSTMCell", "Conv1DLSTMCell", "Conv2DLSTMCell",
+                               "Conv3DLSTMCell"), "rnn_cell_conv"),
               **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper", "EmbeddingWrapper",
                                "InputProjectionWrapper", "OutputProjectionWrapper"),
                               "rnn_cell_contrib_wrappers")}
