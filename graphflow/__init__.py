@@ -135,8 +135,19 @@ python_io = _Namespace("tf.python_io", ["graphflow.fileformat.tfrecord"])
 _RNN_CELLS = {"RNNCell": "rnn_cell", "BasicRNNCell": "rnn_cell", "BasicLSTMCell": "rnn_cell",
               "LSTMCell": "rnn_cell", "GRUCell": "rnn_cell", "LSTMStateTuple": "rnn_cell",
               "MultiRNNCell": "rnn_cell_wrappers", "DropoutWrapper": "rnn_cell_wrappers",
-              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn"}
+              "static_rnn": "rnn", "static_bidirectional_rnn": "rnn",
+              "ResidualWrapper": "rnn_cell_wrappers", "DeviceWrapper": "rnn_cell_wrappers",
+              "stack_bidirectional_rnn": "rnn_stack", "stack_bidirectional_dynamic_rnn": "rnn_stack",
+              **dict.fromkeys(("LSTMBlockCell", "LSTMBlockFusedCell", "GRUBlockCell",
+                               "GRUBlockCellV2", "LayerNormBasicLSTMCell",
+                               "IntersectionRNNCell"), "rnn_cell_contrib"),
+              **dict.fromkeys(("ConvLSTMCell", "Conv1DLSTMCell", "Conv2DLSTMCell",
+                               "Conv3DLSTMCell"), "rnn_cell_conv"),
+              **dict.fromkeys(("HighwayWrapper", "AttentionCellWrapper", "EmbeddingWrapper",
+                               "InputProjectionWrapper", "OutputProjectionWrapper"),
+                              "rnn_cell_contrib_wrappers")}
 _SEQ2SEQ = "graphflow.tf1.seq2seq"
+_SEQ2SEQ_MODULES = ("helpers", "decoder", "attention", "beam_search")  # graphflow.tf1.seq2seq_*
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
 # contrib's losses take predictions or logits first (slim.losses.softmax_cross_entropy(logits, labels))
 _CONTRIB_LOSSES = _Namespace("tf.contrib.losses", ["graphflow.tf1.contrib_losses"])
@@ -146,8 +157,8 @@ contrib = _Namespace("tf.contrib", members={
     "rnn": _Namespace("tf.contrib.rnn", optional={
         n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()}),
     "distributions": _Namespace("tf.contrib.distributions", ["graphflow.tf1.distributions"]),
-    "seq2seq": _Namespace("tf.contrib.seq2seq", members={
-        "sequence_loss": _lazy(_SEQ2SEQ, "sequence_loss")}),
+    "seq2seq": _Namespace("tf.contrib.seq2seq", [f"{_SEQ2SEQ}_{m}" for m in _SEQ2SEQ_MODULES],
+                          members={"sequence_loss": _lazy(_SEQ2SEQ, "sequence_loss")}),
     "legacy_seq2seq": _Namespace("tf.contrib.legacy_seq2seq", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
@@ -157,7 +168,8 @@ contrib = _Namespace("tf.contrib", members={
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
                                           "loop instead of slim.learning.train"})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
-             "(sequence_loss), legacy_seq2seq (its sequence losses), losses and slim only")
+             "(decoders, attention, beam search, sequence_loss), legacy_seq2seq (its sequence "
+             "losses), losses and slim only")
 for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
               "losses"):
     # `from tensorflow.contrib import rnn` works too

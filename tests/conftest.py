@@ -54,6 +54,7 @@ SLOW = {
     # the default run still reaches through the other tests of their modules
     _PROGRAMS + "[cifar10_queue_input.py]": "4.7 s",
     _PROGRAMS + "[char_rnn.py]": "2.9 s",
+    _PROGRAMS + "[nmt_attention_reverse.py]": "trains a seq2seq model with attention, 20 s",
     _PROGRAMS + "[estimator_cnn.py]": "2.5 s",
     _PROGRAMS + "[word2vec.py]": "2.1 s",
     _PROGRAMS + "[mechanics101.py]": "2.0 s",

@@ -8,6 +8,7 @@ shares its variables. `variables`, `trainable_variables` (`trainable_weights`) a
 variables (`kernel`, `bias`, ...) are available after the first call.
 """
 
+from graphflow.framework.func_graph import outermost_graph
 from graphflow.framework.graph import GraphKeys, get_default_graph
 from graphflow.tf1 import layers, layers_conv
 from graphflow.tf1.variable_scope import variable_scope
@@ -33,7 +34,7 @@ class Layer:
                                                                  self._default_name)
 
     def __call__(self, inputs, *args, **kwargs):
-        graph = get_default_graph()
+        graph = outermost_graph(get_default_graph())  # a loop body's variables live there
         if self._scope is None:
             with variable_scope(self._given_name, default_name=self._default_name,
                                 auxiliary_name_scope=False) as scope:

@@ -78,3 +78,18 @@ def test_pooling3d_classes_call_the_functions():
     assert mx.op.type == "MaxPool3D" and mx.shape.as_list() == [None, 2, 2, 2, 2]
     assert av.op.type == "AvgPool3D" and av.op.name.startswith("avg")
     assert av.shape.as_list() == [None, 2, 2, 3, 2]
+
+
+def test_a_layer_first_called_in_a_loop_body_knows_its_variables():
+    dense = tf.layers.Dense(3, name="in_loop")
+    _, out = tf.while_loop(lambda i, x: i < 2, lambda i, x: (i + 1, dense(x)),
+                           (tf.constant(0), tf.ones([2, 3])))
+    assert [v.op.name for v in dense.variables] == ["in_loop/kernel", "in_loop/bias"]
+    assert dense.kernel is tf.trainable_variables()[0]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        kernel, bias, got = sess.run([dense.kernel, dense.bias, out])
+    x = np.ones((2, 3))
+    for _ in range(2):
+        x = x @ kernel + bias
+    np.testing.assert_allclose(got, x, rtol=1e-5)
