@@ -130,12 +130,16 @@ _TENSOR_TYPE = frozenset([Tensor])
 
 def _flatten_structured_feeds(feed_dict):
     """TF1 lets a feed_dict key be a tuple of tensors (an RNN's state tuple) fed with a value of
-    the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor."""
+    the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor. A
+    SparseTensor key (`tf.sparse_placeholder`) is its (indices, values, dense_shape) tuple, fed a
+    `SparseTensorValue` or a tuple of three."""
     flat = {}
     for key, value in feed_dict.items():
         stack = [(key, value, "")]
         while stack:
             k, v, path = stack.pop()
+            if isinstance(k, SparseTensor):
+                k = _SparseParts(k)
             if type(k) is not Tensor and isinstance(k, tuple):
                 if not isinstance(v, (tuple, list)) or len(v) != len(k):
                     raise ValueError(f"feed_dict key {path or 'a tuple'} of {len(k)} tensors is fed "
@@ -224,7 +228,8 @@ class Session:
         else:
             leaves, rebuild = flatten_fetches(fetches)
         if feed_dict and not _TENSOR_TYPE.issuperset(map(type, feed_dict)) \
-                and any(type(k) is not Tensor and isinstance(k, tuple) for k in feed_dict):
+                and any(type(k) is not Tensor and isinstance(k, (tuple, SparseTensor))
+                        for k in feed_dict):
             feed_dict = _flatten_structured_feeds(feed_dict)  # only keys that are not all Tensors
         if options is not None and run_metadata is not None and options.trace_level:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))

@@ -15,6 +15,8 @@ class SparseTensor:
     """`tf.SparseTensor(indices, values, dense_shape)`: `indices` int64 [N, rank], `values` [N],
     `dense_shape` int64 [rank]. Fetching one gives a `SparseTensorValue`."""
 
+    _dense_shape_default = None  # a static shape known beyond dense_shape's value (sparse_placeholder)
+
     def __init__(self, indices, values, dense_shape):
         self.indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
         self.values = convert_to_tensor(values, name="values")
@@ -39,6 +41,8 @@ class SparseTensor:
         return self.values.op
 
     def get_shape(self):
+        if self._dense_shape_default is not None:
+            return self._dense_shape_default
         known = constant_value(self.dense_shape)
         if known is not None:
             return TensorShape([int(d) for d in known])
