@@ -1,0 +1,36 @@
+"""Writes tf_sparse_reference.json, TensorFlow's numbers for the sparse programs of
+tests/ops/sparse_programs.py (compared with by tests/ops/test_sparse_*.py and
+tests/tf1/test_embedding_sparse.py). Run with a TensorFlow installation (not a graphflow
+dependency), from the repository root:
+
+    python tests/ops/data/make_tf_sparse_reference.py
+
+Each program runs in graph mode under tensorflow.compat.v1; every fetched array is written with
+its dtype and shape."""
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from sparse_programs import PROGRAMS  # noqa: E402
+
+
+def main():
+    tf.disable_v2_behavior()
+    out = {"tensorflow": tf.__version__}
+    for key, program in PROGRAMS.items():
+        with tf.Graph().as_default():
+            results = program(tf, np)
+        out[key] = {name: {"dtype": np.asarray(v).dtype.name, "shape": list(np.shape(v)),
+                           "values": np.asarray(v).reshape(-1).tolist()}
+                    for name, v in sorted(results.items())}
+    path = pathlib.Path(__file__).with_name("tf_sparse_reference.json")
+    path.write_text(json.dumps(out, indent=0) + "\n")
+
+
+if __name__ == "__main__":
+    main()
