@@ -12,11 +12,11 @@ from graphflow.ops import array_ops, core_ops, math_ops, shape_ops, slice_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.segment_ops import segment_sum
 from graphflow.ops.sort_ops import unique
-from graphflow.ops.static_value import constant_value
 from graphflow.ops.sparse_index import sparse_retain
 from graphflow.ops.sparse_reshape import sparse_fill_empty_rows, sparse_reshape
 from graphflow.ops.sparse_segment import sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.static_value import constant_value
 from graphflow.tf1.embedding_ops import embedding_lookup
 
 _COMBINERS = ("mean", "sqrtn", "sum")
