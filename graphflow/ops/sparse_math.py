@@ -1,5 +1,6 @@
-"""TF1's arithmetic on SparseTensors, built from ordinary ops (gathers, segment sums, unique):
-`tf.sparse_tensor_dense_matmul`, `tf.sparse_reduce_sum` / `_sparse`, `tf.sparse_reduce_max` /
+"""TF1's arithmetic on SparseTensors: `tf.sparse_tensor_dense_matmul` (the
+SparseTensorDenseMatMul op, TF1's), and built from ordinary ops (gathers, segment sums, unique)
+`tf.sparse_reduce_sum` / `_sparse`, `tf.sparse_reduce_max` /
 `_sparse`, `tf.sparse_add` (sparse + sparse with TF1's threshold, sparse + dense),
 `tf.sparse_maximum` / `tf.sparse_minimum` and `tf.sparse_softmax`.
 
@@ -15,10 +16,12 @@ from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import array_ops, index_ops, math_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.gradient_ops import stop_gradient
+from graphflow.ops.registry import define, make_tensor, require_dtype, same_dtype
 from graphflow.ops.segment_ops import unsorted_segment_max, unsorted_segment_min
 from graphflow.ops.sort_ops import argsort, unique
 from graphflow.ops.sparse_index import as_sparse, linear_index, static_rank, unravel
 from graphflow.ops.sparse_tensor import SparseTensor, is_sparse
+from graphflow.ops.static_value import shape_vector
 
 _INT64 = dtypes.int64
 
@@ -27,35 +30,54 @@ def _columns(indices, k):
     return math_ops.cast(array_ops.gather(indices, k, axis=1), _INT64)
 
 
+def _matmul_infer(inputs, attrs):
+    indices, values, shape, b = inputs
+    require_dtype(indices, (dtypes.int64,), "a_indices")
+    require_dtype(shape, (dtypes.int64,), "a_shape")
+    same_dtype([values, b], "a_values and b")
+    if indices.shape.ndims not in (None, 2) or values.shape.ndims not in (None, 1):
+        raise ValueError(f"a_indices must be a matrix and a_values a vector, got shapes "
+                         f"{indices.shape} and {values.shape}")
+    if b.shape.ndims not in (None, 2) or (indices.shape.ndims == 2
+                                          and indices.shape.dims[1] not in (None, 2)):
+        raise ValueError(f"sparse_tensor_dense_matmul needs matrices: a_indices of shape "
+                         f"{indices.shape}, b of shape {b.shape}")
+    a_dims = shape_vector(shape) or [None, None]
+    if len(a_dims) != 2:
+        raise ValueError(f"a_shape must have 2 entries, got {a_dims}")
+    if attrs["adjoint_a"]:
+        a_dims = a_dims[::-1]
+    b_dims = list(b.shape.dims) if b.shape.ndims == 2 else [None, None]
+    if attrs["adjoint_b"]:
+        b_dims = b_dims[::-1]
+    if a_dims[1] is not None and b_dims[0] is not None and a_dims[1] != b_dims[0]:
+        raise ValueError(f"cannot multiply A of shape {a_dims} by B of shape {b_dims}: inner "
+                         f"dimensions differ")
+    return [(b.dtype, TensorShape([a_dims[0], b_dims[1]]))]
+
+
+define("SparseTensorDenseMatMul", _matmul_infer, attrs="adjoint_a:bool adjoint_b:bool",
+       value_dependent_shape=True, onnx={"converter": "sparse_dense_matmul"})
+
+
 def sparse_tensor_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
     """`tf.sparse_tensor_dense_matmul`: the product of a rank-2 SparseTensor `sp_a` and a dense
-    matrix `b` (each transposed, and conjugated, when its adjoint flag is set)."""
+    matrix `b` (each transposed, and conjugated, when its adjoint flag is set). Each output row
+    sums its entries' scaled rows of `b` in the entries' order, as TF1's kernel does."""
     sp = as_sparse(sp_a, "sp_a")
-    with name_scope(name, "SparseTensorDenseMatMul", [sp.indices, sp.values, b]):
+    with name_scope(name, "SparseTensorDenseMatMul", [sp.indices, sp.values, b]) as scope:
         b = convert_to_tensor(b, dtype=sp.dtype, name="b")
-        if static_rank(sp, "sparse_tensor_dense_matmul") != 2 or b.shape.ndims not in (None, 2):
+        if sp.get_shape().ndims not in (None, 2):
             raise ValueError(f"sparse_tensor_dense_matmul needs matrices: sp_a of rank "
                              f"{sp.get_shape().ndims}, b of shape {b.shape}")
-        if sp.dtype.is_complex and adjoint_a:
-            raise NotImplementedError("sparse_tensor_dense_matmul: adjoint_a of a complex "
-                                      "SparseTensor is not implemented")
-        if adjoint_b:
-            b = array_ops.transpose(b, conjugate=True)
-        values = sp.values
-        rows, inner = _columns(sp.indices, 0), _columns(sp.indices, 1)
-        out_rows = sp.dense_shape[0]
+        out = make_tensor("SparseTensorDenseMatMul",
+                          (sp.indices, sp.values, sp.dense_shape, b),
+                          {"adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)},
+                          name=scope.rstrip("/"))
         a_shape = sp.get_shape()
-        if adjoint_a:
-            rows, inner, out_rows = inner, rows, sp.dense_shape[1]
-            a_shape = TensorShape(list(reversed(a_shape.dims)))
-        if a_shape.dims[1] is not None and b.shape.ndims == 2 and b.shape.dims[0] is not None \
-                and a_shape.dims[1] != b.shape.dims[0]:
-            raise ValueError(f"sparse_tensor_dense_matmul: cannot multiply A of shape "
-                             f"{a_shape} by B of shape {b.shape}: inner dimensions differ")
-        products = array_ops.gather(b, inner) * array_ops.expand_dims(values, 1)
-        out = array_ops.unsorted_segment_sum(products, rows, out_rows)
-        cols = b.shape.dims[1] if b.shape.ndims == 2 else None
-        out.set_shape(TensorShape([a_shape.dims[0], cols]))
+        if a_shape.ndims == 2:  # a sparse_placeholder's declared shape
+            rows = a_shape.dims[1] if adjoint_a else a_shape.dims[0]
+            out.set_shape(TensorShape([rows, None]))
         return out
 
 
