@@ -151,6 +151,22 @@ def _flatten_structured_feeds(feed_dict):
     return flat
 
 
+def _sparse_feed_values(values, sparse_at):
+    """Feed values with the SparseTensorValue (or 3-tuple) at each of `sparse_at` spread into its
+    (indices, values, dense_shape)."""
+    flat = []
+    for i, v in enumerate(values):
+        if i in sparse_at:
+            if not isinstance(v, (tuple, list)) or len(v) != 3:
+                raise ValueError(f"feed value {i} is for a SparseTensor and must be a "
+                                 f"SparseTensorValue or (indices, values, dense_shape), got "
+                                 f"{type(v).__name__} {_short(v)}")
+            flat.extend(v)
+        else:
+            flat.append(v)
+    return flat
+
+
 def _short(value):
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -320,9 +336,15 @@ class Session:
             leaves, rebuild = list(fetches), kind  # a flat list: no structure to rebuild
         else:
             leaves, rebuild = flatten_fetches(fetches)
+        sparse_at = [i for i, k in enumerate(feed_list) if isinstance(k, SparseTensor)]
+        if sparse_at:  # a SparseTensor key is its three tensors, fed a SparseTensorValue
+            feed_list = [t for k in feed_list
+                         for t in (_SparseParts(k) if isinstance(k, SparseTensor) else (k,))]
         run = self._plan_for(leaves, feed_list).run
 
         def call(*feed_values):
+            if sparse_at:
+                feed_values = _sparse_feed_values(feed_values, sparse_at)
             try:
                 out = run(feed_values)
             except Exception as exc:

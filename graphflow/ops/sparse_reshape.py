@@ -7,10 +7,11 @@ row-major order where TF1's are."""
 import numpy as np
 
 from graphflow.framework import dtypes
-from graphflow.framework.graph import name_scope
+from graphflow.framework.graph import control_dependencies, name_scope
 from graphflow.framework.tensor_shape import TensorShape
 from graphflow.ops import array_ops, math_ops, shape_ops
-from graphflow.ops.core_ops import convert_to_tensor
+from graphflow.ops.core_ops import convert_to_tensor, identity
+from graphflow.ops.logging_ops import Assert
 from graphflow.ops.sort_ops import argsort
 from graphflow.ops.sparse_index import (
     as_sparse,
@@ -310,5 +311,41 @@ def sparse_eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
         return out
 
 
+def sparse_reset_shape(sp_input, new_shape=None):
+    """`tf.sparse.reset_shape`: the same entries with dense shape `new_shape`, which must have
+    the same rank and no smaller dimension (checked when it runs), or, when None, the smallest
+    shape holding the indices (the largest index + 1 in each dimension)."""
+    sp = as_sparse(sp_input)
+    with name_scope(None, "SparseResetShape", [sp.indices, sp.values]):
+        indices = math_ops.cast(sp.indices, _INT64)
+        if new_shape is None:
+            return SparseTensor(indices, sp.values, math_ops.reduce_max(indices, axis=0) + 1)
+        shape = math_ops.cast(convert_to_tensor(new_shape), _INT64)
+        if shape.shape.ndims != 1:
+            raise ValueError(f"sparse.reset_shape: new_shape must be a vector, got shape "
+                             f"{shape.shape}")
+        old_static, new_static = sp.get_shape(), constant_value(shape)
+        if new_static is not None and old_static.ndims is not None:
+            if len(new_static) != old_static.ndims:
+                raise ValueError(f"sparse.reset_shape: new_shape {[int(d) for d in new_static]} has rank "
+                                 f"{len(new_static)}, the SparseTensor rank {old_static.ndims}")
+            for d, (n, o) in enumerate(zip(new_static, old_static.dims)):
+                if o is not None and n < o:
+                    raise ValueError(f"sparse.reset_shape: new_shape {[int(d) for d in new_static]} is "
+                                     f"smaller than the dense shape {old_static} in dimension "
+                                     f"{d}")
+        big_enough = math_ops.reduce_all(math_ops.greater_equal(
+            shape, math_ops.cast(sp.dense_shape, _INT64)))
+        check = Assert(big_enough, ["sparse.reset_shape: new_shape is smaller than the dense "
+                                    "shape", shape, sp.dense_shape])
+        with control_dependencies([check]):
+            shape = identity(shape)
+        out = SparseTensor(indices, sp.values, shape)
+        if new_static is not None:
+            out._dense_shape_default = TensorShape([int(d) for d in new_static])
+        return out
+
+
 __all__ = ["sparse_reshape", "sparse_transpose", "sparse_concat", "sparse_slice", "sparse_split",
-           "sparse_fill_empty_rows", "sparse_to_indicator", "sparse_expand_dims", "sparse_eye"]
+           "sparse_fill_empty_rows", "sparse_to_indicator", "sparse_expand_dims", "sparse_eye",
+           "sparse_reset_shape"]

@@ -25,6 +25,7 @@ reduce_max_sparse = _math.sparse_reduce_max_sparse
 reduce_sum = _math.sparse_reduce_sum
 reduce_sum_sparse = _math.sparse_reduce_sum_sparse
 reorder = _index.sparse_reorder
+reset_shape = _reshape.sparse_reset_shape
 reshape = _reshape.sparse_reshape
 retain = _index.sparse_retain
 segment_mean = _segment.sparse_segment_mean
@@ -38,6 +39,6 @@ transpose = _reshape.sparse_transpose
 
 __all__ = ["SparseTensor", "add", "concat", "expand_dims", "eye", "fill_empty_rows", "from_dense",
            "matmul", "maximum", "minimum", "placeholder", "reduce_max", "reduce_max_sparse",
-           "reduce_sum", "reduce_sum_sparse", "reorder", "reshape", "retain", "segment_mean",
+           "reduce_sum", "reduce_sum_sparse", "reorder", "reset_shape", "reshape", "retain", "segment_mean",
            "segment_sqrt_n", "segment_sum", "slice", "softmax", "sparse_dense_matmul", "split",
            "to_dense", "to_indicator", "transpose"]

@@ -129,7 +129,8 @@ def math_program(tf, np):
 
 def reshape_program(tf, np):
     """sparse_reshape, sparse_transpose, sparse_concat, sparse_slice, sparse_split,
-    sparse_fill_empty_rows, sparse_to_indicator, sparse.expand_dims, sparse.eye."""
+    sparse_fill_empty_rows, sparse_to_indicator, sparse.expand_dims, sparse.eye,
+    sparse.reset_shape."""
     def flat(results):
         out = {}
         for name, value in results.items():
@@ -160,7 +161,9 @@ def reshape_program(tf, np):
            "expand_0": tf.sparse.expand_dims(a, 0),
            "expand_last": tf.sparse.expand_dims(a),
            "eye": tf.sparse.eye(3, 4, dtype=tf.float64),
-           "eye_square": tf.sparse.eye(2)}
+           "eye_square": tf.sparse.eye(2),
+           "reset_shape": tf.sparse.reset_shape(a),
+           "reset_shape_larger": tf.sparse.reset_shape(a, [5, 7])}
     for i, part in enumerate(tf.sparse_split(sp_input=a, num_split=3, axis=1)):
         out["split_%d" % i] = part
     for i, part in enumerate(tf.sparse.split(sp_input=a, num_split=2, axis=0)):

@@ -91,3 +91,16 @@ def test_reorder_of_a_large_tensor_is_row_major():
         got = sess.run(tf.sparse_reorder(sp))
     np.testing.assert_array_equal(got.indices, where)
     np.testing.assert_array_equal(got.values, dense[tuple(where.T)])
+
+
+def test_make_callable_feeds_a_sparse_placeholder():
+    sp = tf.sparse_placeholder(tf.float32, [None, 3])
+    scale = tf.placeholder(tf.float32, [])
+    total = tf.sparse_reduce_sum(sp, axis=1) * scale
+    with tf.Session() as sess:
+        run = sess.make_callable(total, [sp, scale])
+        got = run(tf.SparseTensorValue([[0, 1], [2, 2], [2, 0]], [1.0, 2.0, 3.0], [3, 3]), 2.0)
+        again = run(([[1, 1]], [4.0], [2, 3]), 1.0)
+        with pytest.raises(ValueError, match="feed value 0 is for a SparseTensor"):
+            run([1.0, 2.0], 1.0)
+    assert got.tolist() == [2.0, 0.0, 10.0] and again.tolist() == [0.0, 4.0]

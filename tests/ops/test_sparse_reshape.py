@@ -1,6 +1,7 @@
 """sparse_reshape, sparse_transpose, sparse_concat, sparse_slice, sparse_split,
-sparse_fill_empty_rows, sparse_to_indicator, sparse.expand_dims and sparse.eye: TensorFlow's
-recorded numbers (tests/ops/sparse_programs.py's reshape program), live ones with
+sparse_fill_empty_rows, sparse_to_indicator, sparse.expand_dims, sparse.eye and
+sparse.reset_shape: TensorFlow's recorded numbers (tests/ops/sparse_programs.py's reshape
+program), live ones with
 GRAPHFLOW_TF_PYTHON, static shapes, gradients by finite differences, and the errors."""
 
 import numpy as np
@@ -90,3 +91,9 @@ def test_errors_name_the_problem():
         tf.sparse_split(a, 2, 1)
     with pytest.raises(ValueError, match="default_value must be a scalar"):
         tf.sparse_fill_empty_rows(a, [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"new_shape \[3, 9\] is smaller than the dense shape"):
+        tf.sparse.reset_shape(a, [3, 9])
+    fed = tf.placeholder(tf.int64, [2])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="new_shape is smaller"):
+            sess.run(tf.sparse.reset_shape(a, fed), {fed: [4, 3]})
