@@ -78,8 +78,8 @@ from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
 from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
-from graphflow.ops.sparse_index import (from_dense as _from_dense, sparse_placeholder,
-                                        sparse_reorder, sparse_retain)
+from graphflow.ops.sparse_index import (sparse_merge, sparse_placeholder, sparse_reorder,
+                                        sparse_retain)
 from graphflow.ops.sparse_math import *
 from graphflow.ops.sparse_reshape import (sparse_concat, sparse_fill_empty_rows, sparse_reshape,
                                           sparse_slice, sparse_split, sparse_to_indicator,

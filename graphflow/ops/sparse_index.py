@@ -1,6 +1,6 @@
 """TF1's sparse functions that move or select a SparseTensor's entries, built from ordinary ops
 (gathers, sorts, masks): `tf.sparse_reorder`, `tf.sparse_retain`, `tf.sparse.from_dense`,
-`tf.sparse_placeholder`, and the row-major index arithmetic the other sparse modules share
+`tf.sparse_placeholder`, `tf.sparse_merge`, and the row-major index arithmetic the other sparse modules share
 (`linear_index`, `unravel`). They add no op types: their gradients are those of the gathers and
 masks they build, which route each value's gradient to the entry it came from, as TF1's rules do."""
 
@@ -13,6 +13,7 @@ from graphflow.ops import array_ops, core_ops, cumulative_ops, index_ops, math_o
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.sort_ops import argsort
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.static_value import constant_value
 
 _INT64 = dtypes.int64
 
@@ -125,4 +126,34 @@ def sparse_placeholder(dtype, shape=None, name=None):
     return out
 
 
-__all__ = ["sparse_reorder", "sparse_retain", "from_dense", "sparse_placeholder"]
+def sparse_merge(sp_ids, sp_values, vocab_size, name=None, already_sorted=False):
+    """`tf.sparse_merge`: `sp_values`' values at new indices, each row's last index replaced by
+    the id at the same place in `sp_ids` (or, for a list of id SparseTensors and a list of
+    vocabulary sizes, by one index per list entry); the last dimension becomes `vocab_size`.
+    Entries are put in row-major order unless `already_sorted`."""
+    ids_list = list(sp_ids) if isinstance(sp_ids, (list, tuple)) else [sp_ids]
+    sizes = list(vocab_size) if isinstance(vocab_size, (list, tuple)) else [vocab_size]
+    if len(ids_list) != len(sizes):
+        raise ValueError(f"sparse_merge: {len(ids_list)} SparseTensors of ids but "
+                         f"{len(sizes)} vocabulary sizes")
+    ids_list = [as_sparse(ids, "sp_ids") for ids in ids_list]
+    values = as_sparse(sp_values, "sp_values")
+    for ids in ids_list:
+        if not ids.dtype.is_integer:
+            raise TypeError(f"sparse_merge: sp_ids must hold integers, got {ids.dtype.name}")
+    with name_scope(name, "SparseMerge", [values.values] + [ids.values for ids in ids_list]):
+        columns = [values.indices[:, :-1]] + [
+            array_ops.expand_dims(math_ops.cast(ids.values, _INT64), 1) for ids in ids_list]
+        sizes = [math_ops.cast(convert_to_tensor(s), _INT64) for s in sizes]
+        shape = shape_ops.concat([math_ops.cast(values.dense_shape, _INT64)[:-1]]
+                                 + [shape_ops.reshape(s, [1]) for s in sizes], 0)
+        merged = SparseTensor(shape_ops.concat(columns, 1), values.values, shape)
+        known = [constant_value(s) for s in sizes]
+        static = values.get_shape()
+        if static.ndims is not None:
+            merged._dense_shape_default = TensorShape(
+                list(static.dims[:-1]) + [None if k is None else int(k) for k in known])
+        return merged if already_sorted else sparse_reorder(merged)
+
+
+__all__ = ["sparse_reorder", "sparse_retain", "from_dense", "sparse_placeholder", "sparse_merge"]

@@ -201,6 +201,8 @@ def sparse_reduce_max_sparse(sp_input, axis=None, keepdims=None, reduction_axes=
 def _union(a, b):
     """(union positions [M] sorted, slot of each of a's entries, of b's entries, M) for two
     SparseTensors of one dense shape."""
+    if not a.get_shape().is_compatible_with(b.get_shape()):
+        raise ValueError(f"Shapes {a.get_shape()} and {b.get_shape()} are incompatible")
     lin = shape_ops.concat([linear_index(a.indices, a.dense_shape),
                             linear_index(b.indices, a.dense_shape)], 0)
     present, slot = unique(lin, out_idx=_INT64)

@@ -18,6 +18,7 @@ from_dense = _index.from_dense
 matmul = _math.sparse_tensor_dense_matmul
 sparse_dense_matmul = _math.sparse_tensor_dense_matmul
 maximum = _math.sparse_maximum
+merge = _index.sparse_merge
 minimum = _math.sparse_minimum
 placeholder = _index.sparse_placeholder
 reduce_max = _math.sparse_reduce_max
@@ -38,7 +39,7 @@ to_indicator = _reshape.sparse_to_indicator
 transpose = _reshape.sparse_transpose
 
 __all__ = ["SparseTensor", "add", "concat", "expand_dims", "eye", "fill_empty_rows", "from_dense",
-           "matmul", "maximum", "minimum", "placeholder", "reduce_max", "reduce_max_sparse",
+           "matmul", "maximum", "merge", "minimum", "placeholder", "reduce_max", "reduce_max_sparse",
            "reduce_sum", "reduce_sum_sparse", "reorder", "reset_shape", "reshape", "retain", "segment_mean",
            "segment_sqrt_n", "segment_sum", "slice", "softmax", "sparse_dense_matmul", "split",
            "to_dense", "to_indicator", "transpose"]

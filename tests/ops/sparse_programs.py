@@ -7,7 +7,8 @@ recorded in data/tf_sparse_reference.json (written by data/make_tf_sparse_refere
 
 
 def index_program(tf, np):
-    """sparse_reorder, sparse_retain, sparse.from_dense and sparse_placeholder feeds."""
+    """sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge and sparse_placeholder
+    feeds."""
     def flat(results):
         out = {}
         for name, value in results.items():
@@ -41,6 +42,20 @@ def index_program(tf, np):
         "fed": ph,
         "fed_dense": tf.sparse_tensor_to_dense(free),
     }
+    ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], tf.constant([3, 1, 2, 0], tf.int64),
+                          [2, 2])
+    more_ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]],
+                               tf.constant([1, 0, 1, 1], tf.int64), [2, 2])
+    weights = tf.constant([1.0, 2.0, 3.0, 4.0], tf.float64)
+    by_id = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], weights, [2, 2])
+    merged = tf.sparse_merge(ids, by_id, 5)
+    fetches["merge"] = merged
+    fetches["merge_sorted"] = tf.sparse.merge(ids, by_id, 5, already_sorted=True)
+    fetches["merge_two"] = tf.sparse_merge([ids, more_ids], by_id, [5, 2])
+    fetches["merge_dense"] = tf.sparse_tensor_to_dense(merged)
+    fetches["grad_merge"] = tf.convert_to_tensor(tf.gradients(
+        tf.reduce_sum(merged.values * tf.constant([1.0, -1.0, 2.0, 0.5], tf.float64)),
+        weights)[0])
     feed = {ph: tf.SparseTensorValue([[0, 1], [0, 4], [2, 2]], [1.0, 2.0, 3.0], [3, 5]),
             free: (np.array([[0, 0], [1, 2]]), np.array([4, 9]), np.array([2, 3]))}
     with tf.Session() as sess:

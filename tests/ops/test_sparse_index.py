@@ -1,7 +1,7 @@
-"""sparse_reorder, sparse_retain, sparse.from_dense and sparse_placeholder (feeding a
-SparseTensorValue or a tuple; fetching a SparseTensor gives a SparseTensorValue): TensorFlow's
-recorded numbers (tests/ops/sparse_programs.py's index program), live ones with
-GRAPHFLOW_TF_PYTHON, and the errors."""
+"""sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge and sparse_placeholder
+(feeding a SparseTensorValue or a tuple, also through make_callable; fetching a SparseTensor
+gives a SparseTensorValue): TensorFlow's recorded numbers (tests/ops/sparse_programs.py's index
+program), live ones with GRAPHFLOW_TF_PYTHON, and the errors."""
 
 import numpy as np
 import pytest
@@ -104,3 +104,12 @@ def test_make_callable_feeds_a_sparse_placeholder():
         with pytest.raises(ValueError, match="feed value 0 is for a SparseTensor"):
             run([1.0, 2.0], 1.0)
     assert got.tolist() == [2.0, 0.0, 10.0] and again.tolist() == [0.0, 4.0]
+
+
+def test_merge_checks_its_arguments():
+    ids = tf.SparseTensor([[0, 0]], tf.constant([1], tf.int64), [1, 1])
+    values = tf.SparseTensor([[0, 0]], [2.0], [1, 1])
+    with pytest.raises(ValueError, match="2 SparseTensors of ids but 1 vocabulary sizes"):
+        tf.sparse_merge([ids, ids], values, [4])
+    with pytest.raises(TypeError, match="sp_ids must hold integers"):
+        tf.sparse_merge(values, values, 4)

@@ -117,5 +117,7 @@ def test_errors_name_the_problem():
         tf.sparse_reduce_sum(sp, axis=2)
     with pytest.raises(ValueError, match="not both"):
         tf.sparse_add(sp, sp, threshold=1.0, thresh=1.0)
+    with pytest.raises(ValueError, match=r"Shapes \(3, 4\) and \(3, 3\) are incompatible"):
+        tf.sparse_add(sp, tf.SparseTensor([[0, 0]], [1.0], [3, 3]))
     with pytest.raises(ValueError, match="rank >= 2"):
         tf.sparse_softmax(tf.SparseTensor([[0]], [1.0], [3]))

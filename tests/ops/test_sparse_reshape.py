@@ -1,8 +1,8 @@
 """sparse_reshape, sparse_transpose, sparse_concat, sparse_slice, sparse_split,
 sparse_fill_empty_rows, sparse_to_indicator, sparse.expand_dims, sparse.eye and
 sparse.reset_shape: TensorFlow's recorded numbers (tests/ops/sparse_programs.py's reshape
-program), live ones with
-GRAPHFLOW_TF_PYTHON, static shapes, gradients by finite differences, and the errors."""
+program), live ones with GRAPHFLOW_TF_PYTHON, static shapes, gradients by finite differences,
+and the errors."""
 
 import numpy as np
 import pytest

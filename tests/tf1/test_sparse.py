@@ -9,7 +9,7 @@ from graphflow.tf1.namespace import NotImplementedInGraphflow
 ALIASES = {"add": "sparse_add", "concat": "sparse_concat", "fill_empty_rows":
            "sparse_fill_empty_rows", "matmul": "sparse_tensor_dense_matmul",
            "sparse_dense_matmul": "sparse_tensor_dense_matmul", "maximum": "sparse_maximum",
-           "minimum": "sparse_minimum", "placeholder": "sparse_placeholder",
+           "merge": "sparse_merge", "minimum": "sparse_minimum", "placeholder": "sparse_placeholder",
            "reduce_max": "sparse_reduce_max", "reduce_max_sparse": "sparse_reduce_max_sparse",
            "reduce_sum": "sparse_reduce_sum", "reduce_sum_sparse": "sparse_reduce_sum_sparse",
            "reorder": "sparse_reorder", "reshape": "sparse_reshape", "retain": "sparse_retain",
