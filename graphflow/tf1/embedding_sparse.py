@@ -86,8 +86,9 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod"
         weights = sp_weights.values
         if weights.dtype != embeddings.dtype:
             weights = math_ops.cast(weights, embeddings.dtype)
-        weights = _broadcast_weights(weights, array_ops.gather(embeddings, idx))
-        weighted = array_ops.gather(embeddings, idx) * weights
+        rows = array_ops.gather(embeddings, idx)
+        weights = _broadcast_weights(weights, rows)
+        weighted = rows * weights
         if combiner == "sum":
             return segment_sum(weighted, segment_ids, name=scope)
         summed = segment_sum(weighted, segment_ids)

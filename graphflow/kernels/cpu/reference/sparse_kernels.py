@@ -61,7 +61,31 @@ def _sparse_tensor_dense_matmul(node):
                                  f"{int(ids[i])} is out of bounds [0, {limit})")
         scale = np.conj(values) if adjoint_a else values
         out = np.zeros((out_rows, dense.shape[1]), out_dtype)
-        # each output row adds its entries' scaled rows of b in the entries' order (TF1's loop)
-        np.add.at(out, rows, dense[inner] * scale[:, None])
+        _add_rows_in_order(out, rows, inner, dense, scale)
         return out
     return matmul
+
+
+_MAX_ROUNDS = 1024
+
+
+def _add_rows_in_order(out, rows, inner, dense, scale):
+    """out[rows[i]] += scale[i] * dense[inner[i]] for each entry i in order: each output row adds
+    its entries in the entries' order, as TF1's loop does (the same bits). Done in rounds: round
+    p adds every row's p-th entry at once (no row twice in a round), so there are as many rounds
+    as the longest row has entries; past `_MAX_ROUNDS`, numpy's unbuffered add.at."""
+    if len(rows) == 0:
+        return
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    starts = np.concatenate([[0], np.flatnonzero(sorted_rows[1:] != sorted_rows[:-1]) + 1])
+    counts = np.diff(np.append(starts, len(rows)))
+    if counts.max() > _MAX_ROUNDS:
+        np.add.at(out, rows, dense[inner] * scale[:, None])
+        return
+    position = np.arange(len(rows)) - np.repeat(starts, counts)  # index of each entry in its row
+    by_round = order[np.argsort(position, kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(position))])
+    for begin, end in zip(bounds[:-1], bounds[1:]):
+        entries = by_round[begin:end]
+        out[rows[entries]] += dense[inner[entries]] * scale[entries, None]
