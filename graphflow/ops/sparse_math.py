@@ -1,12 +1,12 @@
-"""TF1's arithmetic on SparseTensors: `tf.sparse_tensor_dense_matmul` (the
-SparseTensorDenseMatMul op, TF1's), and built from ordinary ops (gathers, segment sums, unique)
-`tf.sparse_reduce_sum` / `_sparse`, `tf.sparse_reduce_max` /
-`_sparse`, `tf.sparse_add` (sparse + sparse with TF1's threshold, sparse + dense),
-`tf.sparse_maximum` / `tf.sparse_minimum` and `tf.sparse_softmax`.
+"""TF1's arithmetic on SparseTensors. `tf.sparse_tensor_dense_matmul` is TF1's op,
+SparseTensorDenseMatMul (its gradient rule in sparse_grad.py). The others are built from
+ordinary ops (gathers, segment sums, unique): `tf.sparse_reduce_sum` / `_sparse`,
+`tf.sparse_reduce_max` / `_sparse`, `tf.sparse_add` (sparse + sparse with TF1's threshold,
+sparse + dense), `tf.sparse_maximum` / `tf.sparse_minimum` and `tf.sparse_softmax`.
 
 Each result is what TF1's kernel computes, summing in the same order (entries in their given
 order); the gradients are those of the gathers and segment sums, which are TF1's rules: a value's
-gradient is the output gradient where it landed, a dense operand's the transposed product."""
+gradient is the output gradient where it landed."""
 
 import numpy as np
 
@@ -24,10 +24,6 @@ from graphflow.ops.sparse_tensor import SparseTensor, is_sparse
 from graphflow.ops.static_value import shape_vector
 
 _INT64 = dtypes.int64
-
-
-def _columns(indices, k):
-    return math_ops.cast(array_ops.gather(indices, k, axis=1), _INT64)
 
 
 def _matmul_infer(inputs, attrs):
