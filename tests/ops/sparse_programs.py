@@ -25,7 +25,7 @@ def index_program(tf, np):
     reordered = tf.sparse_reorder(unsorted)
     retained = tf.sparse_retain(reordered, [True, False, True, True])
     ph = tf.sparse_placeholder(tf.float32, shape=[None, 5], name="batch")
-    free = tf.sparse_placeholder(tf.int64)
+    free = tf.sparse.placeholder(tf.int64)
     fetches = {
         "reorder": reordered,
         "reorder_alias": tf.sparse.reorder(unsorted),
