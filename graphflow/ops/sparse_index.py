@@ -66,7 +66,7 @@ def sparse_reorder(sp_input, name=None):
     with name_scope(name, "SparseReorder", [sp.indices, sp.values]):
         order = argsort(linear_index(sp.indices, sp.dense_shape))
         out = gather_entries(sp, order)
-        out._dense_shape_default = sp.get_shape()
+        out.set_shape(sp.get_shape())
         return out
 
 
@@ -83,7 +83,7 @@ def sparse_retain(sp_input, to_retain):
                          f"sp_input has {n} values")
     where = array_ops.reshape(math_ops.where(keep), [-1])
     out = gather_entries(sp, where)
-    out._dense_shape_default = sp.get_shape()
+    out.set_shape(sp.get_shape())
     return out
 
 
@@ -96,7 +96,7 @@ def from_dense(tensor, name=None):
         indices = math_ops.where(math_ops.not_equal(x, zero))
         out = SparseTensor(indices, index_ops.gather_nd(x, indices),
                            shape_ops.shape(x, out_type=_INT64))
-        out._dense_shape_default = x.shape
+        out.set_shape(x.shape)
         return out
 
 
@@ -122,7 +122,7 @@ def sparse_placeholder(dtype, shape=None, name=None):
     values = core_ops.placeholder(dtype, [None], name=part("values"))
     indices = core_ops.placeholder(_INT64, [None, rank], name=part("indices"))
     out = SparseTensor(indices, values, dense_shape)
-    out._dense_shape_default = static
+    out.set_shape(static)
     return out
 
 
@@ -151,8 +151,8 @@ def sparse_merge(sp_ids, sp_values, vocab_size, name=None, already_sorted=False)
         known = [constant_value(s) for s in sizes]
         static = values.get_shape()
         if static.ndims is not None:
-            merged._dense_shape_default = TensorShape(
-                list(static.dims[:-1]) + [None if k is None else int(k) for k in known])
+            merged.set_shape(TensorShape(
+                list(static.dims[:-1]) + [None if k is None else int(k) for k in known]))
         return merged if already_sorted else sparse_reorder(merged)
 
 

@@ -226,7 +226,7 @@ def _sparse_sparse_add(a, b, threshold):
                                 math_ops.cast(b.indices, _INT64)], 0)
     out = SparseTensor(array_ops.gather(indices, array_ops.gather(first, order)),
                        array_ops.gather(sums, order), a.dense_shape)
-    out._dense_shape_default = a.get_shape()
+    out.set_shape(a.get_shape())
     return out
 
 
@@ -264,7 +264,7 @@ def _elementwise(sp_a, sp_b, combine, name, default):
         order = argsort(present)
         out = SparseTensor(unravel(array_ops.gather(present, order), a.dense_shape),
                            array_ops.gather(combine(a_full, b_full), order), a.dense_shape)
-        out._dense_shape_default = a.get_shape()
+        out.set_shape(a.get_shape())
         return out
 
 
@@ -296,7 +296,7 @@ def sparse_softmax(sp_input, name=None):
         e = math_ops.exp(sp.values - array_ops.gather(top, slot))
         total = array_ops.unsorted_segment_sum(e, slot, m)
         out = SparseTensor(sp.indices, e / array_ops.gather(total, slot), sp.dense_shape)
-        out._dense_shape_default = sp.get_shape()
+        out.set_shape(sp.get_shape())
         return out
 
 

@@ -29,7 +29,7 @@ _INT64 = dtypes.int64
 
 
 def _with_shape(sp, static):
-    sp._dense_shape_default = static
+    sp.set_shape(static)
     return sp
 
 
@@ -87,7 +87,7 @@ def sparse_transpose(sp_input, perm=None, name=None):
                              array_ops.gather(sp.dense_shape, perm))
         static = sp.get_shape()
         if static.ndims is not None:
-            moved._dense_shape_default = TensorShape([static.dims[p] for p in perm])
+            moved.set_shape(TensorShape([static.dims[p] for p in perm]))
         return sparse_reorder(moved)
 
 
@@ -135,7 +135,7 @@ def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat
         joined = SparseTensor(shape_ops.concat(moved, 0), values, out_shape)
         static = _concat_static(statics, axis, rank, expand_nonconcat_dim)
         if static is not None:
-            joined._dense_shape_default = static
+            joined.set_shape(static)
         return sparse_reorder(joined)
 
 
@@ -217,7 +217,7 @@ def sparse_split(keyword_required=_KEYWORD_REQUIRED, sp_input=None, num_split=No
                 n = static.dims[axis]
                 dims = list(static.dims)
                 dims[axis] = n // num_split + (1 if i < n % num_split else 0)
-                part._dense_shape_default = TensorShape(dims)
+                part.set_shape(TensorShape(dims))
             parts.append(part)
             begin = begin + length
         return parts
@@ -250,7 +250,7 @@ def sparse_fill_empty_rows(sp_input, default_value, name=None):
         order = argsort(array_ops.gather(all_indices, 0, axis=1))  # stable: rows keep their order
         out = SparseTensor(array_ops.gather(all_indices, order),
                            array_ops.gather(all_values, order), sp.dense_shape)
-        out._dense_shape_default = sp.get_shape()
+        out.set_shape(sp.get_shape())
         return out, empty
 
 
@@ -292,7 +292,7 @@ def sparse_expand_dims(sp_input, axis=None, name=None):
         static = sp.get_shape()
         if static.ndims is not None:
             dims = list(static.dims)
-            out._dense_shape_default = TensorShape(dims[:axis] + [1] + dims[axis:])
+            out.set_shape(TensorShape(dims[:axis] + [1] + dims[axis:]))
         return out
 
 
@@ -307,7 +307,7 @@ def sparse_eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
                            shape_ops.ones_like(diagonal, dtype=dtypes.as_dtype(dtype)),
                            shape_ops.stack([rows, cols]))
         known = [constant_value(rows), constant_value(cols)]
-        out._dense_shape_default = TensorShape([None if k is None else int(k) for k in known])
+        out.set_shape(TensorShape([None if k is None else int(k) for k in known]))
         return out
 
 
@@ -342,7 +342,7 @@ def sparse_reset_shape(sp_input, new_shape=None):
             shape = identity(shape)
         out = SparseTensor(indices, sp.values, shape)
         if new_static is not None:
-            out._dense_shape_default = TensorShape([int(d) for d in new_static])
+            out.set_shape(TensorShape([int(d) for d in new_static]))
         return out
 
 

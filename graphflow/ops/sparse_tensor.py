@@ -4,7 +4,7 @@
 import collections
 
 from graphflow.framework import dtypes
-from graphflow.framework.tensor_shape import TensorShape
+from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.static_value import constant_value
 
@@ -52,6 +52,11 @@ class SparseTensor:
     @property
     def shape(self):
         return self.get_shape()
+
+    def set_shape(self, shape):
+        """Refine the static dense shape (TF's `SparseTensor.set_shape`): merged with what is
+        already known; an incompatible shape is a ValueError."""
+        self._dense_shape_default = self.get_shape().merge_with(as_shape(shape))
 
     def eval(self, feed_dict=None, session=None):
         from graphflow.framework.default_session import get_default_session_or_error

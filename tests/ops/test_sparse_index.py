@@ -113,3 +113,14 @@ def test_merge_checks_its_arguments():
         tf.sparse_merge([ids, ids], values, [4])
     with pytest.raises(TypeError, match="sp_ids must hold integers"):
         tf.sparse_merge(values, values, 4)
+
+
+def test_set_shape_refines_the_static_dense_shape():
+    sp = tf.SparseTensor(tf.placeholder(tf.int64, [None, 2]), tf.placeholder(tf.float32, [None]),
+                         tf.placeholder(tf.int64, [2]))
+    assert sp.shape.as_list() == [None, None]
+    sp.set_shape([None, 4])
+    sp.set_shape([3, None])
+    assert sp.shape.as_list() == [3, 4]
+    with pytest.raises(ValueError):
+        sp.set_shape([3, 5])
