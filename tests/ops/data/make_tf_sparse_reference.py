@@ -29,7 +29,13 @@ def main():
                            "values": np.asarray(v).reshape(-1).tolist()}
                     for name, v in sorted(results.items())}
     path = pathlib.Path(__file__).with_name("tf_sparse_reference.json")
-    path.write_text(json.dumps(out, indent=0) + "\n")
+    lines = ["{", f'"tensorflow": {json.dumps(out.pop("tensorflow"))},']
+    for i, (key, arrays) in enumerate(out.items()):  # one line per array
+        lines.append(f"{json.dumps(key)}: {{")
+        items = [f"{json.dumps(name)}: {json.dumps(entry)}" for name, entry in arrays.items()]
+        lines.append(",\n".join(items))
+        lines.append("}" + ("," if i < len(out) - 1 else ""))
+    path.write_text("\n".join(lines) + "\n}\n")
 
 
 if __name__ == "__main__":
