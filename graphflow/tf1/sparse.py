@@ -2,6 +2,7 @@
 their short names (`tf.sparse.reduce_sum` is `tf.sparse_reduce_sum`, `tf.sparse.matmul` and
 `tf.sparse.sparse_dense_matmul` are `tf.sparse_tensor_dense_matmul`, ...)."""
 
+from graphflow.ops import sparse_cross as _cross
 from graphflow.ops import sparse_index as _index
 from graphflow.ops import sparse_math as _math
 from graphflow.ops import sparse_reshape as _reshape
@@ -12,6 +13,7 @@ from graphflow.ops.sparse_tensor import SparseTensor
 add = _math.sparse_add
 concat = _reshape.sparse_concat
 expand_dims = _reshape.sparse_expand_dims
+cross = _cross.sparse_cross
 eye = _reshape.sparse_eye
 fill_empty_rows = _reshape.sparse_fill_empty_rows
 from_dense = _index.from_dense
@@ -38,7 +40,7 @@ split = _reshape.sparse_split
 to_indicator = _reshape.sparse_to_indicator
 transpose = _reshape.sparse_transpose
 
-__all__ = ["SparseTensor", "add", "concat", "expand_dims", "eye", "fill_empty_rows", "from_dense",
+__all__ = ["SparseTensor", "add", "concat", "cross", "expand_dims", "eye", "fill_empty_rows", "from_dense",
            "matmul", "maximum", "merge", "minimum", "placeholder", "reduce_max", "reduce_max_sparse",
            "reduce_sum", "reduce_sum_sparse", "reorder", "reset_shape", "reshape", "retain", "segment_mean",
            "segment_sqrt_n", "segment_sum", "slice", "softmax", "sparse_dense_matmul", "split",

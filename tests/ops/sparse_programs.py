@@ -1,20 +1,22 @@
 """TF1 programs over SparseTensors, each `program(tf, np) -> {name: array}`, written against the
 TF1 API so that the same source runs under graphflow and under TensorFlow
 (`tests/tf_reference.run_in_tensorflow`). Fetched SparseTensors come back as three arrays
-(`name.indices`, `name.values`, `name.shape`); gradients are made dense with
+(`name.indices`, `name.values`, `name.shape`; strings as fixed-width bytes, which np.savez
+keeps without pickling); gradients are made dense with
 `tf.convert_to_tensor` (TensorFlow gives IndexedSlices for gathers). TensorFlow's numbers are
 recorded in data/tf_sparse_reference.json (written by data/make_tf_sparse_reference.py)."""
 
 
 def index_program(tf, np):
-    """sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge and sparse_placeholder
-    feeds."""
+    """sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge, sparse.cross and
+    sparse_placeholder feeds."""
     def flat(results):
         out = {}
         for name, value in results.items():
             if hasattr(value, "dense_shape"):
                 out[name + ".indices"] = value.indices
-                out[name + ".values"] = value.values
+                values = np.asarray(value.values)
+                out[name + ".values"] = values.astype("S") if values.dtype == object else values
                 out[name + ".shape"] = value.dense_shape
             else:
                 out[name] = value
@@ -53,6 +55,14 @@ def index_program(tf, np):
     fetches["merge_sorted"] = tf.sparse.merge(ids, by_id, 5, already_sorted=True)
     fetches["merge_two"] = tf.sparse_merge([ids, more_ids], by_id, [5, 2])
     fetches["merge_dense"] = tf.sparse_tensor_to_dense(merged)
+    words = tf.SparseTensor([[0, 0], [1, 0], [1, 1], [3, 0]], ["a", "b", "c", "z"], [4, 2])
+    numbers = tf.SparseTensor([[0, 0], [1, 0], [1, 1], [2, 0]],
+                              tf.constant([4, 5, 6, 7], tf.int64), [4, 2])
+    fetches["cross"] = tf.sparse.cross([words, numbers, tf.constant([["f"], ["g"], ["h"], ["i"]])])
+    fetches["cross_swapped"] = tf.sparse.cross([numbers, words])
+    fetches["cross_one"] = tf.sparse.cross([words])
+    fetches["cross_dense_ints"] = tf.sparse.cross([tf.constant([[1, 2], [3, 4]], tf.int64),
+                                                   tf.constant([["x"], ["y"]])], separator="-")
     fetches["grad_merge"] = tf.convert_to_tensor(tf.gradients(
         tf.reduce_sum(merged.values * tf.constant([1.0, -1.0, 2.0, 0.5], tf.float64)),
         weights)[0])

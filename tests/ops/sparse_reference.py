@@ -17,8 +17,15 @@ RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "tf_sparse_refer
 
 def recorded(key):
     """{name: array} TensorFlow gave for program `key`, with its dtypes and shapes."""
-    return {name: np.array(entry["values"], dtype=entry["dtype"]).reshape(entry["shape"])
-            for name, entry in RECORDED[key].items()}
+    return {name: _array(entry) for name, entry in RECORDED[key].items()}
+
+
+def _array(entry):
+    if entry["dtype"] == "bytes":
+        values = np.array([v.encode() for v in entry["values"]], dtype="S")
+    else:
+        values = np.array(entry["values"], dtype=entry["dtype"])
+    return values.reshape(entry["shape"])
 
 
 def run_graphflow(key):

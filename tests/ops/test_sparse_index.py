@@ -1,7 +1,8 @@
-"""sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge and sparse_placeholder
-(feeding a SparseTensorValue or a tuple, also through make_callable; fetching a SparseTensor
-gives a SparseTensorValue): TensorFlow's recorded numbers (tests/ops/sparse_programs.py's index
-program), live ones with GRAPHFLOW_TF_PYTHON, and the errors."""
+"""sparse_reorder, sparse_retain, sparse.from_dense, sparse_merge, sparse.cross and
+sparse_placeholder (feeding a SparseTensorValue or a tuple, also through make_callable; fetching
+a SparseTensor gives a SparseTensorValue): TensorFlow's recorded numbers
+(tests/ops/sparse_programs.py's index program), live ones with GRAPHFLOW_TF_PYTHON, and the
+errors."""
 
 import numpy as np
 import pytest
@@ -124,3 +125,12 @@ def test_set_shape_refines_the_static_dense_shape():
     assert sp.shape.as_list() == [3, 4]
     with pytest.raises(ValueError):
         sp.set_shape([3, 5])
+
+
+def test_cross_checks_its_inputs():
+    with pytest.raises(TypeError, match="non-empty list"):
+        tf.sparse.cross([])
+    with pytest.raises(TypeError, match="strings or integers, got float32"):
+        tf.sparse.cross([tf.constant([[1.0]])])
+    with pytest.raises(ValueError, match=r"must be \[batch, k\]"):
+        tf.sparse.cross([tf.constant(["a", "b"])])
