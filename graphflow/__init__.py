@@ -78,6 +78,13 @@ from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
 from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
+from graphflow.ops.sparse_index import (sparse_merge, sparse_placeholder, sparse_reorder,
+                                        sparse_retain)
+from graphflow.ops.sparse_math import *
+from graphflow.ops.sparse_reshape import (sparse_concat, sparse_fill_empty_rows, sparse_reshape,
+                                          sparse_slice, sparse_split, sparse_to_indicator,
+                                          sparse_transpose)
+from graphflow.ops.sparse_segment import *
 from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)
@@ -111,8 +118,7 @@ queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIF
                                         "PaddingFIFOQueue": PaddingFIFOQueue,
                                         "RandomShuffleQueue": RandomShuffleQueue})
 strings = _Namespace("tf.strings", ["graphflow.tf1.strings"])
-sparse = _Namespace("tf.sparse", members={"to_dense": sparse_tensor_to_dense,
-                                          "SparseTensor": SparseTensor})
+sparse = _Namespace("tf.sparse", ["graphflow.tf1.sparse"])
 config = _Namespace("tf.config", ["graphflow.framework.config"])
 errors = _Namespace("tf.errors", ["graphflow.framework.errors"])
 viz = _Namespace("tf.viz", ["graphflow.tools.viz"])

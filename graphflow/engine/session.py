@@ -130,12 +130,16 @@ _TENSOR_TYPE = frozenset([Tensor])
 
 def _flatten_structured_feeds(feed_dict):
     """TF1 lets a feed_dict key be a tuple of tensors (an RNN's state tuple) fed with a value of
-    the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor."""
+    the same structure: {(c, h): (c_value, h_value)}. Such keys become one entry per tensor. A
+    SparseTensor key (`tf.sparse_placeholder`) is its (indices, values, dense_shape) tuple, fed a
+    `SparseTensorValue` or a tuple of three."""
     flat = {}
     for key, value in feed_dict.items():
         stack = [(key, value, "")]
         while stack:
             k, v, path = stack.pop()
+            if isinstance(k, SparseTensor):
+                k = _SparseParts(k)
             if type(k) is not Tensor and isinstance(k, tuple):
                 if not isinstance(v, (tuple, list)) or len(v) != len(k):
                     raise ValueError(f"feed_dict key {path or 'a tuple'} of {len(k)} tensors is fed "
@@ -144,6 +148,22 @@ def _flatten_structured_feeds(feed_dict):
                 stack.extend((ki, vi, f"{path}[{i}]") for i, (ki, vi) in enumerate(zip(k, v)))
             else:
                 flat[k] = v
+    return flat
+
+
+def _sparse_feed_values(values, sparse_at):
+    """Feed values with the SparseTensorValue (or 3-tuple) at each of `sparse_at` spread into its
+    (indices, values, dense_shape)."""
+    flat = []
+    for i, v in enumerate(values):
+        if i in sparse_at:
+            if not isinstance(v, (tuple, list)) or len(v) != 3:
+                raise ValueError(f"feed value {i} is for a SparseTensor and must be a "
+                                 f"SparseTensorValue or (indices, values, dense_shape), got "
+                                 f"{type(v).__name__} {_short(v)}")
+            flat.extend(v)
+        else:
+            flat.append(v)
     return flat
 
 
@@ -224,7 +244,8 @@ class Session:
         else:
             leaves, rebuild = flatten_fetches(fetches)
         if feed_dict and not _TENSOR_TYPE.issuperset(map(type, feed_dict)) \
-                and any(type(k) is not Tensor and isinstance(k, tuple) for k in feed_dict):
+                and any(type(k) is not Tensor and isinstance(k, (tuple, SparseTensor))
+                        for k in feed_dict):
             feed_dict = _flatten_structured_feeds(feed_dict)  # only keys that are not all Tensors
         if options is not None and run_metadata is not None and options.trace_level:
             return rebuild(self._run_traced(leaves, feed_dict, run_metadata))
@@ -315,9 +336,15 @@ class Session:
             leaves, rebuild = list(fetches), kind  # a flat list: no structure to rebuild
         else:
             leaves, rebuild = flatten_fetches(fetches)
+        sparse_at = [i for i, k in enumerate(feed_list) if isinstance(k, SparseTensor)]
+        if sparse_at:  # a SparseTensor key is its three tensors, fed a SparseTensorValue
+            feed_list = [t for k in feed_list
+                         for t in (_SparseParts(k) if isinstance(k, SparseTensor) else (k,))]
         run = self._plan_for(leaves, feed_list).run
 
         def call(*feed_values):
+            if sparse_at:
+                feed_values = _sparse_feed_values(feed_values, sparse_at)
             try:
                 out = run(feed_values)
             except Exception as exc:

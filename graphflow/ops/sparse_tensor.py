@@ -4,7 +4,7 @@
 import collections
 
 from graphflow.framework import dtypes
-from graphflow.framework.tensor_shape import TensorShape
+from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.static_value import constant_value
 
@@ -14,6 +14,8 @@ SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "val
 class SparseTensor:
     """`tf.SparseTensor(indices, values, dense_shape)`: `indices` int64 [N, rank], `values` [N],
     `dense_shape` int64 [rank]. Fetching one gives a `SparseTensorValue`."""
+
+    _dense_shape_default = None  # a static shape known beyond dense_shape's value (sparse_placeholder)
 
     def __init__(self, indices, values, dense_shape):
         self.indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
@@ -39,6 +41,8 @@ class SparseTensor:
         return self.values.op
 
     def get_shape(self):
+        if self._dense_shape_default is not None:
+            return self._dense_shape_default
         known = constant_value(self.dense_shape)
         if known is not None:
             return TensorShape([int(d) for d in known])
@@ -48,6 +52,11 @@ class SparseTensor:
     @property
     def shape(self):
         return self.get_shape()
+
+    def set_shape(self, shape):
+        """Refine the static dense shape (TF's `SparseTensor.set_shape`): merged with what is
+        already known; an incompatible shape is a ValueError."""
+        self._dense_shape_default = self.get_shape().merge_with(as_shape(shape))
 
     def eval(self, feed_dict=None, session=None):
         from graphflow.framework.default_session import get_default_session_or_error

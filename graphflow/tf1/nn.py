@@ -46,6 +46,7 @@ from graphflow.ops.nn_ops import (
 )
 from graphflow.ops.reorder_ops import depth_to_space, space_to_depth
 from graphflow.tf1.embedding_ops import embedding_lookup
+from graphflow.tf1.embedding_sparse import embedding_lookup_sparse, safe_embedding_lookup_sparse
 from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
 from graphflow.tf1.nn_sampled import nce_loss, sampled_softmax_loss
 from graphflow.tf1.nn_statistics import (

@@ -106,6 +106,27 @@ def _unsorted_segment_sum(ctx, op):
     _scatter_add(ctx, op, index, values, shape)
 
 
+@converter("sparse_dense_matmul")
+def _sparse_dense_matmul(ctx, op):
+    """SparseTensorDenseMatMul: each entry (r, k, v) of A (r and k swapped for adjoint_a) adds
+    v * b[k] to row r: a ScatterND-add of b's gathered, scaled rows into zeros([rows, cols])."""
+    indices, values, shape, b = op.inputs
+    if op.attrs["adjoint_b"]:
+        dense = ctx.one("Transpose", [ctx.name(b)], perm=[1, 0])
+    else:
+        dense = ctx.name(b)
+    first, second = (1, 0) if op.attrs["adjoint_a"] else (0, 1)
+    index = ctx.int64(indices)
+    rows = ctx.one("Gather", [index, ctx.const(np.array([first], np.int64))], axis=1)
+    inner = ctx.one("Gather", [index, ctx.const(np.array(second, np.int64))], axis=1)
+    scale = ctx.one("Unsqueeze", [ctx.name(values), ctx.const(np.array([1], np.int64))])
+    updates = ctx.one("Mul", [ctx.one("Gather", [dense, inner], axis=0), scale])
+    count = ctx.one("Gather", [ctx.int64(shape), ctx.const(np.array([first], np.int64))], axis=0)
+    cols = ctx.one("Slice", [ctx.one("Shape", [dense]), ctx.const(np.array([1], np.int64)),
+                             ctx.const(np.array([2], np.int64))])
+    _scatter_add(ctx, op, rows, updates, ctx.one("Concat", [count, cols], axis=0))
+
+
 # ---------------------------------------------------------------- losses
 @converter("softmax_xent")
 def _softmax_xent(ctx, op):  # loss = -sum(labels * log_softmax(x)); backprop = softmax(x) - labels
