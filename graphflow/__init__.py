@@ -78,6 +78,7 @@ from graphflow.tf1.legacy_ops import arg_max, arg_min
 from graphflow.ops import io_ops as _io_ops
 from graphflow.ops.io_ops import read_file, write_file
 from graphflow.ops.sparse_ops import sparse_tensor_to_dense, sparse_to_dense
+from graphflow.ops.edit_distance_ops import edit_distance
 from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)

@@ -9,6 +9,7 @@ from graphflow.ops.conv3d_ops import (
     max_pool3d,
 )
 from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
+from graphflow.ops.ctc_ops import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
