@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from graphflow.framework.errors import InvalidArgumentError
+from graphflow.framework.errors import CheckFailedError
 from graphflow.kernels.cpu import cpu_kernel
 from graphflow.kernels.cpu.reference.ctc_kernels import check_logits_and_lengths, sparse_paths
 
@@ -123,9 +123,9 @@ def beam_search(logits, length, width, paths, merge_repeated):
     for t in range(length):
         beam = _step(beam, logits[t], width)
     if paths > width:
-        raise InvalidArgumentError(None, None, "requested more paths than the beam width.")
+        raise CheckFailedError("requested more paths than the beam width.")
     if paths > len(beam):
-        raise InvalidArgumentError(None, None, "Less leaves in the beam search than requested.")
+        raise CheckFailedError("Less leaves in the beam search than requested.")
     best = sorted(beam, key=lambda p: -p.new[0])[:paths]
     return [p.labels(merge_repeated) for p in best], [p.new[0] for p in best]
 
@@ -139,7 +139,7 @@ def _ctc_beam_search_decoder(node):
         inputs, seq_len = np.asarray(inputs), np.asarray(seq_len)
         check_logits_and_lengths(inputs, seq_len)
         if inputs.size == 0:
-            raise InvalidArgumentError(None, None, "inputs must not be empty")
+            raise CheckFailedError("inputs must not be empty")
         batch = inputs.shape[1]
         found = [beam_search(inputs[:, b], int(seq_len[b]), width, paths, merge)
                  for b in range(batch)]

@@ -15,12 +15,12 @@ as its gradient."""
 
 import numpy as np
 
-from graphflow.framework.errors import InvalidArgumentError
+from graphflow.framework.errors import CheckFailedError
 from graphflow.kernels.cpu import cpu_kernel
 
 
 def _error(message):
-    return InvalidArgumentError(None, None, message)
+    return CheckFailedError(message)
 
 
 def check_logits_and_lengths(inputs, seq_len):

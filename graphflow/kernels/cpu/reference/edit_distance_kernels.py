@@ -5,12 +5,12 @@ table is filled one row at a time: a row's insertions are a running minimum (`_l
 
 import numpy as np
 
-from graphflow.framework.errors import InvalidArgumentError
+from graphflow.framework.errors import CheckFailedError
 from graphflow.kernels.cpu import cpu_kernel
 
 
 def _error(message):
-    return InvalidArgumentError(None, None, message)
+    return CheckFailedError(message)
 
 
 def _levenshtein(truth, hyp):
