@@ -9,7 +9,6 @@ from graphflow.ops.conv3d_ops import (
     max_pool3d,
 )
 from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
-from graphflow.ops.ctc_ops import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
@@ -21,6 +20,7 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
+from graphflow.ops.ctc_ops import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from graphflow.ops.index_ops import in_top_k, top_k
 from graphflow.ops.lrn_ops import local_response_normalization, lrn
 from graphflow.ops.math_ops import ELEMENTWISE_FUNCTIONS as _ELEMENTWISE
