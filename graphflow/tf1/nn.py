@@ -8,7 +8,14 @@ from graphflow.ops.conv3d_ops import (
     conv3d_transpose,
     max_pool3d,
 )
-from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
+from graphflow.ops.conv_composite_ops import (
+    atrous_conv2d,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
+    separable_conv2d,
+)
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
@@ -35,6 +42,7 @@ from graphflow.ops.nn_ops import (
     l2_normalize,
     log_softmax,
     moments,
+    relu_layer,
     sigmoid_cross_entropy_with_logits,
     softmax,
     softmax_cross_entropy_with_logits,
