@@ -53,6 +53,7 @@ from graphflow.ops.nn_ops import (
     xw_plus_b,
     zero_fraction,
 )
+from graphflow.ops.pool_argmax_ops import max_pool_with_argmax
 from graphflow.ops.reorder_ops import depth_to_space, space_to_depth
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.namespace import PublicNamespace as _PublicNamespace
