@@ -66,7 +66,10 @@ _BEAMS = [dict(seed=0, frames=6, classes=4, width=3, paths=2, merge=True),
           dict(seed=1, frames=10, classes=6, width=10, paths=4, merge=False),
           dict(seed=2, frames=20, classes=8, width=100, paths=5, merge=True),
           dict(seed=3, frames=30, classes=10, width=16, paths=3, merge=True),
-          dict(seed=4, frames=15, classes=3, width=1, paths=1, merge=False)]
+          dict(seed=4, frames=15, classes=3, width=1, paths=1, merge=False),
+          # narrow beams over long inputs: many evictions, near ties decided in float32
+          *[dict(seed=s, frames=40, classes=6, width=2, paths=2, merge=True) for s in range(5, 9)],
+          dict(seed=9, frames=40, classes=12, width=5, paths=3, merge=False)]
 
 
 @needs_tf

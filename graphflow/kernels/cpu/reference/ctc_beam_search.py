@@ -5,13 +5,15 @@ of ending in its last label, and their total, at the previous and the current fr
 the prefixes in the beam (at most `beam_width`, kept by their current total) are extended, most
 probable first, by every non-blank class; an extension joins the beam when it beats the beam's
 least probable prefix, which then leaves it. Scores are log probabilities under each frame's
-softmax, and `merge_repeated` merges equal neighbouring
-labels of a path when it is read out, as TF's does. The search is sequential in time and over the
-beam (each insertion changes the bar the next extension must beat), so it is a plain Python loop;
-the scores of one prefix's extensions are computed as one numpy vector, and only those above the
-bar are visited. Prefixes of exactly equal probability may be ranked in another order than TF's
-heap ranks them."""
+softmax, computed in the logits' precision as TF's are (float32 logits: float32 sums, so near
+ties are decided as TF decides them), and `merge_repeated` merges equal neighbouring labels of a
+path when it is read out, as TF's does. The search is sequential in time and over the beam (each
+insertion changes the bar the next extension must beat), so it is a plain Python loop; the
+scores of one prefix's extensions are computed as one numpy vector, and only those above the bar
+(and existing extensions below it, which are dropped) are visited. Prefixes of exactly equal
+probability may be ranked in another order than TF's heap ranks them."""
 
+import heapq
 import math
 
 import numpy as np
@@ -24,11 +26,12 @@ _NEG_INF = -math.inf
 
 
 def _lse(a, b):
+    """log(exp(a) + exp(b)) in the type of a and b (TF's LogSumExp, larger term first)."""
     if a == _NEG_INF:
         return b
     if b == _NEG_INF:
         return a
-    return a + math.log1p(math.exp(b - a)) if a > b else b + math.log1p(math.exp(a - b))
+    return a + np.log1p(np.exp(b - a)) if a > b else b + np.log1p(np.exp(a - b))
 
 
 class _Prefix:
@@ -58,67 +61,70 @@ class _Prefix:
         return out[::-1]
 
 
-def _bottom(beam):
-    return min(beam, key=lambda p: p.new[0])
-
-
 def _step(beam, x, width):
-    """One frame: update the beam's prefixes, then grow their extensions."""
-    top = float(x.max())
-    top += math.log(float(np.exp(x.astype(np.float64) - top).sum()))   # log-softmax
+    """One frame: update the beam's prefixes, then grow their extensions. The beam is a min-heap
+    of (total, arrival, prefix), so its least probable prefix is at hand."""
+    top = x.max()
+    # the log-softmax offset, summed class by class in x's precision as TF sums it
+    norm = top + np.log(np.cumsum(np.exp(x - top))[-1])
+    scores = x - norm
     blank = len(x) - 1
-    scores = x[:blank].astype(np.float64) - top
     branches = sorted(beam, key=lambda p: -p.new[0])   # most probable first
     for p in branches:
         p.old = list(p.new)
-    beam = []
     for p in branches:
         if p.parent is not None:
             if p.parent.active:
                 parent = p.parent.old
                 previous = parent[1] if p.label == p.parent.label else parent[0]
                 p.new[2] = _lse(p.new[2], previous)
-            p.new[2] += float(x[p.label]) - top
-        p.new[1] = p.old[0] + float(x[blank]) - top
+            p.new[2] += scores[p.label]
+        p.new[1] = p.old[0] + scores[blank]
         p.new[0] = _lse(p.new[1], p.new[2])
-        beam.append(p)
+    heap = [(p.new[0], k, p) for k, p in enumerate(branches)]
+    heapq.heapify(heap)
+    arrivals = len(heap)
     for p in branches:
         total = p.old[0]
-        if total == _NEG_INF or (len(beam) >= width and total <= _bottom(beam).new[0]):
+        if total == _NEG_INF or (len(heap) >= width and total <= heap[0][0]):
             continue
-        grown = scores + total
+        grown = scores[:blank] + total
         if p.label >= 0:
             grown[p.label] = scores[p.label] + p.old[1]
-        bar = _bottom(beam).new[0] if len(beam) >= width else _NEG_INF
-        above = grown > bar
-        for label, child in p.children.items():   # extensions below the bar are dropped
-            if not above[label] and not child.active:
-                child.reset()
-        for label in np.flatnonzero(above).tolist():
+        above = grown > (heap[0][0] if len(heap) >= width else _NEG_INF)
+        # in label order: the extensions above the bar, and the inactive ones below it, which
+        # are dropped (an extension evicted by an earlier label's is inactive at its turn)
+        for label in sorted(set(np.flatnonzero(above).tolist()) | p.children.keys()):
             child = p.children.get(label)
+            if not above[label]:
+                if not child.active:
+                    child.reset()
+                continue
             if child is None:
                 child = p.children[label] = _Prefix(p, label)
             elif child.active:
                 continue
-            value = float(grown[label])
-            full = len(beam) >= width
-            if value > _NEG_INF and (not full or value > _bottom(beam).new[0]):
-                if full:
-                    bottom = _bottom(beam)
-                    bottom.new = [_NEG_INF, _NEG_INF, _NEG_INF]
-                    beam.remove(bottom)
+            value = grown[label]
+            full = len(heap) >= width
+            if value > _NEG_INF and (not full or value > heap[0][0]):
                 child.new = [value, _NEG_INF, value]
-                beam.append(child)
+                arrivals += 1
+                if full:
+                    _, _, bottom = heapq.heapreplace(heap, (value, arrivals, child))
+                    bottom.new = [_NEG_INF, _NEG_INF, _NEG_INF]
+                else:
+                    heapq.heappush(heap, (value, arrivals, child))
             else:
                 child.reset()
-    return beam
+    return [p for _, _, p in heap]
 
 
 def beam_search(logits, length, width, paths, merge_repeated):
     """The `paths` best label sequences of one batch entry ([time, classes] logits) and their
     log probabilities."""
     root = _Prefix(None, -1)
-    root.new = [0.0, 0.0, _NEG_INF]
+    zero = logits.dtype.type(0)
+    root.new = [zero, zero, logits.dtype.type(_NEG_INF)]
     beam = [root]
     for t in range(length):
         beam = _step(beam, logits[t], width)
