@@ -1,8 +1,8 @@
 """A toy speech recognizer as TF1 CTC tutorials wrote it: utterances are frames of features, each
 letter of the transcript sounding for a few frames between stretches of silence; an LSTM under
 dynamic_rnn reads them, a projection gives per-frame logits (time-major, the blank last),
-tf.nn.ctc_loss trains it with momentum, tf.nn.ctc_greedy_decoder transcribes and tf.edit_distance
-gives the label error rate, which must fall."""
+tf.nn.ctc_loss trains it with momentum, tf.nn.ctc_greedy_decoder (and ctc_beam_search_decoder)
+transcribe and tf.edit_distance gives the label error rate, which must fall."""
 import numpy as np
 import graphflow as tf
 
@@ -67,6 +67,11 @@ with graph.as_default():
     hypothesis = tf.SparseTensor(decoded[0].indices, tf.cast(decoded[0].values, tf.int32),
                                  decoded[0].dense_shape)
     ler = tf.reduce_mean(tf.edit_distance(hypothesis, targets))
+    # merge_repeated=False: the default merges a path's repeated labels even across blanks
+    beams, beam_log_prob = tf.nn.ctc_beam_search_decoder(logits, seq_len, beam_width=10,
+                                                         merge_repeated=False)
+    beam_ler = tf.reduce_mean(tf.edit_distance(tf.SparseTensor(
+        beams[0].indices, tf.cast(beams[0].values, tf.int32), beams[0].dense_shape), targets))
 
 test_feats, test_len, (test_ix, test_vals, test_shape) = next_batch(64)
 test_feed = {inputs: test_feats, seq_len: test_len, target_ix: test_ix,
@@ -85,9 +90,11 @@ with tf.Session(graph=graph) as session:
             test_cost, test_ler = session.run([cost, ler], test_feed)
             print("step %d: train cost %.3f, test cost %.3f, label error rate %.3f"
                   % (step, batch_cost, test_cost, test_ler))
-    d = session.run(decoded[0], test_feed)
+    d, test_beam_ler = session.run([decoded[0], beam_ler], test_feed)
+    print("beam search: label error rate %.3f" % test_beam_ler)
     first = d.values[d.indices[:, 0] == 0]
     print("original: %s decoded: %s" % (test_vals[test_ix[:, 0] == 0], first))
 
 assert first_ler > 0.7, first_ler
 assert test_ler < 0.15 and test_ler < first_ler / 4, (first_ler, test_ler)
+assert test_beam_ler < 0.15, test_beam_ler
