@@ -192,3 +192,14 @@ def test_beam_search_refuses_more_paths_than_its_beam():
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
                                              match="Less leaves in the beam search"):
         sess.run(decoded[0].values)
+
+
+def test_beam_search_merge_repeated_merges_labels_across_blanks_as_tensorflow():
+    """TF1's quirk, recorded from TensorFlow 2.21: the best path "1 - 1" reads out as [1]."""
+    p = np.array([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.1, 0.8, 0.1]], np.float32)
+    logits = np.log(p)[:, None, :]
+    merged, _ = tf.nn.ctc_beam_search_decoder(logits, [3], beam_width=5)
+    raw, _ = tf.nn.ctc_beam_search_decoder(logits, [3], beam_width=5, merge_repeated=False)
+    with tf.Session() as sess:
+        got_merged, got_raw = sess.run([merged[0].values, raw[0].values])
+    assert got_merged.tolist() == [1] and got_raw.tolist() == [1, 1]
