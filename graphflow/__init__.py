@@ -85,6 +85,7 @@ from graphflow.ops.sparse_reshape import (sparse_concat, sparse_fill_empty_rows,
                                           sparse_slice, sparse_split, sparse_to_indicator,
                                           sparse_transpose)
 from graphflow.ops.sparse_segment import *
+from graphflow.ops.edit_distance_ops import edit_distance
 from graphflow.ops import parsing_ops as _parsing_ops
 from graphflow.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,
                                        decode_raw, parse_example, parse_single_example)

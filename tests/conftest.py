@@ -52,6 +52,7 @@ SLOW = {
     "tests/tools/test_cli.py::test_inspect_prints_signatures_variables_and_ops": "processes, 7 s",
     # the longest of the default run's rest (seconds on a busy 2-core machine); what they cover
     # the default run still reaches through the other tests of their modules
+    _PROGRAMS + "[ctc_speech.py]": "trains an LSTM with CTC for 300 steps, 6 s CPU",
     _PROGRAMS + "[cifar10_queue_input.py]": "4.7 s",
     _PROGRAMS + "[char_rnn.py]": "2.9 s",
     _PROGRAMS + "[nmt_attention_reverse.py]": "trains a seq2seq model with attention, 20 s",

@@ -328,6 +328,12 @@ def xw_plus_b(x, weights, biases, name=None):
         return bias_add(math_ops.matmul(x, weights), biases)
 
 
+def relu_layer(x, weights, biases, name=None):
+    """`tf.nn.relu_layer`: relu(matmul(x, weights) + biases)."""
+    with name_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        return math_ops.relu(bias_add(math_ops.matmul(x, weights), biases), name=scope)
+
+
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """`tf.nn.l2_normalize`: x / sqrt(max(sum(x ** 2, axis), epsilon))."""
     axis = dim if axis is None else axis
@@ -441,5 +447,5 @@ __all__ = [
     "softmax", "log_softmax", "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits",
     "sigmoid_cross_entropy_with_logits", "weighted_cross_entropy_with_logits", "bias_add",
-    "l2_loss", "xw_plus_b", "l2_normalize", "moments", "dropout", "batch_normalization",
+    "l2_loss", "xw_plus_b", "relu_layer", "l2_normalize", "moments", "dropout", "batch_normalization",
 ]

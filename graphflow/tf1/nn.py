@@ -8,7 +8,14 @@ from graphflow.ops.conv3d_ops import (
     conv3d_transpose,
     max_pool3d,
 )
-from graphflow.ops.conv_composite_ops import depthwise_conv2d, separable_conv2d
+from graphflow.ops.conv_composite_ops import (
+    atrous_conv2d,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
+    separable_conv2d,
+)
 from graphflow.ops.conv_ops import (
     avg_pool,
     avg_pool2d,
@@ -20,6 +27,7 @@ from graphflow.ops.conv_ops import (
     max_pool,
     max_pool2d,
 )
+from graphflow.ops.ctc_ops import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_loss
 from graphflow.ops.index_ops import in_top_k, top_k
 from graphflow.ops.lrn_ops import local_response_normalization, lrn
 from graphflow.ops.math_ops import ELEMENTWISE_FUNCTIONS as _ELEMENTWISE
@@ -34,6 +42,7 @@ from graphflow.ops.nn_ops import (
     l2_normalize,
     log_softmax,
     moments,
+    relu_layer,
     sigmoid_cross_entropy_with_logits,
     softmax,
     softmax_cross_entropy_with_logits,
@@ -44,6 +53,7 @@ from graphflow.ops.nn_ops import (
     xw_plus_b,
     zero_fraction,
 )
+from graphflow.ops.pool_argmax_ops import max_pool_with_argmax
 from graphflow.ops.reorder_ops import depth_to_space, space_to_depth
 from graphflow.tf1.embedding_ops import embedding_lookup
 from graphflow.tf1.embedding_sparse import embedding_lookup_sparse, safe_embedding_lookup_sparse
