@@ -280,6 +280,7 @@ from graphflow.ops.tensor_array_ops import TensorArray
 _LAZY_NAMES = {
     **dict.fromkeys(("Session", "InteractiveSession"), "graphflow.engine.session"),
     "optimize": "graphflow.optimizer_passes",
+    "GradientTape": "graphflow.engine.tape",
     **dict.fromkeys(("import_graph", "load", "save"), "graphflow.fileformat.serialization"),
     "random_crop": "graphflow.tf1.image_utils",
     "moving_average_variables": "graphflow.tf1.moving_averages",

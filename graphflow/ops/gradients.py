@@ -228,6 +228,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     if not xs:
         return []
     graph = (ys + xs)[0].graph
+    if graph.eager and get_default_graph().eager:
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use "
+                           "tf.GradientTape instead.")
     for t in ys + xs + stop_tensors:
         if t.graph is not graph:
             raise ValueError(f"tf.gradients: {t.name} is from a different graph than {ys[0].name}")

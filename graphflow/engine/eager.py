@@ -1,0 +1,246 @@
+"""Eager execution: ops run one at a time, as they are built, on the same kernels as plans.
+
+`tf.enable_eager_execution()` makes an `EagerGraph` the process's default graph. Every op still
+enters through `registry.make_op` (its attr checks and shape/dtype rule, with errors naming the op
+and the user's line); the eager graph's `add_op` then, instead of recording the op, runs its CPU
+kernel at once on the inputs' values and returns `EagerTensor`s holding the results. Nothing is
+kept: an eager op does not join the graph (no name table, no consumers), so a long loop holds
+only the values it still refers to.
+
+Dispatch: the kernel of an (op type, attrs, input dtypes and shapes) is chosen and built once
+(`KernelTable.choose`, the choice a plan would make for a node of those static shapes) and kept
+in a bounded cache; a repeated small op pays the shape rule, one dict lookup and the kernel call.
+Variables live in the eager graph's `SessionState`, as a session's do; control-flow kernels run
+their function graphs as sub-plans (`compile_function`). While a `GradientTape` records
+(`engine/tape.py`), each op keeps its inputs so the tape can replay the op's gradient rule.
+
+Eager mode is process-global and meant to be switched on once at program start, before any
+graph is built (TF1's rule); `disable()` switches it off again (tests). Graph-only calls raise
+TF's errors: `tf.placeholder` (`RuntimeError`), `tf.gradients` and `Tensor.eval`.
+"""
+
+import contextlib
+import weakref
+
+import numpy as np
+
+from graphflow.framework import dtypes
+from graphflow.framework import graph as graph_module
+from graphflow.framework.eager_tensor import EagerTensor
+from graphflow.framework.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    UnimplementedError,
+    UninitializedVariableError,
+)
+from graphflow.framework.graph import Graph, Operation, _user_location, describe_op
+from graphflow.framework.tensor_shape import TensorShape
+from graphflow.kernels import KernelNode, SessionState
+from graphflow.kernels import cpu as cpu_kernels
+from graphflow.ops import registry
+
+KERNELS_KEPT = 4096  # built kernels kept per eager graph (the cache is emptied when it is full)
+
+_SHAPES = {}  # shape tuple -> TensorShape, shared by every eager tensor of that shape
+
+
+def _shape(dims):
+    found = _SHAPES.get(dims)
+    if found is None:
+        if len(_SHAPES) > 10000:
+            _SHAPES.clear()
+        found = _SHAPES[dims] = TensorShape(list(dims))
+    return found
+
+
+def _freeze(value):
+    """A hashable form of an attr value (lists to tuples); raises TypeError when there is none."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return tuple(_freeze(v) for v in value)
+    if kind is dict:
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        raise TypeError("array attrs are not cached")
+    hash(value)
+    return value
+
+
+def _attrs_key(attrs):
+    try:
+        return tuple((k, _freeze(v)) for k, v in attrs.items())
+    except TypeError:
+        return None
+
+
+class EagerGraph(Graph):
+    """The default graph in eager mode: `add_op` runs each op at once (see the module doc)."""
+
+    eager = True
+
+    def __init__(self):
+        super().__init__()
+        self.state = SessionState()
+        self._kernels = {}
+        self.tapes = []  # the GradientTapes recording now (engine/tape.py), innermost last
+        # shared_name -> Variable: what a tape watches when it sees a variable read
+        self.eager_variables = weakref.WeakValueDictionary()
+
+    # --- scopes that mean nothing when ops run as they are built ----------------------------------
+    def control_dependencies(self, control_inputs):
+        """Ops run in program order, so control dependencies add nothing (as in TF)."""
+        return contextlib.nullcontext()
+
+    def finalize(self):
+        raise RuntimeError("Graph.finalize() is not supported when eager execution is enabled")
+
+    # --- running ops ------------------------------------------------------------------------
+    def add_op(self, op_type, inputs, attrs, output_specs, name=None, control_inputs=(),
+               source=None, device=None, use_scopes=True):
+        op_def = registry.lookup(op_type)
+        for t in inputs:
+            if type(t) is not EagerTensor:
+                raise _graph_tensor_error(op_type, t)
+        if op_def.must_feed:
+            raise RuntimeError(f"tf.{'placeholder' if op_type == 'Placeholder' else op_type}() "
+                               "is not compatible with eager execution.")
+        if name and name[-1] == "/":
+            op_name = name[:-1]
+        else:
+            scope = self._name_stack
+            op_name = f"{scope}/{name or op_type}" if scope else (name or op_type)
+        tapes = self.tapes
+        op = Operation(self, op_type, op_name, inputs if tapes else (), (), attrs, "", source)
+        if op_def.constant:
+            value = attrs["value"]
+            dt, _ = output_specs[0]
+            op.outputs = [EagerTensor(op, 0, dt, _shape(value.shape), value)]
+            return op
+        if op_def.control_only:
+            op.outputs = []
+            return op
+        if op_def.variable:  # the variable's storage: its value is read by ReadVariableOp
+            store = self.state.variables
+            name = attrs["shared_name"]
+            value = store.values.get(name)
+            dt, sh = output_specs[0]
+            op.outputs = [EagerTensor(op, 0, dt, sh if value is None else _shape(value.shape),
+                                      value)]
+            return op
+        values = [t._value for t in inputs]
+        key = (op_type, _attrs_key(attrs),
+               tuple([(t.dtype, t._value.shape) for t in inputs]) if inputs else ())
+        kernel = self._kernels.get(key) if key[1] is not None else None
+        if kernel is None:
+            kernel = self._build(op, output_specs, key)
+        try:
+            result = kernel(*values)
+        except Exception as exc:
+            raise _run_error(exc, op, inputs) from exc
+        if len(output_specs) == 1:
+            dt = output_specs[0][0]
+            op.outputs = [_output(op, 0, dt, result)]
+        else:
+            op.outputs = [_output(op, i, spec[0], v)
+                          for i, (spec, v) in enumerate(zip(output_specs, result))]
+        if tapes:
+            for tape in tapes:
+                tape._record(op)
+        return op
+
+    def _build(self, op, output_specs, key):
+        node = KernelNode(op.name, op.type, op.attrs,
+                          tuple(s[0].as_numpy_dtype for s in key[2]),
+                          tuple(dt.as_numpy_dtype for dt, _ in output_specs),
+                          tuple(sh.dims for _, sh in output_specs), self.state,
+                          self.compile_function, None, False,
+                          tuple(tuple(s[1]) for s in key[2]))
+        try:
+            impl = cpu_kernels.TABLE.choose(node)
+        except LookupError as exc:
+            op.source = _user_location()
+            raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
+        kernel = impl.build(node)
+        if key[1] is not None:
+            if len(self._kernels) >= KERNELS_KEPT:
+                self._kernels.clear()
+            self._kernels[key] = kernel
+        return kernel
+
+    def compile_function(self, func_graph, extra_fetches=()):
+        """A control-flow op's function graph as a sub-plan over the eager variables."""
+        from graphflow.engine.executor import Plan
+        fetches = list(func_graph.outputs) + list(extra_fetches)
+        return Plan(fetches, func_graph.all_inputs, self.state, sub_plan=True).call
+
+
+def _output(op, index, dt, value):
+    if dt is dtypes.variant:
+        return EagerTensor(op, index, dt, _shape(()), value)
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    if value.dtype != dt.as_numpy_dtype and dt is not dtypes.string:
+        value = value.astype(dt.as_numpy_dtype)
+    return EagerTensor(op, index, dt, _shape(value.shape), value)
+
+
+def _graph_tensor_error(op_type, t):
+    if hasattr(t, "_as_graph_element"):
+        t = t._as_graph_element()
+    return ValueError(f"{op_type}: the input {t.name} is a graph tensor, and eager ops take eager "
+                      "tensors; build graph tensors inside `with tf.Graph().as_default():` and "
+                      "run them in a tf.Session there")
+
+
+def _run_error(exc, op, inputs):
+    """A kernel's failure as TF's OpError, naming the op and the user's line."""
+    op.source = _user_location()
+    if isinstance(exc, OpError):
+        if exc.op is None:
+            exc.op = op
+        return exc
+    if isinstance(exc, UninitializedVariableError):
+        return FailedPreconditionError(None, op, f"Attempting to use uninitialized value "
+                                       f"{exc.variable_name}: {describe_op(op)}")
+    detail = "; ".join(f"shape={tuple(t._value.shape)} dtype={t.dtype.name}" for t in inputs)
+    return InvalidArgumentError(None, op, f"{op.type} kernel failed for {describe_op(op)} on "
+                                f"inputs [{detail or 'none'}]: {type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------- switching eager mode on and off
+
+def enable(config=None, device_policy=None, execution_mode=None):
+    """`tf.enable_eager_execution()`: from now on ops run as they are built. TF1's rule: call it at
+    program start; once graph ops exist in the default graph it is a ValueError."""
+    current = graph_module.get_default_graph()
+    if isinstance(current, EagerGraph):
+        return
+    if graph_module._default_graph_stack.stack:
+        raise ValueError("tf.enable_eager_execution must be called at program startup (not "
+                         "inside a `with graph.as_default()` block).")
+    if current.num_ops():
+        raise ValueError("tf.enable_eager_execution must be called at program startup: the "
+                         f"default graph already holds {current.num_ops()} ops.")
+    graph_module._DefaultGraphStack.base = EagerGraph()
+
+
+def disable():
+    """Switch eager mode off: the default graph is a fresh, empty graph again (tests call this)."""
+    if isinstance(graph_module._DefaultGraphStack.base, EagerGraph):
+        graph_module._DefaultGraphStack.base = Graph()
+
+
+def executing_eagerly():
+    """True when ops built now run at once: eager mode is on and no graph (a `tf.Graph`, a
+    function being traced) is the default."""
+    return isinstance(graph_module.get_default_graph(), EagerGraph)
+
+
+def eager_graph():
+    """The eager graph, or None when eager mode is off."""
+    base = graph_module._DefaultGraphStack.base
+    return base if isinstance(base, EagerGraph) else None
+
+
+__all__ = ["EagerGraph", "enable", "disable", "executing_eagerly", "eager_graph"]
