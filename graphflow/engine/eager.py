@@ -243,4 +243,29 @@ def eager_graph():
     return base if isinstance(base, EagerGraph) else None
 
 
-__all__ = ["EagerGraph", "enable", "disable", "executing_eagerly", "eager_graph"]
+class EagerVariables:
+    """The eager variables as `train.Saver` reads and writes a session's (`variable_values`,
+    `set_variable_values`, `graph`)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def variable_values(self):
+        return dict(self.graph.state.variables.settled_items())
+
+    def set_variable_values(self, values):
+        self.graph.state.variables.write_many(values)
+
+    def run(self, fetches):
+        value = getattr(fetches, "numpy", None)
+        return value() if value is not None else fetches
+
+
+def eager_variables():
+    """The eager variables as a Saver sees a session (None when eager mode is off)."""
+    graph = eager_graph()
+    return None if graph is None else EagerVariables(graph)
+
+
+__all__ = ["EagerGraph", "EagerVariables", "enable", "disable", "executing_eagerly",
+           "eager_graph", "eager_variables"]

@@ -18,7 +18,7 @@ import contextlib
 
 from graphflow.framework import nest
 from graphflow.framework.eager_tensor import EagerTensor
-from graphflow.framework.graph import get_default_graph
+from graphflow.framework.graph import Operation, get_default_graph
 from graphflow.ops import gradients as graph_gradients
 from graphflow.ops import registry, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
@@ -121,6 +121,15 @@ class GradientTape:
             if t.dtype.is_floating or t.dtype.name == "variant":
                 tracked.add(t)
 
+    def _record_call(self, op):
+        """A call of a traced function (`engine/eager_function.py`): one op with its own
+        gradient (`op.call_gradient`)."""
+        if any(t in self._tracked for t in op.inputs):
+            self._ops.append(op)
+            for t in op.outputs:
+                if t.dtype.is_floating:
+                    self._tracked.add(t)
+
     # --- gradients ------------------------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
@@ -176,11 +185,15 @@ class GradientTape:
                     totals[t] = pending[t][0]
             if not any(t in pending for t in op.outputs):
                 continue
-            rule = registry.gradient_rule(op)
-            if rule is None:
-                raise graph_gradients._missing_rule_error(op)
-            out_grads = graph_gradients._output_grads(op, pending)
-            in_grads = graph_gradients._apply_rule(rule, op, out_grads)
+            if type(op) is not Operation:  # a traced function's call
+                in_grads = op.call_gradient([graph_gradients._sum(pending.pop(t, None))
+                                             for t in op.outputs])
+            else:
+                rule = registry.gradient_rule(op)
+                if rule is None:
+                    raise graph_gradients._missing_rule_error(op)
+                out_grads = graph_gradients._output_grads(op, pending)
+                in_grads = graph_gradients._apply_rule(rule, op, out_grads)
             for t, g in zip(op.inputs, in_grads):
                 if g is not None and t in self._tracked:
                     pending.setdefault(t, []).append(g)

@@ -119,10 +119,10 @@ class Variable:
             self._initial_value = init
             self._snapshot = self._tensor
         self._trainable = trainable
-        if self._eager:  # as in TF: eager variables are Python objects, in no collection
+        if self._eager:  # eager: read where used; in the eager graph's collections too, which
+            # tf.layers objects, tf.trainable_variables() and Saver() read (TF keeps none)
             self._reads = weakref.WeakKeyDictionary()  # traced graph -> its read
             graph.eager_variables[self._variable_op.attrs["shared_name"]] = self
-            return
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
