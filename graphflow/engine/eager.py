@@ -130,7 +130,7 @@ class EagerGraph(Graph):
             return op
         values = [t._value for t in inputs]
         key = (op_type, _attrs_key(attrs),
-               tuple([(t.dtype, t._value.shape) for t in inputs]) if inputs else ())
+               tuple([(t.dtype, t._shape.dims) for t in inputs]) if inputs else ())
         kernel = self._kernels.get(key) if key[1] is not None else None
         if kernel is None:
             kernel = self._build(op, output_specs, key)
@@ -138,7 +138,9 @@ class EagerGraph(Graph):
             result = kernel(*values)
         except Exception as exc:
             raise _run_error(exc, op, inputs) from exc
-        if len(output_specs) == 1:
+        if not output_specs:
+            op.outputs = []
+        elif len(output_specs) == 1:
             dt = output_specs[0][0]
             op.outputs = [_output(op, 0, dt, result)]
         else:
@@ -176,9 +178,10 @@ class EagerGraph(Graph):
 
 
 def _output(op, index, dt, value):
-    if dt is dtypes.variant:
-        return EagerTensor(op, index, dt, _shape(()), value)
     if type(value) is not np.ndarray:
+        if (dt is dtypes.variant or dt is dtypes.string) and not isinstance(value, (bytes, str)):
+            # a handle (TensorArray flow, queue, reader): passed on to the next kernel as it is
+            return EagerTensor(op, index, dt, _shape(()), value)
         value = np.asarray(value)
     if value.dtype != dt.as_numpy_dtype and dt is not dtypes.string:
         value = value.astype(dt.as_numpy_dtype)
@@ -203,7 +206,7 @@ def _run_error(exc, op, inputs):
     if isinstance(exc, UninitializedVariableError):
         return FailedPreconditionError(None, op, f"Attempting to use uninitialized value "
                                        f"{exc.variable_name}: {describe_op(op)}")
-    detail = "; ".join(f"shape={tuple(t._value.shape)} dtype={t.dtype.name}" for t in inputs)
+    detail = "; ".join(f"shape={t._shape} dtype={t.dtype.name}" for t in inputs)
     return InvalidArgumentError(None, op, f"{op.type} kernel failed for {describe_op(op)} on "
                                 f"inputs [{detail or 'none'}]: {type(exc).__name__}: {exc}")
 

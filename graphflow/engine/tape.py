@@ -193,7 +193,10 @@ class GradientTape:
                 if rule is None:
                     raise graph_gradients._missing_rule_error(op)
                 out_grads = graph_gradients._output_grads(op, pending)
-                in_grads = graph_gradients._apply_rule(rule, op, out_grads)
+                try:
+                    in_grads = graph_gradients._apply_rule(rule, op, out_grads)
+                except graph_gradients.EagerGradientsError:
+                    in_grads = self._apply_rule_recorded(rule, op, out_grads)
             for t, g in zip(op.inputs, in_grads):
                 if g is not None and t in self._tracked:
                     pending.setdefault(t, []).append(g)
@@ -209,6 +212,25 @@ class GradientTape:
                 g = shape_ops.zeros_like(s)
             results.append(g)
         return results
+
+    def _apply_rule_recorded(self, rule, op, out_grads):
+        """Run a gradient rule that differentiates ops of its own with `tf.gradients` (fused
+        batch norm's second derivative): again, while a tape watching the op's inputs records
+        what it builds, and with its `tf.gradients` answered by that tape."""
+        graph = self._graph
+        inner = GradientTape(persistent=True, watch_accessed_variables=False)
+        previous = graph.rule_gradients
+        with inner:
+            inner.watch([t for t in op.inputs if t.dtype.is_floating])
+
+            def rule_gradients(ys, xs, grad_ys, mode):
+                return inner.gradient(ys, xs, output_gradients=grad_ys,
+                                      unconnected_gradients=mode)
+            graph.rule_gradients = rule_gradients
+            try:
+                return graph_gradients._apply_rule(rule, op, out_grads)
+            finally:
+                graph.rule_gradients = previous
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
         """d(target[i])/d(source) for every element i of `target`, stacked: one gradient per

@@ -194,6 +194,8 @@ class Graph:
     """
 
     eager = False
+    # in eager mode, while a tape runs a gradient rule that calls tf.gradients: what answers it
+    rule_gradients = None
 
     def __init__(self):
         self._ops = []
