@@ -26,7 +26,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework import graph as graph_module
-from graphflow.framework.eager_tensor import EagerTensor
+from graphflow.framework.eager_tensor import VALUE_READS, EagerTensor
 from graphflow.framework.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -41,6 +41,8 @@ from graphflow.kernels import cpu as cpu_kernels
 from graphflow.ops import registry
 
 KERNELS_KEPT = 4096  # built kernels kept per eager graph (the cache is emptied when it is full)
+
+_READS_VALUES = (None, None)  # kept for a key whose shape rule reads input values
 
 _SHAPES = {}  # shape tuple -> TensorShape, shared by every eager tensor of that shape
 
@@ -96,12 +98,58 @@ class EagerGraph(Graph):
         raise RuntimeError("Graph.finalize() is not supported when eager execution is enabled")
 
     # --- running ops ------------------------------------------------------------------------
+    def run_op(self, op_def, inputs, attrs, name):
+        """`registry.make_op` in eager mode: the op's shape rule, then its kernel, at once. The
+        kernel and the shape rule's answer for an op type, attrs, input dtypes and shapes are
+        kept for later calls; for a rule that reads input values (a reshape's shape, a range's
+        limits) the rule runs on every call and the kernel is kept per output shapes too."""
+        for t in inputs:
+            if type(t) is not EagerTensor:
+                raise _graph_tensor_error(op_def.type, t)
+        if op_def.constant or op_def.variable or op_def.must_feed or op_def.control_only:
+            specs = registry.infer_outputs(op_def, inputs, attrs, name)
+            return self._execute(op_def, inputs, attrs, specs, name, None, None)
+        frozen = _attrs_key(attrs) if attrs else ()
+        if frozen is None:  # attrs with arrays: nothing kept
+            specs = registry.infer_outputs(op_def, inputs, attrs, name)
+            return self._execute(op_def, inputs, attrs, specs, name, None, None)
+        key = (op_def.type, frozen,
+               tuple([(t.dtype.name, t._shape.dims) for t in inputs]) if inputs else ())
+        kernels = self._kernels
+        entry = kernels.get(key)
+        if entry is not None and entry[1] is not None:
+            return self._execute(op_def, inputs, attrs, entry[1], name, None, entry[0])
+        reads = VALUE_READS[0]
+        specs = registry.infer_outputs(op_def, inputs, attrs, name)
+        if entry is not None or VALUE_READS[0] != reads:  # the rule reads values
+            if entry is None:
+                kernels[key] = _READS_VALUES
+            key = (key, tuple([(dt, sh.dims) for dt, sh in specs]))
+            entry = kernels.get(key)
+            kernel = entry[0] if entry is not None else self._build(op_def.type, attrs, name,
+                                                                      specs, inputs)
+            if entry is None:
+                self._keep(key, (kernel, None))
+        else:
+            kernel = self._build(op_def.type, attrs, name, specs, inputs)
+            self._keep(key, (kernel, specs))
+        return self._execute(op_def, inputs, attrs, specs, name, None, kernel)
+
+    def _keep(self, key, entry):
+        if len(self._kernels) >= KERNELS_KEPT:
+            self._kernels.clear()
+        self._kernels[key] = entry
+
     def add_op(self, op_type, inputs, attrs, output_specs, name=None, control_inputs=(),
                source=None, device=None, use_scopes=True):
         op_def = registry.lookup(op_type)
         for t in inputs:
             if type(t) is not EagerTensor:
                 raise _graph_tensor_error(op_type, t)
+        return self._execute(op_def, inputs, attrs, output_specs, name, source, None, None)
+
+    def _execute(self, op_def, inputs, attrs, output_specs, name, source, kernel):
+        op_type = op_def.type
         if op_def.must_feed:
             raise RuntimeError(f"tf.{'placeholder' if op_type == 'Placeholder' else op_type}() "
                                "is not compatible with eager execution.")
@@ -114,35 +162,27 @@ class EagerGraph(Graph):
         op = Operation(self, op_type, op_name, inputs if tapes else (), (), attrs, "", source)
         if op_def.constant:
             value = attrs["value"]
-            dt, _ = output_specs[0]
-            op.outputs = [EagerTensor(op, 0, dt, _shape(value.shape), value)]
+            op.outputs = [EagerTensor(op, 0, output_specs[0][0], _shape(value.shape), value)]
             return op
         if op_def.control_only:
             op.outputs = []
             return op
         if op_def.variable:  # the variable's storage: its value is read by ReadVariableOp
-            store = self.state.variables
-            name = attrs["shared_name"]
-            value = store.values.get(name)
+            value = self.state.variables.values.get(attrs["shared_name"])
             dt, sh = output_specs[0]
             op.outputs = [EagerTensor(op, 0, dt, sh if value is None else _shape(value.shape),
                                       value)]
             return op
-        values = [t._value for t in inputs]
-        key = (op_type, _attrs_key(attrs),
-               tuple([(t.dtype, t._shape.dims) for t in inputs]) if inputs else ())
-        kernel = self._kernels.get(key) if key[1] is not None else None
         if kernel is None:
-            kernel = self._build(op, output_specs, key)
+            kernel = self._build(op_type, attrs, op_name, output_specs, inputs, op)
         try:
-            result = kernel(*values)
+            result = kernel(*[t._value for t in inputs])
         except Exception as exc:
             raise _run_error(exc, op, inputs) from exc
         if not output_specs:
             op.outputs = []
         elif len(output_specs) == 1:
-            dt = output_specs[0][0]
-            op.outputs = [_output(op, 0, dt, result)]
+            op.outputs = [_output(op, 0, output_specs[0][0], result)]
         else:
             op.outputs = [_output(op, i, spec[0], v)
                           for i, (spec, v) in enumerate(zip(output_specs, result))]
@@ -151,24 +191,23 @@ class EagerGraph(Graph):
                 tape._record(op)
         return op
 
-    def _build(self, op, output_specs, key):
-        node = KernelNode(op.name, op.type, op.attrs,
-                          tuple(s[0].as_numpy_dtype for s in key[2]),
-                          tuple(dt.as_numpy_dtype for dt, _ in output_specs),
-                          tuple(sh.dims for _, sh in output_specs), self.state,
+    def _build(self, op_type, attrs, name, output_specs, inputs, op=None):
+        """The kernel a plan would choose and build for a node of these inputs' dtypes and
+        shapes."""
+        node = KernelNode(name or op_type, op_type, attrs,
+                          tuple([t.dtype.as_numpy_dtype for t in inputs]),
+                          tuple([dt.as_numpy_dtype for dt, _ in output_specs]),
+                          tuple([sh.dims for _, sh in output_specs]), self.state,
                           self.compile_function, None, False,
-                          tuple(tuple(s[1]) for s in key[2]))
+                          tuple([t._shape.dims for t in inputs]))
         try:
             impl = cpu_kernels.TABLE.choose(node)
         except LookupError as exc:
+            if op is None:
+                op = Operation(self, op_type, name or op_type, (), (), attrs, "", None)
             op.source = _user_location()
             raise UnimplementedError(None, op, f"{exc}: {describe_op(op)}") from None
-        kernel = impl.build(node)
-        if key[1] is not None:
-            if len(self._kernels) >= KERNELS_KEPT:
-                self._kernels.clear()
-            self._kernels[key] = kernel
-        return kernel
+        return impl.build(node)
 
     def compile_function(self, func_graph, extra_fetches=()):
         """A control-flow op's function graph as a sub-plan over the eager variables."""
@@ -183,9 +222,11 @@ def _output(op, index, dt, value):
             # a handle (TensorArray flow, queue, reader): passed on to the next kernel as it is
             return EagerTensor(op, index, dt, _shape(()), value)
         value = np.asarray(value)
-    if value.dtype != dt.as_numpy_dtype and dt is not dtypes.string:
-        value = value.astype(dt.as_numpy_dtype)
-    return EagerTensor(op, index, dt, _shape(value.shape), value)
+    kind = dt.as_numpy_dtype
+    if value.dtype.type is not kind and dt is not dtypes.string:
+        value = value.astype(kind)
+    shape = _SHAPES.get(value.shape)
+    return EagerTensor(op, index, dt, shape if shape is not None else _shape(value.shape), value)
 
 
 def _graph_tensor_error(op_type, t):

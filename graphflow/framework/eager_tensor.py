@@ -12,6 +12,11 @@ import numpy as np
 
 from graphflow.framework.tensor import Tensor
 
+# How many times a shape rule read an eager tensor's value (`static_value.constant_value`,
+# `registry.constant_value_of` count them): the eager graph reuses a shape rule's answer for the
+# same op type, attrs, input dtypes and shapes only when the rule read no input's value.
+VALUE_READS = [0]
+
 
 class EagerTensor(Tensor):
     """The output of an op run eagerly: a Tensor holding its value (`numpy()`)."""
@@ -86,4 +91,4 @@ class EagerTensor(Tensor):
         return (np.asarray, (np.array(self._value),))
 
 
-__all__ = ["EagerTensor"]
+__all__ = ["EagerTensor", "VALUE_READS"]
