@@ -84,8 +84,7 @@ class EagerTensor(Tensor):
     def __iter__(self):
         if self._value.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
-        for i in range(self._value.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self._value.shape[0]))
 
     def __reduce__(self):  # copy.deepcopy / pickle: the value, as TF's eager tensors give
         return (np.asarray, (np.array(self._value),))

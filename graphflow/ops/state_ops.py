@@ -185,6 +185,12 @@ class Variable:
 
     @property
     def graph(self):
+        """The variable's graph; for an eager variable used in a function being traced, the
+        graph being traced (where ops updating it are built)."""
+        if self._eager:
+            current = get_default_graph()
+            if isinstance(current, FuncGraph):
+                return current
         return self._tensor.graph
 
     @property

@@ -10,6 +10,7 @@ training op that runs after every update and, when `global_step` is given, incre
 
 import numbers
 
+from graphflow.framework.func_graph import outermost_graph
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.ops import math_ops, shape_ops, training_ops
 from graphflow.ops.core_ops import convert_to_tensor, group, tuple_
@@ -201,7 +202,7 @@ class Optimizer:
         return self._make_slot(var, lambda: _filled_like(var, 1), slot_name, op_name)
 
     def _non_slot_variable(self, initial_value, name, dtype, graph):
-        key = (name, graph)
+        key = (name, outermost_graph(graph))
         if key not in self._non_slot:
             with graph.name_scope(None):
                 self._non_slot[key] = Variable(convert_to_tensor(initial_value, dtype=dtype),
@@ -209,7 +210,7 @@ class Optimizer:
         return self._non_slot[key]
 
     def _get_non_slot(self, name, graph):
-        return self._non_slot[(name, graph)]
+        return self._non_slot[(name, outermost_graph(graph))]
 
     # ------------------------------------------------------------------ hyper-parameters
     def _hyper(self, name, value, dtype):
