@@ -231,8 +231,15 @@ class Variable:
             no_numpy(self)
         return self._tensor.graph.state.variables.read(self._variable_op.attrs["shared_name"])
 
+    @property
     def numpy(self):
-        """The value of an eager variable (in graph mode: an error saying to run it instead)."""
+        """`v.numpy()`: the value of an eager variable (in graph mode an AttributeError saying
+        to run it instead, so `hasattr(v, "numpy")` is False there)."""
+        if not self._eager:
+            no_numpy(self)
+        return self._eager_numpy
+
+    def _eager_numpy(self):
         value = self._numpy()
         return value[()] if value.ndim == 0 else np.array(value)
 
