@@ -40,6 +40,7 @@ from graphflow.framework.errors import (
 )
 from graphflow.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
 from graphflow.ops import registry
+from graphflow.ops.state_ops import Variable
 
 
 class SaverDef:
@@ -63,6 +64,8 @@ class _Saveable:
 
 
 def _variable_op(item):
+    if isinstance(item, Variable):  # its storage op (an eager variable's element is a read)
+        return item.op
     as_element = getattr(item, "_as_graph_element", None)
     element = as_element() if as_element is not None else item
     op = element.op if isinstance(element, Tensor) else element
