@@ -126,7 +126,7 @@ class Network:
         return self._name
 
     def __setattr__(self, key, value):
-        if not key.startswith("_") and hasattr(value, "variables") and hasattr(value, "__call__") \
+        if not key.startswith("_") and hasattr(value, "variables") and callable(value) \
                 and value not in getattr(self, "_layers", ()):
             self.__dict__.setdefault("_layers", []).append(value)
         object.__setattr__(self, key, value)
