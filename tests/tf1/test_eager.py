@@ -229,3 +229,15 @@ def test_iterator_and_for_loops_over_datasets(eager):
 def test_tfe_iterator_needs_eager_mode():
     with pytest.raises(RuntimeError, match="eager execution"):
         tf.contrib.eager.Iterator(tf.data.Dataset.range(2))
+
+
+def test_finished_eager_iterations_keep_nothing(eager):
+    from graphflow.engine import eager as eager_mode
+    graph = eager_mode.eager_graph()
+    ds = tf.data.Dataset.range(3)
+    list(ds)
+    before = (len(graph.state.resources), len(graph.get_collection("graphflow_datasets")))
+    for _ in range(5):
+        assert [int(x) for x in ds] == [0, 1, 2]
+    assert (len(graph.state.resources),
+            len(graph.get_collection("graphflow_datasets"))) == before == (0, 0)

@@ -188,9 +188,21 @@ class EagerIterator:
         try:
             return self._iterator.get_next()
         except OutOfRangeError:
+            self._release()
             raise StopIteration from None
 
     next = __next__
+
+    def _release(self):
+        """At the end: the eager graph forgets this iterator's pipeline (a loop over a dataset
+        every epoch keeps nothing of the epochs before)."""
+        graph = get_default_graph()
+        if not graph.eager:
+            return
+        resource = graph.state.resources.pop(("iterator", self._iterator._name), None)
+        if resource is not None:
+            resource.close()
+        data_ops.forget_dataset(self._iterator._one_shot, graph)
 
     def get_next(self, name=None):
         """The next element; `tf.errors.OutOfRangeError` at the end (TF's eager iterator)."""
