@@ -241,3 +241,12 @@ def test_finished_eager_iterations_keep_nothing(eager):
         assert [int(x) for x in ds] == [0, 1, 2]
     assert (len(graph.state.resources),
             len(graph.get_collection("graphflow_datasets"))) == before == (0, 0)
+
+
+def test_keras_models_are_called_eagerly_and_fit_says_what_to_do(eager):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    out = model(tf.ones([4, 3]))
+    assert out.shape.as_list() == [4, 2] and len(model.trainable_variables) == 2
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(NotImplementedError, match="GradientTape loop"):
+        model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0)
