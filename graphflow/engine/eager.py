@@ -151,8 +151,7 @@ class EagerGraph(Graph):
     def _execute(self, op_def, inputs, attrs, output_specs, name, source, kernel):
         op_type = op_def.type
         if op_def.must_feed:
-            raise RuntimeError(f"tf.{'placeholder' if op_type == 'Placeholder' else op_type}() "
-                               "is not compatible with eager execution.")
+            raise RuntimeError("tf.placeholder() is not compatible with eager execution.")
         if name and name[-1] == "/":
             op_name = name[:-1]
         else:
