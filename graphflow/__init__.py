@@ -107,7 +107,7 @@ _WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
 train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
                    members={"write_graph": _WRITE_GRAPH, "import_meta_graph": _lazy(
                        "graphflow.interop.tensorflow.meta_graph", "import_meta_graph"),
-                       "Checkpoint": _lazy("graphflow.tf1.eager", "Checkpoint")})
+                       "Checkpoint": _lazy("graphflow.tf1.contrib_eager", "Checkpoint")})
 queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
                                         "PaddingFIFOQueue": PaddingFIFOQueue,
                                         "RandomShuffleQueue": RandomShuffleQueue})
@@ -153,7 +153,7 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "losses": _CONTRIB_LOSSES,
-    "eager": _Namespace("tf.contrib.eager", ["graphflow.tf1.eager"]),
+    "eager": _Namespace("tf.contrib.eager", ["graphflow.tf1.contrib_eager"]),
     "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
                        members={"losses": _CONTRIB_LOSSES},
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "

@@ -24,7 +24,11 @@ class EagerTensor(Tensor):
     __slots__ = ("_value",)
 
     def __init__(self, op, value_index, dtype, shape, value):
-        Tensor.__init__(self, op, value_index, dtype, shape)
+        self.op = op
+        self.value_index = value_index
+        self.dtype = dtype
+        self._shape = shape
+        self._consumers = ()  # eager ops are not recorded: nothing consumes it in a graph
         self._value = value
 
     def numpy(self):

@@ -1,4 +1,4 @@
-"""tf.contrib.eager (graphflow/tf1/eager.py) and eager programs against TensorFlow's eager mode:
+"""tf.contrib.eager (graphflow/tf1/contrib_eager.py) and eager programs against TensorFlow's eager
 the same TF1 code run eagerly gives TensorFlow 2.21's numbers (recorded below; compared live where
 GRAPHFLOW_TF_PYTHON names a Python with TensorFlow)."""
 
