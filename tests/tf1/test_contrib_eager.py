@@ -1,5 +1,5 @@
-"""tf.contrib.eager (graphflow/tf1/contrib_eager.py) and eager programs against TensorFlow's eager
-the same TF1 code run eagerly gives TensorFlow 2.21's numbers (recorded below; compared live where
+"""tf.contrib.eager (graphflow/tf1/contrib_eager.py), and eager programs against TensorFlow's
+eager mode: the same TF1 code run eagerly gives TensorFlow 2.21's numbers (recorded below; compared live where
 GRAPHFLOW_TF_PYTHON names a Python with TensorFlow)."""
 
 import inspect
