@@ -60,6 +60,9 @@ class TraceGraph(FuncGraph):
         return super().capture(tensor)
 
 
+_NESTED = (list, tuple, dict)
+
+
 def _leaf_key(leaf):
     if isinstance(leaf, EagerTensor):
         return ("tensor", leaf.dtype.name, tuple(leaf._value.shape))
@@ -114,6 +117,7 @@ class ConcreteFunction:
         graph.inputs = placeholders
         graph.outputs = outputs
         self._none_positions = [i for i, v in enumerate(nest.flatten(result)) if v is None]
+        self._single = len(outputs) == 1 and type(result) not in _NESTED and result is not None
         self._effects = [op for op in graph.get_operations()
                          if registry.lookup(op.type).stateful
                          and not registry.lookup(op.type).variable
@@ -172,6 +176,8 @@ class ConcreteFunction:
             op.inputs = tuple(inputs) + tuple(reads)
             for tape in tapes:
                 tape._record_call(op)
+        if self._single:
+            return outputs[0]
         flat = list(outputs)
         for i in self._none_positions:
             flat.insert(i, None)
@@ -287,16 +293,23 @@ class Function:
                 pass
         return bound
 
-    def _key(self, args, kwargs):
-        flat = nest.flatten((args, kwargs))
+    def _flat_and_key(self, args, kwargs):
+        """The arguments' leaves and the trace key; plain positional arguments (no lists,
+        tuples or dicts: the common call) skip the structure walk."""
+        if not kwargs and not any(type(a) in _NESTED for a in args):
+            flat, structure = args, len(args)
+        else:
+            flat, structure = nest.flatten((args, kwargs)), _structure_key((args, kwargs))
         if self._signature is not None:
-            return ("signature", _structure_key((args, kwargs)),
-                    tuple(_leaf_key(x) for x in flat if not _is_tensor_leaf(x)))
-        return (_structure_key((args, kwargs)), tuple(_leaf_key(x) for x in flat))
+            return flat, ("signature", structure,
+                          tuple([_leaf_key(x) for x in flat if not _is_tensor_leaf(x)]))
+        return flat, (structure, tuple([_leaf_key(x) for x in flat]))
 
     def get_concrete_function(self, *args, **kwargs):
         """The trace for these arguments (traced now if there is none yet)."""
-        key = self._key(args, kwargs)
+        return self._concrete(self._flat_and_key(args, kwargs)[1], args, kwargs)
+
+    def _concrete(self, key, args, kwargs):
         found = self._traces.get(key)
         if found is None:
             if eager_mode.eager_graph() is None:
@@ -310,7 +323,9 @@ class Function:
     def __call__(self, *args, **kwargs):
         if not get_default_graph().eager:  # building a graph: the function's ops join it
             return self.python_function(*args, **kwargs)
-        return self.get_concrete_function(*args, **kwargs)(*args, **kwargs)
+        flat, key = self._flat_and_key(args, kwargs)
+        concrete = self._traces.get(key) or self._concrete(key, args, kwargs)
+        return concrete._call_flat([flat[i] for i in concrete._tensor_positions])
 
     @property
     def trace_count(self):
