@@ -86,8 +86,9 @@ def graphflow_rows():
 
 
 # ------------------------------------------------------------------ PyTorch
-def torch_rows():
+def torch_rows(threads):
     import torch
+    torch.set_num_threads(threads)
     a, b = torch.ones(10), torch.ones(10)
     x, y, w1, w2 = _data()
     x, y = torch.from_numpy(x), torch.from_numpy(y).long()
@@ -129,10 +130,15 @@ def tensorflow_rows():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch's intra-op threads (its OpenMP threads spin while they wait: "
+                             "on a busy machine two of them took 31 ms for the MLP step that one "
+                             "thread takes in 2 ms)")
     args = parser.parse_args()
     contenders = {"graphflow": graphflow_rows()}
     skipped = {}
-    for name, make in (("PyTorch", torch_rows), ("TF 2 eager", tensorflow_rows)):
+    for name, make in (("PyTorch", lambda: torch_rows(args.torch_threads)),
+                       ("TF 2 eager", tensorflow_rows)):
         try:
             contenders[name] = make()
         except ImportError as exc:

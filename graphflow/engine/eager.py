@@ -221,8 +221,8 @@ def _output(op, index, dt, value):
             # a handle (TensorArray flow, queue, reader): passed on to the next kernel as it is
             return EagerTensor(op, index, dt, _shape(()), value)
         value = np.asarray(value)
-    kind = dt.as_numpy_dtype
-    if value.dtype.type is not kind and dt is not dtypes.string:
+    kind = dt.as_numpy_dtype  # a numpy dtype
+    if value.dtype is not kind and value.dtype != kind and dt is not dtypes.string:
         value = value.astype(kind)
     shape = _SHAPES.get(value.shape)
     return EagerTensor(op, index, dt, shape if shape is not None else _shape(value.shape), value)
@@ -265,13 +265,20 @@ def enable(config=None, device_policy=None, execution_mode=None):
     if current.num_ops():
         raise ValueError("tf.enable_eager_execution must be called at program startup: the "
                          f"default graph already holds {current.num_ops()} ops.")
-    graph_module._DefaultGraphStack.base = EagerGraph()
+    graph = EagerGraph()
+    # as a session does from its first run: numpy's BLAS on one thread, so that the kernels' own
+    # threads (oneDNN's, the intra-op pool's) do not compete with BLAS threads spinning idle
+    graph.state.hold_blas()
+    graph_module._DefaultGraphStack.base = graph
 
 
 def disable():
-    """Switch eager mode off: the default graph is a fresh, empty graph again (tests call this)."""
-    if isinstance(graph_module._DefaultGraphStack.base, EagerGraph):
+    """Switch eager mode off: the default graph is a fresh, empty graph again (tests call this);
+    the eager variables and numpy's BLAS threads are released."""
+    base = graph_module._DefaultGraphStack.base
+    if isinstance(base, EagerGraph):
         graph_module._DefaultGraphStack.base = Graph()
+        base.state.clear()
 
 
 def executing_eagerly():
