@@ -88,11 +88,50 @@ class EagerGraph(Graph):
         self.tapes = []  # the GradientTapes recording now (engine/tape.py), innermost last
         # shared_name -> Variable: what a tape watches when it sees a variable read
         self.eager_variables = weakref.WeakValueDictionary()
+        self.variables_made = 0
 
     # --- scopes that mean nothing when ops run as they are built ----------------------------------
     def control_dependencies(self, control_inputs):
         """Ops run in program order, so control dependencies add nothing (as in TF)."""
         return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """A name scope; when nothing inside it made a variable, its name and the names taken
+        inside are given back, so a loop that opens `tf.name_scope("loss")` every step reuses
+        'loss/' (as TF's eager scopes do) instead of making 'loss_1/', 'loss_2/', ... forever."""
+        names = self._names_in_use
+        if self._unindexed_names:
+            self._index_names()
+        made, size = self.variables_made, len(names)
+        key = None
+        if name and not name.endswith("/"):
+            key = (f"{self._name_stack}/{name}" if self._name_stack else name).lower()
+        count = names.get(key)
+        with Graph.name_scope(self, name) as scope:
+            yield scope
+        if self.variables_made == made:
+            while len(names) > size:
+                names.popitem()  # the names first taken inside the scope (the newest entries)
+            if key is not None:
+                if count is None:
+                    names.pop(key, None)
+                else:
+                    names[key] = count
+
+    def add_to_collection(self, name, value):
+        """Eager tensors are one-off values: not kept in collections (a loss per step would
+        pile up); variables and other objects are."""
+        if type(value) is not EagerTensor:
+            Graph.add_to_collection(self, name, value)
+
+    def add_to_collections(self, names, value):
+        if type(value) is not EagerTensor:
+            Graph.add_to_collections(self, names, value)
+
+    def register_variable(self, variable):
+        """A variable made in eager mode (what tapes watch; its name stays taken)."""
+        self.eager_variables[variable.op.attrs["shared_name"]] = variable
 
     def finalize(self):
         raise RuntimeError("Graph.finalize() is not supported when eager execution is enabled")
@@ -167,6 +206,7 @@ class EagerGraph(Graph):
             op.outputs = []
             return op
         if op_def.variable:  # the variable's storage: its value is read by ReadVariableOp
+            self.variables_made += 1  # (its name scope keeps its name: name_scope)
             value = self.state.variables.values.get(attrs["shared_name"])
             dt, sh = output_specs[0]
             op.outputs = [EagerTensor(op, 0, dt, sh if value is None else _shape(value.shape),

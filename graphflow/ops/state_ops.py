@@ -122,7 +122,7 @@ class Variable:
         if self._eager:  # eager: read where used; in the eager graph's collections too, which
             # tf.layers objects, tf.trainable_variables() and Saver() read (TF keeps none)
             self._reads = weakref.WeakKeyDictionary()  # traced graph -> its read
-            graph.eager_variables[self._variable_op.attrs["shared_name"]] = self
+            graph.register_variable(self)
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:

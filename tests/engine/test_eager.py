@@ -113,3 +113,25 @@ def test_seeded_random_ops_repeat_in_a_fresh_eager_mode():
     first, second = draw(), draw()
     np.testing.assert_array_equal(first[0], second[0])
     assert not np.array_equal(first[0], first[1])  # the op's stream goes on between calls
+
+
+def test_a_training_loop_keeps_no_names_or_collected_values(eager):
+    x = tf.constant(np.ones((4, 3), np.float32))
+    y = tf.constant(np.zeros(4, np.int32))
+    dense = tf.layers.Dense(2)
+    opt = tf.train.AdamOptimizer(0.1)
+    graph = eager_mode.eager_graph()
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=dense(x))
+        opt.apply_gradients(zip(tape.gradient(loss, dense.variables), dense.variables))
+
+    step()
+    names, collected = len(graph._names_in_use), graph.get_all_collection_keys()
+    for _ in range(20):
+        step()
+    assert len(graph._names_in_use) == names and graph.get_all_collection_keys() == collected
+    assert tf.get_collection(tf.GraphKeys.LOSSES) == []
+    first, second = tf.Variable(1.0, name="w"), tf.Variable(2.0, name="w")
+    assert (first.name, second.name) == ("w:0", "w_1:0")  # variables keep distinct names
