@@ -114,7 +114,8 @@ _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
 _WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
 train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
                    members={"write_graph": _WRITE_GRAPH, "import_meta_graph": _lazy(
-                       "graphflow.interop.tensorflow.meta_graph", "import_meta_graph")})
+                       "graphflow.interop.tensorflow.meta_graph", "import_meta_graph"),
+                       "Checkpoint": _lazy("graphflow.tf1.contrib_eager", "Checkpoint")})
 queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
                                         "PaddingFIFOQueue": PaddingFIFOQueue,
                                         "RandomShuffleQueue": RandomShuffleQueue})
@@ -170,15 +171,16 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "losses": _CONTRIB_LOSSES,
+    "eager": _Namespace("tf.contrib.eager", ["graphflow.tf1.contrib_eager"]),
     "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
                        members={"losses": _CONTRIB_LOSSES},
                        hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
                                           "loop instead of slim.learning.train"})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
              "(decoders, attention, beam search, sequence_loss), legacy_seq2seq (its sequence "
-             "losses), losses and slim only")
+             "losses), losses, eager and slim only")
 for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
-              "losses"):
+              "losses", "eager"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
@@ -299,6 +301,8 @@ from graphflow.ops.tensor_array_ops import TensorArray
 _LAZY_NAMES = {
     **dict.fromkeys(("Session", "InteractiveSession"), "graphflow.engine.session"),
     "optimize": "graphflow.optimizer_passes",
+    "GradientTape": "graphflow.engine.tape",
+    "function": "graphflow.engine.eager_function",
     **dict.fromkeys(("import_graph", "load", "save"), "graphflow.fileformat.serialization"),
     "random_crop": "graphflow.tf1.image_utils",
     "moving_average_variables": "graphflow.tf1.moving_averages",

@@ -17,11 +17,28 @@ from graphflow.kernels.cpu.reference import fused_kernels
 from tests import selection
 
 
+def _leave_eager_mode():
+    from graphflow.framework import graph
+    if graph._DefaultGraphStack.base is not None and graph._DefaultGraphStack.base.eager:
+        from graphflow.engine import eager
+        eager.disable()
+
+
 @pytest.fixture(autouse=True)
 def fresh_graph():
+    _leave_eager_mode()
     tf.reset_default_graph()
     yield
+    _leave_eager_mode()
     tf.reset_default_graph()
+
+
+@pytest.fixture
+def eager():
+    """Eager mode for one test (tf.enable_eager_execution() at its start), off again after it."""
+    tf.enable_eager_execution()
+    yield
+    _leave_eager_mode()
 
 
 @pytest.fixture(autouse=True)

@@ -34,8 +34,13 @@ def test_switches():
     x = tf.placeholder(tf.float32, [None])
     with tf.Session() as sess:
         assert sess.run(tf.reduce_sum(x * 2.0), {x: [1.0, 2.0]}) == 6.0
-    with pytest.raises(NotImplementedError, match="no eager execution"):
+    with pytest.raises(ValueError, match="program startup"):  # graph ops exist already
         tf.enable_eager_execution()
+    tf.reset_default_graph()
+    tf.compat.v1.enable_eager_execution()
+    assert tf.executing_eagerly() and tf.constant(2.0).numpy() == 2.0
+    tf.disable_eager_execution()
+    assert tf.executing_eagerly() is False
     with pytest.raises(NotImplementedError, match="TF1 API only"):
         tf.compat.v1.enable_v2_behavior()
 

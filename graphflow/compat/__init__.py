@@ -3,12 +3,14 @@
 `import graphflow.compat.v1 as tf` gives graphflow itself (graphflow *is* the TF1 API), and the
 switches such programs call first (`tf.disable_eager_execution()`, `tf.disable_v2_behavior()`,
 ...) exist here and at the top level. graphflow always builds a graph and runs it in a Session,
-which is the behaviour those calls select, so they change nothing; asking for eager execution
-or the v2 behaviour is an error, since graphflow has neither.
+which is the behaviour those calls select, so they change nothing; `enable_eager_execution()`
+switches eager mode on (`engine/eager.py`), and asking for the v2 behaviour is an error.
 """
 
 def disable_eager_execution():
-    """Select graph mode: graphflow always runs in graph mode, so there is nothing to change."""
+    """Select graph mode, graphflow's default: switches eager mode off if a program turned it on."""
+    from graphflow.engine import eager
+    eager.disable()
 
 
 def disable_v2_behavior():
@@ -28,13 +30,17 @@ def disable_control_flow_v2():
 
 
 def executing_eagerly():
-    """Always False: graphflow builds graphs and runs them with a Session."""
-    return False
+    """True when ops run as they are built: after `tf.enable_eager_execution()`, outside any
+    `with tf.Graph().as_default()` block and any function being traced."""
+    from graphflow.engine import eager
+    return eager.executing_eagerly()
 
 
 def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
-    raise NotImplementedError("graphflow has no eager execution: build a graph and run it with "
-                              "tf.Session().run(...)")
+    """`tf.enable_eager_execution()`: from now on ops run as they are built and return values
+    (docs/eager.md). TF1's rule: call it at program start, before any graph op is built."""
+    from graphflow.engine import eager
+    eager.enable(config, device_policy, execution_mode)
 
 
 def enable_v2_behavior():

@@ -189,6 +189,10 @@ class Session:
 
     def __init__(self, target="", graph=None, config=None, optimize=True, passes=None, device=None):
         self.graph = graph if graph is not None else get_default_graph()
+        if self.graph.eager:
+            raise RuntimeError("tf.Session is not compatible with eager execution: ops run as "
+                               "they are called, read a value with `t.numpy()` (or build a graph "
+                               "inside `with tf.Graph().as_default():` and run it there)")
         self._state = SessionState()
         self._state.intra_op_threads = session_intra_op_threads(config)  # config: tf.ConfigProto
         self._state.allow_soft_placement = bool(getattr(config, "allow_soft_placement", False))

@@ -40,6 +40,7 @@ from graphflow.framework.errors import (
 )
 from graphflow.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
 from graphflow.ops import registry
+from graphflow.ops.state_ops import Variable
 
 
 class SaverDef:
@@ -63,6 +64,8 @@ class _Saveable:
 
 
 def _variable_op(item):
+    if isinstance(item, Variable):  # its storage op (an eager variable's element is a read)
+        return item.op
     as_element = getattr(item, "_as_graph_element", None)
     element = as_element() if as_element is not None else item
     op = element.op if isinstance(element, Tensor) else element
@@ -97,6 +100,9 @@ class Saver:
             warnings.warn("TensorFlow's V1 checkpoint format is deprecated; graphflow writes the "
                           "V2 format (which TensorFlow reads too)", stacklevel=2)
         self._sharded = bool(sharded)
+        if var_list is None and get_default_graph().eager:
+            raise RuntimeError("When eager execution is enabled, `var_list` must specify a list "
+                               "or dict of variables to save")
         if var_list is None:
             var_list = get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES)
         if isinstance(var_list, dict):
@@ -152,7 +158,11 @@ class Saver:
         files `.index` and `.data-*`); returns that prefix. A missing parent directory is
         created (one level, as TensorFlow does). With `write_meta_graph` (TF1's default), the
         session's graph also goes to `<prefix>.meta` (TensorFlow's MetaGraphDef, with this
-        saver's save/restore subgraph) for `tf.train.import_meta_graph`."""
+        saver's save/restore subgraph) for `tf.train.import_meta_graph`. In eager mode `sess`
+        is None (the eager variables are saved) and no meta graph is written."""
+        if sess is None and get_default_graph().eager:
+            from graphflow.engine.eager import eager_variables
+            sess, write_meta_graph = eager_variables(), False
         self._check_session(sess)
         if global_step is not None:
             step = global_step if isinstance(global_step, (int, np.integer)) else sess.run(
@@ -245,6 +255,9 @@ class Saver:
         any is read, and all are read (sizes and checksums checked) before any is written."""
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
+        if sess is None and get_default_graph().eager:
+            from graphflow.engine.eager import eager_variables
+            sess = eager_variables()
         self._check_session(sess)
         save_path = os.fspath(save_path)
         reader = open_checkpoint(save_path, limits)

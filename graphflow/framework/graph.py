@@ -190,7 +190,12 @@ class Graph:
     """A container of Operations plus naming, control-dependency and device scopes and collections.
 
     `version` increases with every op added; sessions key their compiled plans on it.
+    `eager` is True only for the eager graph of `engine/eager.py`, which runs ops as they are built.
     """
+
+    eager = False
+    # in eager mode, while a tape runs a gradient rule that calls tf.gradients: what answers it
+    rule_gradients = None
 
     def __init__(self):
         self._ops = []
@@ -591,6 +596,8 @@ def reset_default_graph():
     if _default_graph_stack.stack:
         raise AssertionError("Do not use tf.reset_default_graph() inside a `with graph.as_default()` "
                              "block.")
+    if _DefaultGraphStack.base is not None and _DefaultGraphStack.base.eager:
+        return  # eager mode has no graph to reset (its ops are not kept)
     _DefaultGraphStack.base = Graph()
 
 

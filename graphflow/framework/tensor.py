@@ -4,8 +4,8 @@ The operators (`x + y`, `x[1:]`, `-x`, `x < y`, ...) build ops, which sit a floo
 data model: `graphflow.ops` gives them to Tensor when it loads (`install_operators`, called by
 `ops/tensor_operators.py`), so this module imports nothing of the ops. They follow numpy
 broadcasting semantics. TF1 semantics: `==` is identity (use `tf.equal`), and a Tensor cannot be
-used as a Python bool. There is no eager mode yet, so a Tensor has no `.numpy()`: asking for it
-says how to get the value (`no_numpy`).
+used as a Python bool. A graph's Tensor has no `.numpy()`: asking for it says how to get the
+value (`no_numpy`); the eager mode's tensors (`framework/eager_tensor.py`) have theirs.
 """
 
 from graphflow.framework.errors import NotImplementedInGraphflow
@@ -18,9 +18,10 @@ def no_numpy(obj):
     kind = type(obj).__name__
     var = kind[0].lower()
     raise NotImplementedInGraphflow(
-        f"graphflow does not implement {kind}.numpy(): graphflow has no eager mode yet, and a "
-        f"{kind} has a value only when the graph runs: run it in a Session: `sess.run({var})`, "
-        f"or `{var}.eval()` inside `with tf.Session() as sess:` (see "
+        f"graphflow does not implement {kind}.numpy() in graph mode: a {kind} of a graph has a "
+        f"value only when the graph runs: run it in a Session: `sess.run({var})`, or "
+        f"`{var}.eval()` inside `with tf.Session() as sess:`; or call "
+        "tf.enable_eager_execution() at program start, and ops return values (see "
         "docs/compat.md#coming-from-tensorflow-2)")
 
 

@@ -42,6 +42,16 @@ def keep_alive(source, graph):
     graph.get_collection_ref(_KEEP_ALIVE_COLLECTION).append(source)
 
 
+def forget_dataset(token, graph):
+    """Stop keeping the source of `token` alive for `graph` (an eager iterator that finished)."""
+    source = DATASETS.pop(token, None)
+    kept = graph.get_collection_ref(_KEEP_ALIVE_COLLECTION)
+    for i, item in enumerate(kept):
+        if item is source:
+            del kept[i]
+            break
+
+
 def lookup_dataset(token, op_name):
     source = DATASETS.get(token)
     if source is None:

@@ -52,6 +52,11 @@ class UnconnectedGradients:
     ZERO = "zero"
 
 
+class EagerGradientsError(RuntimeError):
+    """`tf.gradients` called in eager mode (TF's RuntimeError). A tape that gets it from a
+    gradient rule runs the rule again while recording (`engine/tape.py`)."""
+
+
 def _as_tensors(values, what):
     """A list of Tensors from one Tensor/Variable or a list of them."""
     items = list(values) if isinstance(values, (list, tuple)) else [values]
@@ -228,6 +233,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     if not xs:
         return []
     graph = (ys + xs)[0].graph
+    if graph.eager and get_default_graph().eager:
+        if graph.rule_gradients is not None:  # a gradient rule differentiating its own ops
+            return graph.rule_gradients(ys, xs, grad_ys, mode)
+        raise EagerGradientsError("tf.gradients is not supported when eager execution is "
+                                  "enabled. Use tf.GradientTape instead.")
     for t in ys + xs + stop_tensors:
         if t.graph is not graph:
             raise ValueError(f"tf.gradients: {t.name} is from a different graph than {ys[0].name}")

@@ -429,6 +429,8 @@ def _static_or_tensor_axis(axis):
     if isinstance(axis, Tensor) or (isinstance(axis, (list, tuple))
                                     and any(isinstance(a, Tensor) for a in axis)):
         tensor = convert_to_tensor(axis)
+        if tensor.graph.eager:  # eager: the axes stay an input, read as a fed one is
+            return None, tensor
         value = constant_value(tensor)
         if value is None:
             return None, tensor

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from graphflow.framework import dtypes
+from graphflow.framework.eager_tensor import VALUE_READS, EagerTensor
 from graphflow.framework.func_graph import graph_for_inputs
 from graphflow.framework.graph import Tensor, _user_location, install_op_defs
 from graphflow.framework.tensor_shape import TensorShape
@@ -248,6 +249,9 @@ def find(op_type):
 
 def constant_value_of(tensor):
     """The value of `tensor` when a `constant` op (Const) produces it, else None."""
+    if type(tensor) is EagerTensor:
+        VALUE_READS[0] += 1
+        return tensor._value
     op = tensor.op
     return op.attrs["value"] if lookup(op.type).constant else None
 
@@ -312,22 +316,32 @@ class OpBuildError(ValueError):
 
 
 def make_op(op_type, inputs=(), attrs=None, name=None, graph=None):
-    """Infer the outputs of a new `op_type` op and add it to the graph; returns the Operation."""
+    """Infer the outputs of a new `op_type` op and add it to the graph; returns the Operation.
+    In eager mode the eager graph runs it at once (`engine/eager.py`: `EagerGraph.run_op`)."""
     op_def = lookup(op_type)
     attrs = {} if attrs is None else attrs
     if graph is None:
         graph = graph_for_inputs(inputs)
+    if graph.eager:
+        return graph.run_op(op_def, inputs, attrs, name)
+    specs = infer_outputs(op_def, inputs, attrs, name)
+    return graph.add_op(op_type, list(inputs), attrs, specs, name=name)
+
+
+def infer_outputs(op_def, inputs, attrs, name=None):
+    """The op's [(dtype, shape)] by its attr checks and shape rule; errors name the op and the
+    user's line."""
     try:
         if attrs:
             check_attrs(op_def.attr_types, attrs)
-        specs = op_def.infer(list(inputs), attrs)
+        return op_def.infer(list(inputs), attrs)
     except (ValueError, TypeError) as exc:
         where = _user_location()
         where = f" (created at {where})" if where is not None else ""
+        op_type = op_def.type
         label = (name or op_type).rstrip("/") or op_type
         err = TypeError if isinstance(exc, TypeError) else OpBuildError
         raise err(f"{op_type} op '{label}'{where}: {exc}") from None
-    return graph.add_op(op_type, list(inputs), attrs, specs, name=name)
 
 
 def make_tensor(op_type, inputs=(), attrs=None, name=None):

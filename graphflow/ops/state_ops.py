@@ -5,6 +5,10 @@ named like TF1's: 'w:0'). Assign ops name the variable by the `shared_name` attr
 so assigning never needs the old value.
 """
 
+import weakref
+
+import numpy as np
+
 from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph, init_scope
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
@@ -96,6 +100,7 @@ class Variable:
                 self.__init__(initial_value, trainable, collections, validate_shape, name, dtype,
                               expected_shape, import_scope, constraint, use_resource, shape)
             return
+        self._eager = graph.eager
         with graph.name_scope(name or "Variable") as scope:
             var_name = scope[:-1]
             if callable(initial_value):
@@ -114,6 +119,10 @@ class Variable:
             self._initial_value = init
             self._snapshot = self._tensor
         self._trainable = trainable
+        if self._eager:  # eager: read where used; in the eager graph's collections too, which
+            # tf.layers objects, tf.trainable_variables() and Saver() read (TF keeps none)
+            self._reads = weakref.WeakKeyDictionary()  # traced graph -> its read
+            graph.register_variable(self)
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
@@ -133,9 +142,27 @@ class Variable:
         """A Variable object around existing ops (used when importing a saved graph)."""
         return cls(_from_op=(variable_op, initializer_op, trainable))
 
+    _eager = False  # a variable of eager mode (engine/eager.py): its value is read when used
+
     # --- tensor-like properties -------------------------------------------------------------
     def _as_graph_element(self):
+        if self._eager:
+            return self._eager_read()
         return self._tensor
+
+    def _eager_read(self):
+        """An eager variable's value now: a fresh read in eager mode; in a graph being built (a
+        function being traced) that graph's own read of the same variable, made once."""
+        graph = get_default_graph()
+        if graph.eager:
+            return make_tensor("ReadVariableOp", (), _var_attrs(self), name="read")
+        read = self._reads.get(graph)
+        if read is None:
+            with graph.control_dependencies(None):
+                read = make_op("VariableV2", (), dict(self._variable_op.attrs),
+                               name=self._variable_op.name + "/", graph=graph).outputs[0]
+            self._reads[graph] = read
+        return read
 
     @property
     def name(self):
@@ -158,6 +185,12 @@ class Variable:
 
     @property
     def graph(self):
+        """The variable's graph; for an eager variable used in a function being traced, the
+        graph being traced (where ops updating it are built)."""
+        if self._eager:
+            current = get_default_graph()
+            if isinstance(current, FuncGraph):
+                return current
         return self._tensor.graph
 
     @property
@@ -177,16 +210,42 @@ class Variable:
         return self._initial_value
 
     def value(self):
+        if self._eager:
+            return self._eager_read()
         return self._tensor
 
     def read_value(self):
         """A new read op: created inside `control_dependencies`, it sees the updated value."""
+        if self._eager and not get_default_graph().eager:
+            return self._eager_read()
         return make_tensor("ReadVariableOp", (), _var_attrs(self), name="read")
 
     def eval(self, session=None):
+        if self._eager:
+            raise NotImplementedError("eval is not supported when eager execution is enabled, is "
+                                      ".numpy() what you're looking for?")
         return self._tensor.eval(session=session)
 
-    numpy = property(no_numpy, doc="TF2's eager `v.numpy()`: an error saying to run `v` instead")
+    def _numpy(self):
+        if not self._eager:
+            no_numpy(self)
+        return self._tensor.graph.state.variables.read(self._variable_op.attrs["shared_name"])
+
+    @property
+    def numpy(self):
+        """`v.numpy()`: the value of an eager variable (in graph mode an AttributeError saying
+        to run it instead, so `hasattr(v, "numpy")` is False there)."""
+        if not self._eager:
+            no_numpy(self)
+        return self._eager_numpy
+
+    def _eager_numpy(self):
+        value = self._numpy()
+        return value[()] if value.ndim == 0 else np.array(value)
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._numpy()
+        return value if dtype is None else value.astype(dtype)
 
     def load(self, value, session=None):
         """Write `value` into the variable in `session` without adding ops to the graph."""
@@ -224,6 +283,11 @@ class Variable:
             return self.read_value()
 
     def __repr__(self):
+        if self._eager:
+            value = self._numpy()
+            shown = str(value[()]) if value.ndim == 0 else repr(value)
+            return (f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
+                    f"numpy={shown}>")
         return f"<graphflow.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
     def __hash__(self):
@@ -235,7 +299,7 @@ class Variable:
 
 def _delegate(method_name):
     def method(self, *args):
-        return getattr(self._tensor, method_name)(*args)
+        return getattr(self._as_graph_element(), method_name)(*args)
     method.__name__ = method_name
     return method
 

@@ -12,6 +12,7 @@ elementwise table's `shape_arithmetic` rows).
 
 import numpy as np
 
+from graphflow.framework.eager_tensor import VALUE_READS, EagerTensor
 from graphflow.ops import registry
 
 _MAX_DEPTH = 12
@@ -46,6 +47,9 @@ def constant_value(tensor, _depth=0):
     its op's `static_value` rule (`registry.OpDef`), None for an op that has none."""
     if _depth > _MAX_DEPTH:
         return None
+    if type(tensor) is EagerTensor:  # eager mode: the value is known
+        VALUE_READS[0] += 1
+        return tensor._value
     op = tensor.op
     op_def = registry.find(op.type)
     rule = op_def.static_value if op_def is not None else None

@@ -10,6 +10,7 @@ training op that runs after every update and, when `global_step` is given, incre
 
 import numbers
 
+from graphflow.framework.func_graph import outermost_graph
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.ops import math_ops, shape_ops, training_ops
 from graphflow.ops.core_ops import convert_to_tensor, group, tuple_
@@ -59,6 +60,8 @@ class Optimizer:
                           grad_loss=None):
         """A list of (gradient, variable) pairs; the gradient is None where loss does not
         depend on the variable."""
+        if get_default_graph().eager:
+            return self._compute_gradients_eagerly(loss, var_list, grad_loss)
         if callable(loss) and not isinstance(loss, (Tensor, Variable)):
             loss = loss()
         if gate_gradients not in (Optimizer.GATE_NONE, Optimizer.GATE_OP, Optimizer.GATE_GRAPH):
@@ -84,6 +87,26 @@ class Optimizer:
             present = [g for g in grads if g is not None]
             gated = iter(tuple_(present)) if present else iter(())
             grads = [next(gated) if g is not None else None for g in grads]
+        return list(zip(grads, var_list))
+
+    def _compute_gradients_eagerly(self, loss, var_list, grad_loss):
+        """Eager mode (TF1's rule: `loss` is a function of no arguments): run it under a
+        GradientTape; without `var_list`, the trainable variables it read."""
+        from graphflow.engine.tape import GradientTape
+        if not callable(loss) or isinstance(loss, (Tensor, Variable)):
+            raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a "
+                               "function when eager execution is enabled.")
+        with GradientTape() as tape:
+            if var_list is not None:
+                var_list = list(var_list)
+                tape.watch(var_list)
+            value = convert_to_tensor(loss())
+        _assert_float(value, "loss")
+        if var_list is None:
+            var_list = list(tape.watched_variables())
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        grads = tape.gradient(value, var_list, output_gradients=grad_loss)
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
@@ -136,7 +159,8 @@ class Optimizer:
                     with graph.control_dependencies([self._finish(update_ops, "update")]):
                         train_op = global_step.assign_add(
                             convert_to_tensor(1, dtype=global_step.dtype), name=scope).op
-            graph.add_to_collection(GraphKeys.TRAIN_OP, train_op)
+            if not graph.eager:
+                graph.add_to_collection(GraphKeys.TRAIN_OP, train_op)
         return train_op
 
     # ------------------------------------------------------------------ slots
@@ -178,7 +202,7 @@ class Optimizer:
         return self._make_slot(var, lambda: _filled_like(var, 1), slot_name, op_name)
 
     def _non_slot_variable(self, initial_value, name, dtype, graph):
-        key = (name, graph)
+        key = (name, outermost_graph(graph))
         if key not in self._non_slot:
             with graph.name_scope(None):
                 self._non_slot[key] = Variable(convert_to_tensor(initial_value, dtype=dtype),
@@ -186,7 +210,7 @@ class Optimizer:
         return self._non_slot[key]
 
     def _get_non_slot(self, name, graph):
-        return self._non_slot[(name, graph)]
+        return self._non_slot[(name, outermost_graph(graph))]
 
     # ------------------------------------------------------------------ hyper-parameters
     def _hyper(self, name, value, dtype):

@@ -36,8 +36,9 @@ it is up to date).
 attribute of `tf` or of one of these namespaces raises
 `AttributeError: graphflow does not implement tf.X (see docs/compat.md)`, followed by the closest
 names the namespace has (`tf.nn.relu6x`: "Did you mean tf.nn.relu6?"), and any other
-`tf.contrib.X` module says that graphflow does not provide it. graphflow runs graphs in a Session
-only: there is no eager execution and no `tf.compat.v2` behaviour. Both input APIs are there:
+`tf.contrib.X` module says that graphflow does not provide it. graphflow runs graphs in a Session,
+or ops eagerly after `tf.enable_eager_execution()` (TF 1.15's eager mode, docs/eager.md); there is
+no `tf.compat.v2` behaviour. Both input APIs are there:
 `tf.data`, and TF1's queues with their queue runners and readers (`tf.FIFOQueue`,
 `tf.train.string_input_producer`, `tf.train.shuffle_batch`, `tf.FixedLengthRecordReader`, ...).
 
@@ -95,27 +96,35 @@ def collect():
 TF2_INTRO = """\
 ## Coming from TensorFlow 2
 
-graphflow has no eager mode yet. A program builds a graph once (placeholders in, tensors out,
-`tf.gradients` or an optimizer's `minimize` for the training step) and runs it as often as needed
-with `sess.run(fetches, feed_dict)`; a tensor has a value only when the graph runs. TF2's eager
-idioms therefore have no graphflow name, and using one says what to write instead:
+graphflow is TF1, eager mode included: call `tf.enable_eager_execution()` at program start and ops
+run as they are built, `t.numpy()` gives a value, `tf.GradientTape` records gradients and
+`@tf.function` traces a Python function into a graph (docs/eager.md). Without it a program builds a
+graph once and runs it with `sess.run(fetches, feed_dict)`, TF1's default. TF2 names that graphflow
+lacks say what to write instead:
 
 ```python
 import graphflow as tf
 
-x = tf.placeholder(tf.float32, [None, 3])
+tf.enable_eager_execution()                  # TF 1.15's switch: at program start
+x = tf.constant([[1.0, 2.0, 3.0]])
 w = tf.Variable(tf.zeros([3, 1]))
-loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
-grads = tf.gradients(loss, [w])              # instead of tf.GradientTape
-step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-with tf.Session() as sess:                   # instead of @tf.function: the graph runs here
-    sess.run(tf.global_variables_initializer())
-    for _ in range(3):
-        sess.run(step, feed_dict={x: [[1.0, 2.0, 3.0]]})
-    print(sess.run(loss, feed_dict={x: [[1.0, 2.0, 3.0]]}))   # instead of loss.numpy()
+opt = tf.train.GradientDescentOptimizer(0.01)
+
+
+@tf.function                                 # traced once, then run as a graph
+def step(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+    return loss
+
+
+for _ in range(3):
+    loss = step(x)
+print(loss.numpy())
 ```
 
-`tf.keras` models train the same way underneath: `model.fit` runs the graph in
+`tf.keras` models also train the graph way: `model.fit` runs the graph in
 `tf.keras.backend.get_session()`.
 """
 

@@ -10,7 +10,7 @@ from (`from_tensor_slices(x_placeholder)`, `batch(batch_size_tensor)`) are *capt
 iterator's initializer op takes them as inputs and the pipeline reads their values when it starts.
 """
 
-from graphflow.framework.graph import Tensor
+from graphflow.framework.graph import Tensor, get_default_graph
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.data import nest
 
@@ -111,6 +111,9 @@ class Dataset:
         return f"<{type(self).__name__} shapes: {shapes}, types: {types}>"
 
     def __iter__(self):
+        if get_default_graph().eager:  # eager mode: a Python iterator over eager elements
+            from graphflow.tf1.data import iterator_ops
+            return iterator_ops.EagerIterator(self)
         raise TypeError("A tf.data.Dataset is not iterable in graph mode: make an iterator "
                         "(dataset.make_one_shot_iterator().get_next()) and run it in a Session")
 

@@ -18,6 +18,7 @@ and `x` is a saved input); saving outputs that read an iterator is an error nami
 import uuid
 
 from graphflow.framework import dtypes
+from graphflow.framework.errors import OutOfRangeError
 from graphflow.framework.graph import Tensor, get_default_graph
 from graphflow.framework.tensor_shape import TensorShape, as_shape
 from graphflow.ops import data_ops
@@ -156,6 +157,56 @@ class Iterator:
 
     def __repr__(self):
         return f"<Iterator '{self._name}' types: {self.output_types}>"
+
+
+class EagerIterator:
+    """`tfe.Iterator(dataset)`, and what `for x in dataset` uses in eager mode: a Python iterator
+    whose elements are eager tensors, read by the same `IteratorGetNext` kernel a session runs."""
+
+    def __init__(self, dataset):
+        if not get_default_graph().eager:
+            raise RuntimeError("tf.contrib.eager.Iterator can only be used when eager execution "
+                               "is enabled; in graph mode use dataset.make_one_shot_iterator()")
+        self._iterator = make_one_shot_iterator(dataset)
+
+    @property
+    def element_spec(self):
+        return self._iterator.element_spec
+
+    @property
+    def output_types(self):
+        return self._iterator.output_types
+
+    @property
+    def output_shapes(self):
+        return self._iterator.output_shapes
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return self._iterator.get_next()
+        except OutOfRangeError:
+            self._release()
+            raise StopIteration from None
+
+    next = __next__
+
+    def _release(self):
+        """At the end: the eager graph forgets this iterator's pipeline (a loop over a dataset
+        every epoch keeps nothing of the epochs before)."""
+        graph = get_default_graph()
+        if not graph.eager:
+            return
+        resource = graph.state.resources.pop(("iterator", self._iterator._name), None)
+        if resource is not None:
+            resource.close()
+        data_ops.forget_dataset(self._iterator._one_shot, graph)
+
+    def get_next(self, name=None):
+        """The next element; `tf.errors.OutOfRangeError` at the end (TF's eager iterator)."""
+        return self._iterator.get_next(name)
 
 
 def _iterator_name(shared_name):

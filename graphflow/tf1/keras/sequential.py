@@ -6,7 +6,7 @@ builds its graph on a placeholder as layers are added; otherwise it builds on th
 as in Keras.
 """
 
-from graphflow.framework.graph import Tensor
+from graphflow.framework.graph import Tensor, get_default_graph
 from graphflow.tf1.keras.base_layer import Input, InputLayer, Layer, history
 from graphflow.tf1.keras.training import Model
 
@@ -38,7 +38,8 @@ class Sequential(Model):
             tensor = layer.inbound_nodes[0].outputs[0]
             self._init_data_graph([tensor], tensor)
             return
-        if self.inputs is None and not self._stack and layer.batch_input_shape is not None:
+        if self.inputs is None and not self._stack and layer.batch_input_shape is not None \
+                and not get_default_graph().eager:  # eager: the layers build on the first call
             shape = layer.batch_input_shape
             x = Input(batch_shape=shape, dtype=layer.dtype if not layer.dtype.is_floating
                       else None)

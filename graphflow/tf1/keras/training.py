@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from graphflow.framework.graph import get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import group, placeholder
 from graphflow.tf1.keras import backend
@@ -32,6 +33,15 @@ from graphflow.tf1.keras.training_utils import (
     standardize,
     write_weights,
 )
+
+
+def _graph_mode_only(what):
+    """`fit`, `evaluate`, `predict` build and run the model's graph in a session."""
+    if get_default_graph().eager:
+        raise NotImplementedError(
+            f"Model.{what} runs the model's graph in a session, which graphflow does not do in "
+            "eager mode: train with a tf.GradientTape loop and call the model on eager tensors "
+            "(docs/eager.md), or build the model in graph mode")
 
 
 class Model(Network):
@@ -239,6 +249,7 @@ class Model(Network):
             steps_per_epoch=None, validation_steps=None, **kwargs):
         """Trains on arrays, a `tf.data.Dataset` of (x, y) or a generator of (x, y) (with
         `steps_per_epoch` batches an epoch), calling the callbacks' hooks; the `History`."""
+        _graph_mode_only("fit")
         if x is None:
             raise ValueError("fit needs data `x`")
         batch_size = batch_size or 32
@@ -278,6 +289,7 @@ class Model(Network):
                  **kwargs):
         """The loss (and the metrics, in `metrics_names` order) over arrays `x`, `y`, a
         dataset of (x, y) or a generator (`steps` batches)."""
+        _graph_mode_only("evaluate")
         source = make_source(self, x, y, batch_size, steps)
         if y is None and isinstance(source, ArraySource):
             raise ValueError("evaluate needs targets `y` with array inputs")
@@ -291,6 +303,7 @@ class Model(Network):
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The outputs over arrays, a dataset (of x, or of (x, y) whose y is ignored) or a
         generator (`steps` batches), concatenated."""
+        _graph_mode_only("predict")
         source = make_source(self, x, None, batch_size, steps)
         session = backend.get_session()
         bar = Progbar(source.steps, verbose=verbose) if verbose else None
@@ -309,12 +322,14 @@ class Model(Network):
                       class_weight=None, max_queue_size=10, workers=1,
                       use_multiprocessing=False, shuffle=True, initial_epoch=0):
         """`fit` over a generator (or Sequence) of (x, y) batches."""
+        _graph_mode_only("fit_generator")
         return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
                         verbose=verbose, callbacks=callbacks, validation_data=validation_data,
                         validation_steps=validation_steps, initial_epoch=initial_epoch)
 
     def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
                            workers=1, use_multiprocessing=False, verbose=0):
+        _graph_mode_only("evaluate_generator")
         return self.evaluate(generator, steps=steps, verbose=verbose)
 
     def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
@@ -322,6 +337,7 @@ class Model(Network):
         return self.predict(generator, steps=steps, verbose=verbose)
 
     def train_on_batch(self, x, y, **kwargs):
+        _graph_mode_only("train_on_batch")
         xs, ys = self._ensure_inputs(x), self._arrays(y, self.outputs)
         self.stop_training = False
         values = self._run_source(ArraySource(xs, ys, len(xs[0])), True)

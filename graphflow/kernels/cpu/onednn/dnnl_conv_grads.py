@@ -202,7 +202,7 @@ def _passed(dy_pass, lo, hi, sums, block_pass):
     `dy_pass.sums`): dy's own rows, or the masked rows in this thread's kept buffer."""
     dy = dy_pass.dy[lo:hi]
     if dy_pass.y is None:
-        block_pass(dy, dy, dy[:0], sums, False)
+        block_pass(dy, dy, np.empty_like(dy[:0]), sums, False)  # writable, as numba types it
         return dy
     masked = _buffer(dy.size).reshape(dy.shape)
     block_pass(dy, dy_pass.y[lo:hi], masked, sums, True)
