@@ -157,8 +157,11 @@ _SEQ2SEQ_MODULES = ("helpers", "decoder", "attention", "beam_search")  # graphfl
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
 # contrib's losses take predictions or logits first (slim.losses.softmax_cross_entropy(logits, labels))
 _CONTRIB_LOSSES = _Namespace("tf.contrib.losses", ["graphflow.tf1.contrib_losses"])
+_CONTRIB_LAYERS = ["graphflow.tf1.contrib_layers", "graphflow.tf1.contrib_layers_conv",
+                   "graphflow.tf1.contrib_layers_norm", "graphflow.tf1.contrib_optimizers",
+                   "graphflow.tf1.contrib_summaries"]
 contrib = _Namespace("tf.contrib", members={
-    "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
+    "layers": _Namespace("tf.contrib.layers", _CONTRIB_LAYERS),
     "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
     "rnn": _Namespace("tf.contrib.rnn", optional={
         n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()}),
@@ -169,10 +172,11 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "losses": _CONTRIB_LOSSES,
-    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
-                       members={"losses": _CONTRIB_LOSSES},
-                       hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
-                                          "loop instead of slim.learning.train"})},
+    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={
+        "losses": _CONTRIB_LOSSES,
+        "learning": _Namespace("tf.contrib.slim.learning", ["graphflow.tf1.slim_learning"]),
+        "initializers": _Namespace("tf.contrib.slim.initializers",
+                                   ["graphflow.tf1.contrib_layers:SLIM_INITIALIZERS"])})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
              "(decoders, attention, beam search, sequence_loss), legacy_seq2seq (its sequence "
              "losses), losses and slim only")
