@@ -111,7 +111,7 @@ def apply_regularization(regularizer, weights_list=None):
             if p.shape.ndims != 0:
                 raise ValueError(f"regularizer must return a scalar Tensor instead of a Tensor "
                                  f"with rank {p.shape.ndims}.")
-        total = math_ops.add_n(penalties, name=scope.rstrip("/"))
+        total = math_ops.add_n(penalties, name=scope)
         graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, total)
         return total
 

@@ -43,7 +43,7 @@ def summarize_activation(op):
 
 def summarize_tensor(tensor, tag=None):
     """A scalar summary for a scalar, a histogram otherwise; None for string and bool tensors."""
-    if tensor.dtype in (dtypes.string, dtypes.bool):
+    if tensor.dtype in (dtypes.string, dtypes.bool_):
         return None
     if tensor.shape.ndims == 0:
         return _scalar(tensor, tag)

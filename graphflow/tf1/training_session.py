@@ -348,6 +348,8 @@ class Supervisor:
             session.run(self._local_init_op)
         self._session = session
         self._last_save = time.time()
+        if start_standard_services:  # as TF: the queue runners first, so summaries can run
+            self.start_queue_runners(session)
         if self._files is not None:
             self._files.write_graph()
             if start_standard_services:
@@ -414,8 +416,6 @@ class _ManagedSession:
     def __enter__(self):
         self._session = self._supervisor.prepare_or_wait_for_session(
             config=self._config, start_standard_services=self._start_services)
-        if self._start_services:
-            self._supervisor.start_queue_runners(self._session)
         return self._session
 
     def __exit__(self, exc_type, exc, tb):
