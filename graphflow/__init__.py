@@ -172,6 +172,8 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss_by_example": _lazy(_SEQ2SEQ, "sequence_loss_by_example"),
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "losses": _CONTRIB_LOSSES,
+    "factorization": _Namespace("tf.contrib.factorization", ["graphflow.tf1.factorization"]),
+    "metrics": _Namespace("tf.contrib.metrics", ["graphflow.tf1.contrib_metrics"]),
     "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={
         "losses": _CONTRIB_LOSSES,
         "learning": _Namespace("tf.contrib.slim.learning", ["graphflow.tf1.slim_learning"]),
@@ -179,9 +181,9 @@ contrib = _Namespace("tf.contrib", members={
                                    ["graphflow.tf1.contrib_layers:SLIM_INITIALIZERS"])})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
              "(decoders, attention, beam search, sequence_loss), legacy_seq2seq (its sequence "
-             "losses), losses and slim only")
+             "losses), losses, factorization (KMeans), metrics and slim only")
 for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
-              "losses"):
+              "losses", "factorization", "metrics"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
