@@ -111,7 +111,8 @@ _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
     "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
     "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
 _WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
-train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
+train = _Namespace("tf.train", ["graphflow.tf1.train", "graphflow.tf1.summary_hooks",
+                                "graphflow.tf1.summary.reading"], optional=_EXAMPLE_MESSAGES,
                    members={"write_graph": _WRITE_GRAPH, "import_meta_graph": _lazy(
                        "graphflow.interop.tensorflow.meta_graph", "import_meta_graph")})
 queue = _Namespace("tf.queue", members={"QueueBase": QueueBase, "FIFOQueue": FIFOQueue,
@@ -315,6 +316,9 @@ _LAZY_NAMES = {
     # TensorFlow's GraphDef: the protobuf class and the reader (graphflow/interop/tensorflow/)
     **dict.fromkeys(("GraphDef", "import_graph_def"), "graphflow.interop.tensorflow"),
     "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
+    # TensorBoard's protos as TF1 exported them at the top (tf.Summary(value=[tf.Summary.Value]))
+    **dict.fromkeys(("Summary", "SummaryMetadata", "HistogramProto", "Event", "SessionLog"),
+                    "graphflow.tf1.summary"),
     # graphflow's own packages, attributes here once imported (as when they loaded at import)
     **dict.fromkeys(("engine", "fileformat", "interop", "kernels", "optimizer_passes", "tools"))}
 
