@@ -1,7 +1,6 @@
-"""Tests for graphflow/tf1/summary_hooks.py and graphflow/tf1/summary/reading.py: manual
-`tf.Summary` protos written by a FileWriter and read back by `tf.train.summary_iterator` and by
-TensorBoard; SummarySaverHook, StepCounterHook and ProfilerHook with a MonitoredSession (the steps
-they write at, as TensorFlow's hooks do), and MonitoredTrainingSession's summary hooks."""
+"""Tests for graphflow/tf1/summary_hooks.py: SummarySaverHook, StepCounterHook and ProfilerHook
+with a MonitoredSession (the steps they write at, as TensorFlow's hooks do; the timelines), and
+MonitoredTrainingSession's summary hooks."""
 
 import glob
 import json
@@ -25,24 +24,6 @@ def _events(logdir):
 def _scalars(logdir, tag):
     return [(e.step, v.simple_value) for e in _events(logdir) for v in e.summary.value
             if v.tag == tag]
-
-
-def test_manual_summaries_round_trip(tmp_path):
-    metadata = tf.SummaryMetadata(display_name="the x")
-    summary = tf.Summary(value=[tf.Summary.Value(tag="x", simple_value=1.5, metadata=metadata)])
-    histo = tf.HistogramProto(min=0.0, max=1.0, num=2, sum=1.0, sum_squares=1.0)
-    summary.value.add(tag="h", histo=histo)
-    writer = tf.summary.FileWriter(str(tmp_path))
-    writer.add_summary(summary, global_step=7)
-    writer.add_summary(summary.SerializeToString(), global_step=8)
-    writer.close()
-    events = _events(tmp_path)
-    assert events[0].HasField("file_version") and isinstance(events[0], tf.Event)
-    assert _scalars(tmp_path, "x") == [(7, 1.5), (8, 1.5)]
-    acc = event_accumulator.EventAccumulator(str(tmp_path), size_guidance={"scalars": 0})
-    acc.Reload()
-    assert [(s.step, s.value) for s in acc.Scalars("x")] == [(7, 1.5), (8, 1.5)]
-    assert acc.Tags()["histograms"] == ["h"]
 
 
 def _model():
