@@ -98,8 +98,9 @@ def test_hooks_match_tensorflow_live(tmp_path):
 
 def test_monitored_training_session_writes_summaries_and_steps_per_second(tmp_path):
     loss, train = _model()
+    profiler = tf.train.ProfilerHook(save_steps=3, output_dir=str(tmp_path / "profile"))
     with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), save_summaries_steps=3,
-                                           log_step_count_steps=2) as sess:
+                                           log_step_count_steps=2, hooks=[profiler]) as sess:
         for _ in range(7):
             sess.run(train)
     tf.summary.FileWriterCache.clear()
@@ -107,6 +108,8 @@ def test_monitored_training_session_writes_summaries_and_steps_per_second(tmp_pa
     assert [s for s, _ in _scalars(tmp_path, "loss")] == [1, 4, 7]
     rates = _scalars(tmp_path, "global_step/sec")
     assert [s for s, _ in rates] == [3, 5, 7] and all(r > 0 for _, r in rates)
+    timelines = sorted(n for n in os.listdir(tmp_path / "profile") if n.startswith("timeline"))
+    assert timelines == ["timeline-3.json", "timeline-6.json"]  # not step 1, then every 3
 
 
 def test_hook_arguments():
