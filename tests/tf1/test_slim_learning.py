@@ -33,6 +33,7 @@ def test_create_train_op_takes_a_multiplied_clipped_sgd_step_after_the_update_op
         assert sess.run([counter, tf.train.get_global_step()]) == [1.0, 1]
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt")
 def test_create_train_op_checks_the_loss_for_nan():
     w = tf.Variable(-1.0)
     train = slim.learning.create_train_op(tf.sqrt(w), tf.train.GradientDescentOptimizer(0.1))
