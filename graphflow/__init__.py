@@ -112,7 +112,8 @@ _EXAMPLE_MESSAGES = {n: "graphflow.framework.example_proto" for n in (
     "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists",
     "BytesList", "FloatList", "Int64List")}  # protobuf messages, built on first use
 _WRITE_GRAPH = _lazy("graphflow.interop.tensorflow.graph_io", "write_graph")
-train = _Namespace("tf.train", ["graphflow.tf1.train"], optional=_EXAMPLE_MESSAGES,
+train = _Namespace("tf.train", ["graphflow.tf1.train", "graphflow.tf1.summary_hooks",
+                                "graphflow.tf1.summary.reading"], optional=_EXAMPLE_MESSAGES,
                    members={"write_graph": _WRITE_GRAPH, "import_meta_graph": _lazy(
                        "graphflow.interop.tensorflow.meta_graph", "import_meta_graph"),
                        "Checkpoint": _lazy("graphflow.tf1.contrib_eager", "Checkpoint")})
@@ -159,8 +160,11 @@ _SEQ2SEQ_MODULES = ("helpers", "decoder", "attention", "beam_search")  # graphfl
 distributions = _Namespace("tf.distributions", ["graphflow.tf1.distributions"])
 # contrib's losses take predictions or logits first (slim.losses.softmax_cross_entropy(logits, labels))
 _CONTRIB_LOSSES = _Namespace("tf.contrib.losses", ["graphflow.tf1.contrib_losses"])
+_CONTRIB_LAYERS = ["graphflow.tf1.contrib_layers", "graphflow.tf1.contrib_layers_conv",
+                   "graphflow.tf1.contrib_layers_norm", "graphflow.tf1.contrib_optimizers",
+                   "graphflow.tf1.contrib_summaries"]
 contrib = _Namespace("tf.contrib", members={
-    "layers": _Namespace("tf.contrib.layers", ["graphflow.tf1.contrib_layers"]),
+    "layers": _Namespace("tf.contrib.layers", _CONTRIB_LAYERS),
     "framework": _Namespace("tf.contrib.framework", ["graphflow.tf1.contrib_framework"]),
     "rnn": _Namespace("tf.contrib.rnn", optional={
         n: f"graphflow.tf1.{m}" for n, m in _RNN_CELLS.items()}),
@@ -172,15 +176,18 @@ contrib = _Namespace("tf.contrib", members={
         "sequence_loss": _lazy(_SEQ2SEQ, "legacy_sequence_loss")}),
     "losses": _CONTRIB_LOSSES,
     "eager": _Namespace("tf.contrib.eager", ["graphflow.tf1.contrib_eager"]),
-    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"],
-                       members={"losses": _CONTRIB_LOSSES},
-                       hints={"learning": "use tf.train.MonitoredTrainingSession or a Session "
-                                          "loop instead of slim.learning.train"})},
+    "factorization": _Namespace("tf.contrib.factorization", ["graphflow.tf1.factorization"]),
+    "metrics": _Namespace("tf.contrib.metrics", ["graphflow.tf1.contrib_metrics"]),
+    "slim": _Namespace("tf.contrib.slim", ["graphflow.tf1.slim"], members={
+        "losses": _CONTRIB_LOSSES,
+        "learning": _Namespace("tf.contrib.slim.learning", ["graphflow.tf1.slim_learning"]),
+        "initializers": _Namespace("tf.contrib.slim.initializers",
+                                   ["graphflow.tf1.contrib_layers:SLIM_INITIALIZERS"])})},
     any_hint="graphflow provides tf.contrib.layers, rnn, framework, distributions, seq2seq "
              "(decoders, attention, beam search, sequence_loss), legacy_seq2seq (its sequence "
-             "losses), losses, eager and slim only")
+             "losses), losses, eager, factorization (KMeans), metrics and slim only")
 for _name in ("layers", "framework", "rnn", "distributions", "seq2seq", "legacy_seq2seq", "slim",
-              "losses", "eager"):
+              "losses", "eager", "factorization", "metrics"):
     # `from tensorflow.contrib import rnn` works too
     _register_importable(getattr(contrib, _name), f"graphflow.contrib.{_name}")
 _register_importable(contrib, "graphflow.contrib")
@@ -314,6 +321,9 @@ _LAZY_NAMES = {
     # TensorFlow's GraphDef: the protobuf class and the reader (graphflow/interop/tensorflow/)
     **dict.fromkeys(("GraphDef", "import_graph_def"), "graphflow.interop.tensorflow"),
     "python": None,  # the package graphflow.python (`tensorflow.python...` import paths)
+    # TensorBoard's protos as TF1 exported them at the top (tf.Summary(value=[tf.Summary.Value]))
+    **dict.fromkeys(("Summary", "SummaryMetadata", "HistogramProto", "Event", "SessionLog"),
+                    "graphflow.tf1.summary"),
     # graphflow's own packages, attributes here once imported (as when they loaded at import)
     **dict.fromkeys(("engine", "fileformat", "interop", "kernels", "optimizer_passes", "tools"))}
 

@@ -40,6 +40,9 @@ class GraphKeys:
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
     QUEUE_RUNNERS = "queue_runners"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
 
 
 class SourceLocation:

@@ -1,12 +1,14 @@
 """`tf.contrib.layers`: the TF1 contrib layer functions programs of that era use (`fully_connected`,
 `conv2d`, `max_pool2d`, `avg_pool2d`, `flatten`, `batch_norm`, `layer_norm`, `dropout` (keep_prob),
-`repeat`, `stack`, `one_hot_encoding`, `softmax`), their initializers
+`repeat`, `stack`, `one_hot_encoding`, `softmax`, `linear`), their initializers
 (`xavier_initializer`, `variance_scaling_initializer`) and regularizers (`l1_regularizer`,
-`l2_regularizer`), with contrib's names and defaults: variables are '<scope>/weights' and
-'<scope>/biases' (default scopes 'fully_connected', 'Conv', 'BatchNorm'), the activation defaults
-to ReLU, and every layer function takes part in `arg_scope`.
+`l2_regularizer`, summed over a list by `apply_regularization`), with contrib's names and
+defaults: variables are '<scope>/weights' and '<scope>/biases' (default scopes 'fully_connected',
+'Conv', 'BatchNorm'), the activation defaults to ReLU, and every layer function takes part in
+`arg_scope`. More layers: contrib_layers_conv.py, contrib_layers_norm.py.
 """
 
+import functools
 import math
 import numbers
 
@@ -54,6 +56,8 @@ def xavier_initializer(uniform=True, seed=None, dtype=dtypes.float32):
 
 
 xavier_initializer_conv2d = xavier_initializer
+SLIM_INITIALIZERS = ["xavier_initializer", "xavier_initializer_conv2d",
+                     "variance_scaling_initializer"]  # slim.initializers
 
 
 # ------------------------------------------------------------------------------- regularizers
@@ -93,7 +97,29 @@ def l1_regularizer(scale, scope=None):
     return l1
 
 
+def apply_regularization(regularizer, weights_list=None):
+    """The sum of `regularizer` over `weights_list` (default: the WEIGHTS collection), added to
+    REGULARIZATION_LOSSES and returned."""
+    graph = get_default_graph()
+    weights_list = weights_list or graph.get_collection(GraphKeys.WEIGHTS)
+    if not weights_list:
+        raise ValueError("No weights to regularize.")
+    with graph.name_scope("get_regularization_penalty") as scope:
+        penalties = [regularizer(w) for w in weights_list]
+        penalties = [p if p is not None else convert_to_tensor(0.0) for p in penalties]
+        for p in penalties:
+            if p.shape.ndims != 0:
+                raise ValueError(f"regularizer must return a scalar Tensor instead of a Tensor "
+                                 f"with rank {p.shape.ndims}.")
+        total = math_ops.add_n(penalties, name=scope)
+        graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, total)
+        return total
+
+
 # ------------------------------------------------------------------------------- layers
+_ZEROS = zeros_initializer()  # contrib's default; biases_initializer=None leaves the biases out
+
+
 def _model_variable(name, shape, dtype, initializer, regularizer, trainable, collections):
     var = get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
                        regularizer=regularizer, trainable=trainable)
@@ -127,7 +153,7 @@ def _finish(x, normalizer_fn, normalizer_params, biases_initializer, biases_regu
 @add_arg_scope
 def fully_connected(inputs, num_outputs, activation_fn=math_ops.relu, normalizer_fn=None,
                     normalizer_params=None, weights_initializer=None, weights_regularizer=None,
-                    biases_initializer=None, biases_regularizer=None, reuse=None,
+                    biases_initializer=_ZEROS, biases_regularizer=None, reuse=None,
                     variables_collections=None, outputs_collections=None, trainable=True,
                     scope=None):
     """`activation_fn(inputs @ weights + biases)` over the last axis (weights xavier-initialized,
@@ -137,7 +163,6 @@ def fully_connected(inputs, num_outputs, activation_fn=math_ops.relu, normalizer
         raise ValueError(f"fully_connected: {x.name} needs rank >= 2 and a known last dimension, "
                          f"got shape {x.shape}")
     weights_initializer = weights_initializer or xavier_initializer()
-    biases_initializer = zeros_initializer() if biases_initializer is None else biases_initializer
     with variable_scope(scope, default_name="fully_connected", values=[x], reuse=reuse):
         in_size = x.shape.dims[-1]
         weights = _model_variable("weights", [in_size, num_outputs], x.dtype, weights_initializer,
@@ -154,6 +179,9 @@ def fully_connected(inputs, num_outputs, activation_fn=math_ops.relu, normalizer
         return _collect(out, outputs_collections)
 
 
+linear = functools.partial(fully_connected, activation_fn=None)
+
+
 def _pair(value, what):
     if isinstance(value, numbers.Integral):
         return [int(value), int(value)]
@@ -166,7 +194,7 @@ def _pair(value, what):
 @add_arg_scope
 def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_format=None, rate=1,
            activation_fn=math_ops.relu, normalizer_fn=None, normalizer_params=None,
-           weights_initializer=None, weights_regularizer=None, biases_initializer=None,
+           weights_initializer=None, weights_regularizer=None, biases_initializer=_ZEROS,
            biases_regularizer=None, reuse=None, variables_collections=None,
            outputs_collections=None, trainable=True, scope=None):
     """2-D convolution: weights [kh, kw, in, num_outputs] in scope 'Conv' (NHWC, or NCHW with
@@ -184,7 +212,6 @@ def conv2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME", data_form
     sh, sw = _pair(stride, "stride")
     rh, rw = _pair(rate, "rate")
     weights_initializer = weights_initializer or xavier_initializer()
-    biases_initializer = zeros_initializer() if biases_initializer is None else biases_initializer
     with variable_scope(scope, default_name="Conv", values=[x], reuse=reuse):
         weights = _model_variable("weights", [kh, kw, channels, num_outputs], x.dtype,
                                   weights_initializer, weights_regularizer, trainable,
@@ -389,5 +416,5 @@ def softmax(logits, scope=None):
 __all__ = ["fully_connected", "conv2d", "max_pool2d", "avg_pool2d", "flatten", "batch_norm",
            "layer_norm",
            "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
-           "l1_regularizer", "l2_regularizer", "dropout", "repeat", "stack", "one_hot_encoding",
-           "softmax"]
+           "l1_regularizer", "l2_regularizer", "apply_regularization", "linear", "dropout",
+           "repeat", "stack", "one_hot_encoding", "softmax"]

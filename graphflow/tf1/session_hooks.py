@@ -90,8 +90,14 @@ class SecondOrStepTimer:
         return step >= self._last_step + self._every_steps
 
     def update_last_triggered_step(self, step):
-        self._last_time = time.time()
+        """Record a trigger at `step`; returns (seconds, steps) since the previous trigger, or
+        (None, None) for the first one (TF's return value)."""
+        now = time.time()
+        elapsed = (None, None) if self._last_time is None else \
+            (now - self._last_time, step - self._last_step)
+        self._last_time = now
         self._last_step = step
+        return elapsed
 
     def last_triggered_step(self):
         return self._last_step

@@ -20,6 +20,7 @@ import os
 import time
 
 from graphflow.engine.session import Session
+from graphflow.engine.tracing import RunMetadata, RunOptions
 from graphflow.fileformat.checkpoint import Saver, latest_checkpoint, recover_kept_checkpoints
 from graphflow.framework.errors import OutOfRangeError
 from graphflow.framework.graph import GraphKeys, get_default_graph
@@ -36,6 +37,17 @@ from graphflow.tf1.supervisor_files import SupervisorFiles
 
 _logger = logging.getLogger("graphflow")
 USE_DEFAULT = object()
+
+
+def _merge_options(options, requested):
+    """The caller's RunOptions with a hook's: the higher trace level wins (TF's merge)."""
+    if requested is None:
+        return options
+    if options is None:
+        return requested
+    if requested.trace_level <= options.trace_level:
+        return options
+    return RunOptions(trace_level=requested.trace_level, timeout_in_ms=options.timeout_in_ms)
 
 
 def _one_in_collection(graph, key):
@@ -71,6 +83,9 @@ class Scaffold:
         if self._local_init_op is None:
             self._local_init_op = (_one_in_collection(graph, GraphKeys.LOCAL_INIT_OP)
                                    or state_ops.local_variables_initializer())
+        if self._summary_op is None:
+            from graphflow.tf1.summary.summary_ops import merge_all
+            self._summary_op = merge_all()  # None when the graph has no summaries
         if self._saver is None:
             self._saver = _one_in_collection(graph, GraphKeys.SAVERS)
             if self._saver is None and graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
@@ -168,6 +183,7 @@ class _MonitoredSessionBase:
             request = hook.before_run(context)
             if request is None:
                 continue
+            options = _merge_options(options, request.options)
             if request.fetches is not None:
                 hook_fetches.append((hook, request.fetches))
             for key, value in (request.feed_dict or {}).items():
@@ -177,8 +193,11 @@ class _MonitoredSessionBase:
                 feeds[key] = value
         try:
             feeds.update(input_feeders.feeds_of(self._feeders))
+            if run_metadata is None and options is not None and options.traced:
+                run_metadata = RunMetadata()  # as TF, for the hooks that asked for a trace
             results = self._sess.run([fetches] + [f for _, f in hook_fetches],
-                                     feed_dict=feeds or None, run_metadata=run_metadata)
+                                     feed_dict=feeds or None, options=options,
+                                     run_metadata=run_metadata)
         except OutOfRangeError:
             self._stop = True
             raise
@@ -254,7 +273,10 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
                              summary_dir=None):
     """A MonitoredSession for training: restores from / saves checkpoints to `checkpoint_dir`
     (every `save_checkpoint_steps` steps, else every `save_checkpoint_secs` seconds, 600 by
-    default; None for both turns saving off). Summaries are written by summary hooks, not here."""
+    default; None for both turns saving off). With a `summary_dir` (default: `checkpoint_dir`)
+    it also writes global_step/sec every `log_step_count_steps` steps (StepCounterHook) and the
+    graph's merged summaries every `save_summaries_steps` steps, 100 by default, or
+    `save_summaries_secs` seconds (SummarySaverHook), as TF does."""
     if not is_chief:
         raise NotImplementedError("MonitoredTrainingSession: graphflow runs a single process, "
                                   "is_chief must be True")
@@ -264,8 +286,25 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
         save_checkpoint_secs = None
     elif save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_steps = None
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     scaffold = scaffold or Scaffold()
     all_hooks = list(chief_only_hooks or []) + list(hooks or [])
+    summary_dir = summary_dir or checkpoint_dir
+    if summary_dir:  # as TF: steps/sec and the graph's summaries to the summary directory
+        from graphflow.tf1.summary_hooks import StepCounterHook, SummarySaverHook
+        if log_step_count_steps and log_step_count_steps > 0:
+            all_hooks.append(StepCounterHook(output_dir=summary_dir,
+                                             every_n_steps=log_step_count_steps))
+        if (save_summaries_steps and save_summaries_steps > 0) or \
+                (save_summaries_secs and save_summaries_secs > 0):
+            all_hooks.append(SummarySaverHook(scaffold=scaffold, save_steps=save_summaries_steps,
+                                              save_secs=save_summaries_secs,
+                                              output_dir=summary_dir))
     if checkpoint_dir and (save_checkpoint_steps or save_checkpoint_secs):
         all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=save_checkpoint_secs,
                                              save_steps=save_checkpoint_steps, scaffold=scaffold))
@@ -348,6 +387,8 @@ class Supervisor:
             session.run(self._local_init_op)
         self._session = session
         self._last_save = time.time()
+        if start_standard_services:  # as TF: the queue runners first, so summaries can run
+            self.start_queue_runners(session)
         if self._files is not None:
             self._files.write_graph()
             if start_standard_services:
@@ -414,8 +455,6 @@ class _ManagedSession:
     def __enter__(self):
         self._session = self._supervisor.prepare_or_wait_for_session(
             config=self._config, start_standard_services=self._start_services)
-        if self._start_services:
-            self._supervisor.start_queue_runners(self._session)
         return self._session
 
     def __exit__(self, exc_type, exc, tb):

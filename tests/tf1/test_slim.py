@@ -51,3 +51,15 @@ def test_a_slim_network_names_its_variables_as_slim_and_trains():
     one_hot = slim.one_hot_encoding(tf.constant([0, 2]), 3)
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(one_hot), [[1, 0, 0], [0, 0, 1]])
+
+
+def test_slim_has_the_contrib_layers_learning_and_initializers():
+    layers = tf.contrib.layers
+    for name in ("conv2d_transpose", "convolution2d_transpose", "separable_conv2d",
+                 "instance_norm", "group_norm", "linear", "optimize_loss", "apply_regularization",
+                 "summarize_activation", "summarize_activations", "layer_norm", "dropout"):
+        assert getattr(slim, name) is getattr(layers, name), name
+    assert slim.initializers.xavier_initializer is layers.xavier_initializer
+    assert slim.initializers.variance_scaling_initializer is layers.variance_scaling_initializer
+    assert callable(slim.learning.train) and callable(slim.learning.create_train_op)
+    from graphflow.contrib.slim import learning  # noqa: F401 (TF1's import path)

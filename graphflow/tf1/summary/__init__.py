@@ -11,16 +11,20 @@ record writer (install with `pip install 'graphflow[summary]'`).
 from graphflow.tf1.summary.summary_ops import audio, histogram, image, merge, merge_all, scalar, text
 from graphflow.tf1.summary.writer import FileWriter, FileWriterCache
 
+_SUMMARY_PROTOS = ("Summary", "SummaryMetadata", "SummaryDescription", "HistogramProto")
+PROTO_CLASSES = _SUMMARY_PROTOS + ("Event", "SessionLog", "TaggedRunMetadata")
+
 
 def __getattr__(name):
-    """`tf.summary.Summary`, `Event`, `SessionLog`, `TaggedRunMetadata`: TensorBoard's
-    protocol buffer classes (imported on first use: tensorboard is an optional dependency)."""
-    if name in ("Summary", "Event", "SessionLog", "TaggedRunMetadata"):
+    """`tf.summary.Summary` (and `tf.Summary`), `SummaryMetadata`, `SummaryDescription`,
+    `HistogramProto`, `Event`, `SessionLog`, `TaggedRunMetadata`: TensorBoard's protocol buffer
+    classes (imported on first use: tensorboard is an optional dependency)."""
+    if name in PROTO_CLASSES:
         from graphflow.fileformat.summary_encoding import protos
         module = protos()
-        return getattr(module.summary_pb2 if name == "Summary" else module.event_pb2, name)
+        return getattr(module.summary_pb2 if name in _SUMMARY_PROTOS else module.event_pb2, name)
     raise AttributeError(f"module 'graphflow.summary' has no attribute '{name}'")
 
 
 __all__ = ["scalar", "histogram", "image", "audio", "text", "merge", "merge_all", "FileWriter",
-           "FileWriterCache", "Summary", "Event", "SessionLog", "TaggedRunMetadata"]
+           "FileWriterCache", *PROTO_CLASSES]
