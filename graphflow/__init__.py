@@ -34,6 +34,7 @@ from graphflow.ops.cumulative_ops import *
 from graphflow.ops.linalg_ops import *
 from graphflow.ops.linalg_decomp_ops import *
 from graphflow.ops.linalg_solve_ops import *
+from graphflow.ops.special_math_ops import *
 from graphflow.ops.math_composites import *
 from graphflow.ops.segment_ops import *
 from graphflow.ops.random_ops import *
