@@ -108,3 +108,25 @@ def test_bad_inputs_name_the_op():
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
                                              match="does not fit"):
         sess.run(tf.matrix_solve(x, y), {x: np.eye(2), y: np.ones((3, 1))})
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 4)], ids=["deep", "wide"])
+def test_matrix_solve_ls_op_with_fast_true_matches_the_composite(shape):
+    """A MatrixSolveLs op with fast=True (as TensorFlow's graphs hold it): its kernel and its
+    gradient rule against the differentiable composite tf.matrix_solve_ls builds."""
+    from graphflow.ops.registry import make_tensor
+    rng = np.random.default_rng(3)
+    a0, b0 = rng.standard_normal(shape), rng.standard_normal((shape[0], 2))
+    a, b = tf.placeholder(tf.float64, shape), tf.placeholder(tf.float64, [shape[0], 2])
+    l2 = tf.constant(0.25, tf.float64)
+    op_out = make_tensor("MatrixSolveLs", (a, b, l2), {"fast": True})
+    composite = tf.matrix_solve_ls(a, b, l2_regularizer=0.25)
+    w = tf.constant(rng.standard_normal((shape[1], 2)))
+    grads_op = tf.gradients(tf.reduce_sum(op_out * w), [a, b])
+    grads_composite = tf.gradients(tf.reduce_sum(composite * w), [a, b])
+    with tf.Session() as sess:
+        got, want, g_op, g_comp = sess.run([op_out, composite, grads_op, grads_composite],
+                                           {a: a0, b: b0})
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for x, y in zip(g_op, g_comp):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
