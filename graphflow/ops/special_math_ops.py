@@ -1,7 +1,8 @@
 """TF's special-function ops that the generated elementwise constructors do not cover: Betainc
 (three operands, broadcast together; its numpy function and C expression are rows of the
 elementwise table, ops/elementwise_special.py), and TF1's Python composites over elementwise
-ops: `tf.math.reciprocal_no_nan`, `tf.math.erfcinv`, `tf.lbeta` and, for graphflow's real
+ops: `tf.math.reciprocal_no_nan`, `tf.math.erfcinv`, `tf.math.polyval`, `tf.math.scalar_mul`,
+`tf.lbeta` and, for graphflow's real
 tensors, `tf.real`, `tf.imag`, `tf.conj` and `tf.angle`."""
 
 import math
@@ -73,6 +74,31 @@ def lbeta(x, name=None):
         x = convert_to_tensor(x)
         return (math_ops.reduce_sum(math_ops.lgamma(x), axis=-1)
                 - math_ops.lgamma(math_ops.reduce_sum(x, axis=-1)))
+
+
+def polyval(coeffs, x, name=None):
+    """`tf.math.polyval`: the polynomial sum_i coeffs[i] x^(n-1-i) (highest degree first) at each
+    element of x, by Horner's rule; zeros for no coefficients."""
+    if not isinstance(coeffs, (list, tuple)):
+        raise ValueError(f"coeffs must be a list of tensors or numbers, got {type(coeffs).__name__}")
+    with name_scope(name, "polyval"):
+        x = convert_to_tensor(x)
+        if not coeffs:
+            return shape_ops.zeros_like(x)
+        value = convert_to_tensor(coeffs[0], dtype=x.dtype)
+        for c in coeffs[1:]:
+            value = convert_to_tensor(c, dtype=x.dtype) + value * x
+        return value
+
+
+def scalar_mul(scalar, x, name=None):
+    """`tf.math.scalar_mul`: scalar * x, for a scalar (0-d) `scalar`."""
+    with name_scope(name, "scalar_mul"):
+        x = convert_to_tensor(x)
+        scalar = convert_to_tensor(scalar, dtype=x.dtype)
+        if scalar.shape.ndims not in (None, 0):
+            raise ValueError(f"scalar_mul needs a scalar, got shape {scalar.shape}")
+        return scalar * x
 
 
 def real(input, name=None):

@@ -40,6 +40,8 @@ def special_program(tf, np):
         for key, (fn, values) in unary.items():
             out[key + "/" + name] = fn(c(values))
         out["betainc/" + name] = m.betainc(c(ba), c(bb), c(bx))
+        out["polyval/" + name] = m.polyval([c(2.0), c(-1.0), c(0.5)], c(edges))
+        out["scalar_mul/" + name] = m.scalar_mul(c(-1.5), c(edges))
     # gradients at interior points (float64)
     pa = tf.constant(np.array([0.5, 1.0, 2.5, 4.0, 10.0, 0.7, 3.0]))
     px = tf.constant(np.array([0.3, 2.0, 1.0, 9.0, 4.0, 30.0, 3.0]))
