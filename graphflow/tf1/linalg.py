@@ -2,7 +2,9 @@
 `ops/linalg_decomp_ops.py` and `ops/linalg_solve_ops.py` (and matmul, einsum, tensordot, norm)
 under their `tf.linalg.*` names: band_part, diag, diag_part, set_diag, tensor_diag,
 tensor_diag_part, inv, det, slogdet, logdet, cholesky, cholesky_solve, solve, triangular_solve,
-lstsq, svd, qr, eigh, eigvalsh, transpose, matrix_transpose, adjoint, trace, matvec."""
+lstsq, svd, qr, eigh, eigvalsh, transpose, matrix_transpose, adjoint, trace, matvec, and
+l2_normalize and global_norm (tf.nn's and tf.clip_by_global_norm's, under their tf.linalg
+names)."""
 
 from graphflow.ops import shape_ops
 from graphflow.ops.einsum_ops import einsum
@@ -35,6 +37,8 @@ from graphflow.ops.linalg_solve_ops import (
 )
 from graphflow.ops.math_composites import norm, tensordot
 from graphflow.ops.math_ops import matmul
+from graphflow.ops.nn_ops import l2_normalize
+from graphflow.tf1.clip_ops import global_norm
 
 band_part = matrix_band_part
 diag = matrix_diag
@@ -70,4 +74,4 @@ __all__ = ["band_part", "diag", "diag_part", "set_diag", "tensor_diag", "tensor_
            "det", "slogdet", "cholesky", "cholesky_solve", "logdet", "eye", "solve",
            "triangular_solve", "lstsq", "svd", "qr", "eigh", "eigvalsh", "transpose",
            "matrix_transpose", "adjoint", "trace", "norm", "matmul", "matvec", "einsum",
-           "tensordot"]
+           "tensordot", "l2_normalize", "global_norm"]

@@ -91,6 +91,7 @@ def test_linalg_aliases_are_the_tf1_functions():
     assert tf.linalg.cholesky_solve is tf.cholesky_solve
     assert tf.linalg.tensor_diag is tf.diag and tf.linalg.tensor_diag_part is tf.diag_part
     assert tf.linalg.matrix_transpose is tf.matrix_transpose
+    assert tf.linalg.l2_normalize is tf.nn.l2_normalize and tf.linalg.global_norm is tf.global_norm
 
 
 def test_bad_inputs_name_the_op():
