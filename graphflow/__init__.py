@@ -32,6 +32,9 @@ from graphflow.ops.gradient_ops import stop_gradient
 from graphflow.ops.math_ops import *
 from graphflow.ops.cumulative_ops import *
 from graphflow.ops.linalg_ops import *
+from graphflow.ops.linalg_decomp_ops import *
+from graphflow.ops.linalg_solve_ops import *
+from graphflow.ops.special_math_ops import *
 from graphflow.ops.math_composites import *
 from graphflow.ops.segment_ops import *
 from graphflow.ops.random_ops import *
@@ -284,7 +287,8 @@ _register_importable(keras, "graphflow.keras")
 summary = _Namespace("tf.summary", ["graphflow.tf1.summary"])
 from graphflow.ops.logging_ops import Assert, Print, add_check_numerics_ops, check_numerics
 from graphflow.ops.logging_ops import print_v2 as print
-from graphflow.ops.script_ops import numpy_function, py_func
+from graphflow.ops.script_ops import numpy_function, py_func, py_function
+from graphflow.ops.repeat_ops import is_tensor, repeat
 debugging = _Namespace("tf.debugging", ["graphflow.tf1.debugging"])
 from graphflow.engine.tracing import RunMetadata, RunOptions
 timeline = _Namespace("tf.timeline", ["graphflow.fileformat.timeline"])

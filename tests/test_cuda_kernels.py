@@ -130,6 +130,7 @@ HOST_INPUT_FROM_DEVICE = frozenset([
     "MaxPoolGradGrad[(1, 5, 5, 2) k=(3, 3) s=(2, 2) SAME NHWC]",
     "MaxPoolGradGrad[(2, 4, 5, 1) k=(2, 3) s=(1, 2) SAME NHWC]",
     "CTCLoss[batch-major float32]",  # the logits' transpose runs on the device, CTCLoss on the host
+    "GatherV2[repeat counts fed]", "GatherV2[repeat scalar fed]",
 ])
 _LAUNCH_MODES = [pytest.param(case, all_gpu, id=f"{case.name}-{'all_gpu' if all_gpu else 'host_int'}")
                  for case in CASES for all_gpu in (False, True)

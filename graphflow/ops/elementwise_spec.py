@@ -38,7 +38,8 @@ A row's fields (see `Elementwise`):
   `commutative`: swapping the two operands changes no output bit (IEEE + and * commute; AddN is
   not, a different summation order rounds differently); CSE merges `f(a, b)` with `f(b, a)`.
   `fusible`: a FusedElementwise program may contain the op. `public`: the TF1 namespaces that
-  export `fn` ("tf", "nn": `tf.nn.<fn>`).
+  export `fn` ("tf": `tf.<fn>` and `tf.math.<fn>`, "nn": `tf.nn.<fn>`, "math": `tf.math.<fn>`
+  only).
 - `onnx`: how the op is written as ONNX, the OpDef's `onnx` fact (see `registry.OpDef`): an ONNX
   op name, `{"converter": name}` (`_via`) or a reason (`ops/no_onnx.py`); custom rows declare it
   on their own OpDef. `shape_arithmetic`: shape inference evaluates the op on integer operands
@@ -541,6 +542,12 @@ ROWS = (
        fusible=False),
 )
 del _E
+
+# TF's inverse trigonometric and hyperbolic functions, special functions and zero-guarded
+# divisions: rows of their own module (imported here, after `Elementwise` is defined, which it uses)
+from graphflow.ops.elementwise_special import ROWS as _SPECIAL_ROWS  # noqa: E402
+
+ROWS = ROWS + _SPECIAL_ROWS
 
 ROW = {row.op: row for row in ROWS}
 if len(ROW) != len(ROWS):

@@ -69,8 +69,8 @@ def _add_n_grad(op, grad):
 # ---------------------------------------------------------------- elementwise unary and binary
 # The rule of every row of the elementwise table (ops/elementwise_spec.py); the rows' rules build
 # their ops through `_OPS`: the math ops plus zeros, ones and mask.
-_OPS = SimpleNamespace(**{name: getattr(m, name) for name in m.__all__}, zeros=_zeros,
-                       ones=shape_ops.ones_like, mask=_mask)
+_OPS = SimpleNamespace(**{**m.ELEMENTWISE_FUNCTIONS, **{name: getattr(m, name) for name in m.__all__}},
+                       zeros=_zeros, ones=shape_ops.ones_like, mask=_mask)
 
 
 def _row_rule(row):

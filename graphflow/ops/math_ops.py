@@ -129,6 +129,8 @@ def _binary(row):
 ELEMENTWISE_FUNCTIONS = {r.fn: (_unary(r) if r.arity == 1 else _binary(r)) for r in _ROWS}
 # The ones TF1 exports as tf.nn.<name> (relu, sigmoid, tanh, leaky_relu, ...).
 NN_FUNCTIONS = sorted(r.fn for r in _ROWS if "nn" in r.public)
+# The ones TF1 exports as tf.math.<name> only (xlogy, erfinv, bessel_i0e, ...).
+MATH_FUNCTIONS = sorted(r.fn for r in _ROWS if "math" in r.public and "tf" not in r.public)
 globals().update(ELEMENTWISE_FUNCTIONS)
 # (this module's own code reaches them through the dict: linters cannot see the names above)
 _truediv, _floordiv = ELEMENTWISE_FUNCTIONS["truediv"], ELEMENTWISE_FUNCTIONS["floordiv"]

@@ -1,4 +1,5 @@
-"""`tf.py_func` / `tf.numpy_function`: an op whose kernel calls a Python function on numpy arrays.
+"""`tf.py_func` / `tf.numpy_function` / `tf.py_function`: an op whose kernel calls a Python
+function on numpy arrays (`py_function`'s function gets them as eager-style values).
 
 The function itself stays in this process: the op's `token` attr names it in `FUNCTIONS`, an
 entry that lives as long as the graph. A token is `pyfunc_<n>_<tag>`, `tag` random per process,
@@ -19,6 +20,8 @@ import itertools
 import secrets
 import threading
 import weakref
+
+import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import get_default_graph
@@ -72,9 +75,37 @@ def py_func(func, inp, Tout, stateful=True, name=None):
     return list(op.outputs) if out_types else op
 
 
+class EagerValue(np.ndarray):
+    """An input of a `tf.py_function` function: a numpy array that also answers TF's eager
+    tensor methods (`.numpy()`)."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
+def _eager_style(func):
+    def call(*arrays):
+        values = [np.asarray(a).view(EagerValue) for a in arrays]
+        out = func(*values)
+        if isinstance(out, (list, tuple)):
+            return [np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in out]
+        return None if out is None else np.asarray(out.numpy() if hasattr(out, "numpy") else out)
+    call.__name__ = getattr(func, "__name__", "py_function")
+    return call
+
+
+def py_function(func, inp, Tout, name=None):
+    """`tf.py_function(func, inp, Tout)`: in graph mode TF's `py_func` whose function gets its
+    inputs as eager-style values; here numpy arrays that also answer `.numpy()` (graphflow has
+    no eager mode: graphflow ops called inside `func` build graph ops, they do not run). `func`
+    may return arrays or objects with `.numpy()`. `Tout` as in `py_func`; no gradient flows
+    through (TF differentiates it with its eager tape)."""
+    return py_func(_eager_style(func), inp, Tout, name=name or "EagerPyFunc")
+
+
 def numpy_function(func, inp, Tout, name=None):
     """`tf.numpy_function`: `py_func` (arrays in, arrays out)."""
     return py_func(func, inp, Tout, name=name)
 
 
-__all__ = ["py_func", "numpy_function"]
+__all__ = ["py_func", "py_function", "numpy_function"]

@@ -1,7 +1,9 @@
 """`tf.math`: TF1's math namespace — the elementwise and reduction ops of `ops/math_ops.py` under
 their `tf.math.*` names, plus top_k and in_top_k, the cumulative ops, reduce_logsumexp, the
 segment reductions and bincount, softplus/softsign, log_sigmoid and the reduce_variance /
-reduce_std composites."""
+reduce_std composites, the special functions (`ops/special_math_ops.py`, and the elementwise
+functions TF1 exports as `tf.math.*` only: xlogy, erfinv, bessel_i0e, ...) and divide_no_nan,
+reciprocal_no_nan, erfcinv, polyval, scalar_mul."""
 
 from graphflow.framework.graph import name_scope
 from graphflow.ops import math_ops as _m
@@ -15,6 +17,14 @@ from graphflow.ops.math_ops import __all__ as _math_names
 from graphflow.ops.math_ops import softplus, softsign  # noqa: F401
 from graphflow.ops.segment_ops import *  # noqa: F401,F403
 from graphflow.ops.segment_ops import __all__ as _segment_names
+from graphflow.ops.special_math_ops import *  # noqa: F401,F403
+from graphflow.ops.special_math_ops import __all__ as _special_names
+from graphflow.ops.special_math_ops import erfcinv, polyval, reciprocal_no_nan, scalar_mul  # noqa: F401
+
+# the elementwise functions TF1 exports under tf.math only (elementwise rows with public "math")
+_math_only = {name: _m.ELEMENTWISE_FUNCTIONS[name] for name in _m.MATH_FUNCTIONS}
+globals().update(_math_only)
+divide_no_nan = _m.ELEMENTWISE_FUNCTIONS["div_no_nan"]
 
 
 def log_sigmoid(x, name=None):
@@ -39,4 +49,6 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 __all__ = list(_math_names) + ["top_k", "in_top_k", "cumsum", "cumprod", "reduce_logsumexp",
                                "unsorted_segment_sum", "softplus", "softsign", "log_sigmoid",
-                               "reduce_variance", "reduce_std"] + list(_segment_names)
+                               "reduce_variance", "reduce_std", "divide_no_nan",
+                               "reciprocal_no_nan", "erfcinv", "polyval", "scalar_mul"] + \
+    list(_segment_names) + list(_special_names) + sorted(_math_only)

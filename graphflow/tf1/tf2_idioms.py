@@ -18,8 +18,6 @@ IDIOMS = {
         "create variables with `tf.get_variable` inside `tf.variable_scope`, or subclass "
         "`tf.keras.layers.Layer`"),
     "tf.TensorSpec": "a graph input is `tf.placeholder(dtype, shape)`",
-    "tf.py_function": (
-        "use `tf.py_func` or `tf.numpy_function`: graph ops that call Python when the graph runs"),
     "tf.autograph": (
         "write the control flow with `tf.cond` and `tf.while_loop`, which build it into the graph"),
     "tf.compat.v2": (

@@ -124,3 +124,22 @@ def test_a_fresh_process_fails_naming_the_op_line_and_token(tmp_path):
                          timeout=120, check=True).stdout
     assert f"could not find callback with key={token} in the registry" in out
     assert "'double' (PyFunc) created at" in out and "fresh.py:4" in out
+
+
+def test_py_function_passes_eager_style_values_and_takes_tout():
+    x = tf.placeholder(tf.float32, [3])
+    seen = []
+
+    def double_and_sum(v, w):
+        seen.append(type(v).__name__)
+        return v.numpy() * 2, np.sum(w.numpy(), dtype=np.int64)
+
+    a, b = tf.py_function(double_and_sum, [x, tf.constant([1, 2, 3])], [tf.float32, tf.int64])
+    single = tf.py_function(lambda v: v + 1, [x], tf.float32)
+    assert a.dtype == tf.float32 and b.dtype == tf.int64 and single.dtype == tf.float32
+    with tf.Session() as sess:
+        av, bv, sv = sess.run([a, b, single], {x: [1.0, 2.0, 3.0]})
+    np.testing.assert_array_equal(av, [2.0, 4.0, 6.0])
+    assert bv == 6 and seen == ["EagerValue"]
+    np.testing.assert_array_equal(sv, [2.0, 3.0, 4.0])
+    assert a.op.type == "PyFunc" and tf.gradients(a, [x]) == [None]

@@ -375,6 +375,9 @@ def _operands(op_type, shape, seed):
         return [x, np.full(shape[-1:], -1.0), np.array(1.5)], "float32"
     if op_type == "AddN":
         return [x, x * 2, r.uniform(-1, 1, size=shape)], "float32"
+    if op_type == "Betainc":
+        return [np.abs(x) + 0.5, r.uniform(0.5, 2, size=shape[-1:]), r.uniform(0, 1, size=shape)], \
+            "float32"
     arity = 1 if op_type in fused_ops.UNARY_OPS or op_type == "Cast" else 2
     return [x, r.uniform(-2, 2, size=shape[-1:])][:arity], "float32"
 

@@ -50,7 +50,6 @@ def test_numpy_on_a_graph_value_says_to_run_it_in_a_session(make):
 
 def test_the_other_tf2_names_and_the_compat_and_config_ones():
     assert "tf.placeholder(dtype, shape)" in _message(lambda: tf.TensorSpec)
-    assert "`tf.py_func`" in _message(lambda: tf.py_function)
     assert "`import graphflow as tf`" in _message(lambda: tf.compat.v2)
     assert "`tf.print`" in _message(lambda: tf.config.run_functions_eagerly)
     assert "`f.python_function`" in _message(lambda: tf.config.run_functions_eagerly)

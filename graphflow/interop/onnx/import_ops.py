@@ -56,7 +56,9 @@ _UNARY = {"Abs": tf.abs, "Neg": tf.negative, "Exp": tf.exp, "Log": tf.log, "Sqrt
           "Softsign": tf.nn.softsign, "Erf": tf.erf,
           "Sin": tf.sin, "Cos": tf.cos, "Tan": tf.tan, "Floor": tf.floor, "Ceil": tf.ceil,
           "Round": tf.round, "Sign": tf.sign, "Reciprocal": tf.reciprocal, "Not": tf.logical_not,
-          "IsNaN": tf.is_nan, "Identity": tf.identity}
+          "IsNaN": tf.is_nan, "Identity": tf.identity, "Acos": tf.acos, "Asin": tf.asin,
+          "Atan": tf.atan, "Acosh": tf.acosh, "Asinh": tf.asinh, "Atanh": tf.atanh,
+          "Cosh": tf.cosh, "Sinh": tf.sinh}
 _BINARY = {"Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "Pow": tf.pow,
            "Equal": tf.equal, "Greater": tf.greater, "Less": tf.less,
            "GreaterOrEqual": tf.greater_equal, "LessOrEqual": tf.less_equal,

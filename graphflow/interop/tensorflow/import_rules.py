@@ -286,15 +286,6 @@ def _div(ctx, node, inputs, record):
     return _generic(ctx, node, inputs, record)
 
 
-@rule("div_no_nan")
-def _div_no_nan(ctx, node, inputs, record):
-    tf = _public()
-    x, y = inputs
-    zero = tf.zeros_like(y)
-    safe = tf.where(tf.equal(y, zero), tf.ones_like(y), y)
-    return [tf.where(tf.equal(y, zero), tf.zeros_like(x * y), x / safe, name=ctx.op_name(node))]
-
-
 @rule("batch_matmul_v3")
 def _batch_matmul_v3(ctx, node, inputs, record):
     attrs = ctx.attrs(node)

@@ -80,7 +80,6 @@ RECORDS = [
               exports=False, import_="batch_matmul_v3"),
     OpMapping("MatMul", export="matmul"),
     OpMapping("SelectV2", gf="Select", exports=False, import_="select_v2"),
-    OpMapping("DivNoNan", gf="Select", exports=False, import_="div_no_nan"),
     OpMapping("Div", gf="RealDiv", exports=False, import_="div"),
     OpMapping("RealDiv", export="real_div"),
     OpMapping("Select", export="select", import_="select"),

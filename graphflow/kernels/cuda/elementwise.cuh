@@ -3,7 +3,8 @@
 // composes those expressions into one kernel per (fused) expression program; overloads cover
 // float, double and the integer types, bool is `bool`. Activations built from these (elu, softplus,
 // ...) are written as expressions in their table rows, not here; sigmoid, which reads e^-|x| twice,
-// is a function below.
+// is a function below. The special functions (erfinv, Bessel, incomplete gamma and beta, zeta) are
+// in special.cuh, included at the end.
 #pragma once
 
 // ---- arithmetic with numpy's integer/float corner cases ----------------------------------------
@@ -190,3 +191,5 @@ __device__ __forceinline__ bool gf_isnan_(float x) { return x != x; }
 __device__ __forceinline__ bool gf_isnan_(double x) { return x != x; }
 __device__ __forceinline__ bool gf_isfinite(float x) { return isfinite(x); }
 __device__ __forceinline__ bool gf_isfinite(double x) { return isfinite(x); }
+
+#include "special.cuh"

@@ -54,7 +54,9 @@ OPSET_FOR_CASE = {
 _NO_F64 = "onnxruntime's CPU provider has no float64 kernel for it"
 ORT_MISSING_KERNELS = {"Conv": _NO_F64, "AveragePool": _NO_F64, "Tan": _NO_F64, "Erf": _NO_F64,
                        "Elu": _NO_F64, "Selu": _NO_F64, "Softplus": _NO_F64, "Softsign": _NO_F64,
-                       "Det": _NO_F64,
+                       "Det": _NO_F64, "Acos": _NO_F64, "Asin": _NO_F64, "Atan": _NO_F64,
+                       "Acosh": _NO_F64, "Asinh": _NO_F64, "Atanh": _NO_F64, "Cosh": _NO_F64,
+                       "Sinh": _NO_F64,
                        "Resize": "onnxruntime's Resize has no float64 nearest kernel",
                        "OneHot": "onnxruntime has no OneHot kernel for float64 values",
                        "Unique": "onnxruntime's Unique has no int32 kernel", "LRN": _NO_F64}
@@ -173,7 +175,8 @@ def test_onnxruntime_still_lacks_the_listed_kernels():
         "OneHot": _one_node_model("OneHot", [("i", np.array([1], np.int64)),
                                              ("d", np.array(3, np.int64)), ("v", np.array([0.0, 1.0]))]),
     }
-    for op_type in ("Tan", "Erf", "Elu", "Selu", "Softplus", "Softsign"):
+    for op_type in ("Tan", "Erf", "Elu", "Selu", "Softplus", "Softsign", "Acos", "Asin", "Atan",
+                    "Acosh", "Asinh", "Atanh", "Cosh", "Sinh"):
         models[op_type] = _one_node_model(op_type, [("x", np.ones(3))])
     models["Det"] = _one_node_model("Det", [("x", np.eye(3))])
     models["LRN"] = _one_node_model("LRN", [("x", x4)], {"size": 3})
