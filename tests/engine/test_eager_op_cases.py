@@ -18,6 +18,7 @@ _RANDOM = ("a random op's numbers come from a generator per op and seed; an eage
            "draws repeat)")
 GRAPH_ONLY = {
     "WhileGrad[[2, 3]]": _TF_GRADIENTS,
+    "IgammaGradA[[6]x[6]]": _TF_GRADIENTS,
     **dict.fromkeys([
         "TensorArrayGradOfRead[[2, 3]]", "TensorArrayGradRead[[2]]",
         "TensorArrayGradOfStack[[2, 2]]", "TensorArrayGradStack[[2, 1]]",
