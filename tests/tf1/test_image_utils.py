@@ -112,3 +112,16 @@ def test_adjust_and_random_contrast_and_crop_or_pad_as_the_cifar10_tutorial_uses
         tf.image.random_contrast(batch[0], 1.0, 0.5)
     with pytest.raises(ValueError, match="height and width must be known"):
         tf.image.resize_image_with_crop_or_pad(tf.placeholder(tf.float32, [None, None, 3]), 2, 2)
+
+
+def test_rot90_and_transpose_match_tensorflow():
+    from tests.tf1 import image_programs
+    from tests.tf1.test_image_color import _compare
+    with tf.Graph().as_default():
+        got = image_programs.geometry_program(tf, np)
+    _compare(got, image_programs.load_reference()["geometry_program"], atol=0)
+    k = tf.placeholder(tf.int32, [])
+    rotated = tf.image.rot90(tf.placeholder(tf.float32, [2, 4, 5, 3]), k)
+    assert rotated.shape.as_list() == [2, None, None, 3]  # a fed k: the size of each side unknown
+    with pytest.raises(ValueError, match="rot90: 'image' must have either 3 or 4"):
+        tf.image.rot90(np.zeros((2, 2)))

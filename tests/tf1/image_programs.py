@@ -1,0 +1,126 @@
+"""TF1 programs over `tf.image` that run unchanged under graphflow and under TensorFlow
+(`program(tf, np) -> {name: array}`, tf being `graphflow` or `tensorflow.compat.v1` in graph
+mode). tests/tf1/test_image_*.py compare graphflow's results with TensorFlow 2.21's, recorded in
+image_reference.json; run this file with TensorFlow's Python to record them again:
+
+    /path/to/tf/python tests/tf1/image_programs.py
+"""
+
+import json
+import pathlib
+import sys
+
+REFERENCE = pathlib.Path(__file__).with_name("image_reference.json")
+
+
+def _images(np):
+    """RGB floats in [0, 1] with the cases HSV has to get right: greys, ties between channels,
+    black, white, each primary and secondary colour."""
+    rng = np.random.default_rng(7)
+    special = np.array([[0, 0, 0], [1, 1, 1], [0.5, 0.5, 0.5], [1, 0, 0], [0, 1, 0], [0, 0, 1],
+                        [1, 1, 0], [0, 1, 1], [1, 0, 1], [0.3, 0.3, 0.8], [0.8, 0.3, 0.3],
+                        [0.3, 0.8, 0.8], [0.2, 0.6, 0.2], [0.9, 0.1, 0.5], [0.05, 0.9, 0.6],
+                        [0.7, 0.7, 0.2]], np.float32)
+    rand = rng.random((2, 4, 5, 3)).astype(np.float32)
+    rand[0, 0, :4] = special[:4]
+    rand[0, 1] = special[4:9]
+    rand[1, 0] = special[9:14]
+    rand[1, 1, :2] = special[14:]
+    return rand
+
+
+def color_program(tf, np):
+    images = _images(np)
+    u8 = (images * 255).astype(np.uint8)
+    hsv = tf.image.rgb_to_hsv(images)
+    out = {"rgb_to_hsv": hsv,
+           "hsv_to_rgb": tf.image.hsv_to_rgb(tf.constant(images)),
+           "round_trip": tf.image.hsv_to_rgb(hsv),
+           "rgb_to_hsv_f64": tf.image.rgb_to_hsv(images.astype(np.float64))}
+    for delta in (0.0, 0.2, -0.45, 0.9, -1.0):
+        out[f"adjust_hue_{delta}"] = tf.image.adjust_hue(images, delta)
+    out["adjust_hue_u8"] = tf.image.adjust_hue(u8, 0.3)
+    for factor in (0.0, 0.5, 1.7, 4.0):
+        out[f"adjust_saturation_{factor}"] = tf.image.adjust_saturation(images[0], factor)
+    out["adjust_saturation_u8"] = tf.image.adjust_saturation(u8, 1.5)
+    out["adjust_gamma"] = tf.image.adjust_gamma(images, 2.2, 0.9)
+    out["adjust_gamma_u8"] = tf.image.adjust_gamma(u8, 0.5, 1.3)
+    out["adjust_gamma_f64"] = tf.image.adjust_gamma(images.astype(np.float64), 1.5)
+    for name in ("rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv", "yuv_to_rgb"):
+        out[name] = getattr(tf.image, name)(images)
+    out["grayscale_to_rgb"] = tf.image.grayscale_to_rgb(tf.constant(images[..., :1]))
+    out["adjust_brightness_u8"] = tf.image.adjust_brightness(u8, -0.1)
+    out["adjust_contrast_u8"] = tf.image.adjust_contrast(u8, 1.6)
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
+def geometry_program(tf, np):
+    images = _images(np)
+    k = tf.placeholder(tf.int32, [])
+    out = {}
+    for r in range(-1, 5):
+        out[f"rot90_{r}"] = tf.image.rot90(images[0], r)
+        out[f"rot90_batch_{r}"] = tf.image.rot90(images, r)
+    out["transpose"] = tf.image.transpose_image(images[0])
+    out["transpose_batch"] = tf.image.transpose_image(images)
+    with tf.Session() as sess:
+        values = sess.run(out)
+        for r in (1, 2, 3, 6):
+            values[f"rot90_fed_{r}"] = sess.run(tf.image.rot90(images, k), {k: r})
+        return values
+
+
+def metrics_program(tf, np):
+    x = _images(np)
+    images = tf.constant(x)
+    other = np.clip(x + np.random.default_rng(3).normal(0, 0.1, images.shape), 0, 1).astype(
+        np.float32)
+    big = np.random.default_rng(4).random((2, 16, 13, 3)).astype(np.float32)
+    big2 = np.clip(big * 0.8 + 0.1 * np.random.default_rng(5).random(big.shape), 0, 1).astype(
+        np.float32)
+    dy, dx = tf.image.image_gradients(images)
+    out = {"total_variation": tf.image.total_variation(images),
+           "total_variation_3d": tf.image.total_variation(images[1]),
+           "dy": dy, "dx": dx,
+           "sobel": tf.image.sobel_edges(images),
+           "psnr": tf.image.psnr(images, other, 1.0),
+           "psnr_u8": tf.image.psnr((x * 255).astype(np.uint8),
+                                    (other * 255).astype(np.uint8), 255),
+           "ssim": tf.image.ssim(big, big2, 1.0),
+           "ssim_small_window": tf.image.ssim(big[0], big2[0], 1.0, filter_size=5,
+                                              filter_sigma=0.8, k1=0.02, k2=0.05),
+           "ssim_u8": tf.image.ssim((big * 255).astype(np.uint8), (big2 * 255).astype(np.uint8),
+                                    255),
+           "ssim_map": tf.image.ssim(big, big2, 1.0, return_index_map=True)}
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
+PROGRAMS = [color_program, geometry_program, metrics_program]
+
+
+def load_reference():
+    """{program name: {result name: numpy array}} as recorded from TensorFlow."""
+    import numpy as np
+    data = json.loads(REFERENCE.read_text())
+    return {prog: {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"])
+                   for k, v in results.items()} for prog, results in data["programs"].items()}
+
+
+def _record():
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+    tf.disable_v2_behavior()
+    out = {"tensorflow": tf.__version__, "programs": {}}
+    for program in PROGRAMS:
+        with tf.Graph().as_default():
+            results = program(tf, np)
+        out["programs"][program.__name__] = {
+            k: {"dtype": str(np.asarray(v).dtype), "shape": list(np.shape(v)),
+                "values": np.asarray(v).reshape(-1).tolist()} for k, v in sorted(results.items())}
+    REFERENCE.write_text(json.dumps(out) + "\n")
+
+
+if __name__ == "__main__" and "record" in sys.argv[1:] + ["record"]:
+    _record()
