@@ -2,12 +2,12 @@
 crops, pads, colour adjustments and colour spaces, dtype conversion, image measures)."""
 
 from graphflow.ops.image_ops import (  # noqa: F401
-    ResizeMethod,
     flip_left_right,
     flip_up_down,
     per_image_standardization,
+    resize_area,
+    resize_bicubic,
     resize_bilinear,
-    resize_images,
     resize_nearest_neighbor,
 )
 from graphflow.tf1.image_color import (  # noqa: F401
@@ -30,6 +30,12 @@ from graphflow.tf1.image_metrics import (  # noqa: F401
     sobel_edges,
     ssim,
     total_variation,
+)
+from graphflow.tf1.image_resize import (  # noqa: F401
+    ResizeMethod,
+    resize,
+    resize_image_with_pad,
+    resize_images,
 )
 from graphflow.tf1.image_utils import (  # noqa: F401
     adjust_brightness,
@@ -61,4 +67,5 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "transpose", "transpose_image", "adjust_gamma", "adjust_hue", "adjust_saturation",
            "grayscale_to_rgb", "hsv_to_rgb", "random_hue", "random_saturation", "rgb_to_hsv",
            "rgb_to_yiq", "rgb_to_yuv", "yiq_to_rgb", "yuv_to_rgb", "image_gradients", "psnr",
-           "sobel_edges", "ssim", "total_variation"]
+           "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
+           "resize_image_with_pad"]

@@ -97,7 +97,33 @@ def metrics_program(tf, np):
         return sess.run(out)
 
 
-PROGRAMS = [color_program, geometry_program, metrics_program]
+def resize_program(tf, np):
+    rng = np.random.default_rng(0)
+    img = (rng.random((2, 5, 7, 3)) * 10).astype(np.float32)
+    ints = (rng.random((5, 7, 3)) * 255).astype(np.uint8)
+    out = {}
+    for size in ([9, 4], [3, 11], [2, 2], [1, 1], [13, 17]):
+        for kw in ({}, {"align_corners": True}, {"half_pixel_centers": True}):
+            out[f"bicubic_{size}_{sorted(kw)}"] = tf.image.resize_bicubic(img, size, **kw)
+        out[f"area_{size}"] = tf.image.resize_area(img, size)
+        out[f"area_align_{size}"] = tf.image.resize_area(img, size, align_corners=True)
+    out["bicubic_u8"] = tf.image.resize_bicubic(ints[None], [8, 3])
+    out["area_u8"] = tf.image.resize_area(ints[None], [3, 4])
+    methods = [0, 1, 2, 3, "bilinear", "nearest", "bicubic", "area"]
+    for m in methods:
+        out[f"resize_{m}"] = tf.image.resize(img, [4, 9], method=m)
+        out[f"resize_images_{m}_align"] = tf.image.resize_images(ints, [8, 5], method=m,
+                                                                 align_corners=True)
+        out[f"resize_aspect_{m}"] = tf.image.resize_images(img, [12, 12], method=m,
+                                                           preserve_aspect_ratio=True)
+        out[f"resize_with_pad_{m}"] = tf.image.resize_image_with_pad(img[0], 9, 4, method=m)
+    out["resize_with_pad_batch"] = tf.image.resize_image_with_pad(img, 3, 11)
+    out["resize_with_pad_u8"] = tf.image.resize_image_with_pad(ints, 6, 6, method=1)
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
+PROGRAMS = [color_program, geometry_program, metrics_program, resize_program]
 
 
 def load_reference():
@@ -106,6 +132,13 @@ def load_reference():
     data = json.loads(REFERENCE.read_text())
     return {prog: {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"])
                    for k, v in results.items()} for prog, results in data["programs"].items()}
+
+
+def _short(values):
+    """float32 values as the shortest decimals that read back as the same float32."""
+    if values.dtype == "float32":
+        return [float(str(v)) for v in values]
+    return values.tolist()
 
 
 def _record():
@@ -118,7 +151,7 @@ def _record():
             results = program(tf, np)
         out["programs"][program.__name__] = {
             k: {"dtype": str(np.asarray(v).dtype), "shape": list(np.shape(v)),
-                "values": np.asarray(v).reshape(-1).tolist()} for k, v in sorted(results.items())}
+                "values": _short(np.asarray(v).reshape(-1))} for k, v in sorted(results.items())}
     REFERENCE.write_text(json.dumps(out) + "\n")
 
 
