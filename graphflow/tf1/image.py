@@ -1,6 +1,11 @@
 """`tf.image`: TF1's image functions (resizing, flips and rotations, per-image standardization,
 crops, pads, colour adjustments and colour spaces, dtype conversion, image measures)."""
 
+from graphflow.ops.detection_ops import (  # noqa: F401
+    non_max_suppression,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+)
 from graphflow.ops.image_ops import (  # noqa: F401
     flip_left_right,
     flip_up_down,
@@ -68,4 +73,5 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "grayscale_to_rgb", "hsv_to_rgb", "random_hue", "random_saturation", "rgb_to_hsv",
            "rgb_to_yiq", "rgb_to_yuv", "yiq_to_rgb", "yuv_to_rgb", "image_gradients", "psnr",
            "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
-           "resize_image_with_pad"]
+           "resize_image_with_pad", "non_max_suppression", "non_max_suppression_padded",
+           "non_max_suppression_with_scores"]

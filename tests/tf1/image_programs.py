@@ -123,7 +123,55 @@ def resize_program(tf, np):
         return sess.run(out)
 
 
-PROGRAMS = [color_program, geometry_program, metrics_program, resize_program]
+def _boxes(np, n, seed):
+    rng = np.random.default_rng(seed)
+    corners = rng.random((n, 2)).astype(np.float32) * 10
+    boxes = np.concatenate([corners, corners + 0.5 + rng.random((n, 2)).astype(np.float32) * 4],
+                           axis=1)
+    boxes[::5] = boxes[::5][:, [2, 3, 0, 1]]  # corners the other way round
+    boxes[7, 2] = boxes[7, 0]  # an empty box
+    scores = rng.random(n).astype(np.float32)
+    scores[10:14] = scores[3]  # ties: the lower index first
+    return boxes, scores
+
+
+def detection_program(tf, np):
+    boxes, scores = _boxes(np, 60, 1)
+    nms = tf.image
+    out = {"nms": nms.non_max_suppression(boxes, scores, 40),
+           "nms_iou": nms.non_max_suppression(boxes, scores, 40, iou_threshold=0.2),
+           "nms_limit": nms.non_max_suppression(boxes, scores, 5, iou_threshold=0.7),
+           "nms_zero": nms.non_max_suppression(boxes, scores, 0),
+           "nms_score": nms.non_max_suppression(boxes, scores, 60, 0.4, score_threshold=0.5),
+           "nms_iou0": nms.non_max_suppression(boxes, scores, 60, 0.0),
+           "nms_iou1": nms.non_max_suppression(boxes, scores, 60, 1.0)}
+    out["with_scores"] = nms.non_max_suppression_with_scores(boxes, scores, 30, 0.3, 0.2)
+    for sigma in (0.1, 0.5, 2.0):
+        out[f"soft_{sigma}"] = nms.non_max_suppression_with_scores(
+            boxes, scores, 50, 0.5, 0.1, soft_nms_sigma=sigma)
+    # TF1's non_max_suppression_padded is the op NonMaxSuppressionV4 (TF 2's compat.v1 name runs
+    # a tiled algorithm whose picks differ from greedy NMS)
+    if hasattr(tf, "raw_ops"):
+        def padded(b, s, size, iou, score=float("-inf"), pad_to_max_output_size=False):
+            return tf.raw_ops.NonMaxSuppressionV4(
+                boxes=b, scores=s, max_output_size=size, iou_threshold=iou, score_threshold=score,
+                pad_to_max_output_size=pad_to_max_output_size)
+    else:
+        padded = nms.non_max_suppression_padded
+    out["padded"] = padded(boxes, scores, 45, 0.3, 0.2, pad_to_max_output_size=True)
+    out["padded_short"] = padded(boxes, scores, 8, 0.5)
+    with tf.Session() as sess:
+        values = sess.run(out)
+    flat = {}
+    for k, v in values.items():
+        if isinstance(v, tuple):
+            flat.update({f"{k}_{i}": part for i, part in enumerate(v)})
+        else:
+            flat[k] = v
+    return flat
+
+
+PROGRAMS = [color_program, geometry_program, metrics_program, resize_program, detection_program]
 
 
 def load_reference():
