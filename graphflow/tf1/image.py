@@ -2,6 +2,7 @@
 crops, pads, colour adjustments and colour spaces, dtype conversion, image measures)."""
 
 from graphflow.ops.detection_ops import (  # noqa: F401
+    crop_and_resize,
     non_max_suppression,
     non_max_suppression_padded,
     non_max_suppression_with_scores,
@@ -74,4 +75,4 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "rgb_to_yiq", "rgb_to_yuv", "yiq_to_rgb", "yuv_to_rgb", "image_gradients", "psnr",
            "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
            "resize_image_with_pad", "non_max_suppression", "non_max_suppression_padded",
-           "non_max_suppression_with_scores"]
+           "non_max_suppression_with_scores", "crop_and_resize"]

@@ -1,7 +1,8 @@
-"""Tests for graphflow/ops/detection_ops.py: non_max_suppression, _with_scores (soft-NMS) and
-_padded against TensorFlow 2.21's numbers (tests/tf1/image_reference.json, recorded by
-tests/tf1/image_programs.py; compared live with GRAPHFLOW_TF_PYTHON set), static shapes,
-gradients (none) and errors."""
+"""Tests for graphflow/ops/detection_ops.py: non_max_suppression, _with_scores (soft-NMS),
+_padded and crop_and_resize (with its gradients for the image and the boxes) against
+TensorFlow 2.21's numbers (tests/tf1/image_reference.json, recorded by
+tests/tf1/image_programs.py; compared live with GRAPHFLOW_TF_PYTHON set), static shapes and
+errors."""
 
 import numpy as np
 import pytest
@@ -53,3 +54,31 @@ def test_errors():
     out = tf.image.non_max_suppression(boxes, np.zeros(3, np.float32), size)
     with tf.Session() as sess, pytest.raises(Exception, match="max_output_size must be non-neg"):
         sess.run(out, {size: -1})
+
+
+def test_crop_and_resize_and_its_gradients_match_tensorflow():
+    _compare(_run(image_programs.crop_program), REFERENCE["crop_program"], atol=1e-5)
+
+
+@pytest.mark.skipif(tf_python() is None, reason="TensorFlow is not installed (set "
+                                                "GRAPHFLOW_TF_PYTHON to compare with it)")
+def test_crop_and_resize_matches_tensorflow_live():
+    want = run_in_tensorflow([("r", image_programs.crop_program, {})])["r"]
+    _compare(_run(image_programs.crop_program), want, atol=1e-5)
+
+
+def test_crop_and_resize_shapes_and_errors():
+    image = tf.placeholder(tf.float32, [2, 5, 6, 3])
+    crops = tf.image.crop_and_resize(image, [[0, 0, 1, 1]], box_indices=[1], crop_size=[4, 2])
+    assert crops.shape.as_list() == [1, 4, 2, 3] and crops.dtype == tf.float32
+    with pytest.raises(ValueError, match="needs box_ind"):
+        tf.image.crop_and_resize(image, [[0, 0, 1, 1]], crop_size=[2, 2])
+    with pytest.raises(ValueError, match="method must be 'bilinear' or 'nearest'"):
+        tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0], [2, 2], method="bicubic")
+    with pytest.raises(ValueError, match="same number of boxes"):
+        tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0, 1], [2, 2])
+    with pytest.raises(ValueError, match="crop_size must be positive"):
+        tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [0], [0, 2])
+    bad = tf.image.crop_and_resize(image, [[0, 0, 1, 1]], [2], [2, 2])
+    with tf.Session() as sess, pytest.raises(Exception, match=r"box_ind has values outside \[0, 2\)"):
+        sess.run(bad, {image: np.zeros((2, 5, 6, 3), np.float32)})

@@ -171,7 +171,33 @@ def detection_program(tf, np):
     return flat
 
 
-PROGRAMS = [color_program, geometry_program, metrics_program, resize_program, detection_program]
+def crop_program(tf, np):
+    rng = np.random.default_rng(6)
+    image = (rng.random((3, 7, 9, 2)) * 5).astype(np.float32)
+    boxes = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0], [0.7, 0.6, 0.2, 0.1],
+                      [-0.3, 0.4, 0.6, 1.4], [0.25, 0.3, 0.55, 0.45], [0.5, 0.5, 0.5, 0.5]],
+                     np.float32)
+    box_ind = np.array([0, 2, 1, 1, 0, 2], np.int32)
+    x = tf.constant(image)
+    b = tf.constant(boxes)
+    out = {}
+    for method in ("bilinear", "nearest"):
+        for size in ([4, 5], [1, 3], [6, 1], [1, 1]):
+            crops = tf.image.crop_and_resize(x, b, box_ind, size, method=method,
+                                             extrapolation_value=-1.5)
+            out[f"{method}_{size}"] = crops
+            weights = np.arange(6 * size[0] * size[1] * 2, dtype=np.float32).reshape(
+                [6] + size + [2]) % 7 - 3
+            gi, gb = tf.gradients(tf.reduce_sum(crops * weights), [x, b])
+            out[f"{method}_{size}_grad_image"] = gi
+            out[f"{method}_{size}_grad_boxes"] = gb
+    out["uint8"] = tf.image.crop_and_resize((image * 40).astype(np.uint8), boxes, box_ind, [3, 4])
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
+PROGRAMS = [color_program, geometry_program, metrics_program, resize_program, detection_program,
+            crop_program]
 
 
 def load_reference():
