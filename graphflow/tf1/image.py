@@ -1,6 +1,10 @@
 """`tf.image`: TF1's image functions (resizing, flips and rotations, per-image standardization,
 crops, pads, colour adjustments and colour spaces, dtype conversion, image measures)."""
 
+from graphflow.ops.bounding_box_ops import (  # noqa: F401
+    draw_bounding_boxes,
+    sample_distorted_bounding_box,
+)
 from graphflow.ops.detection_ops import (  # noqa: F401
     crop_and_resize,
     non_max_suppression,
@@ -75,4 +79,5 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "rgb_to_yiq", "rgb_to_yuv", "yiq_to_rgb", "yuv_to_rgb", "image_gradients", "psnr",
            "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
            "resize_image_with_pad", "non_max_suppression", "non_max_suppression_padded",
-           "non_max_suppression_with_scores", "crop_and_resize"]
+           "non_max_suppression_with_scores", "crop_and_resize", "draw_bounding_boxes",
+           "sample_distorted_bounding_box"]

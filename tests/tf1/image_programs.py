@@ -196,8 +196,25 @@ def crop_program(tf, np):
         return sess.run(out)
 
 
+def draw_program(tf, np):
+    rng = np.random.default_rng(9)
+    images = rng.random((2, 9, 11, 3)).astype(np.float32)
+    boxes = np.concatenate([rng.random((2, 12, 2)) * 0.7 - 0.1, rng.random((2, 12, 2)) * 0.7 + 0.4],
+                           axis=2)[:, :, [0, 1, 2, 3]].astype(np.float32)
+    boxes[0, 3] = [0.8, 0.2, 0.3, 0.6]  # inverted: not drawn
+    boxes[1, 4] = [1.2, 0.1, 1.5, 0.5]  # outside: not drawn
+    colors = np.array([[0.1, 0.2, 0.3, 1], [0.9, 0.5, 0.1, 1], [0, 0, 0, 1]], np.float32)
+    out = {"default": tf.image.draw_bounding_boxes(images, boxes),
+           "colors": tf.image.draw_bounding_boxes(images, boxes, colors=colors),
+           "grey": tf.image.draw_bounding_boxes(images[..., :1], boxes),
+           "rgba": tf.image.draw_bounding_boxes(np.concatenate([images, images[..., :1]], -1),
+                                                boxes[:, :5])}
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
 PROGRAMS = [color_program, geometry_program, metrics_program, resize_program, detection_program,
-            crop_program]
+            crop_program, draw_program]
 
 
 def load_reference():
