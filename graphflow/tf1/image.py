@@ -39,6 +39,7 @@ from graphflow.tf1.image_metrics import (  # noqa: F401
     psnr,
     sobel_edges,
     ssim,
+    ssim_multiscale,
     total_variation,
 )
 from graphflow.tf1.image_resize import (  # noqa: F401
@@ -80,4 +81,4 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
            "resize_image_with_pad", "non_max_suppression", "non_max_suppression_padded",
            "non_max_suppression_with_scores", "crop_and_resize", "draw_bounding_boxes",
-           "sample_distorted_bounding_box"]
+           "sample_distorted_bounding_box", "ssim_multiscale"]

@@ -1,5 +1,6 @@
 """`tf.image`'s measures of images, composed as TF composes them: total variation, image
-gradients, Sobel edges, PSNR and SSIM (Gaussian-windowed, per channel, then averaged).
+gradients, Sobel edges, PSNR, SSIM (Gaussian-windowed, per channel, then averaged) and
+multi-scale SSIM.
 
 Images are [..., height, width, channels] (4-D where TF asks for a batch); integer images are
 converted to [0, 1] floats first where TF converts them (psnr, ssim)."""
@@ -8,7 +9,7 @@ import numpy as np
 
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
-from graphflow.ops import array_ops, conv_composite_ops, math_ops, nn_ops, shape_ops
+from graphflow.ops import array_ops, conv_composite_ops, conv_ops, math_ops, nn_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.tf1.image_utils import convert_image_dtype
 
@@ -149,4 +150,54 @@ def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03
         return math_ops.reduce_mean(ssim_map, [-1])
 
 
-__all__ = ["total_variation", "image_gradients", "sobel_edges", "psnr", "ssim"]
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size=11,
+                    filter_sigma=1.5, k1=0.01, k2=0.03):
+    """`tf.image.ssim_multiscale`: MS-SSIM, the product over scales (each half the size of the
+    one before: 2x2 average pooling after symmetric padding to even sizes) of the contrast-
+    structure term raised to its power factor, with the full SSIM at the last scale; averaged
+    over channels."""
+    with name_scope(None, "MS-SSIM", [img1, img2]):
+        img1 = convert_to_tensor(img1, name="img1")
+        img2 = convert_to_tensor(img2, name="img2")
+        if img1.shape.ndims is not None and img1.shape.ndims < 3:
+            raise ValueError(f"ssim_multiscale: images must have at least 3 dimensions, got "
+                             f"shape {img1.shape}")
+        if not img1.shape.is_compatible_with(img2.shape):
+            raise ValueError(f"ssim_multiscale: the two images' shapes differ: {img1.shape} and "
+                             f"{img2.shape}")
+        max_val = convert_image_dtype(math_ops.cast(max_val, img1.dtype), dtypes.float32)
+        imgs = [convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)]
+        head = shape_ops.shape(imgs[0])[:-3]
+        static = imgs[0].shape.as_list() if imgs[0].shape.ndims is not None else None
+        if static is None:
+            raise ValueError("ssim_multiscale needs images of known rank")
+        mcs = []
+        for k in range(len(power_factors)):
+            with name_scope(None, f"Scale{k}"):
+                if k > 0:
+                    tail = shape_ops.shape(imgs[0])[-3:]
+                    flat = [shape_ops.reshape(x, shape_ops.concat([[-1], tail], 0)) for x in imgs]
+                    rem = math_ops.mod(tail[:2], 2)
+                    paddings = shape_ops.stack([[0, 0], shape_ops.stack([0, rem[0]]),
+                                                shape_ops.stack([0, rem[1]]), [0, 0]])
+                    flat = [array_ops.pad(x, paddings, mode="SYMMETRIC") for x in flat]
+                    small = [conv_ops.avg_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for x in flat]
+                    imgs = [shape_ops.reshape(x, shape_ops.concat([head, shape_ops.shape(x)[1:]], 0))
+                            for x in small]
+                    for x in imgs:  # keep what is known statically: the batch dims, channels
+                        x.set_shape(static[:-3] + [None, None, static[-1]])
+                ssim_per_channel, cs = _ssim_per_channel(imgs[0], imgs[1], max_val, filter_size,
+                                                         filter_sigma, k1, k2)
+                ssim_per_channel = math_ops.reduce_mean(ssim_per_channel, [-3, -2])
+                mcs.append(math_ops.relu(math_ops.reduce_mean(cs, [-3, -2])))
+        mcs.pop()  # the last scale contributes its full SSIM instead
+        values = shape_ops.stack(mcs + [math_ops.relu(ssim_per_channel)], axis=-1)
+        factors = convert_to_tensor(list(power_factors), dtype=dtypes.float32)
+        return math_ops.reduce_mean(math_ops.reduce_prod(math_ops.pow(values, factors), [-1]),
+                                    [-1])
+
+
+__all__ = ["total_variation", "image_gradients", "sobel_edges", "psnr", "ssim", "ssim_multiscale"]

@@ -79,6 +79,9 @@ def metrics_program(tf, np):
     big = np.random.default_rng(4).random((2, 16, 13, 3)).astype(np.float32)
     big2 = np.clip(big * 0.8 + 0.1 * np.random.default_rng(5).random(big.shape), 0, 1).astype(
         np.float32)
+    huge = np.random.default_rng(6).random((2, 50, 45, 3)).astype(np.float32)
+    huge2 = np.clip(huge * 0.7 + 0.2 * np.random.default_rng(7).random(huge.shape), 0, 1).astype(
+        np.float32)
     dy, dx = tf.image.image_gradients(images)
     out = {"total_variation": tf.image.total_variation(images),
            "total_variation_3d": tf.image.total_variation(images[1]),
@@ -92,7 +95,13 @@ def metrics_program(tf, np):
                                               filter_sigma=0.8, k1=0.02, k2=0.05),
            "ssim_u8": tf.image.ssim((big * 255).astype(np.uint8), (big2 * 255).astype(np.uint8),
                                     255),
-           "ssim_map": tf.image.ssim(big, big2, 1.0, return_index_map=True)}
+           "ssim_map": tf.image.ssim(big, big2, 1.0, return_index_map=True),
+           "ms_ssim": tf.image.ssim_multiscale(huge, huge2, 1.0, filter_size=3),
+           "ms_ssim_factors": tf.image.ssim_multiscale(huge[0], huge2[0], 1.0, (0.3, 0.5, 0.2),
+                                                       filter_size=5, filter_sigma=1.0),
+           "ms_ssim_u8": tf.image.ssim_multiscale((huge * 255).astype(np.uint8),
+                                                  (huge2 * 255).astype(np.uint8), 255,
+                                                  filter_size=3)}
     with tf.Session() as sess:
         return sess.run(out)
 
