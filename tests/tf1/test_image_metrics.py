@@ -1,6 +1,6 @@
 """Tests for graphflow/tf1/image_metrics.py: total_variation, image_gradients, sobel_edges, psnr,
-ssim and ssim_multiscale against TensorFlow 2.21's numbers (tests/tf1/image_reference.json; compared live with
-GRAPHFLOW_TF_PYTHON set), their gradients and errors."""
+ssim and ssim_multiscale against TensorFlow 2.21's numbers (tests/tf1/image_reference.json;
+compared live with GRAPHFLOW_TF_PYTHON set), their gradients and errors."""
 
 import numpy as np
 import pytest
