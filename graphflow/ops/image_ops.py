@@ -1,15 +1,19 @@
-"""Image ops (`tf.image`): bilinear and nearest-neighbor resizing with TF1's attrs (align_corners,
-half_pixel_centers) and their backprop ops, plus flips and per_image_standardization built from
-ordinary ops. Images are 4-D NHWC ([batch, height, width, channels]); the TF1 functions also take
-one 3-D image.
+"""Image ops (`tf.image`): bilinear, nearest-neighbor, bicubic and area resizing with TF1's attrs
+(align_corners, half_pixel_centers) and their backprop ops, plus flips and
+per_image_standardization built from ordinary ops. Images are 4-D NHWC ([batch, height, width,
+channels]); the TF1 functions also take one 3-D image.
 
 ResizeBilinear(images, size) -> float32, as TF's op (any real input type).
 ResizeBilinearGrad(grads float32, original_image) -> the original image's dtype and shape.
 ResizeNearestNeighbor(images, size) -> the images' dtype.
 ResizeNearestNeighborGrad(grads, size) -> grads' dtype, [batch, size..., channels].
+ResizeBicubic(images, size) -> float32; ResizeBicubicGrad(grads, original_image) as bilinear's.
+ResizeArea(images, size; align_corners) -> float32 (no gradient, as in TF).
 Source positions follow TF's CPU kernels: scale = in / out (align_corners: (in - 1) / (out - 1));
 half_pixel_centers samples at (i + 0.5) * scale - 0.5 (bilinear) / floor((i + 0.5) * scale)
-(nearest); legacy samples at i * scale (align_corners nearest: round(i * scale)).
+(nearest); legacy samples at i * scale (align_corners nearest: round(i * scale)). Bicubic
+uses the same positions and 4 taps (kernels/cpu/reference/image_kernels.py); area averages the
+input span [i * scale, (i + 1) * scale) of each output pixel.
 """
 
 import numbers
