@@ -20,6 +20,7 @@ from graphflow.ops.image_ops import (  # noqa: F401
     resize_bilinear,
     resize_nearest_neighbor,
 )
+from graphflow.ops.patches_ops import extract_image_patches, extract_patches  # noqa: F401
 from graphflow.tf1.image_color import (  # noqa: F401
     adjust_gamma,
     adjust_hue,
@@ -81,4 +82,5 @@ __all__ = ["ResizeMethod", "flip_left_right", "flip_up_down", "per_image_standar
            "sobel_edges", "ssim", "total_variation", "resize", "resize_area", "resize_bicubic",
            "resize_image_with_pad", "non_max_suppression", "non_max_suppression_padded",
            "non_max_suppression_with_scores", "crop_and_resize", "draw_bounding_boxes",
-           "sample_distorted_bounding_box", "ssim_multiscale"]
+           "sample_distorted_bounding_box", "ssim_multiscale", "extract_image_patches",
+           "extract_patches"]

@@ -222,8 +222,29 @@ def draw_program(tf, np):
         return sess.run(out)
 
 
+def patches_program(tf, np):
+    rng = np.random.default_rng(10)
+    x0 = rng.random((2, 7, 9, 3)).astype(np.float32)
+    x = tf.constant(x0)
+    out = {}
+    settings = [([1, 3, 3, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID"),
+                ([1, 2, 4, 1], [1, 2, 3, 1], [1, 1, 1, 1], "SAME"),
+                ([1, 3, 2, 1], [1, 3, 2, 1], [1, 2, 3, 1], "SAME"),
+                ([1, 2, 2, 1], [1, 4, 1, 1], [1, 2, 2, 1], "VALID"),
+                ([1, 7, 9, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")]
+    for i, (k, s, r, pad) in enumerate(settings):
+        y = tf.extract_image_patches(x, k, s, r, pad)
+        out[f"patches_{i}"] = y
+        weights = np.cos(np.arange(np.prod(y.shape.as_list()))).reshape(y.shape.as_list())
+        out[f"grad_{i}"] = tf.gradients(tf.reduce_sum(y * weights.astype(np.float32)), x)[0]
+    out["ints"] = tf.image.extract_image_patches((x0 * 100).astype(np.int32), [1, 2, 3, 1],
+                                                 [1, 1, 2, 1], [1, 1, 1, 1], "SAME")
+    with tf.Session() as sess:
+        return sess.run(out)
+
+
 PROGRAMS = [color_program, geometry_program, metrics_program, resize_program, detection_program,
-            crop_program, draw_program]
+            crop_program, draw_program, patches_program]
 
 
 def load_reference():
