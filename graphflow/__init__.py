@@ -316,6 +316,7 @@ _LAZY_NAMES = {
     "function": "graphflow.engine.eager_function",
     **dict.fromkeys(("import_graph", "load", "save"), "graphflow.fileformat.serialization"),
     "random_crop": "graphflow.tf1.image_utils",
+    "extract_image_patches": "graphflow.ops.patches_ops",
     "moving_average_variables": "graphflow.tf1.moving_averages",
     **dict.fromkeys(("assert_equal", "assert_greater", "assert_greater_equal", "assert_less",
                      "assert_less_equal", "assert_negative", "assert_non_negative",

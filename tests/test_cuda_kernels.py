@@ -124,6 +124,8 @@ HOST_INPUT_FROM_DEVICE = frozenset([
     "TensorArrayAddGradients[[2, 4]]", "TensorArrayGradOfGather[[3, 2]]",
     "TensorArrayGradGather[[3]]", "TensorArrayGradOfConcat[[2, 2]]",
     "TensorArrayZeroGradient[[2, 3]]", "ResizeBilinearGrad[[2, 5, 3, 2]x[2, 3, 4, 2]]",
+    "ResizeBicubicGrad[[2, 6, 8, 2]x[2, 3, 4, 2]]", "CropAndResize[[2, 5, 6, 3]x[3, 4]]",
+    "CropAndResize[nearest]",
     "CheckNumerics[[2, 4]]", "Conv2D[conv1d NCW]", "MatrixDiag[tf.diag rank 2]",
     "MaxPoolGradGrad[(2, 4, 4, 2) k=(2, 2) s=(2, 2) VALID NHWC]",
     "MaxPoolGradGrad[(1, 5, 7, 2) k=(2, 2) s=(2, 2) VALID NHWC]",

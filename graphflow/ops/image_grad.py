@@ -1,6 +1,6 @@
 """Gradient rules for the resize ops: each resize and its backprop op are adjoint linear maps
 (the backprop applies the transposed interpolation matrices), so each one's gradient is the
-other. Sizes and the original image's values get no gradient."""
+other. Sizes and the original image's values get no gradient. ResizeArea has none, as in TF."""
 
 from graphflow.ops import image_ops, shape_ops
 from graphflow.ops.registry import register_gradient
@@ -26,6 +26,19 @@ def _resize_bilinear_grad(op, grad):
 @register_gradient("ResizeBilinearGrad")
 def _resize_bilinear_grad_grad(op, grad):
     return image_ops.resize_bilinear(grad, _spatial(op.inputs[0]), **_attrs(op)), None
+
+
+@register_gradient("ResizeBicubic")
+def _resize_bicubic_grad(op, grad):
+    images = op.inputs[0]
+    if not images.dtype.is_floating:
+        return None, None
+    return image_ops.resize_bicubic_grad(grad, images, **_attrs(op)), None
+
+
+@register_gradient("ResizeBicubicGrad")
+def _resize_bicubic_grad_grad(op, grad):
+    return image_ops.resize_bicubic(grad, _spatial(op.inputs[0]), **_attrs(op)), None
 
 
 @register_gradient("ResizeNearestNeighbor")

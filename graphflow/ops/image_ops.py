@@ -1,15 +1,19 @@
-"""Image ops (`tf.image`): bilinear and nearest-neighbor resizing with TF1's attrs (align_corners,
-half_pixel_centers) and their backprop ops, plus flips and per_image_standardization built from
-ordinary ops. Images are 4-D NHWC ([batch, height, width, channels]); the TF1 functions also take
-one 3-D image.
+"""Image ops (`tf.image`): bilinear, nearest-neighbor, bicubic and area resizing with TF1's attrs
+(align_corners, half_pixel_centers) and their backprop ops, plus flips and
+per_image_standardization built from ordinary ops. Images are 4-D NHWC ([batch, height, width,
+channels]); the TF1 functions also take one 3-D image.
 
 ResizeBilinear(images, size) -> float32, as TF's op (any real input type).
 ResizeBilinearGrad(grads float32, original_image) -> the original image's dtype and shape.
 ResizeNearestNeighbor(images, size) -> the images' dtype.
 ResizeNearestNeighborGrad(grads, size) -> grads' dtype, [batch, size..., channels].
+ResizeBicubic(images, size) -> float32; ResizeBicubicGrad(grads, original_image) as bilinear's.
+ResizeArea(images, size; align_corners) -> float32 (no gradient, as in TF).
 Source positions follow TF's CPU kernels: scale = in / out (align_corners: (in - 1) / (out - 1));
 half_pixel_centers samples at (i + 0.5) * scale - 0.5 (bilinear) / floor((i + 0.5) * scale)
-(nearest); legacy samples at i * scale (align_corners nearest: round(i * scale)).
+(nearest); legacy samples at i * scale (align_corners nearest: round(i * scale)). Bicubic
+uses the same positions and 4 taps (kernels/cpu/reference/image_kernels.py); area averages the
+input span [i * scale, (i + 1) * scale) of each output pixel.
 """
 
 import numbers
@@ -82,10 +86,21 @@ def _resize_nearest_infer(inputs, attrs):
     return [(images.dtype, _resized_shape(images, size))]
 
 
+def _resize_area_infer(inputs, attrs):
+    images, size = inputs
+    require_dtype(images, NUMERIC, "images")
+    _check_images(images)
+    return [(dtypes.float32, _resized_shape(images, size))]
+
+
 define("ResizeBilinear", _resize_bilinear_infer, attrs=_RESIZE_ATTRS, onnx={"converter": "resize"})
 define("ResizeBilinearGrad", _resize_bilinear_grad_infer, attrs=_RESIZE_ATTRS, onnx=no_onnx.GRADIENT)
 define("ResizeNearestNeighbor", _resize_nearest_infer, attrs=_RESIZE_ATTRS, onnx={"converter": "resize"})
 define("ResizeNearestNeighborGrad", _resize_nearest_infer, attrs=_RESIZE_ATTRS, onnx=no_onnx.GRADIENT)
+define("ResizeBicubic", _resize_bilinear_infer, attrs=_RESIZE_ATTRS, onnx={"converter": "resize"})
+define("ResizeBicubicGrad", _resize_bilinear_grad_infer, attrs=_RESIZE_ATTRS, onnx=no_onnx.GRADIENT)
+define("ResizeArea", _resize_area_infer, attrs="align_corners:bool",
+       onnx=no_onnx.none("ONNX's Resize has no area (box-average) mode"))
 
 
 def _size_tensor(size):
@@ -101,7 +116,9 @@ def _resize(op_type, images, size, align_corners, half_pixel_centers, name):
     single = images.shape.ndims == 3
     if single:
         images = shape_ops.expand_dims(images, 0)
-    attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
+    attrs = {"align_corners": align_corners}
+    if half_pixel_centers is not None:
+        attrs["half_pixel_centers"] = half_pixel_centers
     out = make_tensor(op_type, (images, _size_tensor(size)), attrs, name=name or op_type)
     return shape_ops.squeeze(out, [0]) if single else out
 
@@ -118,6 +135,26 @@ def resize_nearest_neighbor(images, size, align_corners=False, name=None,
     return _resize("ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers, name)
 
 
+def resize_bicubic(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """`tf.image.resize_bicubic`: cubic convolution (TF's kernel: a = -0.75 with the legacy
+    positions, Keys' a = -0.5 with half_pixel_centers, where taps outside the image are dropped
+    and the rest renormalised); the result is float32."""
+    return _resize("ResizeBicubic", images, size, align_corners, half_pixel_centers, name)
+
+
+def resize_area(images, size, align_corners=False, name=None):
+    """`tf.image.resize_area`: each output pixel the average of the input area it covers
+    (weighted by the overlap); float32."""
+    return _resize("ResizeArea", images, size, align_corners, None, name)
+
+
+def resize_bicubic_grad(grads, original_image, align_corners=False, half_pixel_centers=False,
+                        name=None):
+    attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
+    return make_tensor("ResizeBicubicGrad", (grads, original_image), attrs,
+                       name=name or "ResizeBicubicGrad")
+
+
 def resize_bilinear_grad(grads, original_image, align_corners=False, half_pixel_centers=False,
                          name=None):
     attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
@@ -130,37 +167,6 @@ def resize_nearest_neighbor_grad(grads, size, align_corners=False, half_pixel_ce
     attrs = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
     return make_tensor("ResizeNearestNeighborGrad", (grads, _size_tensor(size)), attrs,
                        name=name or "ResizeNearestNeighborGrad")
-
-
-class ResizeMethod:
-    """`tf.image.ResizeMethod` (TF1 values)."""
-    BILINEAR = 0
-    NEAREST_NEIGHBOR = 1
-    BICUBIC = 2
-    AREA = 3
-
-
-def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
-                  preserve_aspect_ratio=False):
-    """`tf.image.resize_images` (TF1): BILINEAR (float32 result) or NEAREST_NEIGHBOR (same dtype);
-    an image already of the static target size is returned as it is, as in TF1."""
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        raise NotImplementedError("resize_images: only ResizeMethod.BILINEAR and "
-                                  "NEAREST_NEIGHBOR are supported")
-    if preserve_aspect_ratio:
-        raise NotImplementedError("resize_images: preserve_aspect_ratio is not supported")
-    with name_scope(None, "resize_images", [images, size]):
-        images = convert_to_tensor(images, name="images")
-        if images.shape.ndims not in (3, 4):
-            raise ValueError(f"resize_images: images must be 3-D or 4-D, got shape {images.shape}")
-        size_t = _size_tensor(size)
-        target = shape_vector(size_t)
-        spatial = images.shape.dims[-3:-1]
-        if target is not None and None not in target and list(spatial) == list(target):
-            return images
-        if method == ResizeMethod.NEAREST_NEIGHBOR:
-            return resize_nearest_neighbor(images, size_t, align_corners)
-        return resize_bilinear(images, size_t, align_corners)
 
 
 def flip_left_right(image):

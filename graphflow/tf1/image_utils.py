@@ -1,15 +1,25 @@
-"""More of `tf.image`, composed in Python as TF1 composes them: random flips, bounding-box crops
-and pads, central crops, crop-or-pad resizing, brightness and contrast, dtype conversion,
-grayscale, and `tf.random_crop`.
+"""More of `tf.image`, composed in Python as TF1 composes them: random flips, rotations and
+transposes, bounding-box crops and pads, central crops, crop-or-pad resizing, brightness and
+contrast, dtype conversion, grayscale, and `tf.random_crop`.
 
 Images are 3-D [height, width, channels] or 4-D [batch, height, width, channels]. The random
 functions draw through graphflow's random ops, so they follow its seed rules (`tf.set_random_seed`
 and the op seed).
 """
 
+import numbers
+
 from graphflow.framework import dtypes
 from graphflow.framework.graph import name_scope
-from graphflow.ops import array_ops, math_ops, random_ops, shape_ops, slice_ops
+from graphflow.ops import (
+    array_ops,
+    control_flow_ops,
+    math_ops,
+    random_ops,
+    shape_ops,
+    slice_ops,
+    static_value,
+)
 from graphflow.ops.core_ops import convert_to_tensor, identity, stack
 
 
@@ -235,7 +245,51 @@ def random_crop(value, size, seed=None, name=None):
         return slice_ops.slice(value, offset, size)
 
 
+def _rot90_once(image, k, batched):
+    """image rotated by k * 90 degrees counter-clockwise (k in 0..3, a Python int)."""
+    h, w = (1, 2) if batched else (0, 1)
+    perm = [0, 2, 1, 3] if batched else [1, 0, 2]
+    if k == 1:
+        return array_ops.transpose(array_ops.reverse(image, [w]), perm)
+    if k == 2:
+        return array_ops.reverse(image, [h, w])
+    if k == 3:
+        return array_ops.reverse(array_ops.transpose(image, perm), [w])
+    return image
+
+
+def rot90(image, k=1, name=None):
+    """`tf.image.rot90`: rotate a 3-D image or a 4-D batch by k * 90 degrees counter-clockwise
+    (k a Python int or an int32 scalar tensor; taken mod 4)."""
+    with name_scope(name, "rot90", [image, k]):
+        image = _image(image, "rot90")
+        batched = image.shape.ndims == 4
+        if not isinstance(k, numbers.Integral):
+            k = convert_to_tensor(k, dtype=dtypes.int32, name="k")
+            known = static_value.scalar_value(k)
+            k = k if known is None else known
+        if isinstance(k, numbers.Integral):
+            return _rot90_once(image, int(k) % 4, batched)
+        k = math_ops.mod(k, 4)
+        if k.shape.ndims not in (None, 0):
+            raise ValueError(f"rot90: 'k' must be a scalar, got shape {k.shape}")
+        cases = [(math_ops.equal(k, r), (lambda r=r: _rot90_once(image, r, batched)))
+                 for r in (1, 2, 3)]
+        result = control_flow_ops.case(cases, default=lambda: image, exclusive=True)
+        dims = image.shape.as_list()
+        result.set_shape(dims[:-3] + [None, None, dims[-1]])
+        return result
+
+
+def transpose(image, name=None):
+    """`tf.image.transpose`: swap the height and width of a 3-D image or a 4-D batch."""
+    with name_scope(name, "transpose", [image]):
+        image = _image(image, "transpose")
+        perm = [0, 2, 1, 3] if image.shape.ndims == 4 else [1, 0, 2]
+        return array_ops.transpose(image, perm)
+
+
 __all__ = ["random_flip_left_right", "random_flip_up_down", "crop_to_bounding_box",
            "pad_to_bounding_box", "central_crop", "convert_image_dtype", "adjust_brightness",
            "random_brightness", "adjust_contrast", "random_contrast", "resize_image_with_crop_or_pad",
-           "rgb_to_grayscale"]
+           "rgb_to_grayscale", "rot90", "transpose"]

@@ -1,6 +1,7 @@
-"""Cases for the resize ops and their backprop ops. The references are written per output pixel
-from TF's source-position formulas (independent of the kernels' interpolation matrices); the
-values are compared with TensorFlow in tests/ops/test_image_ops.py."""
+"""Cases for the resize ops (bilinear, nearest, bicubic, area) and their backprop ops. The
+references are written per output pixel from TF's source-position formulas (independent of the
+kernels' interpolation matrices); the values are compared with TensorFlow in
+tests/ops/test_image_ops.py."""
 
 import numpy as np
 
@@ -62,6 +63,58 @@ def _adjoint(forward_ref, in_shape, size, **kw):
     return grad_ref
 
 
+def _cubic(t, a):
+    t = abs(t)
+    if t <= 1:
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0
+
+
+def _bicubic_ref(x, size, align=False, half=False):
+    """TF's bicubic per output pixel (exact cubic weights: the cases' source positions fall on
+    TF's 1/1024 table steps, where its table is exact)."""
+    n, h, w, c = x.shape
+    a = -0.5 if half else -0.75
+
+    def taps(i, scale, limit):
+        pos = (i + 0.5) * scale - 0.5 if half else i * scale
+        base = int(np.floor(pos))
+        out = [(min(max(base + k, 0), limit - 1), _cubic(pos - base - k, a), 0 <= base + k < limit)
+               for k in (-1, 0, 1, 2)]
+        if half:  # Keys: outside taps dropped, the rest renormalised
+            total = sum(wt for _, wt, inside in out if inside)
+            out = [(j, wt / total if inside else 0.0, inside) for j, wt, inside in out]
+        return [(j, wt) for j, wt, _ in out]
+
+    sy, sx = _scale(h, size[0], align), _scale(w, size[1], align)
+    out = np.zeros((n,) + tuple(size) + (c,))
+    for i in range(size[0]):
+        for j in range(size[1]):
+            for yi, wy in taps(i, sy, h):
+                for xj, wx in taps(j, sx, w):
+                    out[:, i, j] += wy * wx * x[:, yi, xj]
+    return out.astype(np.float32)
+
+
+def _area_ref(x, size, align=False):
+    """Each output pixel: the input pixels it covers, weighted by the overlap of their spans."""
+    n, h, w, c = x.shape
+    sy, sx = _scale(h, size[0], align), _scale(w, size[1], align)
+
+    def cover(i, scale, limit):
+        lo, hi = i * scale, (i + 1) * scale
+        return [(min(k, limit - 1), (min(k + 1, hi) - max(k, lo)) / scale)
+                for k in range(int(np.floor(lo)), int(np.ceil(hi)))]
+
+    out = np.zeros((n,) + tuple(size) + (c,))
+    for i in range(size[0]):
+        for j in range(size[1]):
+            for yi, wy in cover(i, sy, h):
+                for xj, wx in cover(j, sx, w):
+                    out[:, i, j] += wy * wx * x[:, yi, xj]
+    return out.astype(np.float32)
+
+
 _IMG = rand(2, 3, 4, 2, seed=11)
 
 CASES = [
@@ -81,6 +134,30 @@ CASES = [
         tf.cast(g, tf.float32), tf.cast(x, tf.float32), half_pixel_centers=True), [rand(2, 5, 3, 2), _IMG],
         lambda g, x: _adjoint(_bilinear_ref, x.shape, (5, 3), half=True)(g), rtol=1e-5,
         atol=1e-5, grad_inputs=[0], grad_atol=1e-3, grad_rtol=1e-3),
+    # sizes whose source positions fall on TF's 1/1024 steps (the ONNX export's cubic is exact),
+    # upsampling (onnxruntime's cubic resize does not downsample; test_image_ops.py does, vs TF)
+    OpCase("ResizeBicubic", lambda x: tf.image.resize_bicubic(x, [6, 8]), [_IMG],
+           lambda x: _bicubic_ref(x, (6, 8)), rtol=1e-5, atol=1e-5, grad_atol=1e-3,
+           grad_rtol=1e-3),
+    OpCase("ResizeBicubic", lambda x: tf.image.resize_bicubic(x, [5, 7], align_corners=True),
+           [_IMG], lambda x: _bicubic_ref(x, (5, 7), align=True), rtol=1e-5, atol=1e-5,
+           grad_atol=1e-3, grad_rtol=1e-3, name="ResizeBicubic[align_corners]"),
+    OpCase("ResizeBicubic", lambda x: tf.image.resize_bicubic(x, [6, 8], half_pixel_centers=True),
+           [_IMG], lambda x: _bicubic_ref(x, (6, 8), half=True), rtol=1e-5, atol=1e-5,
+           grad_atol=1e-3, grad_rtol=1e-3, name="ResizeBicubic[half_pixel_centers]"),
+    OpCase("ResizeBicubic", lambda x: tf.image.resize_bicubic(x, [8, 6]),
+           [np.arange(24, dtype=np.uint8).reshape(1, 4, 3, 2)], lambda x: _bicubic_ref(x, (8, 6)),
+           rtol=1e-5, atol=1e-4, grad=False, name="ResizeBicubic[uint8]"),
+    OpCase("ResizeBicubicGrad", lambda g, x: image_ops.resize_bicubic_grad(
+        tf.cast(g, tf.float32), tf.cast(x, tf.float32), half_pixel_centers=True),
+        [rand(2, 6, 8, 2), _IMG],
+        lambda g, x: _adjoint(_bicubic_ref, x.shape, (6, 8), half=True)(g), rtol=1e-5,
+        atol=1e-5, grad_inputs=[0], grad_atol=1e-3, grad_rtol=1e-3),
+    OpCase("ResizeArea", lambda x: tf.image.resize_area(x, [2, 3]), [_IMG],
+           lambda x: _area_ref(x, (2, 3)), rtol=1e-5, atol=1e-5, grad=False),
+    OpCase("ResizeArea", lambda x: tf.image.resize_area(x, [5, 7], align_corners=True), [_IMG],
+           lambda x: _area_ref(x, (5, 7), align=True), rtol=1e-5, atol=1e-5, grad=False,
+           name="ResizeArea[align_corners]"),
     OpCase("ResizeNearestNeighbor", lambda x: tf.image.resize_nearest_neighbor(x, [5, 7]), [_IMG],
            lambda x: _nearest_ref(x, (5, 7))),
     OpCase("ResizeNearestNeighbor", lambda x: tf.image.resize_nearest_neighbor(

@@ -112,3 +112,34 @@ def test_adjust_and_random_contrast_and_crop_or_pad_as_the_cifar10_tutorial_uses
         tf.image.random_contrast(batch[0], 1.0, 0.5)
     with pytest.raises(ValueError, match="height and width must be known"):
         tf.image.resize_image_with_crop_or_pad(tf.placeholder(tf.float32, [None, None, 3]), 2, 2)
+
+
+def test_rot90_and_transpose_match_tensorflow():
+    from tests.tf1 import image_programs
+    from tests.tf1.test_image_color import _compare
+    with tf.Graph().as_default():
+        got = image_programs.geometry_program(tf, np)
+    _compare(got, image_programs.load_reference()["geometry_program"], atol=0)
+    k = tf.placeholder(tf.int32, [])
+    rotated = tf.image.rot90(tf.placeholder(tf.float32, [2, 4, 5, 3]), k)
+    assert rotated.shape.as_list() == [2, None, None, 3]  # a fed k: the size of each side unknown
+    with pytest.raises(ValueError, match="rot90: 'image' must have either 3 or 4"):
+        tf.image.rot90(np.zeros((2, 2)))
+
+
+def test_random_brightness_and_contrast_repeat_under_the_same_seeds():
+    def draws(graph_seed, op_seed):
+        with tf.Graph().as_default():
+            tf.set_random_seed(graph_seed)
+            out = [tf.image.random_brightness(IMAGE, 0.3, seed=op_seed),
+                   tf.image.random_contrast(IMAGE, 0.4, 1.6, seed=op_seed)]
+            with tf.Session() as sess:
+                return [sess.run(out) for _ in range(5)]
+
+    first, again, other = draws(1, 2), draws(1, 2), draws(1, 3)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    assert not np.array_equal(first[0][0], other[0][0])
+    deltas = [(b - IMAGE).flat[0] for b, _ in first]
+    assert len(set(np.round(deltas, 6))) == 5 and all(-0.3 <= d <= 0.3 for d in deltas)

@@ -233,19 +233,25 @@ def _mirror_pad(ctx, op):  # REFLECT is ONNX's reflect; SYMMETRIC (edge repeated
     ctx.one("Pad", [ctx.name(x), ctx.pads(paddings)], _out(ctx, op), mode="reflect")
 
 
-_RESIZE_BILINEAR = {"ResizeBilinear": True, "ResizeNearestNeighbor": False}
+_RESIZE_MODES = {"ResizeBilinear": "linear", "ResizeNearestNeighbor": "nearest",
+                 "ResizeBicubic": "cubic"}
 
 
 @converter("resize")
 def _resize(ctx, op):
     """ONNX Resize over H and W of NHWC images (N and C keep their size). The coordinate
     modes are TF's: align_corners, half_pixel_centers (tf_half_pixel_for_nn for nearest), else
-    asymmetric; nearest rounds down, or half up with align_corners, as TF does."""
+    asymmetric; nearest rounds down, or half up with align_corners, as TF does. Bicubic is
+    ONNX's cubic with TF's coefficient (-0.75, or Keys' -0.5 with half_pixel_centers, which also
+    drops the taps outside the image: exclude_outside). TF reads the cubic's weights from a
+    table at 1/1024 steps and ONNX computes them exactly, so where a source position falls
+    between two steps the results differ by up to about 1e-3 of the image's range (and
+    onnxruntime's cubic Resize only enlarges)."""
     images, size = op.inputs
     align, half = op.attrs["align_corners"], op.attrs["half_pixel_centers"]
     x = ctx.name(images)
-    bilinear = _RESIZE_BILINEAR[op.type]
-    if bilinear and images.dtype.as_numpy_dtype != np.float32:
+    mode = _RESIZE_MODES[op.type]
+    if mode != "nearest" and images.dtype.as_numpy_dtype != np.float32:
         x = ctx.one("Cast", [x], to=ctx.onnx.TensorProto.FLOAT)  # TF computes and returns float32
     shape = ctx.one("Shape", [x])
     sizes = ctx.one("Concat", [
@@ -254,14 +260,22 @@ def _resize(ctx, op):
         ctx.one("Slice", [shape, ctx.const(np.array([3], np.int64)), ctx.const(np.array([4], np.int64))])],
         axis=0)
     if align:
-        mode = "align_corners"
+        coords = "align_corners"
     elif half:
-        mode = "half_pixel" if bilinear else "tf_half_pixel_for_nn"
+        coords = "tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"
     else:
-        mode = "asymmetric"
-    attrs = {"mode": "linear" if bilinear else "nearest", "coordinate_transformation_mode": mode}
-    if not bilinear:
+        coords = "asymmetric"
+    attrs = {"mode": mode, "coordinate_transformation_mode": coords}
+    if mode == "nearest":
         attrs["nearest_mode"] = "round_prefer_ceil" if align else "floor"
+    if mode == "cubic":  # onnxruntime's cubic resizes the two inner axes: NCHW around it
+        attrs["cubic_coeff_a"] = -0.5 if half else -0.75
+        attrs["exclude_outside"] = 1 if half else 0
+        nchw = ctx.one("Transpose", [x], perm=[0, 3, 1, 2])
+        sizes = ctx.one("Gather", [sizes, ctx.const(np.array([0, 3, 1, 2], np.int64))], axis=0)
+        y = ctx.one("Resize", [nchw, "", "", sizes], **attrs)
+        ctx.one("Transpose", [y], _out(ctx, op), perm=[0, 2, 3, 1])
+        return
     ctx.one("Resize", [x, "", "", sizes], _out(ctx, op), **attrs)
 
 

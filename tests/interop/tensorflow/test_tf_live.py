@@ -114,7 +114,8 @@ def test_tensorflow_exports_import_into_graphflow(tmp_path):
 RANDOM = frozenset(("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
                     "RandomShuffle", "Multinomial", "LogUniformCandidateSampler",
                     "UniformCandidateSampler", "RandomGamma", "RandomPoisson",
-                    "RandomPoissonV2", "ParameterizedTruncatedNormal"))
+                    "RandomPoissonV2", "ParameterizedTruncatedNormal",
+                    "SampleDistortedBoundingBoxV2"))
 
 
 def _same(got, want, rtol, atol, random):
