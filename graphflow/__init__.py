@@ -245,7 +245,8 @@ keras = _Namespace("tf.keras", members={
     "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
     "Model": _lazy(_KERAS + "training", "Model"),
     "Input": _lazy(_KERAS + "base_layer", "Input"),  # what tf.keras.layers.Input resolves to
-    "backend": _Namespace("tf.keras.backend", [_KERAS + "backend"]),
+    "backend": _Namespace("tf.keras.backend", [_KERAS + m for m in (
+        "backend", "backend_math", "backend_nn", "backend_graph")]),
     "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers"]),
     "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
     "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL"]),
