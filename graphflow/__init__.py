@@ -233,7 +233,8 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
 _KERAS = "graphflow.tf1.keras."
 _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
     "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more",
-    "layers_conv_more")])
+    "layers_conv_more", "layers_merge", "layers_activation", "layers_reshaping", "layers_noise",
+    "layers_conv3d")])
 _keras_models = _Namespace("tf.keras.models", members={
     "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
     "Model": _lazy(_KERAS + "training", "Model"),

@@ -6,16 +6,20 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from tests.tf1.keras.backend_comparison import assert_matches_live, assert_matches_recorded, ours
+from tests.tf1.keras import keras_backend_programs as programs
+from tests.tf1.keras.keras_backend_recorded import RECORDED
+from tests.tf1.keras.keras_comparison import assert_matches_live, assert_matches_recorded, ours
+
+PROGRAM = "backend_graph_program"
 
 
 def test_backend_graph_matches_recorded_tf_keras():
-    assert_matches_recorded("backend_graph_program", ours("backend_graph_program"), rtol=1e-5,
+    assert_matches_recorded(ours(programs, PROGRAM), RECORDED[PROGRAM], rtol=1e-5,
                             atol=1e-6)
 
 
 def test_backend_graph_matches_tf_keras_live():
-    assert_matches_live("backend_graph_program", ours("backend_graph_program"))
+    assert_matches_live(programs, PROGRAM, ours(programs, PROGRAM))
 
 
 def test_variables_of_known_shape_and_placeholders():

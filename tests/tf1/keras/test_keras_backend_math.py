@@ -5,15 +5,19 @@ import numpy as np
 import pytest
 
 import graphflow as tf
-from tests.tf1.keras.backend_comparison import assert_matches_live, assert_matches_recorded, ours
+from tests.tf1.keras import keras_backend_programs as programs
+from tests.tf1.keras.keras_backend_recorded import RECORDED
+from tests.tf1.keras.keras_comparison import assert_matches_live, assert_matches_recorded, ours
+
+PROGRAM = "backend_math_program"
 
 
 def test_backend_math_matches_recorded_tf_keras():
-    assert_matches_recorded("backend_math_program", ours("backend_math_program"))
+    assert_matches_recorded(ours(programs, PROGRAM), RECORDED[PROGRAM])
 
 
 def test_backend_math_matches_tf_keras_live():
-    assert_matches_live("backend_math_program", ours("backend_math_program"))
+    assert_matches_live(programs, PROGRAM, ours(programs, PROGRAM))
 
 
 def test_dot_and_batch_dot_follow_numpy():
