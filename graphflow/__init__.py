@@ -248,7 +248,8 @@ keras = _Namespace("tf.keras", members={
     "Input": _lazy(_KERAS + "base_layer", "Input"),  # what tf.keras.layers.Input resolves to
     "backend": _Namespace("tf.keras.backend", [_KERAS + m for m in (
         "backend", "backend_math", "backend_nn", "backend_graph")]),
-    "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers"]),
+    "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers",
+                                                      _KERAS + "optimizers_more"]),
     "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
     "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL"]),
     "activations": _Namespace("tf.keras.activations", [_KERAS + "activations"]),
