@@ -250,7 +250,7 @@ keras = _Namespace("tf.keras", members={
         "backend", "backend_math", "backend_nn", "backend_graph")]),
     "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers",
                                                       _KERAS + "optimizers_more"]),
-    "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
+    "losses": _Namespace("tf.keras.losses", [_KERAS + "losses", _KERAS + "losses_classes"]),
     "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL"]),
     "activations": _Namespace("tf.keras.activations", [_KERAS + "activations"]),
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),

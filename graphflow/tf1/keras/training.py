@@ -18,7 +18,7 @@ import numpy as np
 
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import group, placeholder
-from graphflow.tf1.keras import backend
+from graphflow.tf1.keras import backend, losses_classes
 from graphflow.tf1.keras import losses as keras_losses
 from graphflow.tf1.keras import optimizers as keras_optimizers
 from graphflow.tf1.keras.base_layer import Input, to_list
@@ -97,7 +97,7 @@ class Model(Network):
         for out, fn, weight, names, prefix in zip(self.outputs, loss_fns, weights, metric_lists,
                                                   prefixes):
             rank = out.shape.ndims
-            sparse = fn is keras_losses.sparse_categorical_crossentropy
+            sparse = losses_classes.is_sparse_loss(fn)
             shape = [None] * (rank - 1) if sparse else [None] + out.shape.as_list()[1:]
             target = placeholder(backend.floatx(), shape, name=f"{prefix}target")
             targets.append(target)
