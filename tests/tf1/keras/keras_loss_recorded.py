@@ -168,4 +168,192 @@ RECORDED = {
             1.982139
         ]),
     },
+    "keras_metrics_program": {
+        "accuracy/one": ("float32", (), [
+            0.1666667
+        ]),
+        "accuracy/reset": ("float32", (), [
+            0.3333333
+        ]),
+        "accuracy/two": ("float32", (), [
+            0.4444444
+        ]),
+        "auc/one": ("float32", (), [
+            0.8819444
+        ]),
+        "auc/reset": ("float32", (), [
+            0.65
+        ]),
+        "auc/two": ("float32", (), [
+            0.7073171
+        ]),
+        "auc_50/one": ("float32", (), [
+            0.875
+        ]),
+        "auc_50/reset": ("float32", (), [
+            0.6375
+        ]),
+        "auc_50/two": ("float32", (), [
+            0.6939024
+        ]),
+        "auc_majoring/one": ("float32", (), [
+            0.9027778
+        ]),
+        "auc_majoring/reset": ("float32", (), [
+            0.65
+        ]),
+        "auc_majoring/two": ("float32", (), [
+            0.7182927
+        ]),
+        "auc_pr/one": ("float32", (), [
+            0.7290335
+        ]),
+        "auc_pr/reset": ("float32", (), [
+            0.7454071
+        ]),
+        "auc_pr/two": ("float32", (), [
+            0.7128136
+        ]),
+        "auc_pr_minoring/one": ("float32", (), [
+            0.5069444
+        ]),
+        "auc_pr_minoring/reset": ("float32", (), [
+            0.6263131
+        ]),
+        "auc_pr_minoring/two": ("float32", (), [
+            0.6121024
+        ]),
+        "binary_accuracy/one": ("float32", (), [
+            0.7222222
+        ]),
+        "binary_accuracy/reset": ("float32", (), [
+            0.5555556
+        ]),
+        "binary_accuracy/two": ("float32", (), [
+            0.6049383
+        ]),
+        "categorical_accuracy/one": ("float32", (), [
+            0.1666667
+        ]),
+        "categorical_accuracy/reset": ("float32", (), [
+            0.3333333
+        ]),
+        "categorical_accuracy/two": ("float32", (), [
+            0.4444444
+        ]),
+        "evaluate": ("float32", (4,), [
+            0.3253211, 0.9725275, 0.8571429, 0.9
+        ]),
+        "fit/auc": ("float64", (3,), [
+            0.8784029, 0.9736843, 0.9818512
+        ]),
+        "fit/bin_acc": ("float64", (3,), [
+            0.7708333, 0.9166667, 0.9375
+        ]),
+        "fit/loss": ("float64", (3,), [
+            0.5522707, 0.4164695, 0.3441954
+        ]),
+        "fit/precision": ("float64", (3,), [
+            0.7, 0.8947368, 0.9444444
+        ]),
+        "mae/one": ("float32", (), [
+            0.3323753
+        ]),
+        "mae/reset": ("float32", (), [
+            0.4318743
+        ]),
+        "mae/two": ("float32", (), [
+            0.4116061
+        ]),
+        "mean/one": ("float32", (), [
+            -0.1002038
+        ]),
+        "mean/reset": ("float32", (), [
+            0.1620056
+        ]),
+        "mean/two": ("float32", (), [
+            0.002199138
+        ]),
+        "mse/one": ("float32", (), [
+            0.1545161
+        ]),
+        "mse/reset": ("float32", (), [
+            0.232959
+        ]),
+        "mse/two": ("float32", (), [
+            0.2139631
+        ]),
+        "precision/one": ("float32", (), [
+            0.5454546
+        ]),
+        "precision/reset": ("float32", (), [
+            0.625
+        ]),
+        "precision/two": ("float32", (), [
+            0.6363636
+        ]),
+        "precision_class/one": ("float32", (), [
+            0.5
+        ]),
+        "precision_class/reset": ("float32", (), [
+            0.5
+        ]),
+        "precision_class/two": ("float32", (), [
+            0.6
+        ]),
+        "precision_thresholds/one": ("float32", (3,), [
+            0.4615385, 0.5454546, 0
+        ]),
+        "precision_thresholds/reset": ("float32", (3,), [
+            0.625, 0.625, 1
+        ]),
+        "precision_thresholds/two": ("float32", (3,), [
+            0.6212121, 0.6363636, 0
+        ]),
+        "recall/one": ("float32", (), [
+            1
+        ]),
+        "recall/reset": ("float32", (), [
+            0.5
+        ]),
+        "recall/two": ("float32", (), [
+            0.5121951
+        ]),
+        "recall_thresholds/one": ("float32", (2,), [
+            1, 0.3333333
+        ]),
+        "recall_thresholds/reset": ("float32", (2,), [
+            0.9, 0.3
+        ]),
+        "recall_thresholds/two": ("float32", (2,), [
+            0.8536586, 0.1707317
+        ]),
+        "sparse_categorical_accuracy/one": ("float32", (), [
+            0.1666667
+        ]),
+        "sparse_categorical_accuracy/reset": ("float32", (), [
+            0.3333333
+        ]),
+        "sparse_categorical_accuracy/two": ("float32", (), [
+            0.4444444
+        ]),
+        "sparse_top_k/one": ("float32", (), [
+            0.3333333
+        ]),
+        "sparse_top_k/reset": ("float32", (), [
+            0.5
+        ]),
+        "sparse_top_k/two": ("float32", (), [
+            0.5925926
+        ]),
+        "top_k/one": ("float32", (), [
+            0.3333333
+        ]),
+        "top_k/reset": ("float32", (), [
+            0.5
+        ]),
+        "top_k/two": ("float32", (), [
+            0.5925926
+        ]),
+    },
 }
