@@ -258,11 +258,11 @@ def is_binary_loss(fn):
     return fn is keras_losses.binary_crossentropy or isinstance(fn, BinaryCrossentropy)
 
 
-__all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
+__all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError",
            "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Hinge", "SquaredHinge",
            "CategoricalHinge", "KLDivergence", "Poisson", "LogCosh", "Huber", "CosineSimilarity",
            "CategoricalCrossentropy", "BinaryCrossentropy", "SparseCategoricalCrossentropy",
            "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "squared_hinge",
-           "categorical_hinge", "huber", "kl_divergence", "poisson", "log_cosh",
+           "categorical_hinge", "kl_divergence", "poisson", "log_cosh",
            "cosine_similarity", "kld", "KLD", "kullback_leibler_divergence", "mape", "MAPE",
            "msle", "MSLE", "logcosh"]

@@ -333,5 +333,5 @@ class AUC(_Confusion):
 __all__ = ["Metric", "Mean", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "Precision",
-           "Recall", "AUC", "accuracy", "top_k_categorical_accuracy",
+           "Recall", "AUC", "top_k_categorical_accuracy",
            "sparse_top_k_categorical_accuracy"]
