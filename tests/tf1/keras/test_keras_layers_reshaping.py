@@ -19,8 +19,9 @@ def test_outputs_weights_and_config_match_recorded_tf_keras(case):
                             atol=1e-5)
 
 
-def test_all_layers_match_tf_keras_live():
-    assert_matches_live(programs, PROGRAM, ours(programs, PROGRAM), rtol=1e-4, atol=1e-5)
+def test_layers_match_tf_keras_live():
+    assert_matches_live(programs, PROGRAM, ours(programs, PROGRAM), rtol=1e-4, atol=1e-5,
+                        prefixes=CASES)
 
 
 def test_reshaping_layers_keep_static_shapes():
