@@ -252,7 +252,8 @@ estimator = _Namespace("tf.estimator", ["graphflow.tf1.estimator"], members={
 _KERAS = "graphflow.tf1.keras."
 _keras_layers = _Namespace("tf.keras.layers", [_KERAS + m for m in (
     "base_layer", "layers_core", "layers_conv", "layers_recurrent", "layers_recurrent_more",
-    "layers_conv_more")])
+    "layers_conv_more", "layers_merge", "layers_activation", "layers_reshaping", "layers_noise",
+    "layers_conv3d")])
 _keras_models = _Namespace("tf.keras.models", members={
     "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
     "Model": _lazy(_KERAS + "training", "Model"),
@@ -264,10 +265,13 @@ keras = _Namespace("tf.keras", members={
     "Sequential": _lazy(_KERAS + "sequential", "Sequential"),
     "Model": _lazy(_KERAS + "training", "Model"),
     "Input": _lazy(_KERAS + "base_layer", "Input"),  # what tf.keras.layers.Input resolves to
-    "backend": _Namespace("tf.keras.backend", [_KERAS + "backend"]),
-    "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers"]),
-    "losses": _Namespace("tf.keras.losses", [_KERAS + "losses"]),
-    "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL"]),
+    "backend": _Namespace("tf.keras.backend", [_KERAS + m for m in (
+        "backend", "backend_math", "backend_nn", "backend_graph")]),
+    "optimizers": _Namespace("tf.keras.optimizers", [_KERAS + "optimizers",
+                                                      _KERAS + "optimizers_more"]),
+    "losses": _Namespace("tf.keras.losses", [_KERAS + "losses", _KERAS + "losses_classes"]),
+    "metrics": _Namespace("tf.keras.metrics", [_KERAS + "losses:METRICS_ALL",
+                                                _KERAS + "metrics_classes"]),
     "activations": _Namespace("tf.keras.activations", [_KERAS + "activations"]),
     "initializers": _Namespace("tf.keras.initializers", [_KERAS + "initializers"]),
     "regularizers": _Namespace("tf.keras.regularizers",

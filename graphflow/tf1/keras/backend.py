@@ -9,6 +9,7 @@ initializes the variables Keras created that are not initialized yet (TF1 Keras 
 fixes it to a Python value instead.
 """
 
+import contextlib
 import weakref
 
 import numpy as np
@@ -18,7 +19,8 @@ from graphflow.framework.default_session import get_default_session
 from graphflow.framework.graph import get_default_graph, reset_default_graph
 from graphflow.ops.core_ops import convert_to_tensor, placeholder_with_default
 
-_STATE = {"session": None, "floatx": "float32", "epsilon": 1e-7, "phase": None}
+_STATE = {"session": None, "floatx": "float32", "epsilon": 1e-7, "phase": None,
+          "image_data_format": "channels_last"}
 _UIDS = weakref.WeakKeyDictionary()         # graph -> {prefix: count}
 _PHASES = weakref.WeakKeyDictionary()       # graph -> the learning-phase placeholder
 _TRACKED = weakref.WeakKeyDictionary()      # graph -> [Keras's variables], see get_session
@@ -43,11 +45,26 @@ def set_epsilon(value):
     _STATE["epsilon"] = float(value)
 
 
+def image_data_format():
+    return _STATE["image_data_format"]
+
+
+def set_image_data_format(data_format):
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"Unknown data_format: {data_format!r}")
+    _STATE["image_data_format"] = data_format
+
+
 def get_uid(prefix=""):
     """1, 2, 3, ... per prefix and graph (Keras names layers 'dense', 'dense_1', ...)."""
     counts = _UIDS.setdefault(get_default_graph(), {})
     counts[prefix] = counts.get(prefix, 0) + 1
     return counts[prefix]
+
+
+def reset_uids():
+    """Restarts the layer-name counters of the default graph."""
+    _UIDS.pop(get_default_graph(), None)
 
 
 def unique_name(prefix):
@@ -66,6 +83,19 @@ def learning_phase():
             _PHASES[graph] = placeholder_with_default(
                 convert_to_tensor(False, dtype=dtypes.bool_), [], name="keras_learning_phase")
     return _PHASES[graph]
+
+
+@contextlib.contextmanager
+def learning_phase_scope(value):
+    """Within the block the learning phase is the Python value 0 or 1."""
+    if value not in (0, 1):
+        raise ValueError("Expected learning phase to be 0 or 1.")
+    previous = _STATE["phase"]
+    _STATE["phase"] = int(value)
+    try:
+        yield value
+    finally:
+        _STATE["phase"] = previous
 
 
 def phase_placeholder(graph=None):
@@ -144,6 +174,7 @@ def int_shape(x):
     return tuple(x.shape.as_list()) if x.shape.ndims is not None else None
 
 
-__all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "get_uid", "learning_phase",
+__all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
+           "set_image_data_format", "get_uid", "reset_uids", "learning_phase_scope", "learning_phase",
            "set_learning_phase", "get_session", "set_session", "clear_session", "get_value",
            "batch_get_value", "set_value", "batch_set_value", "int_shape"]

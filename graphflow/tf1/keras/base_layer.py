@@ -253,7 +253,20 @@ class Layer:
         return tensors[0] if len(tensors) == 1 else tensors
 
     def get_config(self):
+        """The layer's configuration as tf_keras writes it (the keys of Keras's HDF5 files, see
+        hdf5_layer_specs); name, trainable and dtype for a class those files do not describe."""
+        from graphflow.tf1.keras import hdf5_layer_specs, hdf5_saving
+        if type(self).__name__ in hdf5_layer_specs.SPECS:
+            return hdf5_saving.layer_config(self)["config"]
         return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer from `get_config()`'s dictionary (or a tf_keras layer's config)."""
+        from graphflow.tf1.keras import hdf5_layer_specs, hdf5_model_config
+        if cls.__name__ not in hdf5_layer_specs.SPECS:
+            return cls(**config)
+        return cls(**hdf5_model_config.layer_kwargs(cls.__name__, config))
 
 
 class InputLayer(Layer):

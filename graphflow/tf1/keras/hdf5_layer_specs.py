@@ -150,6 +150,34 @@ def _pads(value):
     return ((rows, rows), (cols, cols))
 
 
+def _pads_n(n):
+    """n (before, after) pairs, or n ints (symmetric)."""
+    def read(value):
+        if isinstance(value, list) and len(value) == n and all(isinstance(v, list) for v in value):
+            return tuple(_ints(v, 2, low=0) for v in value)
+        return tuple((v, v) for v in _ints(value, n, low=0))
+    return read
+
+
+def _axes(value):
+    """An axis or a list of axes."""
+    if isinstance(value, list):
+        if not 1 <= len(value) <= 64:
+            raise Malformed(f"expected a list of axes, found {value!r}")
+        return [_int(v, -64, 64) for v in value]
+    return _int(value, -64, 64)
+
+
+def _optional(read):
+    return lambda value: None if value is None else read(value)
+
+
+def _dims(value):
+    if not isinstance(value, list) or not 1 <= len(value) <= 64:
+        raise Malformed(f"expected a list of axes, found {value!r}")
+    return tuple(_int(v, 1, 64) for v in value)
+
+
 # kinds: (reader(value) -> argument or Unsupported, writer(graphflow value) -> JSON, passed on)
 def _write_initializer(value):
     if isinstance(value, str):
@@ -224,6 +252,16 @@ KINDS = {
     "last": (_required("channels_last"), lambda v: "channels_last", False),
     "nearest": (_required("nearest"), lambda v: "nearest", False),
     "ignore": (lambda v: v, None, False),
+    "triple": (lambda v: _ints(v, 3), list, True),
+    # written as tf_keras writes them, read and not passed on (SeparableConv2D has no kernel)
+    "unused_init": (lambda v: v, _write_initializer, False),
+    "unused_reg": (lambda v: v, _write_regularizer, False),
+    "pads1": (lambda v: _pads_n(1)([v])[0], list, True),
+    "pads3": (_pads_n(3), lambda v: [list(p) for p in v], True),
+    "axes": (_axes, _same, True), "dims": (_dims, list, True),
+    "optfloat": (_optional(_float), _same, True),
+    "optaxes": (_optional(lambda v: _dims(v if isinstance(v, list) else [v])),
+                lambda v: None if v is None else list(v), True),
 }
 
 
@@ -285,6 +323,9 @@ _POOL1D = {"pool_size": ("single", lambda layer: [layer.pool_size]),
            "strides": ("single", lambda layer: [layer.strides]),
            "padding": ("padding", _attr("padding")), "data_format": ("last", None)}
 _GLOBAL = {"data_format": ("fmt", _attr("data_format")), "keepdims": ("false", None)}
+_POOL3D = {"pool_size": ("triple", _attr("pool_size")), "strides": ("triple", _attr("strides")),
+           "padding": ("padding", _attr("padding")), "data_format": ("last", None)}
+_GLOBAL3D = {"data_format": ("last", None), "keepdims": ("false", None)}
 
 
 def _bn_axis(layer):
@@ -351,6 +392,76 @@ SPECS = {
                      "interpolation": ("nearest", None)},
     "ZeroPadding2D": {"padding": ("pads", _attr("padding")), "data_format": ("last", None)},
     "LeakyReLU": {"alpha": ("float", _attr("alpha"))},
+    **{name: {} for name in ("Multiply", "Subtract", "Average", "Maximum", "Minimum")},
+    "Dot": {"axes": ("axes", lambda layer: list(layer.axes)),
+            "normalize": ("bool", _attr("normalize"))},
+    "PReLU": {"alpha_initializer": ("init", _attr("alpha_initializer")),
+              "alpha_regularizer": ("reg", _attr("alpha_regularizer")),
+              "alpha_constraint": ("none", None), "shared_axes": ("optaxes", _attr("shared_axes"))},
+    "ELU": {"alpha": ("float", _attr("alpha"))},
+    "ThresholdedReLU": {"theta": ("float", _attr("theta"))},
+    "Softmax": {"axis": ("axis", _attr("axis"))},
+    "ReLU": {"max_value": ("optfloat", _attr("max_value")),
+             "negative_slope": ("float", _attr("negative_slope")),
+             "threshold": ("float", _attr("threshold"))},
+    "LayerNormalization": {
+        "axis": ("axes", _attr("axis")), "epsilon": ("float", _attr("epsilon")),
+        "center": ("bool", _attr("center")), "scale": ("bool", _attr("scale")),
+        "beta_initializer": ("init", _item("inits", 0)),
+        "gamma_initializer": ("init", _item("inits", 1)),
+        "beta_regularizer": ("reg", _item("regularizers", 0)),
+        "gamma_regularizer": ("reg", _item("regularizers", 1)),
+        "beta_constraint": ("none", None), "gamma_constraint": ("none", None)},
+    "RepeatVector": {"n": ("units", _attr("n"))},
+    "Permute": {"dims": ("dims", _attr("dims"))},
+    "Cropping1D": {"cropping": ("pads1", _attr("cropping"))},
+    "Cropping2D": {"cropping": ("pads", _attr("cropping")),
+                   "data_format": ("fmt", _attr("data_format"))},
+    "ZeroPadding1D": {"padding": ("pads1", _attr("padding"))},
+    "ZeroPadding3D": {"padding": ("pads3", _attr("padding")), "data_format": ("last", None)},
+    "UpSampling1D": {"size": ("units", _attr("size"))},
+    "UpSampling3D": {"size": ("triple", _attr("size")), "data_format": ("last", None)},
+    "GaussianNoise": {"stddev": ("float", _attr("stddev")), "seed": ("seed", _attr("seed"))},
+    "GaussianDropout": {"rate": ("float", _attr("rate")), "seed": ("seed", _attr("seed"))},
+    **{f"SpatialDropout{n}D": {"rate": ("float", _attr("rate")), "noise_shape": ("none", None),
+                               "seed": ("seed", _attr("seed"))} for n in (1, 2, 3)},
+    "ActivityRegularization": {"l1": ("float", _attr("l1")), "l2": ("float", _attr("l2"))},
+    "Conv3D": {"filters": ("units", _attr("filters")),
+               "kernel_size": ("triple", _attr("kernel_size")),
+               "strides": ("triple", _attr("strides")), "padding": ("padding", _attr("padding")),
+               "data_format": ("last", None), "dilation_rate": ("triple", _attr("dilation_rate")),
+               "groups": ("one", None), **_weighted(True, True)},
+    "SeparableConv2D": {
+        "filters": ("units", _attr("filters")), "kernel_size": ("pair", _attr("kernel_size")),
+        "strides": ("pair", _attr("strides")), "padding": ("padding", _attr("padding")),
+        "data_format": ("last", None), "dilation_rate": ("pair", _attr("dilation_rate")),
+        "depth_multiplier": ("units", _attr("depth_multiplier")), "groups": ("one", None),
+        "activation": ("act", _attr("activation")), "use_bias": ("bool", _attr("use_bias")),
+        "kernel_initializer": ("unused_init", lambda layer: "glorot_uniform"),
+        "kernel_regularizer": ("unused_reg", lambda layer: None),
+        "depthwise_initializer": ("init", _item("inits", 0)),
+        "pointwise_initializer": ("init", _item("inits", 1)),
+        "bias_initializer": ("init", _item("inits", 2)),
+        "depthwise_regularizer": ("reg", _item("regularizers", 0)),
+        "pointwise_regularizer": ("reg", _item("regularizers", 1)),
+        "bias_regularizer": ("reg", _item("regularizers", 2)),
+        "activity_regularizer": ("reg", _attr("activity_regularizer")),
+        **{k: ("none", None) for k in ("kernel_constraint", "bias_constraint",
+                                        "depthwise_constraint", "pointwise_constraint")}},
+    "DepthwiseConv2D": {
+        "kernel_size": ("pair", _attr("kernel_size")), "strides": ("pair", _attr("strides")),
+        "padding": ("padding", _attr("padding")), "data_format": ("last", None),
+        "dilation_rate": ("pair", _attr("dilation_rate")), "groups": ("one", None),
+        "depth_multiplier": ("units", _attr("depth_multiplier")),
+        "activation": ("act", _attr("activation")), "use_bias": ("bool", _attr("use_bias")),
+        "depthwise_initializer": ("init", _item("inits", 0)),
+        "bias_initializer": ("init", _item("inits", 1)),
+        "depthwise_regularizer": ("reg", _item("regularizers", 0)),
+        "bias_regularizer": ("reg", _item("regularizers", 1)),
+        "activity_regularizer": ("reg", _attr("activity_regularizer")),
+        "depthwise_constraint": ("none", None), "bias_constraint": ("none", None)},
+    "MaxPooling3D": _POOL3D, "AveragePooling3D": _POOL3D,
+    "GlobalAveragePooling3D": _GLOBAL3D, "GlobalMaxPooling3D": _GLOBAL3D,
     "LSTM": {**_RNN, "recurrent_activation": ("act", _attr("recurrent_activation")),
              "unit_forget_bias": ("bool", _unit_forget_bias)},
     "GRU": {**_RNN, "recurrent_activation": ("act", _attr("recurrent_activation")),

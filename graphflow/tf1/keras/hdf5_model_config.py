@@ -103,6 +103,19 @@ def _layer_kwargs(class_name, config, path, faults):
     return kwargs if ok else None
 
 
+def layer_kwargs(class_name, config):
+    """The constructor arguments of a layer config (`Layer.from_config`); ValueError naming
+    the keys graphflow cannot compute with."""
+    faults = set()
+    try:
+        kwargs = _layer_kwargs(class_name, dict(config), "layer config", faults)
+    except GraphFormatError as exc:
+        raise ValueError(str(exc)) from None
+    if kwargs is None:
+        raise ValueError(f"{class_name}.from_config: unsupported {sorted(faults)}")
+    return kwargs
+
+
 def _make_layer(class_name, kwargs, path):
     from graphflow.tf1.keras import saving
     try:

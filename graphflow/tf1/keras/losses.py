@@ -69,8 +69,12 @@ def mean_absolute_error(y_true, y_pred):
 
 
 def hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0)); 0/1 labels count as -1/1 (Keras 2)."""
     y_pred = convert_to_tensor(y_pred)
     y_true = math_ops.cast(convert_to_tensor(y_true), y_pred.dtype)
+    binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
+                                                     math_ops.equal(y_true, 1.0)))
+    y_true = math_ops.where(binary, 2.0 * y_true - 1.0, y_true)
     return math_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), -1)
 
 
@@ -89,10 +93,20 @@ def get(identifier):
     """The loss function named `identifier`, or a callable `loss(y_true, y_pred)` as is."""
     if callable(identifier):
         return identifier
-    if isinstance(identifier, str) and identifier in _BY_NAME:
-        return _BY_NAME[identifier]
+    known = {**_BY_NAME, **_more_by_name()}
+    if isinstance(identifier, str) and identifier in known:
+        return known[identifier]
     raise ValueError(f"Unknown loss function: {identifier!r}; graphflow's tf.keras knows "
-                     f"{sorted(_BY_NAME)} or a callable loss(y_true, y_pred)")
+                     f"{sorted(known)} or a callable loss(y_true, y_pred)")
+
+
+def _more_by_name():
+    from graphflow.tf1.keras import losses_classes as more
+    return {name: getattr(more, name) for name in (
+        "mean_absolute_percentage_error", "mape", "MAPE", "mean_squared_logarithmic_error",
+        "msle", "MSLE", "squared_hinge", "categorical_hinge", "kl_divergence", "kld", "KLD",
+        "kullback_leibler_divergence", "poisson", "log_cosh", "logcosh", "cosine_similarity",
+        "huber")}
 
 
 # ------------------------------------------------------------------ metrics
@@ -133,9 +147,10 @@ def get_metric(identifier, loss_fn, output_shape):
     if callable(identifier):
         return identifier
     if identifier in ("accuracy", "acc"):
-        if output_shape[-1] == 1 or loss_fn is binary_crossentropy:
+        from graphflow.tf1.keras.losses_classes import is_binary_loss, is_sparse_loss
+        if output_shape[-1] == 1 or is_binary_loss(loss_fn):
             return binary_accuracy
-        if loss_fn is sparse_categorical_crossentropy:
+        if is_sparse_loss(loss_fn):
             return sparse_categorical_accuracy
         return categorical_accuracy
     if identifier in _METRICS:

@@ -100,14 +100,21 @@ class RMSprop(_RateVariable, tf_optimizers.RMSPropOptimizer):
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
 
 
+def _more():
+    from graphflow.tf1.keras import optimizers_more as more
+    return {"adagrad": more.Adagrad, "adadelta": more.Adadelta, "adamax": more.Adamax,
+            "nadam": more.Nadam, "ftrl": more.Ftrl}
+
+
 def get(identifier):
     """An optimizer from 'adam' / 'sgd' / 'rmsprop' or an optimizer instance."""
     if isinstance(identifier, tf_optimizers.Optimizer):
         return identifier
-    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
-        return _BY_NAME[identifier.lower()]()
+    known = {**_BY_NAME, **_more()}
+    if isinstance(identifier, str) and identifier.lower() in known:
+        return known[identifier.lower()]()
     raise ValueError(f"Unknown optimizer: {identifier!r}; graphflow's tf.keras knows "
-                     f"{sorted(_BY_NAME)} or an optimizer instance (tf.keras.optimizers.* or "
+                     f"{sorted(known)} or an optimizer instance (tf.keras.optimizers.* or "
                      "tf.train.*Optimizer)")
 
 

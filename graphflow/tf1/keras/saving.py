@@ -75,7 +75,8 @@ def layer_config(layer):
 
 
 _LAYER_MODULES = ("base_layer", "layers_core", "layers_conv", "layers_recurrent",
-                  "layers_recurrent_more", "layers_conv_more")
+                  "layers_recurrent_more", "layers_conv_more", "layers_merge",
+                  "layers_activation", "layers_reshaping", "layers_noise", "layers_conv3d")
 
 
 def make_layer(config, custom_objects=None):

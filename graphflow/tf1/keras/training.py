@@ -19,7 +19,7 @@ import numpy as np
 from graphflow.framework.graph import get_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import group, placeholder
-from graphflow.tf1.keras import backend
+from graphflow.tf1.keras import backend, losses_classes, metrics_classes
 from graphflow.tf1.keras import losses as keras_losses
 from graphflow.tf1.keras import optimizers as keras_optimizers
 from graphflow.tf1.keras.base_layer import Input, to_list
@@ -101,27 +101,33 @@ class Model(Network):
         metric_lists = self._per_output(self._metric_spec, [])
         if metric_lists and not isinstance(metric_lists[0], (list, tuple)):
             metric_lists = [self._metric_spec] * len(self.outputs)
-        targets, total, metrics = [], None, []
+        targets, total, metrics, stateful = [], None, [], []
         prefixes = ([""] if len(self.outputs) == 1 else
                     [layer.name + "_" for layer in self.output_layers()])
         for out, fn, weight, names, prefix in zip(self.outputs, loss_fns, weights, metric_lists,
                                                   prefixes):
             rank = out.shape.ndims
-            sparse = fn is keras_losses.sparse_categorical_crossentropy
+            sparse = losses_classes.is_sparse_loss(fn)
             shape = [None] * (rank - 1) if sparse else [None] + out.shape.as_list()[1:]
             target = placeholder(backend.floatx(), shape, name=f"{prefix}target")
             targets.append(target)
             loss = math_ops.reduce_mean(fn(target, out)) * weight
             total = loss if total is None else total + loss
             for name in names:
+                if isinstance(name, metrics_classes.Metric):   # stateful: see _run_source
+                    metrics.append((prefix + name.name, name(target, out)))
+                    stateful.append(name)
+                    continue
                 metric_fn = keras_losses.get_metric(name, fn, out.shape.as_list())
                 label = name if isinstance(name, str) else getattr(name, "__name__", "metric")
                 label = "acc" if label == "accuracy" else label   # TF1 Keras's name
                 metrics.append((prefix + label, math_ops.reduce_mean(metric_fn(target, out))))
+                stateful.append(None)
         regularization = self.losses
         if regularization:
             total = total + math_ops.add_n(regularization)
         self._compiled = {"targets": targets, "loss": total, "metrics": metrics,
+                          "stateful": stateful,
                           "sparse": [len(t.shape.as_list()) < o.shape.ndims
                                      for t, o in zip(targets, self.outputs)]}
         self.metrics_names = ["loss"] + [n for n, _ in metrics]
@@ -185,14 +191,18 @@ class Model(Network):
 
     def _run_source(self, source, training, callbacks=None, bar=None):
         """Runs the loss and metrics (and the training op when `training`) over one epoch of
-        `source`; their batch-size-weighted means. A `Progbar` is given the means so far after
-        each batch."""
-        fetches, session, totals, count = None, None, None, 0
+        `source`; their batch-size-weighted means (a stateful metric object: reset first, its
+        last result). A `Progbar` is given the means so far after each batch."""
+        fetches, session, totals, count, stateful = None, None, None, 0, []
         for step, (xs, ys) in enumerate(source.epoch(self)):
             if fetches is None:
                 fetches = self._fetches(training)
                 session = backend.get_session()
                 totals = np.zeros(len(fetches) - (1 if training else 0))
+                metrics = self._compile_graph()["stateful"]   # (built by the first batch)
+                stateful = [i + 1 for i, m in enumerate(metrics) if m is not None]
+                for i in stateful:
+                    metrics[i - 1].reset_states()
             size = len(xs[0])
             if callbacks is not None:
                 callbacks.call_batch("begin", step, {"batch": step, "size": size})
@@ -204,6 +214,7 @@ class Model(Network):
                                 dtype=np.float64)
             totals += values * size
             count += size
+            totals[stateful] = values[stateful] * count
             if bar is not None:
                 bar.stateful_metrics.update(self.metrics_names)  # known once compiled
                 bar.update(step + 1, list(zip(self.metrics_names, totals / count)),

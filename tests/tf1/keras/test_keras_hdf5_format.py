@@ -49,7 +49,7 @@ def test_unsupported_classes_and_keys_are_listed_together(tmp_path):
     path = _copy(tmp_path)
     config = _config(path)
     layers = config["config"]["layers"]
-    layers[1]["class_name"] = "Conv3D"
+    layers[1]["class_name"] = "ConvLSTM2D"
     layers[3]["config"]["kernel_constraint"] = {"class_name": "MaxNorm", "config": {}}
     layers[3]["config"]["activation"] = "gelu"
     layers[3]["config"]["new_knob"] = 1
@@ -57,7 +57,7 @@ def test_unsupported_classes_and_keys_are_listed_together(tmp_path):
     with pytest.raises(ValueError) as caught:
         _load(path)
     message = str(caught.value)
-    for part in ("layer class Conv3D (layer 'dense')", "Dense 'dense_1': kernel_constraint",
+    for part in ("layer class ConvLSTM2D (layer 'dense')", "Dense 'dense_1': kernel_constraint",
                  "activation='gelu'", "key 'new_knob'"):
         assert part in message, message
     assert not isinstance(caught.value, GraphFormatError)
