@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from graphflow.ops import elementwise_spec as spec
+from graphflow.ops import elementwise_row as spec
 from graphflow.ops import no_onnx
 
 

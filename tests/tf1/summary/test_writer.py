@@ -102,7 +102,10 @@ def test_add_summary_accepts_protos_and_rejects_other_values(tmp_path):
     writer.add_summary(proto, 11)
     writer.close()
     assert len(os.listdir(tmp_path)) == 2  # reopen starts a second event file
-    assert [e.step for e in _read(tmp_path).Scalars("manual")] == [7, 8, 11]
+    # in time order: two event files named within one second sort by TensorBoard's per-process
+    # writer counter as text ("...10" before "...9"), so the reader's file order is not the time's
+    events = sorted(_read(tmp_path).Scalars("manual"), key=lambda e: e.wall_time)
+    assert [e.step for e in events] == [7, 8, 11]
 
 
 def test_file_writer_cache_shares_one_writer_per_logdir(tmp_path):
