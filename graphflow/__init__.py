@@ -57,6 +57,10 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     zeros_initializer)
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
+from graphflow.tf1.partitioned_variables import (fixed_size_partitioner,
+                                                 min_max_variable_partitioner,
+                                                 variable_axis_size_partitioner)
+from graphflow.tf1.template import make_template
 
 
 __version__ = "0.1.0"
