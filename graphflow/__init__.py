@@ -60,6 +60,10 @@ from graphflow.tf1.init_ops import (constant_initializer, glorot_normal_initiali
                                     zeros_initializer)
 from graphflow.tf1.variable_scope import (AUTO_REUSE, VariableScope, get_variable, get_variable_scope,
                                           no_regularizer, variable_scope)
+from graphflow.tf1.partitioned_variables import (fixed_size_partitioner,
+                                                 min_max_variable_partitioner,
+                                                 variable_axis_size_partitioner)
+from graphflow.tf1.template import make_template
 
 
 __version__ = "0.1.0"
@@ -72,6 +76,8 @@ from graphflow.ops.scatter_ops import scatter_add, scatter_sub, scatter_update
 # --- TF1 surface: dtype names, strings, devices, contrib, logging, app/flags, file io -------------
 from graphflow.framework.dtypes import (complex64, complex128, string, uint16, uint32, uint64)
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
+from graphflow.ops.indexed_slices import (IndexedSlices, IndexedSlicesValue,
+                                          convert_to_tensor_or_indexed_slices)
 from graphflow.ops.string_ops import (as_string, string_join, string_split, string_to_hash_bucket,
                                       string_to_hash_bucket_fast, string_to_hash_bucket_strong,
                                       string_to_number)

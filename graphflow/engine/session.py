@@ -26,6 +26,7 @@ from graphflow.framework.graph import Operation, Tensor, get_default_graph
 from graphflow.kernels import SessionState
 from graphflow.kernels.variable_store import DeviceVariableStore
 from graphflow.ops import registry
+from graphflow.ops.indexed_slices import IndexedSlices, IndexedSlicesValue
 from graphflow.ops.sparse_tensor import SparseTensor, SparseTensorValue
 
 _CLOSED = "Attempted to use a closed Session."  # TF1's words
@@ -49,6 +50,8 @@ def flatten_fetches(fetches):
         x, parent, slot = stack.pop()
         if isinstance(x, SparseTensor):  # fetched as a SparseTensorValue of its three tensors
             x = _SparseParts(x)
+        elif isinstance(x, IndexedSlices):  # fetched as an IndexedSlicesValue
+            x = (_IndexedParts if x.dense_shape is not None else _ShapelessIndexedParts)(x)
         if _is_leaf(x):
             leaves.append(x)
             continue
@@ -60,7 +63,7 @@ def flatten_fetches(fetches):
             keys, items = list(x.keys()), list(x.values())
         else:
             keys, items = None, list(x)
-        node = (SparseTensorValue if type(x) is _SparseParts else type(x), keys, [None] * len(items))
+        node = (_PARTS_KIND.get(type(x), type(x)), keys, [None] * len(items))
         parent[slot] = node
         for i in range(len(items) - 1, -1, -1):  # pushed in reverse: leaves come out in order
             stack.append((items[i], node[2], i))
@@ -83,6 +86,33 @@ class _SparseParts(tuple):
 
     def __new__(cls, sparse):
         return super().__new__(cls, (sparse.indices, sparse.values, sparse.dense_shape))
+
+
+class _IndexedParts(tuple):
+    """A fetched IndexedSlices while flattening: its (values, indices, dense_shape) tensors."""
+
+    def __new__(cls, slices):
+        return super().__new__(cls, (slices.values, slices.indices, slices.dense_shape))
+
+
+class _ShapelessIndexedParts(tuple):
+    """A fetched IndexedSlices without a dense_shape: its (values, indices) tensors."""
+
+    def __new__(cls, slices):
+        return super().__new__(cls, (slices.values, slices.indices))
+
+
+class _ShapelessIndexedSlicesValue:
+    """Builds the IndexedSlicesValue (dense_shape None) of a fetched shapeless IndexedSlices."""
+
+    _fields = ("values", "indices")
+
+    def __new__(cls, values, indices):
+        return IndexedSlicesValue(values, indices, None)
+
+
+_PARTS_KIND = {_SparseParts: SparseTensorValue, _IndexedParts: IndexedSlicesValue,
+               _ShapelessIndexedParts: _ShapelessIndexedSlicesValue}
 
 
 class _Frame:

@@ -51,16 +51,41 @@ class SaverDef:
 
 
 class _Saveable:
-    """One variable as the saver sees it: checkpoint key, op, dtype, static shape, state name."""
+    """One variable as the saver sees it: checkpoint key, op, dtype, static shape, state name;
+    for a part of a partitioned variable also its `extents` ((offset, length) per dimension) in
+    the `full_shape` saved under the key, and TensorFlow's shape-and-slice `spec` of them."""
 
-    __slots__ = ("key", "op", "dtype", "shape", "shared_name")
+    __slots__ = ("key", "op", "dtype", "shape", "shared_name", "extents", "full_shape", "spec")
 
-    def __init__(self, key, op):
+    def __init__(self, key, op, slice_info=None):
         self.key = key
         self.op = op
         self.dtype = op.outputs[0].dtype
         self.shape = op.outputs[0].shape
         self.shared_name = op.attrs["shared_name"]
+        self.extents = self.full_shape = None
+        self.spec = ""
+        if slice_info is not None:
+            self.extents = tuple(zip(slice_info.var_offset, slice_info.var_shape))
+            self.full_shape = tuple(slice_info.full_shape)
+            self.spec = slice_info.spec
+
+
+def _saver_items(var_list):
+    """[(checkpoint key, variable op, save slice info or None)] of a Saver's var_list: a part of
+    a partitioned variable (one with `_save_slice_info`; a PartitionedVariable gives all its
+    parts) is saved as a slice under its full name (or the dict key naming it), as in TF."""
+    named = var_list.items() if isinstance(var_list, dict) else ((None, v) for v in var_list)
+    items = []
+    for key, v in named:
+        parts = v._get_variable_list() if hasattr(v, "_get_variable_list") else [v]
+        for part in parts:
+            op = _variable_op(part)
+            info = getattr(part, "_save_slice_info", None)
+            name = key if key is not None else (info.full_name if info is not None
+                                                 else op.name)
+            items.append((str(name), op, info))
+    return items
 
 
 def _variable_op(item):
@@ -105,19 +130,18 @@ class Saver:
                                "or dict of variables to save")
         if var_list is None:
             var_list = get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES)
-        if isinstance(var_list, dict):
-            items = [(str(k), _variable_op(v)) for k, v in var_list.items()]
-        else:
-            items = [(op.name, op) for op in (_variable_op(v) for v in var_list)]
         self._saveables = []
-        seen = {}
-        for key, op in items:
-            if key in seen:
-                if seen[key] is op:
-                    continue
+        seen = {}  # key -> {op: extents}
+        for key, op, info in _saver_items(var_list):
+            saveable = _Saveable(key, op, info)
+            ops = seen.setdefault(key, {})
+            if op in ops:
+                continue
+            if ops and (saveable.extents is None or None in ops.values()
+                        or saveable.extents in ops.values()):
                 raise ValueError(f"At least two variables have the same name: {key}")
-            seen[key] = op
-            self._saveables.append(_Saveable(key, op))
+            ops[op] = saveable.extents
+            self._saveables.append(saveable)
         if not self._saveables and not allow_empty:
             raise ValueError("No variables to save")
         self._max_to_keep = max_to_keep
@@ -180,14 +204,17 @@ class Saver:
                 raise ValueError(f"Parent directory of {save_path} doesn't exist, can't "
                                  "save.") from None
         values = sess.variable_values()
-        arrays = {}
+        arrays, slices = {}, {}
         for s in self._saveables:
             value = values.get(s.shared_name)
             if value is None:
                 raise FailedPreconditionError(
                     None, s.op, f"Attempting to save the uninitialized variable '{s.key}'. Run "
                     "its initializer (tf.global_variables_initializer()) first.")
-            arrays[s.key] = value
+            if s.extents is None:
+                arrays[s.key] = value
+            else:
+                slices.setdefault(s.key, (s.full_shape, []))[1].append((s.extents, value))
         # Crash-safe order: (1) the data files (temp + fsync + rename), then the index naming
         # them (likewise), and the .meta graph, (2) the state file naming the checkpoint
         # (atomically), (3) only then delete the checkpoints the state file no longer keeps.
@@ -200,7 +227,8 @@ class Saver:
         kept, expired, next_keep, preserved = self._kept_after(save_path)
         written = []
         try:
-            written += write_bundle(save_path, arrays, shard_of, num_shards)[::-1]  # index first
+            written += write_bundle(save_path, arrays, shard_of, num_shards,
+                                    slices)[::-1]  # index first
             if write_meta_graph:
                 from graphflow.fileformat.tf_meta_graph import write_saver_meta_graph
                 write_saver_meta_graph(f"{save_path}.{meta_graph_suffix}", sess.graph, self)
@@ -273,11 +301,24 @@ class Saver:
                     raise InvalidArgumentError(
                         None, s.op, f"Checkpoint {save_path} holds '{s.key}' as {dtype.name}, "
                         f"but the variable is {s.dtype.name}")
-                if not s.shape.is_compatible_with(shape):
+                if s.extents is not None and tuple(shape) != s.full_shape:
+                    raise InvalidArgumentError(
+                        None, s.op, f"Checkpoint {save_path} holds '{s.key}' with shape "
+                        f"{list(shape)}, but the partitioned variable has shape "
+                        f"{list(s.full_shape)}")
+                if s.extents is None and not s.shape.is_compatible_with(shape):
                     raise InvalidArgumentError(
                         None, s.op, f"Checkpoint {save_path} holds '{s.key}' with shape "
                         f"{list(shape)}, but the variable has shape {s.shape}")
-            updates = {s.shared_name: reader.get_tensor(s.key) for s in self._saveables}
+            updates, whole = {}, {}
+            for s in self._saveables:
+                if s.extents is None:
+                    updates[s.shared_name] = reader.get_tensor(s.key)
+                    continue
+                if s.key not in whole:  # (TF's slices or one tensor: the same full value)
+                    whole[s.key] = reader.get_tensor(s.key)
+                region = tuple(slice(o, o + n) for o, n in s.extents)
+                updates[s.shared_name] = np.array(whole[s.key][region])
         sess.set_variable_values(updates)
 
 

@@ -421,29 +421,59 @@ def _dtype_number(name, array):
                         "checkpoint") from None
 
 
-def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
+def write_bundle(prefix, tensors, shard_of=None, num_shards=None, slices=None):
     """Write {name: array} as the bundle `prefix` (the files `prefix.index` and
     `prefix.data-*`); `shard_of` maps a name to its data shard (default: all in shard 0).
-    Returns the paths written, data files first."""
+    `slices`: {name: (full shape, [(extents, array)])}, tensors saved as slices (a partitioned
+    variable's parts; extents: (start, length) per dimension), written as TensorFlow's
+    `BundleWriter::AddSlice` does: each slice's values under its slice key, and an entry under
+    `name` with the full shape and the slices' extents. Returns the paths written, data files
+    first."""
     protos = _protos()
     prefix = os.fspath(prefix)
     shard_of = shard_of or {}
+    slices = slices or {}
+    overlap = set(slices) & set(tensors)
+    if overlap:
+        raise ValueError(f"tensors {sorted(overlap)} are given both whole and as slices")
     num_shards = num_shards or (max(shard_of.values(), default=0) + 1)
-    entries = {}
+    entries = {}  # index key (bytes) -> BundleEntryProto
+    stored = []  # (index key, display name, array, shard) of every tensor with data
+    for name in tensors:
+        stored.append((name.encode("utf-8"), name, tensors[name], shard_of.get(name, 0)))
+    for name, (full_shape, parts) in slices.items():
+        first = None
+        full = protos.BundleEntryProto()
+        full.shape.SetInParent()
+        for d in full_shape:
+            full.shape.dim.add(size=int(d))
+        for extents, array in parts:
+            extents = [(int(a), int(n)) for a, n in extents]
+            if len(extents) != len(full_shape) or np.shape(array) != tuple(n for _, n in extents):
+                raise ValueError(f"slice {extents} of '{name}' does not fit its array of shape "
+                                 f"{np.shape(array)} or the full shape {list(full_shape)}")
+            key = _slice_key(name.encode("utf-8"), extents)
+            stored.append((key, f"{name}{extents}", array, shard_of.get(name, 0)))
+            proto = full.slices.add()
+            for start, length in extents:
+                proto.extent.add(start=start, length=length)
+            first = array if first is None else first
+        full.dtype = _dtype_number(name, np.asarray(first))
+        entries[name.encode("utf-8")] = full
     by_shard = [[] for _ in range(num_shards)]
-    for name in sorted(tensors, key=lambda n: n.encode("utf-8")):
-        by_shard[shard_of.get(name, 0)].append(name)
+    for item in sorted(stored, key=lambda t: t[0]):
+        by_shard[item[3]].append(item)
     paths = [data_filename(prefix, s, num_shards) for s in range(num_shards)]
     index_path = index_filename(prefix)
     staged = [file_io.StagedFile(p) for p in paths]
     index = file_io.StagedFile(index_path)
     replacing = False
     try:
-        for shard, names in enumerate(by_shard):
+        for shard, items in enumerate(by_shard):
             f = staged[shard].open()
             offset = 0
-            for name in names:
-                array = np.asarray(tensors[name])
+            for key, name, array, _ in items:
+                array = np.asarray(array)
                 number = _dtype_number(name, array)
                 if number == 7:
                     data, crc = _string_bytes(name, array)
@@ -460,14 +490,13 @@ def write_bundle(prefix, tensors, shard_of=None, num_shards=None):
                 entry.shape.SetInParent()
                 for d in array.shape:
                     entry.shape.dim.add(size=d)
-                entries[name] = entry
+                entries[key] = entry
                 offset += len(data)
             staged[shard].finish()
         header = protos.BundleHeaderProto(num_shards=num_shards, endianness=0)
         header.version.producer = BUNDLE_VERSION
         items = [(HEADER_KEY, header.SerializeToString())]
-        items += [(n.encode("utf-8"), entries[n].SerializeToString())
-                  for n in sorted(entries, key=lambda n: n.encode("utf-8"))]
+        items += [(k, entries[k].SerializeToString()) for k in sorted(entries)]
         tf_table.write_table(index.open(), items)
         index.finish()
         # Everything is on disk. An older index of this prefix goes before new data files

@@ -81,12 +81,13 @@ def _collection_def(key, items, warn):
 
 
 def saver_variables(pairs):
-    """[(key, node name, dtype name, shape)] of (checkpoint key, variable op) pairs."""
+    """[(key, node name, dtype name, shape, shape-and-slice spec)] of (checkpoint key, variable
+    op[, spec]) pairs; the spec ("" for a whole tensor) places a partitioned variable's part."""
     out = []
-    for key, op in pairs:
+    for key, op, *spec in pairs:
         shape = op.outputs[0].shape
         out.append((key, op.name, op.outputs[0].dtype.name,
-                    None if shape.dims is None else list(shape.dims)))
+                    None if shape.dims is None else list(shape.dims), spec[0] if spec else ""))
     return out
 
 
@@ -181,7 +182,7 @@ def write_saver_meta_graph(path, graph, saver):
     import warnings
 
     from graphflow.fileformat import file_io
-    pairs = [(s.key, s.op) for s in saver._saveables]
+    pairs = [(s.key, s.op, s.spec) for s in saver._saveables]
     try:
         meta = meta_graph_def(graph, saver=pairs, max_to_keep=saver._max_to_keep,
                               keep_checkpoint_every_n_hours=saver._keep_every_seconds / 3600.0,

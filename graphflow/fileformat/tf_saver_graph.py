@@ -68,16 +68,17 @@ def unique_scope(taken, base="save"):
 
 def saver_nodes(variables, scope="save", max_to_keep=5, keep_checkpoint_every_n_hours=10000.0):
     """([NodeDef], SaverDef) of a V2 Saver over `variables`: [(checkpoint key, variable node
-    name, graphflow dtype name, static shape or None)]."""
+    name, graphflow dtype name, static shape or None[, shape-and-slice spec])]."""
     variables = sorted(variables, key=lambda v: v[0])
     keys = [v[0] for v in variables]
+    specs = [v[4] if len(v) > 4 else "" for v in variables]
     types = [datatype(v[2]) for v in variables]
     n = len(variables)
     nodes = [_string_const(f"{scope}/filename/input", ["model"], []),
              _placeholder_with_default(f"{scope}/filename", f"{scope}/filename/input"),
              _placeholder_with_default(f"{scope}/Const", f"{scope}/filename")]
     nodes.append(_string_const(f"{scope}/SaveV2/tensor_names", keys, [n]))
-    nodes.append(_string_const(f"{scope}/SaveV2/shape_and_slices", [""] * n, [n]))
+    nodes.append(_string_const(f"{scope}/SaveV2/shape_and_slices", specs, [n]))
     save = pb.NodeDef(name=f"{scope}/SaveV2", op="SaveV2",
                       input=[f"{scope}/Const", f"{scope}/SaveV2/tensor_names",
                              f"{scope}/SaveV2/shape_and_slices"] + [v[1] for v in variables])
@@ -90,14 +91,14 @@ def saver_nodes(variables, scope="save", max_to_keep=5, keep_checkpoint_every_n_
     nodes.append(dep)
     cpu = "/device:CPU:0"
     nodes.append(_string_const(f"{scope}/RestoreV2/tensor_names", keys, [n], cpu))
-    nodes.append(_string_const(f"{scope}/RestoreV2/shape_and_slices", [""] * n, [n], cpu))
+    nodes.append(_string_const(f"{scope}/RestoreV2/shape_and_slices", specs, [n], cpu))
     restore = pb.NodeDef(name=f"{scope}/RestoreV2", op="RestoreV2", device=cpu,
                          input=[f"{scope}/Const", f"{scope}/RestoreV2/tensor_names",
                                 f"{scope}/RestoreV2/shape_and_slices"])
     restore.attr["dtypes"].list.type.extend(types)
     nodes.append(restore)
     assigns = []
-    for i, (_, node_name, _, shape) in enumerate(variables):
+    for i, (_, node_name, _, shape, *_) in enumerate(variables):
         name = f"{scope}/Assign" + (f"_{i}" if i else "")
         source = f"{scope}/RestoreV2" + (f":{i}" if i else "")
         assign = pb.NodeDef(name=name, op="Assign", input=[node_name, source])

@@ -51,7 +51,9 @@ class VariableStore:
     update its variables' arrays in place (`kernels/cpu/numba/update_kernels.py`) inside
     `updating_in_place`; from then until the run commits (or aborts), other threads' reads of those
     variables and snapshots wait, so no run sees a half-updated array and no snapshot sees those
-    variables a step ahead of the run's other writes."""
+    variables a step ahead of the run's other writes. The scatter ops (sparse updates) change the
+    rows they name in place the same way at any point of a run, keeping the old rows to put back
+    (`on_abort`) should a later op fail."""
 
     def __init__(self):
         self.values = {}
@@ -73,6 +75,7 @@ class VariableStore:
     def begin(self, locks=None):
         """Start a run's pending writes; `locks`: the variable locks it takes at its first
         variable access (returns the LockedWrites, whose `release` the run calls at its end)."""
+        self._local.undo = None
         self._local.pending = pending = {} if not locks else LockedWrites(locks)
         return pending
 
@@ -109,6 +112,20 @@ class VariableStore:
         else:  # the run's commit (or abort) releases them, with its other writes
             held = getattr(local, "held", None)
             local.held = list(names) if held is None else held + list(names)
+
+    def on_abort(self, undo):
+        """Call `undo()` if the current run fails (after its other pending writes are dropped,
+        before the variables it holds are released): a kernel that changed rows of a stored
+        array in place (`reference/scatter_kernels.py`) puts them back. Outside a run: nothing
+        to undo."""
+        local = self._local
+        if getattr(local, "pending", None) is None:
+            return
+        undos = getattr(local, "undo", None)
+        if undos is None:
+            local.undo = [undo]
+        else:
+            undos.append(undo)
 
     def _release(self, names, pending=None):
         """Stop holding `names` (variables updated in place), storing `pending` with them."""
@@ -166,6 +183,7 @@ class VariableStore:
         local = self._local
         pending = local.pending
         local.pending = None
+        local.undo = None
         held = getattr(local, "held", None)
         if held is not None:
             local.held = None
@@ -177,6 +195,11 @@ class VariableStore:
     def abort(self):
         local = self._local
         local.pending = None
+        undos = getattr(local, "undo", None)
+        if undos is not None:
+            local.undo = None
+            for undo in reversed(undos):
+                undo()
         held = getattr(local, "held", None)
         if held is not None:
             local.held = None

@@ -15,9 +15,10 @@ import numpy as np
 from graphflow.framework import dtypes
 from graphflow.ops import array_ops as a
 from graphflow.ops import math_ops as m
-from graphflow.ops import slice_ops
+from graphflow.ops import shape_ops, slice_ops
 from graphflow.ops.core_ops import constant
 from graphflow.ops.grad_util import shape_of, unbroadcast
+from graphflow.ops.indexed_slices import IndexedSlices
 from graphflow.ops.registry import no_gradient, register_gradient
 from graphflow.ops.static_value import constant_value
 
@@ -150,7 +151,19 @@ def _strided_slice_grad_grad(op, grad):
 # ---------------------------------------------------------------- gather and scatter
 @register_gradient("GatherV2")
 def _gather_grad(op, grad):
+    """Along axis 0 (TF1's rule): an IndexedSlices of the gathered rows, `grad` reshaped to
+    [number of indices] + params.shape[1:] at the flattened indices; other axes: dense."""
     params, indices = op.inputs
+    if op.attrs["axis"] == 0 and op.attrs.get("batch_dims", 0) == 0:
+        params_shape = shape_of(params)
+        if indices.shape.ndims != 1 or grad.shape.ndims != params.shape.ndims:
+            if indices.shape.is_fully_defined() and params.shape[1:].is_fully_defined():
+                count = [indices.shape.num_elements()]
+            else:
+                count = shape_ops.expand_dims(shape_ops.size(indices), 0)
+            indices = shape_ops.reshape(indices, count)
+            grad = shape_ops.reshape(grad, shape_ops.concat([count, params_shape[1:]], 0))
+        return (IndexedSlices(grad, indices, params_shape), None)
     return (a.gather_grad(grad, indices, shape_of(params), axis=op.attrs["axis"],
                           batch_dims=op.attrs.get("batch_dims", 0)), None)
 

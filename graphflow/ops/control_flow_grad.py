@@ -21,7 +21,7 @@ from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.graph import _user_location, describe_op
 from graphflow.ops import no_onnx, shape_ops, tensor_array_grad
-from graphflow.ops.gradients import gradients
+from graphflow.ops.gradients import dense_gradients as gradients
 from graphflow.ops.registry import define, make_op, register_gradient
 
 

@@ -168,6 +168,9 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
     as_element = getattr(value, "_as_graph_element", None)
     if as_element is not None:
         return convert_to_tensor(as_element(), dtype=dtype, name=name)
+    to_tensor = getattr(type(value), "__tf_tensor__", None)  # e.g. IndexedSlices: densified
+    if to_tensor is not None:
+        return to_tensor(value, dtype=dtype, name=name)
     if isinstance(value, Operation):
         raise TypeError(f"Cannot use the Operation {value.name} as a tensor; it has no value")
     if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
@@ -181,7 +184,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
 
 
 def _contains_tensor(value):
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+    if (isinstance(value, Tensor) or hasattr(value, "_as_graph_element")
+            or hasattr(type(value), "__tf_tensor__")):
         return True
     if isinstance(value, (list, tuple)):
         return any(_contains_tensor(v) for v in value)

@@ -20,6 +20,13 @@ work (Hessian-vector products are `tf.gradients` of an expression holding `tf.gr
 4. Read off. The gradient of each x is the sum of what it received: `None` when nothing reached it
    (unconnected, integer, or cut by a stop), or zeros with `unconnected_gradients="zero"`.
 
+Sparse gradients: a rule may return an `IndexedSlices` (`ops/indexed_slices.py`) for an input,
+as Gather's does for its params. Contributions that are all IndexedSlices sum to one
+IndexedSlices (values and indices concatenated), any dense one makes the sum dense
+(`indexed_slices.aggregate`, TF1's aggregation). A rule receives its outputs' gradients dense,
+except the rules of `_SPARSE_PASS_THROUGH` (Identity), which hand them on as they are; so an x
+read only through gathers gets an IndexedSlices, as in TF1.
+
 Conventions:
 * Only floating-point tensors carry gradients. Integer and boolean tensors never do; a rule's
   entries for such inputs are ignored.
@@ -41,8 +48,12 @@ from graphflow.framework import dtypes
 from graphflow.framework.func_graph import FuncGraph
 from graphflow.framework.gc_pause import gc_paused
 from graphflow.framework.graph import Tensor, _user_location, describe_op, get_default_graph
-from graphflow.ops import math_ops, registry, shape_ops, tensor_array_grad
+from graphflow.ops import indexed_slices, math_ops, registry, shape_ops, tensor_array_grad
 from graphflow.ops.core_ops import constant, convert_to_tensor
+from graphflow.ops.indexed_slices import IndexedSlices
+
+# op types whose gradient rules take an IndexedSlices gradient as it is (they pass it on)
+_SPARSE_PASS_THROUGH = frozenset(["Identity"])
 
 
 class UnconnectedGradients:
@@ -136,7 +147,7 @@ def _sum(grads):
         return grads[0]
     if grads[0].dtype == dtypes.variant:
         return tensor_array_grad.add_gradients(grads)
-    return math_ops.add_n(grads)
+    return indexed_slices.aggregate(grads)
 
 
 def _seed(y, grad_y, index):
@@ -172,6 +183,9 @@ def _output_grads(op, pending):
     """The summed gradient of each output of `op` (None where none arrived); zeros for floating
     outputs of a multi-output op that got nothing while others did."""
     grads = [_sum(pending.pop(t, None)) for t in op.outputs]
+    if op.type not in _SPARSE_PASS_THROUGH:
+        grads = [indexed_slices.to_dense(g) if isinstance(g, IndexedSlices) else g
+                 for g in grads]
     if registry.lookup(op.type).gradient_takes_none:
         return grads  # the rule tells "no gradient" from a zero one (If, While)
     if len(grads) > 1 and any(g is not None for g in grads):
@@ -193,9 +207,9 @@ def _apply_rule(rule, op, out_grads):
     for t, g in zip(op.inputs, in_grads):
         if g is None or not _differentiable(t):
             continue
-        if not isinstance(g, Tensor):
+        if not isinstance(g, (Tensor, IndexedSlices)):
             raise TypeError(f"The gradient rule of {op.type} returned {g!r} for input {t.name} of "
-                            f"{describe_op(op)}; expected a Tensor or None")
+                            f"{describe_op(op)}; expected a Tensor, IndexedSlices or None")
         if g.dtype != t.dtype:
             raise TypeError(f"The gradient rule of {op.type} returned a {g.dtype.name} gradient "
                             f"for the {t.dtype.name} input {t.name} of {describe_op(op)}")
@@ -290,6 +304,13 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return [results[x] for x in xs]
 
 
+def dense_gradients(ys, xs, **kwargs):
+    """`gradients` with every IndexedSlices densified: for the callers inside graphflow whose
+    results must be Tensors (a function graph's outputs, Hessians, gradient checks)."""
+    return [indexed_slices.to_dense(g, warn=False) if isinstance(g, IndexedSlices) else g
+            for g in gradients(ys, xs, **kwargs)]
+
+
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,
              aggregation_method=None):
     """`tf.hessians`: for each x, the matrix of second derivatives of sum(ys), shaped
@@ -304,7 +325,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
                 raise ValueError(f"tf.hessians needs a fully defined static shape for {x.name}, "
                                  f"got {x.shape}")
             n = x.shape.num_elements()
-            (g,) = gradients(ys, x)
+            (g,) = dense_gradients(ys, x)
             if g is None:
                 results.append(None)
                 continue
@@ -314,7 +335,8 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
                 pick = np.zeros(n, dtype=x.dtype.as_numpy_dtype)
                 pick[i] = 1
                 g_i = math_ops.reduce_sum(g_flat * constant(pick))
-                (row,) = gradients(g_i, x, unconnected_gradients=UnconnectedGradients.ZERO)
+                (row,) = dense_gradients(g_i, x,
+                                         unconnected_gradients=UnconnectedGradients.ZERO)
                 rows.append(shape_ops.reshape(row, [n]))
             hessian = shape_ops.stack(rows) if rows else shape_ops.zeros([0, 0], dtype=x.dtype)
             results.append(shape_ops.reshape(hessian, list(x.shape.dims) * 2))

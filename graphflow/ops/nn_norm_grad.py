@@ -13,7 +13,7 @@ get no gradient) and differentiates that with `gradients`.
 from graphflow.ops import math_ops as m
 from graphflow.ops import nn_norm_ops as bn
 from graphflow.ops import shape_ops
-from graphflow.ops.gradients import gradients
+from graphflow.ops.gradients import dense_gradients as gradients
 from graphflow.ops.registry import register_gradient
 
 

@@ -11,6 +11,7 @@ from graphflow.framework.graph import name_scope
 from graphflow.ops import array_ops, math_ops, shape_ops
 from graphflow.ops.core_ops import convert_to_tensor, identity
 from graphflow.tf1.clip_ops import clip_by_norm
+from graphflow.tf1.partitioned_variables import PartitionedVariable
 
 
 def _clip(rows, ids_rank, max_norm):
@@ -52,12 +53,13 @@ def _assignments(flat_ids, params, partition_strategy):
 
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
                      max_norm=None):
-    """The rows of `params` (a tensor or variable, or a list of partitions of one) at `ids`:
+    """The rows of `params` (a tensor or variable, or a list of partitions of one, or a
+    PartitionedVariable) at `ids`:
     shape `ids.shape + params.shape[1:]`. Rows whose L2 norm exceeds `max_norm` are scaled down
     to it."""
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
-    if isinstance(params, (list, tuple)):
+    if isinstance(params, (list, tuple, PartitionedVariable)):
         params = list(params)
     else:
         params = [params]

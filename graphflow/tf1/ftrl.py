@@ -4,13 +4,15 @@ Per step, as TensorFlow's ApplyFtrl (lr_power -0.5 by default):
 accum' = accum + g^2; linear += g - (accum'^-p - accum^-p) / lr * var;
 var = (sign(linear) * l1 - linear) / (accum'^-p / lr + 2 * l2) where |linear| > l1, else 0.
 The update is composed of elementwise ops and assigns (no fused kernel); the accumulator starts at
-`initial_accumulator_value` (0.1) and the linear slot at zero. The shrinkage variant
+`initial_accumulator_value` (0.1) and the linear slot at zero. A sparse gradient (IndexedSlices)
+updates only its rows, as TF's SparseApplyFtrl does. The shrinkage variant
 (`l2_shrinkage_regularization_strength`) is not provided.
 """
 
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import group
 from graphflow.ops.state_ops import assign
+from graphflow.tf1 import sparse_updates
 from graphflow.tf1.optimizers import Optimizer, _filled_like
 
 
@@ -48,24 +50,38 @@ class FtrlOptimizer(Optimizer):
                             "accum", self._accum_name)
             self._zeros_slot(v, "linear", self._linear_name)
 
+    def _hyper_values(self, dt):
+        return (self._hyper("learning_rate", self._learning_rate, dt),
+                self._hyper("learning_rate_power", -self._lr_power, dt),
+                self._hyper("l1", self._l1, dt), self._hyper("l2", self._l2, dt))
+
     def _apply_dense(self, grad, var):
-        dt = var.dtype
-        lr = self._hyper("learning_rate", self._learning_rate, dt)
-        power = self._hyper("learning_rate_power", -self._lr_power, dt)
-        l1 = self._hyper("l1", self._l1, dt)
-        l2 = self._hyper("l2", self._l2, dt)
         accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
-        new_accum = accum + grad * grad
-        new_pow = math_ops.pow(new_accum, power)
-        new_linear = linear + grad - (new_pow - math_ops.pow(accum, power)) / lr * var
-        quadratic = new_pow / lr + 2.0 * l2
-        shrunk = (math_ops.sign(new_linear) * l1 - new_linear) / quadratic
-        new_var = math_ops.where(math_ops.greater(math_ops.abs(new_linear), l1), shrunk,
-                                 shrunk * 0.0)
+        new_var, new_accum, new_linear = _ftrl_step(var, accum, linear, grad,
+                                                    *self._hyper_values(var.dtype))
         # every new value is computed from the old ones before any of them is written
         with var.graph.control_dependencies([new_var, new_linear, new_accum]):
             return group(assign(var, new_var), assign(linear, new_linear),
                          assign(accum, new_accum))
+
+    def _apply_sparse(self, grad, var):
+        """TF's SparseApplyFtrl: the same step on the rows at the (unique) indices."""
+        hyper = self._hyper_values(var.dtype)
+        return sparse_updates.rows_update(
+            var, [self.get_slot(var, "accum"), self.get_slot(var, "linear")], grad,
+            lambda v, a, lin, g: _ftrl_step(v, a, lin, g, *hyper))
+
+
+def _ftrl_step(var, accum, linear, grad, lr, power, l1, l2):
+    """(new var, new accum, new linear) of one FTRL step."""
+    new_accum = accum + grad * grad
+    new_pow = math_ops.pow(new_accum, power)
+    new_linear = linear + grad - (new_pow - math_ops.pow(accum, power)) / lr * var
+    quadratic = new_pow / lr + 2.0 * l2
+    shrunk = (math_ops.sign(new_linear) * l1 - new_linear) / quadratic
+    new_var = math_ops.where(math_ops.greater(math_ops.abs(new_linear), l1), shrunk,
+                             shrunk * 0.0)
+    return new_var, new_accum, new_linear
 
 
 __all__ = ["FtrlOptimizer"]

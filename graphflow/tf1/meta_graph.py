@@ -29,7 +29,7 @@ def _warn(text):
 
 
 def _saver_pairs(saver):
-    return [(s.key, s.op) for s in saver._saveables] if saver is not None else None
+    return [(s.key, s.op, s.spec) for s in saver._saveables] if saver is not None else None
 
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,

@@ -6,16 +6,23 @@ creates the optimizer's slot variables (real, non-trainable `tf.Variable`s named
 training_ops`: ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp, ApplyAdagrad,
 ApplyAdadelta), grouped into one
 training op that runs after every update and, when `global_step` is given, increments it last.
+
+A gradient that is an IndexedSlices (an embedding lookup's) takes TF1's sparse path:
+`_apply_sparse_duplicate_indices` sums repeated indices, then `_apply_sparse` updates only those
+rows (`tf1/sparse_updates.py`); an optimizer without a sparse update of its own applies the
+densified gradient with `_apply_dense`.
 """
 
 import numbers
 
 from graphflow.framework.func_graph import outermost_graph
 from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
-from graphflow.ops import math_ops, shape_ops, training_ops
+from graphflow.ops import indexed_slices, math_ops, shape_ops, training_ops
 from graphflow.ops.core_ops import convert_to_tensor, group, tuple_
 from graphflow.ops.gradients import gradients
+from graphflow.ops.indexed_slices import IndexedSlices
 from graphflow.ops.state_ops import Variable, trainable_variables
+from graphflow.tf1 import sparse_updates
 
 
 class Optimizer:
@@ -84,9 +91,7 @@ class Optimizer:
             grad_loss = [convert_to_tensor(grad_loss, dtype=loss.dtype)]
         grads = gradients([loss], [v.value() for v in var_list], grad_ys=grad_loss)
         if gate_gradients == Optimizer.GATE_GRAPH:
-            present = [g for g in grads if g is not None]
-            gated = iter(tuple_(present)) if present else iter(())
-            grads = [next(gated) if g is not None else None for g in grads]
+            grads = _gated(grads)
         return list(zip(grads, var_list))
 
     def _compute_gradients_eagerly(self, loss, var_list, grad_loss):
@@ -125,7 +130,11 @@ class Optimizer:
                 raise ValueError(f"Duplicate variable {v.name} in grads_and_vars: sum its "
                                  "gradients first (tf.add_n)")
             seen.add(v)
-            if g is not None:
+            if isinstance(g, IndexedSlices):
+                if g.dtype != v.dtype:
+                    raise TypeError(f"Gradient {g.name} of dtype {g.dtype.name} does not match "
+                                    f"variable {v.name} of dtype {v.dtype.name}")
+            elif g is not None:
                 try:
                     g = convert_to_tensor(g)
                 except TypeError as exc:
@@ -152,7 +161,10 @@ class Optimizer:
                     if grad is None:
                         continue
                     with graph.name_scope("update_" + var.op.name):
-                        update_ops.append(self._apply_dense(grad, var))
+                        if isinstance(grad, IndexedSlices):
+                            update_ops.append(self._apply_sparse_duplicate_indices(grad, var))
+                        else:
+                            update_ops.append(self._apply_dense(grad, var))
                 if global_step is None:
                     train_op = self._finish(update_ops, scope)
                 else:
@@ -245,10 +257,36 @@ class Optimizer:
     def _apply_dense(self, grad, var):
         raise NotImplementedError(f"{type(self).__name__} does not implement _apply_dense")
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """TF1's: the values of repeated indices summed (each row once), then `_apply_sparse`."""
+        return self._apply_sparse(indexed_slices.deduplicate(grad), var)
+
+    def _apply_sparse(self, grad, var):
+        """The update for an IndexedSlices `grad` with unique indices. Optimizers without a sparse
+        update of their own apply the densified gradient."""
+        return self._apply_dense(indexed_slices.to_dense(grad), var)
+
     def _finish(self, update_ops, name_scope):
         """Group the updates. `name_scope` is the apply scope ('Adam/': the op is named exactly
         'Adam', as in TF1) or a relative name ('update')."""
         return group(*update_ops, name=name_scope)
+
+
+def _gated(grads):
+    """GATE_GRAPH: every gradient (IndexedSlices: its values and indices) available only once
+    all of them are."""
+    parts = [p for g in grads if g is not None
+             for p in ((g.values, g.indices) if isinstance(g, IndexedSlices) else (g,))]
+    if not parts:
+        return grads
+    gated = iter(tuple_(parts))
+    out = []
+    for g in grads:
+        if isinstance(g, IndexedSlices):
+            out.append(IndexedSlices(next(gated), next(gated), g.dense_shape))
+        else:
+            out.append(None if g is None else next(gated))
+    return out
 
 
 def _var_key(var):
@@ -287,6 +325,11 @@ class GradientDescentOptimizer(Optimizer):
         lr = self._hyper("learning_rate", self._learning_rate, var.dtype)
         return training_ops.apply_gradient_descent(var, lr, grad, use_locking=self._use_locking)
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """TF1's: scatter_sub of lr * values, repeated indices adding up (no deduplication)."""
+        lr = self._hyper("learning_rate", self._learning_rate, var.dtype)
+        return sparse_updates.scatter_descent(var, lr, grad, use_locking=self._use_locking)
+
 
 class MomentumOptimizer(Optimizer):
     """accum = momentum * accum + grad; var -= lr * accum (Nesterov: lr * (grad + momentum * accum))."""
@@ -308,6 +351,12 @@ class MomentumOptimizer(Optimizer):
             self._hyper("learning_rate", self._learning_rate, var.dtype), grad,
             self._hyper("momentum", self._momentum, var.dtype),
             use_locking=self._use_locking, use_nesterov=self._use_nesterov)
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.momentum(
+            var, self.get_slot(var, "momentum"),
+            self._hyper("learning_rate", self._learning_rate, var.dtype), grad,
+            self._hyper("momentum", self._momentum, var.dtype), self._use_nesterov)
 
 
 class AdamOptimizer(Optimizer):
@@ -345,6 +394,16 @@ class AdamOptimizer(Optimizer):
             self._hyper("beta2", self._beta2, var.dtype),
             self._hyper("epsilon", self._epsilon, var.dtype), grad,
             use_locking=self._use_locking)
+
+    def _apply_sparse(self, grad, var):
+        beta1_power, beta2_power = self._get_beta_accumulators(var.graph)
+        dt = var.dtype
+        return sparse_updates.adam(
+            var, self.get_slot(var, "m"), self.get_slot(var, "v"),
+            self._hyper("learning_rate", self._lr, dt), self._hyper("beta1", self._beta1, dt),
+            self._hyper("beta2", self._beta2, dt), self._hyper("epsilon", self._epsilon, dt),
+            self._hyper("beta1_power", beta1_power, dt),
+            self._hyper("beta2_power", beta2_power, dt), grad, self._use_locking)
 
     def _finish(self, update_ops, name_scope):
         graph = get_default_graph()
@@ -387,6 +446,15 @@ class RMSPropOptimizer(Optimizer):
                                                         *args, use_locking=self._use_locking)
         return training_ops.apply_rms_prop(var, rms, mom, *args, use_locking=self._use_locking)
 
+    def _apply_sparse(self, grad, var):
+        dt = var.dtype
+        return sparse_updates.rms_prop(
+            var, self.get_slot(var, "rms"), self.get_slot(var, "momentum"),
+            self._hyper("learning_rate", self._learning_rate, dt),
+            self._hyper("decay", self._decay, dt), self._hyper("momentum", self._momentum, dt),
+            self._hyper("epsilon", self._epsilon, dt), grad,
+            mg=self.get_slot(var, "mg") if self._centered else None)
+
 
 class AdagradOptimizer(Optimizer):
     """Adagrad: accum += grad^2; var -= lr * grad / sqrt(accum). The accumulator starts at
@@ -412,6 +480,11 @@ class AdagradOptimizer(Optimizer):
             self._hyper("learning_rate", self._learning_rate, var.dtype), grad,
             use_locking=self._use_locking)
 
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.adagrad(
+            var, self.get_slot(var, "accumulator"),
+            self._hyper("learning_rate", self._learning_rate, var.dtype), grad)
+
 
 class AdadeltaOptimizer(Optimizer):
     """Adadelta (Zeiler): running averages of squared gradients (`accum`) and squared updates
@@ -435,6 +508,13 @@ class AdadeltaOptimizer(Optimizer):
             var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
             self._hyper("learning_rate", self._lr, dt), self._hyper("rho", self._rho, dt),
             self._hyper("epsilon", self._epsilon, dt), grad, use_locking=self._use_locking)
+
+    def _apply_sparse(self, grad, var):
+        dt = var.dtype
+        return sparse_updates.adadelta(
+            var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
+            self._hyper("learning_rate", self._lr, dt), self._hyper("rho", self._rho, dt),
+            self._hyper("epsilon", self._epsilon, dt), grad)
 
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",

@@ -16,7 +16,7 @@ from graphflow.framework.default_session import get_default_session
 from graphflow.framework.graph import get_default_graph, reset_default_graph
 from graphflow.ops import math_ops
 from graphflow.ops.core_ops import placeholder
-from graphflow.ops.gradients import gradients
+from graphflow.ops.gradients import dense_gradients as gradients
 
 
 class TestCase(unittest.TestCase):

@@ -20,6 +20,7 @@ from graphflow.framework.graph import GraphKeys, Tensor, get_default_graph
 from graphflow.framework.tensor_shape import as_shape
 from graphflow.ops.core_ops import convert_to_tensor
 from graphflow.ops.state_ops import Variable
+from graphflow.tf1 import partitioned_variables
 from graphflow.tf1.init_ops import glorot_uniform_initializer, zeros_initializer
 
 _STORE_KEY = ("__variable_store",)
@@ -40,8 +41,9 @@ class VariableScope:
     `original_name_scope` is the name scope opened when the scope was first entered."""
 
     def __init__(self, reuse, name="", initializer=None, regularizer=None, dtype=dtypes.float32,
-                 name_scope="", custom_getter=None):
+                 name_scope="", custom_getter=None, partitioner=None):
         self._reuse = reuse
+        self._partitioner = partitioner
         self._name = name
         self._initializer = initializer
         self._regularizer = regularizer
@@ -56,6 +58,7 @@ class VariableScope:
     regularizer = property(lambda self: self._regularizer)
     dtype = property(lambda self: self._dtype)
     custom_getter = property(lambda self: self._custom_getter)
+    partitioner = property(lambda self: self._partitioner)
 
     def reuse_variables(self):
         """From now on `get_variable` in this scope returns existing variables."""
@@ -72,6 +75,9 @@ class VariableScope:
 
     def set_custom_getter(self, custom_getter):
         self._custom_getter = custom_getter
+
+    def set_partitioner(self, partitioner):
+        self._partitioner = partitioner
 
     def get_collection(self, name):
         return get_default_graph().get_collection(name, self._name + "/" if self._name else None)
@@ -136,6 +142,7 @@ class _VariableStore:
 
     def __init__(self):
         self.variables = {}
+        self.partitioned = {}  # full name -> PartitionedVariable
         self.scope = VariableScope(False)
         self.counts = _ScopeCounts()
 
@@ -192,8 +199,6 @@ class variable_scope:  # noqa: N801 - TF1 name
         if name_or_scope is not None and not isinstance(name_or_scope, (str, VariableScope)):
             raise TypeError(f"VariableScope: name_or_scope must be a string or VariableScope, "
                             f"got {name_or_scope!r}")
-        if partitioner is not None:
-            raise NotImplementedError("variable_scope: partitioned variables are not supported")
         if constraint is not None:
             raise NotImplementedError("variable_scope: variable constraints are not supported; "
                                       "apply them with tf.assign after the training step")
@@ -204,6 +209,7 @@ class variable_scope:  # noqa: N801 - TF1 name
         self._initializer = initializer
         self._regularizer = regularizer
         self._custom_getter = custom_getter
+        self._partitioner = partitioner
         self._reuse = _normalize_reuse(reuse)
         self._dtype = dtypes.as_dtype(dtype) if dtype is not None else None
         self._auxiliary_name_scope = bool(auxiliary_name_scope)
@@ -261,7 +267,8 @@ class variable_scope:  # noqa: N801 - TF1 name
             scope = VariableScope(self._reuse or target.reuse, name=name,
                                   initializer=target.initializer, regularizer=target.regularizer,
                                   dtype=target.dtype, name_scope=target.original_name_scope,
-                                  custom_getter=target.custom_getter)
+                                  custom_getter=target.custom_getter,
+                                  partitioner=target.partitioner)
             getter = _wrap_custom_getter(self._custom_getter, target.custom_getter) \
                 if self._custom_getter is not None else None
             counts.open(name)
@@ -278,7 +285,7 @@ class variable_scope:  # noqa: N801 - TF1 name
             scope = VariableScope(self._reuse or old.reuse, name=name,
                                   initializer=old.initializer, regularizer=old.regularizer,
                                   dtype=old.dtype, name_scope=entered_name_scope,
-                                  custom_getter=old.custom_getter)
+                                  custom_getter=old.custom_getter, partitioner=old.partitioner)
             getter = _wrap_custom_getter(self._custom_getter, old.custom_getter) \
                 if self._custom_getter is not None else None
             counts.open(name)
@@ -293,6 +300,8 @@ class variable_scope:  # noqa: N801 - TF1 name
             scope.set_dtype(self._dtype)
         if getter is not None:
             scope.set_custom_getter(getter)
+        if self._partitioner is not None:
+            scope.set_partitioner(self._partitioner)
         return scope, undo
 
 
@@ -320,10 +329,9 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     array, Python number/list, Tensor) which then gives the shape — `shape` must be None. With no
     initializer: the scope's, else glorot_uniform for floats and zeros for integers and bools.
     regularizer: callable(variable) -> loss Tensor, added to REGULARIZATION_LOSSES on creation.
+    partitioner (or the scope's): a `PartitionedVariable` of parts `name/part_i`
+    (`tf1/partitioned_variables.py`).
     """
-    if partitioner is not None:
-        raise NotImplementedError(f"get_variable('{name}'): partitioned variables are not "
-                                  "supported")
     if constraint is not None:
         raise NotImplementedError(f"get_variable('{name}'): variable constraints are not "
                                   "supported; apply them with tf.assign after the training step")
@@ -341,6 +349,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         from_value = initializer is not None and not callable(initializer)
     if regularizer is None:
         regularizer = scope.regularizer
+    if partitioner is None:
+        partitioner = scope.partitioner
     if dtype is None and not from_value:
         dtype = scope.dtype
     if scope.custom_getter is not None:
@@ -349,6 +359,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
                   reuse=scope.reuse, trainable=trainable, collections=collections,
                   validate_shape=validate_shape)
+    if partitioner is not None:
+        kwargs["partitioner"] = partitioner
     with graph.name_scope(None):  # variable names depend only on the variable scope
         if custom_getter is not None:
             return custom_getter(getter=_true_getter, name=full_name, **kwargs)
@@ -356,10 +368,15 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
 
 
 def _true_getter(name, shape=None, dtype=None, initializer=None, regularizer=None, reuse=None,
-                 trainable=None, collections=None, validate_shape=True, **unused):
+                 trainable=None, collections=None, validate_shape=True, partitioner=None,
+                 **unused):
     graph = get_default_graph()
     store = _store(graph)
     reuse = _normalize_reuse(reuse)
+    if partitioner is not None:
+        return partitioned_variables.get_partitioned(
+            store, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
+            validate_shape, partitioner, _true_getter)
     from_value = initializer is not None and not callable(initializer)
     if shape is not None and from_value:
         raise ValueError(f"Variable {name}: if initializer is a constant, do not specify shape.")

@@ -2,6 +2,8 @@
 (rows, repeated indices, multi-dimensional indices, the returned value, the control-dependency
 idiom), and that a failed scatter leaves the variable unchanged."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -43,6 +45,38 @@ def test_failed_scatter_changes_nothing():
         with pytest.raises(Exception, match="bump"):
             sess.run(add, {idx: [0, 5]})
         np.testing.assert_array_equal(sess.run(v), [1, 2, 3])
+
+
+def _stored(sess, v):
+    return sess._state.variables.values[v.op.attrs["shared_name"]]
+
+
+def test_scatter_changes_rows_in_place_and_a_later_failure_puts_them_back():
+    v = _var(np.arange(10.0).reshape(5, 2))
+    sub = tf.scatter_sub(v, [1, 3, 1], tf.ones([3, 2]))
+    idx = tf.placeholder(tf.int32, [])
+    with tf.control_dependencies([sub]):
+        after = tf.gather(tf.constant([1.0, 2.0]), idx, name="late_gather")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        stored = weakref.ref(_stored(sess, v))  # (a reference would keep it from in-place use)
+        sess.run(sub.op)
+        assert _stored(sess, v) is stored()  # only the store referred to it: changed in place
+        np.testing.assert_array_equal(sess.run(v), [[0, 1], [0, 1], [4, 5], [5, 6], [8, 9]])
+        with pytest.raises(Exception, match="late_gather"):
+            sess.run(after, {idx: 7})  # the scatter ran in place, then the run failed
+        np.testing.assert_array_equal(sess.run(v), [[0, 1], [0, 1], [4, 5], [5, 6], [8, 9]])
+
+
+def test_a_fetched_value_is_never_changed_by_a_later_scatter():
+    v = _var(np.zeros((3, 2)))
+    add = tf.scatter_add(v, [2], [[1.0, 1.0]])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        held = sess.run(v)  # the user keeps the stored array: the scatter writes a new one
+        sess.run(add.op)
+        np.testing.assert_array_equal(held, np.zeros((3, 2)))
+        np.testing.assert_array_equal(sess.run(v), [[0, 0], [0, 0], [1, 1]])
 
 
 def test_scatter_build_errors():

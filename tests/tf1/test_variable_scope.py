@@ -217,8 +217,8 @@ def test_initializer_errors():
         tf.get_variable("d", initializer=tf.constant([1, 2]), dtype=tf.float32)
     with pytest.raises(ValueError, match=r"initializer made a value of shape \(3,\)"):
         tf.get_variable("e", [2], initializer=lambda shape, dtype: tf.zeros([3], dtype=dtype))
-    with pytest.raises(NotImplementedError, match="partitioned"):
-        tf.get_variable("f", [4], partitioner=lambda shape, dtype: [2])
+    with pytest.raises(ValueError, match="more partitions than the 4 elements"):
+        tf.get_variable("f", [4], partitioner=lambda shape, dtype: [5])
     assert tf.global_variables() == []
 
 

@@ -17,6 +17,7 @@ from graphflow.framework.tensor_shape import TensorShape
 from graphflow.interop.onnx.import_ops import builder
 from graphflow.interop.onnx.import_sequence_ops import Sequence
 from graphflow.ops import control_flow_ops, static_value
+from graphflow.ops.gradients import dense_gradients
 
 
 def _scalar_bool(x):
@@ -225,6 +226,6 @@ def _gradient(ctx, node, inputs):
     if missing:
         raise ValueError(f"Gradient names {missing}, which no earlier node or input defines")
     xs = [ctx.values[n] for n in names]
-    grads = tf.gradients(ctx.values[y_name], xs,
-                         stop_gradients=[ctx.values[n] for n in zs] or None)
+    grads = dense_gradients(ctx.values[y_name], xs,
+                            stop_gradients=[ctx.values[n] for n in zs] or None)
     return [tf.zeros_like(x) if g is None else g for x, g in zip(xs, grads)]

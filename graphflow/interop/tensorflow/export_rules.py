@@ -184,6 +184,9 @@ def _refs(ctx, op, record):
     refs = [_variable_input(ctx, op, op.attrs[a]) for a in record.refs]
     inputs = refs + [ctx.name(t) for t in op.inputs]
     dtype = op.attrs["dtype"]
-    extra = {"T": dtype} if "T" in signature(record.tf).attrs else {"dtype": dtype}
+    sig = signature(record.tf)
+    extra = {"T": dtype} if "T" in sig.attrs else {"dtype": dtype}
+    if "Tindices" in sig.attrs:  # the scatter ops: (ref, indices, updates)
+        extra["Tindices"] = op.inputs[0].dtype.name
     write_generic(ctx, op, record, inputs=inputs, extra_attrs=extra,
                   skip=tuple(record.refs) + ("dtype", "shape"))

@@ -68,6 +68,12 @@ class SGD(_RateVariable, tf_optimizers.MomentumOptimizer):
                 use_locking=self._use_locking)
         return super()._apply_dense(grad, var)
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        if self._plain:  # the rows' scatter_sub, as GradientDescentOptimizer's sparse update
+            return tf_optimizers.GradientDescentOptimizer._apply_sparse_duplicate_indices(
+                self, grad, var)
+        return super()._apply_sparse_duplicate_indices(grad, var)
+
 
 class Adam(_RateVariable, tf_optimizers.AdamOptimizer):
     """`Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)`."""

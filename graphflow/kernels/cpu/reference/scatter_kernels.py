@@ -1,9 +1,52 @@
-"""numpy kernels for ScatterUpdate / ScatterAdd / ScatterSub: they write a new array for the
-variable (stored arrays are never changed in place), committed with the rest of the run."""
+"""numpy kernels for ScatterUpdate / ScatterAdd / ScatterSub, committed with the rest of the run.
+
+A scatter changes a few rows of what may be a vocabulary-sized variable (an embedding's sparse
+update), so copying the whole array each step would cost far more than the update. When nothing
+but the variable store refers to the stored array (no fetched result, no view, no other run's
+value: reference counts, exact under the GIL), the kernel changes the named rows in place: other
+threads' reads of the variable wait until the run commits or aborts
+(`VariableStore.updating_in_place`), and the old rows are kept so that a failure later in the run
+puts them back (`VariableStore.on_abort`). Otherwise it writes a new array. Either way the rows
+not named keep their exact bits.
+"""
+
+import sys
 
 import numpy as np
 
 from graphflow.kernels.cpu import cpu_kernel
+
+# references to the stored array while `_in_place` checks it: the store's dict, the kernel's and
+# `_in_place`'s local names and getrefcount's argument
+_STORE_ONLY = 4
+_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()  # reference counts are exact under it
+
+
+class _Shared(Exception):
+    """Something besides the variable store refers to the array."""
+
+
+def _in_place(store, name, current, rows):
+    """True when `current` (read from the store) may be changed in place at `rows`; then the run
+    holds the variable (other threads' reads wait) and puts the rows back if it fails."""
+    if not (_GIL and current.base is None and current.flags.c_contiguous
+            and current.flags.owndata and store.values.get(name) is current):
+        return False
+    try:
+        with store.updating_in_place([name]):  # held until the run commits or aborts
+            if sys.getrefcount(current) != _STORE_ONLY:
+                raise _Shared
+    except _Shared:
+        return False
+    touched = np.unique(rows)
+    saved = current[touched]
+
+    def undo():
+        current.flags.writeable = True
+        current[touched] = saved
+        current.flags.writeable = False
+    store.on_abort(undo)
+    return True
 
 
 def _scatter_kernel(apply):
@@ -21,8 +64,16 @@ def _scatter_kernel(apply):
             expected = indices.shape + current.shape[1:]
             if updates.shape != expected:
                 raise ValueError(f"updates of shape {updates.shape} must have shape {expected}")
-            value = np.array(current, copy=True)
-            apply(value, indices.reshape(-1), updates.reshape((-1,) + current.shape[1:]))
+            flat = indices.reshape(-1)
+            if _in_place(store, name, current, flat):
+                value = current
+                value.flags.writeable = True
+            else:
+                value = np.array(current, copy=True)
+            try:
+                apply(value, flat, updates.reshape((-1,) + current.shape[1:]))
+            finally:
+                value.flags.writeable = False
             return store.write(name, value)
         return scatter
     return build
