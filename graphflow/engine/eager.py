@@ -152,8 +152,16 @@ class EagerGraph(Graph):
         if frozen is None:  # attrs with arrays: nothing kept
             specs = registry.infer_outputs(op_def, inputs, attrs, name)
             return self._execute(op_def, inputs, attrs, specs, name, None, None)
-        key = (op_def.type, frozen,
-               tuple([(t.dtype.name, t._shape.dims) for t in inputs]) if inputs else ())
+        n = len(inputs)
+        if n == 2:  # the common binary op, without a comprehension's frame
+            x, y = inputs
+            signature = ((x.dtype.name, x._shape.dims), (y.dtype.name, y._shape.dims))
+        elif n == 1:
+            x = inputs[0]
+            signature = ((x.dtype.name, x._shape.dims),)
+        else:
+            signature = tuple([(t.dtype.name, t._shape.dims) for t in inputs]) if n else ()
+        key = (op_def.type, frozen, signature)
         kernels = self._kernels
         entry = kernels.get(key)
         if entry is not None and entry[1] is not None:
@@ -215,7 +223,13 @@ class EagerGraph(Graph):
         if kernel is None:
             kernel = self._build(op_type, attrs, op_name, output_specs, inputs, op)
         try:
-            result = kernel(*[t._value for t in inputs])
+            n = len(inputs)
+            if n == 2:
+                result = kernel(inputs[0]._value, inputs[1]._value)
+            elif n == 1:
+                result = kernel(inputs[0]._value)
+            else:
+                result = kernel(*[t._value for t in inputs])
         except Exception as exc:
             raise _run_error(exc, op, inputs) from exc
         if not output_specs:

@@ -117,6 +117,10 @@ def _binary(row):
     op_type, default_name = row.op, row.fn
 
     def op(x, y, name=None):
+        if isinstance(x, Tensor) and isinstance(y, Tensor):
+            # both already tensors: no constant is made, so no scope and no conversion (the
+            # eager hot path: `a + b` costs the op's own dispatch only)
+            return make_tensor(op_type, (x, y), name=name or op_type)
         with consumer_scope(name, op_type, (x, y)) as op_name:
             x, y = convert_pair(x, y)
             return make_tensor(op_type, (x, y), name=op_name)
