@@ -65,7 +65,11 @@ def sparse_reorder(sp_input, name=None):
     sp = as_sparse(sp_input)
     with name_scope(name, "SparseReorder", [sp.indices, sp.values]):
         order = argsort(linear_index(sp.indices, sp.dense_shape))
-        out = gather_entries(sp, order)
+        # the values permuted by gather_nd, whose gradient is dense: TF's SparseReorder gives its
+        # values a dense gradient (a gather's would be an IndexedSlices)
+        out = SparseTensor(array_ops.gather(sp.indices, order),
+                           index_ops.gather_nd(sp.values, array_ops.expand_dims(order, 1)),
+                           sp.dense_shape)
         out.set_shape(sp.get_shape())
         return out
 
