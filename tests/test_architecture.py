@@ -158,7 +158,6 @@ KNOWN_CYCLES = [
      "graphflow.tf1.keras.losses_classes", "graphflow.tf1.keras.metrics_classes",
      "graphflow.tf1.keras.network", "graphflow.tf1.keras.saving", "graphflow.tf1.keras.sequential",
      "graphflow.tf1.keras.training"},
-    {"graphflow.tf1.keras.optimizers", "graphflow.tf1.keras.optimizers_more"},
     # tf.layers: the functional layers build the layer classes, which tf.layers exports.
     {"graphflow.tf1.layers", "graphflow.tf1.layer_classes", "graphflow.tf1.layers_conv",
      "graphflow.tf1.layers_norm"},

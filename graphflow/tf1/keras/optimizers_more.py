@@ -19,7 +19,7 @@ from graphflow.ops.core_ops import group
 from graphflow.ops.state_ops import assign
 from graphflow.tf1 import optimizers as tf_optimizers
 from graphflow.tf1.ftrl import FtrlOptimizer
-from graphflow.tf1.keras.optimizers import _rate, _RateVariable
+from graphflow.tf1.keras.optimizer_rates import _rate, _RateVariable
 
 
 class _Counted(tf_optimizers.Optimizer):
