@@ -14,11 +14,10 @@ threads (default 1: on a busy shared machine multi-threaded BLAS spins and a 0.4
 """
 
 import argparse
-import statistics
 import time
 
 import numpy as np
-from common import tensorflow_v1
+from common import interleaved_medians, session_step, tensorflow_v1
 
 import graphflow as gf
 
@@ -64,15 +63,8 @@ def build(tf, cells):
 def contender(tf, cells, batch, threads):
     """(step function, build seconds, first-step seconds) for one framework."""
     graph, init, (inputs, targets), fetches, build_s = build(tf, cells)
-    config = tf.ConfigProto(intra_op_parallelism_threads=threads,
-                            inter_op_parallelism_threads=threads)
-    sess = tf.Session(graph=graph, config=config)
-    sess.run(init)
-    feed = {inputs: batch[0], targets: batch[1]}
-    started = time.perf_counter()
-    sess.run(fetches, feed)
-    first_s = time.perf_counter() - started
-    return (lambda: sess.run(fetches, feed)), build_s, first_s
+    step, first_s = session_step(tf, graph, init, fetches, {inputs: batch[0], targets: batch[1]}, threads)
+    return step, build_s, first_s
 
 
 def main(argv=None):
@@ -89,16 +81,8 @@ def main(argv=None):
     tf1 = tf1_with_cells()
     if tf1 is not None:
         contenders["tf.compat.v1"] = contender(tf1[0], tf1[1], batch, args.threads)
-    for step, _, _ in contenders.values():
-        for _ in range(args.warmup):
-            step()
-    samples = {name: [] for name in contenders}
-    for _ in range(args.repeat):  # interleaved rounds: load drift hits both alike
-        for name, (step, _, _) in contenders.items():
-            started = time.perf_counter()
-            step()
-            samples[name].append(time.perf_counter() - started)
-    medians = {name: statistics.median(s) for name, s in samples.items()}
+    medians = interleaved_medians({name: c[0] for name, c in contenders.items()}, args.repeat,
+                                  args.warmup)
     print(f"char LSTM: vocab {VOCAB}, {LAYERS} x BasicLSTMCell({HIDDEN}), dynamic_rnn, seq {SEQ}, "
           f"batch {BATCH}, Adam; {args.repeat} rounds, {args.threads} thread(s)")
     print(f"  {'':<14} {'build+grad':>11} {'first step':>11} {'step (median)':>14}")

@@ -15,11 +15,10 @@ graphflow / TF1. Both run on `--threads` threads (default 1).
 """
 
 import argparse
-import statistics
 import time
 
 import numpy as np
-from common import tensorflow_v1
+from common import interleaved_medians, session_step, tensorflow_v1
 
 import graphflow as gf
 
@@ -58,15 +57,8 @@ def build(tf, vocab, kind):
 def contender(tf, vocab, kind, batch, threads):
     """(step function, build seconds, first-step seconds) for one framework."""
     graph, init, (inputs, labels), fetches, build_s = build(tf, vocab, kind)
-    config = tf.ConfigProto(intra_op_parallelism_threads=threads,
-                            inter_op_parallelism_threads=threads)
-    sess = tf.Session(graph=graph, config=config)
-    sess.run(init)
-    feed = {inputs: batch[0], labels: batch[1]}
-    started = time.perf_counter()
-    sess.run(fetches, feed)
-    first_s = time.perf_counter() - started
-    return (lambda: sess.run(fetches, feed)), build_s, first_s
+    step, first_s = session_step(tf, graph, init, fetches, {inputs: batch[0], labels: batch[1]}, threads)
+    return step, build_s, first_s
 
 
 def main(argv=None):
@@ -89,16 +81,8 @@ def main(argv=None):
     if tf1 is not None:
         contenders["tf.compat.v1"] = contender(tf1, args.vocab, args.optimizer, batch,
                                                args.threads)
-    for step, _, _ in contenders.values():
-        for _ in range(args.warmup):
-            step()
-    samples = {name: [] for name in contenders}
-    for _ in range(args.repeat):  # interleaved rounds: load drift hits both alike
-        for name, (step, _, _) in contenders.items():
-            started = time.perf_counter()
-            step()
-            samples[name].append(time.perf_counter() - started)
-    medians = {name: statistics.median(s) for name, s in samples.items()}
+    medians = interleaved_medians({name: c[0] for name, c in contenders.items()}, args.repeat,
+                                  args.warmup)
     print(f"word2vec skip-gram: vocab {args.vocab}, embedding {EMBED}, batch {BATCH}, nce_loss "
           f"with {SAMPLED} sampled, {args.optimizer}; {args.repeat} rounds, "
           f"{args.threads} thread(s)")

@@ -37,3 +37,30 @@ def tensorflow_v1():
     tf1 = real_tf.compat.v1
     tf1.disable_eager_execution()
     return tf1
+
+
+def session_step(tf, graph, init, fetches, feed, threads):
+    """(step function, first-step seconds) of `fetches` in a session on `threads` intra- and
+    inter-op threads, its variables initialized by `init`."""
+    config = tf.ConfigProto(intra_op_parallelism_threads=threads,
+                            inter_op_parallelism_threads=threads)
+    sess = tf.Session(graph=graph, config=config)
+    sess.run(init)
+    started = time.perf_counter()
+    sess.run(fetches, feed)
+    return (lambda: sess.run(fetches, feed)), time.perf_counter() - started
+
+
+def interleaved_medians(steps, repeat, warmup):
+    """{name: median seconds} of `steps` ({name: fn}) after `warmup` untimed calls each, timed in
+    `repeat` interleaved rounds (one call of each per round), so load drift hits all alike."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    samples = {name: [] for name in steps}
+    for _ in range(repeat):
+        for name, step in steps.items():
+            started = time.perf_counter()
+            step()
+            samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(s) for name, s in samples.items()}
